@@ -1,0 +1,190 @@
+// stepcast: the command-line front end. Thin: parse arguments, read files, call the engine,
+// print. Exit status 0 on success, 2 on bad input (one line on stderr naming field, value, rule).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "stepcast/estimate.h"
+
+using namespace stepcast;
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  stepcast estimate SCENARIO.json [--format json|text]   estimate one scenario ('-' = stdin)
+  stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
+  stepcast presets [gpus|links|nodes|models] [--format text|json]
+  stepcast version
+Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
+)";
+
+int fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 2;
+}
+
+bool read_input(const std::string& path, std::string& out) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    out = ss.str();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+struct Args {
+  std::vector<std::string> positional;
+  std::string format;
+  std::string batch;
+  std::string error;
+};
+
+Args parse_args(int argc, char** argv, int first) {
+  Args a;
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 >= argc) {
+        a.error = arg + " needs a value";
+        return;
+      }
+      into = argv[++i];
+    };
+    if (arg == "--format") value(a.format);
+    else if (arg == "--batch") value(a.batch);
+    else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
+    else a.positional.push_back(arg);
+    if (!a.error.empty()) break;
+  }
+  return a;
+}
+
+int run_batch(const std::string& path, const Catalog& catalog) {
+  std::string text;
+  if (!read_input(path, text)) return fail(fmt::format("cannot read {}", path));
+  std::istringstream lines(text);
+  std::string line;
+  bool any_error = false;
+  while (std::getline(lines, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto scenario = parse_scenario(line, catalog);
+    if (!scenario) {
+      any_error = true;
+      std::cout << to_json(scenario.error()).dump() << "\n";
+      continue;
+    }
+    std::cout << to_json(estimate(*scenario)).dump() << "\n";
+  }
+  return any_error ? 2 : 0;
+}
+
+int run_estimate(const Args& args, const Catalog& catalog) {
+  if (!args.batch.empty()) return run_batch(args.batch, catalog);
+  if (args.positional.size() != 1) return fail("estimate takes one scenario file (or '-')");
+  const std::string format = args.format.empty() ? "json" : args.format;
+  if (format != "json" && format != "text")
+    return fail(fmt::format("--format={} must be json or text", format));
+  std::string text;
+  if (!read_input(args.positional[0], text))
+    return fail(fmt::format("cannot read {}", args.positional[0]));
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  const Report report = estimate(*scenario);
+  if (format == "text")
+    std::cout << to_text(report, *scenario);
+  else
+    std::cout << to_json(report).dump(2) << "\n";
+  return 0;
+}
+
+std::string peak_text(const std::optional<double>& v) {
+  return v ? fmt::format("{:.0f}", *v / 1e12) : "-";
+}
+
+int run_presets(const Args& args, const Catalog& catalog) {
+  const std::string kind = args.positional.empty() ? "" : args.positional[0];
+  if (!kind.empty() && kind != "gpus" && kind != "links" && kind != "nodes" && kind != "models")
+    return fail(fmt::format("presets {}: the kinds are gpus, links, nodes, models", kind));
+  if (args.format == "json") {
+    std::cout << (kind.empty() ? catalog.documents : catalog.documents[kind]).dump(2) << "\n";
+    return 0;
+  }
+  if (!args.format.empty() && args.format != "text")
+    return fail(fmt::format("--format={} must be json or text", args.format));
+  auto want = [&](const char* k) { return kind.empty() || kind == k; };
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  if (want("gpus")) {
+    fmt::print("{:<16} {:<34} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "gpu", "name", "GiB", "HBM GB/s",
+               "bf16 TF", "fp16 TF", "fp8 TF");
+    for (const auto& g : catalog.gpus)
+      fmt::print("{:<16} {:<34} {:>7.0f} {:>9.0f} {:>9} {:>9} {:>9}\n", g.id, g.name,
+                 g.memory_bytes / GiB, g.memory_bandwidth_Bps / 1e9, peak_text(g.peak_bf16),
+                 peak_text(g.peak_fp16), peak_text(g.peak_fp8));
+    std::cout << "\n";
+  }
+  if (want("links")) {
+    fmt::print("{:<15} {:<11} {:>12} {:>10} {:>12} {:>11} {:>8}\n", "link", "scope", "GB/s/dir",
+               "busbw", "AR busbw", "half MiB", "lat us");
+    for (const auto& l : catalog.links)
+      fmt::print("{:<15} {:<11} {:>12.1f} {:>10.1f} {:>12.1f} {:>11.2f} {:>8.1f}\n", l.id,
+                 l.scope == LinkScope::intra_node ? "intra_node" : "inter_node",
+                 l.bandwidth_Bps_per_dir / 1e9, l.busbw_Bps / 1e9, l.allreduce_busbw_Bps / 1e9,
+                 l.half_peak_bytes / 1048576.0, l.latency_s * 1e6);
+    std::cout << "\n";
+  }
+  if (want("nodes")) {
+    fmt::print("{:<16} {:<16} {:>5} {:<15} {:<15} {:>5}\n", "node", "gpu", "gpus", "intra",
+               "inter", "nics");
+    for (const auto& n : catalog.nodes)
+      fmt::print("{:<16} {:<16} {:>5} {:<15} {:<15} {:>5}\n", n.id, n.gpu, n.gpus_per_node,
+                 n.intra_node_link, n.inter_node_link, n.nics_per_node);
+    std::cout << "\n";
+  }
+  if (want("models")) {
+    fmt::print("{:<15} {:>9} {:>6} {:>6} {:>8} {:>7} {:>7} {:>6} {:<12}\n", "model", "params B",
+               "layers", "hidden", "heads/kv", "ffn", "vocab", "seq", "ffn type");
+    for (const auto& m : catalog.models)
+      fmt::print("{:<15} {:>9.2f} {:>6} {:>6} {:>8} {:>7} {:>7} {:>6} {:<12}\n", m.id,
+                 count_parameters(m, m.vocab, m.seq_len).total / 1e9, m.layers, m.hidden,
+                 fmt::format("{}/{}", m.heads, m.kv_heads), m.ffn_hidden, m.vocab, m.seq_len,
+                 to_string(m.ffn_type));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "version" || command == "--version") {
+    std::cout << "stepcast " << STEPCAST_VERSION << "\n";
+    return 0;
+  }
+  const Args args = parse_args(argc, argv, 2);
+  if (!args.error.empty()) return fail(args.error);
+  auto loaded = load_catalog(builtin_preset_files());
+  if (!loaded) return fail("built-in presets: " + loaded.error().message);
+  const Catalog& catalog = *loaded;
+  if (command == "estimate") return run_estimate(args, catalog);
+  if (command == "presets") return run_presets(args, catalog);
+  std::cerr << "error: unknown command " << command << "\n" << kUsage;
+  return 2;
+}

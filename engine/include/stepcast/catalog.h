@@ -1,0 +1,59 @@
+// The presets: GPUs, links, nodes, models and calibration constants, parsed from the JSON files in
+// presets/ (embedded into the binary at build time, so the engine does no I/O).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/hardware.h"
+#include "stepcast/model.h"
+#include "stepcast/result.h"
+
+namespace stepcast {
+
+using Json = nlohmann::json;
+
+struct NodePreset {
+  std::string id;
+  std::string name;
+  std::string gpu;
+  int gpus_per_node = 0;
+  std::string intra_node_link;
+  std::string inter_node_link;
+  int nics_per_node = 0;
+};
+
+struct Catalog {
+  std::vector<GpuSpec> gpus;
+  std::vector<LinkSpec> links;
+  std::vector<NodePreset> nodes;
+  std::vector<ModelSpec> models;
+  Calibration calibration;
+  Json documents;  // {"gpus": [...], "links": [...], "nodes": [...], "models": [...]} as written
+
+  const GpuSpec* find_gpu(std::string_view id) const;
+  const LinkSpec* find_link(std::string_view id) const;
+  const NodePreset* find_node(std::string_view id) const;
+  const ModelSpec* find_model(std::string_view id) const;
+};
+
+// One preset file: its path relative to presets/ ("gpus/h100-sxm5-80gb.json") and its text.
+struct PresetFile {
+  std::string_view path;
+  std::string_view text;
+};
+
+// Parses every file; the kind of each follows from its folder. "calibration.json" holds the
+// fitted constants. Errors carry "<path>: <json path>".
+Result<Catalog> load_catalog(std::span<const PresetFile> files);
+
+// The presets compiled into this build, parsed once on first use (immutable afterwards).
+const Catalog& builtin_catalog();
+
+// The embedded files themselves (generated at build time from presets/index.json).
+std::span<const PresetFile> builtin_preset_files();
+
+}  // namespace stepcast

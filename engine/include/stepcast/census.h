@@ -1,0 +1,59 @@
+// The communication census (HATP): every collective Megatron-LM issues in one iteration on one
+// GPU of a pipeline stage, with its kind, group, phase, count, size, link and time. Counts follow
+// Megatron-LM's source (shared/reference/megatron-comm.md, section 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stepcast/collectives.h"
+#include "stepcast/model.h"
+#include "stepcast/plan.h"
+
+namespace stepcast {
+
+enum class CommGroup { tp, cp, pp, dp, embedding, model_parallel };
+enum class Phase { forward, backward, recompute, gradient_sync, optimizer };
+const char* to_string(CommGroup);
+const char* to_string(Phase);
+
+struct CommOp {
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  CommGroup group = CommGroup::tp;
+  Phase phase = Phase::forward;
+  std::string what;       // which tensor, in Megatron-LM's terms
+  int64_t count = 0;      // operations per GPU per iteration
+  double bytes = 0;       // size of one operation (the full tensor, as nccl-tests counts it)
+  int group_size = 1;
+  std::string link;       // id of the slowest link the group crosses
+  double time_s = 0;      // one operation
+  double total_s() const { return time_s * static_cast<double>(count); }
+};
+
+// Where a stage sits and what it holds; the census depends on nothing else.
+struct StageShape {
+  int index = 0;          // pipeline rank
+  int64_t layers = 0;     // transformer layers on this GPU (all its virtual chunks)
+  bool first = false;     // holds the input embedding
+  bool last = false;      // holds the output layer and loss
+  double parameters = 0;  // parameters held by one GPU of the stage (before ZeRO sharding)
+  double layer_parameters = 0;  // parameters of one layer on one GPU (ZeRO-3 gathers these)
+};
+
+// The communication paths a stage's groups use (resolved from the cluster's placement).
+struct StagePaths {
+  CommPath tp, cp, pp, dp, embedding, model_parallel;
+  GroupPlacement dp_placement;  // the DP x CP group that reduces gradients
+};
+
+StagePaths stage_paths(const Plan& plan, const ClusterGroup& cluster);
+
+std::vector<CommOp> stage_census(const ModelSpec& model, const Plan& plan, const StageShape& stage,
+                                 const StagePaths& paths);
+
+// Megatron's DDP bucket size in parameters: max(40 M, 1 M x DP size) when gradient reduction
+// overlaps the backward, else one bucket per buffer (megatron/core/distributed).
+int64_t dp_buckets(double parameters, const Plan& plan);
+
+}  // namespace stepcast

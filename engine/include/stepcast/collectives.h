@@ -1,0 +1,55 @@
+// Time of one NCCL collective on the links its group crosses.
+//
+// Megatron-LM orders ranks tensor-innermost (tp, cp, dp, pp), so a group of `size` ranks at rank
+// stride `stride` puts min(size, gpus_per_node / stride) members in each node. A group inside one
+// node runs on the node's scale-up fabric; a group that spans nodes is limited by the network
+// ports its node members share with the other groups of the same kind running at the same time.
+//
+// Bus bandwidth rises with message size S as busbw(S) = peak * S / (S + S_half) (nccl-tests
+// "busbw"; S_half is the half-peak message size fitted to published sweeps), so
+//   time = F * (S + S_half) / peak + steps * latency,
+// with F = 2(n-1)/n for all-reduce, (n-1)/n for all-gather and reduce-scatter, 1 for send/recv and
+// broadcast (nccl-tests doc/PERFORMANCE.md).
+#pragma once
+
+#include <string>
+
+#include "stepcast/hardware.h"
+
+namespace stepcast {
+
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, send_recv, broadcast };
+const char* to_string(CollectiveKind);
+
+struct GroupPlacement {
+  int size = 1;
+  int per_node = 1;  // members of one group inside one node
+  bool spans_nodes() const { return per_node < size; }
+  int nodes() const { return (size + per_node - 1) / per_node; }
+};
+
+GroupPlacement place_group(int size, int64_t stride, int gpus_per_node);
+
+// The link a group's traffic is priced on, with the bandwidth one group gets.
+struct CommPath {
+  const LinkSpec* link = nullptr;  // the slowest link the group crosses
+  double busbw_Bps = 0;            // ring bus bandwidth available to this group
+  double allreduce_busbw_Bps = 0;  // all-reduce bus bandwidth (in-switch reduction where present)
+  double half_peak_bytes = 0;
+  double latency_s = 0;
+  int nodes = 1;  // nodes the group spans (1 inside a node)
+};
+
+CommPath comm_path(const ClusterGroup& cluster, const GroupPlacement& placement);
+
+// Bus-bandwidth factor F of nccl-tests for a collective over n ranks.
+double bus_factor(CollectiveKind kind, int n);
+
+// Latency steps of one collective over a group spanning `nodes` nodes.
+int latency_steps(CollectiveKind kind, int nodes);
+
+// Time of one collective moving `bytes` (the full tensor size, as nccl-tests' "size") among n
+// ranks along `path`. n = 1 costs nothing (Megatron skips collectives of one rank).
+double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPath& path);
+
+}  // namespace stepcast

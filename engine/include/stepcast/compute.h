@@ -1,0 +1,56 @@
+// Compute time of one micro-batch on one GPU: matrix multiplies on a roofline with a fitted
+// achievable fraction of peak and a fixed per-kernel overhead (small GEMMs are less efficient),
+// fused attention at its own fraction of peak, and element-wise kernels (norms, activations,
+// dropout, residual adds, softmax) at a fraction of HBM bandwidth.
+#pragma once
+
+#include "stepcast/hardware.h"
+#include "stepcast/model.h"
+#include "stepcast/plan.h"
+
+namespace stepcast {
+
+// Everything the compute model needs about the device, resolved once per estimate.
+struct Device {
+  double peak_flops = 0;       // dense peak at the plan's precision (GEMMs)
+  double attention_peak = 0;   // peak the attention kernels run at (bf16/fp16 even under fp8)
+  double memory_Bps = 0;       // HBM bandwidth
+  ArchCalibration cal;
+  double gemm_efficiency = 0;  // for the plan's precision
+};
+
+Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& calibration);
+
+// Time of one GEMM C[m x n] = A[m x k] B[k x n] with `element_bytes` per element.
+double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
+
+// One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).
+struct LayerCompute {
+  double forward_s = 0;          // linear + attention + element-wise, no communication
+  double backward_s = 0;         // gradients of inputs and weights
+  double recompute_s = 0;        // re-run forward work under the plan's recompute mode
+  double linear_forward_s = 0;   // GEMM share of forward_s (windows for overlapped comm)
+  double attention_forward_s = 0;  // attention-core share of forward_s
+};
+
+LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device);
+
+// The output layer and loss (last stage), one micro-batch: logits GEMM, cross-entropy.
+struct HeadCompute {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+HeadCompute head_compute(const ModelSpec& model, const Plan& plan, const Device& device);
+
+// The input embedding lookup (first stage), one micro-batch.
+HeadCompute embedding_compute(const ModelSpec& model, const Plan& plan, const Device& device);
+
+// Mixed-precision Adam step over `parameters` held by this GPU: reads and writes fp32 master
+// weights, moments and gradients and writes the 16-bit copy (memory bound).
+double optimizer_step_s(double parameters, const Plan& plan, const Device& device);
+
+// Bytes per element of activations and of weights in GEMMs for the plan's precision.
+double activation_bytes(Precision precision);
+double gemm_element_bytes(Precision precision);
+
+}  // namespace stepcast

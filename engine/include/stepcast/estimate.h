@@ -1,0 +1,75 @@
+// One estimate: scenario in, report out. estimate() is a pure function of the resolved scenario;
+// it composes the concepts (compute, census, pipeline, memory) and sums named time parts, so the
+// breakdown adds up to the iteration time by construction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stepcast/catalog.h"
+#include "stepcast/census.h"
+#include "stepcast/memory.h"
+#include "stepcast/scenario.h"
+
+namespace stepcast {
+
+// Exposed time on the critical path, seconds per iteration.
+struct Breakdown {
+  double forward = 0;    // forward compute of the bottleneck stage, all micro-batches
+  double backward = 0;   // backward compute
+  double recompute = 0;  // activation recomputation
+  double tp_comm = 0;    // tensor-parallel collectives not hidden behind compute
+  double cp_comm = 0;    // context-parallel K/V exchange not hidden behind attention
+  double pp_comm = 0;    // pipeline send/receive on the critical path
+  double bubble = 0;     // pipeline fill and drain
+  double dp_comm = 0;    // data-parallel gradient / parameter sync not hidden
+  double optimizer = 0;  // the optimizer step
+  double other = 0;      // norm and embedding grad all-reduces, gradient norm, loss
+  double sum() const {
+    return forward + backward + recompute + tp_comm + cp_comm + pp_comm + bubble + dp_comm +
+           optimizer + other;
+  }
+};
+
+struct StageReport {
+  int index = 0;
+  int64_t layers = 0;
+  std::string gpu;
+  double parameters = 0;  // held by one GPU of the stage (before ZeRO sharding)
+  double forward_s = 0;   // one micro-batch, compute plus exposed TP/CP communication
+  double backward_s = 0;
+  double recompute_s = 0;
+  double p2p_s = 0;       // one pipeline message
+  double dp_sync_s = 0;   // the stage's gradient synchronisation, whole (before overlap)
+  double optimizer_s = 0;
+  MemoryBreakdown memory;
+  std::vector<CommOp> communication;
+};
+
+struct Report {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double samples_per_s = 0;
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double parameters = 0;  // the model's parameter count (unpadded vocabulary)
+  int gpus = 0;
+  int64_t micro_batches = 0;  // per iteration per data-parallel replica
+  double peak_tflops = 0;     // dense peak per GPU at the plan's precision
+  int bottleneck_stage = 0;
+  bool fits = true;
+  Breakdown breakdown;
+  std::vector<StageReport> stages;
+  std::vector<std::string> warnings;
+};
+
+Report estimate(const Scenario& scenario);
+
+Json to_json(const Report& report);
+Json to_json(const Error& error);
+
+// The same report as a table for people (`stepcast estimate --format text`).
+std::string to_text(const Report& report, const Scenario& scenario);
+
+}  // namespace stepcast

@@ -1,0 +1,85 @@
+// What it runs on: GPUs, links, nodes and the cluster they form, plus the calibration constants
+// (achievable fractions of peak) per GPU architecture family.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepcast {
+
+enum class Precision { fp32, fp16, bf16, fp8 };
+const char* to_string(Precision);
+
+struct GpuSpec {
+  std::string id;
+  std::string name;
+  std::string arch;  // family: ampere, hopper, ... (selects calibration constants)
+  double memory_bytes = 0;
+  double memory_bandwidth_Bps = 0;
+  // Dense peak FLOP/s per precision; nullopt where the device lacks the precision.
+  std::optional<double> peak_fp32, peak_fp16, peak_bf16, peak_fp8;
+  double scaleup_Bps_per_dir = 0;
+
+  std::optional<double> peak_flops(Precision p) const;
+};
+
+enum class LinkScope { intra_node, inter_node };
+
+struct LinkSpec {
+  std::string id;
+  std::string name;
+  LinkScope scope = LinkScope::intra_node;
+  double bandwidth_Bps_per_dir = 0;  // line rate: per GPU (intra) or per port (inter)
+  double busbw_Bps = 0;              // achievable NCCL ring bus bandwidth at large messages
+  double allreduce_busbw_Bps = 0;    // achievable all-reduce bus bandwidth (NVLS where present)
+  double half_peak_bytes = 0;        // message size reaching half of the bus bandwidth
+  double latency_s = 0;              // small-message floor of one collective
+};
+
+// One pool of identical nodes. A homogeneous cluster is one group; heterogeneous clusters (a later
+// extension) are several groups joined by an inter-group link.
+struct ClusterGroup {
+  std::string node_id;  // preset id when built from a node preset, else empty
+  GpuSpec gpu;
+  int gpus_per_node = 0;
+  int nodes = 0;
+  LinkSpec intra_node_link;
+  LinkSpec inter_node_link;
+  int nics_per_node = 0;
+
+  int gpus() const { return gpus_per_node * nodes; }
+};
+
+struct ClusterSpec {
+  std::vector<ClusterGroup> groups;
+  int gpus() const {
+    int n = 0;
+    for (const auto& g : groups) n += g.gpus();
+    return n;
+  }
+};
+
+// Achievable fractions of peak for one architecture family. These are the only fitted constants
+// of the compute model; presets/calibration.json says which published runs each was fitted on.
+struct ArchCalibration {
+  double gemm_efficiency = 0.8;       // fraction of dense peak reached by large 16-bit GEMMs
+  double fp8_gemm_efficiency = 0.7;   // the same for fp8 GEMMs (scaling and casts cost more)
+  double gemm_overhead_s = 10e-6;     // fixed time per GEMM kernel (launch, wave tail)
+  double attention_efficiency = 0.5;  // fused (flash) attention kernels, fraction of peak
+  double memory_efficiency = 0.8;     // fraction of HBM bandwidth for element-wise kernels
+  double layer_overhead_s = 0;        // framework time per layer per micro-batch (fwd + bwd)
+};
+
+struct Calibration {
+  std::vector<std::pair<std::string, ArchCalibration>> families;  // arch -> constants
+  ArchCalibration fallback;           // for families never fitted
+  double overlap_slowdown = 0.189;    // compute slowdown while communication overlaps it
+  double framework_memory_bytes = 0;  // CUDA context, NCCL buffers, allocator slack per GPU
+  double framework_memory_fraction = 0;  // fragmentation, as a fraction of the rest
+
+  const ArchCalibration& for_arch(const std::string& arch) const;
+};
+
+}  // namespace stepcast

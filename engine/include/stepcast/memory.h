@@ -1,0 +1,35 @@
+// Memory per GPU of one pipeline stage: weights, gradients, optimizer states, activations of the
+// micro-batches in flight (Korthikanti et al. 2022, generalised to GQA and gated MLPs), and a
+// stated allowance for the framework (CUDA context, NCCL buffers, allocator fragmentation).
+#pragma once
+
+#include "stepcast/census.h"
+#include "stepcast/hardware.h"
+#include "stepcast/model.h"
+#include "stepcast/plan.h"
+
+namespace stepcast {
+
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double other = 0;
+  double total = 0;
+  double capacity = 0;
+  bool fits() const { return total <= capacity; }
+};
+
+// Activation bytes one transformer layer keeps for the backward pass, one micro-batch, one GPU.
+double layer_activation_bytes(const ModelSpec& model, const Plan& plan);
+
+// Micro-batches' worth of a stage's layers held at the peak of the schedule: stage i of a 1F1B
+// pipeline holds min(p - i, m) micro-batches; the interleaved schedule holds (p-1)/v more on top
+// (Korthikanti et al., sec. 4.2.3 generalised per stage).
+double in_flight_micro_batches(const Plan& plan, int stage);
+
+MemoryBreakdown stage_memory(const ModelSpec& model, const Plan& plan, const StageShape& stage,
+                             const GpuSpec& gpu, const Calibration& calibration);
+
+}  // namespace stepcast

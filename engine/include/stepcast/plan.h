@@ -1,0 +1,41 @@
+// How it is parallelised: Megatron-LM's tensor / pipeline / context / data parallel plan and the
+// options around it.
+#pragma once
+
+#include <cstdint>
+
+#include "stepcast/hardware.h"
+
+namespace stepcast {
+
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute);
+
+struct Plan {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank; >1 = interleaved 1F1B
+  int64_t micro_batch = 1;
+  int64_t global_batch = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+  bool distributed_optimizer = false;
+  int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
+  Precision precision = Precision::bf16;
+  // Options that Megatron-LM exposes as flags; defaults follow its current recommended recipes.
+  bool flash_attention = true;       // fused attention: no s x s matrix stored or re-read
+  bool overlap_grad_reduce = true;   // DP gradient buckets overlap the last backward
+  bool overlap_param_gather = true;  // distributed-optimizer all-gather overlaps next forward
+  bool tp_comm_overlap = false;      // TE userbuffers: TP collectives overlap GEMMs
+  bool overlap_p2p = true;           // interleaved schedule overlaps send/recv with compute
+  bool grad_reduce_in_fp32 = true;   // bf16 training reduces fp32 main grads (Megatron default)
+
+  int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
+  int effective_zero_stage() const {
+    return distributed_optimizer && zero_stage < 1 ? 1 : zero_stage;
+  }
+};
+
+}  // namespace stepcast

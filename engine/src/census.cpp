@@ -1,0 +1,235 @@
+#include "stepcast/census.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepcast/compute.h"
+
+namespace stepcast {
+
+const char* to_string(CommGroup g) {
+  switch (g) {
+    case CommGroup::tp: return "tp";
+    case CommGroup::cp: return "cp";
+    case CommGroup::pp: return "pp";
+    case CommGroup::dp: return "dp";
+    case CommGroup::embedding: return "embedding";
+    case CommGroup::model_parallel: return "model_parallel";
+  }
+  return "?";
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::recompute: return "recompute";
+    case Phase::gradient_sync: return "gradient_sync";
+    case Phase::optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
+  // Megatron's rank order is tp (innermost), cp, dp, pp: strides 1, tp, tp*cp, tp*cp*dp.
+  const int g = c.gpus_per_node;
+  const int64_t tp_cp = int64_t{p.tp} * p.cp;
+  StagePaths s;
+  s.tp = comm_path(c, place_group(p.tp, 1, g));
+  s.cp = comm_path(c, place_group(p.cp, p.tp, g));
+  // Gradients are reduced over DP x CP: contiguous ranks tp apart when cp > 1.
+  s.dp_placement = p.cp > 1 ? place_group(p.dp * p.cp, p.tp, g) : place_group(p.dp, tp_cp, g);
+  s.dp = comm_path(c, s.dp_placement);
+  const int64_t pp_stride = tp_cp * p.dp;
+  s.pp = comm_path(c, place_group(2, pp_stride, g));
+  s.embedding = comm_path(c, place_group(2, pp_stride * std::max(1, p.pp - 1), g));
+  s.model_parallel = comm_path(c, place_group(p.tp * p.pp, pp_stride, g));
+  return s;
+}
+
+int64_t dp_buckets(double parameters, const Plan& p) {
+  if (!p.overlap_grad_reduce) return p.vpp;  // one buffer per model chunk
+  const double bucket = std::max(40e6, 1e6 * p.dp * p.cp);
+  // Each model chunk has its own buffer; a bucket closes once it holds >= bucket parameters.
+  const double per_chunk = parameters / p.vpp;
+  return p.vpp * (static_cast<int64_t>(std::floor(per_chunk / bucket)) + 1);
+}
+
+std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageShape& st,
+                                 const StagePaths& paths) {
+  std::vector<CommOp> ops;
+  const int64_t mb = p.micro_batches();
+  const double a = activation_bytes(p.precision);
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+  const double act = tokens * m.hidden * a;  // M = b s h a, one micro-batch's hidden states
+  const int64_t L = st.layers;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const bool full = p.recompute == Recompute::full;
+
+  auto add = [&](CollectiveKind kind, CommGroup group, Phase phase, std::string what,
+                 int64_t count, double bytes, int size, const CommPath& path) {
+    if (count <= 0 || bytes <= 0) return;
+    if (size <= 1 && kind != CollectiveKind::send_recv) return;  // Megatron skips 1-rank groups
+    CommOp op{kind, group, phase, std::move(what), count, bytes, size,
+              path.link ? path.link->id : std::string(), 0};
+    op.time_s = collective_time_s(kind, bytes, size, path);
+    ops.push_back(std::move(op));
+  };
+  using K = CollectiveKind;
+
+  // Tensor parallelism (mappings.py, layers.py): per layer per micro-batch.
+  if (p.tp > 1) {
+    const auto& tp = paths.tp;
+    if (!sp) {
+      add(K::all_reduce, CommGroup::tp, Phase::forward,
+          "row-parallel outputs (attention proj, MLP fc2)", 2 * L * mb, act, p.tp, tp);
+      add(K::all_reduce, CommGroup::tp, Phase::backward,
+          "column-parallel input grads (QKV, MLP fc1)", 2 * L * mb, act, p.tp, tp);
+      if (full)
+        add(K::all_reduce, CommGroup::tp, Phase::recompute, "row-parallel outputs, re-run",
+            2 * L * mb, act, p.tp, tp);
+      if (st.first)
+        add(K::all_reduce, CommGroup::tp, Phase::forward, "vocab-parallel embedding output", mb,
+            act, p.tp, tp);
+      if (st.last)
+        add(K::all_reduce, CommGroup::tp, Phase::backward, "output layer input grad", mb, act,
+            p.tp, tp);
+    } else {
+      add(K::all_gather, CommGroup::tp, Phase::forward,
+          "sequence-parallel inputs of QKV and fc1", 2 * L * mb, act, p.tp, tp);
+      add(K::reduce_scatter, CommGroup::tp, Phase::forward, "outputs of proj and fc2",
+          2 * L * mb, act, p.tp, tp);
+      add(K::all_gather, CommGroup::tp, Phase::backward,
+          "grads of proj/fc2, re-gathered QKV/fc1 inputs", 4 * L * mb, act, p.tp, tp);
+      add(K::reduce_scatter, CommGroup::tp, Phase::backward, "input grads of QKV and fc1",
+          2 * L * mb, act, p.tp, tp);
+      if (full) {
+        add(K::all_gather, CommGroup::tp, Phase::recompute, "inputs of QKV and fc1, re-run",
+            2 * L * mb, act, p.tp, tp);
+        add(K::reduce_scatter, CommGroup::tp, Phase::recompute, "outputs of proj and fc2, re-run",
+            2 * L * mb, act, p.tp, tp);
+      }
+      if (st.first) {
+        if (m.position == Position::learned)
+          add(K::all_reduce, CommGroup::tp, Phase::forward, "vocab-parallel embedding output",
+              mb, act, p.tp, tp);
+        else
+          add(K::reduce_scatter, CommGroup::tp, Phase::forward,
+              "vocab-parallel embedding output", mb, act, p.tp, tp);
+        add(K::all_gather, CommGroup::tp, Phase::backward, "embedding output grad", mb, act,
+            p.tp, tp);
+      }
+      if (st.last) {
+        add(K::all_gather, CommGroup::tp, Phase::forward, "output layer input", mb, act, p.tp,
+            tp);
+        add(K::all_gather, CommGroup::tp, Phase::backward, "output layer input, re-gathered", mb,
+            act, p.tp, tp);
+        add(K::reduce_scatter, CommGroup::tp, Phase::backward, "output layer input grad", mb,
+            act, p.tp, tp);
+      }
+      // Norm weights and row-parallel biases are replicated across TP under SP; their grads
+      // are summed in one coalesced all-reduce (finalize_model_grads.py), fp32 main grads.
+      const double per_layer = (m.norm == Norm::layernorm ? 4.0 : 2.0) + (m.bias ? 2.0 : 0.0);
+      const double replicated = (per_layer * L + (st.last ? 2 : 0)) * m.hidden * 4;
+      add(K::all_reduce, CommGroup::tp, Phase::gradient_sync, "sequence-parallel norm grads", 1,
+          replicated, p.tp, tp);
+    }
+    if (st.last)  // vocab-parallel cross-entropy: max, target logit, sum of exp (fp32 per token)
+      add(K::all_reduce, CommGroup::tp, Phase::forward, "cross-entropy max/target/sum-exp",
+          3 * mb, tokens * 4, p.tp, tp);
+    // The data loader's batch is broadcast from TP rank 0 on the stages that consume it.
+    if (st.first || st.last)
+      add(K::broadcast, CommGroup::tp, Phase::forward, "input batch (tokens, labels, masks)",
+          2 * mb * ((st.first && st.last) ? 2 : 1), tokens * 8, p.tp, tp);
+  }
+
+  // Context parallelism: a ring of K/V exchanges per layer (TE's attention with cp_comm_type
+  // p2p): cp-1 steps forward; backward passes K/V and their gradients round again.
+  if (p.cp > 1) {
+    const double kv = 2 * tokens * m.kv_dim() / p.tp * a;
+    add(K::send_recv, CommGroup::cp, Phase::forward, "K/V chunks around the CP ring",
+        (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+    add(K::send_recv, CommGroup::cp, Phase::backward, "K/V and their grads around the ring",
+        2 * (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+    if (full)
+      add(K::send_recv, CommGroup::cp, Phase::recompute, "K/V chunks, re-run",
+          (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+  }
+
+  // Pipeline send/receive (schedules.py): one message per micro-batch per boundary crossing and
+  // direction, v times more with the interleaved schedule; SP sends the 1/tp sequence shard.
+  if (p.pp > 1) {
+    const double msg = sp ? act / p.tp : act;
+    const int64_t v = p.vpp;
+    const bool edge = st.first || st.last;
+    const int64_t per_direction = edge ? (v > 1 ? 2 * v * mb - mb : mb) : 2 * v * mb;
+    add(K::send_recv, CommGroup::pp, Phase::forward, "activations between stages",
+        per_direction, msg, 2, paths.pp);
+    add(K::send_recv, CommGroup::pp, Phase::backward, "activation grads between stages",
+        per_direction, msg, 2, paths.pp);
+  }
+
+  // Data parallelism over DP x CP (param_and_grad_buffer.py): bucketed gradient reduction.
+  const int dp_size = p.dp * p.cp;
+  const int zero = p.effective_zero_stage();
+  const double grad_bytes =
+      p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
+          ? 4
+          : 2;
+  const double param_bytes = p.precision == Precision::fp32 ? 4 : 2;
+  if (dp_size > 1) {
+    if (zero >= 3) {
+      // FSDP-style: every micro-batch gathers each layer's parameters before its forward and
+      // again before its backward, and reduce-scatters its gradients after the backward.
+      const double layer = st.layer_parameters;
+      add(K::all_gather, CommGroup::dp, Phase::forward, "layer parameters (ZeRO-3)", L * mb,
+          layer * param_bytes, dp_size, paths.dp);
+      add(K::all_gather, CommGroup::dp, Phase::backward, "layer parameters again (ZeRO-3)",
+          L * mb, layer * param_bytes, dp_size, paths.dp);
+      add(K::reduce_scatter, CommGroup::dp, Phase::backward, "layer gradients (ZeRO-3)", L * mb,
+          layer * grad_bytes, dp_size, paths.dp);
+      const double rest = st.parameters - layer * static_cast<double>(L);
+      add(K::all_gather, CommGroup::dp, Phase::forward, "embedding/output parameters (ZeRO-3)",
+          2 * mb, rest * param_bytes, dp_size, paths.dp);
+      add(K::reduce_scatter, CommGroup::dp, Phase::gradient_sync,
+          "embedding/output gradients (ZeRO-3)", mb, rest * grad_bytes, dp_size, paths.dp);
+    } else {
+      const int64_t buckets = dp_buckets(st.parameters, p);
+      const double bucket = st.parameters / static_cast<double>(buckets);
+      if (zero == 0) {
+        add(K::all_reduce, CommGroup::dp, Phase::gradient_sync, "gradient buckets", buckets,
+            bucket * grad_bytes, dp_size, paths.dp);
+      } else {
+        add(K::reduce_scatter, CommGroup::dp, Phase::gradient_sync,
+            "gradient buckets (distributed optimizer)", buckets, bucket * grad_bytes, dp_size,
+            paths.dp);
+        add(K::all_gather, CommGroup::dp, Phase::optimizer,
+            "updated parameter buckets (distributed optimizer)", buckets, bucket * param_bytes,
+            dp_size, paths.dp);
+      }
+    }
+  }
+
+  // Tied embeddings: first and last stage sum their copies' gradients (V/tp x h, fp32).
+  if (p.pp > 1 && m.tied_embeddings && (st.first || st.last)) {
+    const double rows = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+    add(K::all_reduce, CommGroup::embedding, Phase::gradient_sync,
+        "tied word-embedding grads (first and last stage)", 1, rows * m.hidden * grad_bytes, 2,
+        paths.embedding);
+  }
+  // Gradient-norm clipping: one fp32 scalar over the model-parallel group (the whole world
+  // with the distributed optimizer); fp16 adds the found-inf check of the loss scaler.
+  const int norm_group = zero >= 1 ? p.tp * p.pp * dp_size : p.tp * p.pp;
+  const CommPath& norm_path = zero >= 1 ? paths.dp : paths.model_parallel;
+  add(K::all_reduce, CommGroup::model_parallel, Phase::optimizer, "gradient norm", 1, 4,
+      norm_group, norm_path);
+  if (p.precision == Precision::fp16)
+    add(K::all_reduce, CommGroup::model_parallel, Phase::optimizer, "loss-scaler found-inf", 1,
+        4, norm_group, norm_path);
+  if (st.last)
+    add(K::all_reduce, CommGroup::dp, Phase::optimizer, "loss for logging", 1, 8, dp_size,
+        paths.dp);
+  return ops;
+}
+
+}  // namespace stepcast

@@ -1,0 +1,138 @@
+#include "stepcast/compute.h"
+
+#include <algorithm>
+
+namespace stepcast {
+
+double activation_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+double gemm_element_bytes(Precision p) {
+  switch (p) {
+    case Precision::fp32: return 4;
+    case Precision::fp8: return 1;
+    default: return 2;
+  }
+}
+
+Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& calibration) {
+  Device d;
+  d.peak_flops = gpu.peak_flops(precision).value_or(0);
+  // Attention kernels run in 16-bit even when GEMMs use fp8 (Transformer Engine keeps the
+  // dot-product attention in bf16 by default).
+  d.attention_peak = precision == Precision::fp8
+                         ? gpu.peak_bf16.value_or(gpu.peak_fp16.value_or(d.peak_flops))
+                         : d.peak_flops;
+  d.memory_Bps = gpu.memory_bandwidth_Bps;
+  d.cal = calibration.for_arch(gpu.arch);
+  d.gemm_efficiency =
+      precision == Precision::fp8 ? d.cal.fp8_gemm_efficiency : d.cal.gemm_efficiency;
+  return d;
+}
+
+double gemm_time_s(double m, double n, double k, double element_bytes, const Device& d) {
+  const double compute = 2 * m * n * k / (d.peak_flops * d.gemm_efficiency);
+  const double traffic = element_bytes * (m * k + k * n) + 2 * m * n;  // output in 16 bits
+  const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
+  return std::max(compute, memory) + d.cal.gemm_overhead_s;
+}
+
+namespace {
+
+double elementwise_s(double bytes, const Device& d) {
+  return bytes / (d.memory_Bps * d.cal.memory_efficiency);
+}
+
+}  // namespace
+
+LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
+  const double t = p.tp;
+  const double b = static_cast<double>(p.micro_batch);
+  const double s = static_cast<double>(m.seq_len);
+  const double tokens = b * s / p.cp;  // context parallelism splits every sequence cp ways
+  const double h = static_cast<double>(m.hidden);
+  const double kv = static_cast<double>(m.kv_dim());
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double gated = ffn_matrices(m.ffn_type) - 1;  // input matrices of the MLP (1 or 2)
+  const double e = gemm_element_bytes(p.precision);
+  const double a = activation_bytes(p.precision);
+
+  // Column-parallel QKV and MLP-in, row-parallel projection and MLP-out (Megatron-LM layout).
+  const double linear = gemm_time_s(tokens, (h + 2 * kv) / t, h, e, d) +
+                        gemm_time_s(tokens, h, h / t, e, d) +
+                        gemm_time_s(tokens, gated * f / t, h, e, d) +
+                        gemm_time_s(tokens, h, f / t, e, d);
+
+  // Attention core over this GPU's heads: Q K^T and scores x V, 4 b (s/cp) s h / t FLOPs for
+  // the full matrix. Causal fused kernels skip the masked half; unfused ones compute it all.
+  const double attention_flops = 4 * tokens * s * h / t;
+  double attention_fwd, attention_bwd;
+  double softmax_bytes = 0;
+  if (p.flash_attention) {
+    attention_fwd = 0.5 * attention_flops / (d.attention_peak * d.cal.attention_efficiency);
+    // FlashAttention-2's backward does 5 matrix products to the forward's 2 (Dao, 2023, sec. 3).
+    attention_bwd = 2.5 * attention_fwd;
+  } else {
+    const double heads = static_cast<double>(m.heads) / t;
+    // Two batched GEMMs (one kernel each) over every head of the micro-batch.
+    attention_fwd = attention_flops / (d.attention_peak * d.gemm_efficiency) + 2 * d.cal.gemm_overhead_s;
+    attention_bwd = 2 * attention_fwd;
+    // Scores are written, soft-maxed, dropped out (1-byte mask) and read back by the second GEMM.
+    softmax_bytes = (4 * a + 1) * b * heads * (s / p.cp) * s;
+  }
+
+  // Element-wise traffic per layer forward: two norms (read, write), two bias-dropout-residual
+  // adds (read 2, write 1, 1-byte mask), the activation over the FFN width, RoPE on Q and K.
+  // With sequence parallelism, norms and dropout run on 1/tp of the tokens.
+  const double sp_tokens = p.sequence_parallel ? tokens / t : tokens;
+  double bytes = sp_tokens * h * (2 * 2 * a + 2 * (3 * a + 1));
+  bytes += tokens * (f / t) * a * (gated + 1);
+  if (m.position == Position::rope) bytes += tokens * (h + kv) / t * a * 2;
+  const double elementwise_fwd = elementwise_s(bytes, d) + elementwise_s(softmax_bytes, d);
+
+  LayerCompute out;
+  out.linear_forward_s = linear;
+  out.attention_forward_s = attention_fwd + elementwise_s(softmax_bytes, d);
+  out.forward_s = linear + attention_fwd + elementwise_fwd + d.cal.layer_overhead_s / 3;
+  // Backward: a data-gradient and a weight-gradient GEMM per forward GEMM; element-wise
+  // gradients read the saved input and the incoming gradient and write one (about 2x).
+  out.backward_s =
+      2 * linear + attention_bwd + 2 * elementwise_fwd + 2 * d.cal.layer_overhead_s / 3;
+  switch (p.recompute) {
+    case Recompute::none: out.recompute_s = 0; break;
+    // Selective recompute re-runs the attention core (Korthikanti et al., sec. 4.2).
+    case Recompute::selective: out.recompute_s = out.attention_forward_s; break;
+    case Recompute::full: out.recompute_s = out.forward_s; break;
+  }
+  return out;
+}
+
+HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+  const double v = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  const double h = static_cast<double>(m.hidden);
+  HeadCompute out;
+  const double logits = gemm_time_s(tokens, v, h, gemm_element_bytes(p.precision), d);
+  // Cross-entropy in fp32 over this GPU's vocabulary slice: read logits, max, exp-sum, write
+  // softmax (Megatron's vocab-parallel cross-entropy keeps fp32 logits).
+  const double ce = elementwise_s(tokens * v * (2 + 4 + 4 + 4), d);
+  out.forward_s = logits + ce;
+  out.backward_s = 2 * logits + ce;
+  return out;
+}
+
+HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d) {
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+  const double bytes = tokens * m.hidden * activation_bytes(p.precision);
+  HeadCompute out;
+  out.forward_s = elementwise_s(2 * bytes, d);  // gather rows, add positions, dropout
+  out.backward_s = elementwise_s(4 * bytes, d);  // scatter-add into the fp32 gradient
+  return out;
+}
+
+double optimizer_step_s(double parameters, const Plan& p, const Device& d) {
+  // Adam over fp32 state: read param, grad, m, v (16 B), write param, m, v (12 B), write the
+  // 16-bit model copy (2 B). fp32 training has no separate copy.
+  const double bytes_per_param = p.precision == Precision::fp32 ? 28 : 30;
+  return elementwise_s(parameters * bytes_per_param, d);
+}
+
+}  // namespace stepcast

@@ -1,0 +1,96 @@
+#include "stepcast/memory.h"
+
+#include <algorithm>
+
+#include "stepcast/compute.h"
+
+namespace stepcast {
+
+double layer_activation_bytes(const ModelSpec& m, const Plan& p) {
+  const double t = p.tp;
+  const double s = static_cast<double>(m.seq_len) / p.cp;  // this GPU's share of the sequence
+  const double b = static_cast<double>(p.micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double kv = static_cast<double>(m.kv_dim());
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double a = activation_bytes(p.precision);
+  const double sbh = s * b * h;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double replicated = sp ? 1.0 / t : 1.0;  // tensors TP leaves whole unless SP splits them
+
+  if (p.recompute == Recompute::full)  // only each layer's input is kept (checkpoint)
+    return a * sbh * replicated;
+
+  // Korthikanti et al. eq. 2 terms, in units of bytes (a = bytes per activation element):
+  double bytes = 0;
+  bytes += replicated * (2 * a * sbh);            // the two norms' inputs
+  bytes += replicated * (a * sbh);                // QKV input (first norm's output)
+  bytes += a * s * b * (h + 2 * kv) / t;          // Q, K, V
+  bytes += a * sbh / t;                           // attention output (projection input)
+  bytes += replicated * sbh;                      // attention dropout mask (1 byte)
+  bytes += replicated * (a * sbh);                // fc1 input (second norm's output)
+  bytes += a * s * b * f * (ffn_matrices(m.ffn_type) - 1) / t;  // activation input(s)
+  bytes += a * s * b * f / t;                     // activation output (fc2 input)
+  bytes += replicated * sbh;                      // MLP dropout mask
+  const double heads = static_cast<double>(m.heads) / t;
+  const bool stores_scores = !p.flash_attention && p.recompute != Recompute::selective;
+  if (stores_scores)  // softmax output, its dropout mask and output: 5 a-ish bytes per score
+    bytes += (2 * a + 1) * heads * s * static_cast<double>(m.seq_len) * b;
+  else if (p.flash_attention)  // fused attention keeps the fp32 log-sum-exp per row
+    bytes += 4 * heads * s * b;
+  return bytes;
+}
+
+double in_flight_micro_batches(const Plan& p, int stage) {
+  const double m = static_cast<double>(p.micro_batches());
+  double held = static_cast<double>(p.pp - stage);
+  if (p.vpp > 1) held += static_cast<double>(p.pp - 1) / p.vpp;
+  return std::min(held, m);
+}
+
+MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape& st,
+                             const GpuSpec& gpu, const Calibration& cal) {
+  MemoryBreakdown mem;
+  const int dp = p.dp * p.cp;  // the distributed optimizer shards over DP x CP
+  const int zero = p.effective_zero_stage();
+  const double params = st.parameters;
+
+  // Weights in the training precision; fp8 keeps a 16-bit master copy plus fp8 casts.
+  const double weight_bytes =
+      p.precision == Precision::fp32 ? 4 : (p.precision == Precision::fp8 ? 3 : 2);
+  const double grad_bytes =
+      p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
+          ? 4
+          : 2;
+  // Adam: fp32 master weights (none needed when training in fp32) + two fp32 moments.
+  const double optimizer_bytes = p.precision == Precision::fp32 ? 8 : 12;
+
+  mem.weights = params * weight_bytes / (zero >= 3 ? dp : 1);
+  if (zero >= 3)  // the gathered layer being computed (and the one prefetched)
+    mem.weights += 2 * st.layer_parameters * weight_bytes;
+  mem.gradients = params * grad_bytes / (zero >= 2 ? dp : 1);
+  mem.optimizer = params * optimizer_bytes / (zero >= 1 ? dp : 1);
+
+  const double in_flight = in_flight_micro_batches(p, st.index);
+  double act = layer_activation_bytes(m, p) * static_cast<double>(st.layers) * in_flight;
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+  if (p.recompute == Recompute::full) {  // one layer is re-materialised at a time
+    Plan rerun = p;
+    rerun.recompute = Recompute::none;
+    act += layer_activation_bytes(m, rerun);
+  }
+  if (st.last)  // fp32 logits of one micro-batch over this GPU's vocabulary slice
+    act += 4 * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  if (st.first)  // embedding output and its dropout mask for each micro-batch in flight
+    act += in_flight * tokens * m.hidden * (activation_bytes(p.precision) + 1) /
+           (p.sequence_parallel ? p.tp : 1);
+  mem.activations = act;
+
+  const double subtotal = mem.weights + mem.gradients + mem.optimizer + mem.activations;
+  mem.other = cal.framework_memory_bytes + cal.framework_memory_fraction * subtotal;
+  mem.total = subtotal + mem.other;
+  mem.capacity = gpu.memory_bytes;
+  return mem;
+}
+
+}  // namespace stepcast

@@ -1,0 +1,143 @@
+// Report -> JSON (the contract other tools read) and -> a text table for people.
+#include <fmt/format.h>
+
+#include "stepcast/estimate.h"
+
+namespace stepcast {
+
+namespace {
+
+Json memory_json(const MemoryBreakdown& m) {
+  return Json{{"weights", m.weights},         {"gradients", m.gradients},
+              {"optimizer", m.optimizer},     {"activations", m.activations},
+              {"other", m.other},             {"total", m.total},
+              {"capacity", m.capacity}};
+}
+
+Json op_json(const CommOp& op) {
+  return Json{{"kind", to_string(op.kind)},   {"group", to_string(op.group)},
+              {"phase", to_string(op.phase)}, {"what", op.what},
+              {"count", op.count},            {"bytes", op.bytes},
+              {"group_size", op.group_size},  {"link", op.link},
+              {"time_s", op.time_s},          {"total_time_s", op.total_s()}};
+}
+
+}  // namespace
+
+const char* to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::parse_error: return "parse_error";
+    case ErrorCode::unknown_key: return "unknown_key";
+    case ErrorCode::missing_key: return "missing_key";
+    case ErrorCode::type_error: return "type_error";
+    case ErrorCode::out_of_range: return "out_of_range";
+    case ErrorCode::unknown_preset: return "unknown_preset";
+    case ErrorCode::invalid_plan: return "invalid_plan";
+  }
+  return "?";
+}
+
+Json to_json(const Error& e) {
+  return Json{{"error", {{"code", to_string(e.code)}, {"path", e.path}, {"message", e.message}}}};
+}
+
+Json to_json(const Report& r) {
+  const Breakdown& b = r.breakdown;
+  Json stages = Json::array();
+  for (const auto& st : r.stages) {
+    Json ops = Json::array();
+    for (const auto& op : st.communication) ops.push_back(op_json(op));
+    stages.push_back(Json{{"index", st.index},
+                          {"layers", st.layers},
+                          {"gpu", st.gpu},
+                          {"parameters", st.parameters},
+                          {"forward_s", st.forward_s},
+                          {"backward_s", st.backward_s},
+                          {"recompute_s", st.recompute_s},
+                          {"p2p_s", st.p2p_s},
+                          {"dp_sync_s", st.dp_sync_s},
+                          {"optimizer_s", st.optimizer_s},
+                          {"memory_bytes", memory_json(st.memory)},
+                          {"fits", st.memory.fits()},
+                          {"communication", std::move(ops)}});
+  }
+  return Json{{"iteration_time_s", r.iteration_time_s},
+              {"tokens_per_s", r.tokens_per_s},
+              {"samples_per_s", r.samples_per_s},
+              {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+              {"mfu", r.mfu},
+              {"hfu", r.hfu},
+              {"parameters", r.parameters},
+              {"gpus", r.gpus},
+              {"micro_batches", r.micro_batches},
+              {"peak_tflops_per_gpu", r.peak_tflops},
+              {"bottleneck_stage", r.bottleneck_stage},
+              {"fits", r.fits},
+              {"breakdown_s",
+               {{"forward", b.forward},
+                {"backward", b.backward},
+                {"recompute", b.recompute},
+                {"tp_comm", b.tp_comm},
+                {"cp_comm", b.cp_comm},
+                {"pp_comm", b.pp_comm},
+                {"bubble", b.bubble},
+                {"dp_comm", b.dp_comm},
+                {"optimizer", b.optimizer},
+                {"other", b.other}}},
+              {"stages", std::move(stages)},
+              {"warnings", r.warnings}};
+}
+
+std::string to_text(const Report& r, const Scenario& sc) {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  const Plan& p = sc.plan;
+  const auto& g = sc.cluster.groups.front();
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{} ({:.2f} B parameters) on {} x {} ({} nodes)\n", sc.model.name, r.parameters / 1e9,
+       r.gpus, g.gpu.name, g.nodes);
+  fmt::format_to(it, "plan: tp={} pp={} dp={} cp={} vpp={} micro_batch={} global_batch={} ({} micro-batches), "
+       "sp={} recompute={} zero={} {}\n",
+       p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.global_batch, r.micro_batches,
+       p.sequence_parallel ? "on" : "off", to_string(p.recompute), p.effective_zero_stage(),
+       to_string(p.precision));
+  fmt::format_to(it, "\n");
+  fmt::format_to(it, "iteration time   {:10.3f} s\n", r.iteration_time_s);
+  fmt::format_to(it, "throughput       {:10.0f} tokens/s   {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
+  fmt::format_to(it, "model TFLOP/s    {:10.1f} per GPU    MFU {:.1f} %   HFU {:.1f} %\n", r.model_tflops_per_gpu,
+       100 * r.mfu, 100 * r.hfu);
+  fmt::format_to(it, "\n");
+  fmt::format_to(it, "where the step goes (critical path, bottleneck stage {})\n", r.bottleneck_stage);
+  const Breakdown& b = r.breakdown;
+  const std::pair<const char*, double> parts[] = {
+      {"forward", b.forward},     {"backward", b.backward},   {"recompute", b.recompute},
+      {"tp comm", b.tp_comm},     {"cp comm", b.cp_comm},     {"pp send/recv", b.pp_comm},
+      {"pipeline bubble", b.bubble}, {"dp sync", b.dp_comm}, {"optimizer", b.optimizer},
+      {"other comm", b.other}};
+  for (const auto& [name, value] : parts)
+    if (value > 0)
+      fmt::format_to(it, "  {:<16} {:9.3f} s  {:5.1f} %\n", name, value, 100 * value / r.iteration_time_s);
+  fmt::format_to(it, "\n");
+  fmt::format_to(it, "{:>5} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "stage", "layers",
+       "fwd ms/mb", "bwd ms/mb", "params M", "weights", "grads", "optim", "activ", "total",
+       "fits (GiB)");
+  for (const auto& st : r.stages)
+    fmt::format_to(it, "{:>5} {:>6} {:>10.2f} {:>10.2f} {:>10.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f}  "
+         "{} / {:.0f}\n",
+         st.index, st.layers, 1e3 * st.forward_s, 1e3 * st.backward_s, st.parameters / 1e6,
+         st.memory.weights / GiB, st.memory.gradients / GiB, st.memory.optimizer / GiB,
+         st.memory.activations / GiB, st.memory.total / GiB, st.memory.fits() ? "yes" : "NO",
+         st.memory.capacity / GiB);
+  fmt::format_to(it, "\n");
+  fmt::format_to(it, "communication census, stage 0 (per GPU per iteration)\n");
+  fmt::format_to(it, "  {:<15} {:<15} {:<14} {:>8} {:>11} {:>5} {:<12} {:>10}\n", "kind", "group", "phase", "count",
+       "MiB each", "n", "link", "total s");
+  for (const auto& op : r.stages.front().communication)
+    fmt::format_to(it, "  {:<15} {:<15} {:<14} {:>8} {:>11.3f} {:>5} {:<12} {:>10.4f}\n", to_string(op.kind),
+         to_string(op.group), to_string(op.phase), op.count, op.bytes / (1024.0 * 1024.0),
+         op.group_size, op.link, op.total_s());
+  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+  return out;
+}
+
+}  // namespace stepcast
