@@ -12,7 +12,9 @@ std::string estimate_json(const std::string& scenario_json) {
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) return stepcast::to_json(scenario.error()).dump();
-  return stepcast::to_json(stepcast::estimate(*scenario)).dump();
+  stepcast::EstimateOptions options;
+  options.timeline = true;
+  return stepcast::to_json(stepcast::estimate(*scenario, options)).dump();
 }
 
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }

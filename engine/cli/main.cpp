@@ -15,7 +15,9 @@ using namespace stepcast;
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  stepcast estimate SCENARIO.json [--format json|text]   estimate one scenario ('-' = stdin)
+  stepcast estimate SCENARIO.json [--format json|text] [--timeline]
+                                                         estimate one scenario ('-' = stdin);
+                                                         --timeline adds every schedule block
   stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
@@ -46,6 +48,7 @@ struct Args {
   std::vector<std::string> positional;
   std::string format;
   std::string batch;
+  bool timeline = false;
   std::string error;
 };
 
@@ -62,6 +65,7 @@ Args parse_args(int argc, char** argv, int first) {
     };
     if (arg == "--format") value(a.format);
     else if (arg == "--batch") value(a.batch);
+    else if (arg == "--timeline") a.timeline = true;
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
@@ -99,7 +103,9 @@ int run_estimate(const Args& args, const Catalog& catalog) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
-  const Report report = estimate(*scenario);
+  EstimateOptions options;
+  options.timeline = args.timeline;
+  const Report report = estimate(*scenario, options);
   if (format == "text")
     std::cout << to_text(report, *scenario);
   else

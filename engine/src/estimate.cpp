@@ -52,7 +52,7 @@ double exposed_after_overlap(double comm, double window, double slowdown) {
 
 }  // namespace
 
-Report estimate(const Scenario& sc) {
+Report estimate(const Scenario& sc, const EstimateOptions& options) {
   const ModelSpec& m = sc.model;
   const Plan& p = sc.plan;
   const ClusterGroup& cluster = sc.cluster.groups.front();
@@ -148,6 +148,7 @@ Report estimate(const Scenario& sc) {
   // Data-parallel gradient sync. With overlap, buckets go out during the last micro-batch's
   // backward and only the remainder (at least the last bucket) is exposed; later stages finish
   // their last backward earlier (the 1F1B drain), which hides part of their sync.
+  std::vector<double> stage_sync(p.pp, 0);
   double dp_exposed = 0, slack = 0, param_gather = 0, other = 0, optimizer = 0;
   double tp_grads = 0, embedding_grads = 0, scalars = 0;
   for (int i = 0; i < p.pp; ++i) {
@@ -158,6 +159,7 @@ Report estimate(const Scenario& sc) {
       const double buckets = static_cast<double>(dp_buckets(st.parameters, p));
       sync = std::max(exposed_after_overlap(sync, exposed[i].bwd, slowdown), sync / buckets);
     }
+    stage_sync[i] = sync;
     dp_exposed = std::max(dp_exposed, sync - slack);
     slack += exposed[i].bwd / p.vpp + p2p;
     if (zero >= 1 && zero < 3 && !p.overlap_param_gather)
@@ -194,6 +196,41 @@ Report estimate(const Scenario& sc) {
   r.bottleneck_stage = k;
   r.iteration_time_s = pipe.total_s + fill + std::max(0.0, dp_exposed) + param_gather + other +
                        optimizer;
+
+  if (options.timeline) {
+    const size_t blocks = 2 * static_cast<size_t>(mb) * p.vpp * p.pp;
+    if (blocks > options.max_timeline_events) {
+      r.timeline_truncated = true;
+    } else {
+      std::vector<double> fwd(p.pp), bwd(p.pp);
+      for (int i = 0; i < p.pp; ++i) {
+        // A block carries its share of the stage's exposed communication; p2p travels on the
+        // edges between blocks.
+        const Exposed& ex = exposed[i];
+        const double compute = ex.fwd + ex.bwd + ex.rc;
+        fwd[i] = ex.fwd * ex.total() / compute;
+        bwd[i] = ex.total() - fwd[i];
+      }
+      double makespan = 0;
+      const auto events = simulate_pipeline(fwd, bwd, static_cast<long>(mb), p.vpp, p2p,
+                                            p.pp > 1 && !p2p_hidden, &makespan);
+      std::vector<double> stage_end(p.pp, 0);
+      for (const auto& ev : events) {
+        r.timeline.push_back({ev.kind == PipelineEvent::Kind::forward ? "forward" : "backward",
+                              ev.stage, ev.chunk, ev.micro_batch, ev.start_s, ev.end_s});
+        stage_end[ev.stage] = std::max(stage_end[ev.stage], ev.end_s);
+      }
+      double sync_end = 0;
+      for (int i = 0; i < p.pp; ++i) {
+        if (stage_sync[i] > 0)
+          r.timeline.push_back({"dp_sync", i, 0, 0, stage_end[i], stage_end[i] + stage_sync[i]});
+        sync_end = std::max(sync_end, stage_end[i] + stage_sync[i]);
+      }
+      for (int i = 0; i < p.pp; ++i)
+        r.timeline.push_back({"optimizer", i, 0, 0, sync_end + other,
+                              sync_end + other + r.stages[i].optimizer_s});
+    }
+  }
 
   // Throughput and utilisation.
   const double samples = static_cast<double>(p.global_batch);

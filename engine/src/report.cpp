@@ -22,6 +22,15 @@ Json op_json(const CommOp& op) {
               {"time_s", op.time_s},          {"total_time_s", op.total_s()}};
 }
 
+Json timeline_json(const Report& r) {
+  Json events = Json::array();
+  for (const auto& e : r.timeline)
+    events.push_back(Json{{"kind", e.kind},         {"stage", e.stage},
+                          {"chunk", e.chunk},       {"micro_batch", e.micro_batch},
+                          {"start_s", e.start_s},   {"end_s", e.end_s}});
+  return Json{{"events", std::move(events)}, {"truncated", r.timeline_truncated}};
+}
+
 }  // namespace
 
 const char* to_string(ErrorCode code) {
@@ -85,7 +94,8 @@ Json to_json(const Report& r) {
                 {"optimizer", b.optimizer},
                 {"other", b.other}}},
               {"stages", std::move(stages)},
-              {"warnings", r.warnings}};
+              {"warnings", r.warnings},
+              {"timeline", timeline_json(r)}};
 }
 
 std::string to_text(const Report& r, const Scenario& sc) {

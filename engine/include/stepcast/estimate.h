@@ -46,6 +46,21 @@ struct StageReport {
   std::vector<CommOp> communication;
 };
 
+// One bar of the iteration timeline (stages as rows).
+struct TimelineEvent {
+  std::string kind;  // forward, backward, dp_sync, optimizer
+  int stage = 0;
+  int chunk = 0;
+  long micro_batch = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct EstimateOptions {
+  bool timeline = false;            // simulate the schedule and report every block
+  size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
+};
+
 struct Report {
   double iteration_time_s = 0;
   double tokens_per_s = 0;
@@ -62,9 +77,11 @@ struct Report {
   Breakdown breakdown;
   std::vector<StageReport> stages;
   std::vector<std::string> warnings;
+  std::vector<TimelineEvent> timeline;  // empty unless EstimateOptions::timeline
+  bool timeline_truncated = false;
 };
 
-Report estimate(const Scenario& scenario);
+Report estimate(const Scenario& scenario, const EstimateOptions& options = {});
 
 Json to_json(const Report& report);
 Json to_json(const Error& error);

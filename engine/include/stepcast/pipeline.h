@@ -8,6 +8,7 @@
 
 #include <vector>
 
+
 namespace stepcast {
 
 struct PipelineTime {
@@ -19,5 +20,33 @@ struct PipelineTime {
 
 PipelineTime pipeline_time(const std::vector<double>& per_micro_batch_s, long micro_batches,
                            int virtual_stages);
+
+}  // namespace stepcast
+
+namespace stepcast {
+
+// One compute block of the schedule on one pipeline rank.
+struct PipelineEvent {
+  enum class Kind { forward, backward } kind = Kind::forward;
+  int stage = 0;
+  int chunk = 0;  // virtual pipeline chunk (0 without interleaving)
+  long micro_batch = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+// Event-driven simulation of Megatron-LM's schedule (forward_backward_pipelining_without /
+// with_interleaving): each rank runs its blocks in Megatron's order (warm-up forwards, 1F1B
+// steady state, cool-down backwards; interleaved chunks in groups of p micro-batches), and a
+// block starts when its rank is free and its input has arrived from the neighbouring stage
+// (plus one p2p message time). forward_s / backward_s are per micro-batch for the whole stage
+// (all chunks); backward includes recompute. When p2p is blocking, the sender is busy for the
+// message time too. Returns the events in start order per stage; `makespan_s` receives the end
+// of the last block.
+std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_s,
+                                             const std::vector<double>& backward_s,
+                                             long micro_batches, int virtual_stages,
+                                             double p2p_s, bool p2p_blocking,
+                                             double* makespan_s);
 
 }  // namespace stepcast
