@@ -1,0 +1,67 @@
+# The command line's contract: exit status 2 and one "error: ..." line on stderr for bad input;
+# exit 0 and a JSON report for a good one. Run by CTest: cmake -DSTEPCAST=... -DSOURCE_DIR=... -P
+set(example ${SOURCE_DIR}/web/examples/scenarios/llama3-70b_dgx-h100x8.json)
+
+function(expect_error name input expected)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_${name}.json "${input}")
+  execute_process(COMMAND ${STEPCAST} estimate ${CMAKE_CURRENT_BINARY_DIR}/cli_${name}.json
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "${name}: exit status ${rc}, expected 2 (stderr: ${err})")
+  endif()
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT lines EQUAL 1 OR NOT err MATCHES "^error: ")
+    message(FATAL_ERROR "${name}: expected one 'error:' line, got: ${err}")
+  endif()
+  string(FIND "${err}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${name}: '${expected}' not in: ${err}")
+  endif()
+  if(NOT out STREQUAL "")
+    message(FATAL_ERROR "${name}: printed a report on bad input: ${out}")
+  endif()
+endfunction()
+
+expect_error(not_json "{\"model\":" "not valid JSON")
+expect_error(tp_heads "{\"model\": \"llama3-70b\", \"cluster\": {\"gpu\": \"h100-sxm5-80gb\", \"gpus_per_node\": 3, \"nodes\": 1, \"intra_node_link\": \"nvlink4\", \"inter_node_link\": \"ib-ndr\"}, \"plan\": {\"tp\": 3, \"global_batch\": 8}}"
+             "error: plan.tp=3 must divide model.heads=64")
+expect_error(unknown_key "{\"model\": \"llama3-70b\", \"clusterr\": {}}" "clusterr is not a known key")
+
+execute_process(COMMAND ${STEPCAST} estimate ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
+  message(FATAL_ERROR "estimate of the example failed (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate ${example} --format text RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "iteration time")
+  message(FATAL_ERROR "text report failed (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate missing.json RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "cannot read missing.json")
+  message(FATAL_ERROR "missing file: ${rc} ${err}")
+endif()
+
+# Batch mode: one report or error object per line, exit 2 when any line failed.
+file(READ ${example} scenario)
+string(REPLACE "\n" " " scenario "${scenario}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_batch.jsonl "${scenario}\n{\"model\": \"nope\"}\n")
+execute_process(COMMAND ${STEPCAST} estimate --batch ${CMAKE_CURRENT_BINARY_DIR}/cli_batch.jsonl
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(REGEX MATCHALL "\n" newlines "${out}")
+list(LENGTH newlines lines)
+if(NOT rc EQUAL 2 OR NOT lines EQUAL 2 OR NOT out MATCHES "iteration_time_s"
+   OR NOT out MATCHES "unknown_preset")
+  message(FATAL_ERROR "batch: rc=${rc} lines=${lines}: ${out}")
+endif()
+
+foreach(kind gpus links nodes models)
+  execute_process(COMMAND ${STEPCAST} presets ${kind} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR out STREQUAL "")
+    message(FATAL_ERROR "presets ${kind} failed")
+  endif()
+endforeach()
+execute_process(COMMAND ${STEPCAST} presets nope RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "presets nope should fail with 2, got ${rc}")
+endif()

@@ -1,0 +1,141 @@
+// The estimate as a whole: the breakdown adds up, the pipeline closed form and the schedule
+// simulation agree, and the answers move the way physics says they must.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "stepcast/pipeline.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+const char* kDefault = R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+  "plan": {"tp": 8, "pp": 4, "dp": 2, "vpp": 1, "micro_batch": 1, "global_batch": 512,
+           "sequence_parallel": true, "recompute": "selective", "distributed_optimizer": true,
+           "precision": "bf16"}, "seq_len": 4096})";
+
+std::string with_plan(const std::string& plan, const char* node = "dgx-h100", int nodes = 8,
+                      const char* model = "llama3-70b") {
+  return fmt::format(R"({{"model": "{}", "cluster": {{"node": "{}", "nodes": {}}},
+      "plan": {}, "seq_len": 4096}})",
+                     model, node, nodes, plan);
+}
+
+TEST(Pipeline, ClosedFormMatchesNarayanan) {
+  // (m + p - 1) (t_f + t_b) for 1F1B; (m + (p-1)/v) for the interleaved schedule.
+  EXPECT_DOUBLE_EQ(pipeline_time({1, 1, 1, 1}, 8, 1).total_s, 11.0);
+  EXPECT_DOUBLE_EQ(pipeline_time({1, 1, 1, 1}, 8, 2).total_s, 9.5);
+  EXPECT_DOUBLE_EQ(pipeline_time({1, 1, 1, 1}, 8, 1).bubble_s, 3.0);
+  // A slow stage sets the pace: (m - 1) x 2 + (1 + 2 + 1 + 1).
+  const PipelineTime t = pipeline_time({1, 2, 1, 1}, 8, 1);
+  EXPECT_DOUBLE_EQ(t.total_s, 7 * 2 + 5);
+  EXPECT_EQ(t.bottleneck, 1);
+}
+
+TEST(Pipeline, SimulationOfIdenticalStagesEqualsClosedForm) {
+  for (int v : {1, 2, 4}) {
+    for (long m : {4L, 8L, 32L}) {
+      double makespan = 0;
+      // Forward 1/3, backward 2/3 of a unit micro-batch time; no communication.
+      simulate_pipeline({1.0 / 3, 1.0 / 3, 1.0 / 3, 1.0 / 3}, {2.0 / 3, 2.0 / 3, 2.0 / 3, 2.0 / 3},
+                        m, v, 0, false, &makespan);
+      EXPECT_NEAR(makespan, pipeline_time({1, 1, 1, 1}, m, v).total_s, 1e-9)
+          << "v=" << v << " m=" << m;
+    }
+  }
+}
+
+TEST(Pipeline, SimulationPlacesEveryBlockOnce) {
+  double makespan = 0;
+  const auto events = simulate_pipeline({1, 1, 1}, {2, 2, 2}, 6, 1, 0.1, true, &makespan);
+  EXPECT_EQ(events.size(), 2u * 6 * 3);
+  for (const auto& e : events) EXPECT_LE(e.end_s, makespan + 1e-12);
+}
+
+TEST(Estimate, BreakdownSumsToIterationTime) {
+  for (const std::string json :
+       {std::string(kDefault),
+        with_plan(R"({"tp": 4, "pp": 8, "vpp": 5, "micro_batch": 1, "global_batch": 256,
+                     "recompute": "full"})"),
+        with_plan(R"({"tp": 8, "pp": 1, "cp": 2, "micro_batch": 1, "global_batch": 64,
+                     "sequence_parallel": true, "tp_comm_overlap": true})"),
+        with_plan(R"({"tp": 1, "pp": 1, "micro_batch": 2, "global_batch": 128, "zero_stage": 3})",
+                  "dgx-h100", 2, "llama3-8b")}) {
+    const Report r = estimate(test::scenario(json));
+    EXPECT_NEAR(r.breakdown.sum(), r.iteration_time_s, 1e-9 * r.iteration_time_s) << json;
+    EXPECT_GT(r.iteration_time_s, 0);
+  }
+}
+
+TEST(Estimate, ThroughputAndUtilisationDefinitions) {
+  const Scenario s = test::scenario(kDefault);
+  const Report r = estimate(s);
+  EXPECT_DOUBLE_EQ(r.tokens_per_s, 512.0 * 4096 / r.iteration_time_s);
+  EXPECT_DOUBLE_EQ(r.samples_per_s, 512.0 / r.iteration_time_s);
+  const double model_flops = model_flops_per_sample(s.model, 4096) * 512;
+  EXPECT_NEAR(r.model_tflops_per_gpu, model_flops / r.iteration_time_s / 64 / 1e12, 1e-9);
+  EXPECT_NEAR(r.mfu, r.model_tflops_per_gpu / 989.4, 1e-12);
+  EXPECT_GT(r.hfu, r.mfu);  // selective recompute re-runs attention
+  EXPECT_LT(r.mfu, 0.8);    // no plan beats the measured GEMM ceiling
+  EXPECT_EQ(r.micro_batches, 256);
+  EXPECT_EQ(r.stages.size(), 4u);
+  EXPECT_EQ(r.stages[0].layers, 20);
+}
+
+TEST(Estimate, PhysicsMovesTheRightWay) {
+  const double base = estimate(test::scenario(kDefault)).iteration_time_s;
+  // Full recompute is slower than selective, which is slower than none (if it fits).
+  const double full = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 2,
+      "micro_batch": 1, "global_batch": 512, "sequence_parallel": true, "recompute": "full",
+      "distributed_optimizer": true})"))).iteration_time_s;
+  EXPECT_GT(full, base * 1.2);
+  // Twice the nodes (twice the DP) with the same global batch: faster, but not more than 2x.
+  const double wide = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 4,
+      "micro_batch": 1, "global_batch": 512, "sequence_parallel": true, "recompute": "selective",
+      "distributed_optimizer": true})", "dgx-h100", 16))).iteration_time_s;
+  EXPECT_LT(wide, base);
+  EXPECT_GT(wide, base / 2);
+  // The same plan on A100s is slower (312 vs 989 TFLOP/s dense bf16).
+  const double a100 = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 2,
+      "micro_batch": 1, "global_batch": 512, "sequence_parallel": true, "recompute": "selective",
+      "distributed_optimizer": true})", "dgx-a100"))).iteration_time_s;
+  EXPECT_GT(a100, 2 * base);
+  // More micro-batches per iteration shrink the bubble's share.
+  const Report few = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 2,
+      "micro_batch": 1, "global_batch": 16, "sequence_parallel": true, "recompute": "selective",
+      "distributed_optimizer": true})")));
+  const Report many = estimate(test::scenario(kDefault));
+  EXPECT_GT(few.breakdown.bubble / few.iteration_time_s,
+            many.breakdown.bubble / many.iteration_time_s);
+}
+
+TEST(Estimate, TimelineCoversTheSchedule) {
+  EstimateOptions options;
+  options.timeline = true;
+  const Report r = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 2,
+      "micro_batch": 1, "global_batch": 32, "sequence_parallel": true})")), options);
+  size_t blocks = 0;
+  for (const auto& e : r.timeline) blocks += e.kind == "forward" || e.kind == "backward";
+  EXPECT_EQ(blocks, 2u * 16 * 4);  // m = 16 micro-batches, forward and backward, 4 stages
+  options.max_timeline_events = 10;
+  EXPECT_TRUE(estimate(test::scenario(kDefault), options).timeline_truncated);
+}
+
+TEST(Estimate, NumbersAreFiniteAcrossPresets) {
+  // Every node preset with a small model: an estimate, finite and positive.
+  for (const auto& node : builtin_catalog().nodes) {
+    const std::string json = fmt::format(R"({{"model": "gpt3-1.3b", "cluster": {{"node": "{}",
+        "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "micro_batch": 1, "global_batch": {},
+        "precision": "fp16", "flash_attention": false}}}})",
+                                         node.id, node.gpus_per_node);
+    auto s = parse_scenario(json, builtin_catalog());
+    ASSERT_TRUE(s.ok()) << node.id << ": " << s.error().message;
+    const Report r = estimate(*s);
+    EXPECT_TRUE(std::isfinite(r.iteration_time_s) && r.iteration_time_s > 0) << node.id;
+    EXPECT_TRUE(std::isfinite(r.mfu)) << node.id;
+  }
+}
+
+}  // namespace
+}  // namespace stepcast

@@ -1,0 +1,78 @@
+// Memory per GPU against Korthikanti et al. (2022), eq. 1-4 and table 2.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+class MemoryTest : public ::testing::Test {
+ protected:
+  ModelSpec gpt = *builtin_catalog().find_model("gpt3-175b");  // s = 2048, h = 12288, a = 96
+  Plan plan = [] {
+    Plan p;
+    p.tp = 8;
+    p.micro_batch = 1;
+    p.flash_attention = false;
+    return p;
+  }();
+  double sbh() const { return 2048.0 * 1 * 12288; }
+};
+
+TEST_F(MemoryTest, KorthikantiPerLayerActivations) {
+  // No parallelism tricks: sbh (10 + 24/t + 5 a s / (h t)) bytes (eq. 2 with tensor parallelism).
+  plan.recompute = Recompute::none;
+  const double a = 96, s = 2048, h = 12288, t = 8;
+  EXPECT_NEAR(layer_activation_bytes(gpt, plan), sbh() * (10 + 24 / t + 5 * a * s / (h * t)), 1);
+  // Sequence parallel: everything divided by t (eq. 3).
+  plan.sequence_parallel = true;
+  EXPECT_NEAR(layer_activation_bytes(gpt, plan), sbh() * (34 / t + 5 * a * s / (h * t)), 1);
+  // Selective recompute drops the attention-score terms (eq. 4): 34 sbh / t.
+  plan.recompute = Recompute::selective;
+  EXPECT_NEAR(layer_activation_bytes(gpt, plan), sbh() * 34 / t, 1);
+  // Full recompute keeps only each layer's input (2 sbh, split by SP).
+  plan.recompute = Recompute::full;
+  EXPECT_NEAR(layer_activation_bytes(gpt, plan), 2 * sbh() / t, 1);
+}
+
+TEST_F(MemoryTest, MicroBatchesInFlight) {
+  plan.pp = 8;
+  plan.dp = 1;
+  plan.global_batch = 64;  // m = 64
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 8);  // the first stage holds p
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 7), 1);  // the last stage one
+  plan.vpp = 3;  // interleaving: (1 + (p-1)/(p v)) p on the first stage
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 8 + 7.0 / 3);
+  plan.global_batch = 4;  // never more than the micro-batches there are
+  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 4);
+}
+
+TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "global_batch": 64,
+      "distributed_optimizer": true}, "seq_len": 2048})");
+  const Report r = estimate(s);
+  const MemoryBreakdown& m = r.stages[0].memory;
+  const double P = r.stages[0].parameters;
+  EXPECT_DOUBLE_EQ(m.weights, 2 * P);       // bf16 weights
+  EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads
+  EXPECT_DOUBLE_EQ(m.optimizer, 12 * P / 8);  // master + 2 moments sharded over 8 DP ranks
+  EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.other, 1);
+  // 8.03 B x (2 + 4 + 1.5) B = 56 GiB of model states + ~13 GiB of activations fits in 80 GiB.
+  EXPECT_TRUE(r.fits) << r.stages[0].memory.total / (1 << 30);
+}
+
+TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
+  // GPT-3 175B on one DGX A100: 175 B parameters / 8 GPUs x 18 bytes is far over 80 GiB.
+  const Scenario s = test::scenario(R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100",
+      "nodes": 1}, "plan": {"tp": 8, "pp": 1, "micro_batch": 1, "global_batch": 8}})");
+  const Report r = estimate(s);
+  EXPECT_FALSE(r.fits);
+  EXPECT_FALSE(r.stages[0].memory.fits());
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("stage 0 does not fit"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("GiB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepcast

@@ -1,0 +1,104 @@
+// Every preset loads, refers to presets that exist, carries its source, and describes what its
+// name says.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+TEST(Presets, BuiltinCatalogLoads) {
+  auto loaded = load_catalog(builtin_preset_files());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_GE(loaded->gpus.size(), 27u);
+  EXPECT_GE(loaded->links.size(), 17u);
+  EXPECT_GE(loaded->nodes.size(), 16u);
+  EXPECT_GE(loaded->models.size(), 29u);
+}
+
+TEST(Presets, IssueListsArePresent) {
+  const Catalog& c = builtin_catalog();
+  for (const char* id :
+       {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "a800-sxm4-80gb",
+        "h100-sxm5-80gb", "h100-pcie-80gb", "h800-sxm5-80gb", "h20-96gb", "h200-sxm-141gb",
+        "gh200-96gb", "b200", "gb200", "l40s", "l20", "l4", "a10", "rtx-a6000", "rtx-4090",
+        "rtx-3090", "t4", "mi250x", "mi300x", "mi325x", "gaudi2", "gaudi3", "ascend-910b"})
+    EXPECT_NE(c.find_gpu(id), nullptr) << id;
+  for (const char* id : {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5",
+                         "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g",
+                         "roce-400g", "eth-25g", "eth-10g", "xgmi"})
+    EXPECT_NE(c.find_link(id), nullptr) << id;
+  for (const char* id : {"dgx-1-v100", "dgx-2-v100", "dgx-a100", "dgx-a100-40gb", "hgx-a800",
+                         "dgx-h100", "hgx-h800", "hgx-h20", "hgx-h200", "gh200-x4", "dgx-b200",
+                         "gb200-nvl72", "mi300x-x8", "mi250x-x4", "pcie-rtx4090-x8",
+                         "pcie-l40s-x8"})
+    EXPECT_NE(c.find_node(id), nullptr) << id;
+  for (const char* id :
+       {"gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b", "gpt-1.7b", "gpt-1t",
+        "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-405b",
+        "mistral-7b", "qwen2.5-7b", "qwen2.5-72b", "nemotron4-15b", "nemotron4-340b", "mpt-7b",
+        "mpt-30b", "mpt-70b", "bloom-176b"})
+    EXPECT_NE(c.find_model(id), nullptr) << id;
+}
+
+// "llama3-70b" -> 70e9, "gpt-1t" -> 1e12: the size in a model's id.
+double size_in_id(const std::string& id) {
+  const auto dash = id.rfind('-');
+  const std::string tail = id.substr(dash + 1);
+  const double n = std::strtod(tail.c_str(), nullptr);
+  return tail.back() == 't' ? n * 1e12 : n * 1e9;
+}
+
+TEST(Presets, ModelsHaveTheSizeTheirNameSays) {
+  for (const auto& m : builtin_catalog().models) {
+    const double params = count_parameters(m, m.vocab, m.seq_len).total;
+    // Names round (MPT-70B's benchmark shape is 65 B, Nemotron-4 15B is 15.7 B): 12 %.
+    EXPECT_NEAR(params / size_in_id(m.id), 1.0, 0.12) << m.id << " has " << params / 1e9 << " B";
+  }
+}
+
+TEST(Presets, EveryPresetNamesItsSource) {
+  const Json& docs = builtin_catalog().documents;
+  for (const char* kind : {"gpus", "links", "nodes", "models"})
+    for (const auto& d : docs[kind])
+      EXPECT_TRUE(d.contains("source") && d["source"].is_string() &&
+                  d["source"].get<std::string>().size() > 10)
+          << kind << "/" << d.value("id", "?");
+}
+
+TEST(Presets, MeasuredFiguresStayBelowPeaks) {
+  for (const auto& l : builtin_catalog().links) {
+    EXPECT_LE(l.busbw_Bps, l.bandwidth_Bps_per_dir * 1.0001) << l.id;
+    EXPECT_GT(l.busbw_Bps, 0) << l.id;
+  }
+  for (const auto& g : builtin_catalog().gpus) {
+    EXPECT_TRUE(g.peak_fp16 || g.peak_bf16) << g.id;
+    EXPECT_GT(g.memory_bytes, 8e9) << g.id;
+  }
+}
+
+TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
+  const PresetFile cal{"calibration.json",
+                       R"({"overlap_slowdown": 0.1, "framework_memory_gib": 1,
+                           "framework_memory_fraction": 0, "fallback": {"gemm_efficiency": 0.7,
+                           "gemm_overhead_us": 1, "attention_efficiency": 0.5,
+                           "memory_efficiency": 0.8, "layer_overhead_us": 0}})"};
+  const PresetFile bad_json{"gpus/x.json", "{"};
+  const PresetFile wrong_id{"gpus/x.json", R"({"id": "y", "memory_gib": 1,
+      "memory_bandwidth_GBps": 1, "peak_tflops": {"bf16": 1}})"};
+  const PresetFile dangling{"nodes/n.json", R"({"id": "n", "gpu": "nope", "gpus_per_node": 8,
+      "intra_node_link": "a", "inter_node_link": "b", "nics_per_node": 1})"};
+  for (const auto& f : {bad_json, wrong_id, dangling}) {
+    const PresetFile files[] = {cal, f};
+    auto r = load_catalog(files);
+    ASSERT_FALSE(r.ok()) << f.path;
+    EXPECT_NE(r.error().message.find(std::string(f.path.substr(0, 5))), std::string::npos)
+        << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace stepcast
