@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and runs every suite: the C++ engine tests and CLI contract (CTest), the accuracy suite,
+# the benchmarks (figures printed, never asserted), the WebAssembly module against the native CLI
+# in Node, and the page in headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/setup-deps
+export NODE_PATH=/usr/share/nodejs  # Debian's emscripten needs acorn from here
+
+echo "== native build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTEPCAST_BUILD_TESTS=ON >/dev/null
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2
+
+echo "== benchmarks (figures, not pass/fail)"
+./build/tests/stepcast_bench --benchmark_min_time=0.1
+
+echo "== WebAssembly build"
+emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-wasm -j2
+
+echo "== web page build and Node + browser tests"
+npm --prefix web ci --no-audit --no-fund
+npm --prefix web run build
+npm --prefix web test
