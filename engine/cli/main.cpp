@@ -21,6 +21,12 @@ constexpr const char* kUsage = R"(usage:
   stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
+  stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
+                                                         predict published runs: error per row,
+                                                         MAPE and worst error per source
+  stepcast calibrate RUNS.csv|CASES.jsonl [--exclude-source S]... [--write CALIBRATION.json]
+                                                         fit the per-family efficiency constants,
+                                                         with a leave-one-source-out table
 Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
 )";
 
@@ -170,6 +176,9 @@ int run_presets(const Args& args, const Catalog& catalog) {
 
 }  // namespace
 
+// validate / calibrate (engine/cli/validate_cli.cpp): accuracy against published runs.
+int run_validation_command(const std::string& command, int argc, char** argv);
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -184,6 +193,8 @@ int main(int argc, char** argv) {
     std::cout << "stepcast " << STEPCAST_VERSION << "\n";
     return 0;
   }
+  if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
+    return run_validation_command(command, argc, argv);
   const Args args = parse_args(argc, argv, 2);
   if (!args.error.empty()) return fail(args.error);
   auto loaded = load_catalog(builtin_preset_files());

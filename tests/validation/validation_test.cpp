@@ -1,0 +1,320 @@
+// The accuracy suite: published training runs (tests/validation/published-runs.csv, a copy of
+// shared/data/published-runs.csv) as scenarios (tests/validation/cases.jsonl), predicted with the
+// built-in calibration. The thresholds are the figures measured when the calibration was fitted,
+// rounded up to the next 0.1 %: an accuracy regression anywhere breaks the build. After a change
+// to the physics, re-run the fit and update calibration.json, cases.jsonl and the tables here and
+// in README.md (commands in README.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "stepcast/calibrate.h"
+#include "stepcast/estimate.h"
+#include "stepcast/validation.h"
+
+namespace stepcast::validation {
+namespace {
+
+std::string read(const std::string& relative) {
+  std::ifstream in(std::string(STEPCAST_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const CsvTable& runs() {
+  static const CsvTable table = [] {
+    auto t = parse_csv(read("tests/validation/published-runs.csv"));
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+    return t.ok() ? t.value() : CsvTable{};
+  }();
+  return table;
+}
+
+const std::vector<PreparedCase>& cases() {
+  static const std::vector<PreparedCase> prepared = [] {
+    auto c = parse_cases_jsonl(read("tests/validation/cases.jsonl"));
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+    if (!c.ok()) return std::vector<PreparedCase>{};
+    auto p = prepare(*c, builtin_catalog());
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    return p.ok() ? p.value() : std::vector<PreparedCase>{};
+  }();
+  return prepared;
+}
+
+// One row of the published table, converted on its own.
+Conversion convert_one(const std::string& id) {
+  CsvTable one;
+  one.header = runs().header;
+  for (size_t r = 0; r < runs().rows.size(); ++r)
+    if (runs().cell(r, "id") == id) one.rows.push_back(runs().rows[r]);
+  EXPECT_EQ(one.rows.size(), 1u) << id;
+  return convert_runs(one, builtin_catalog());
+}
+
+const Json& plan_of(const Case& c) { return c.scenario["plan"]; }
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy thresholds (measured figures rounded up to 0.1 %; README.md has the same table).
+
+struct Limit {
+  const char* source;
+  int rows;
+  double in_sample_mape;
+  double loso_mape;
+};
+
+constexpr Limit kLimits[] = {
+    {"SC21", 10, 4.8, 7.3},        {"KORTH", 8, 6.9, 9.4},   {"MCORE", 9, 7.7, 20.3},
+    {"NEMO2407", 6, 2.4, 7.3},     {"MBRIDGE25.11", 2, 12.5, 18.6},
+    {"MTNLG", 3, 19.0, 21.1},      {"DTFM", 3, 22.6, 26.1},  {"LLMFOUNDRY", 9, 7.5, 8.6},
+};
+constexpr double kMegatronMape = 6.4, kMegatronLosoMape = 12.3;
+constexpr double kOverallMape = 8.1, kOverallLosoMape = 12.6, kOverallWorst = 36.0;
+constexpr int kCases = 50;
+
+TEST(Accuracy, CommittedCasesAreTheConversionOfThePublishedTable) {
+  const Conversion conv = convert_runs(runs(), builtin_catalog());
+  EXPECT_EQ(static_cast<int>(conv.cases.size()), kCases);
+  EXPECT_EQ(conv.cases.size() + conv.skipped.size(), runs().rows.size());
+  EXPECT_EQ(to_jsonl(conv.cases), read("tests/validation/cases.jsonl"))
+      << "regenerate: stepcast validate tests/validation/published-runs.csv --write-cases "
+         "tests/validation/cases.jsonl";
+}
+
+TEST(Accuracy, PerSourceMapeStaysAtTheMeasuredLevel) {
+  ASSERT_EQ(static_cast<int>(cases().size()), kCases);
+  const Accuracy acc = evaluate(cases(), builtin_catalog().calibration);
+  std::map<std::string, SourceAccuracy> by;
+  for (const auto& s : acc.sources) by[s.source] = s;
+  EXPECT_EQ(by.size(), std::size(kLimits));
+  for (const auto& l : kLimits) {
+    ASSERT_TRUE(by.count(l.source)) << l.source;
+    EXPECT_EQ(by[l.source].rows, l.rows) << l.source;
+    EXPECT_LE(by[l.source].mape_pct, l.in_sample_mape)
+        << l.source << " MAPE rose (worst row " << by[l.source].worst_id << ")";
+  }
+  EXPECT_EQ(acc.megatron.rows, 27);
+  EXPECT_LE(acc.megatron.mape_pct, kMegatronMape);
+  EXPECT_LE(acc.overall.mape_pct, kOverallMape);
+  EXPECT_LE(std::fabs(acc.overall.worst_pct), kOverallWorst) << acc.overall.worst_id;
+}
+
+TEST(Accuracy, LeaveOneSourceOutStaysAtTheMeasuredLevel) {
+  const Catalog& cat = builtin_catalog();
+  const LosoResult loso = leave_one_source_out(cases(), cat.calibration, cat);
+  std::map<std::string, LosoRow> by;
+  for (const auto& r : loso.sources) by[r.source] = r;
+  for (const auto& l : kLimits) {
+    ASSERT_TRUE(by.count(l.source)) << l.source;
+    EXPECT_LE(by[l.source].loso_mape_pct, l.loso_mape) << l.source;
+  }
+  EXPECT_LE(loso.predictions.megatron.mape_pct, kMegatronLosoMape);
+  EXPECT_LE(loso.predictions.overall.mape_pct, kOverallLosoMape);
+}
+
+TEST(Accuracy, CalibrationJsonIsTheFitOfTheCommittedCases) {
+  // presets/calibration.json must be what `stepcast calibrate` writes: no hand-tuned constant.
+  const Catalog& cat = builtin_catalog();
+  const CalibrationFit fit = fit_calibration(cases(), cat.calibration, cat);
+  ASSERT_FALSE(fit.families.empty());
+  for (const auto& f : fit.families) {
+    const ArchCalibration& have = cat.calibration.for_arch(f.arch);
+    EXPECT_NEAR(have.gemm_efficiency, f.constants.gemm_efficiency, 1e-9) << f.arch;
+    EXPECT_NEAR(have.fp8_gemm_efficiency, f.constants.fp8_gemm_efficiency, 1e-9) << f.arch;
+    EXPECT_NEAR(have.attention_efficiency, f.constants.attention_efficiency, 1e-9) << f.arch;
+    EXPECT_NEAR(have.memory_efficiency, f.constants.memory_efficiency, 1e-9) << f.arch;
+    EXPECT_NEAR(have.gemm_overhead_s, f.constants.gemm_overhead_s, 1e-12) << f.arch;
+    EXPECT_NEAR(have.layer_overhead_s, f.constants.layer_overhead_s, 1e-12) << f.arch;
+  }
+  // fitted_on names every committed case of the family, and nothing else.
+  std::string text;
+  for (const auto& f : builtin_preset_files())
+    if (f.path == "calibration.json") text = std::string(f.text);
+  const Json j = Json::parse(text, nullptr, false);
+  ASSERT_TRUE(j.is_object() && j.contains("families"));
+  size_t listed = 0;
+  for (const auto& f : fit.families) {
+    ASSERT_TRUE(j["families"].contains(f.arch)) << f.arch;
+    const Json& on = j["families"][f.arch]["fitted_on"];
+    ASSERT_TRUE(on.is_array()) << f.arch;
+    std::vector<std::string> ids;
+    for (const auto& id : on) ids.push_back(id.get<std::string>());
+    EXPECT_EQ(ids, f.fitted_on) << f.arch;
+    listed += ids.size();
+  }
+  EXPECT_EQ(listed, cases().size());
+}
+
+TEST(Accuracy, RankOrderWithinSources) {
+  const Accuracy acc = evaluate(cases(), builtin_catalog().calibration);
+  std::map<std::string, double> rho;
+  for (const auto& g : rank_correlations(cases(), acc)) rho[g.name] = g.rho;
+  // Several plans of one model: full vs selective recompute (Korthikanti), data-parallel width
+  // (MT-NLG), GPU count (NeMo GPT-3), GPU type and count (llm-foundry).
+  for (const char* g : {"KORTH GPT-22B", "KORTH GPT-175B", "KORTH GPT-530B", "KORTH GPT-1T",
+                        "MTNLG", "NEMO2407 GPT3-175B", "LLMFOUNDRY MPT-70b", "LLMFOUNDRY MPT-7b"}) {
+    ASSERT_TRUE(rho.count(g)) << g;
+    EXPECT_DOUBLE_EQ(rho[g], 1.0) << g;
+  }
+  EXPECT_GE(rho["SC21"], 0.99);
+  EXPECT_GE(rho["MCORE"], 0.99);
+  EXPECT_GE(rho["NEMO2407"], 0.77);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row -> scenario, checked by hand against the CSV text.
+
+TEST(Conversion, Sc21LocalDdpRow) {
+  // SC21-T1-5: GPT-39.1B, 512 A100-80GB (64 DGX A100), tp 8, pp 2, micro 4, global 1536,
+  // fp16, full recompute; >= 39B used Megatron's local DDP (no overlapped all-reduce).
+  const Conversion conv = convert_one("SC21-T1-5");
+  ASSERT_EQ(conv.cases.size(), 1u) << (conv.skipped.empty() ? "" : conv.skipped[0].reason);
+  const Case& c = conv.cases[0];
+  EXPECT_EQ(c.source, "SC21");
+  EXPECT_DOUBLE_EQ(c.measured_iter_time_s, 14.45);
+  const Json& s = c.scenario;
+  EXPECT_EQ(s["cluster"], (Json{{"node", "dgx-a100"}, {"nodes", 64}}));
+  EXPECT_EQ(s["model"]["layers"], 48);
+  EXPECT_EQ(s["model"]["hidden"], 8192);
+  EXPECT_EQ(s["model"]["heads"], 64);
+  EXPECT_EQ(s["model"]["ffn_hidden"], 32768);
+  EXPECT_EQ(s["model"]["vocab"], 51200);
+  EXPECT_EQ(s["model"]["ffn_type"], "gelu");
+  EXPECT_EQ(s["model"]["position"], "learned");
+  EXPECT_EQ(s["model"]["tied_embeddings"], true);
+  const Json& p = plan_of(c);
+  EXPECT_EQ(p["tp"], 8);
+  EXPECT_EQ(p["pp"], 2);
+  EXPECT_EQ(p["dp"], 32);
+  EXPECT_EQ(p["vpp"], 1);
+  EXPECT_EQ(p["micro_batch"], 4);
+  EXPECT_EQ(p["global_batch"], 1536);
+  EXPECT_EQ(p["precision"], "fp16");
+  EXPECT_EQ(p["recompute"], "full");
+  EXPECT_EQ(p["sequence_parallel"], false);
+  EXPECT_EQ(p["flash_attention"], false);
+  EXPECT_EQ(p["overlap_grad_reduce"], false);
+  // SC21-T1-4 (18.4B) used torch DDP, which overlaps the all-reduce.
+  EXPECT_EQ(plan_of(convert_one("SC21-T1-4").cases.at(0))["overlap_grad_reduce"], true);
+}
+
+TEST(Conversion, KorthikantiSelectiveRow) {
+  const Conversion conv = convert_one("KORTH-GPT-175B-sel");
+  ASSERT_EQ(conv.cases.size(), 1u);
+  const Json& p = plan_of(conv.cases[0]);
+  EXPECT_EQ(p["recompute"], "selective");
+  EXPECT_EQ(p["sequence_parallel"], true);
+  EXPECT_EQ(p["vpp"], 3);
+  EXPECT_EQ(p["dp"], 1);
+  EXPECT_EQ(conv.cases[0].scenario["cluster"]["nodes"], 8);
+  EXPECT_DOUBLE_EQ(conv.cases[0].measured_iter_time_s, 13.75);
+  // The full-recompute baseline of Table 5 has no sequence parallelism.
+  EXPECT_EQ(plan_of(convert_one("KORTH-GPT-175B-full").cases.at(0))["sequence_parallel"], false);
+}
+
+TEST(Conversion, MegatronCoreRowDerivesItsTimeFromTflops) {
+  // MCORE-H100-1.7B: 24 x 2048, vocab 131072, seq 4096, 48 H100, global batch 192, 408.8 TF/GPU.
+  // Forward FLOPs per sample: 24 x (2 s h 3h + 4 s^2 h + 2 s h^2 + 2 s h 4h x 2) + 2 s h V
+  // = 24 x 5.4976e11 + 2.1990e12 = 1.53932e13; x 3 x 192 / (408.8e12 x 48) = 0.45185 s.
+  const Conversion conv = convert_one("MCORE-H100-1.7B");
+  ASSERT_EQ(conv.cases.size(), 1u);
+  const Case& c = conv.cases[0];
+  EXPECT_NEAR(c.measured_iter_time_s, 0.45185, 2e-5);
+  EXPECT_NE(c.iter_time.find("derived"), std::string::npos);
+  EXPECT_EQ(c.scenario["model"]["tied_embeddings"], false);
+  const Json& p = plan_of(c);
+  EXPECT_EQ(p["micro_batch"], 1);  // not stated: the documented source default
+  EXPECT_EQ(p["distributed_optimizer"], true);
+  EXPECT_EQ(p["recompute"], "none");
+  EXPECT_FALSE(c.assumptions.empty());
+}
+
+TEST(Conversion, LlmFoundryRoceRow) {
+  // 1600 Gbps per node RoCE = 8 x 200GbE ports; FSDP FULL_SHARD = ZeRO-3.
+  const Conversion conv = convert_one("LLMFOUNDRY-A100-MPT7b-8");
+  ASSERT_EQ(conv.cases.size(), 1u);
+  const Json& s = conv.cases[0].scenario;
+  EXPECT_EQ(s["cluster"]["gpu"], "a100-sxm4-80gb");
+  EXPECT_EQ(s["cluster"]["inter_node_link"], "roce-200g");
+  EXPECT_EQ(s["cluster"]["nics_per_node"], 8);
+  EXPECT_EQ(s["plan"]["zero_stage"], 3);
+  EXPECT_EQ(s["plan"]["recompute"], "none");
+  EXPECT_EQ(s["plan"]["precision"], "bf16");
+  EXPECT_EQ(s["model"]["position"], "rope");  // ALiBi: no position parameters
+  EXPECT_EQ(s["model"]["bias"], false);
+}
+
+TEST(Conversion, NemoLlamaRow) {
+  const Conversion conv = convert_one("NEMO2407-LLAMA3-70B-64");
+  ASSERT_EQ(conv.cases.size(), 1u);
+  const Json& s = conv.cases[0].scenario;
+  EXPECT_EQ(s["model"]["ffn_type"], "swiglu");
+  EXPECT_EQ(s["model"]["norm"], "rmsnorm");
+  EXPECT_EQ(s["model"]["kv_heads"], 8);
+  EXPECT_EQ(s["model"]["tied_embeddings"], false);
+  EXPECT_EQ(s["plan"]["precision"], "fp8");
+  EXPECT_EQ(s["plan"]["cp"], 2);
+  EXPECT_EQ(s["plan"]["vpp"], 5);
+  EXPECT_EQ(s["plan"]["tp_comm_overlap"], true);
+  EXPECT_EQ(s["plan"]["sequence_parallel"], true);
+}
+
+TEST(Conversion, SkippedRowsSayWhy) {
+  auto reason = [](const char* id) {
+    const Conversion c = convert_one(id);
+    EXPECT_TRUE(c.cases.empty()) << id;
+    return c.skipped.empty() ? std::string() : c.skipped[0].reason;
+  };
+  EXPECT_NE(reason("MBRIDGE25.11-DGX-H100-Qwen3-235B-A22B-256").find("mixture-of-experts"),
+            std::string::npos);
+  EXPECT_EQ(reason("DTFM-Case3-L24-B1024-Megatron-P8"),
+            "heterogeneous network: needs cluster.groups (issue 6)");
+  EXPECT_NE(reason("MCORE-H100-177B-strong-96").find("not stated: tp, pp"), std::string::npos);
+  EXPECT_NE(reason("BLOOM-176B").find("uneven pipeline split"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small parts.
+
+TEST(Csv, QuotesEscapesAndLineEnds) {
+  auto t = parse_csv("a,b,c\r\n1,\"x, \"\"y\"\"\",3\r\n\r\n4,\"multi\nline\",6\n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->cell(0, "b"), "x, \"y\"");
+  EXPECT_EQ(t->cell(1, "b"), "multi\nline");
+  EXPECT_EQ(t->cell(1, "c"), "6");
+  EXPECT_EQ(t->cell(1, "missing"), "");
+  EXPECT_FALSE(parse_csv("a,b\n1,\"open\n").ok());
+  EXPECT_FALSE(parse_csv("a,b\n1,2,3\n").ok());
+}
+
+TEST(Stats, SpearmanAndSources) {
+  EXPECT_DOUBLE_EQ(*spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(*spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_NEAR(*spearman({1, 2, 3}, {1, 3, 2}), 0.5, 1e-12);
+  EXPECT_FALSE(spearman({1}, {1}).has_value());
+  EXPECT_FALSE(spearman({1, 1, 1}, {1, 2, 3}).has_value());
+  EXPECT_EQ(source_of("SC21-T1-3"), "SC21");
+  EXPECT_EQ(source_of("MBRIDGE25.11-DGX-H100-LLAMA3_8B-8"), "MBRIDGE25.11");
+  EXPECT_TRUE(is_megatron_source("KORTH"));
+  EXPECT_FALSE(is_megatron_source("NEMO2407"));
+}
+
+TEST(Cases, BadLinesAreErrorsNotExceptions) {
+  EXPECT_FALSE(parse_cases_jsonl("{not json}\n").ok());
+  EXPECT_FALSE(parse_cases_jsonl("{\"id\": \"X-1\"}\n").ok());
+  EXPECT_FALSE(parse_cases_jsonl("[1, 2]\n").ok());
+  auto ok = parse_cases_jsonl("\n{\"id\":\"X-1\",\"measured_iter_time_s\":2,\"scenario\":{}}\n");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->at(0).source, "X");
+  EXPECT_FALSE(prepare(*ok, builtin_catalog()).ok());  // empty scenario: the engine's error
+}
+
+}  // namespace
+}  // namespace stepcast::validation
