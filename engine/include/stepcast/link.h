@@ -1,0 +1,38 @@
+// Share a scenario as a URL. The fragment carries the scenario as short, readable key=value
+// pairs with defaults left out, plus a format version, so that links made today open the same
+// plan after the schema grows:
+//
+//   http://localhost:8080/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512
+//       &sp=1&rc=selective&do=1&seq=4096
+//
+// The page and the CLI share this codec (the page through WebAssembly). A link is untrusted
+// input: decoding only builds JSON data, checks sizes, and reports malformed parts as errors.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "stepcast/catalog.h"
+#include "stepcast/result.h"
+
+namespace stepcast {
+
+inline constexpr int kLinkFormatVersion = 1;
+inline constexpr size_t kMaxLinkLength = 8192;
+
+// What a link holds: the scenario document and the page's own settings (tokens to train, price
+// per GPU-hour), which are not scenario keys.
+struct LinkDocument {
+  Json scenario;
+  Json page = Json::object();  // {"tokens": number, "price_per_gpu_hour": number}
+};
+
+// Encodes a scenario document (as written by a user, not resolved) into `base` + "#" + fragment.
+// Fails on scenario keys the link format cannot carry.
+Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view base);
+
+// Decodes a full URL or just its fragment. Accepts format 1 and the legacy format 0 (the scenario
+// JSON itself, percent-encoded after '#'). The result still has to pass parse_scenario.
+Result<LinkDocument> scenario_from_link(std::string_view url);
+
+}  // namespace stepcast

@@ -1,0 +1,101 @@
+// Scenario links: round trips, defaults left out, old formats still open, untrusted input refused.
+#include <gtest/gtest.h>
+
+#include "stepcast/link.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+const char* kScenario = R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+  "plan": {"tp": 8, "pp": 4, "dp": 2, "vpp": 1, "micro_batch": 1, "global_batch": 512,
+           "sequence_parallel": true, "recompute": "selective", "distributed_optimizer": true,
+           "precision": "bf16"}, "seq_len": 4096})";
+
+TEST(Link, DefaultsAreLeftOutAndTheLinkIsReadable) {
+  LinkDocument doc{Json::parse(kScenario), Json{{"tokens", 1e12}, {"price_per_gpu_hour", 2.5}}};
+  auto link = scenario_to_link(doc, "http://localhost:8080/");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_EQ(*link,
+            "http://localhost:8080/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
+            "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000.0&price=2.5");
+}
+
+TEST(Link, RoundTripGivesTheSameEstimate) {
+  LinkDocument doc{Json::parse(kScenario), Json{{"tokens", 2e11}}};
+  auto link = scenario_to_link(doc, "https://example.org/stepcast/");
+  ASSERT_TRUE(link.ok());
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->page["tokens"].get<double>(), 2e11);
+  const Report a = estimate(test::scenario(kScenario));
+  const Report b = estimate(test::scenario(back->scenario.dump()));
+  EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+}
+
+TEST(Link, CustomModelAndExplicitClusterRoundTrip) {
+  const char* custom = R"({"model": {"name": "my model 7b", "layers": 32, "hidden": 4096,
+    "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "vocab": 32000, "seq_len": 4096,
+    "ffn_type": "swiglu", "position": "rope", "tied_embeddings": false, "norm": "rmsnorm",
+    "bias": false}, "cluster": {"gpu": "l40s", "gpus_per_node": 8, "nodes": 2,
+    "intra_node_link": "pcie4", "inter_node_link": "roce-200g", "nics_per_node": 2},
+    "plan": {"tp": 2, "pp": 2, "global_batch": 64, "recompute": "full"}})";
+  auto link = scenario_to_link({Json::parse(custom)}, "");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_NE(link->find("m.name=my%20model%207b"), std::string::npos) << *link;
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario, Json::parse(custom));
+}
+
+TEST(Link, LegacyFormatZeroStillOpens) {
+  // Format 0 carried the scenario JSON itself after '#'. Fixture made by hand.
+  const std::string old =
+      "http://localhost:8080/#%7B%22model%22%3A%22llama3-8b%22%2C%22cluster%22%3A%7B%22node%22"
+      "%3A%22dgx-h100%22%2C%22nodes%22%3A1%7D%2C%22plan%22%3A%7B%22global_batch%22%3A64%7D%7D";
+  auto back = scenario_from_link(old);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario["model"], "llama3-8b");
+  EXPECT_TRUE(parse_scenario(back->scenario.dump(), builtin_catalog()).ok());
+}
+
+TEST(Link, UntrustedInputIsRefusedClearly) {
+  struct Case {
+    std::string url;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"http://x/", "no '#' part"},
+      {"#", "holds no scenario"},
+      {"#v=9&model=llama3-8b", "format version 9"},
+      {"#model=llama3-8b", "no format version"},
+      {"#v=1&tp=eight", "tp=eight is not a valid value"},
+      {"#v=1&evil=%3Cscript%3E", "unknown key 'evil'"},
+      {"#v=1&tp=2&tp=4", "appears twice"},
+      {"#v=1&model=%ZZ", "bad percent-encoding"},
+      {"#v=1&m.layers=4", "m.* keys need model=custom"},
+      {"#%7Bnot json", "not a JSON object"},
+      {"#v=1&" + std::string(9000, 'a'), "links over 8192 are refused"},
+  };
+  for (const auto& c : cases) {
+    auto r = scenario_from_link(c.url);
+    ASSERT_FALSE(r.ok()) << c.url;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos)
+        << c.url << " -> " << r.error().message;
+  }
+  // A link naming a preset that does not exist decodes, and the scenario then says so.
+  auto r = scenario_from_link("#v=1&model=gpt-9&node=dgx-h100&nodes=1&gbs=8");
+  ASSERT_TRUE(r.ok());
+  auto s = parse_scenario(r->scenario.dump(), builtin_catalog());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::unknown_preset);
+}
+
+TEST(Link, KeysALinkCannotCarryAreErrors) {
+  auto r = scenario_to_link({Json::parse(R"({"model": "x", "plan": {"teepee": 2}})")}, "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("plan.teepee"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepcast
