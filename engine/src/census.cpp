@@ -159,7 +159,8 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
   // Pipeline send/receive (schedules.py): one message per micro-batch per boundary crossing and
   // direction, v times more with the interleaved schedule; SP sends the 1/tp sequence shard.
   if (p.pp > 1) {
-    const double msg = sp ? act / p.tp : act;
+    const bool scatter = p.pp_scatter_gather && !sp && p.tp > 1;
+    const double msg = sp || scatter ? act / p.tp : act;
     const int64_t v = p.vpp;
     const bool edge = st.first || st.last;
     const int64_t per_direction = edge ? (v > 1 ? 2 * v * mb - mb : mb) : 2 * v * mb;
@@ -167,6 +168,14 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
         per_direction, msg, 2, paths.pp);
     add(K::send_recv, CommGroup::pp, Phase::backward, "activation grads between stages",
         per_direction, msg, 2, paths.pp);
+    // Scatter/gather: every received 1/tp shard is all-gathered inside the TP group. A stage
+    // receives half of the messages it exchanges: (sends + receives) / 2 per direction pair.
+    if (scatter) {
+      add(K::all_gather, CommGroup::tp, Phase::forward, "pipeline input shards (scatter/gather)",
+          per_direction / 2 + per_direction % 2, act, p.tp, paths.tp);
+      add(K::all_gather, CommGroup::tp, Phase::backward,
+          "pipeline grad shards (scatter/gather)", per_direction / 2, act, p.tp, paths.tp);
+    }
   }
 
   // Data parallelism over DP x CP (param_and_grad_buffer.py): bucketed gradient reduction.

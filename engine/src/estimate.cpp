@@ -162,11 +162,17 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
     stage_sync[i] = sync;
     dp_exposed = std::max(dp_exposed, sync - slack);
     slack += exposed[i].bwd / p.vpp + p2p;
-    if (zero >= 1 && zero < 3 && !p.overlap_param_gather)
+    // The distributed optimizer's parameter all-gather: after the step, or (overlapped) in the
+    // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
+    // hide it.
+    if (zero >= 1 && zero < 3)
       for (const auto& op : ops)
         if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
             op.kind == CollectiveKind::all_gather)
-          param_gather = std::max(param_gather, op.total_s());
+          param_gather = std::max(
+              param_gather, p.overlap_param_gather
+                                ? exposed_after_overlap(op.total_s(), exposed[i].fwd, slowdown)
+                                : op.total_s());
     tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
     embedding_grads =
         std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));

@@ -39,6 +39,7 @@ const Key kPlanKeys[] = {
     {"tp_comm_overlap", "tpo", Kind::boolean, false},
     {"overlap_p2p", "op2p", Kind::boolean, true},
     {"grad_reduce_in_fp32", "gr32", Kind::boolean, true},
+    {"pp_scatter_gather", "ppsg", Kind::boolean, false},
 };
 
 const Key kModelKeys[] = {

@@ -121,7 +121,7 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
                          "sequence_parallel", "recompute", "distributed_optimizer", "zero_stage",
                          "precision", "flash_attention", "overlap_grad_reduce",
                          "overlap_param_gather", "tp_comm_overlap", "overlap_p2p",
-                         "grad_reduce_in_fp32"});
+                         "grad_reduce_in_fp32", "pp_scatter_gather"});
   Plan p;
   p.tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
   p.pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
@@ -146,6 +146,7 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
   p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
   p.overlap_p2p = r.boolean("overlap_p2p", true);
   p.grad_reduce_in_fp32 = r.boolean("grad_reduce_in_fp32", true);
+  p.pp_scatter_gather = r.boolean("pp_scatter_gather", false);
   if (!r.ok()) return r.error();
   return p;
 }

@@ -162,6 +162,7 @@ struct SourceFacts {
   int zero_stage = 0;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  bool pp_scatter_gather = false;    // 1/tp activation shards between stages (Megatron 2.x)
   std::optional<int64_t> default_micro_batch;  // when the row says "not stated"
   std::string default_recompute;               // when the row says "not stated"
   std::optional<bool> tied_embeddings;         // overrides the architecture default
@@ -171,9 +172,12 @@ SourceFacts facts_for(const std::string& source) {
   SourceFacts f;
   f.known = true;
   if (source == "SC21" || source == "KORTH") {
-    // Megatron-LM of 2021-22: no FlashAttention (unfused softmax), blocking p2p.
+    // Megatron-LM of 2021-22: no FlashAttention (unfused softmax), blocking p2p, and the
+    // scatter/gather of pipeline messages across the TP group (SC21 sec. 4.1, on by default
+    // via --scatter-gather-tensors-in-pipeline in Megatron-LM 2.x).
     f.flash_attention = false;
     f.overlap_p2p = false;
+    f.pp_scatter_gather = true;
   } else if (source == "MCORE") {
     // Megatron-LM README: --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap, the
     // distributed optimizer (param gather implies it); parameter counts in the table imply
@@ -194,8 +198,11 @@ SourceFacts facts_for(const std::string& source) {
   } else if (source == "BLOOM" || source == "MTNLG") {
     // Megatron-DeepSpeed 2021-22: ZeRO-1, no FlashAttention, DeepSpeed's pipeline engine
     // reduces gradients after the last micro-batch and gathers parameters after the step.
+    // DeepSpeed's pipeline engine partitions activations over the model-parallel group before
+    // sending and gathers them after (PipelineEngine.is_pipe_partitioned).
     f.flash_attention = false;
     f.overlap_p2p = false;
+    f.pp_scatter_gather = true;
     f.zero_stage = 1;
     f.overlap_grad_reduce = false;
     f.overlap_param_gather = false;
@@ -203,9 +210,11 @@ SourceFacts facts_for(const std::string& source) {
     // Composer + PyTorch FSDP FULL_SHARD (ZeRO-3), FlashAttention (triton / flash-attn).
     f.zero_stage = 3;
   } else if (source == "DTFM") {
-    // Megatron-LM baseline on V100 (2022): no FlashAttention (needs Ampere), local DDP.
+    // Megatron-LM baseline on V100 (2022): no FlashAttention (needs Ampere), local DDP,
+    // Megatron 2.x pipeline scatter/gather.
     f.flash_attention = false;
     f.overlap_p2p = false;
+    f.pp_scatter_gather = true;
     f.overlap_grad_reduce = false;
   } else {
     f.known = false;
@@ -490,6 +499,7 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   plan["overlap_param_gather"] = facts.overlap_param_gather;
   plan["tp_comm_overlap"] = facts.tp_comm_overlap && *tp > 1;
   plan["overlap_p2p"] = facts.overlap_p2p;
+  if (facts.pp_scatter_gather) plan["pp_scatter_gather"] = true;
   if (!facts.known)
     c.assumptions.push_back("no source facts recorded: Megatron-Core defaults for the options");
 

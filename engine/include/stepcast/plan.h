@@ -31,6 +31,10 @@ struct Plan {
   bool tp_comm_overlap = false;      // TE userbuffers: TP collectives overlap GEMMs
   bool overlap_p2p = true;           // interleaved schedule overlaps send/recv with compute
   bool grad_reduce_in_fp32 = true;   // bf16 training reduces fp32 main grads (Megatron default)
+  // Megatron-LM 2.x (2021-22) sent 1/tp of each activation between pipeline stages and
+  // all-gathered it over NVLink on arrival (SC21 sec. 4.1, --scatter-gather-tensors-in-pipeline);
+  // Megatron-Core sends whole tensors unless sequence parallelism already splits them.
+  bool pp_scatter_gather = false;
 
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   int effective_zero_stage() const {
