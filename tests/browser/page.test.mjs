@@ -1,0 +1,332 @@
+// The built page in Debian's Chromium: it shows the default estimate by itself, follows every
+// change with the CLI's numbers for the same scenario, explains invalid plans next to the
+// control, shows OOM, re-renders within a frame, works offline after the first load, and logs no
+// console errors. Saves screenshots under build/screenshots/.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CLI, ROOT, SCENARIO_DIR, cliEstimate, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { launch, serveSite } from './browser.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+const SHOTS = join(ROOT, 'build', 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+
+const DEFAULT = JSON.parse(readFileSync(join(SCENARIO_DIR, 'llama3-70b_dgx-h100x8.json'), 'utf8'));
+const METRICS = ['iteration_time_s', 'tokens_per_s', 'mfu', 'model_tflops_per_gpu', 'micro_batches', 'parameters'];
+const DESKTOP = { width: 1360, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+let site;
+let browser;
+let context;
+let page;
+const problems = []; // console errors and uncaught exceptions, from every page of the suite
+
+function watch(p) {
+  p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  p.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
+}
+
+/** Waits until the estimate on screen is the one for the scenario the form shows. */
+async function settle(p = page) {
+  await p.waitForFunction(() => {
+    const s = window.__stepcast;
+    return s && s.latest !== undefined && s.latest === s.rendered;
+  }, null, { timeout: 15000 });
+}
+
+async function pageScenario(p = page) {
+  return JSON.parse(await p.textContent('#scenario-json'));
+}
+
+async function metrics(p = page) {
+  const out = {};
+  for (const k of METRICS) out[k] = Number(await p.getAttribute(`[data-metric="${k}"]`, 'data-value'));
+  return out;
+}
+
+/** The page's numbers must be the CLI's for `expected`, and the page must have sent an equivalent scenario. */
+async function expectCliNumbers(expected, p = page) {
+  const cli = cliEstimate(JSON.stringify(expected));
+  assert.equal(cli.status, 0, cli.stderr);
+  const shown = await metrics(p);
+  const want = Object.fromEntries(METRICS.map((k) => [k, cli.report[k]]));
+  assert.deepEqual(jsonDiff(want, shown), [], 'headline numbers differ from the CLI');
+  // Breakdown, memory: every number on the page comes from the same report.
+  const parts = await p.$$eval('[data-part]', (rows) => rows.map((r) => [r.dataset.part, Number(r.dataset.value)]));
+  for (const [k, v] of parts) assert.deepEqual(jsonDiff(cli.report.breakdown_s[k], v), [], `breakdown ${k}`);
+  const mem = await p.$$eval('.mem-row', (rows) => rows.map((r) => Number(r.dataset.total)));
+  assert.deepEqual(jsonDiff(cli.report.stages.map((s) => s.memory_bytes.total), mem), [], 'memory per stage');
+  // The scenario the page sent gives the same report as the expected one.
+  const sent = cliEstimate(JSON.stringify(await pageScenario(p)));
+  assert.equal(sent.status, 0, sent.stderr);
+  assert.deepEqual(jsonDiff(cli.report, sent.report), [], 'the page sent a different scenario');
+  return cli.report;
+}
+
+/** The first screen as a visitor sees it, and the whole page (tall window: no inner scrolling). */
+async function shootDesktop(name, p = page) {
+  await p.evaluate(() => { window.scrollTo(0, 0); document.querySelector('#inputs').scrollTop = 0; });
+  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+  const height = await p.evaluate(() => Math.max(document.documentElement.scrollHeight,
+    document.querySelector('#inputs').scrollHeight + 120));
+  await p.setViewportSize({ width: DESKTOP.width, height });
+  await p.waitForTimeout(50);
+  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
+  await p.setViewportSize(DESKTOP);
+}
+
+async function setValue(selector, value) {
+  await page.fill(selector, String(value));
+  await settle();
+}
+
+const withPlan = (s, plan) => {
+  const out = structuredClone(s);
+  Object.assign(out.plan, plan);
+  for (const [k, v] of Object.entries(plan)) if (v === undefined) delete out.plan[k];
+  return out;
+};
+
+before(async () => {
+  site = await serveSite();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP });
+  page = await context.newPage();
+  watch(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+describe('the page', () => {
+  test('shows the default estimate without any input', async () => {
+    const t0 = Date.now();
+    await page.goto(site.url);
+    await page.waitForSelector('[data-metric="iteration_time_s"]', { timeout: 20000 });
+    await settle();
+    console.log(`first estimate on screen ${Date.now() - t0} ms after navigation`);
+    const noDp = withPlan(DEFAULT, { dp: undefined });
+    await expectCliNumbers(noDp);
+    assert.equal((await pageScenario()).plan.dp, undefined, 'dp is left to the engine');
+    assert.equal(await page.inputValue('#f-dp'), '2', 'the derived DP is shown');
+    assert.equal(await page.locator('.mem-row').count(), DEFAULT.plan.pp);
+    assert.ok(await page.locator('#timeline canvas').count() === 1, 'a timeline is drawn');
+    assert.ok(await page.locator('.census tbody tr').count() > 3, 'the census has rows');
+    await shootDesktop('desktop');
+  });
+
+  test('follows TP, PP, model and node count with the CLI\'s numbers', async () => {
+    let expected = withPlan(DEFAULT, { dp: undefined, tp: 4 });
+    await setValue('#f-tp', 4);
+    await expectCliNumbers(expected);
+    assert.equal(await page.inputValue('#f-dp'), '4');
+
+    expected = withPlan(expected, { pp: 8 });
+    await setValue('#f-pp', 8);
+    await expectCliNumbers(expected);
+
+    expected = { ...expected, model: 'llama2-70b' };
+    await page.selectOption('#f-model', 'llama2-70b');
+    await settle();
+    await expectCliNumbers(expected);
+
+    expected = { ...expected, cluster: { node: 'dgx-h100', nodes: 16 } };
+    await setValue('#f-nodes', 16);
+    await expectCliNumbers(expected);
+    assert.equal(await page.inputValue('#f-dp'), '4');
+  });
+
+  test('explains an invalid plan next to its control and stays usable', async () => {
+    const bad = { model: 'llama2-70b', cluster: { node: 'dgx-h100', nodes: 16 },
+      plan: { ...DEFAULT.plan, dp: undefined, tp: 16, pp: 8 }, seq_len: DEFAULT.seq_len };
+    const cli = cliEstimate(JSON.stringify(bad));
+    assert.equal(cli.status, 2);
+    const message = cli.stderr.replace(/^error: /, '').trim();
+    await setValue('#f-tp', 16);
+    const error = page.locator('[data-path="plan.tp"] .error');
+    assert.equal(await error.isVisible(), true, 'the message sits next to TP');
+    assert.equal(await error.textContent(), message);
+    assert.equal(await page.getAttribute('#f-tp', 'aria-invalid'), 'true');
+    assert.match(await page.textContent('#status'), /Invalid plan/);
+    assert.equal(await page.inputValue('#f-tp'), '16', 'the value is not corrected');
+    await page.evaluate(() => { window.scrollTo(0, 0); document.querySelector('[data-path="plan.tp"]').scrollIntoView({ block: 'center' }); });
+    await page.screenshot({ path: join(SHOTS, 'invalid-plan.png') });
+
+    // A product that does not match the GPUs: the message sits next to DP.
+    await page.uncheck('#f-dp-auto');
+    await setValue('#f-tp', 4);
+    await setValue('#f-dp', 3);
+    const dpError = page.locator('[data-path="plan.dp"] .error');
+    assert.match(await dpError.textContent(), /must equal the cluster's GPU count 128/);
+    await page.check('#f-dp-auto');
+    await settle();
+
+    // Fixed from the keyboard: the estimate is back, and the error is gone.
+    await page.focus('#f-tp');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('8');
+    await settle();
+    assert.equal(await error.isVisible(), false);
+    assert.equal(await page.isVisible('#status'), false);
+    await expectCliNumbers({ ...bad, plan: { ...bad.plan, tp: 8, dp: undefined } });
+
+    // An empty field is stopped before the engine, with a message at the field.
+    await page.fill('#f-global_batch', '');
+    await settle();
+    assert.equal(await page.locator('[data-path="plan.global_batch"] .error').isVisible(), true);
+    await setValue('#f-global_batch', DEFAULT.plan.global_batch);
+    assert.equal(await page.locator('.field.invalid').count(), 0);
+  });
+
+  test('shows a plan that does not fit in memory as OOM', async () => {
+    const oom = JSON.parse(readFileSync(join(SCENARIO_DIR, 'llama2-70b_dgx-a100x2_oom.json'), 'utf8'));
+    const path = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_oom'))?.value);
+    assert.ok(path, 'the OOM example is listed');
+    await page.selectOption('#examples', path);
+    await settle();
+    const report = await expectCliNumbers(oom);
+    assert.equal(report.fits, false);
+    assert.match(await page.getAttribute('#status', 'class'), /\boom\b/);
+    assert.match(await page.textContent('#status'), /Out of memory/);
+    const bad = page.locator('.mem-row.oom');
+    assert.equal(await bad.count(), report.stages.filter((s) => !s.fits).length);
+    assert.match(await bad.first().textContent(), /does not fit/);
+    const color = await bad.first().locator('.bad').evaluate((el) => getComputedStyle(el).color);
+    const [r, g, b] = color.match(/\d+/g).map(Number);
+    assert.ok(r > 150 && g < 100 && b < 100, `the OOM text is red (${color})`);
+    await shootDesktop('oom');
+  });
+
+  test('every example loads and gives the CLI\'s numbers', async () => {
+    const options = await page.$$eval('#examples option', (os) => os.map((o) => o.value).filter(Boolean));
+    const files = readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.json'));
+    assert.equal(options.length, files.length);
+    for (const value of options) {
+      await page.selectOption('#examples', value);
+      await settle();
+      const file = files.find((f) => value.endsWith(`/${f}`));
+      const scenario = JSON.parse(readFileSync(join(SCENARIO_DIR, file), 'utf8'));
+      await expectCliNumbers(scenario);
+    }
+  });
+
+  test('custom model and custom cluster give the same numbers as the presets they copy', async () => {
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await settle();
+    const preset = await metrics();
+    await page.check('#f-model-mode-custom');
+    await settle();
+    await page.check('#f-cluster-mode-custom');
+    await settle();
+    const sent = await pageScenario();
+    assert.equal(typeof sent.model, 'object', 'an inline model');
+    assert.equal(sent.cluster.gpu, 'h100-sxm5-80gb');
+    assert.equal(sent.cluster.gpus_per_node, 8);
+    await expectCliNumbers(sent);
+    assert.deepEqual(jsonDiff(preset, await metrics()), []);
+    // An engine rule on a custom field lands next to that field.
+    await setValue('#f-m-heads', 3);
+    assert.match(await page.textContent('[data-path="model.hidden"] .error'), /must be divisible by model.heads=3/);
+    await page.check('#f-model-mode-preset');
+    await page.check('#f-cluster-mode-preset');
+    await settle();
+    assert.deepEqual(jsonDiff(preset, await metrics()), []);
+  });
+
+  test('says so when a schedule is too large for a timeline', async () => {
+    await setValue('#f-global_batch', 16384);
+    const note = page.locator('#timeline [data-timeline="truncated"]');
+    assert.equal(await note.isVisible(), true);
+    await expectCliNumbers({ ...withPlan(DEFAULT, { dp: undefined, global_batch: 16384 }) });
+    await setValue('#f-global_batch', DEFAULT.plan.global_batch);
+    assert.equal(await page.locator('#timeline canvas').isVisible(), true);
+  });
+
+  test('re-renders each change within one frame (16 ms)', async () => {
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await settle();
+    await page.evaluate(() => performance.clearMeasures('stepcast:update'));
+    const values = [4, 8, 2, 8];
+    const rounds = 40;
+    const parts = { engine: [], worker: [], render: [] };
+    for (let i = 0; i < rounds; i++) {
+      if (i % 2) await page.fill('#f-tp', String(values[(i >> 1) % values.length]));
+      else await page.fill('#f-micro_batch', String(1 + (i % 4 === 0 ? 1 : 0)));
+      await settle();
+      const s = await page.evaluate(() => window.__stepcast);
+      parts.engine.push(s.lastEngineMs);
+      parts.worker.push(s.lastWorkerMs);
+      parts.render.push(s.lastRenderMs);
+    }
+    const median = (xs) => xs.filter(Number.isFinite).sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+    const ms = (await page.evaluate(() => performance.getEntriesByName('stepcast:update').map((e) => e.duration)))
+      .sort((a, b) => a - b);
+    assert.ok(ms.length >= rounds - 2, `measured ${ms.length} updates`);
+    const q = (f) => ms[Math.min(ms.length - 1, Math.floor(f * ms.length))];
+    console.log(`re-render, input event to rendered result (${ms.length} changes): ` +
+      `median ${q(0.5).toFixed(1)} ms, p90 ${q(0.9).toFixed(1)} ms, max ${ms[ms.length - 1].toFixed(1)} ms ` +
+      `(medians: engine ${median(parts.engine).toFixed(1)} ms, whole worker ${median(parts.worker).toFixed(1)} ms, ` +
+      `page render ${median(parts.render).toFixed(1)} ms)`);
+    assert.ok(q(0.5) < 16, `median re-render ${q(0.5).toFixed(1)} ms is over one frame`);
+  });
+
+  test('is readable at phone width and in dark mode', async () => {
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await settle();
+    await page.setViewportSize(PHONE);
+    await page.waitForTimeout(100);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling at phone width (overflow ${overflow}px)`);
+    await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(100);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const lum = bg.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
+    assert.ok(lum < 120, `dark background in dark mode (${bg})`);
+    await page.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+    await page.waitForTimeout(100);
+    await shootDesktop('desktop-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  test('every control has a label, and tooltips explain terms', async () => {
+    const unlabelled = await page.$$eval('#inputs input, #inputs select, #cost-form input', (els) => els
+      .filter((el) => el.offsetParent !== null && !el.labels?.length && !el.getAttribute('aria-label'))
+      .map((el) => el.id || el.name));
+    assert.deepEqual(unlabelled, []);
+    await page.focus('[data-metric="mfu"] .tip');
+    const tipText = await page.textContent('#tooltip');
+    assert.match(tipText, /MFU/);
+    assert.match(tipText, /peak/);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.isVisible('#tooltip'), false);
+  });
+
+  test('works offline after the first load (service worker)', async () => {
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+      if (!navigator.serviceWorker.controller)
+        await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
+    });
+    await site.close();
+    await context.setOffline(true);
+    await page.reload();
+    await page.waitForSelector('[data-metric="iteration_time_s"]', { timeout: 20000 });
+    await settle();
+    await expectCliNumbers(withPlan(DEFAULT, { dp: undefined }));
+    await setValue('#f-tp', 4);
+    await expectCliNumbers(withPlan(DEFAULT, { dp: undefined, tp: 4 }));
+    await context.setOffline(false);
+  });
+
+  test('logged no console errors', () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,206 @@
+// The WebAssembly module must give exactly the native CLI's answers: the same report (numbers to
+// 1e-9 relative: the two builds may round transcendental functions differently), the same error
+// messages, the same presets and version.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+
+import {
+  CLI, cliEstimate, cliRun, exampleScenarios, jsonDiff, loadWasm, requireBuilt,
+} from './common.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const base = {
+  model: 'llama3-8b',
+  cluster: { node: 'dgx-h100', nodes: 2 },
+  plan: { tp: 2, pp: 2, micro_batch: 1, global_batch: 64, sequence_parallel: true,
+    recompute: 'selective', distributed_optimizer: true, precision: 'bf16' },
+};
+const variant = (name, patch) => {
+  const s = structuredClone(base);
+  for (const [k, v] of Object.entries(patch)) {
+    if (k === 'plan') Object.assign(s.plan, v);
+    else s[k] = v;
+  }
+  return [name, JSON.stringify(s)];
+};
+const customGpu = { name: 'a custom accelerator', arch: 'hopper', memory_gib: 96,
+  memory_bandwidth_GBps: 4000, peak_tflops: { bf16: 800, fp16: 800, fp8: 1600 } };
+const customIntra = { name: 'custom fabric', scope: 'intra_node', bandwidth_GBps_per_dir: 300,
+  busbw_GBps: 240, half_peak_bytes: 8e6, latency_us: 8 };
+const customInter = { name: 'custom NIC', scope: 'inter_node', bandwidth_GBps_per_dir: 50,
+  busbw_GBps: 45, half_peak_bytes: 2e7, latency_us: 20 };
+
+// Scenarios beyond the shipped examples, chosen to reach every branch of the report.
+const variants = [
+  variant('derived dp', {}),
+  variant('explicit dp, seq_len override', { plan: { dp: 4 }, seq_len: 4096 }),
+  variant('fp32, no recompute', { plan: { precision: 'fp32', recompute: 'none' } }),
+  variant('fp16, full recompute', { plan: { precision: 'fp16', recompute: 'full' } }),
+  variant('fp8 with TP overlap', { plan: { precision: 'fp8', tp_comm_overlap: true } }),
+  variant('ZeRO-2', { plan: { zero_stage: 2, distributed_optimizer: false } }),
+  variant('ZeRO-3', { plan: { zero_stage: 3, distributed_optimizer: false } }),
+  variant('no overlaps', { plan: { overlap_grad_reduce: false, overlap_param_gather: false,
+    overlap_p2p: false, grad_reduce_in_fp32: false } }),
+  variant('context parallel', { plan: { cp: 2, pp: 1 } }),
+  variant('interleaved, vpp 4', { plan: { pp: 4, tp: 4, vpp: 4 }, cluster: { node: 'dgx-h100', nodes: 4 } }),
+  variant('micro-batch 4', { plan: { micro_batch: 4, global_batch: 256 } }),
+  variant('TP across nodes', { model: 'gpt3-6.7b', plan: { tp: 16, pp: 1, sequence_parallel: true } }),
+  variant('few micro-batches', { plan: { pp: 8, tp: 2, global_batch: 4 }, cluster: { node: 'dgx-h100', nodes: 2 } }),
+  variant('unfused attention on V100', { model: 'gpt3-1.3b', cluster: { node: 'dgx-1-v100', nodes: 1 },
+    plan: { tp: 1, pp: 1, precision: 'fp16', flash_attention: false, global_batch: 32 } }),
+  variant('MI300X', { model: 'llama2-70b', cluster: { node: 'mi300x-x8', nodes: 4 },
+    plan: { tp: 8, pp: 2, global_batch: 128 } }),
+  variant('Gaudi 3', { cluster: { node: 'hls-gaudi3', nodes: 2 } }),
+  variant('GB200 NVL72', { model: 'llama3-70b', cluster: { node: 'gb200-nvl72', nodes: 1 },
+    plan: { tp: 8, pp: 1, global_batch: 72 } }),
+  variant('custom GPU and links', { cluster: { gpu: customGpu, gpus_per_node: 4, nodes: 4,
+    intra_node_link: customIntra, inter_node_link: customInter, nics_per_node: 4 } }),
+  variant('cluster groups form', { cluster: { groups: [{ node: 'dgx-h100', nodes: 2 }] } }),
+  variant('tied embeddings, learned positions', { model: 'gpt3-13b', plan: { tp: 4, pp: 2, global_batch: 32 } }),
+  variant('big pipeline (timeline truncated)', { model: 'gpt3-175b', cluster: { node: 'dgx-a100', nodes: 64 },
+    plan: { tp: 8, pp: 16, vpp: 3, global_batch: 8192 } }),
+];
+
+let wasm;
+before(async () => { wasm = await loadWasm(); });
+
+function compareReports(text) {
+  const cli = cliEstimate(text);
+  assert.equal(cli.status, 0, `the CLI failed: ${cli.stderr}`);
+  const out = wasm.estimate(text);
+  const report = JSON.parse(out);
+  assert.equal(report.error, undefined, `the module failed: ${out}`);
+  const diff = jsonDiff(cli.report, report);
+  assert.deepEqual(diff, [], `the module's report differs from the CLI's:\n${diff.join('\n')}`);
+  return report;
+}
+
+describe('reports: WebAssembly equals the native CLI', () => {
+  for (const [file, text] of exampleScenarios()) {
+    test(`example ${file}`, () => {
+      const r = compareReports(text);
+      assert.ok(r.iteration_time_s > 0);
+      assert.ok(Array.isArray(r.stages) && r.stages.length > 0);
+    });
+  }
+  for (const [name, text] of variants) test(`variant: ${name}`, () => { compareReports(text); });
+
+  test('the OOM example reports that it does not fit', () => {
+    const oom = exampleScenarios().find(([f]) => f.includes('oom'));
+    assert.ok(oom, 'an example scenario named *oom* exists');
+    const r = JSON.parse(wasm.estimate(oom[1]));
+    assert.equal(r.fits, false);
+    assert.ok(r.stages.some((s) => !s.fits));
+  });
+
+  test('the same input twice gives the same text, also after an error', () => {
+    const text = variants[0][1];
+    const first = wasm.estimate(text);
+    wasm.estimate('{not json');
+    assert.equal(wasm.estimate(text), first);
+  });
+});
+
+// Bad input: the CLI exits 2 with `error: <message>`; the module returns {"error": {...}} with the
+// same message and the path the page uses to put the message next to its control.
+const plan = (p) => JSON.stringify({ ...base, plan: { ...base.plan, ...p } });
+const errors = [
+  ['not JSON', '{"model": ', 'parse_error', ''],
+  ['not an object', '[1, 2]', 'type_error', ''],
+  ['unknown top-level key', JSON.stringify({ ...base, modle: 'x' }), 'unknown_key', 'modle'],
+  ['missing model', JSON.stringify({ cluster: base.cluster, plan: base.plan }), 'missing_key', 'model'],
+  ['unknown model preset', JSON.stringify({ ...base, model: 'llama9-1t' }), 'unknown_preset', 'model'],
+  ['unknown node preset', JSON.stringify({ ...base, cluster: { node: 'dgx-z', nodes: 1 } }), 'unknown_preset', 'cluster.node'],
+  ['node count 0', JSON.stringify({ ...base, cluster: { node: 'dgx-h100', nodes: 0 } }), 'out_of_range', 'cluster.nodes'],
+  ['tp not an integer', plan({ tp: 'eight' }), 'type_error', 'plan.tp'],
+  ['tp 0', plan({ tp: 0 }), 'out_of_range', 'plan.tp'],
+  ['tp does not divide kv_heads', plan({ tp: 16, pp: 1 }), 'invalid_plan', 'plan.tp'],
+  ['tp does not divide heads', JSON.stringify({ ...base, cluster: { gpu: 'h100-sxm5-80gb', gpus_per_node: 3,
+    nodes: 1, intra_node_link: 'nvlink4', inter_node_link: 'ib-ndr' }, plan: { ...base.plan, tp: 3, pp: 1 } }),
+    'invalid_plan', 'plan.tp'],
+  ['derived dp leaves GPUs over', plan({ tp: 3, pp: 1 }), 'invalid_plan', 'plan.dp'],
+  ['tp*pp*dp is not the GPU count', plan({ dp: 3 }), 'invalid_plan', 'plan.dp'],
+  ['vpp without pp', plan({ pp: 1, vpp: 2 }), 'invalid_plan', 'plan.vpp'],
+  ['layers not divisible by pp', JSON.stringify({ ...base, cluster: { node: 'dgx-h100', nodes: 3 },
+    plan: { ...base.plan, tp: 8, pp: 3 } }), 'invalid_plan', 'plan.pp'],
+  ['layers not divisible by pp*vpp', plan({ pp: 2, vpp: 3 }), 'invalid_plan', 'plan.vpp'],
+  ['global batch not divisible', plan({ global_batch: 63 }), 'invalid_plan', 'plan.global_batch'],
+  ['fp8 on A100', JSON.stringify({ ...base, cluster: { node: 'dgx-a100', nodes: 2 },
+    plan: { ...base.plan, precision: 'fp8' } }), 'invalid_plan', 'plan.precision'],
+  ['unknown recompute', plan({ recompute: 'some' }), 'out_of_range', 'plan.recompute'],
+  ['unknown plan key', plan({ tensor_parallel: 8 }), 'unknown_key', 'plan.tensor_parallel'],
+  ['missing global batch', JSON.stringify({ ...base, plan: { tp: 2 } }), 'missing_key', 'plan.global_batch'],
+  ['boolean as string', plan({ sequence_parallel: 'yes' }), 'type_error', 'plan.sequence_parallel'],
+  ['cp does not divide the sequence', JSON.stringify({ ...base, seq_len: 1001, plan: { ...base.plan, cp: 2 } }),
+    'invalid_plan', 'plan.cp'],
+  ['custom model: hidden not divisible by heads', JSON.stringify({ ...base, model: { layers: 4,
+    hidden: 1000, heads: 3, ffn_hidden: 4000, vocab: 1000, seq_len: 128, ffn_type: 'gelu',
+    position: 'rope', tied_embeddings: false } }), 'invalid_plan', 'model.hidden'],
+  ['custom cluster: NIC as the intra-node link', JSON.stringify({ ...base, cluster: { gpu: 'h100-sxm5-80gb',
+    gpus_per_node: 8, nodes: 2, intra_node_link: 'ib-ndr', inter_node_link: 'ib-ndr' } }),
+    'invalid_plan', 'cluster.intra_node_link'],
+  ['custom GPU without peaks', JSON.stringify({ ...base, cluster: { gpu: { memory_gib: 80,
+    memory_bandwidth_GBps: 3000 }, gpus_per_node: 8, nodes: 2, intra_node_link: 'nvlink4',
+    inter_node_link: 'ib-ndr' } }), 'missing_key', 'cluster.gpu.peak_tflops'],
+];
+
+describe('errors: WebAssembly gives the CLI\'s message', () => {
+  for (const [name, text, code, path] of errors) {
+    test(name, () => {
+      const cli = cliEstimate(text);
+      assert.equal(cli.status, 2, `the CLI should reject this input (stdout had a report: ${cli.status === 0})`);
+      assert.match(cli.stderr, /^error: .+\n$/, 'one line on stderr');
+      const cliMessage = cli.stderr.slice('error: '.length, -1);
+      const out = JSON.parse(wasm.estimate(text));
+      assert.ok(out.error, `the module should return an error, got: ${JSON.stringify(out).slice(0, 200)}`);
+      assert.equal(out.error.message, cliMessage);
+      assert.equal(out.error.code, code);
+      assert.equal(out.error.path, path);
+    });
+  }
+});
+
+describe('presets and version', () => {
+  test('presets() is `stepcast presets --format json`', () => {
+    const cli = cliRun(['presets', '--format', 'json']);
+    assert.equal(cli.status, 0, cli.stderr);
+    const presets = JSON.parse(wasm.presets());
+    assert.deepEqual(jsonDiff(JSON.parse(cli.stdout), presets), []);
+    for (const kind of ['gpus', 'links', 'nodes', 'models']) {
+      assert.ok(presets[kind].length > 0, `${kind} listed`);
+      for (const item of presets[kind]) assert.match(item.id, /^[a-z0-9.-]+$/);
+    }
+  });
+
+  test('version() is `stepcast version`', () => {
+    const cli = cliRun(['version']);
+    assert.equal(cli.stdout.trim(), `stepcast ${wasm.version()}`);
+  });
+});
+
+// The page calls estimateColumns (the timeline as a typed array): rebuilt, it must be estimate()'s
+// report, hence the CLI's.
+describe('estimateColumns: the page\'s fast path gives estimate()\'s report', () => {
+  const rebuild = (out) => {
+    const report = JSON.parse(out.json);
+    if (report.error) return report;
+    const ev = out.events;
+    assert.ok(ev instanceof Float64Array && ev.length % 6 === 0);
+    assert.deepEqual(report.timeline.events, []);
+    for (let j = 0; j < ev.length; j += 6) {
+      report.timeline.events.push({ kind: out.kinds[ev[j + 1]], stage: ev[j], chunk: ev[j + 3],
+        micro_batch: ev[j + 2], start_s: ev[j + 4], end_s: ev[j + 5] });
+    }
+    return report;
+  };
+  const cases = [...exampleScenarios(), ...variants, ...errors.map(([n, t]) => [n, t])];
+  test(`${cases.length} scenarios and errors`, () => {
+    assert.equal(typeof wasm.estimateColumns, 'function');
+    for (const [name, text] of cases) {
+      const expected = JSON.parse(wasm.estimate(text));
+      const diff = jsonDiff(expected, rebuild(wasm.estimateColumns(text)), { rel: 0, abs: 0 });
+      assert.deepEqual(diff, [], `${name}:\n${diff.join('\n')}`);
+    }
+  });
+});

@@ -1,0 +1,92 @@
+// Shared by the WebAssembly and browser suites: where the built artefacts are, how to run the
+// native CLI, how to load the module, and a tolerant deep comparison of two reports.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = process.env.STEPCAST_CLI ?? join(ROOT, 'build', 'engine', 'stepcast');
+export const WASM = process.env.STEPCAST_WASM ?? join(ROOT, 'build-wasm', 'wasm', 'stepcast.js');
+export const SITE = process.env.STEPCAST_SITE ?? join(ROOT, 'build', 'web');
+export const SCENARIO_DIR = join(ROOT, 'web', 'examples', 'scenarios');
+
+export function requireBuilt(path, how) {
+  if (!existsSync(path)) throw new Error(`${path} does not exist: ${how}`);
+}
+
+/** The example scenarios the page ships, as [file name, text]. */
+export function exampleScenarios() {
+  return readdirSync(SCENARIO_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => [f, readFileSync(join(SCENARIO_DIR, f), 'utf8')]);
+}
+
+/**
+ * Runs `stepcast estimate - --timeline` on a scenario text (the WebAssembly module always adds
+ * the timeline). Returns {status, report, stderr}.
+ */
+export function cliEstimate(text) {
+  const r = spawnSync(CLI, ['estimate', '-', '--timeline'], { input: text, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return {
+    status: r.status,
+    stderr: r.stderr,
+    report: r.status === 0 ? JSON.parse(r.stdout) : undefined,
+  };
+}
+
+export function cliRun(args) {
+  const r = spawnSync(CLI, args, { encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return r;
+}
+
+let modulePromise;
+/** The WebAssembly module, loaded once per process through its UMD factory. */
+export function loadWasm() {
+  requireBuilt(WASM, 'build it with emcmake cmake -S . -B build-wasm && make -C build-wasm');
+  if (!modulePromise) {
+    const require = createRequire(import.meta.url);
+    const createStepcast = require(WASM);
+    modulePromise = createStepcast();
+  }
+  return modulePromise;
+}
+
+/**
+ * Differences between two JSON values: the same keys, the same strings and booleans, numbers
+ * equal to `rel` relative (or both within `abs` of zero). Returns a list of "path: why" lines
+ * (at most `limit`).
+ */
+export function jsonDiff(expected, actual, { rel = 1e-9, abs = 1e-300, limit = 20 } = {}) {
+  const out = [];
+  const walk = (e, a, path) => {
+    if (out.length >= limit) return;
+    if (typeof e === 'number' && typeof a === 'number') {
+      const scale = Math.max(Math.abs(e), Math.abs(a));
+      if (!(Math.abs(e - a) <= rel * scale || Math.abs(e - a) <= abs))
+        out.push(`${path}: expected ${e}, got ${a} (relative difference ${Math.abs(e - a) / scale})`);
+      return;
+    }
+    if (Array.isArray(e) || Array.isArray(a)) {
+      if (!Array.isArray(e) || !Array.isArray(a)) return void out.push(`${path}: array vs non-array`);
+      if (e.length !== a.length) return void out.push(`${path}: length ${e.length} vs ${a.length}`);
+      e.forEach((x, i) => walk(x, a[i], `${path}[${i}]`));
+      return;
+    }
+    if (e && a && typeof e === 'object' && typeof a === 'object') {
+      const ke = Object.keys(e).sort();
+      const ka = Object.keys(a).sort();
+      for (const k of ke) if (!(k in a)) out.push(`${path}.${k}: missing`);
+      for (const k of ka) if (!(k in e)) out.push(`${path}.${k}: unexpected`);
+      for (const k of ke) if (k in a) walk(e[k], a[k], `${path}.${k}`);
+      return;
+    }
+    if (e !== a) out.push(`${path}: expected ${JSON.stringify(e)}, got ${JSON.stringify(a)}`);
+  };
+  walk(expected, actual, '$');
+  return out;
+}

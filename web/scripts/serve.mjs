@@ -1,0 +1,64 @@
+// A tiny static file server for the built site (no dependency): `node scripts/serve.mjs DIR PORT`
+// serves DIR on http://localhost:PORT/ until interrupted. Also imported by the browser tests.
+import { createReadStream, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
+  '.wasm': 'application/wasm', '.webmanifest': 'application/manifest+json', '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Starts serving `dir` on `port` (0: any free port). Resolves to the http.Server. */
+export function serve(dir, port = 8080, host = '127.0.0.1') {
+  const root = resolve(dir);
+  const server = createServer((req, res) => {
+    let path;
+    try {
+      path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    let file = normalize(join(root, path));
+    if (file !== root && !file.startsWith(root + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    try {
+      if (statSync(file).isDirectory()) file = join(file, 'index.html');
+      const st = statSync(file);
+      const hashed = /[.-][A-Za-z0-9_-]{8,}\.(js|css)$/.test(file) && file.includes(`${sep}assets${sep}`);
+      res.writeHead(200, {
+        'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'Content-Length': st.size,
+        'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
+      });
+      if (req.method === 'HEAD') res.end();
+      else createReadStream(file).pipe(res);
+    } catch {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+    }
+  });
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => ok(server));
+  });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const dir = process.argv[2] ?? '../build/web';
+  const port = Number(process.argv[3] ?? 8080);
+  try {
+    statSync(join(dir, 'index.html'));
+  } catch {
+    console.error(`${resolve(dir)}/index.html is missing: run \`npm --prefix web run build\` first`);
+    process.exit(1);
+  }
+  const server = await serve(dir, port, process.env.HOST ?? '127.0.0.1');
+  console.log(`serving ${resolve(dir)} on http://localhost:${server.address().port}/ (Ctrl-C stops)`);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.close(() => process.exit(0)));
+}

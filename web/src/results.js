@@ -1,0 +1,275 @@
+// The results: headline numbers, cost of a run, where the step goes, memory per stage, the
+// pipeline timeline and the communication census. Every number carries its unit; exact values
+// sit in data-value attributes (the browser tests compare them with the CLI's).
+import { $, fill, h } from './dom.js';
+import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
+import * as tl from './timeline.js';
+import { tip } from './tooltip.js';
+
+const PARTS = [
+  ['forward', 'Forward'], ['backward', 'Backward'], ['recompute', 'Recompute'],
+  ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['pp_comm', 'PP send/recv'],
+  ['bubble', 'Pipeline bubble'], ['dp_comm', 'DP sync'], ['optimizer', 'Optimizer'],
+  ['other', 'Other comm'],
+];
+const MEMORY = [
+  ['weights', 'Weights', 'weights'], ['gradients', 'Gradients', 'gradients'],
+  ['optimizer', 'Optimizer state', 'optimizer_mem'], ['activations', 'Activations', 'activations'],
+  ['other', 'Other', 'other_mem'],
+];
+
+let report = null;
+let censusStage = null;
+let timelineState = null;
+
+/** A headline number: `shown` is "12.3 s" (split at the first space into value and unit). */
+function metric(key, label, value, shown, sub, term = key) {
+  const cut = shown.indexOf(' ');
+  const big = cut < 0 ? shown : shown.slice(0, cut);
+  const unit = cut < 0 ? '' : shown.slice(cut + 1);
+  return h('div', { class: 'metric', 'data-metric': key, 'data-value': String(value) },
+    h('div', { class: 'metric-label' }, label, tip(term, label)),
+    h('div', { class: `metric-value${big.length > 6 ? ' long' : ''}` }, h('span', { class: 'metric-num' }, big),
+      unit ? h('span', { class: 'metric-unit' }, ` ${unit}`) : null),
+    sub ? h('div', { class: 'metric-sub' }, sub) : null);
+}
+
+function renderMetrics(r) {
+  fill($('#metrics'),
+    metric('iteration_time_s', 'Iteration time', r.iteration_time_s, duration(r.iteration_time_s),
+      `per step of ${count(r.tokens_per_s * r.iteration_time_s)} tokens`),
+    metric('tokens_per_s', 'Throughput', r.tokens_per_s, rate(r.tokens_per_s, 'tokens/s'),
+      `${num(r.samples_per_s)} samples/s`),
+    metric('mfu', 'MFU', r.mfu, percent(r.mfu), `HFU ${percent(r.hfu)}`),
+    metric('model_tflops_per_gpu', 'Model TFLOP/s per GPU', r.model_tflops_per_gpu,
+      `${num(r.model_tflops_per_gpu)} TFLOP/s`, `of ${num(r.peak_tflops_per_gpu)} TFLOP/s dense peak`),
+    metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches),
+      `per iteration and replica, on ${integer(r.gpus)} GPUs`),
+    metric('parameters', 'Parameters', r.parameters, count(r.parameters),
+      `bottleneck: stage ${r.bottleneck_stage}`));
+}
+
+export function renderCost() {
+  const out = $('#cost-out');
+  if (!report || report.error) return;
+  const tokens = Number($('#f-tokens').value) * 1e9;
+  const price = Number($('#f-price').value);
+  const valid = $('#f-tokens').value !== '' && $('#f-price').value !== '' && tokens >= 0 && price >= 0;
+  const seconds_ = tokens / report.tokens_per_s;
+  const gpuHours = report.gpus * seconds_ / 3600;
+  const cost = gpuHours * price;
+  fill(out,
+    metric('train_time_s', 'Time to train', valid ? seconds_ : NaN, valid ? duration(seconds_) : '–',
+      valid ? `at ${rate(report.tokens_per_s, 'tokens/s')}` : 'enter tokens and price', 'train_time'),
+    metric('gpu_hours', 'GPU-hours', valid ? gpuHours : NaN, valid ? `${integer(gpuHours)} GPU-hours` : '–',
+      valid ? `${integer(report.gpus)} GPUs × ${num(seconds_ / 3600)} h` : '', 'gpu_hours'),
+    metric('cost_usd', 'Cost', valid ? cost : NaN, valid ? money(cost) : '–',
+      valid ? `at $${num(price)} per GPU-hour` : '', 'cost'));
+}
+
+function renderBreakdown(r) {
+  const total = r.iteration_time_s;
+  const parts = PARTS.map(([k, label]) => [k, label, r.breakdown_s[k] ?? 0]).filter(([, , v]) => v > 0);
+  const bar = h('div', { class: 'stack', 'aria-hidden': 'true' },
+    parts.map(([k, label, v]) => h('span', {
+      class: 'seg', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` },
+      title: `${label}: ${duration(v)} (${percent(v / total)})`,
+    })));
+  const rows = parts.map(([k, label, v]) => h('tr', { 'data-part': k, 'data-value': String(v) },
+    h('th', { scope: 'row' }, h('span', { class: 'swatch', style: { background: `var(--c-${k})` } }), label, tip(k, label)),
+    h('td', null, duration(v)),
+    h('td', null, percent(v / total)),
+    h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
+  const zero = PARTS.filter(([k]) => !(r.breakdown_s[k] > 0)).map(([, l]) => l.toLowerCase());
+  fill($('#breakdown'), bar,
+    h('table', { class: 'parts' },
+      h('caption', { class: 'sr-only' }, 'Time per iteration by part'),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Part'), h('th', { scope: 'col' }, 'Time'),
+        h('th', { scope: 'col' }, 'Share'), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Bar')))),
+      h('tbody', null, rows),
+      h('tfoot', null, h('tr', null, h('th', { scope: 'row' }, 'Iteration'), h('td', null, duration(total)),
+        h('td', null, '100 %'), h('td')))),
+    zero.length ? h('p', { class: 'hint' }, `Zero in this plan: ${zero.join(', ')}.`) : null);
+}
+
+function renderMemory(r) {
+  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const legend = h('ul', { class: 'legend' }, MEMORY.map(([k, label, term]) => h('li', null,
+    h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label))),
+  h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
+  const rows = r.stages.map((s) => {
+    const m = s.memory_bytes;
+    const pct = m.total / m.capacity;
+    return h('div', {
+      class: `mem-row${s.fits ? '' : ' oom'}`, 'data-stage': s.index, 'data-fits': String(s.fits),
+      'data-total': String(m.total), 'data-capacity': String(m.capacity),
+    },
+    h('div', { class: 'mem-label' }, `Stage ${s.index}`, h('span', { class: 'hint' }, ` ${s.layers} layers`)),
+    h('div', {
+      class: 'mem-bar', role: 'img',
+      'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
+        MEMORY.map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
+    },
+    MEMORY.map(([k, label]) => h('span', {
+      class: 'seg', style: { width: `${(100 * m[k]) / scale}%`, background: `var(--m-${k})` },
+      title: `${label}: ${gib(m[k])}`,
+    })),
+    h('span', { class: 'capacity', style: { left: `${(100 * m.capacity) / scale}%` } })),
+    h('div', { class: 'mem-value' },
+      `${gib(m.total)} / ${gib(m.capacity, 0)}`,
+      h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
+  });
+  fill($('#memory'), legend, h('div', { class: 'mem-rows' }, rows));
+}
+
+function renderCensus(r) {
+  const n = r.stages.length;
+  if (censusStage === null || censusStage >= n) censusStage = 0;
+  const select = h('select', { id: 'census-stage', 'data-local': 'true' },
+    r.stages.map((s) => h('option', { value: s.index },
+      `Stage ${s.index}${s.index === r.bottleneck_stage ? ' (bottleneck)' : ''}`)));
+  select.value = String(censusStage);
+  select.addEventListener('change', () => { censusStage = Number(select.value); renderCensus(report); });
+  const st = r.stages[censusStage];
+  const head = [['Kind', 'census_kind'], ['Group', 'census_group'], ['Phase'], ['Count', 'census_count'],
+    ['Size each', 'census_bytes'], ['Link', 'census_link'], ['Time each', 'census_time'], ['Total']];
+  const numeric = new Set(['Count', 'Size each', 'Time each', 'Total']);
+  const total = st.communication.reduce((a, op) => a + op.total_time_s, 0);
+  fill($('#census'),
+    h('div', { class: 'field inline' }, h('label', { for: 'census-stage' }, 'Pipeline stage'), select,
+      h('span', { class: 'hint' }, `${st.communication.length} kinds of operation, ${duration(total)} in all per iteration (before overlap)`)),
+    h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Communication census table' },
+      h('table', { class: 'census' },
+        h('caption', { class: 'sr-only' }, `Communication per GPU per iteration, stage ${censusStage}`),
+        h('thead', null, h('tr', null, head.map(([t, term]) => h('th', { scope: 'col', class: numeric.has(t) ? 'num' : '' },
+          t, term ? tip(term, t) : null)))),
+        h('tbody', null, st.communication.map((op) => h('tr', null,
+          h('td', { class: 'op' }, h('span', { class: 'kind' }, op.kind), h('span', { class: 'what' }, op.what)),
+          h('td', { 'data-label': 'Group' }, `${op.group} (${op.group_size})`),
+          h('td', { 'data-label': 'Phase' }, op.phase.replace('_', ' ')),
+          h('td', { class: 'num', 'data-label': 'Count' }, integer(op.count)),
+          h('td', { class: 'num', 'data-label': 'Size each' }, bytes(op.bytes)),
+          h('td', { 'data-label': 'Link' }, op.link),
+          h('td', { class: 'num', 'data-label': 'Time each' }, duration(op.time_s)),
+          h('td', { class: 'num', 'data-label': 'Total', 'data-value': String(op.total_time_s) }, duration(op.total_time_s))))),
+        h('tfoot', null, h('tr', null, h('th', { scope: 'row', colspan: 7 }, 'All operations, before overlap'),
+          h('td', { class: 'num', 'data-label': 'Total' }, duration(total)))))));
+}
+
+// The timeline's elements are built once and updated in place: a change re-draws the canvas
+// without re-creating it or forcing a layout (the width comes from a ResizeObserver).
+let tlDom = null;
+
+function timelineDom() {
+  if (tlDom) return tlDom;
+  const canvas = h('canvas', { class: 'timeline-canvas', role: 'img' });
+  const hover = h('div', { class: 'timeline-hover', hidden: true, 'aria-hidden': 'true' });
+  const zoom = h('select', { id: 'timeline-zoom', 'data-local': 'true' },
+    [1, 2, 4, 8, 16, 32].map((z) => h('option', { value: z }, `${z}×`)));
+  const scroller = h('div', { class: 'timeline-scroll' }, canvas, hover);
+  const legend = h('ul', { class: 'legend' });
+  const idleBody = h('tbody');
+  const chart = h('div', { class: 'timeline-chart' },
+    h('div', { class: 'timeline-tools' }, legend, h('label', { class: 'inline-check' }, 'Zoom ', zoom)),
+    scroller,
+    h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
+      h('table', { class: 'idle' },
+        h('caption', { class: 'sr-only' }, 'Idle time per stage'),
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), h('th', { scope: 'col' }, 'Busy'),
+          h('th', { scope: 'col' }, 'Idle'), h('th', { scope: 'col' }, 'Idle share'))),
+        idleBody)));
+  const note = h('p', { class: 'hint', hidden: true });
+  fill($('#timeline'), note, chart);
+  tlDom = { canvas, hover, zoom, scroller, legend, idleBody, chart, note, width: 0, legendKey: '' };
+  zoom.addEventListener('change', drawTimeline);
+  canvas.addEventListener('mousemove', (e) => {
+    const st = timelineState;
+    if (!st?.hit) return;
+    const rect = canvas.getBoundingClientRect();
+    const i = st.hit(e.clientX - rect.left, e.clientY - rect.top);
+    if (i < 0) { hover.hidden = true; return; }
+    hover.textContent = tl.describe(st.cols, i);
+    hover.hidden = false;
+    const left = e.clientX - scroller.getBoundingClientRect().left + scroller.scrollLeft;
+    hover.style.left = `${Math.max(0, Math.min(left + 12, scroller.scrollWidth - hover.offsetWidth - 4))}px`;
+    hover.style.top = `${e.clientY - rect.top + 14}px`;
+  });
+  canvas.addEventListener('mouseleave', () => { hover.hidden = true; });
+  new ResizeObserver((entries) => {
+    const w = Math.round(entries[entries.length - 1].contentRect.width);
+    if (w && w !== tlDom.width) { tlDom.width = w; drawTimeline(); }
+  }).observe(scroller);
+  return tlDom;
+}
+
+function renderTimeline(r) {
+  const dom = timelineDom();
+  timelineState = null;
+  const cols = r.timeline ? tl.toColumns(r.timeline) : null;
+  if (!cols || r.timeline.truncated || cols.length === 0) {
+    dom.chart.hidden = true;
+    dom.note.hidden = false;
+    dom.note.dataset.timeline = r.timeline ? 'truncated' : 'absent';
+    dom.note.textContent = r.timeline
+      ? `This schedule has ${integer(2 * r.micro_batches * r.stages.length)} or more blocks, more than the engine ` +
+        'lays out: no timeline for it (fewer micro-batches or stages show one). The breakdown above still holds.'
+      : 'This engine build reports no timeline.';
+    return;
+  }
+  dom.chart.hidden = false;
+  dom.note.hidden = true;
+  const lay = tl.layout(cols, r.stages.length, r.iteration_time_s);
+  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages, ` +
+    `${cols.length} blocks over ${duration(lay.span)}; idle per stage in the table below`);
+  const kinds = tl.legendKinds(cols);
+  const key = kinds.map((k) => k[0]).join();
+  if (key !== dom.legendKey) {
+    dom.legendKey = key;
+    fill(dom.legend,
+      kinds.map(([, label, v]) => h('li', null, h('span', { class: 'swatch', style: { background: `var(${v})` } }), label)),
+      h('li', null, h('span', { class: 'swatch bubble-swatch' }), 'idle (bubble)', tip('bubble', 'bubble')));
+  }
+  fill(dom.idleBody, lay.rows.map((row, s) => h('tr', null, h('th', { scope: 'row' }, String(s)),
+    h('td', null, duration(row.busy)), h('td', null, duration(row.idle)), h('td', null, percent(row.idle / lay.span)))));
+  timelineState = { cols, lay, hit: null };
+  drawTimeline();
+}
+
+/** (Re)draws the timeline at the current width, zoom and colour scheme. */
+export function drawTimeline() {
+  const st = timelineState;
+  if (!st || !tlDom) return;
+  if (!tlDom.width) tlDom.width = tlDom.scroller.clientWidth;
+  const width = Math.max(280, tlDom.width);
+  const zoom = Number(tlDom.zoom.value) || 1;
+  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, Math.min(16000, width * zoom));
+}
+
+function renderWarnings(r) {
+  const box = $('#warnings');
+  box.hidden = r.warnings.length === 0;
+  fill($('#warnings-list'), r.warnings.map((w) => h('li', null, w)));
+}
+
+/** The bar that mirrors the headline numbers at the bottom of narrow screens. */
+export function renderSummaryBar(kind, text) {
+  const bar = $('#summary-bar');
+  bar.className = `summary-bar ${kind}`;
+  bar.textContent = text;
+}
+
+export function summaryText(r) {
+  return `${duration(r.iteration_time_s)} per step · ${rate(r.tokens_per_s, 'tokens/s')} · MFU ${percent(r.mfu)}`;
+}
+
+/** Renders a report (not an error) into every results section. */
+export function renderReport(r) {
+  report = r;
+  renderMetrics(r);
+  renderCost();
+  renderBreakdown(r);
+  renderMemory(r);
+  renderTimeline(r);
+  renderCensus(r);
+  renderWarnings(r);
+}

@@ -1,0 +1,57 @@
+// Term tooltips: a small "?" button after a label; hovering or focusing it shows what the term
+// means and its formula in one shared tooltip (Escape hides it). Touch: tapping toggles it.
+import { h } from './dom.js';
+import { TERMS } from './terms.js';
+
+let bubble;
+let owner = null;
+
+function ensureBubble() {
+  if (!bubble) {
+    bubble = h('div', { id: 'tooltip', role: 'tooltip', class: 'tooltip', hidden: true });
+    document.body.append(bubble);
+  }
+  return bubble;
+}
+
+function show(button) {
+  const [title, text, formula] = TERMS[button.dataset.term] ?? ['', '', ''];
+  const tip = ensureBubble();
+  tip.replaceChildren(h('strong', null, title), h('span', null, ' ', text),
+    formula ? h('code', { class: 'formula' }, formula) : null);
+  tip.hidden = false;
+  owner = button;
+  button.setAttribute('aria-describedby', 'tooltip');
+  const r = button.getBoundingClientRect();
+  const w = Math.min(340, window.innerWidth - 16);
+  tip.style.maxWidth = `${w}px`;
+  const tw = tip.offsetWidth;
+  const th = tip.offsetHeight;
+  let left = Math.min(Math.max(8, r.left + r.width / 2 - tw / 2), window.innerWidth - tw - 8);
+  let top = r.bottom + 6;
+  if (top + th > window.innerHeight - 8 && r.top - th - 6 > 8) top = r.top - th - 6;
+  tip.style.left = `${left + window.scrollX}px`;
+  tip.style.top = `${top + window.scrollY}px`;
+}
+
+function hide() {
+  if (!bubble || bubble.hidden) return;
+  bubble.hidden = true;
+  owner?.removeAttribute('aria-describedby');
+  owner = null;
+}
+
+/** A "?" button explaining `term` (a key of TERMS). */
+export function tip(term, label) {
+  if (!TERMS[term]) throw new Error(`no term ${term}`);
+  const name = label ?? TERMS[term][0];
+  return h('button', {
+    type: 'button', class: 'tip', 'data-term': term, 'aria-label': `What is ${name}?`,
+    onmouseenter: (e) => show(e.currentTarget), onmouseleave: hide,
+    onfocus: (e) => show(e.currentTarget), onblur: hide,
+    onclick: (e) => (owner === e.currentTarget ? hide() : show(e.currentTarget)),
+  }, '?');
+}
+
+document.addEventListener('keydown', (e) => { if (e.key === 'Escape') hide(); });
+window.addEventListener('scroll', hide, { passive: true });

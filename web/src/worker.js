@@ -1,0 +1,97 @@
+// The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
+// message), then answers estimate requests. Reports are parsed here; the timeline's events are
+// turned into typed columns and transferred, so the page gets them without a copy.
+/* global createStepcast, importScripts */
+
+const KINDS = ['forward', 'backward', 'send', 'dp_sync', 'optimizer'];
+let engine;
+
+function columns(events) {
+  const n = events.length;
+  const t = {
+    length: n,
+    stage: new Int32Array(n),
+    kind: new Uint8Array(n),
+    microBatch: new Int32Array(n),
+    chunk: new Int32Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const e = events[i];
+    t.stage[i] = e.stage;
+    const k = KINDS.indexOf(e.kind);
+    t.kind[i] = k < 0 ? KINDS.length : k;
+    t.microBatch[i] = e.micro_batch ?? 0;
+    t.chunk[i] = e.chunk ?? 0;
+    t.start[i] = e.start_s;
+    t.end[i] = e.end_s;
+  }
+  return t;
+}
+
+/** The same columns from estimateColumns' packed events (6 numbers per event). */
+function packedColumns(packed, kinds) {
+  const n = packed.length / 6;
+  const t = {
+    length: n,
+    stage: new Int32Array(n),
+    kind: new Uint8Array(n),
+    microBatch: new Int32Array(n),
+    chunk: new Int32Array(n),
+    start: new Float64Array(n),
+    end: new Float64Array(n),
+  };
+  const map = kinds.map((k) => (KINDS.indexOf(k) < 0 ? KINDS.length : KINDS.indexOf(k)));
+  for (let i = 0, j = 0; i < n; i++, j += 6) {
+    t.stage[i] = packed[j];
+    t.kind[i] = map[packed[j + 1]];
+    t.microBatch[i] = packed[j + 2];
+    t.chunk[i] = packed[j + 3];
+    t.start[i] = packed[j + 4];
+    t.end[i] = packed[j + 5];
+  }
+  return t;
+}
+
+self.onmessage = async (event) => {
+  const msg = event.data;
+  try {
+    if (msg.type === 'init') {
+      importScripts(msg.wasmUrl);
+      engine = await createStepcast();
+      self.postMessage({
+        type: 'ready',
+        version: engine.version(),
+        presets: JSON.parse(engine.presets()),
+      });
+      return;
+    }
+    if (msg.type === 'estimate') {
+      const t0 = performance.now();
+      // estimateColumns: the same report with the timeline as a Float64Array (much faster than
+      // JSON events); estimate: older modules.
+      const fast = engine.estimateColumns ? engine.estimateColumns(msg.scenario) : null;
+      const text = fast ? fast.json : engine.estimate(msg.scenario);
+      const engineMs = performance.now() - t0;
+      const t1 = performance.now();
+      const result = JSON.parse(text);
+      const transfer = [];
+      if (fast && result.timeline) {
+        const cols = packedColumns(fast.events, fast.kinds);
+        result.timeline = { truncated: !!result.timeline.truncated, columns: cols, kinds: KINDS };
+        transfer.push(cols.stage.buffer, cols.kind.buffer, cols.microBatch.buffer,
+          cols.chunk.buffer, cols.start.buffer, cols.end.buffer);
+      } else if (result.timeline && Array.isArray(result.timeline.events)) {
+        const cols = columns(result.timeline.events);
+        result.timeline = { truncated: !!result.timeline.truncated, columns: cols, kinds: KINDS };
+        transfer.push(cols.stage.buffer, cols.kind.buffer, cols.microBatch.buffer,
+          cols.chunk.buffer, cols.start.buffer, cols.end.buffer);
+      }
+      const workerMs = performance.now() - t0;
+      self.postMessage({ type: 'result', id: msg.id, engineMs, workerMs, parseMs: performance.now() - t1, result }, transfer);
+    }
+  } catch (err) {
+    self.postMessage({ type: 'failure', id: msg.id, message: String(err && err.message || err) });
+  }
+};
