@@ -23,8 +23,9 @@ std::string estimate_json(const std::string& scenario_json) {
 // The web page's fast path: the same report as estimate(), but the timeline's events leave as one
 // Float64Array of 6 numbers each (stage, kind, micro_batch, chunk, start_s, end_s; kind indexes
 // `kinds`) instead of JSON objects, whose building costs ~1 us per event (most of an estimate).
-// Returns {json, events, kinds}; `json` is the report with "timeline": {"events": [], ...}, or
-// the error. tests/wasm checks that it rebuilds to exactly estimate()'s report.
+// Returns {json, events, kinds, placement}; `json` is the report with "timeline": {"events": [],
+// ...}, or the error; `placement` holds 2 numbers per event (replica, group).
+// tests/wasm checks that it rebuilds to exactly estimate()'s report.
 emscripten::val estimate_columns(const std::string& scenario_json) {
   emscripten::val out = emscripten::val::object();
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
@@ -39,8 +40,9 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
   std::vector<stepcast::TimelineEvent> events = std::move(report.timeline);
   report.timeline.clear();
   std::vector<std::string> kinds;
-  std::vector<double> packed;
+  std::vector<double> packed, placement;
   packed.reserve(6 * events.size());
+  placement.reserve(2 * events.size());
   for (const auto& e : events) {
     size_t kind = 0;
     while (kind < kinds.size() && kinds[kind] != e.kind) ++kind;
@@ -48,11 +50,16 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
     packed.insert(packed.end(), {static_cast<double>(e.stage), static_cast<double>(kind),
                                  static_cast<double>(e.micro_batch), static_cast<double>(e.chunk),
                                  e.start_s, e.end_s});
+    placement.insert(placement.end(),
+                     {static_cast<double>(e.replica), static_cast<double>(e.group)});
   }
   out.set("json", stepcast::to_json(report).dump());
   // slice() copies the view out of the module's memory into an array JavaScript owns.
   out.set("events", emscripten::val(emscripten::typed_memory_view(packed.size(), packed.data()))
                         .call<emscripten::val>("slice"));
+  out.set("placement",
+          emscripten::val(emscripten::typed_memory_view(placement.size(), placement.data()))
+              .call<emscripten::val>("slice"));
   emscripten::val names = emscripten::val::array();
   for (const auto& k : kinds) names.call<void>("push", k);
   out.set("kinds", names);

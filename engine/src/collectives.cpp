@@ -51,6 +51,23 @@ CommPath comm_path(const ClusterGroup& c, const GroupPlacement& g) {
   return p;
 }
 
+CommPath inter_group_path(const ClusterGroup& from, const LinkSpec& link, int per_node,
+                          int nodes) {
+  CommPath p;
+  p.link = &link;
+  const double share = link.busbw_Bps * from.nics_per_node * per_node / from.gpus_per_node;
+  p.busbw_Bps = std::min(share, from.intra_node_link.busbw_Bps);
+  p.allreduce_busbw_Bps = p.busbw_Bps;
+  p.half_peak_bytes = link.half_peak_bytes * p.busbw_Bps / link.busbw_Bps;
+  p.latency_s = link.latency_s;
+  p.nodes = std::max(nodes, 2);
+  return p;
+}
+
+const CommPath& slowest(const CommPath& a, const CommPath& b) {
+  return a.busbw_Bps <= b.busbw_Bps ? a : b;
+}
+
 double bus_factor(CollectiveKind kind, int n) {
   const double frac = n > 1 ? static_cast<double>(n - 1) / n : 0.0;
   switch (kind) {

@@ -22,12 +22,24 @@ Json op_json(const CommOp& op) {
               {"time_s", op.time_s},          {"total_time_s", op.total_s()}};
 }
 
+Json replicas_json(const Report& r) {
+  Json out = Json::array();
+  for (const auto& x : r.replicas)
+    out.push_back(Json{{"group", x.group},
+                       {"gpu", x.gpu},
+                       {"count", x.count},
+                       {"micro_batches", x.micro_batches},
+                       {"pipeline_s", x.pipeline_s}});
+  return out;
+}
+
 Json timeline_json(const Report& r) {
   Json events = Json::array();
   for (const auto& e : r.timeline)
     events.push_back(Json{{"kind", e.kind},         {"stage", e.stage},
                           {"chunk", e.chunk},       {"micro_batch", e.micro_batch},
-                          {"start_s", e.start_s},   {"end_s", e.end_s}});
+                          {"start_s", e.start_s},   {"end_s", e.end_s},
+                          {"replica", e.replica},   {"group", e.group}});
   return Json{{"events", std::move(events)}, {"truncated", r.timeline_truncated}};
 }
 
@@ -58,6 +70,7 @@ Json to_json(const Report& r) {
     for (const auto& op : st.communication) ops.push_back(op_json(op));
     stages.push_back(Json{{"index", st.index},
                           {"layers", st.layers},
+                          {"group", st.group},
                           {"gpu", st.gpu},
                           {"parameters", st.parameters},
                           {"forward_s", st.forward_s},
@@ -70,7 +83,20 @@ Json to_json(const Report& r) {
                           {"fits", st.memory.fits()},
                           {"communication", std::move(ops)}});
   }
-  return Json{{"iteration_time_s", r.iteration_time_s},
+  const Plan& p = r.plan;
+  const Json plan{{"tp", p.tp},
+                  {"pp", p.pp},
+                  {"dp", p.dp},
+                  {"cp", p.cp},
+                  {"vpp", p.vpp},
+                  {"micro_batch", p.micro_batch},
+                  {"global_batch", p.global_batch},
+                  {"sequence_parallel", p.sequence_parallel && p.tp > 1},
+                  {"recompute", to_string(p.recompute)},
+                  {"zero_stage", p.effective_zero_stage()},
+                  {"precision", to_string(p.precision)}};
+  return Json{{"plan", plan},
+              {"iteration_time_s", r.iteration_time_s},
               {"tokens_per_s", r.tokens_per_s},
               {"samples_per_s", r.samples_per_s},
               {"model_tflops_per_gpu", r.model_tflops_per_gpu},
@@ -94,6 +120,7 @@ Json to_json(const Report& r) {
                 {"optimizer", b.optimizer},
                 {"other", b.other}}},
               {"stages", std::move(stages)},
+              {"replicas", replicas_json(r)},
               {"warnings", r.warnings},
               {"timeline", timeline_json(r)}};
 }
@@ -101,11 +128,13 @@ Json to_json(const Report& r) {
 std::string to_text(const Report& r, const Scenario& sc) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const Plan& p = sc.plan;
-  const auto& g = sc.cluster.groups.front();
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "{} ({:.2f} B parameters) on {} x {} ({} nodes)\n", sc.model.name, r.parameters / 1e9,
-       r.gpus, g.gpu.name, g.nodes);
+  std::string where;
+  for (const auto& grp : sc.cluster.groups)
+    where += fmt::format("{}{} x {} ({} nodes)", where.empty() ? "" : " + ", grp.gpus(),
+                         grp.gpu.name, grp.nodes);
+  fmt::format_to(it, "{} ({:.2f} B parameters) on {}\n", sc.model.name, r.parameters / 1e9, where);
   fmt::format_to(it, "plan: tp={} pp={} dp={} cp={} vpp={} micro_batch={} global_batch={} ({} micro-batches), "
        "sp={} recompute={} zero={} {}\n",
        p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.global_batch, r.micro_batches,

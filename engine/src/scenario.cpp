@@ -96,7 +96,7 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
   ClusterSpec cluster;
   if (j.is_object() && j.contains("groups")) {
     JsonReader r(j, "cluster");
-    r.reject_unknown_keys({"groups"});
+    r.reject_unknown_keys({"groups", "inter_group_link"});
     if (!r.ok()) return r.error();
     const Json& groups = j["groups"];
     if (!groups.is_array() || groups.empty())
@@ -106,6 +106,19 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
       auto g = parse_group(groups[i], fmt::format("cluster.groups[{}]", i), catalog);
       if (!g) return g.error();
       cluster.groups.push_back(std::move(g).value());
+    }
+    if (r.has("inter_group_link")) {
+      auto link = preset_or_object<LinkSpec>(
+          r, "inter_group_link", "link",
+          [&](const std::string& id) { return catalog.find_link(id); }, detail::link_from_json);
+      if (!link) return link.error();
+      cluster.inter_group_link = std::move(link).value();
+    } else if (cluster.groups.size() > 1) {
+      // Without a stated link, groups talk over the slowest of their own networks.
+      cluster.inter_group_link = cluster.groups.front().inter_node_link;
+      for (const auto& g : cluster.groups)
+        if (g.inter_node_link.busbw_Bps < cluster.inter_group_link.busbw_Bps)
+          cluster.inter_group_link = g.inter_node_link;
     }
     return cluster;
   }
@@ -121,7 +134,7 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
                          "sequence_parallel", "recompute", "distributed_optimizer", "zero_stage",
                          "precision", "flash_attention", "overlap_grad_reduce",
                          "overlap_param_gather", "tp_comm_overlap", "overlap_p2p",
-                         "grad_reduce_in_fp32", "pp_scatter_gather"});
+                         "grad_reduce_in_fp32", "pp_scatter_gather", "stages", "replicas"});
   Plan p;
   p.tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
   p.pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
@@ -129,7 +142,16 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
   if (!r.ok()) return r.error();
   // dp may be left out: it is then whatever the cluster leaves (GPUs / (tp pp cp)).
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
-  const int64_t derived_dp = std::max<int64_t>(1, cluster_gpus / model_parallel);
+  int64_t derived_dp = std::max<int64_t>(1, cluster_gpus / model_parallel);
+  if (const Json* replicas = r.raw("replicas"); replicas && replicas->is_array()) {
+    int64_t sum = 0;  // dp is the number of replicas listed
+    for (const auto& rep : *replicas)
+      sum += rep.is_object() && rep.contains("count") && rep["count"].is_number_integer()
+                 ? rep["count"].get<int64_t>()
+                 : 1;
+    derived_dp = std::max<int64_t>(1, sum);
+  }
+  p.dp_derived = !r.has("dp");
   p.dp = static_cast<int>(r.integer("dp", derived_dp, 1, 1 << 24));
   p.vpp = static_cast<int>(r.integer("vpp", 1, 1, 1 << 16));
   p.micro_batch = r.integer("micro_batch", 1, 1, 1 << 24);
@@ -148,11 +170,133 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
   p.grad_reduce_in_fp32 = r.boolean("grad_reduce_in_fp32", true);
   p.pp_scatter_gather = r.boolean("pp_scatter_gather", false);
   if (!r.ok()) return r.error();
+  // "auto" (or a missing key) leaves a count to the engine's balancer (0).
+  auto count_or_auto = [](JsonReader& e, std::string_view key, int64_t max) -> int64_t {
+    const Json* v = e.raw(key);
+    if (!v || (v->is_string() && v->get_ref<const std::string&>() == "auto")) return 0;
+    return e.integer(key, std::nullopt, 1, max);
+  };
+  auto entries = [&](std::string_view key, auto&& each) -> std::optional<Error> {
+    const Json* list = r.raw(key);
+    if (!list) return std::nullopt;
+    const std::string path = r.field(key);
+    if (!list->is_array() || list->empty())
+      return Error{ErrorCode::type_error, path, path + " must be a non-empty array"};
+    for (size_t i = 0; i < list->size(); ++i) {
+      JsonReader e((*list)[i], fmt::format("{}[{}]", path, i));
+      each(e);
+      if (!e.ok()) return e.error();
+    }
+    return std::nullopt;
+  };
+  if (auto e = entries("stages", [&](JsonReader& e) {
+        e.reject_unknown_keys({"group", "layers"});
+        StageAssignment s;
+        s.group = static_cast<int>(e.integer("group", 0, 0, 1 << 16));
+        s.layers = count_or_auto(e, "layers", 100000);
+        p.stages.push_back(s);
+      }))
+    return *e;
+  if (auto e = entries("replicas", [&](JsonReader& e) {
+        e.reject_unknown_keys({"group", "count", "micro_batches"});
+        ReplicaAssignment a;
+        a.group = static_cast<int>(e.integer("group", 0, 0, 1 << 16));
+        a.count = static_cast<int>(e.integer("count", 1, 1, 1 << 24));
+        a.micro_batches = count_or_auto(e, "micro_batches", int64_t{1} << 40);
+        p.replicas.push_back(a);
+      }))
+    return *e;
   return p;
 }
 
 std::optional<Error> plan_error(std::string path, std::string message) {
   return Error{ErrorCode::invalid_plan, std::move(path), std::move(message)};
+}
+
+// Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
+std::optional<Error> validate_layout(const Scenario& s) {
+  const Plan& p = s.plan;
+  const ModelSpec& m = s.model;
+  const int groups = static_cast<int>(s.cluster.groups.size());
+  if (groups > 1 && p.stages.empty() && p.replicas.empty())
+    return plan_error("plan.stages",
+                      fmt::format("cluster has {} groups: give plan.stages (which group runs each "
+                                  "pipeline stage) or plan.replicas (which group runs each "
+                                  "data-parallel replica)",
+                                  groups));
+  if (!p.stages.empty() && !p.replicas.empty())
+    return plan_error("plan.replicas",
+                      "plan.stages and plan.replicas together are not modelled: give one");
+  std::vector<int64_t> used(groups, 0);
+  const int64_t mp = int64_t{p.tp} * p.cp;
+  if (!p.stages.empty()) {
+    if (static_cast<int>(p.stages.size()) != p.pp)
+      return plan_error("plan.stages", fmt::format("plan.stages has {} entries but plan.pp={}",
+                                                   p.stages.size(), p.pp));
+    int64_t fixed = 0, autos = 0;
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+      const auto& st = p.stages[i];
+      const std::string path = fmt::format("plan.stages[{}]", i);
+      if (st.group >= groups)
+        return plan_error(path + ".group", fmt::format("{}.group={} but the cluster has {} "
+                                                       "group(s)",
+                                                       path, st.group, groups));
+      if (st.layers > 0 && st.layers % p.vpp != 0)
+        return plan_error(path + ".layers", fmt::format("{}.layers={} must be divisible by "
+                                                        "plan.vpp={}",
+                                                        path, st.layers, p.vpp));
+      fixed += st.layers;
+      autos += st.layers == 0;
+      used[st.group] += mp * p.dp;
+    }
+    if (autos == 0 && fixed != m.layers)
+      return plan_error("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
+                                                   fixed, m.layers));
+    if (autos > 0 && (m.layers - fixed < autos * p.vpp || (m.layers - fixed) % p.vpp != 0))
+      return plan_error("plan.stages",
+                        fmt::format("plan.stages: {} layers left for {} \"auto\" stage(s) "
+                                    "(model.layers={}, each stage needs a multiple of vpp={})",
+                                    m.layers - fixed, autos, m.layers, p.vpp));
+  } else if (!p.replicas.empty()) {
+    int64_t replicas = 0, fixed = 0, autos = 0;
+    for (size_t i = 0; i < p.replicas.size(); ++i) {
+      const auto& rep = p.replicas[i];
+      const std::string path = fmt::format("plan.replicas[{}]", i);
+      if (rep.group >= groups)
+        return plan_error(path + ".group", fmt::format("{}.group={} but the cluster has {} "
+                                                       "group(s)",
+                                                       path, rep.group, groups));
+      replicas += rep.count;
+      fixed += rep.count * rep.micro_batches;
+      autos += rep.micro_batches == 0 ? rep.count : 0;
+      used[rep.group] += mp * p.pp * rep.count;
+    }
+    if (replicas != p.dp)
+      return plan_error("plan.replicas", fmt::format("plan.replicas count {} replicas but "
+                                                     "plan.dp={}",
+                                                     replicas, p.dp));
+    if (p.global_batch % p.micro_batch != 0)
+      return plan_error("plan.global_batch",
+                        fmt::format("plan.global_batch={} must be divisible by "
+                                    "plan.micro_batch={}",
+                                    p.global_batch, p.micro_batch));
+    const int64_t total = p.global_batch / p.micro_batch;
+    if ((autos == 0 && fixed != total) || (autos > 0 && total - fixed < autos))
+      return plan_error("plan.replicas",
+                        fmt::format("plan.replicas take {} micro-batches{} but global_batch / "
+                                    "micro_batch = {}",
+                                    fixed, autos > 0 ? " before the \"auto\" ones" : "", total));
+  } else {
+    used[0] = mp * p.pp * p.dp;
+  }
+  if (groups > 1 || !p.stages.empty() || !p.replicas.empty())
+    for (int g = 0; g < groups; ++g)
+      if (used[g] != s.cluster.groups[g].gpus())
+        return plan_error(p.replicas.empty() ? "plan.stages" : "plan.replicas",
+                          fmt::format("the plan uses {} GPUs of cluster.groups[{}]"
+                                                     " but it has {}",
+                                                     used[g], g, s.cluster.groups[g].gpus()));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -162,10 +306,12 @@ std::optional<Error> validate(const Scenario& s) {
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus();
   const int64_t product = int64_t{p.tp} * p.pp * p.cp * p.dp;
-  if (s.cluster.groups.size() != 1)
-    return plan_error("cluster.groups",
-                      "cluster.groups: clusters of several GPU groups are not modelled yet; give "
-                      "one group");
+  if (auto e = validate_layout(s)) return e;
+  if (product != gpus && p.dp_derived)
+    return plan_error(gpus % (int64_t{p.tp} * p.pp * p.cp) != 0 ? "plan.tp" : "plan.dp",
+                      fmt::format("the cluster's {} GPUs are not divisible by "
+                                  "tp*pp*cp={}*{}*{}={}",
+                                  gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp));
   if (product != gpus)
     return plan_error("plan.dp", fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the "
                                              "cluster's GPU count {}",
@@ -183,15 +329,21 @@ std::optional<Error> validate(const Scenario& s) {
     return plan_error("plan.vpp", fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved "
                                               "schedule splits pipeline stages)",
                                               p.vpp));
-  if (m.layers % (int64_t{p.pp} * p.vpp) != 0)
+  if (p.stages.empty() && m.layers % (int64_t{p.pp} * p.vpp) != 0)
     return plan_error(p.vpp > 1 ? "plan.vpp" : "plan.pp",
                       fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
                                   m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp));
-  if (p.global_batch % (p.micro_batch * p.dp) != 0)
+  if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0)
     return plan_error("plan.global_batch",
                       fmt::format("plan.global_batch={} must be divisible by "
                                   "plan.micro_batch*plan.dp={}*{}={}",
                                   p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp));
+  if (p.vpp > 1 && p.replicas.empty() && p.micro_batches() % p.pp != 0)
+    return plan_error("plan.global_batch",
+                      fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be a "
+                                  "multiple of plan.pp={}: Megatron's interleaved schedule runs "
+                                  "them in groups of pp",
+                                  p.vpp, p.micro_batches(), p.pp));
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0)
     return plan_error("plan.cp", fmt::format("seq_len={} must be divisible by 2*plan.cp={} "
                                              "(Megatron splits each sequence into 2*cp chunks)",

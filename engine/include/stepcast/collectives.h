@@ -42,6 +42,14 @@ struct CommPath {
 
 CommPath comm_path(const ClusterGroup& cluster, const GroupPlacement& placement);
 
+// The path between two groups of a heterogeneous cluster: every GPU of `from` that takes part
+// talks at once, so each gets the inter-group link's bandwidth times the node's ports over its
+// GPUs (per_node: GPUs of one node in the collective).
+CommPath inter_group_path(const ClusterGroup& from, const LinkSpec& link, int per_node, int nodes);
+
+// The slower of two paths (a collective crossing both runs at the pace of its slowest hop).
+const CommPath& slowest(const CommPath& a, const CommPath& b);
+
 // Bus-bandwidth factor F of nccl-tests for a collective over n ranks.
 double bus_factor(CollectiveKind kind, int n);
 

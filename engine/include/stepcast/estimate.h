@@ -34,6 +34,7 @@ struct Breakdown {
 struct StageReport {
   int index = 0;
   int64_t layers = 0;
+  int group = 0;  // index into cluster.groups
   std::string gpu;
   double parameters = 0;  // held by one GPU of the stage (before ZeRO sharding)
   double forward_s = 0;   // one micro-batch, compute plus exposed TP/CP communication
@@ -54,14 +55,28 @@ struct TimelineEvent {
   long micro_batch = 0;
   double start_s = 0;
   double end_s = 0;
+  int replica = 0;  // index into Report::replicas (one pipeline per replica set)
+  int group = 0;    // cluster group the stage runs on (colours by GPU type)
+};
+
+// A set of identical data-parallel replicas and the pipeline they run.
+struct ReplicaReport {
+  int group = -1;  // the group all its stages run on; -1 when plan.stages spreads them
+  std::string gpu;
+  int count = 0;
+  int64_t micro_batches = 0;  // per replica per iteration
+  double pipeline_s = 0;      // its forward-backward time
 };
 
 struct EstimateOptions {
   bool timeline = false;            // simulate the schedule and report every block
+  bool simulate = false;            // take the pipeline time from the event simulation even
+                                    // where the closed form applies (identical stages)
   size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
 };
 
 struct Report {
+  Plan plan;  // the plan as resolved (dp derived, zero stage, per-stage layers in `stages`)
   double iteration_time_s = 0;
   double tokens_per_s = 0;
   double samples_per_s = 0;
@@ -75,7 +90,8 @@ struct Report {
   int bottleneck_stage = 0;
   bool fits = true;
   Breakdown breakdown;
-  std::vector<StageReport> stages;
+  std::vector<StageReport> stages;  // of the slowest replica set
+  std::vector<ReplicaReport> replicas;
   std::vector<std::string> warnings;
   std::vector<TimelineEvent> timeline;  // empty unless EstimateOptions::timeline
   bool timeline_truncated = false;

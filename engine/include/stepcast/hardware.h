@@ -54,6 +54,7 @@ struct ClusterGroup {
 
 struct ClusterSpec {
   std::vector<ClusterGroup> groups;
+  LinkSpec inter_group_link;  // joins the groups (several groups only)
   int gpus() const {
     int n = 0;
     for (const auto& g : groups) n += g.gpus();

@@ -27,7 +27,7 @@ namespace stepcast {
 
 // One compute block of the schedule on one pipeline rank.
 struct PipelineEvent {
-  enum class Kind { forward, backward } kind = Kind::forward;
+  enum class Kind { forward, backward, send } kind = Kind::forward;
   int stage = 0;
   int chunk = 0;  // virtual pipeline chunk (0 without interleaving)
   long micro_batch = 0;
@@ -41,12 +41,20 @@ struct PipelineEvent {
 // block starts when its rank is free and its input has arrived from the neighbouring stage
 // (plus one p2p message time). forward_s / backward_s are per micro-batch for the whole stage
 // (all chunks); backward includes recompute. When p2p is blocking, the sender is busy for the
-// message time too. Returns the events in start order per stage; `makespan_s` receives the end
-// of the last block.
+// message time too (reported as `send` events). Returns the events in start order per stage;
+// `makespan_s` receives the end of the last block.
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_s,
                                              const std::vector<double>& backward_s,
                                              long micro_batches, int virtual_stages,
                                              double p2p_s, bool p2p_blocking,
+                                             double* makespan_s);
+
+// The same with a message time per link: p2p_s[i] from stage i to stage i+1 (and back), the
+// last entry for the wrap from the last stage to the first (interleaved chunks).
+std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_s,
+                                             const std::vector<double>& backward_s,
+                                             long micro_batches, int virtual_stages,
+                                             const std::vector<double>& p2p_s, bool p2p_blocking,
                                              double* makespan_s);
 
 }  // namespace stepcast

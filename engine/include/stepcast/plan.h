@@ -3,18 +3,33 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "stepcast/hardware.h"
 
 namespace stepcast {
 
 enum class Recompute { none, selective, full };
+
+// Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
+struct StageAssignment {
+  int group = 0;       // index into cluster.groups
+  int64_t layers = 0;  // 0: chosen by the engine (balanced by stage speed and memory)
+};
+
+// A set of identical data-parallel replicas on one group, with its share of the micro-batches.
+struct ReplicaAssignment {
+  int group = 0;
+  int count = 1;              // replicas in the set
+  int64_t micro_batches = 0;  // per replica per iteration; 0: balanced by replica speed
+};
 const char* to_string(Recompute);
 
 struct Plan {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  bool dp_derived = false;  // dp was left out and taken from the cluster's GPU count
   int cp = 1;
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank; >1 = interleaved 1F1B
   int64_t micro_batch = 1;
@@ -35,6 +50,11 @@ struct Plan {
   // all-gathered it over NVLink on arrival (SC21 sec. 4.1, --scatter-gather-tensors-in-pipeline);
   // Megatron-Core sends whole tensors unless sequence parallelism already splits them.
   bool pp_scatter_gather = false;
+
+  // Optional layouts for clusters of several groups (or uneven splits on one group). Empty
+  // stages: pp stages of layers/pp on group 0; empty replicas: dp identical replicas.
+  std::vector<StageAssignment> stages;
+  std::vector<ReplicaAssignment> replicas;
 
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
   int effective_zero_stage() const {

@@ -1,0 +1,176 @@
+// Heterogeneous clusters: per-stage GPUs, links between groups, balancing, and the schedule
+// simulation, against hand-derived values and physical monotonicity.
+#include <gtest/gtest.h>
+
+#include "stepcast/balance.h"
+#include "stepcast/pipeline.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+TEST(Hetero, TwoStagePipelineByHand) {
+  // Stage 0: forward 1, backward 2; stage 1 (twice as slow): 2 and 4; 4 micro-batches, 1F1B.
+  // Stage 1 runs F0 [1,3] B0 [3,7] F1 [7,9] B1 [9,13] F2 [13,15] B2 [15,19] F3 [19,21]
+  // B3 [21,25]; stage 0 then runs B3 [25,27]: 27 = (m-1) x 6 + (3 + 6).
+  double makespan = 0;
+  simulate_pipeline({1, 2}, {2, 4}, 4, 1, 0.0, false, &makespan);
+  EXPECT_DOUBLE_EQ(makespan, 27);
+  EXPECT_DOUBLE_EQ(pipeline_time({3, 6}, 4, 1).total_s, 27);
+  // A blocking link of 0.5 s between them: each stage sends once per micro-batch (stage 0 its
+  // activations, stage 1 its gradients), so stage 1 cycles every 6.5 s and stage 0's last
+  // backward starts when stage 1's last gradient lands at 27.5: (m-1) x 6.5 + (3.5 + 6.5).
+  simulate_pipeline({1, 2}, {2, 4}, 4, 1, 0.5, true, &makespan);
+  EXPECT_DOUBLE_EQ(makespan, 29.5);
+  EXPECT_DOUBLE_EQ(pipeline_time({3.5, 6.5}, 4, 1).total_s, 29.5);
+}
+
+TEST(Hetero, BalancingByHand) {
+  // Stages taking 1 s and 2 s per layer share 12 layers as 8 and 4 (8 s each).
+  const double per_layer[] = {1, 2}, none[] = {0, 0};
+  const int64_t no_cap[] = {0, 0}, free[] = {0, 0};
+  EXPECT_EQ(balance_layers(per_layer, none, no_cap, free, 12, 1), (std::vector<int64_t>{8, 4}));
+  // A memory cap of 6 layers on the fast stage moves the rest to the slow one.
+  const int64_t cap[] = {6, 0};
+  EXPECT_EQ(balance_layers(per_layer, none, cap, free, 12, 1), (std::vector<int64_t>{6, 6}));
+  // Fixed extra work on the first stage (embedding) shifts layers to the second.
+  const double extra[] = {3, 0};
+  EXPECT_EQ(balance_layers(per_layer, extra, no_cap, free, 12, 1), (std::vector<int64_t>{7, 5}));
+  // Replicas taking 1 s and 2 s per micro-batch share 12 micro-batches as 8 and 4.
+  const double per_mb[] = {1, 2};
+  const int counts[] = {1, 1};
+  const int64_t auto_mb[] = {0, 0};
+  EXPECT_EQ(balance_micro_batches(per_mb, counts, auto_mb, 12), (std::vector<int64_t>{8, 4}));
+}
+
+std::string two_groups(const std::string& a, const std::string& b, const std::string& plan,
+                       const std::string& link = "roce-100g") {
+  return fmt::format(R"({{"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {{"groups": [{{"node": "{}", "nodes": 1}}, {{"node": "{}", "nodes": 1}}],
+                   "inter_group_link": "{}"}},
+      "plan": {}}})",
+                     a, b, link, plan);
+}
+
+const char* kStages = R"({"tp": 8, "pp": 2, "global_batch": 64,
+    "stages": [{"group": 0, "layers": "auto"}, {"group": 1, "layers": "auto"}]})";
+const char* kEvenStages = R"({"tp": 8, "pp": 2, "global_batch": 64,
+    "stages": [{"group": 0, "layers": 16}, {"group": 1, "layers": 16}]})";
+const char* kReplicas = R"({"tp": 8, "pp": 1, "global_batch": 64,
+    "replicas": [{"group": 0, "micro_batches": "auto"}, {"group": 1, "micro_batches": "auto"}]})";
+const char* kEvenReplicas = R"({"tp": 8, "pp": 1, "global_batch": 64,
+    "replicas": [{"group": 0, "micro_batches": 32}, {"group": 1, "micro_batches": 32}]})";
+
+double time_of(const std::string& json) { return estimate(test::scenario(json)).iteration_time_s; }
+
+TEST(Hetero, StagesRunOnTheirOwnGpus) {
+  const Report r = estimate(test::scenario(two_groups("dgx-a100", "dgx-h100", kEvenStages)));
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_EQ(r.stages[0].gpu, "a100-sxm4-80gb");
+  EXPECT_EQ(r.stages[1].gpu, "h100-sxm5-80gb");
+  EXPECT_GT(r.stages[0].forward_s, r.stages[1].forward_s);  // the A100 stage is slower
+  EXPECT_EQ(r.stages[0].memory.capacity, 80.0 * (1 << 30));
+  // The stage boundary crosses the inter-group link, and the census says so.
+  bool crosses = false;
+  for (const auto& op : r.stages[0].communication)
+    crosses = crosses || (op.group == CommGroup::pp && op.link == "roce-100g");
+  EXPECT_TRUE(crosses);
+  EXPECT_NEAR(r.breakdown.sum(), r.iteration_time_s, 1e-9 * r.iteration_time_s);
+}
+
+TEST(Hetero, AutoBalanceBeatsEvenOnMixedAndEqualsItOnUniform) {
+  EXPECT_LT(time_of(two_groups("dgx-a100", "dgx-h100", kStages)),
+            0.8 * time_of(two_groups("dgx-a100", "dgx-h100", kEvenStages)));
+  EXPECT_LT(time_of(two_groups("dgx-a100", "dgx-h100", kReplicas)),
+            0.8 * time_of(two_groups("dgx-a100", "dgx-h100", kEvenReplicas)));
+  const Report uniform = estimate(test::scenario(two_groups("dgx-h100", "dgx-h100", kStages)));
+  EXPECT_EQ(uniform.stages[0].layers + uniform.stages[1].layers, 32);
+  EXPECT_NEAR(uniform.iteration_time_s, time_of(two_groups("dgx-h100", "dgx-h100", kEvenStages)),
+              0.02 * uniform.iteration_time_s);  // the first stage's embedding may tip one layer
+  EXPECT_DOUBLE_EQ(time_of(two_groups("dgx-h100", "dgx-h100", kReplicas)),
+                   time_of(two_groups("dgx-h100", "dgx-h100", kEvenReplicas)));
+}
+
+TEST(Hetero, FasterGpusNeverSlowSlowerLinksNeverSpeed) {
+  for (const char* plan : {kStages, kEvenStages, kReplicas, kEvenReplicas}) {
+    const double mixed = time_of(two_groups("dgx-a100", "dgx-h100", plan));
+    EXPECT_LE(time_of(two_groups("dgx-h100", "dgx-h100", plan)), mixed * (1 + 1e-9)) << plan;
+    EXPECT_GE(time_of(two_groups("dgx-a100", "dgx-a100", plan)), mixed * (1 - 1e-9)) << plan;
+    const double fast_link = time_of(two_groups("dgx-a100", "dgx-h100", plan, "ib-ndr"));
+    const double slow_link = time_of(two_groups("dgx-a100", "dgx-h100", plan, "eth-10g"));
+    EXPECT_LE(fast_link, mixed * (1 + 1e-9)) << plan;
+    EXPECT_GE(slow_link, mixed * (1 - 1e-9)) << plan;
+  }
+}
+
+TEST(Hetero, ReplicasReportTheirShares) {
+  const Report r = estimate(test::scenario(two_groups("dgx-a100", "dgx-h100", kReplicas)));
+  ASSERT_EQ(r.replicas.size(), 2u);
+  EXPECT_EQ(r.replicas[0].micro_batches + r.replicas[1].micro_batches, 64);
+  EXPECT_LT(r.replicas[0].micro_batches, r.replicas[1].micro_batches);  // A100 takes fewer
+  // Balanced pipelines finish within one micro-batch of each other.
+  EXPECT_NEAR(r.replicas[0].pipeline_s, r.replicas[1].pipeline_s,
+              r.replicas[0].pipeline_s / r.replicas[0].micro_batches);
+}
+
+TEST(Hetero, SimulationAgreesWithClosedFormOnHomogeneousScenarios) {
+  // 1F1B plans take the closed form; the simulation must agree to 0.1 %.
+  for (const char* plan :
+       {R"({"tp": 8, "pp": 4, "dp": 2, "global_batch": 512, "sequence_parallel": true})",
+        R"({"tp": 4, "pp": 8, "dp": 2, "global_batch": 128, "recompute": "full"})",
+        R"({"tp": 8, "pp": 8, "dp": 1, "global_batch": 64, "pp_scatter_gather": true})"}) {
+    const Scenario s = test::scenario(fmt::format(
+        R"({{"model": "llama3-70b", "cluster": {{"node": "dgx-h100", "nodes": 8}},
+            "seq_len": 4096, "plan": {}}})",
+        plan));
+    EstimateOptions simulated;
+    simulated.simulate = true;
+    const double closed = estimate(s).iteration_time_s;
+    EXPECT_NEAR(estimate(s, simulated).iteration_time_s, closed, 1e-3 * closed) << plan;
+  }
+}
+
+TEST(Hetero, InterleavedClosedFormIsExactForIdenticalStages) {
+  // (m + (p-1)/v) u plus the send/receive latency through every virtual stage, 2 (p v - 1) c,
+  // against the simulation with overlapped (non-blocking) messages of c = 10 ms.
+  for (int p : {2, 4, 8})
+    for (int v : {2, 3, 5}) {
+      const long m = 8L * p;
+      double makespan = 0;
+      simulate_pipeline(std::vector<double>(p, 1.0 / 3), std::vector<double>(p, 2.0 / 3), m, v,
+                        0.01, false, &makespan);
+      const double closed = pipeline_time(std::vector<double>(p, 1.0), m, v).total_s +
+                            2.0 * (p * v - 1) * 0.01;
+      EXPECT_NEAR(makespan, closed, 1e-9) << "p=" << p << " v=" << v;
+    }
+}
+
+TEST(Hetero, LayoutErrors) {
+  struct Case {
+    std::string json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64})"),
+       "give plan.stages"},
+      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64,
+           "stages": [{"group": 0, "layers": 10}, {"group": 1, "layers": 10}]})"),
+       "plan.stages hold 20 layers but model.layers=32"},
+      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64,
+           "stages": [{"group": 0}, {"group": 0}]})"),
+       "uses 16 GPUs of cluster.groups[0] but it has 8"},
+      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64,
+           "stages": [{"group": 0}, {"group": 2}]})"),
+       "plan.stages[1].group=2 but the cluster has 2 group(s)"},
+      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "global_batch": 64,
+           "replicas": [{"group": 0, "micro_batches": 10}, {"group": 1, "micro_batches": 10}]})"),
+       "plan.replicas take 20 micro-batches but global_batch / micro_batch = 64"},
+  };
+  for (const auto& c : cases) {
+    const Error e = test::error_of(c.json);
+    EXPECT_NE(e.message.find(c.message), std::string::npos) << e.message;
+  }
+}
+
+}  // namespace
+}  // namespace stepcast
