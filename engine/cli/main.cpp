@@ -2,6 +2,8 @@
 // print. Exit status 0 on success, 2 on bad input (one line on stderr naming field, value, rule).
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "stepcast/estimate.h"
+#include "stepcast/link.h"
 
 using namespace stepcast;
 
@@ -19,6 +22,9 @@ constexpr const char* kUsage = R"(usage:
                                                          estimate one scenario ('-' = stdin);
                                                          --timeline adds every schedule block
   stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
+  stepcast estimate --link 'URL' [--format json|text]    estimate the plan a Stepcast link holds
+  stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
+                                                         print the page's link for a scenario
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -54,6 +60,9 @@ struct Args {
   std::vector<std::string> positional;
   std::string format;
   std::string batch;
+  std::string link;
+  std::string base = "http://localhost:8080/";
+  std::string tokens, price;
   bool timeline = false;
   std::string error;
 };
@@ -72,6 +81,10 @@ Args parse_args(int argc, char** argv, int first) {
     if (arg == "--format") value(a.format);
     else if (arg == "--batch") value(a.batch);
     else if (arg == "--timeline") a.timeline = true;
+    else if (arg == "--link") value(a.link);
+    else if (arg == "--base") value(a.base);
+    else if (arg == "--tokens") value(a.tokens);
+    else if (arg == "--price") value(a.price);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
@@ -100,13 +113,19 @@ int run_batch(const std::string& path, const Catalog& catalog) {
 
 int run_estimate(const Args& args, const Catalog& catalog) {
   if (!args.batch.empty()) return run_batch(args.batch, catalog);
-  if (args.positional.size() != 1) return fail("estimate takes one scenario file (or '-')");
+  if (args.positional.size() != (args.link.empty() ? 1u : 0u))
+    return fail("estimate takes one scenario file (or '-'), or --link URL");
   const std::string format = args.format.empty() ? "json" : args.format;
   if (format != "json" && format != "text")
     return fail(fmt::format("--format={} must be json or text", format));
   std::string text;
-  if (!read_input(args.positional[0], text))
+  if (!args.link.empty()) {  // a link and a JSON file are interchangeable
+    auto doc = scenario_from_link(args.link);
+    if (!doc) return fail(doc.error().message);
+    text = doc->scenario.dump();
+  } else if (!read_input(args.positional[0], text)) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
+  }
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   EstimateOptions options;
@@ -116,6 +135,37 @@ int run_estimate(const Args& args, const Catalog& catalog) {
     std::cout << to_text(report, *scenario);
   else
     std::cout << to_json(report).dump(2) << "\n";
+  return 0;
+}
+
+// Optional positive number flags of `link` (the page's own settings).
+bool number_flag(const std::string& text, const char* name, Json& into, const char* key) {
+  if (text.empty()) return true;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !(v > 0) || !std::isfinite(v)) {
+    std::cerr << "error: " << name << "=" << text << " must be a positive number\n";
+    return false;
+  }
+  into[key] = v;
+  return true;
+}
+
+int run_link(const Args& args, const Catalog& catalog) {
+  if (args.positional.size() != 1) return fail("link takes one scenario file (or '-')");
+  std::string text;
+  if (!read_input(args.positional[0], text))
+    return fail(fmt::format("cannot read {}", args.positional[0]));
+  // Only a valid scenario gets a link: the page would refuse anything else anyway.
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  LinkDocument doc{Json::parse(text, nullptr, /*allow_exceptions=*/false), Json::object()};
+  if (!number_flag(args.tokens, "--tokens", doc.page, "tokens") ||
+      !number_flag(args.price, "--price", doc.page, "price_per_gpu_hour"))
+    return 2;
+  auto link = scenario_to_link(doc, args.base);
+  if (!link) return fail(link.error().message);
+  std::cout << *link << "\n";
   return 0;
 }
 
@@ -202,6 +252,7 @@ int main(int argc, char** argv) {
   const Catalog& catalog = *loaded;
   if (command == "estimate") return run_estimate(args, catalog);
   if (command == "presets") return run_presets(args, catalog);
+  if (command == "link") return run_link(args, catalog);
   std::cerr << "error: unknown command " << command << "\n" << kUsage;
   return 2;
 }

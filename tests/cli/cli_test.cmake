@@ -65,3 +65,26 @@ execute_process(COMMAND ${STEPCAST} presets nope RESULT_VARIABLE rc ERROR_VARIAB
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "presets nope should fail with 2, got ${rc}")
 endif()
+
+# Links: a link and a JSON file are interchangeable.
+execute_process(COMMAND ${STEPCAST} link ${example} --base https://example.org/ --tokens 1e12
+                RESULT_VARIABLE rc OUTPUT_VARIABLE link OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0 OR NOT link MATCHES "^https://example.org/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=")
+  message(FATAL_ERROR "link: ${rc} ${link}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --link ${link} RESULT_VARIABLE rc OUTPUT_VARIABLE from_link)
+execute_process(COMMAND ${STEPCAST} estimate ${example} OUTPUT_VARIABLE from_file)
+string(JSON t_link GET "${from_link}" iteration_time_s)
+string(JSON t_file GET "${from_file}" iteration_time_s)
+if(NOT rc EQUAL 0 OR NOT t_link STREQUAL t_file)
+  message(FATAL_ERROR "estimate --link gave ${t_link}, the file ${t_file}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --link "http://x/#v=1&model=%3Cscript%3E"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "is not a model preset")
+  message(FATAL_ERROR "bad link: ${rc} ${err}")
+endif()
+execute_process(COMMAND ${STEPCAST} link ${example} --price -1 RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--price=-1 must be a positive number")
+  message(FATAL_ERROR "link --price -1: ${rc} ${err}")
+endif()
