@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -238,6 +240,75 @@ std::optional<std::string> gpu_preset(std::string_view gpu) {
 }
 
 // The node's network from the `inter_node_link` column: link preset and ports per node.
+// DT-FM's network-heterogeneous cases describe their clusters in prose; read the two forms it
+// uses. Links are TCP Ethernet of the stated rate, scaled from the eth-10g preset (its ratio of
+// achievable to line rate, its latency and half-peak fill time). Megatron places ranks in order,
+// so with tp = 1 and dp = 8 the first half of the 8 pipeline stages runs on the first group.
+struct HeteroNetwork {
+  Json cluster;
+  int64_t first_gpus_per_node = 1;
+  int first_group_gpus = 0;
+  std::string note;
+};
+
+Json ethernet_link(double gbps, const Catalog& catalog) {
+  const LinkSpec* base = catalog.find_link("eth-10g");
+  const double line = gbps / 8;  // GB/s per direction
+  const double ratio = base ? base->busbw_Bps / base->bandwidth_Bps_per_dir : 0.8;
+  const double fill_s = base && base->busbw_Bps > 0 ? base->half_peak_bytes / base->busbw_Bps : 0;
+  return Json{{"id", fmt::format("tcp-{}g", gbps)},
+              {"name", fmt::format("{} Gb/s TCP (DT-FM, tc-shaped)", gbps)},
+              {"scope", "inter_node"},
+              {"bandwidth_GBps_per_dir", line},
+              {"busbw_GBps", line * ratio},
+              {"half_peak_bytes", fill_s * line * ratio * 1e9},
+              {"latency_us", base ? base->latency_s * 1e6 : 50}};
+}
+
+std::optional<HeteroNetwork> hetero_network(std::string_view text, const std::string& gpu,
+                                            const Catalog& catalog) {
+  auto group = [&](int64_t nodes, int64_t per_node, const Json& link) {
+    return Json{{"gpu", gpu},           {"gpus_per_node", per_node}, {"nodes", nodes},
+                {"intra_node_link", "nvlink2"}, {"inter_node_link", link}, {"nics_per_node", 1}};
+  };
+  std::smatch m;
+  const std::string s(text);
+  // "8x p3.8xlarge (4 V100) + 32x p3.2xlarge (1 V100); 100 Gbps intra / 10 Gbps inter-instance"
+  static const std::regex instances(
+      R"((\d+)x p3\.\w+ \((\d+) V100\) \+ (\d+)x p3\.\w+ \((\d+) V100\);.*?(\d+(?:\.\d+)?) Gbps inter-instance)");
+  if (std::regex_search(s, m, instances)) {
+    const Json link = ethernet_link(std::stod(m[5]), catalog);
+    HeteroNetwork h;
+    h.cluster = Json{{"groups", {group(std::stoll(m[1]), std::stoll(m[2]), link),
+                                 group(std::stoll(m[3]), std::stoll(m[4]), link)}},
+                     {"inter_group_link", link}};
+    h.first_gpus_per_node = std::stoll(m[2]);
+    h.first_group_gpus = static_cast<int>(std::stoll(m[1]) * std::stoll(m[2]));
+    h.note = fmt::format("cluster read from '{}': two instance groups, every instance on a "
+                         "{} Gb/s TCP link; pipeline stages in rank order (first half on the "
+                         "first group)",
+                         s, m[5].str());
+    return h;
+  }
+  // "2 universities x 32 V100; 5 Gbps within, 1.2 Gbps between (tc-emulated)"
+  static const std::regex sites(
+      R"((\d+) \w+ x (\d+) V100; (\d+(?:\.\d+)?) Gbps within, (\d+(?:\.\d+)?) Gbps between)");
+  if (std::regex_search(s, m, sites) && std::stoll(m[1]) == 2) {
+    const Json within = ethernet_link(std::stod(m[3]), catalog);
+    HeteroNetwork h;
+    h.cluster = Json{{"groups", {group(std::stoll(m[2]), 1, within),
+                                 group(std::stoll(m[2]), 1, within)}},
+                     {"inter_group_link", ethernet_link(std::stod(m[4]), catalog)}};
+    h.first_gpus_per_node = 1;
+    h.first_group_gpus = static_cast<int>(std::stoll(m[2]));
+    h.note = fmt::format("cluster read from '{}': two sites of one-GPU VMs; pipeline stages in "
+                         "rank order (first half at the first site)",
+                         s);
+    return h;
+  }
+  return std::nullopt;
+}
+
 struct Network {
   std::string link;
   int nics = 0;
@@ -285,8 +356,7 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   if (!trim(cell("moe_experts")).empty())
     return skip("mixture-of-experts model (the engine models dense transformers only)");
   const std::string hetero = trim(cell("heterogeneous"));
-  if (!hetero.empty() && hetero != "no")
-    return skip("heterogeneous network: needs cluster.groups (issue 6)");
+  const bool network_hetero = !hetero.empty() && hetero != "no";
 
   // The model.
   const auto layers = leading_integer(cell("layers"));
@@ -372,7 +442,16 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   // The cluster.
   const auto gpu = gpu_preset(cell("gpu"));
   if (!gpu) return skip(fmt::format("GPU '{}' has no preset", cell("gpu")));
-  const auto per_node = leading_integer(cell("gpus_per_node"));
+  std::optional<HeteroNetwork> split;
+  if (network_hetero) {
+    split = hetero_network(cell("inter_node_link"), *gpu, catalog);
+    if (!split)
+      return skip(fmt::format("heterogeneous network '{}' is not one the conversion reads",
+                              trim(cell("inter_node_link"))));
+    c.assumptions.push_back(split->note);
+  }
+  const auto per_node =
+      split ? std::optional<int64_t>(split->first_gpus_per_node) : leading_integer(cell("gpus_per_node"));
   if (!per_node) return skip("gpus_per_node not stated");
   if (*gpus % *per_node != 0 && *gpus > *per_node)
     return skip(fmt::format("{} GPUs are not whole nodes of {}", *gpus, *per_node));
@@ -383,15 +462,21 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
     return skip(fmt::format("{} GPU(s) of a {}-GPU node: partial nodes are not modelled", *gpus,
                             *per_node));
   }
-  const auto net = network_for(cell("inter_node_link"), *gpu, static_cast<int>(*per_node));
+  const auto net = split ? std::optional<Network>(Network{"", 1, ""})
+                         : network_for(cell("inter_node_link"), *gpu, static_cast<int>(*per_node));
   if (!net) return skip(fmt::format("inter-node network '{}' has no preset", cell("inter_node_link")));
   if (!net->note.empty()) c.assumptions.push_back(net->note);
   const NodePreset* preset = nullptr;
+  if (split) {
+    cluster = split->cluster;
+  } else
   for (const auto& n : catalog.nodes)
     if (n.gpu == *gpu && n.gpus_per_node == *per_node && n.inter_node_link == net->link &&
         n.nics_per_node == net->nics)
       preset = &n;
-  if (preset) {
+  if (split) {
+    // the groups are set above
+  } else if (preset) {
     cluster["node"] = preset->id;
     cluster["nodes"] = nodes;
   } else {
@@ -500,6 +585,16 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   plan["tp_comm_overlap"] = facts.tp_comm_overlap && *tp > 1;
   plan["overlap_p2p"] = facts.overlap_p2p;
   if (facts.pp_scatter_gather) plan["pp_scatter_gather"] = true;
+  if (split) {  // stages in rank order: as many on the first group as its GPUs hold
+    const int64_t per_stage = *tp * cp * dp;
+    const int64_t first = split->first_group_gpus / per_stage;
+    if (first * per_stage != split->first_group_gpus || first <= 0 || first >= *pp)
+      return skip("the first group does not hold whole pipeline stages");
+    Json stages = Json::array();
+    for (int64_t i = 0; i < *pp; ++i)
+      stages.push_back(Json{{"group", i < first ? 0 : 1}, {"layers", *layers / *pp}});
+    plan["stages"] = std::move(stages);
+  }
   if (!facts.known)
     c.assumptions.push_back("no source facts recorded: Megatron-Core defaults for the options");
 
