@@ -10,10 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_io.h"
 #include "stepcast/estimate.h"
 #include "stepcast/link.h"
 
 using namespace stepcast;
+using stepcast::cli::fail;
+using stepcast::cli::read_input;
 
 namespace {
 
@@ -35,26 +38,6 @@ constexpr const char* kUsage = R"(usage:
                                                          with a leave-one-source-out table
 Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
 )";
-
-int fail(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  return 2;
-}
-
-bool read_input(const std::string& path, std::string& out) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    out = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 struct Args {
   std::vector<std::string> positional;

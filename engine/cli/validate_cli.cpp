@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_io.h"
 #include "stepcast/calibrate.h"
 #include "stepcast/validation.h"
 
@@ -18,19 +19,7 @@ using namespace stepcast::validation;
 
 namespace {
 
-int fail(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  return 2;
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
+using stepcast::cli::fail;
 
 bool write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -81,7 +70,7 @@ Options parse(int argc, char** argv) {
 // Cases from a published-runs CSV (converted, with skipped rows) or a committed cases JSONL.
 bool load_cases(const Options& o, const Catalog& catalog, Conversion& conv, std::string& error) {
   std::string text;
-  if (!read_file(o.input, text)) {
+  if (!stepcast::cli::read_input(o.input, text)) {
     error = fmt::format("cannot read {}", o.input);
     return false;
   }
