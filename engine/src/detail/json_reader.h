@@ -43,7 +43,10 @@ class JsonReader {
       for (auto k : known) found = found || k == it.key();
       if (!found) {
         std::string list;
-        for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        for (auto k : known) {
+          if (!list.empty()) list += ", ";
+          list += k;
+        }
         fail(ErrorCode::unknown_key, field(it.key()),
              fmt::format("{} is not a known key (known: {})", field(it.key()), list));
         return;
@@ -121,7 +124,10 @@ class JsonReader {
     const Json* v = lookup(key, fallback.has_value());
     if (!v) return fallback.value_or(0);
     std::string list;
-    for (auto a : allowed) list += (list.empty() ? "" : "|") + std::string(a);
+    for (auto a : allowed) {
+      if (!list.empty()) list += '|';
+      list += a;
+    }
     if (v->is_string()) {
       int i = 0;
       for (auto a : allowed) {
