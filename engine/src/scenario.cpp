@@ -306,16 +306,7 @@ std::optional<Error> validate(const Scenario& s) {
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus();
   const int64_t product = int64_t{p.tp} * p.pp * p.cp * p.dp;
-  if (auto e = validate_layout(s)) return e;
-  if (product != gpus && p.dp_derived)
-    return plan_error(gpus % (int64_t{p.tp} * p.pp * p.cp) != 0 ? "plan.tp" : "plan.dp",
-                      fmt::format("the cluster's {} GPUs are not divisible by "
-                                  "tp*pp*cp={}*{}*{}={}",
-                                  gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp));
-  if (product != gpus)
-    return plan_error("plan.dp", fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the "
-                                             "cluster's GPU count {}",
-                                             p.tp, p.pp, p.cp, p.dp, product, gpus));
+  // What the model allows first (the control that causes it), then what the cluster holds.
   if (m.heads % p.tp != 0)
     return plan_error("plan.tp",
                       fmt::format("plan.tp={} must divide model.heads={}", p.tp, m.heads));
@@ -333,6 +324,16 @@ std::optional<Error> validate(const Scenario& s) {
     return plan_error(p.vpp > 1 ? "plan.vpp" : "plan.pp",
                       fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
                                   m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp));
+  if (auto e = validate_layout(s)) return e;
+  if (product != gpus && p.dp_derived)
+    return plan_error("plan.dp",
+                      fmt::format("the cluster's {} GPUs are not divisible by "
+                                  "tp*pp*cp={}*{}*{}={}",
+                                  gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp));
+  if (product != gpus)
+    return plan_error("plan.dp", fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the "
+                                             "cluster's GPU count {}",
+                                             p.tp, p.pp, p.cp, p.dp, product, gpus));
   if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0)
     return plan_error("plan.global_batch",
                       fmt::format("plan.global_batch={} must be divisible by "
