@@ -1,6 +1,8 @@
 // Builds the static site into ../build/web: the page, its worker, the engine's WebAssembly module
-// (build-wasm/wasm/stepcast.js, copied in under a content hash) and a service worker whose cache
-// is versioned by a hash of every file it caches. Prints the gzipped size of every asset.
+// (build-wasm/wasm/stepcast.js, copied in under a content hash), the embed script for
+// documentation pages (stepcast-embed.js, a second entry), the example documentation page
+// (examples/) and a service worker whose cache is versioned by a hash of every file it caches.
+// Prints the gzipped size of every asset.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -44,6 +46,36 @@ function stepcastWasm() {
   };
 }
 
+// stepcast-embed.js: the one classic script a documentation page adds. It stays at a fixed
+// address (no hash) and loads the embed entry, which has a hash and shares the page's chunks
+// (engine handle, formats), by a dynamic import relative to wherever the script was loaded from.
+const EMBED_LOADER = (entry) => `/* Stepcast embed: <script src=".../stepcast-embed.js"></script> then
+   <stepcast-calculator scenario="v=1&model=..." controls="tp,pp,micro_batch" compact></stepcast-calculator> */
+(function () {
+  var s = document.currentScript || document.querySelector('script[src*="stepcast-embed"]');
+  import(new URL(${JSON.stringify(entry)}, (s && s.src) || location.href).href)
+    .catch(function (e) { console.error('stepcast-embed: ' + e); });
+})();
+`;
+
+function embedLoader() {
+  return {
+    name: 'stepcast-embed-loader',
+    generateBundle(_, bundle) {
+      const entry = Object.values(bundle).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'embed');
+      if (!entry) this.error('the embed entry (src/embed.js) is missing from the bundle');
+      this.emitFile({ type: 'asset', fileName: 'stepcast-embed.js', source: EMBED_LOADER(entry.fileName) });
+    },
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        if (!req.url?.startsWith('/stepcast-embed.js')) return next();
+        res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+        res.end(EMBED_LOADER('src/embed.js'));
+      });
+    },
+  };
+}
+
 /** Writes sw.js (cache named after a hash of every file) and prints the gzipped sizes. */
 function serviceWorkerAndReport() {
   return {
@@ -54,7 +86,11 @@ function serviceWorkerAndReport() {
       const hash = createHash('sha256');
       for (const f of files) hash.update(relative(outDir, f)).update(readFileSync(f));
       const version = hash.digest('hex').slice(0, 12);
-      const urls = ['./', ...files.map((f) => './' + relative(outDir, f).split('\\').join('/'))];
+      const paths = files.map((f) => relative(outDir, f).split('\\').join('/'));
+      // A folder's index.html is also asked for as the folder itself (./, ./examples/).
+      const folders = paths.filter((p) => p === 'index.html' || p.endsWith('/index.html'))
+        .map((p) => './' + p.slice(0, -'index.html'.length));
+      const urls = [...folders, ...paths.map((p) => './' + p)];
       const template = readFileSync(join(here, 'src', 'sw.template.js'), 'utf8');
       writeFileSync(join(outDir, 'sw.js'), template
         .replace('__VERSION__', JSON.stringify(version))
@@ -84,7 +120,7 @@ export default defineConfig({
   root: here,
   base: './',
   publicDir: 'public',
-  plugins: [stepcastWasm(), serviceWorkerAndReport()],
+  plugins: [stepcastWasm(), embedLoader(), serviceWorkerAndReport()],
   worker: { format: 'iife' },
   build: {
     outDir,
@@ -93,6 +129,15 @@ export default defineConfig({
     modulePreload: false,
     reportCompressedSize: false,
     assetsInlineLimit: 0,
+    rollupOptions: {
+      input: {
+        main: join(here, 'index.html'),
+        embed: join(here, 'src', 'embed.js'),
+        examples: join(here, 'examples', 'index.html'),
+      },
+      // Entries keep their exports (the embed entry has none, but must not be tree-shaken away).
+      preserveEntrySignatures: 'allow-extension',
+    },
   },
   server: { fs: { allow: [root] } },
 });

@@ -125,9 +125,13 @@ std::optional<std::string> write_value(const Json& v, Kind kind) {
       if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())
         return fmt::format("{:.0f}", v.get<double>());
       return std::nullopt;
-    case Kind::number:
-      if (v.is_number()) return v.dump();
-      return std::nullopt;
+    case Kind::number: {
+      if (!v.is_number()) return std::nullopt;
+      // Shortest text, as JavaScript writes it: whole numbers without ".0".
+      const double d = v.get<double>();
+      if (std::floor(d) == d && std::fabs(d) < 9007199254740992.0) return fmt::format("{:.0f}", d);
+      return fmt::format("{}", d);
+    }
     case Kind::boolean:
       if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
       return std::nullopt;

@@ -18,7 +18,7 @@ TEST(Link, DefaultsAreLeftOutAndTheLinkIsReadable) {
   ASSERT_TRUE(link.ok()) << link.error().message;
   EXPECT_EQ(*link,
             "http://localhost:8080/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
-            "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000.0&price=2.5");
+            "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000&price=2.5");
 }
 
 TEST(Link, RoundTripGivesTheSameEstimate) {

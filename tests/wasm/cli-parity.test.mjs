@@ -119,7 +119,7 @@ const errors = [
   ['tp does not divide heads', JSON.stringify({ ...base, cluster: { gpu: 'h100-sxm5-80gb', gpus_per_node: 3,
     nodes: 1, intra_node_link: 'nvlink4', inter_node_link: 'ib-ndr' }, plan: { ...base.plan, tp: 3, pp: 1 } }),
     'invalid_plan', 'plan.tp'],
-  ['derived dp leaves GPUs over', plan({ tp: 3, pp: 1 }), 'invalid_plan', 'plan.dp'],
+  ['derived dp leaves GPUs over', plan({ tp: 3, pp: 1 }), 'invalid_plan', 'plan.tp'],
   ['tp*pp*dp is not the GPU count', plan({ dp: 3 }), 'invalid_plan', 'plan.dp'],
   ['vpp without pp', plan({ pp: 1, vpp: 2 }), 'invalid_plan', 'plan.vpp'],
   ['layers not divisible by pp', JSON.stringify({ ...base, cluster: { node: 'dgx-h100', nodes: 3 },
@@ -188,9 +188,14 @@ describe('estimateColumns: the page\'s fast path gives estimate()\'s report', ()
     const ev = out.events;
     assert.ok(ev instanceof Float64Array && ev.length % 6 === 0);
     assert.deepEqual(report.timeline.events, []);
-    for (let j = 0; j < ev.length; j += 6) {
-      report.timeline.events.push({ kind: out.kinds[ev[j + 1]], stage: ev[j], chunk: ev[j + 3],
-        micro_batch: ev[j + 2], start_s: ev[j + 4], end_s: ev[j + 5] });
+    // placement (modules with heterogeneous clusters): 2 numbers per event, replica and group.
+    const place = out.placement;
+    if (place) assert.ok(place instanceof Float64Array && place.length === (ev.length / 6) * 2);
+    for (let j = 0, i = 0; j < ev.length; j += 6, i += 2) {
+      const e = { kind: out.kinds[ev[j + 1]], stage: ev[j], chunk: ev[j + 3],
+        micro_batch: ev[j + 2], start_s: ev[j + 4], end_s: ev[j + 5] };
+      if (place) Object.assign(e, { replica: place[i], group: place[i + 1] });
+      report.timeline.events.push(e);
     }
     return report;
   };

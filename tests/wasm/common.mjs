@@ -1,8 +1,9 @@
 // Shared by the WebAssembly and browser suites: where the built artefacts are, how to run the
 // native CLI, how to load the module, and a tolerant deep comparison of two reports.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +12,13 @@ export const CLI = process.env.STEPCAST_CLI ?? join(ROOT, 'build', 'engine', 'st
 export const WASM = process.env.STEPCAST_WASM ?? join(ROOT, 'build-wasm', 'wasm', 'stepcast.js');
 export const SITE = process.env.STEPCAST_SITE ?? join(ROOT, 'build', 'web');
 export const SCENARIO_DIR = join(ROOT, 'web', 'examples', 'scenarios');
+export const LINK_FIXTURES = join(ROOT, 'tests', 'browser', 'fixtures');
+
+/** The links of a fixture file (links-v0.txt, links-v1.txt): one fragment a line, // comments. */
+export function linkFixtures(name) {
+  return readFileSync(join(LINK_FIXTURES, name), 'utf8').split('\n').map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('//'));
+}
 
 export function requireBuilt(path, how) {
   if (!existsSync(path)) throw new Error(`${path} does not exist: ${how}`);
@@ -26,16 +34,47 @@ export function exampleScenarios() {
 
 /**
  * Runs `stepcast estimate - --timeline` on a scenario text (the WebAssembly module always adds
- * the timeline). Returns {status, report, stderr}.
+ * the timeline; `timeline: false` leaves it out when only the numbers matter). Returns
+ * {status, report, stderr}.
  */
-export function cliEstimate(text) {
-  const r = spawnSync(CLI, ['estimate', '-', '--timeline'], { input: text, encoding: 'utf8' });
+export function cliEstimate(text, { timeline = true } = {}) {
+  const r = spawnSync(CLI, ['estimate', '-', ...(timeline ? ['--timeline'] : [])],
+    { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.error) throw r.error;
   return {
     status: r.status,
     stderr: r.stderr,
     report: r.status === 0 ? JSON.parse(r.stdout) : undefined,
   };
+}
+
+/**
+ * `stepcast link FILE [--base URL] [--tokens N] [--price P]` on a scenario text (written to a
+ * temporary file). Returns {status, link, stderr}.
+ */
+export function cliLink(text, { base, tokens, price } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'stepcast-link-'));
+  const file = join(dir, 'scenario.json');
+  writeFileSync(file, text);
+  try {
+    const args = ['link', file];
+    if (base !== undefined) args.push('--base', base);
+    if (tokens !== undefined) args.push('--tokens', String(tokens));
+    if (price !== undefined) args.push('--price', String(price));
+    const r = spawnSync(CLI, args, { encoding: 'utf8' });
+    if (r.error) throw r.error;
+    return { status: r.status, link: r.stdout.trim(), stderr: r.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `stepcast estimate --link URL [--timeline]`. Returns {status, report, stderr}. */
+export function cliEstimateLink(url, { timeline = false } = {}) {
+  const r = spawnSync(CLI, ['estimate', '--link', url, ...(timeline ? ['--timeline'] : [])],
+    { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.error) throw r.error;
+  return { status: r.status, stderr: r.stderr, report: r.status === 0 ? JSON.parse(r.stdout) : undefined };
 }
 
 export function cliRun(args) {

@@ -1,32 +1,58 @@
-// The page's handle on the engine worker: created lazily on first use, loads the WebAssembly
-// module once, and runs one estimate at a time. Requests made while one is running replace each
-// other (only the latest scenario matters), so fast typing never queues stale work.
+// The handle on the engine worker, shared by everything on one page (the full page, or every
+// <stepcast-calculator> of a documentation page: one worker, one module). The worker is created
+// lazily on first use and loads the WebAssembly module once.
+//
+// Requests on a named channel replace each other: while one runs, only the latest waits, and the
+// ones it replaced resolve to null (fast typing never queues stale work). Each calculator has its
+// own channels, so one calculator's requests never cancel another's. Requests without a channel
+// (fromLink) all run.
 import wasmUrl from 'virtual:stepcast-wasm';
 
 let worker;
 let readyPromise;
 let nextId = 1;
-let running = null; // {id, resolve, reject}
-let pending = null; // {scenario, resolve, reject}
+const calls = new Map(); // id -> {resolve, reject, channel}
+const channels = new Map(); // name -> {busy, pending: {message, resolve, reject} | null}
 
 function onMessage(event) {
   const msg = event.data;
-  if (msg.type !== 'result' && msg.type !== 'failure') return;
-  const job = running;
-  running = null;
-  if (job && job.id === msg.id) {
-    if (msg.type === 'result') job.resolve({ result: msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs });
-    else job.reject(new Error(msg.message));
+  const call = calls.get(msg.id);
+  if (!call) return;
+  calls.delete(msg.id);
+  if (msg.type === 'result') call.resolve(msg);
+  else call.reject(new Error(msg.message));
+  if (call.channel) {
+    channels.get(call.channel).busy = false;
+    pump(call.channel);
   }
-  pump();
 }
 
-function pump() {
-  if (running || !pending) return;
-  const job = pending;
-  pending = null;
-  running = { id: nextId++, resolve: job.resolve, reject: job.reject };
-  worker.postMessage({ type: 'estimate', id: running.id, scenario: job.scenario });
+function send(message, channel) {
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    calls.set(id, { resolve, reject, channel });
+    worker.postMessage({ ...message, id });
+  });
+}
+
+function pump(name) {
+  const ch = channels.get(name);
+  if (ch.busy || !ch.pending) return;
+  const job = ch.pending;
+  ch.pending = null;
+  ch.busy = true;
+  send(job.message, name).then(job.resolve, job.reject);
+}
+
+/** Sends `message` on channel `name`; resolves to the answer, or null when superseded. */
+function latest(name, message) {
+  return new Promise((resolve, reject) => {
+    let ch = channels.get(name);
+    if (!ch) channels.set(name, (ch = { busy: false, pending: null }));
+    if (ch.pending) ch.pending.resolve(null);
+    ch.pending = { message, resolve, reject };
+    pump(name);
+  });
 }
 
 /** Starts the worker and the module (once). Resolves to {version, presets}. */
@@ -53,14 +79,29 @@ export function ready() {
 }
 
 /**
- * Estimates one scenario (a JSON string). Resolves to {result, engineMs}, where result is the
- * report or {error}; resolves to null when a newer request superseded this one before it ran.
+ * Estimates one scenario (a JSON string). Resolves to {result, engineMs, workerMs}, where result
+ * is the report or {error}; resolves to null when a newer request on the same channel superseded
+ * this one before it ran.
  */
-export async function estimate(scenario) {
+export async function estimate(scenario, channel = 'estimate') {
   await ready();
-  return new Promise((resolve, reject) => {
-    if (pending) pending.resolve(null);
-    pending = { scenario, resolve, reject };
-    pump();
-  });
+  const msg = await latest(channel, { type: 'estimate', scenario });
+  return msg && { result: msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
+}
+
+/**
+ * The engine's link for a scenario (as a JSON value) and the page settings ({tokens,
+ * price_per_gpu_hour}): resolves to {link} or {error}; null when superseded on `channel`.
+ */
+export async function toLink(scenario, page, base, channel) {
+  await ready();
+  const message = { type: 'toLink', document: JSON.stringify({ scenario, page }), base };
+  const msg = channel ? await latest(channel, message) : await send(message);
+  return msg && msg.result;
+}
+
+/** The engine's reading of a link (a URL or its fragment): {scenario, page} or {error}. */
+export async function fromLink(url) {
+  await ready();
+  return (await send({ type: 'fromLink', url })).result;
 }

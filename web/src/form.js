@@ -17,8 +17,15 @@ const ADVANCED = ['flash_attention', 'overlap_grad_reduce', 'overlap_param_gathe
 const MODEL_INTS = ['layers', 'hidden', 'heads', 'kv_heads', 'ffn_hidden', 'vocab'];
 const GPU_PEAKS = ['bf16', 'fp16', 'fp8', 'fp32'];
 const CUSTOM = '__custom__';
+const CUSTOM_LINK = '__link__';
+// The plan keys the form has a control for; others (from a link or a file) are carried as they
+// are, so that a scenario the form cannot show in full still gives the same estimate.
+const PLAN_KEYS = new Set(['dp', ...Object.keys(PLAN_DEFAULTS), 'global_batch']);
 
 let presets;
+// What the last written scenario had beyond the form's controls: plan keys, top-level keys,
+// keys of an inline model or GPU, and inline (custom) link objects, by select id.
+let carried = { plan: {}, top: {}, model: {}, gpu: {}, links: {} };
 const byId = (list, id) => list.find((x) => x.id === id);
 
 // ---------------------------------------------------------------------------------------------
@@ -223,7 +230,10 @@ export function buildForm(thePresets) {
     for (const r of $$(`input[name=${name}]`)) r.addEventListener('change', () => switchMode(name, r.value));
   $('#f-gpu').addEventListener('change', () => {
     const custom = $('#f-gpu').value === CUSTOM;
-    if (custom) writeCustomGpu(byId(presets.gpus, $('#f-gpu').dataset.last) ?? presets.gpus[0]);
+    if (custom) {
+      writeCustomGpu(byId(presets.gpus, $('#f-gpu').dataset.last) ?? presets.gpus[0]);
+      carried.gpu = {};
+    }
     else $('#f-gpu').dataset.last = $('#f-gpu').value;
     $('#gpu-custom').hidden = !custom;
   });
@@ -243,7 +253,10 @@ function setMode(name, value) {
 function switchMode(name, value) {
   if (name === 'model-mode' && value === 'custom') {
     const m = byId(presets.models, $('#f-model').value);
-    if (m) writeCustomModel(m);
+    if (m) {
+      writeCustomModel(m);
+      carried.model = {};
+    }
   }
   if (name === 'cluster-mode' && value === 'custom') {
     const n = byId(presets.nodes, $('#f-node').value);
@@ -330,7 +343,7 @@ export function readScenario() {
     s.model = r.select('model');
     if (!s.model) r.errors.push({ path: 'model', id: 'model', message: 'Choose a model.' });
   } else {
-    const m = { name: $('#f-m-name').value.trim() || 'custom model' };
+    const m = { ...carried.model, name: $('#f-m-name').value.trim() || 'custom model' };
     for (const k of MODEL_INTS) m[k] = r.num(`m-${k}`, `model.${k}`);
     m.seq_len = seqLen;
     m.ffn_type = r.select('m-ffn_type');
@@ -344,6 +357,10 @@ export function readScenario() {
     s.cluster = { node: r.select('node'), nodes: r.num('nodes', 'cluster.nodes') };
   } else {
     let gpu = r.select('gpu');
+    const linkOf = (id) => {
+      const v = r.select(id);
+      return v === CUSTOM_LINK ? carried.links[id] : v;
+    };
     if (gpu === CUSTOM) {
       const peaks = {};
       for (const p of GPU_PEAKS) {
@@ -351,6 +368,7 @@ export function readScenario() {
         if (v !== undefined) peaks[p] = v;
       }
       gpu = {
+        ...carried.gpu,
         name: $('#f-g-name').value.trim() || 'custom GPU',
         arch: r.select('g-arch'),
         memory_gib: r.num('g-memory_gib', 'cluster.gpu.memory_gib'),
@@ -362,8 +380,8 @@ export function readScenario() {
       gpu,
       gpus_per_node: r.num('gpus_per_node', 'cluster.gpus_per_node'),
       nodes: r.num('nodes', 'cluster.nodes'),
-      intra_node_link: r.select('intra_node_link'),
-      inter_node_link: r.select('inter_node_link'),
+      intra_node_link: linkOf('intra_node_link'),
+      inter_node_link: linkOf('inter_node_link'),
       nics_per_node: r.num('nics_per_node', 'cluster.nics_per_node'),
     };
   }
@@ -381,8 +399,9 @@ export function readScenario() {
     zero_stage: Number(r.select('zero_stage')),
   });
   for (const k of ADVANCED) plan[k] = r.check(k);
-  s.plan = plan;
+  s.plan = { ...plan, ...carried.plan };
   s.seq_len = seqLen;
+  Object.assign(s, carried.top);
   return { scenario: s, errors: r.errors };
 }
 
@@ -393,6 +412,26 @@ export function readScenario() {
  * would derive anyway (the same scenario), so that changing TP or PP keeps it consistent. */
 export function writeScenario(s) {
   const group = s.cluster?.groups ? s.cluster.groups[0] : s.cluster;
+  const pick = (o, keep) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => keep(k)));
+  const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  carried = {
+    plan: pick(s.plan, (k) => !PLAN_KEYS.has(k)),
+    // The name describes the scenario as it was written; it is not carried into edits of it.
+    top: pick(s, (k) => !['model', 'cluster', 'plan', 'seq_len', 'name'].includes(k)),
+    model: isObject(s.model) ? pick(s.model, (k) => ![...MODEL_INTS, 'name', 'seq_len', 'ffn_type', 'position',
+      'norm', 'tied_embeddings', 'bias'].includes(k)) : {},
+    gpu: isObject(group.gpu) ? pick(group.gpu, (k) => !['name', 'arch', 'memory_gib', 'memory_bandwidth_GBps',
+      'peak_tflops'].includes(k)) : {},
+    links: {},
+  };
+  for (const id of ['intra_node_link', 'inter_node_link']) {
+    const select = $(`#f-${id}`);
+    select.querySelector(`option[value="${CUSTOM_LINK}"]`)?.remove();
+    if (isObject(group[id])) {
+      carried.links[id] = group[id];
+      select.append(h('option', { value: CUSTOM_LINK }, `${group[id].name ?? 'custom link'} (custom, from the scenario)`));
+    }
+  }
   if (typeof s.model === 'string') {
     setMode('model-mode', 'preset');
     $('#f-model-search').value = '';
@@ -423,8 +462,8 @@ export function writeScenario(s) {
     }
     setValue('gpus_per_node', group.gpus_per_node);
     setValue('nics_per_node', group.nics_per_node ?? group.gpus_per_node);
-    setValue('intra_node_link', group.intra_node_link);
-    setValue('inter_node_link', group.inter_node_link);
+    for (const id of ['intra_node_link', 'inter_node_link'])
+      setValue(id, carried.links[id] ? CUSTOM_LINK : group[id]);
   }
 
   const plan = { ...PLAN_DEFAULTS, ...s.plan };

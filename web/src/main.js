@@ -1,11 +1,17 @@
 // Stepcast's page: wires the inputs to the engine worker and the results. Every change
 // re-estimates at once (no button); the time from the input event to the rendered result is
 // recorded as the performance measure "stepcast:update".
+//
+// The scenario lives in the URL fragment (the engine's link format, see link.js): the page opens
+// the link it is loaded with, and keeps the address up to date with history.replaceState (never a
+// new history entry, at most every 0.4 s while typing). With ?embed=1 the page is the
+// compact calculator for iframes (no header, key controls and results only).
 import './style.css';
 
-import { $, h } from './dom.js';
+import { $, $$, h } from './dom.js';
 import * as engine from './engine.js';
 import { buildForm, clearErrors, fieldFor, readScenario, refreshHints, showError, writeScenario } from './form.js';
+import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSummaryBar, summaryText } from './results.js';
 import { resetColors } from './timeline.js';
 import { tip } from './tooltip.js';
@@ -15,12 +21,19 @@ const examples = import.meta.glob('../examples/scenarios/*.json', { eager: true,
 
 // For people and tests: `latest` is the scenario the form shows (compact JSON, null while a field
 // is not a number), `rendered` the one whose estimate (or error) is on screen.
-const stats = { updates: 0, lastUpdateMs: NaN, lastEngineMs: NaN, state: 'loading', latest: undefined, rendered: undefined };
+// `link` is the address of the scenario the form shows (with tokens and price), `linked` the
+// scenario text it is for; `opened` says how the last address was opened ('default', 'link' or
+// what was wrong with it), `opens` counts the addresses opened (the first, then each pasted one).
+const stats = { updates: 0, lastUpdateMs: NaN, lastEngineMs: NaN, state: 'loading', latest: undefined, rendered: undefined,
+  link: undefined, linked: undefined, opened: undefined, opens: 0 };
 window.__stepcast = stats;
 
+const EMBED = document.documentElement.classList.contains('embed');
 let lastSent = null;
 let lastReport = null;
 let scenarioText = '';
+let presets = null;
+let defaultLabel = '';
 
 function setStatus(kind, ...content) {
   const el = $('#status');
@@ -58,6 +71,7 @@ async function update(t0 = performance.now()) {
   if (!errors.length && text === lastSent) return;
   scenarioText = JSON.stringify(scenario, null, 2);
   $('#scenario-json').textContent = scenarioText;
+  if (EMBED && !errors.length) $('#embed-title').textContent = exampleLabel(scenario, presets);
   stats.latest = errors.length ? null : text;
   if (errors.length) {
     lastSent = null;
@@ -74,7 +88,9 @@ async function update(t0 = performance.now()) {
   stats.lastPrepMs = performance.now() - t0;
   let answer;
   try {
-    answer = await engine.estimate(text);
+    const pending = engine.estimate(text);
+    syncLink(scenario, text);
+    answer = await pending;
   } catch (err) {
     setStatus('error', h('strong', null, 'The engine failed: '), String(err.message));
     return;
@@ -128,6 +144,119 @@ function loadScenario(s) {
   update();
 }
 
+// Links -------------------------------------------------------------------------------------
+
+// The address is written at most every 0.4 s: browsers limit replaceState (Safari: 100 calls in
+// 30 s; beyond, it throws), and typing fast in a number field is many changes a second.
+const URL_INTERVAL_MS = 400;
+let currentScenario = null; // the last scenario read without a local error
+let urlTimer = 0;
+let urlWritten = 0;
+
+/** The address of the page without its fragment (and, for "Open in Stepcast", without ?embed). */
+function pageBase(full = false) {
+  const url = new URL(location.href);
+  url.hash = '';
+  if (full) {
+    url.searchParams.delete('embed');
+    url.searchParams.delete('controls');
+  }
+  return url.href.replace(/#$/, '');
+}
+
+/** Writes the link into the address bar: replaceState, at most every 0.4 s while typing. */
+function writeUrl(now = false) {
+  const go = () => {
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    // A scenario no link can carry leaves the address without a fragment (not a stale link).
+    const target = stats.link ?? pageBase();
+    if (target === location.href) return;
+    urlWritten = performance.now();
+    try {
+      history.replaceState(history.state, '', target);
+    } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
+  };
+  if (now) go();
+  else if (!urlTimer) urlTimer = setTimeout(go, Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+}
+
+/** Asks the engine for the link of the scenario on show (and the cost inputs), then writes it. */
+async function syncLink(scenario = currentScenario, text = JSON.stringify(scenario)) {
+  if (!scenario) return;
+  currentScenario = scenario;
+  const page = pageSettings($('#f-tokens').value, $('#f-price').value);
+  const r = await engine.toLink(scenario, page, pageBase(), 'link');
+  if (!r) return; // superseded
+  const copy = $('#copy-link');
+  if (r.error) {
+    stats.link = null;
+    stats.linked = text;
+    copy.disabled = true;
+    copy.title = `This scenario cannot be written as a link: ${linkMessage(r.error)}.`;
+    $('#cli-link').textContent = copy.title;
+    writeUrl();
+    return;
+  }
+  stats.link = r.link;
+  stats.linked = text;
+  copy.disabled = false;
+  copy.title = '';
+  copy.dataset.link = r.link;
+  const fragment = r.link.slice(r.link.indexOf('#'));
+  $('#open-full').href = pageBase(true) + fragment;
+  $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
+  writeUrl();
+}
+
+/** A message about the link the page was opened with, kept until dismissed or a new link. */
+function linkNotice(...content) {
+  const box = $('#link-status');
+  if (!content.length) {
+    box.hidden = true;
+    return;
+  }
+  box.replaceChildren(...content, ' ', h('button', { type: 'button', class: 'link', onclick: () => linkNotice() }, 'Dismiss'));
+  box.hidden = false;
+}
+
+/**
+ * Opens the scenario in the address (or `url`): true when it is on show. A link that cannot be
+ * read, or names a preset that does not exist, leaves a message and false.
+ */
+async function openLink(url = location.href) {
+  const hash = url.indexOf('#');
+  if (hash < 0 || hash === url.length - 1) return false;
+  let r;
+  try {
+    r = await engine.fromLink(url);
+  } catch (err) {
+    r = { error: { message: String(err.message) } };
+  }
+  const problem = r.error ? `it could not be read (${linkMessage(r.error)})` : linkProblem(r.scenario, presets);
+  if (problem) {
+    stats.opened = problem;
+    linkNotice(h('strong', null, 'This link does not open a scenario: '), `${problem}. `,
+      `Showing ${defaultLabel} instead.`);
+    return false;
+  }
+  try {
+    writeScenario(r.scenario);
+  } catch (err) {
+    stats.opened = `the page cannot show it (${err.message})`;
+    linkNotice(h('strong', null, 'This link does not open a scenario: '), `${stats.opened}. Showing ${defaultLabel} instead.`);
+    return false;
+  }
+  if (typeof r.page?.tokens === 'number') $('#f-tokens').value = billions(r.page.tokens);
+  if (typeof r.page?.price_per_gpu_hour === 'number') $('#f-price').value = String(r.page.price_per_gpu_hour);
+  stats.opened = 'link';
+  linkNotice();
+  $('#examples').value = '';
+  lastSent = null;
+  update();
+  return true;
+}
+
 async function init() {
   let ready;
   try {
@@ -137,7 +266,10 @@ async function init() {
     return;
   }
   $('#version').textContent = `engine ${ready.version}`;
+  presets = ready.presets;
+  defaultLabel = `the default scenario (${exampleLabel(defaultScenario, presets)})`;
   buildForm(ready.presets);
+  if (EMBED) embedLayout();
   const select = $('#examples');
   for (const [path, s] of Object.entries(examples).sort()) {
     const label = s.name ?? exampleLabel(s, ready.presets);
@@ -154,7 +286,28 @@ async function init() {
   };
   form.addEventListener('input', onEdit);
   form.addEventListener('change', onEdit);
-  $('#cost-form').addEventListener('input', renderCost);
+  $('#cost-form').addEventListener('input', () => {
+    renderCost();
+    syncLink();
+  });
+  $('#copy-link').addEventListener('click', async () => {
+    const button = $('#copy-link');
+    if (!stats.link) return;
+    writeUrl(true);
+    try {
+      await navigator.clipboard.writeText(stats.link);
+      button.textContent = 'Link copied';
+    } catch {
+      button.textContent = 'Copy from the address bar';
+    }
+    setTimeout(() => { button.textContent = 'Copy link'; }, 1500);
+  });
+  // A link pasted into the address bar of the open page (only the fragment changes).
+  window.addEventListener('hashchange', () => {
+    if (location.href !== stats.link && location.hash.length > 1) openAddress();
+  });
+  // Leaving: the address holds the latest change even if its write was still waiting.
+  window.addEventListener('pagehide', () => writeUrl(true));
 
   $('#copy-json').addEventListener('click', async () => {
     try {
@@ -187,8 +340,38 @@ async function init() {
     requestAnimationFrame(drawTimeline);
   });
 
-  loadScenario(defaultScenario);
-  select.value = Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
+  await openAddress();
+}
+
+/** Shows the scenario of the address, or the default one; counts in stats.opens when done. */
+async function openAddress() {
+  if (!(await openLink())) {
+    if (!location.hash || location.hash === '#') stats.opened = 'default';
+    loadScenario(defaultScenario);
+    $('#examples').value = Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
+  }
+  stats.opens += 1;
+}
+
+// The iframe mode (?embed=1): the controls named in ?controls= (a few key ones by default).
+const CONTROL_PATHS = {
+  model: 'model', node: 'cluster.node', nodes: 'cluster.nodes', gpus_per_node: 'cluster.gpus_per_node',
+  seq_len: 'seq_len',
+};
+const EMBED_CONTROLS = 'nodes,tp,pp,micro_batch,global_batch,recompute';
+
+function embedLayout() {
+  const wanted = (new URLSearchParams(location.search).get('controls') || EMBED_CONTROLS)
+    .split(',').map((c) => c.trim()).filter(Boolean);
+  const paths = new Set(wanted.map((c) => CONTROL_PATHS[c] ?? `plan.${c}`));
+  for (const el of $$('#inputs .field')) el.hidden = !paths.has(el.dataset.path);
+  const any = (el) => $$('.field[data-path]', el).some((f) => paths.has(f.dataset.path));
+  for (const fs of $$('#inputs fieldset')) fs.hidden = !any(fs);
+  for (const d of $$('#inputs details')) {
+    d.hidden = !any(d);
+    d.open = true;
+  }
+  $('#f-model').removeAttribute('size');
 }
 
 init();

@@ -1,5 +1,6 @@
 // The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
-// message), then answers estimate requests. Reports are parsed here; the timeline's events are
+// message), then answers estimate and link requests (the engine's link codec: the page and the
+// CLI read and write links with the same code). Reports are parsed here; the timeline's events are
 // turned into typed columns and transferred, so the page gets them without a copy.
 /* global createStepcast, importScripts */
 
@@ -65,6 +66,14 @@ self.onmessage = async (event) => {
         version: engine.version(),
         presets: JSON.parse(engine.presets()),
       });
+      return;
+    }
+    if (msg.type === 'toLink' || msg.type === 'fromLink') {
+      let text;
+      if (!engine.toLink) text = '{"error":{"code":"unsupported","path":"","message":"this engine build has no links"}}';
+      else if (msg.type === 'toLink') text = engine.toLink(msg.document, msg.base);
+      else text = engine.fromLink(msg.url);
+      self.postMessage({ type: 'result', id: msg.id, result: JSON.parse(text) });
       return;
     }
     if (msg.type === 'estimate') {

@@ -1,0 +1,81 @@
+// Shared by the link and embed browser suites: waiting for the page, reading its numbers and
+// inputs, and catching anything a link might try to run.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { ROOT, jsonDiff } from '../wasm/common.mjs';
+
+export const SHOTS = join(ROOT, 'build', 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+export const METRICS = ['iteration_time_s', 'tokens_per_s', 'mfu', 'model_tflops_per_gpu', 'micro_batches', 'parameters'];
+export const DESKTOP = { width: 1360, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/** Records console errors, uncaught exceptions and dialogs (alert, confirm, ...) of a page. */
+export function watch(p, problems) {
+  p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  p.on('pageerror', (e) => problems.push(`exception: ${e.message}`));
+  p.on('dialog', (d) => {
+    problems.push(`dialog: ${d.type()} ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  return p;
+}
+
+/** Waits until the estimate on screen is the one for the scenario the form shows. */
+export async function settle(p) {
+  await p.waitForFunction(() => {
+    const s = window.__stepcast;
+    return s && s.latest !== undefined && s.latest === s.rendered;
+  }, null, { timeout: 15000 });
+}
+
+/** Waits until the address bar holds the link of the scenario on show. */
+export async function linked(p) {
+  await settle(p);
+  await p.waitForFunction(() => {
+    const s = window.__stepcast;
+    return s.link && s.linked === s.latest && location.href === s.link;
+  }, null, { timeout: 15000 });
+  return p.evaluate(() => location.href);
+}
+
+export async function metrics(p) {
+  const out = {};
+  for (const k of METRICS) out[k] = Number(await p.getAttribute(`#metrics [data-metric="${k}"]`, 'data-value'));
+  return out;
+}
+
+export async function pageScenario(p) {
+  return JSON.parse(await p.textContent('#scenario-json'));
+}
+
+/** Every input of the page as it stands: id -> value (or checked). */
+export async function formState(p) {
+  return p.$$eval('#inputs input, #inputs select, #cost-form input', (els) => Object.fromEntries(els
+    .filter((el) => el.id && el.type !== 'file' && el.id !== 'f-model-search')
+    .map((el) => [el.id, el.type === 'checkbox' || el.type === 'radio' ? el.checked : el.value])));
+}
+
+/** The headline numbers equal `report`'s (1e-9 relative). */
+export function assertNumbers(report, shown, what = 'headline numbers') {
+  const want = Object.fromEntries(Object.keys(shown).map((k) => [k, report[k]]));
+  assert.deepEqual(jsonDiff(want, shown), [], `${what} differ`);
+}
+
+/** Nothing a link carried became markup: no <img>, no inline handler, no stray script. */
+export async function assertNothingInjected(p) {
+  const found = await p.evaluate(() => {
+    const all = (root) => [...root.querySelectorAll('*')].flatMap((el) => [el, ...(el.shadowRoot ? all(el.shadowRoot) : [])]);
+    const els = all(document);
+    return {
+      img: els.filter((el) => el.tagName === 'IMG').length,
+      handlers: els.filter((el) => [...el.attributes].some((a) => a.name.startsWith('on'))).map((el) => el.tagName),
+      scripts: els.filter((el) => el.tagName === 'SCRIPT' && !el.src && !/embed=1/.test(el.textContent) &&
+        !/serviceWorker/.test(el.textContent)).length,
+      pwned: window.__pwned ?? null,
+    };
+  });
+  assert.deepEqual(found, { img: 0, handlers: [], scripts: 0, pwned: null }, 'markup or code from the link');
+}
