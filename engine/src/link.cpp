@@ -9,7 +9,7 @@ namespace stepcast {
 
 namespace {
 
-enum class Kind { integer, number, boolean, text, json };
+enum class Kind { integer, number, boolean, text, json, layout };
 
 struct Key {
   const char* json;  // key in the scenario (or page) object
@@ -40,6 +40,8 @@ const Key kPlanKeys[] = {
     {"overlap_p2p", "op2p", Kind::boolean, true},
     {"grad_reduce_in_fp32", "gr32", Kind::boolean, true},
     {"pp_scatter_gather", "ppsg", Kind::boolean, false},
+    {"stages", "stages", Kind::layout, nullptr},    // "0:auto,1:16" (group:layers)
+    {"replicas", "replicas", Kind::layout, nullptr},  // "0:1:auto,1:2:16" (group:count:micro_batches)
 };
 
 const Key kModelKeys[] = {
@@ -117,6 +119,81 @@ Error link_error(std::string message) {
   return Error{ErrorCode::parse_error, "link", "link: " + std::move(message)};
 }
 
+// Heterogeneous layouts in a readable form: entries separated by ',' and fields by ':', in the
+// order of `fields`; "auto" where the engine balances. Anything else is written as JSON.
+constexpr const char* kStageFields[] = {"group", "layers"};
+constexpr const char* kReplicaFields[] = {"group", "count", "micro_batches"};
+
+std::span<const char* const> layout_fields(const Json& entries) {
+  // Replicas carry "count" or "micro_batches"; stages carry "layers".
+  for (const auto& e : entries)
+    if (e.is_object() && (e.contains("count") || e.contains("micro_batches")))
+      return kReplicaFields;
+  return kStageFields;
+}
+
+std::optional<std::string> write_layout(const Json& entries, std::span<const char* const> fields) {
+  if (!entries.is_array() || entries.empty()) return std::nullopt;
+  std::string out;
+  for (const auto& e : entries) {
+    if (!e.is_object()) return std::nullopt;
+    size_t known = 0;
+    std::string entry;
+    for (size_t f = 0; f < fields.size(); ++f) {
+      auto it = e.find(fields[f]);
+      std::string text = f == 1 && fields.size() == 3 ? "1" : "auto";  // count defaults to 1
+      if (f == 0) text = "0";
+      if (it != e.end()) {
+        ++known;
+        if (it->is_number_integer() && it->get<int64_t>() >= 0) text = it->dump();
+        else if (!(it->is_string() && it->get_ref<const std::string&>() == "auto" && f > 0))
+          return std::nullopt;
+      }
+      entry += (f ? ":" : "") + text;
+    }
+    if (known != e.size()) return std::nullopt;  // keys the short form does not carry
+    out += (out.empty() ? "" : ",") + entry;
+  }
+  return out;
+}
+
+std::optional<Json> read_layout(const std::string& text, const char* key) {
+  if (!text.empty() && text[0] == '[') {
+    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_array()) return std::nullopt;
+    return j;
+  }
+  const bool replicas = std::string_view(key) == "replicas";
+  const std::span<const char* const> fields =
+      replicas ? std::span<const char* const>(kReplicaFields) : std::span<const char* const>(kStageFields);
+  Json out = Json::array();
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string entry = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    Json e = Json::object();
+    size_t start = 0;
+    for (size_t f = 0; f < fields.size(); ++f) {
+      size_t colon = entry.find(':', start);
+      if ((colon == std::string::npos) != (f + 1 == fields.size())) return std::nullopt;
+      if (colon == std::string::npos) colon = entry.size();
+      const std::string part = entry.substr(start, colon - start);
+      start = colon + 1;
+      if (part == "auto" && f > 0) {
+        e[fields[f]] = "auto";
+        continue;
+      }
+      if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+      e[fields[f]] = static_cast<int64_t>(std::stoll(part));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 // Writes one value; nullopt when the value does not have the key's type.
 std::optional<std::string> write_value(const Json& v, Kind kind) {
   switch (kind) {
@@ -141,12 +218,16 @@ std::optional<std::string> write_value(const Json& v, Kind kind) {
     case Kind::json:
       if (v.is_string()) return percent_encode(v.get_ref<const std::string&>());
       return percent_encode(v.dump());
+    case Kind::layout:
+      if (auto compact = write_layout(v, layout_fields(v))) return compact;
+      return percent_encode(v.dump());
   }
   return std::nullopt;
 }
 
-std::optional<Json> read_value(const std::string& text, Kind kind) {
+std::optional<Json> read_value(const std::string& text, Kind kind, const char* key) {
   switch (kind) {
+    case Kind::layout: return read_layout(text, key);
     case Kind::integer: {
       if (text.empty() || text.size() > 18) return std::nullopt;
       char* end = nullptr;
@@ -230,7 +311,26 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
   if (auto c = s.find("cluster"); c != s.end()) {
     if (!c->is_object()) return link_error("cluster must be an object");
     if (c->contains("groups")) {
-      out += "&cluster=" + percent_encode(c->dump());
+      // Groups of node presets read "dgx-a100:4,dgx-h100:2"; anything else goes as JSON.
+      std::string groups;
+      bool presets = c->size() <= 2 && (c->size() == 1 || c->contains("inter_group_link")) &&
+                     (*c)["groups"].is_array() && !(*c)["groups"].empty();
+      if (presets)
+        for (const auto& g : (*c)["groups"]) {
+          presets = presets && g.is_object() && g.size() == 2 && g.contains("node") &&
+                    g["node"].is_string() && g.contains("nodes") && g["nodes"].is_number_integer();
+          if (presets)
+            groups += fmt::format("{}{}:{}", groups.empty() ? "" : ",",
+                                  percent_encode(g["node"].get_ref<const std::string&>()),
+                                  g["nodes"].get<int64_t>());
+        }
+      const Json* igl = c->contains("inter_group_link") ? &(*c)["inter_group_link"] : nullptr;
+      if (presets && (!igl || igl->is_string())) {
+        out += "&groups=" + groups;
+        if (igl) out += "&igl=" + percent_encode(igl->get_ref<const std::string&>());
+      } else {
+        out += "&cluster=" + percent_encode(c->dump());
+      }
     } else {
       if (auto e = reject_unknown(*c, kClusterKeys, "cluster")) return *e;
       if (auto e = encode_keys(*c, kClusterKeys, "cluster", out)) return *e;
@@ -300,6 +400,30 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
         doc.scenario["model"] = *value;
       continue;
     }
+    if (key == "groups") {
+      if (cluster.contains("groups")) return link_error("'groups' appears twice");
+      Json groups = Json::array();
+      size_t pos = 0;
+      while (pos <= value->size()) {
+        size_t comma = value->find(',', pos);
+        if (comma == std::string::npos) comma = value->size();
+        const std::string entry = value->substr(pos, comma - pos);
+        pos = comma + 1;
+        const size_t colon = entry.rfind(':');
+        const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
+        if (colon == 0 || count.empty() || count.size() > 9 ||
+            count.find_first_not_of("0123456789") != std::string::npos)
+          return link_error(fmt::format("groups={} is not node:count,...", percent_encode(*value)));
+        groups.push_back(Json{{"node", entry.substr(0, colon)}, {"nodes", std::stoll(count)}});
+      }
+      cluster["groups"] = std::move(groups);
+      continue;
+    }
+    if (key == "igl") {
+      if (cluster.contains("inter_group_link")) return link_error("'igl' appears twice");
+      cluster["inter_group_link"] = *value;
+      continue;
+    }
     if (key == "cluster") {
       Json c = Json::parse(*value, nullptr, /*allow_exceptions=*/false);
       if (c.is_discarded() || !c.is_object()) return link_error("cluster is not a JSON object");
@@ -316,7 +440,7 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     if (!found) return link_error(fmt::format("unknown key '{}'", percent_encode(key)));
     if (target->contains(found->json))
       return link_error(fmt::format("'{}' appears twice", key));
-    auto v = read_value(*value, found->kind);
+    auto v = read_value(*value, found->kind, found->json);
     if (!v)
       return link_error(fmt::format("{}={} is not a valid value", key, percent_encode(*value)));
     (*target)[found->json] = std::move(*v);

@@ -48,6 +48,24 @@ TEST(Link, CustomModelAndExplicitClusterRoundTrip) {
   EXPECT_EQ(back->scenario, Json::parse(custom));
 }
 
+TEST(Link, HeterogeneousClustersRoundTrip) {
+  const char* hetero = R"({"model": "llama3-8b", "seq_len": 4096,
+    "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}],
+                "inter_group_link": "roce-100g"},
+    "plan": {"tp": 8, "pp": 2, "global_batch": 64,
+             "stages": [{"group": 0, "layers": "auto"}, {"group": 1, "layers": "auto"}]}})";
+  auto link = scenario_to_link({Json::parse(hetero)}, "");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  // Readable in chat: node presets with counts, the link between them, group:layers per stage.
+  EXPECT_EQ(*link, "#v=1&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2"
+                   "&gbs=64&stages=0:auto,1:auto&seq=4096");
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario, Json::parse(hetero));
+  EXPECT_EQ(estimate(test::scenario(back->scenario.dump())).iteration_time_s,
+            estimate(test::scenario(hetero)).iteration_time_s);
+}
+
 TEST(Link, LegacyFormatZeroStillOpens) {
   // Format 0 carried the scenario JSON itself after '#'. Fixture made by hand.
   const std::string old =
@@ -75,6 +93,9 @@ TEST(Link, UntrustedInputIsRefusedClearly) {
       {"#v=1&model=%ZZ", "bad percent-encoding"},
       {"#v=1&m.layers=4", "m.* keys need model=custom"},
       {"#%7Bnot json", "not a JSON object"},
+      {"#v=1&groups=dgx-a100", "groups=dgx-a100 is not node:count"},
+      {"#v=1&stages=0:auto:7", "stages=0%3Aauto%3A7 is not a valid value"},
+      {"#v=1&replicas=x:1:auto", "is not a valid value"},
       {"#v=1&" + std::string(9000, 'a'), "links over 8192 are refused"},
   };
   for (const auto& c : cases) {
