@@ -3,11 +3,13 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "stepcast/estimate.h"
 #include "stepcast/link.h"
+#include "stepcast/search.h"
 
 namespace {
 
@@ -86,6 +88,20 @@ std::string from_link_json(const std::string& url) {
   return stepcast::Json{{"scenario", doc->scenario}, {"page", doc->page}}.dump();
 }
 
+// The plan search around a scenario: {"best": [...], "evaluated", ...} or {"error": ...}.
+std::string search_json(const std::string& scenario_json, int top) {
+  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
+  if (!scenario) return stepcast::to_json(scenario.error()).dump();
+  if (scenario->cluster.groups.size() != 1)
+    return stepcast::to_json(stepcast::Error{stepcast::ErrorCode::invalid_plan, "cluster.groups",
+                                             "search: clusters of several groups are not "
+                                             "searched; give one group"})
+        .dump();
+  stepcast::SearchOptions options;
+  options.top = static_cast<size_t>(std::clamp(top, 1, 1000));
+  return stepcast::to_json(stepcast::search_plans(*scenario, options)).dump();
+}
+
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }
 
 std::string version() { return STEPCAST_VERSION; }
@@ -99,4 +115,5 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("version", &version);
   emscripten::function("toLink", &to_link_json);
   emscripten::function("fromLink", &from_link_json);
+  emscripten::function("search", &search_json);
 }

@@ -13,6 +13,7 @@
 #include "cli_io.h"
 #include "stepcast/estimate.h"
 #include "stepcast/link.h"
+#include "stepcast/search.h"
 
 using namespace stepcast;
 using stepcast::cli::fail;
@@ -26,6 +27,9 @@ constexpr const char* kUsage = R"(usage:
                                                          --timeline adds every schedule block
   stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
   stepcast estimate --link 'URL' [--format json|text]    estimate the plan a Stepcast link holds
+  stepcast search SCENARIO.json [--top N] [--format text|json]
+                                                         rank the plans the cluster admits for the
+                                                         scenario's model and global batch
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
                                                          print the page's link for a scenario
   stepcast presets [gpus|links|nodes|models] [--format text|json]
@@ -46,6 +50,7 @@ struct Args {
   std::string link;
   std::string base = "http://localhost:8080/";
   std::string tokens, price;
+  std::string top;
   bool timeline = false;
   std::string error;
 };
@@ -68,6 +73,7 @@ Args parse_args(int argc, char** argv, int first) {
     else if (arg == "--base") value(a.base);
     else if (arg == "--tokens") value(a.tokens);
     else if (arg == "--price") value(a.price);
+    else if (arg == "--top") value(a.top);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
@@ -149,6 +155,44 @@ int run_link(const Args& args, const Catalog& catalog) {
   auto link = scenario_to_link(doc, args.base);
   if (!link) return fail(link.error().message);
   std::cout << *link << "\n";
+  return 0;
+}
+
+int run_search(const Args& args, const Catalog& catalog) {
+  if (args.positional.size() != 1) return fail("search takes one scenario file (or '-')");
+  const std::string format = args.format.empty() ? "text" : args.format;
+  if (format != "json" && format != "text")
+    return fail(fmt::format("--format={} must be json or text", format));
+  SearchOptions options;
+  if (!args.top.empty()) {
+    char* end = nullptr;
+    const long top = std::strtol(args.top.c_str(), &end, 10);
+    if (*end != '\0' || top < 1 || top > 10000)
+      return fail(fmt::format("--top={} must be a whole number from 1 to 10000", args.top));
+    options.top = static_cast<size_t>(top);
+  }
+  std::string text;
+  if (!read_input(args.positional[0], text))
+    return fail(fmt::format("cannot read {}", args.positional[0]));
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  if (scenario->cluster.groups.size() != 1)
+    return fail("search: clusters of several groups are not searched; give one group");
+  const SearchResult r = search_plans(*scenario, options);
+  if (format == "json") {
+    std::cout << to_json(r).dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("{} plans estimated, {} out of memory, {} refused by the rules; your plan: {:.3f} s\n\n",
+             r.evaluated, r.out_of_memory, r.rejected, r.baseline_s);
+  fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>10} {:>7} {:>9}\n", "rank", "tp",
+             "pp", "dp", "cp", "vpp", "mb", "recompute", "time s", "MFU %", "mem GiB");
+  int rank = 0;
+  for (const auto& c : r.best)
+    fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>10.3f} {:>7.1f} {:>9.1f}\n",
+               ++rank, c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp, c.plan.vpp, c.plan.micro_batch,
+               to_string(c.plan.recompute), c.iteration_time_s, 100 * c.mfu,
+               c.peak_memory_bytes / (1024.0 * 1024 * 1024));
   return 0;
 }
 
@@ -236,6 +280,7 @@ int main(int argc, char** argv) {
   if (command == "estimate") return run_estimate(args, catalog);
   if (command == "presets") return run_presets(args, catalog);
   if (command == "link") return run_link(args, catalog);
+  if (command == "search") return run_search(args, catalog);
   std::cerr << "error: unknown command " << command << "\n" << kUsage;
   return 2;
 }

@@ -3,6 +3,7 @@
 
 #include "stepcast/estimate.h"
 #include "stepcast/pipeline.h"
+#include "stepcast/search.h"
 
 namespace {
 
@@ -40,6 +41,13 @@ void BM_SimulatePipeline64x512(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SimulatePipeline64x512)->Unit(benchmark::kMillisecond);
+
+// The plan search over every plan 64 H100s admit for Llama 3 70B (about 1,150 estimates).
+void BM_SearchPlans(benchmark::State& state) {
+  const auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::search_plans(*scenario));
+}
+BENCHMARK(BM_SearchPlans)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

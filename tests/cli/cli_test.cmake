@@ -88,3 +88,15 @@ execute_process(COMMAND ${STEPCAST} link ${example} --price -1 RESULT_VARIABLE r
 if(NOT rc EQUAL 2 OR NOT err MATCHES "--price=-1 must be a positive number")
   message(FATAL_ERROR "link --price -1: ${rc} ${err}")
 endif()
+
+# Plan search: a ranked table, or JSON with the best plans.
+execute_process(COMMAND ${STEPCAST} search ${example} --top 3 --format json RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+string(JSON best_count LENGTH "${out}" best)
+if(NOT rc EQUAL 0 OR NOT best_count EQUAL 3)
+  message(FATAL_ERROR "search: ${rc} ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} search ${example} --top 0 RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--top=0 must be a whole number")
+  message(FATAL_ERROR "search --top 0: ${rc} ${err}")
+endif()

@@ -1,0 +1,44 @@
+// The configuration tuner (after "Communication predictability", Li et al.): enumerate the
+// Megatron-LM plans a cluster admits for a model and a global batch, estimate each, and rank the
+// ones that fit by iteration time. Every candidate goes through the same validate() and
+// estimate() as a user's scenario.
+#pragma once
+
+#include <vector>
+
+#include "stepcast/estimate.h"
+
+namespace stepcast {
+
+struct SearchOptions {
+  size_t top = 10;            // plans returned
+  int max_micro_batch = 8;    // micro-batch sizes tried: powers of two up to this
+  int max_vpp = 4;            // virtual stages tried: 1 and powers of two up to this
+  bool vary_recompute = true; // try none / selective / full
+};
+
+struct SearchCandidate {
+  Plan plan;
+  double iteration_time_s = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double peak_memory_bytes = 0;  // the fullest stage's total
+  bool fits = true;
+};
+
+struct SearchResult {
+  std::vector<SearchCandidate> best;  // fitting plans, fastest first
+  int evaluated = 0;                  // plans estimated
+  int rejected = 0;                   // plans the rules refuse (divisibility, sizes)
+  int out_of_memory = 0;              // plans estimated but over capacity
+  double baseline_s = 0;              // the scenario's own plan, for comparison (0: none)
+};
+
+// Searches around `scenario`: same model, cluster, global batch, sequence length and precision;
+// tp, pp, dp (derived), cp, vpp, micro-batch, sequence parallelism, recompute and the
+// distributed optimizer vary. Homogeneous clusters only (one group).
+SearchResult search_plans(const Scenario& scenario, const SearchOptions& options = {});
+
+Json to_json(const SearchResult& result);
+
+}  // namespace stepcast

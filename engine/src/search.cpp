@@ -1,0 +1,109 @@
+#include "stepcast/search.h"
+
+#include <algorithm>
+
+namespace stepcast {
+
+namespace {
+
+std::vector<int> divisors_up_to(int64_t n, int64_t limit) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
+  SearchResult result;
+  if (base.cluster.groups.size() != 1) return result;
+  const ModelSpec& m = base.model;
+  const int gpus = base.cluster.gpus();
+  const int per_node = base.cluster.groups.front().gpus_per_node;
+  result.baseline_s = estimate(base).iteration_time_s;
+
+  std::vector<SearchCandidate> fitting;
+  // TP stays inside a node (it talks every layer); CP up to a node too.
+  for (int tp : divisors_up_to(gpus, per_node)) {
+    if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
+    for (int cp : powers_of_two_up_to(std::min(per_node / tp, 8))) {
+      if (m.seq_len % (2 * cp) && cp > 1) continue;
+      for (int pp : divisors_up_to(gpus / (tp * cp), m.layers)) {
+        if ((gpus / (tp * cp)) % pp) continue;
+        const int dp = gpus / (tp * cp * pp);
+        for (int vpp : powers_of_two_up_to(pp > 1 ? options.max_vpp : 1)) {
+          if (m.layers % (int64_t{pp} * vpp)) continue;
+          for (int mb : powers_of_two_up_to(options.max_micro_batch)) {
+            for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
+              Scenario s = base;
+              Plan& p = s.plan;
+              p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+              p.dp_derived = true;
+              p.sequence_parallel = tp > 1;
+              p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
+              p.recompute = options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+              p.stages.clear();
+              p.replicas.clear();
+              if (validate(s)) {
+                ++result.rejected;
+                continue;
+              }
+              const Report r = estimate(s);
+              ++result.evaluated;
+              double peak = 0;
+              for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+              if (!r.fits) {
+                ++result.out_of_memory;
+                continue;
+              }
+              fitting.push_back({p, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
+            }
+          }
+        }
+      }
+    }
+  }
+  std::sort(fitting.begin(), fitting.end(), [](const auto& a, const auto& b) {
+    return a.iteration_time_s < b.iteration_time_s;
+  });
+  if (fitting.size() > options.top) fitting.resize(options.top);
+  result.best = std::move(fitting);
+  return result;
+}
+
+Json to_json(const SearchResult& r) {
+  Json best = Json::array();
+  for (const auto& c : r.best) {
+    const Plan& p = c.plan;
+    best.push_back(Json{{"plan",
+                         {{"tp", p.tp},
+                          {"pp", p.pp},
+                          {"dp", p.dp},
+                          {"cp", p.cp},
+                          {"vpp", p.vpp},
+                          {"micro_batch", p.micro_batch},
+                          {"global_batch", p.global_batch},
+                          {"sequence_parallel", p.sequence_parallel},
+                          {"recompute", to_string(p.recompute)},
+                          {"distributed_optimizer", p.distributed_optimizer},
+                          {"precision", to_string(p.precision)}}},
+                        {"iteration_time_s", c.iteration_time_s},
+                        {"mfu", c.mfu},
+                        {"tokens_per_s", c.tokens_per_s},
+                        {"peak_memory_bytes", c.peak_memory_bytes}});
+  }
+  return Json{{"best", std::move(best)},
+              {"evaluated", r.evaluated},
+              {"rejected", r.rejected},
+              {"out_of_memory", r.out_of_memory},
+              {"baseline_s", r.baseline_s}};
+}
+
+}  // namespace stepcast
