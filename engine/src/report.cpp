@@ -58,6 +58,21 @@ const char* to_string(ErrorCode code) {
   return "?";
 }
 
+Json to_json(const Plan& p) {
+  return Json{{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"cp", p.cp},
+              {"vpp", p.vpp},
+              {"micro_batch", p.micro_batch},
+              {"global_batch", p.global_batch},
+              {"sequence_parallel", p.sequence_parallel && p.tp > 1},
+              {"recompute", to_string(p.recompute)},
+              {"distributed_optimizer", p.effective_zero_stage() >= 1},
+              {"zero_stage", p.effective_zero_stage()},
+              {"precision", to_string(p.precision)}};
+}
+
 Json to_json(const Error& e) {
   return Json{{"error", {{"code", to_string(e.code)}, {"path", e.path}, {"message", e.message}}}};
 }
@@ -83,19 +98,7 @@ Json to_json(const Report& r) {
                           {"fits", st.memory.fits()},
                           {"communication", std::move(ops)}});
   }
-  const Plan& p = r.plan;
-  const Json plan{{"tp", p.tp},
-                  {"pp", p.pp},
-                  {"dp", p.dp},
-                  {"cp", p.cp},
-                  {"vpp", p.vpp},
-                  {"micro_batch", p.micro_batch},
-                  {"global_batch", p.global_batch},
-                  {"sequence_parallel", p.sequence_parallel && p.tp > 1},
-                  {"recompute", to_string(p.recompute)},
-                  {"zero_stage", p.effective_zero_stage()},
-                  {"precision", to_string(p.precision)}};
-  return Json{{"plan", plan},
+  return Json{{"plan", to_json(r.plan)},
               {"iteration_time_s", r.iteration_time_s},
               {"tokens_per_s", r.tokens_per_s},
               {"samples_per_s", r.samples_per_s},

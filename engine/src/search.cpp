@@ -81,19 +81,7 @@ SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
 Json to_json(const SearchResult& r) {
   Json best = Json::array();
   for (const auto& c : r.best) {
-    const Plan& p = c.plan;
-    best.push_back(Json{{"plan",
-                         {{"tp", p.tp},
-                          {"pp", p.pp},
-                          {"dp", p.dp},
-                          {"cp", p.cp},
-                          {"vpp", p.vpp},
-                          {"micro_batch", p.micro_batch},
-                          {"global_batch", p.global_batch},
-                          {"sequence_parallel", p.sequence_parallel},
-                          {"recompute", to_string(p.recompute)},
-                          {"distributed_optimizer", p.distributed_optimizer},
-                          {"precision", to_string(p.precision)}}},
+    best.push_back(Json{{"plan", to_json(c.plan)},
                         {"iteration_time_s", c.iteration_time_s},
                         {"mfu", c.mfu},
                         {"tokens_per_s", c.tokens_per_s},

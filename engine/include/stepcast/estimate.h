@@ -100,6 +100,7 @@ struct Report {
 Report estimate(const Scenario& scenario, const EstimateOptions& options = {});
 
 Json to_json(const Report& report);
+Json to_json(const Plan& plan);  // the resolved plan's main keys
 Json to_json(const Error& error);
 
 // The same report as a table for people (`stepcast estimate --format text`).
