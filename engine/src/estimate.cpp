@@ -360,8 +360,17 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   for (const auto& s : run.stages) r.stages.push_back(s.report);
   for (size_t i = 0; i < sets.size(); ++i) {
     const auto& g = sc.cluster.groups[runs[i].layout.groups.front()];
-    r.replicas.push_back({sets[i].group, g.gpu.id.empty() ? g.gpu.name : g.gpu.id, sets[i].count,
-                          sets[i].micro_batches, runs[i].pipe_s + runs[i].fill_s});
+    ReplicaReport rep{sets[i].group, g.gpu.id.empty() ? g.gpu.name : g.gpu.id, sets[i].count,
+                      sets[i].micro_batches, runs[i].pipe_s + runs[i].fill_s};
+    for (const auto& s : runs[i].stages) {
+      const MemoryBreakdown& mem = s.report.memory;
+      if (mem.total / mem.capacity > rep.memory_bytes / std::max(rep.capacity_bytes, 1.0)) {
+        rep.memory_bytes = mem.total;
+        rep.capacity_bytes = mem.capacity;
+      }
+      rep.fits = rep.fits && mem.fits();
+    }
+    r.replicas.push_back(rep);
   }
 
   // Data-parallel sync, after the slowest pipeline (a barrier across replicas). With overlap,

@@ -124,11 +124,8 @@ Error link_error(std::string message) {
 constexpr const char* kStageFields[] = {"group", "layers"};
 constexpr const char* kReplicaFields[] = {"group", "count", "micro_batches"};
 
-std::span<const char* const> layout_fields(const Json& entries) {
-  // Replicas carry "count" or "micro_batches"; stages carry "layers".
-  for (const auto& e : entries)
-    if (e.is_object() && (e.contains("count") || e.contains("micro_batches")))
-      return kReplicaFields;
+std::span<const char* const> layout_fields(std::string_view key) {
+  if (key == "replicas") return kReplicaFields;
   return kStageFields;
 }
 
@@ -164,8 +161,7 @@ std::optional<Json> read_layout(const std::string& text, const char* key) {
     return j;
   }
   const bool replicas = std::string_view(key) == "replicas";
-  const std::span<const char* const> fields =
-      replicas ? std::span<const char* const>(kReplicaFields) : std::span<const char* const>(kStageFields);
+  const std::span<const char* const> fields = layout_fields(replicas ? "replicas" : "stages");
   Json out = Json::array();
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -195,7 +191,7 @@ std::optional<Json> read_layout(const std::string& text, const char* key) {
 }
 
 // Writes one value; nullopt when the value does not have the key's type.
-std::optional<std::string> write_value(const Json& v, Kind kind) {
+std::optional<std::string> write_value(const Json& v, Kind kind, std::string_view key) {
   switch (kind) {
     case Kind::integer:
       if (v.is_number_integer()) return v.dump();
@@ -219,7 +215,7 @@ std::optional<std::string> write_value(const Json& v, Kind kind) {
       if (v.is_string()) return percent_encode(v.get_ref<const std::string&>());
       return percent_encode(v.dump());
     case Kind::layout:
-      if (auto compact = write_layout(v, layout_fields(v))) return compact;
+      if (auto compact = write_layout(v, layout_fields(key))) return compact;
       return percent_encode(v.dump());
   }
   return std::nullopt;
@@ -266,7 +262,7 @@ std::optional<Error> encode_keys(const Json& object, std::span<const Key> table,
     auto it = object.find(k.json);
     if (it == object.end()) continue;
     if (!k.fallback.is_null() && *it == k.fallback) continue;  // defaults stay out of the link
-    auto text = write_value(*it, k.kind);
+    auto text = write_value(*it, k.kind, k.json);
     if (!text)
       return link_error(fmt::format("{}.{}={} cannot be written in a link", where, k.json,
                                     it->dump()));

@@ -29,7 +29,10 @@ Json replicas_json(const Report& r) {
                        {"gpu", x.gpu},
                        {"count", x.count},
                        {"micro_batches", x.micro_batches},
-                       {"pipeline_s", x.pipeline_s}});
+                       {"pipeline_s", x.pipeline_s},
+                       {"memory_bytes", x.memory_bytes},
+                       {"capacity_bytes", x.capacity_bytes},
+                       {"fits", x.fits}});
   return out;
 }
 

@@ -112,6 +112,11 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
           r, "inter_group_link", "link",
           [&](const std::string& id) { return catalog.find_link(id); }, detail::link_from_json);
       if (!link) return link.error();
+      if (link->scope != LinkScope::inter_node)
+        return Error{ErrorCode::invalid_plan, "cluster.inter_group_link",
+                     fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
+                                 "network link is needed between groups",
+                                 link->id)};
       cluster.inter_group_link = std::move(link).value();
     } else if (cluster.groups.size() > 1) {
       // Without a stated link, groups talk over the slowest of their own networks.

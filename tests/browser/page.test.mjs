@@ -217,7 +217,7 @@ describe('the page', () => {
   });
 
   test('custom model and custom cluster give the same numbers as the presets they copy', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
     await settle();
     const preset = await metrics();
     await page.check('#f-model-mode-custom');
@@ -249,7 +249,7 @@ describe('the page', () => {
   });
 
   test('re-renders each change within one frame (16 ms)', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
     await settle();
     await page.evaluate(() => performance.clearMeasures('stepcast:update'));
     const values = [4, 8, 2, 8];
@@ -277,7 +277,7 @@ describe('the page', () => {
   });
 
   test('is readable at phone width and in dark mode', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b'))?.value)));
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
     await settle();
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(100);

@@ -165,6 +165,8 @@ TEST(Hetero, LayoutErrors) {
       {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "global_batch": 64,
            "replicas": [{"group": 0, "micro_batches": 10}, {"group": 1, "micro_batches": 10}]})"),
        "plan.replicas take 20 micro-batches but global_batch / micro_batch = 64"},
+      {two_groups("dgx-a100", "dgx-h100", kStages, "nvlink4"),
+       "cluster.inter_group_link=\"nvlink4\" is an intra-node fabric"},
   };
   for (const auto& c : cases) {
     const Error e = test::error_of(c.json);

@@ -66,6 +66,20 @@ TEST(Link, HeterogeneousClustersRoundTrip) {
             estimate(test::scenario(hetero)).iteration_time_s);
 }
 
+TEST(Link, ReplicaLayoutsRoundTripWhateverTheyOmit) {
+  // Entries with only a group still read back as replica sets (count 1, auto micro-batches).
+  const char* replicas = R"({"model": "llama3-8b", "seq_len": 4096,
+    "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},
+    "plan": {"tp": 8, "global_batch": 64, "replicas": [{"group": 0}, {"group": 1}]}})";
+  auto link = scenario_to_link({Json::parse(replicas)}, "");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_NE(link->find("replicas=0:1:auto,1:1:auto"), std::string::npos) << *link;
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(estimate(test::scenario(back->scenario.dump())).iteration_time_s,
+            estimate(test::scenario(replicas)).iteration_time_s);
+}
+
 TEST(Link, LegacyFormatZeroStillOpens) {
   // Format 0 carried the scenario JSON itself after '#'. Fixture made by hand.
   const std::string old =

@@ -31,6 +31,8 @@ const customIntra = { name: 'custom fabric', scope: 'intra_node', bandwidth_GBps
 const customInter = { name: 'custom NIC', scope: 'inter_node', bandwidth_GBps_per_dir: 50,
   busbw_GBps: 45, half_peak_bytes: 2e7, latency_us: 20 };
 
+const AH = { groups: [{ node: 'dgx-a100', nodes: 1 }, { node: 'dgx-h100', nodes: 1 }], inter_group_link: 'roce-100g' };
+
 // Scenarios beyond the shipped examples, chosen to reach every branch of the report.
 const variants = [
   variant('derived dp', {}),
@@ -58,6 +60,17 @@ const variants = [
     intra_node_link: customIntra, inter_node_link: customInter, nics_per_node: 4 } }),
   variant('cluster groups form', { cluster: { groups: [{ node: 'dgx-h100', nodes: 2 }] } }),
   variant('tied embeddings, learned positions', { model: 'gpt3-13b', plan: { tp: 4, pp: 2, global_batch: 32 } }),
+  // Heterogeneous clusters: stages across groups, uneven stages, replica sets, explicit groups.
+  variant('groups: the pipeline across A100 and H100', { cluster: AH, plan: { tp: 8, pp: 2,
+    stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] } }),
+  variant('groups: uneven stages on one group', { plan: { stages: [{ group: 0, layers: 12 }, { group: 0, layers: 20 }] } }),
+  variant('groups: replica sets with counts', { cluster: { groups: [{ node: 'dgx-a100', nodes: 2 }, { node: 'dgx-h100', nodes: 1 }] },
+    plan: { tp: 4, pp: 2, replicas: [{ group: 0, count: 2 }, { group: 1, count: 1, micro_batches: 'auto' }] } }),
+  variant('groups: fixed micro-batches per replica', { cluster: AH, plan: { tp: 4, pp: 2,
+    replicas: [{ group: 0, micro_batches: 24 }, { group: 1, micro_batches: 40 }] } }),
+  variant('groups: an explicit group and a custom link between', { cluster: { groups: [{ gpu: customGpu,
+    gpus_per_node: 4, nodes: 2, intra_node_link: customIntra, inter_node_link: customInter }, { node: 'dgx-h100', nodes: 1 }],
+  inter_group_link: customInter }, plan: { tp: 4, pp: 2, stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] } }),
   variant('big pipeline (timeline truncated)', { model: 'gpt3-175b', cluster: { node: 'dgx-a100', nodes: 64 },
     plan: { tp: 8, pp: 16, vpp: 3, global_batch: 8192 } }),
 ];
@@ -140,6 +153,20 @@ const errors = [
   ['custom cluster: NIC as the intra-node link', JSON.stringify({ ...base, cluster: { gpu: 'h100-sxm5-80gb',
     gpus_per_node: 8, nodes: 2, intra_node_link: 'ib-ndr', inter_node_link: 'ib-ndr' } }),
     'invalid_plan', 'cluster.intra_node_link'],
+  ['a stage on a group that does not exist', JSON.stringify({ ...base, cluster: AH, plan: { ...base.plan, tp: 8,
+    stages: [{ group: 0, layers: 'auto' }, { group: 2, layers: 'auto' }] } }), 'invalid_plan', 'plan.stages[1].group'],
+  ['two groups and no placement', JSON.stringify({ ...base, cluster: AH, plan: { ...base.plan, tp: 8 } }),
+    'invalid_plan', 'plan.stages'],
+  ['both stages on one group', JSON.stringify({ ...base, cluster: AH, plan: { ...base.plan, tp: 8,
+    stages: [{ group: 0, layers: 'auto' }, { group: 0, layers: 'auto' }] } }), 'invalid_plan', 'plan.stages'],
+  ['a stage of 0 layers', plan({ stages: [{ group: 0, layers: 0 }, { group: 0, layers: 'auto' }] }),
+    'out_of_range', 'plan.stages[0].layers'],
+  ['replica micro-batches that do not add up', JSON.stringify({ ...base, cluster: AH, plan: { ...base.plan, tp: 4,
+    replicas: [{ group: 0, micro_batches: 10 }, { group: 1, micro_batches: 10 }] } }), 'invalid_plan', 'plan.replicas'],
+  ['a group of 0 nodes', JSON.stringify({ ...base, cluster: { groups: [{ node: 'dgx-a100', nodes: 0 }, AH.groups[1]] } }),
+    'out_of_range', 'cluster.groups[0].nodes'],
+  ['an unknown node preset in a group', JSON.stringify({ ...base, cluster: { groups: [AH.groups[0], { node: 'dgx-z', nodes: 1 }] } }),
+    'unknown_preset', 'cluster.groups[1].node'],
   ['custom GPU without peaks', JSON.stringify({ ...base, cluster: { gpu: { memory_gib: 80,
     memory_bandwidth_GBps: 3000 }, gpus_per_node: 8, nodes: 2, intra_node_link: 'nvlink4',
     inter_node_link: 'ib-ndr' } }), 'missing_key', 'cluster.gpu.peak_tflops'],

@@ -25,6 +25,14 @@ const extra = [
   ['custom GPU inline', { model: 'llama3-8b', cluster: { gpu: customGpu, gpus_per_node: 4, nodes: 2,
     intra_node_link: 'nvlink4', inter_node_link: 'ib-ndr', nics_per_node: 4 },
   plan: { tp: 2, pp: 2, global_batch: 64, recompute: 'full', precision: 'fp16', overlap_p2p: false } }],
+  ['groups with an explicit group and an inline link between', { model: 'llama3-8b', cluster: { groups: [
+    { gpu: customGpu, gpus_per_node: 4, nodes: 2, intra_node_link: 'nvlink4', inter_node_link: 'ib-ndr' },
+    { node: 'dgx-h100', nodes: 1 }], inter_group_link: { name: 'a slow link', scope: 'inter_node',
+    bandwidth_GBps_per_dir: 5, busbw_GBps: 4, half_peak_bytes: 1e6, latency_us: 30 } },
+  plan: { tp: 4, pp: 2, global_batch: 64, stages: [{ group: 0, layers: 14 }, { group: 1, layers: 'auto' }] } }],
+  ['replica sets, fixed and auto micro-batches', { model: 'llama3-8b', cluster: { groups: [{ node: 'dgx-a100', nodes: 2 },
+    { node: 'hgx-h200', nodes: 1 }], inter_group_link: 'ib-ndr' },
+  plan: { tp: 8, global_batch: 96, replicas: [{ group: 0, count: 2, micro_batches: 24 }, { group: 1, micro_batches: 'auto' }] } }],
   ['text that needs escaping', { name: 'a & b = <c> #d %e "f" ü', model: 'llama3-8b',
     cluster: { node: 'dgx-h100', nodes: 1 }, plan: { tp: 8, global_batch: 16 } }],
 ];

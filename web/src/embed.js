@@ -17,6 +17,7 @@
 import { h } from './dom.js';
 import * as engine from './engine.js';
 import { duration, gib, money, percent } from './format.js';
+import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import css from './embed.css?inline';
 
@@ -136,15 +137,16 @@ class StepcastCalculator extends HTMLElement {
       h('strong', null, 'Stepcast: '), `this calculator cannot be shown: ${problem}.`));
   }
 
-  gpusPerNode(s) {
-    const g = groupOf(s);
+  gpusPerNode(g) {
     if (g.node) return this.presets.nodes.find((n) => n.id === g.node)?.gpus_per_node;
     return g.gpus_per_node;
   }
 
+  /** The engine's dp when left out: the replica sets' counts, else GPUs (all groups) / (tp pp cp). */
   derivedDp(s) {
     const p = { ...PLAN_DEFAULTS, ...s.plan };
-    const gpus = groupOf(s).nodes * this.gpusPerNode(s);
+    if (Array.isArray(p.replicas)) return Math.max(1, p.replicas.reduce((a, r) => a + (Number.isInteger(r?.count) ? r.count : 1), 0));
+    const gpus = clusterGroups(s.cluster).reduce((a, g) => a + g.nodes * this.gpusPerNode(g), 0);
     const mp = p.tp * p.pp * p.cp;
     return Number.isInteger(gpus) && Number.isInteger(mp) && mp > 0 ? Math.max(1, Math.floor(gpus / mp)) : NaN;
   }
@@ -153,10 +155,12 @@ class StepcastCalculator extends HTMLElement {
     if (typeof s.name === 'string' && s.name) return s.name;
     const model = typeof s.model === 'string' ? this.presets.models.find((m) => m.id === s.model)?.name ?? s.model
       : s.model.name ?? 'custom model';
-    const g = groupOf(s);
-    const node = g.node ? (this.presets.nodes.find((n) => n.id === g.node)?.name ?? g.node).replace(/\s*\(.*\)$/, '')
-      : `${g.gpus_per_node}-GPU nodes`;
-    return `${model} on ${g.nodes} × ${node}`;
+    const cluster = clusterGroups(s.cluster).map((g) => {
+      const node = g.node ? (this.presets.nodes.find((n) => n.id === g.node)?.name ?? g.node).replace(/\s*\(.*\)$/, '')
+        : `${g.gpus_per_node}-GPU nodes`;
+      return `${g.nodes} × ${node}`;
+    }).join(' + ');
+    return `${model} on ${cluster}`;
   }
 
   /** The control's value in the scenario, as the input shows it. */

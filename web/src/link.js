@@ -3,6 +3,7 @@
 // What is here: what the page does with the engine's answer. A link is untrusted input: its
 // scenario is data, checked against the presets before it reaches a control, and every text from
 // it is shown as text (textContent), never as HTML.
+import { layoutProblem } from './groups.js';
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const quote = (s) => `“${String(s).length > 80 ? `${String(s).slice(0, 77)}…` : s}”`;
@@ -21,28 +22,36 @@ export function linkProblem(s, presets) {
     return 'it names no model';
   }
   if (!isObject(s.cluster)) return 'it describes no cluster';
-  let group = s.cluster;
+  let groups = [s.cluster];
   if (s.cluster.groups !== undefined) {
-    if (!Array.isArray(s.cluster.groups) || s.cluster.groups.length !== 1 || !isObject(s.cluster.groups[0]))
-      return 'its cluster has several groups of nodes, which this page cannot show yet';
-    group = s.cluster.groups[0];
+    if (!Array.isArray(s.cluster.groups) || s.cluster.groups.length === 0 || s.cluster.groups.length > 64 ||
+      !s.cluster.groups.every(isObject))
+      return 'its cluster.groups is not a list of groups of nodes';
+    groups = s.cluster.groups;
+    const link = s.cluster.inter_group_link;
+    if (typeof link === 'string' && !has(presets.links, link))
+      return `it names the link preset ${quote(link)}, which does not exist in this Stepcast`;
+    if (link !== undefined && !(typeof link === 'string' || isObject(link)))
+      return 'its link between the groups is neither a preset nor a link';
   }
-  if (group.node !== undefined) {
-    if (typeof group.node !== 'string' || !has(presets.nodes, group.node))
-      return `it names the node preset ${quote(group.node)}, which does not exist in this Stepcast`;
-  } else {
-    if (typeof group.gpu === 'string' && !has(presets.gpus, group.gpu))
-      return `it names the GPU preset ${quote(group.gpu)}, which does not exist in this Stepcast`;
-    if (!(typeof group.gpu === 'string' || isObject(group.gpu))) return 'its cluster names no node and no GPU';
-    for (const k of ['intra_node_link', 'inter_node_link']) {
-      const v = group[k];
-      if (typeof v === 'string' && !has(presets.links, v))
-        return `it names the link preset ${quote(v)}, which does not exist in this Stepcast`;
-      if (!(typeof v === 'string' || isObject(v))) return `its cluster has no ${k.replaceAll('_', '-')}`;
+  for (const group of groups) {
+    if (group.node !== undefined) {
+      if (typeof group.node !== 'string' || !has(presets.nodes, group.node))
+        return `it names the node preset ${quote(group.node)}, which does not exist in this Stepcast`;
+    } else {
+      if (typeof group.gpu === 'string' && !has(presets.gpus, group.gpu))
+        return `it names the GPU preset ${quote(group.gpu)}, which does not exist in this Stepcast`;
+      if (!(typeof group.gpu === 'string' || isObject(group.gpu))) return 'its cluster names no node and no GPU';
+      for (const k of ['intra_node_link', 'inter_node_link']) {
+        const v = group[k];
+        if (typeof v === 'string' && !has(presets.links, v))
+          return `it names the link preset ${quote(v)}, which does not exist in this Stepcast`;
+        if (!(typeof v === 'string' || isObject(v))) return `its cluster has no ${k.replaceAll('_', '-')}`;
+      }
     }
   }
   if (!isObject(s.plan)) return 'it holds no plan';
-  return null;
+  return layoutProblem(s.plan, groups.length);
 }
 
 /** The engine's error message without its "link: " prefix, as a sentence part. */

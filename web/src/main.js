@@ -11,6 +11,7 @@ import './style.css';
 import { $, $$, h } from './dom.js';
 import * as engine from './engine.js';
 import { buildForm, clearErrors, fieldFor, readScenario, refreshHints, showError, writeScenario } from './form.js';
+import { clusterGroups, describeGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSummaryBar, summaryText } from './results.js';
 import { resetColors } from './timeline.js';
@@ -48,7 +49,7 @@ function setStatus(kind, ...content) {
 function focusButton(path) {
   const field = fieldFor(path);
   if (!field) return null;
-  const label = field.querySelector('label')?.textContent ?? path;
+  const label = field.dataset.label ?? field.querySelector('label')?.textContent ?? path;
   return h('button', { type: 'button', class: 'link', onclick: () => field.querySelector('input, select')?.focus() },
     `Go to ${label}`);
 }
@@ -112,16 +113,22 @@ async function update(t0 = performance.now()) {
   } else {
     lastReport = r;
     $('#results').classList.remove('stale');
-    renderReport(r);
+    renderReport(r, {
+      groups: describeGroups(scenario.cluster, presets),
+      layout: scenario.plan.stages ? 'stages' : scenario.plan.replicas ? 'replicas' : 'none',
+    });
     refreshHints(r);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     if (r.fits) setStatus('ok');
     else {
       const worst = r.stages.reduce((a, s) => (s.memory_bytes.total / s.memory_bytes.capacity >
         a.memory_bytes.total / a.memory_bytes.capacity ? s : a));
-      setStatus('oom', h('strong', null, 'Out of memory: '),
-        `stage ${worst.index} needs ${(worst.memory_bytes.total / 2 ** 30).toFixed(1)} GiB per GPU, ` +
-        `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB. This plan does not fit; ` +
+      // Replica sets: the stages shown are the slowest set's; another set's GPUs may be the ones
+      // that do not fit (the engine's warning names them).
+      const what = worst.fits ? `${r.warnings.find((w) => /does not fit/.test(w)) ?? 'a replica set does not fit'}.`
+        : `stage ${worst.index} needs ${(worst.memory_bytes.total / 2 ** 30).toFixed(1)} GiB per GPU, ` +
+          `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
+      setStatus('oom', h('strong', null, 'Out of memory: '), `${what} This plan does not fit; ` +
         'try the distributed optimizer, recompute, more PP or TP.');
     }
   }
@@ -129,13 +136,18 @@ async function update(t0 = performance.now()) {
   done(t0, answer.engineMs, text);
 }
 
-/** A name for an example that has none: "Llama 3 70B on 8 × NVIDIA DGX H100, TP 8 × PP 4". */
+/**
+ * A name for an example that has none: "Llama 3 70B on 8 × NVIDIA DGX H100, TP 8 × PP 4" (groups
+ * joined by " + ").
+ */
 function exampleLabel(s, presets) {
   const model = typeof s.model === 'string' ? presets.models.find((m) => m.id === s.model)?.name ?? s.model : s.model.name ?? 'custom model';
-  const group = s.cluster.groups ? s.cluster.groups[0] : s.cluster;
-  const node = group.node ? presets.nodes.find((n) => n.id === group.node)?.name ?? group.node : `${group.gpus_per_node}-GPU nodes`;
+  const cluster = clusterGroups(s.cluster).map((group) => {
+    const node = group.node ? presets.nodes.find((n) => n.id === group.node)?.name ?? group.node : `${group.gpus_per_node}-GPU nodes`;
+    return `${group.nodes} × ${node.replace(/\s*\(.*\)$/, '')}`;
+  }).join(' + ');
   const p = s.plan;
-  return `${model} on ${group.nodes} × ${node.replace(/\s*\(.*\)$/, '')}, TP ${p.tp ?? 1} × PP ${p.pp ?? 1}`;
+  return `${model} on ${cluster}, TP ${p.tp ?? 1} × PP ${p.pp ?? 1}`;
 }
 
 function loadScenario(s) {
@@ -277,6 +289,7 @@ async function init() {
   }
   select.addEventListener('change', () => { if (select.value) loadScenario(examples[select.value]); });
   $('#timeline-tip').replaceWith(tip('timeline'));
+  $('#stagemap-tip').replaceWith(tip('stage_map'));
 
   const form = $('#inputs');
   const onEdit = (e) => {
@@ -328,7 +341,10 @@ async function init() {
     const file = e.target.files?.[0];
     if (!file) return;
     try {
-      loadScenario(JSON.parse(await file.text()));
+      const s = JSON.parse(await file.text());
+      const problem = linkProblem(s, presets);
+      if (problem) throw new Error(problem);
+      loadScenario(s);
     } catch (err) {
       setStatus('error', h('strong', null, `${file.name}: `), `not a scenario this page can show (${err.message}).`);
     }

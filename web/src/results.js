@@ -3,6 +3,7 @@
 // sit in data-value attributes (the browser tests compare them with the CLI's).
 import { $, fill, h } from './dom.js';
 import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
+import { groupColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
 
@@ -21,6 +22,15 @@ const MEMORY = [
 let report = null;
 let censusStage = null;
 let timelineState = null;
+// The groups of the cluster the report is for (groups.js describeGroups), and its layout:
+// 'stages', 'replicas' or 'none' (one group, even split).
+let groups = [];
+let layoutKind = 'none';
+const many = () => groups.length > 1;
+const gpuOf = (g) => groups[g]?.gpu ?? `group ${g}`;
+/** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */
+const gpuWord = (g) => gpuOf(g).split(' ')[0];
+const swatch = (g) => h('span', { class: 'swatch', style: { background: groupColor(g) } });
 
 /** A headline number: `shown` is "12.3 s" (split at the first space into value and unit). */
 function metric(key, label, value, shown, sub, term = key) {
@@ -104,7 +114,8 @@ function renderMemory(r) {
       class: `mem-row${s.fits ? '' : ' oom'}`, 'data-stage': s.index, 'data-fits': String(s.fits),
       'data-total': String(m.total), 'data-capacity': String(m.capacity),
     },
-    h('div', { class: 'mem-label' }, `Stage ${s.index}`, h('span', { class: 'hint' }, ` ${s.layers} layers`)),
+    h('div', { class: 'mem-label' }, many() ? swatch(s.group ?? 0) : null, `Stage ${s.index}`,
+      h('span', { class: 'hint' }, ` ${s.layers} layers${many() ? ` · ${gpuWord(s.group ?? 0)}` : ''}`)),
     h('div', {
       class: 'mem-bar', role: 'img',
       'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
@@ -119,7 +130,7 @@ function renderMemory(r) {
       `${gib(m.total)} / ${gib(m.capacity, 0)}`,
       h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
   });
-  fill($('#memory'), legend, h('div', { class: 'mem-rows' }, rows));
+  fill($('#memory'), legend, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows));
 }
 
 function renderCensus(r) {
@@ -127,7 +138,7 @@ function renderCensus(r) {
   if (censusStage === null || censusStage >= n) censusStage = 0;
   const select = h('select', { id: 'census-stage', 'data-local': 'true' },
     r.stages.map((s) => h('option', { value: s.index },
-      `Stage ${s.index}${s.index === r.bottleneck_stage ? ' (bottleneck)' : ''}`)));
+      `Stage ${s.index}${many() ? ` (${gpuOf(s.group ?? 0)})` : ''}${s.index === r.bottleneck_stage ? ' (bottleneck)' : ''}`)));
   select.value = String(censusStage);
   select.addEventListener('change', () => { censusStage = Number(select.value); renderCensus(report); });
   const st = r.stages[censusStage];
@@ -166,11 +177,17 @@ function timelineDom() {
   const hover = h('div', { class: 'timeline-hover', hidden: true, 'aria-hidden': 'true' });
   const zoom = h('select', { id: 'timeline-zoom', 'data-local': 'true' },
     [1, 2, 4, 8, 16, 32].map((z) => h('option', { value: z }, `${z}×`)));
+  const colorBy = h('select', { id: 'timeline-color', 'data-local': 'true' },
+    h('option', { value: 'group' }, 'GPU type (group)'), h('option', { value: 'kind' }, 'kind of block'));
+  const set = h('select', { id: 'timeline-set', 'data-local': 'true' });
+  const colorTool = h('label', { class: 'inline-check', hidden: true }, 'Colour by ', colorBy);
+  const setTool = h('label', { class: 'inline-check', hidden: true }, 'Replica sets ', set);
   const scroller = h('div', { class: 'timeline-scroll' }, canvas, hover);
   const legend = h('ul', { class: 'legend' });
   const idleBody = h('tbody');
   const chart = h('div', { class: 'timeline-chart' },
-    h('div', { class: 'timeline-tools' }, legend, h('label', { class: 'inline-check' }, 'Zoom ', zoom)),
+    h('div', { class: 'timeline-tools' }, legend,
+      h('div', { class: 'timeline-selects' }, setTool, colorTool, h('label', { class: 'inline-check' }, 'Zoom ', zoom))),
     scroller,
     h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
       h('table', { class: 'idle' },
@@ -180,15 +197,17 @@ function timelineDom() {
         idleBody)));
   const note = h('p', { class: 'hint', hidden: true });
   fill($('#timeline'), note, chart);
-  tlDom = { canvas, hover, zoom, scroller, legend, idleBody, chart, note, width: 0, legendKey: '' };
+  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, width: 0, legendKey: '', setKey: '' };
   zoom.addEventListener('change', drawTimeline);
+  colorBy.addEventListener('change', () => { if (report) renderTimeline(report); });
+  set.addEventListener('change', () => { if (report) renderTimeline(report); });
   canvas.addEventListener('mousemove', (e) => {
     const st = timelineState;
     if (!st?.hit) return;
     const rect = canvas.getBoundingClientRect();
     const i = st.hit(e.clientX - rect.left, e.clientY - rect.top);
     if (i < 0) { hover.hidden = true; return; }
-    hover.textContent = tl.describe(st.cols, i);
+    hover.textContent = tl.describe(st.cols, i, rowName(st.cols.replica[i], st.cols.stage[i], st.cols.group[i], st.sets > 1, 'long'));
     hover.hidden = false;
     const left = e.clientX - scroller.getBoundingClientRect().left + scroller.scrollLeft;
     hover.style.left = `${Math.max(0, Math.min(left + 12, scroller.scrollWidth - hover.offsetWidth - 4))}px`;
@@ -200,6 +219,16 @@ function timelineDom() {
     if (w && w !== tlDom.width) { tlDom.width = w; drawTimeline(); }
   }).observe(scroller);
   return tlDom;
+}
+
+/**
+ * A timeline row's name: "stage 1", "set 1 · stage 0 · H100" (GPU with several groups); `form`:
+ * 'long' (the GPU's full name, for the hover), 'row', 'plain' (no GPU) or 'short' ("1 · s0").
+ */
+function rowName(replica, stage, group, sets, form = 'row') {
+  if (form === 'short') return sets ? `${replica} · s${stage}` : `s${stage}`;
+  const gpu = !many() || group < 0 || form === 'plain' ? '' : form === 'long' ? ` (${gpuOf(group)})` : ` · ${gpuWord(group)}`;
+  return `${sets ? `set ${replica} · ` : ''}stage ${stage}${gpu}`;
 }
 
 function renderTimeline(r) {
@@ -218,20 +247,54 @@ function renderTimeline(r) {
   }
   dom.chart.hidden = false;
   dom.note.hidden = true;
-  const lay = tl.layout(cols, r.stages.length, r.iteration_time_s);
-  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages, ` +
-    `${cols.length} blocks over ${duration(lay.span)}; idle per stage in the table below`);
+  // Replica sets on different groups: a row per set and stage (or one set, chosen).
+  const sets = layoutKind === 'replicas' ? Math.max(1, r.replicas?.length ?? 1) : 1;
+  const setKey = String(sets);
+  if (setKey !== dom.setKey) {
+    dom.setKey = setKey;
+    fill(dom.set, h('option', { value: '-1' }, 'all'),
+      Array.from({ length: sets }, (_, k) => h('option', { value: k },
+        `set ${k} (${gpuOf(r.replicas[k]?.group ?? 0)})`)));
+  }
+  dom.setTool.hidden = sets < 2;
+  dom.colorTool.hidden = !many();
+  const only = sets > 1 ? Number(dom.set.value) : -1;
+  const colorBy = many() ? dom.colorBy.value : 'kind';
+  const lay = tl.layout(cols, { stages: r.stages.length, replicas: sets, only }, r.iteration_time_s);
+  const names = (form) => lay.rows.map((row) => rowName(row.replica, row.stage, row.group, sets > 1, form));
+  const labels = names('row');
+  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages` +
+    `${sets > 1 ? ` in each of ${sets} replica sets` : ''}, ${cols.length} blocks over ${duration(lay.span)}` +
+    `${colorBy === 'group' ? ', coloured by GPU type' : ''}; idle per stage in the table below`);
+  dom.canvas.dataset.colorBy = colorBy;
+  dom.canvas.dataset.rows = String(lay.rows.length);
   const kinds = tl.legendKinds(cols);
-  const key = kinds.map((k) => k[0]).join();
+  const present = [...new Set(lay.rows.map((row) => row.group).filter((g) => g >= 0))].sort((a, b) => a - b);
+  const key = `${colorBy}|${kinds.map((k) => k[0]).join()}|${present.map(gpuOf).join()}`;
   if (key !== dom.legendKey) {
     dom.legendKey = key;
-    fill(dom.legend,
-      kinds.map(([, label, v]) => h('li', null, h('span', { class: 'swatch', style: { background: `var(${v})` } }), label)),
-      h('li', null, h('span', { class: 'swatch bubble-swatch' }), 'idle (bubble)', tip('bubble', 'bubble')));
+    const idle = h('li', null, h('span', { class: 'swatch bubble-swatch' }), 'idle (bubble)', tip('bubble', 'bubble'));
+    if (colorBy === 'group') {
+      const has = (k) => kinds.some(([x]) => x === k);
+      fill(dom.legend,
+        present.map((g) => h('li', { 'data-group': g }, swatch(g), `group ${g}: ${gpuOf(g)}`)),
+        h('li', null, h('span', { class: 'swatch split-swatch' }), 'faded: forward, solid: backward'),
+        has('send') ? h('li', null, h('span', { class: 'swatch send-swatch' }), 'thin: blocking send', tip('send')) : null,
+        kinds.filter(([k]) => !['forward', 'backward', 'send'].includes(k))
+          .map(([, label, v]) => h('li', null, h('span', { class: 'swatch', style: { background: `var(${v})` } }), label)),
+        idle);
+    } else {
+      fill(dom.legend,
+        kinds.map(([k, label, v]) => h('li', null, h('span', {
+          class: `swatch${k === 'send' ? ' thin-swatch' : ''}`, style: { background: `var(${v})` },
+        }), label, k === 'send' ? tip('send') : null)),
+        idle);
+    }
   }
-  fill(dom.idleBody, lay.rows.map((row, s) => h('tr', null, h('th', { scope: 'row' }, String(s)),
+  fill(dom.idleBody, lay.rows.map((row, k) => h('tr', { 'data-replica': row.replica, 'data-stage': row.stage, 'data-group': row.group },
+    h('th', { scope: 'row' }, many() && row.group >= 0 ? swatch(row.group) : null, labels[k]),
     h('td', null, duration(row.busy)), h('td', null, duration(row.idle)), h('td', null, percent(row.idle / lay.span)))));
-  timelineState = { cols, lay, hit: null };
+  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets };
   drawTimeline();
 }
 
@@ -242,7 +305,63 @@ export function drawTimeline() {
   if (!tlDom.width) tlDom.width = tlDom.scroller.clientWidth;
   const width = Math.max(280, tlDom.width);
   const zoom = Number(tlDom.zoom.value) || 1;
-  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, Math.min(16000, width * zoom));
+  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, Math.min(16000, width * zoom), { colorBy: st.colorBy, labels: st.labels });
+}
+
+// The stage map: which group each stage (or replica set) runs on, and the balance the engine chose.
+function renderStageMap(r) {
+  const card = $('#stagemap-card');
+  const show = many() || layoutKind !== 'none';
+  card.hidden = !show;
+  if (!show) return;
+  const legend = h('ul', { class: 'legend' }, groups.map((g) => h('li', { 'data-group': g.index }, swatch(g.index),
+    `group ${g.index}: ${g.title}`)));
+  if (layoutKind === 'replicas') {
+    const sets = r.replicas ?? [];
+    const slowest = Math.max(...sets.map((x) => x.pipeline_s));
+    const onShow = sets.findIndex((x) => x.group === (r.stages[0]?.group ?? 0) && x.pipeline_s === slowest);
+    const worst = onShow >= 0 ? onShow : sets.findIndex((x) => x.pipeline_s === slowest);
+    const rows = sets.map((x, k) => h('div', {
+      class: `sm-set${k === worst ? ' slowest' : ''}`, 'data-replica': k, 'data-group': x.group, 'data-count': x.count,
+      'data-micro-batches': x.micro_batches, 'data-pipeline': String(x.pipeline_s),
+    },
+    h('div', { class: 'sm-name' }, swatch(x.group), `Set ${k}`,
+      h('span', { class: 'hint' }, ` ${x.count} × ${gpuWord(x.group)} pipeline${x.count === 1 ? '' : 's'}`)),
+    h('div', { class: 'sm-track', role: 'img', 'aria-label': `set ${k}: pipeline ${duration(x.pipeline_s)} of ${duration(r.iteration_time_s)}` },
+      h('span', { class: 'sm-fill', style: { width: `${(100 * x.pipeline_s) / r.iteration_time_s}%`, background: groupColor(x.group) } })),
+    h('div', { class: 'sm-value' }, `${integer(x.micro_batches)} micro-batches each · ${duration(x.pipeline_s)}`,
+      k === worst ? h('strong', { class: 'sm-tag' }, ' slowest') : null)));
+    fill($('#stagemap'), legend,
+      h('p', { class: 'hint' }, 'Replica sets: each replica is a whole pipeline on one group. ' +
+        'Micro-batches per replica as the engine shared them (bars: pipeline time of one iteration, before the gradient sync).'),
+      h('div', { class: 'sm-rows' }, rows),
+      worst >= 0 ? h('p', { class: 'hint' }, `Breakdown, memory and census below are for set ${worst} (the slowest).`) : null);
+    return;
+  }
+  const total = r.stages.reduce((a, s) => a + s.layers, 0);
+  const per = r.stages.map((s) => s.forward_s + s.backward_s + s.recompute_s);
+  const maxPer = Math.max(...per);
+  const strip = h('div', { class: 'sm-strip', role: 'img',
+    'aria-label': `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${s.layers} layers`).join('; ')}` },
+  r.stages.map((s) => h('span', {
+    class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0) },
+    title: `stage ${s.index}: ${s.layers} layers on ${gpuOf(s.group ?? 0)}`,
+  }, h('span', null, `${s.layers}`))));
+  const rows = r.stages.map((s, k) => h('div', {
+    class: `sm-stage${s.index === r.bottleneck_stage ? ' slowest' : ''}`, 'data-stage': s.index,
+    'data-group': s.group ?? 0, 'data-layers': s.layers, 'data-compute': String(per[k]),
+  },
+  h('div', { class: 'sm-name' }, swatch(s.group ?? 0), `Stage ${s.index}`,
+    h('span', { class: 'hint' }, ` ${s.layers} layers · ${gpuWord(s.group ?? 0)}`)),
+  h('div', { class: 'sm-track', role: 'img', 'aria-label': `stage ${s.index}: ${duration(per[k])} per micro-batch` },
+    h('span', { class: 'sm-fill', style: { width: `${(100 * per[k]) / maxPer}%`, background: groupColor(s.group ?? 0) } })),
+  h('div', { class: 'sm-value' }, `${duration(per[k])} per micro-batch`,
+    s.index === r.bottleneck_stage ? h('strong', { class: 'sm-tag' }, ' bottleneck') : null)));
+  fill($('#stagemap'), legend,
+    h('div', { class: 'sm-strip-wrap' }, strip, h('div', { class: 'hint' }, `${integer(total)} layers in ${r.stages.length} stages`)),
+    h('p', { class: 'hint' }, 'Compute per micro-batch (forward + backward + recompute): the slowest stage sets the pace, ' +
+      'the others wait (the idle time in the timeline).'),
+    h('div', { class: 'sm-rows' }, rows));
 }
 
 function renderWarnings(r) {
@@ -262,10 +381,16 @@ export function summaryText(r) {
   return `${duration(r.iteration_time_s)} per step · ${rate(r.tokens_per_s, 'tokens/s')} · MFU ${percent(r.mfu)}`;
 }
 
-/** Renders a report (not an error) into every results section. */
-export function renderReport(r) {
+/**
+ * Renders a report (not an error) into every results section. `context`: the groups of the
+ * cluster (groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it was for.
+ */
+export function renderReport(r, context = {}) {
   report = r;
+  groups = context.groups ?? [];
+  layoutKind = context.layout ?? 'none';
   renderMetrics(r);
+  renderStageMap(r);
   renderCost();
   renderBreakdown(r);
   renderMemory(r);

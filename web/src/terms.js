@@ -92,6 +92,17 @@ export const TERMS = {
   intra_node_link: ['Intra-node link', 'Scale-up fabric between the GPUs of a node (NVLink, xGMI, PCIe).', 'bus bandwidth per GPU'],
   inter_node_link: ['Inter-node link', 'Network port (NIC) between nodes (InfiniBand, RoCE, Ethernet).', 'node bandwidth = NICs per node × port bandwidth'],
   nics_per_node: ['NICs per node', 'Network ports per node.', 'shared by the node\'s GPUs'],
+  groups: ['Groups of nodes', 'A heterogeneous cluster: pools of different nodes (say A100 and H100 servers). ' +
+    'The plan then says where each pipeline stage, or each data-parallel replica, runs.',
+  'GPUs = Σ nodes × GPUs per node over the groups; each group must be used exactly'],
+  inter_group_link: ['Link between the groups', 'The network between two groups of nodes: pipeline sends across a ' +
+    'group boundary and the gradient ring between groups run over it.',
+  'default: the slowest of the groups\' own networks'],
+  stage_map: ['Stage map', 'Which group each pipeline stage runs on and how many layers it holds, or, with replica sets, ' +
+    'how many micro-batches each replica takes. “auto” lets the engine balance them.',
+  'auto layers: in proportion to stage speed, within each stage\'s memory; auto micro-batches: in proportion to replica speed'],
+  send: ['Blocking send', 'A pipeline send the stage waits on (activations forward, gradients back): slow across a ' +
+    'group boundary on a slow link.', 'time = latency + bytes ÷ link bandwidth'],
   tp: ['TP (tensor parallel)', 'Splits every layer\'s matrices across TP GPUs; they exchange activations twice per layer and pass.',
     'TP must divide heads, KV heads and FFN size; keep TP ≤ GPUs per node'],
   pp: ['PP (pipeline parallel)', 'Splits the layers into PP stages that micro-batches flow through (1F1B schedule).',

@@ -1,23 +1,34 @@
-// The pipeline timeline of one iteration: stages as rows, a bar per block (forward, backward,
-// send, gradient sync, optimizer), and the gaps between them (the bubble) hatched. Drawn on a
-// canvas (thousands of blocks stay fast); a table beside it gives the idle time per stage.
+// The pipeline timeline of one iteration: a row per pipeline stage (per replica set and stage when
+// replica sets run on different groups), a bar per block (forward, backward, blocking send,
+// gradient sync, optimizer), and the gaps between them (the bubble) hatched. Bars are coloured by
+// kind, or by the group (GPU type) the block runs on: faded forward, solid backward, a thin bar
+// for a send. Drawn on a canvas (thousands of blocks stay fast); a table beside it gives the
+// idle time per row.
 import { duration, percent } from './format.js';
+import { GROUP_COLORS } from './groups.js';
 
 export const KINDS = ['forward', 'backward', 'send', 'dp_sync', 'optimizer'];
-const KIND_LABEL = { forward: 'forward', backward: 'backward (+ recompute)', send: 'send/receive',
+const KIND_LABEL = { forward: 'forward', backward: 'backward (+ recompute)', send: 'blocking send',
   dp_sync: 'gradient sync', optimizer: 'optimizer', other: 'other' };
 const KIND_COLOR = { forward: '--c-forward', backward: '--c-backward', send: '--c-pp_comm',
   dp_sync: '--c-dp_comm', optimizer: '--c-optimizer', other: '--c-other' };
+const SEND = KINDS.indexOf('send');
 
 /** Timeline columns from either the worker's typed columns or the report's {events: [...]}. */
 export function toColumns(timeline) {
   if (!timeline) return null;
-  if (timeline.columns) return { ...timeline.columns, kinds: timeline.kinds ?? KINDS };
+  if (timeline.columns) {
+    const c = { ...timeline.columns, kinds: timeline.kinds ?? KINDS };
+    if (!c.replica) c.replica = new Int32Array(c.length);
+    if (!c.group) c.group = new Int32Array(c.length);
+    return c;
+  }
   const ev = timeline.events ?? [];
   const n = ev.length;
   const c = {
     length: n, stage: new Int32Array(n), kind: new Uint8Array(n), microBatch: new Int32Array(n),
-    chunk: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n), kinds: KINDS,
+    chunk: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n),
+    replica: new Int32Array(n), group: new Int32Array(n), kinds: KINDS,
   };
   ev.forEach((e, i) => {
     c.stage[i] = e.stage;
@@ -27,21 +38,33 @@ export function toColumns(timeline) {
     c.chunk[i] = e.chunk ?? 0;
     c.start[i] = e.start_s;
     c.end[i] = e.end_s;
+    c.replica[i] = e.replica ?? 0;
+    c.group[i] = e.group ?? 0;
   });
   return c;
 }
 
 /**
- * Rows of the chart: per stage, its events' indices in start order, busy time (union of its
- * blocks) and idle time within the span [0, span].
+ * Rows of the chart: one per (replica set, stage) — all sets, or only set `only` — with its
+ * events' indices in start order, the group it runs on, busy time (union of its blocks) and idle
+ * time within the span [0, span].
  */
-export function layout(cols, stages, span) {
-  const rows = Array.from({ length: stages }, () => ({ events: [], busy: 0, idle: 0 }));
+export function layout(cols, { stages, replicas = 1, only = -1 }, span) {
+  const sets = only >= 0 ? [only] : Array.from({ length: replicas }, (_, r) => r);
+  const rows = sets.flatMap((replica) => Array.from({ length: stages }, (_, stage) =>
+    ({ replica, stage, group: -1, events: [], busy: 0, idle: 0 })));
   let end = 0;
   for (let i = 0; i < cols.length; i++) {
     const s = cols.stage[i];
-    if (s >= 0 && s < stages) rows[s].events.push(i);
+    const r = cols.replica[i];
     end = Math.max(end, cols.end[i]);
+    if (s < 0 || s >= stages) continue;
+    let row;
+    if (only >= 0) row = r === only ? rows[s] : undefined;
+    else row = r >= 0 && r < replicas ? rows[r * stages + s] : undefined;
+    if (!row) continue;
+    row.events.push(i);
+    if (row.group < 0) row.group = cols.group[i];
   }
   const total = Math.max(span ?? 0, end);
   for (const row of rows) {
@@ -69,12 +92,27 @@ function niceStep(span, target) {
 
 const ROW = 22;
 const AXIS = 20;
-const LEFT = 58;
 const RIGHT = 62;
 
 // Colours come from CSS custom properties; read once per colour scheme.
 let palette = null;
 export function resetColors() { palette = null; }
+
+function rgb(text) {
+  const t = text.trim();
+  const m = /^#([0-9a-f]{6})$/i.exec(t) ?? /^#([0-9a-f]{3})$/i.exec(t);
+  if (!m) return null;
+  const hex = m[1].length === 3 ? [...m[1]].map((c) => c + c).join('') : m[1];
+  return [0, 2, 4].map((k) => parseInt(hex.slice(k, k + 2), 16));
+}
+
+/** `a` mixed with `b` (CSS colours, hex): share `t` of b. */
+function mix(a, b, t) {
+  const x = rgb(a);
+  const y = rgb(b);
+  if (!x || !y) return a;
+  return `rgb(${x.map((v, k) => Math.round(v + (y[k] - v) * t)).join(' ')})`;
+}
 
 function colors(canvas) {
   if (palette) return palette;
@@ -91,15 +129,31 @@ function colors(canvas) {
   hg.moveTo(0, 6);
   hg.lineTo(6, 0);
   hg.stroke();
+  const panel = v('--panel');
+  const text = v('--text');
   palette = {
     muted: v('--muted'), grid: v('--grid'), hatch,
     fills: [...KINDS, 'other'].map((k) => v(KIND_COLOR[k])),
+    // Per group: forward (light), backward (full), send (dark).
+    groups: Array.from({ length: GROUP_COLORS }, (_, g) => {
+      const c = v(`--g${g}`);
+      return [mix(c, panel, 0.45), c, mix(c, text, 0.45)];
+    }),
   };
   return palette;
 }
 
-/** Draws the chart into `canvas` at `cssWidth`; returns a hit-test function (x, y) -> event index. */
-export function draw(canvas, cols, lay, cssWidth) {
+/** The CSS colours of group g: [forward, backward, send] (after the first draw). */
+export function groupShades(g) {
+  return palette?.groups[g % GROUP_COLORS] ?? null;
+}
+
+/**
+ * Draws the chart into `canvas` at `cssWidth`; returns a hit-test function (x, y) -> event index.
+ * opts: colorBy ('kind' or 'group'), labels (one per row; or a list of such lists, longest
+ * first: the first that fits in a third of the width is drawn).
+ */
+export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels } = {}) {
   const c = colors(canvas);
   const n = lay.rows.length;
   const height = AXIS + n * ROW + 4;
@@ -115,11 +169,22 @@ export function draw(canvas, cols, lay, cssWidth) {
   const g = canvas.getContext('2d');
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, cssWidth, height);
-  const plotW = Math.max(10, cssWidth - LEFT - RIGHT);
+  g.font = '11px system-ui, sans-serif';
+  const choices = Array.isArray(labels?.[0]) ? labels : [labels ?? lay.rows.map((row) => `stage ${row.stage}`)];
+  const room = Math.max(58, cssWidth * 0.34);
+  let names;
+  let left;
+  for (const option of choices) {
+    names = option;
+    left = 58;
+    for (const name of names) left = Math.max(left, Math.ceil(g.measureText(name).width) + 16);
+    if (left <= room) break;
+  }
+  left = Math.min(left, room);
+  const plotW = Math.max(10, cssWidth - left - RIGHT);
   const scale = plotW / lay.span;
 
   // Axis.
-  g.font = '11px system-ui, sans-serif';
   g.fillStyle = c.muted;
   g.strokeStyle = c.grid;
   g.lineWidth = 1;
@@ -128,48 +193,56 @@ export function draw(canvas, cols, lay, cssWidth) {
   g.textBaseline = 'middle';
   g.beginPath();
   for (let t = 0; t <= lay.span * 1.0001; t += step) {
-    const px = Math.round(LEFT + t * scale) + 0.5;
+    const px = Math.round(left + t * scale) + 0.5;
     g.moveTo(px, AXIS - 4);
     g.lineTo(px, height - 2);
-    g.fillText(duration(t), Math.min(Math.max(px, LEFT + 14), LEFT + plotW - 14), AXIS / 2);
+    g.fillText(duration(t), Math.min(Math.max(px, left + 14), left + plotW - 14), AXIS / 2);
   }
   g.stroke();
 
-  // Rows: the bubble (hatched) underneath, blocks on top, one path per kind.
+  // Rows: the bubble (hatched) underneath, blocks on top, one path per colour. A blocking send is
+  // a thinner bar in the middle of its row.
   g.fillStyle = g.createPattern(c.hatch, 'repeat');
-  for (let s = 0; s < n; s++) g.fillRect(LEFT, AXIS + s * ROW + 3, plotW, ROW - 6);
+  for (let s = 0; s < n; s++) g.fillRect(left, AXIS + s * ROW + 3, plotW, ROW - 6);
   const kindCount = c.fills.length;
-  const paths = Array.from({ length: kindCount }, () => new Path2D());
+  const byGroup = colorBy === 'group';
+  const fills = [...c.fills, ...(byGroup ? c.groups.flat() : [])];
+  const paths = fills.map(() => new Path2D());
+  const h = ROW - 6;
   for (let s = 0; s < n; s++) {
     const y = AXIS + s * ROW + 3;
     for (const i of lay.rows[s].events) {
-      const x0 = LEFT + cols.start[i] * scale;
+      const x0 = left + cols.start[i] * scale;
       const full = (cols.end[i] - cols.start[i]) * scale;
       const w = full > 3 ? full - 0.8 : Math.max(0.6, full); // a hairline between wide blocks
-      paths[Math.min(cols.kind[i], kindCount - 1)].rect(x0, y, w, ROW - 6);
+      const kind = Math.min(cols.kind[i], kindCount - 1);
+      let p = kind;
+      if (byGroup && kind <= SEND) p = kindCount + (cols.group[i] % GROUP_COLORS) * 3 + kind;
+      if (kind === SEND) paths[p].rect(x0, y + h * 0.3, w, h * 0.4);
+      else paths[p].rect(x0, y, w, h);
     }
   }
-  for (let k = 0; k < kindCount; k++) {
-    g.fillStyle = c.fills[k];
+  for (let k = 0; k < fills.length; k++) {
+    g.fillStyle = fills[k];
     g.fill(paths[k]);
   }
 
-  // Labels: stage names on the left, idle share on the right.
+  // Labels: row names on the left, idle share on the right.
   g.fillStyle = c.muted;
   g.textAlign = 'left';
-  g.fillText('idle', LEFT + plotW + 8, AXIS / 2);
+  g.fillText('idle', left + plotW + 8, AXIS / 2);
   for (let s = 0; s < n; s++) {
     const y = AXIS + s * ROW + ROW / 2;
     g.textAlign = 'right';
-    g.fillText(`stage ${s}`, LEFT - 8, y);
+    g.fillText(names[s], left - 8, y);
     g.textAlign = 'left';
-    g.fillText(percent(lay.rows[s].idle / lay.span), LEFT + plotW + 8, y);
+    g.fillText(percent(lay.rows[s].idle / lay.span), left + plotW + 8, y);
   }
 
   return (px, py) => {
     const s = Math.floor((py - AXIS) / ROW);
-    if (s < 0 || s >= n || px < LEFT) return -1;
-    const t = (px - LEFT) / scale;
+    if (s < 0 || s >= n || px < left) return -1;
+    const t = (px - left) / scale;
     const slack = 2 / scale;
     let best = -1;
     for (const i of lay.rows[s].events) {
@@ -182,12 +255,13 @@ export function draw(canvas, cols, lay, cssWidth) {
   };
 }
 
-export function describe(cols, i) {
+/** One block in words; `where` names its row ("stage 1 (H100 SXM5 80GB)"). */
+export function describe(cols, i, where = `stage ${cols.stage[i]}`) {
   const kind = cols.kinds[cols.kind[i]] ?? 'other';
   const what = KIND_LABEL[kind] ?? kind;
   const mb = kind === 'forward' || kind === 'backward' || kind === 'send'
     ? `, micro-batch ${cols.microBatch[i]}${cols.chunk[i] ? `, chunk ${cols.chunk[i]}` : ''}` : '';
-  return `stage ${cols.stage[i]}: ${what}${mb}, ${duration(cols.start[i])} → ${duration(cols.end[i])}` +
+  return `${where}: ${what}${mb}, ${duration(cols.start[i])} → ${duration(cols.end[i])}` +
     ` (${duration(cols.end[i] - cols.start[i])})`;
 }
 

@@ -1,7 +1,8 @@
 // The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
 // message), then answers estimate and link requests (the engine's link codec: the page and the
 // CLI read and write links with the same code). Reports are parsed here; the timeline's events are
-// turned into typed columns and transferred, so the page gets them without a copy.
+// turned into typed columns (with each event's replica set and group, from estimateColumns'
+// placement) and transferred, so the page gets them without a copy.
 /* global createStepcast, importScripts */
 
 const KINDS = ['forward', 'backward', 'send', 'dp_sync', 'optimizer'];
@@ -17,9 +18,13 @@ function columns(events) {
     chunk: new Int32Array(n),
     start: new Float64Array(n),
     end: new Float64Array(n),
+    replica: new Int32Array(n),
+    group: new Int32Array(n),
   };
   for (let i = 0; i < n; i++) {
     const e = events[i];
+    t.replica[i] = e.replica ?? 0;
+    t.group[i] = e.group ?? 0;
     t.stage[i] = e.stage;
     const k = KINDS.indexOf(e.kind);
     t.kind[i] = k < 0 ? KINDS.length : k;
@@ -31,8 +36,11 @@ function columns(events) {
   return t;
 }
 
-/** The same columns from estimateColumns' packed events (6 numbers per event). */
-function packedColumns(packed, kinds) {
+/**
+ * The same columns from estimateColumns' packed events (6 numbers per event) and placement (2 per
+ * event: replica set, group; absent from modules before heterogeneous clusters).
+ */
+function packedColumns(packed, kinds, placement) {
   const n = packed.length / 6;
   const t = {
     length: n,
@@ -42,7 +50,15 @@ function packedColumns(packed, kinds) {
     chunk: new Int32Array(n),
     start: new Float64Array(n),
     end: new Float64Array(n),
+    replica: new Int32Array(n),
+    group: new Int32Array(n),
   };
+  if (placement && placement.length === 2 * n) {
+    for (let i = 0, j = 0; i < n; i++, j += 2) {
+      t.replica[i] = placement[j];
+      t.group[i] = placement[j + 1];
+    }
+  }
   const map = kinds.map((k) => (KINDS.indexOf(k) < 0 ? KINDS.length : KINDS.indexOf(k)));
   for (let i = 0, j = 0; i < n; i++, j += 6) {
     t.stage[i] = packed[j];
@@ -87,15 +103,15 @@ self.onmessage = async (event) => {
       const result = JSON.parse(text);
       const transfer = [];
       if (fast && result.timeline) {
-        const cols = packedColumns(fast.events, fast.kinds);
+        const cols = packedColumns(fast.events, fast.kinds, fast.placement);
         result.timeline = { truncated: !!result.timeline.truncated, columns: cols, kinds: KINDS };
         transfer.push(cols.stage.buffer, cols.kind.buffer, cols.microBatch.buffer,
-          cols.chunk.buffer, cols.start.buffer, cols.end.buffer);
+          cols.chunk.buffer, cols.start.buffer, cols.end.buffer, cols.replica.buffer, cols.group.buffer);
       } else if (result.timeline && Array.isArray(result.timeline.events)) {
         const cols = columns(result.timeline.events);
         result.timeline = { truncated: !!result.timeline.truncated, columns: cols, kinds: KINDS };
         transfer.push(cols.stage.buffer, cols.kind.buffer, cols.microBatch.buffer,
-          cols.chunk.buffer, cols.start.buffer, cols.end.buffer);
+          cols.chunk.buffer, cols.start.buffer, cols.end.buffer, cols.replica.buffer, cols.group.buffer);
       }
       const workerMs = performance.now() - t0;
       self.postMessage({ type: 'result', id: msg.id, engineMs, workerMs, parseMs: performance.now() - t1, result }, transfer);

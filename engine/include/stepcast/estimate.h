@@ -66,6 +66,9 @@ struct ReplicaReport {
   int count = 0;
   int64_t micro_batches = 0;  // per replica per iteration
   double pipeline_s = 0;      // its forward-backward time
+  double memory_bytes = 0;    // the fullest stage's total per GPU
+  double capacity_bytes = 0;  // that stage's GPU memory
+  bool fits = true;           // every stage of the set fits
 };
 
 struct EstimateOptions {
