@@ -19,6 +19,13 @@ std::vector<int> powers_of_two_up_to(int limit) {
   return out;
 }
 
+// The candidates, plus the scenario's own value, so its plan is always in the space.
+std::vector<int> with_own(std::vector<int> values, int64_t own) {
+  if (std::find(values.begin(), values.end(), own) == values.end())
+    values.push_back(static_cast<int>(own));
+  return values;
+}
+
 }  // namespace
 
 SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
@@ -30,17 +37,18 @@ SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
   result.baseline_s = estimate(base).iteration_time_s;
 
   std::vector<SearchCandidate> fitting;
-  // TP stays inside a node (it talks every layer); CP up to a node too.
+  // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
   for (int tp : divisors_up_to(gpus, per_node)) {
     if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
-    for (int cp : powers_of_two_up_to(std::min(per_node / tp, 8))) {
-      if (m.seq_len % (2 * cp) && cp > 1) continue;
+    for (int cp : with_own(powers_of_two_up_to(8), base.plan.cp)) {
+      if (gpus % (tp * cp) || (cp > 1 && m.seq_len % (2 * cp))) continue;
       for (int pp : divisors_up_to(gpus / (tp * cp), m.layers)) {
         if ((gpus / (tp * cp)) % pp) continue;
         const int dp = gpus / (tp * cp * pp);
-        for (int vpp : powers_of_two_up_to(pp > 1 ? options.max_vpp : 1)) {
-          if (m.layers % (int64_t{pp} * vpp)) continue;
-          for (int mb : powers_of_two_up_to(options.max_micro_batch)) {
+        for (int vpp : with_own(powers_of_two_up_to(options.max_vpp), base.plan.vpp)) {
+          if (m.layers % (int64_t{pp} * vpp) || (pp == 1 && vpp > 1)) continue;
+          for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
+                                 base.plan.micro_batch)) {
             for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
               Scenario s = base;
               Plan& p = s.plan;

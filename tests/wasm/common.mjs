@@ -77,6 +77,17 @@ export function cliEstimateLink(url, { timeline = false } = {}) {
   return { status: r.status, stderr: r.stderr, report: r.status === 0 ? JSON.parse(r.stdout) : undefined };
 }
 
+/**
+ * `stepcast search - --top N --format json` on a scenario text. Returns {status, result, stderr}
+ * (result: the parsed JSON).
+ */
+export function cliSearch(text, top = 10) {
+  const r = spawnSync(CLI, ['search', '-', '--top', String(top), '--format', 'json'],
+    { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.error) throw r.error;
+  return { status: r.status, stderr: r.stderr, result: r.status === 0 ? JSON.parse(r.stdout) : undefined };
+}
+
 export function cliRun(args) {
   const r = spawnSync(CLI, args, { encoding: 'utf8' });
   if (r.error) throw r.error;

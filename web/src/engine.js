@@ -1,4 +1,4 @@
-// The handle on the engine worker, shared by everything on one page (the full page, or every
+// The handle on the engine workers, shared by everything on one page (the full page, or every
 // <stepcast-calculator> of a documentation page: one worker, one module). The worker is created
 // lazily on first use and loads the WebAssembly module once.
 //
@@ -6,76 +6,93 @@
 // ones it replaced resolve to null (fast typing never queues stale work). Each calculator has its
 // own channels, so one calculator's requests never cancel another's. Requests without a channel
 // (fromLink) all run.
+//
+// The plan search (search()) runs in a second worker of its own, started on the first search: a
+// search takes 10-200 ms, and in the estimating worker it would hold up the estimate of every
+// change made meanwhile. Two workers, two modules: the estimate never waits for a search.
 import wasmUrl from 'virtual:stepcast-wasm';
 
-let worker;
-let readyPromise;
-let nextId = 1;
-const calls = new Map(); // id -> {resolve, reject, channel}
-const channels = new Map(); // name -> {busy, pending: {message, resolve, reject} | null}
+/** One worker running the module: start() once, then send() / latest() messages to it. */
+function connection() {
+  let worker;
+  let readyPromise;
+  let nextId = 1;
+  const calls = new Map(); // id -> {resolve, reject, channel}
+  const channels = new Map(); // name -> {busy, pending: {message, resolve, reject} | null}
 
-function onMessage(event) {
-  const msg = event.data;
-  const call = calls.get(msg.id);
-  if (!call) return;
-  calls.delete(msg.id);
-  if (msg.type === 'result') call.resolve(msg);
-  else call.reject(new Error(msg.message));
-  if (call.channel) {
-    channels.get(call.channel).busy = false;
-    pump(call.channel);
+  function onMessage(event) {
+    const msg = event.data;
+    const call = calls.get(msg.id);
+    if (!call) return;
+    calls.delete(msg.id);
+    if (msg.type === 'result') call.resolve(msg);
+    else call.reject(new Error(msg.message));
+    if (call.channel) {
+      channels.get(call.channel).busy = false;
+      pump(call.channel);
+    }
   }
+
+  function send(message, channel) {
+    return new Promise((resolve, reject) => {
+      const id = nextId++;
+      calls.set(id, { resolve, reject, channel });
+      worker.postMessage({ ...message, id });
+    });
+  }
+
+  function pump(name) {
+    const ch = channels.get(name);
+    if (ch.busy || !ch.pending) return;
+    const job = ch.pending;
+    ch.pending = null;
+    ch.busy = true;
+    send(job.message, name).then(job.resolve, job.reject);
+  }
+
+  /** Sends `message` on channel `name`; resolves to the answer, or null when superseded. */
+  function latest(name, message) {
+    return new Promise((resolve, reject) => {
+      let ch = channels.get(name);
+      if (!ch) channels.set(name, (ch = { busy: false, pending: null }));
+      if (ch.pending) ch.pending.resolve(null);
+      ch.pending = { message, resolve, reject };
+      pump(name);
+    });
+  }
+
+  /** Starts the worker and the module (once). Resolves to {version, presets}. */
+  function start() {
+    if (!readyPromise) {
+      readyPromise = new Promise((resolve, reject) => {
+        worker = new Worker(new URL('./worker.js', import.meta.url));
+        const first = (event) => {
+          const msg = event.data;
+          worker.removeEventListener('message', first);
+          if (msg.type === 'ready') {
+            worker.addEventListener('message', onMessage);
+            resolve({ version: msg.version, presets: msg.presets });
+          } else {
+            reject(new Error(msg.message || 'the engine did not start'));
+          }
+        };
+        worker.addEventListener('message', first);
+        worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
+        worker.postMessage({ type: 'init', wasmUrl });
+      });
+    }
+    return readyPromise;
+  }
+
+  return { start, send, latest };
 }
 
-function send(message, channel) {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    calls.set(id, { resolve, reject, channel });
-    worker.postMessage({ ...message, id });
-  });
-}
-
-function pump(name) {
-  const ch = channels.get(name);
-  if (ch.busy || !ch.pending) return;
-  const job = ch.pending;
-  ch.pending = null;
-  ch.busy = true;
-  send(job.message, name).then(job.resolve, job.reject);
-}
-
-/** Sends `message` on channel `name`; resolves to the answer, or null when superseded. */
-function latest(name, message) {
-  return new Promise((resolve, reject) => {
-    let ch = channels.get(name);
-    if (!ch) channels.set(name, (ch = { busy: false, pending: null }));
-    if (ch.pending) ch.pending.resolve(null);
-    ch.pending = { message, resolve, reject };
-    pump(name);
-  });
-}
+const main = connection();
+let searcher = null;
 
 /** Starts the worker and the module (once). Resolves to {version, presets}. */
 export function ready() {
-  if (!readyPromise) {
-    readyPromise = new Promise((resolve, reject) => {
-      worker = new Worker(new URL('./worker.js', import.meta.url));
-      const first = (event) => {
-        const msg = event.data;
-        worker.removeEventListener('message', first);
-        if (msg.type === 'ready') {
-          worker.addEventListener('message', onMessage);
-          resolve({ version: msg.version, presets: msg.presets });
-        } else {
-          reject(new Error(msg.message || 'the engine did not start'));
-        }
-      };
-      worker.addEventListener('message', first);
-      worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
-      worker.postMessage({ type: 'init', wasmUrl });
-    });
-  }
-  return readyPromise;
+  return main.start();
 }
 
 /**
@@ -84,8 +101,8 @@ export function ready() {
  * this one before it ran.
  */
 export async function estimate(scenario, channel = 'estimate') {
-  await ready();
-  const msg = await latest(channel, { type: 'estimate', scenario });
+  await main.start();
+  const msg = await main.latest(channel, { type: 'estimate', scenario });
   return msg && { result: msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
 }
 
@@ -94,14 +111,26 @@ export async function estimate(scenario, channel = 'estimate') {
  * price_per_gpu_hour}): resolves to {link} or {error}; null when superseded on `channel`.
  */
 export async function toLink(scenario, page, base, channel) {
-  await ready();
+  await main.start();
   const message = { type: 'toLink', document: JSON.stringify({ scenario, page }), base };
-  const msg = channel ? await latest(channel, message) : await send(message);
+  const msg = channel ? await main.latest(channel, message) : await main.send(message);
   return msg && msg.result;
 }
 
 /** The engine's reading of a link (a URL or its fragment): {scenario, page} or {error}. */
 export async function fromLink(url) {
-  await ready();
-  return (await send({ type: 'fromLink', url })).result;
+  await main.start();
+  return (await main.send({ type: 'fromLink', url })).result;
+}
+
+/**
+ * The plan search around a scenario (a JSON string), in the search worker: resolves to
+ * {result, engineMs} (result: the engine's {best, evaluated, rejected, out_of_memory,
+ * baseline_s} or {error}), or null when a newer search on `channel` superseded it before it ran.
+ */
+export async function search(scenario, top = 10, channel = 'search') {
+  searcher ??= connection();
+  await searcher.start();
+  const msg = await searcher.latest(channel, { type: 'search', scenario, top });
+  return msg && { result: msg.result, engineMs: msg.engineMs };
 }

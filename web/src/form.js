@@ -951,6 +951,26 @@ export function writeScenario(s) {
   writePlacement(s.plan);
 }
 
+/**
+ * Sets the plan's controls to a plan from the search (the engine's resolved plan: tp, pp, dp, cp,
+ * vpp, micro_batch, global_batch, sequence_parallel, recompute, distributed_optimizer, zero_stage,
+ * precision) and re-estimates. DP goes back to derived (the search derives it) and the layers to
+ * an even split (it searches no uneven splits); the other options stay as they are, as the search
+ * kept them. One group only: the search does not search clusters of several.
+ */
+export function applyPlan(p) {
+  for (const k of ['tp', 'pp', 'cp', 'vpp', 'micro_batch', 'global_batch', 'sequence_parallel', 'recompute', 'precision'])
+    setValue(k, p[k]);
+  // The search keeps the scenario's ZeRO stage and turns the distributed optimizer (ZeRO-1) on
+  // with DP × CP > 1: its zero_stage is the effective one (1 for the distributed optimizer).
+  if (Number($('#f-zero_stage').value) >= 1 || p.zero_stage >= 2) setValue('zero_stage', p.zero_stage);
+  else setValue('distributed_optimizer', p.zero_stage === 1);
+  $('#f-dp-auto').checked = true;
+  $('#f-dp').readOnly = true;
+  if (groupCount() === 1) setLayout('none');
+  notify();
+}
+
 /** Puts one group (a node preset and count, or an explicit group) into group 0's fields. */
 function writeGroup0(group) {
   const pick = (o, keep) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => keep(k)));

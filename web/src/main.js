@@ -14,6 +14,7 @@ import { buildForm, clearErrors, fieldFor, readScenario, refreshHints, showError
 import { clusterGroups, describeGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSummaryBar, summaryText } from './results.js';
+import { initSearch, request as requestSearch, searchStats } from './search.js';
 import { resetColors } from './timeline.js';
 import { tip } from './tooltip.js';
 import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
@@ -26,7 +27,7 @@ const examples = import.meta.glob('../examples/scenarios/*.json', { eager: true,
 // scenario text it is for; `opened` says how the last address was opened ('default', 'link' or
 // what was wrong with it), `opens` counts the addresses opened (the first, then each pasted one).
 const stats = { updates: 0, lastUpdateMs: NaN, lastEngineMs: NaN, state: 'loading', latest: undefined, rendered: undefined,
-  link: undefined, linked: undefined, opened: undefined, opens: 0 };
+  link: undefined, linked: undefined, opened: undefined, opens: 0, search: searchStats };
 window.__stepcast = stats;
 
 const EMBED = document.documentElement.classList.contains('embed');
@@ -83,6 +84,7 @@ async function update(t0 = performance.now()) {
     setStatus('error', h('strong', null, 'Not estimated: '), `${errors[0].message.replace(/\.$/, '')} (see the highlighted field). `,
       'The results below are for the last valid plan.');
     done(t0, NaN, null);
+    if (!EMBED) requestSearch(null);
     return;
   }
   lastSent = text;
@@ -134,6 +136,8 @@ async function update(t0 = performance.now()) {
   }
   stats.lastRenderMs = performance.now() - tAnswer;
   done(t0, answer.engineMs, text);
+  // The plan search of this scenario, after a pause in the changes (its own worker).
+  if (!EMBED) requestSearch(scenario, text, r.error ? null : r);
 }
 
 /**
@@ -282,6 +286,7 @@ async function init() {
   defaultLabel = `the default scenario (${exampleLabel(defaultScenario, presets)})`;
   buildForm(ready.presets);
   if (EMBED) embedLayout();
+  else initSearch(ready.presets);
   const select = $('#examples');
   for (const [path, s] of Object.entries(examples).sort()) {
     const label = s.name ?? exampleLabel(s, ready.presets);
@@ -316,8 +321,14 @@ async function init() {
     setTimeout(() => { button.textContent = 'Copy link'; }, 1500);
   });
   // A link pasted into the address bar of the open page (only the fragment changes).
-  window.addEventListener('hashchange', () => {
-    if (location.href !== stats.link && location.hash.length > 1) openAddress();
+  // The event's own URL: a throttled replaceState of the previous scenario may already have
+  // rewritten location.href, and must not overwrite the pasted link afterwards.
+  window.addEventListener('hashchange', (e) => {
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
+    if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
+    openAddress();
   });
   // Leaving: the address holds the latest change even if its write was still waiting.
   window.addEventListener('pagehide', () => writeUrl(true));

@@ -134,6 +134,17 @@ export const TERMS = {
   grad_reduce_in_fp32: ['Reduce gradients in fp32', 'Keep and reduce gradients in fp32 (Megatron\'s default with bf16).', 'gradient bytes 4 instead of 2'],
   tokens_to_train: ['Tokens to train', 'The size of the training run.', 'e.g. Llama 3: 15 T tokens'],
   price: ['Price per GPU-hour', 'What one GPU costs per hour (cloud list price or amortised).', 'cost = GPU-hours × price'],
+  search: ['Plan search', 'The engine estimates every Megatron-LM plan the cluster admits for this model and ranks those that fit ' +
+    'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, within a ' +
+    'node), PP (dividing the layers), VPP (1, 2, 4 with PP > 1), the micro-batch (1, 2, 4, 8) and recompute (none, selective, ' +
+    'full); DP is what the GPUs leave, sequence parallelism is on with TP > 1, the distributed optimizer with DP × CP > 1. ' +
+    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the ZeRO stage and the overlap ' +
+    'options. Clusters of one group of nodes only.',
+  'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
+  speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
+    'speed-up = your plan\'s iteration time ÷ this plan\'s iteration time'],
+  peak_memory: ['Peak memory', 'Memory per GPU of the fullest pipeline stage (weights, gradients, optimizer state, activations, allowance).',
+    'must stay within the GPU\'s capacity for the plan to be listed'],
   timeline: ['Pipeline timeline', 'One iteration on each pipeline stage (rows): forward and backward blocks per micro-batch, gradient sync and the optimizer step. Gaps are the bubble: the stage waits.',
     'idle per stage = iteration time − busy time'],
 };

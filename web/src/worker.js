@@ -1,5 +1,6 @@
 // The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
-// message), then answers estimate and link requests (the engine's link codec: the page and the
+// message), then answers estimate, link and plan-search requests (the page runs searches in a
+// second instance of this worker, see engine.js) (the engine's link codec: the page and the
 // CLI read and write links with the same code). Reports are parsed here; the timeline's events are
 // turned into typed columns (with each event's replica set and group, from estimateColumns'
 // placement) and transferred, so the page gets them without a copy.
@@ -90,6 +91,15 @@ self.onmessage = async (event) => {
       else if (msg.type === 'toLink') text = engine.toLink(msg.document, msg.base);
       else text = engine.fromLink(msg.url);
       self.postMessage({ type: 'result', id: msg.id, result: JSON.parse(text) });
+      return;
+    }
+    if (msg.type === 'search') {
+      const t0 = performance.now();
+      const text = engine.search
+        ? engine.search(msg.scenario, msg.top ?? 10)
+        : '{"error":{"code":"unsupported","path":"","message":"this engine build has no plan search"}}';
+      const engineMs = performance.now() - t0;
+      self.postMessage({ type: 'result', id: msg.id, engineMs, result: JSON.parse(text) });
       return;
     }
     if (msg.type === 'estimate') {

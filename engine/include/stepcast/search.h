@@ -12,8 +12,8 @@ namespace stepcast {
 
 struct SearchOptions {
   size_t top = 10;            // plans returned
-  int max_micro_batch = 8;    // micro-batch sizes tried: powers of two up to this
-  int max_vpp = 4;            // virtual stages tried: 1 and powers of two up to this
+  int max_micro_batch = 8;    // micro-batch sizes tried: powers of two up to this, and its own
+  int max_vpp = 4;            // virtual stages tried: powers of two up to this, and the plan's own
   bool vary_recompute = true; // try none / selective / full
 };
 

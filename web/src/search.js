@@ -1,0 +1,300 @@
+// The "Faster plans" card: the engine's plan search (stepcast search) around the scenario on show,
+// its fastest plans that fit, and one click to put one of them into the form.
+//
+// The search runs in a worker of its own (engine.search), 0.4 s after the last change: the
+// estimate of each change never waits for it, and typing starts no search until it pauses. While
+// a search runs the card keeps the previous plans, dimmed, and says "searching…". The search
+// covers clusters of one group of nodes: with several, it searches one group (a menu) on its own,
+// and its plans are shown but cannot be applied to the whole cluster. A plan the engine refuses
+// (the user's) is searched around anyway: the search starts again from the plan without its
+// parallel sizes, and speed-ups are left out.
+import { $, fill, h } from './dom.js';
+import * as engine from './engine.js';
+import { applyPlan } from './form.js';
+import { duration, gib, integer, percent } from './format.js';
+import { clusterGroups, describeGroups } from './groups.js';
+import { tip } from './tooltip.js';
+
+const TOP = 10; // plans asked for
+const SHOWN = 5; // plans shown before "Show all"
+const DELAY_MS = 400; // after the last change
+// The keys the search varies: left out of a plan the engine refused, so that the search can start.
+const SEARCHED = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'stages', 'replicas'];
+// What makes two resolved plans the same plan.
+const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision'];
+// Table columns: [heading, term (a tooltip), class, abbreviation spelled out].
+const COLUMNS = [
+  ['#', null, 'num'], ['TP', null, 'num d', 'tensor-parallel GPUs'], ['PP', null, 'num d', 'pipeline stages'],
+  ['DP', null, 'num d', 'data-parallel replicas (derived)'], ['CP', null, 'num d', 'context-parallel GPUs'],
+  ['VPP', null, 'num d', 'virtual pipeline chunks per stage'], ['Micro-batch', 'micro_batch', 'num d'],
+  ['Recompute', 'recompute', 'd'], ['Iteration time', 'iteration_time_s', 'num'], ['Speed-up', 'speedup', 'num'],
+  ['MFU', 'mfu', 'num'], ['Peak memory', 'peak_memory', 'num'],
+];
+
+let presets = null;
+let dom = null;
+let timer = 0;
+let want = null; // what the page shows: {key, text, scenario, report, groups, group, many}
+let shown = null; // the search on screen: {key, result, ms, fallback, ...want}
+let expanded = false;
+let group = 0; // the group searched in a cluster of several
+
+// For people and tests (window.__stepcast.search): `state` is 'idle', 'waiting' (a change is
+// waiting for the pause), 'searching', 'done' or 'error'; `for` is the page's scenario text the
+// plans on show are for; `result` the engine's answer; `ms` its time in the worker.
+// `busy` counts the searches in flight in the worker.
+export const searchStats = { state: 'idle', for: undefined, runs: 0, busy: 0, ms: NaN, result: null, group: 0, fallback: null };
+
+const samePlan = (a, b) => !!a && !!b && SAME.every((k) => a[k] === b[k]);
+const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
+  `recompute ${p.recompute}`;
+const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
+
+/** Builds the card's elements (once), in #search. */
+export function initSearch(thePresets) {
+  presets = thePresets;
+  const groupSelect = h('select', { id: 'search-group', 'data-local': 'true' });
+  groupSelect.addEventListener('change', () => {
+    group = Number(groupSelect.value);
+    if (want) request(want.scenario, want.text, want.report);
+  });
+  const more = h('button', { type: 'button', class: 'link', id: 'search-more', hidden: true, 'aria-expanded': 'false' });
+  more.addEventListener('click', () => {
+    expanded = !expanded;
+    renderRows();
+    more.focus();
+  });
+  dom = {
+    card: $('#search-card'),
+    busy: $('#search-busy'),
+    groupField: h('div', { class: 'field inline', hidden: true },
+      h('label', { for: 'search-group' }, 'Group searched'), groupSelect,
+      h('span', { class: 'hint', id: 'search-group-hint' })),
+    groupSelect,
+    summary: h('p', { class: 'search-summary', id: 'search-summary', tabindex: '-1' }),
+    meta: h('p', { class: 'hint', id: 'search-meta' }),
+    table: h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Fastest plans table', hidden: true }),
+    more,
+  };
+  $('#search-tip').replaceWith(tip('search', 'the plan search'));
+  fill($('#search'), dom.groupField, dom.summary, dom.meta, dom.table, more);
+  dom.summary.textContent = 'Searching the plans once the estimate is on show…';
+}
+
+/**
+ * The page's scenario changed (or its estimate came back): `scenario` as sent to the engine (null
+ * while a field is not a number), `text` its JSON, `report` its estimate (null when the engine
+ * refused it). Searches again after a pause; the same search twice is not run again.
+ */
+export function request(scenario, text, report) {
+  if (!dom) return;
+  if (!scenario) {
+    clearTimeout(timer);
+    timer = 0;
+    setBusy(true, 'waiting for the form', 'idle');
+    searchStats.state = 'idle';
+    return;
+  }
+  const groups = clusterGroups(scenario.cluster);
+  const many = groups.length > 1;
+  if (group >= groups.length) group = 0;
+  // Several groups: one of them on its own, with the plan's own keys (placement and DP dropped).
+  const searched = many ? { ...scenario, cluster: groups[group], plan: omit(scenario.plan, ['stages', 'replicas', 'dp']) }
+    : scenario;
+  const key = many ? JSON.stringify(searched) : text;
+  want = { key, text, scenario, searched, report: many ? null : report, groups, group, many };
+  if (shown && shown.key === key) {
+    // The same search (the estimate of it came back, or an edit that changed nothing searched).
+    clearTimeout(timer);
+    timer = 0;
+    shown = { ...shown, ...want };
+    searchStats.for = text;
+    searchStats.state = 'done';
+    render();
+    return;
+  }
+  searchStats.state = 'waiting';
+  setBusy(true, 'searching…');
+  clearTimeout(timer);
+  timer = setTimeout(run, DELAY_MS);
+}
+
+const omit = (o, keys) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => !keys.includes(k)));
+
+async function run() {
+  timer = 0;
+  const job = want;
+  searchStats.state = 'searching';
+  searchStats.runs += 1;
+  let answer;
+  let fallback = null;
+  searchStats.busy += 1;
+  try {
+    answer = await engine.search(job.key, TOP);
+    if (answer && answer.result.error && isPlanError(answer.result.error) && job === want) {
+      // The engine refuses the plan itself: search from the plan without its parallel sizes.
+      fallback = answer.result.error;
+      answer = await engine.search(JSON.stringify({ ...job.searched, plan: omit(job.searched.plan, SEARCHED) }), TOP);
+    }
+  } catch (err) {
+    answer = { result: { error: { message: String(err.message), path: '' } }, engineMs: NaN };
+  } finally {
+    searchStats.busy -= 1;
+  }
+  if (!answer || job !== want) return; // a newer change: its search comes
+  shown = { ...job, result: answer.result, ms: answer.engineMs, fallback };
+  searchStats.state = answer.result.error ? 'error' : 'done';
+  searchStats.for = job.text;
+  searchStats.ms = answer.engineMs;
+  searchStats.result = answer.result;
+  searchStats.group = job.group;
+  searchStats.fallback = fallback;
+  render();
+}
+
+const isPlanError = (e) => typeof e.path === 'string' && e.path.startsWith('plan.') &&
+  !/^plan\.(global_batch|precision|zero_stage)/.test(e.path);
+
+function setBusy(on, text, kind = 'searching') {
+  if (dom.card.classList.contains('busy') !== on) dom.card.classList.toggle('busy', on);
+  if (dom.busy.hidden === on) dom.busy.hidden = !on;
+  if (!on) return;
+  if (dom.busy.textContent !== text) dom.busy.textContent = text;
+  if (dom.busy.dataset.kind !== kind) dom.busy.dataset.kind = kind;
+}
+
+function render() {
+  setBusy(false);
+  const s = shown;
+  const r = s.result;
+  // Several groups: the menu of groups, and what the plans are for.
+  dom.groupField.hidden = !s.many;
+  if (s.many) {
+    const info = describeGroups({ groups: s.groups }, presets);
+    const key = info.map((g) => g.title).join('\n');
+    if (dom.groupSelect.dataset.key !== key) {
+      dom.groupSelect.dataset.key = key;
+      fill(dom.groupSelect, info.map((g) => h('option', { value: g.index }, `group ${g.index}: ${g.title}`)));
+    }
+    dom.groupSelect.value = String(s.group);
+    $('#search-group-hint').textContent = `The search covers one group of nodes: these plans are for group ${s.group} on its own ` +
+      `(${Number.isFinite(info[s.group]?.gpus) ? integer(info[s.group].gpus) : '?'} of the cluster's ` +
+      `${integer(info.reduce((a, g) => a + g.gpus, 0))} GPUs), to compare; they cannot be applied to this cluster of ` +
+      `${s.groups.length} groups.`;
+  }
+  if (r.error) {
+    dom.summary.replaceChildren(h('strong', null, 'No search: '), r.error.message.replace(/\.?$/, '.'));
+    dom.meta.textContent = '';
+    dom.table.hidden = true;
+    dom.more.hidden = true;
+    dom.card.dataset.state = 'error';
+    return;
+  }
+  dom.card.dataset.state = 'done';
+  const fit = r.evaluated - r.out_of_memory;
+  dom.meta.replaceChildren(
+    h('span', { 'data-count': 'evaluated', 'data-value': r.evaluated }, `${integer(r.evaluated)} plans estimated`),
+    Number.isFinite(s.ms) ? ` in ${s.ms < 10 ? s.ms.toFixed(1) : Math.round(s.ms)} ms` : '', ': ',
+    h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
+    h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
+    h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
+    ` (TP, PP, CP, VPP, micro-batch and recompute varied; model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
+    'global batch and precision kept).');
+  dom.summary.replaceChildren(...summary(s));
+  dom.table.hidden = r.best.length === 0;
+  renderRows();
+}
+
+/** Speed-ups compare with the user's plan: not when the engine refused it, nor for one group of several. */
+const baseline = (s) => (s.fallback || s.many || !(s.result.baseline_s > 0) ? NaN : s.result.baseline_s);
+
+function summary(s) {
+  const r = s.result;
+  const best = r.best[0];
+  const base = baseline(s);
+  const yours = s.report?.plan;
+  if (!r.evaluated) {
+    return [h('strong', null, 'No plan passes the rules. '), `The ${integer(r.rejected)} plans tried all break one: ` +
+      'the global batch, the layers or the heads do not divide as the plans need.'];
+  }
+  if (!best) {
+    return [h('strong', null, 'No plan fits in memory. '), `All ${integer(r.evaluated)} plans the rules allow need more memory ` +
+      'than the GPUs have: more GPUs, a smaller global batch or micro-batch, or another precision may fit.'];
+  }
+  const fastest = [h('strong', null, duration(best.iteration_time_s)), ' per step'];
+  if (s.many) return ['On group ', String(s.group), ' alone, the fastest plan takes ', ...fastest, ` (${plainPlan(best.plan)}).`];
+  if (s.fallback) {
+    return [h('strong', null, 'Your plan is not valid'), ` (${s.fallback.message.replace(/\.$/, '')}); `,
+      'the fastest valid plan that fits takes ', ...fastest, '.'];
+  }
+  if (samePlan(best.plan, yours)) {
+    return [h('strong', null, 'Your plan is the fastest'), ` of the ${integer(r.evaluated - r.out_of_memory)} plans that fit` +
+      (r.best[1] ? `; the next takes ${duration(r.best[1].iteration_time_s)} (${times(best.iteration_time_s / r.best[1].iteration_time_s)}).` : '.')];
+  }
+  const gain = base / best.iteration_time_s;
+  if (s.report && !s.report.fits) {
+    return [h('strong', null, 'Your plan does not fit in memory'), `; it would take ${duration(base)} per step. `,
+      'The fastest plan that fits takes ', ...fastest, '.'];
+  }
+  if (gain < 0.9995) {
+    return [h('strong', null, 'Your plan is faster'), ` (${duration(base)}) than every plan the search tries; `,
+      'the fastest of them takes ', ...fastest, '.'];
+  }
+  if (gain <= 1.0005) return ['The fastest plan takes ', ...fastest, ', as fast as yours.'];
+  return ['The fastest plan takes ', ...fastest, ': ', h('strong', { class: 'faster' }, `${times(gain)} faster`),
+    ` than yours (${duration(base)}).`];
+}
+
+function renderRows() {
+  const s = shown;
+  if (!s || s.result.error) return;
+  const { best } = s.result;
+  const base = baseline(s);
+  const yours = s.report?.plan;
+  const capacity = s.report?.stages?.[0]?.memory_bytes?.capacity;
+  const canApply = !s.many;
+  const withSpeed = Number.isFinite(base);
+  const rows = best.map((c, i) => {
+    const p = c.plan;
+    const mine = samePlan(p, yours);
+    const speed = base / c.iteration_time_s;
+    const label = `plan ${i + 1}: ${plainPlan(p)}`;
+    const cell = (k, text, extra = {}) => h('td', { class: COLUMNS[k][2], 'data-label': COLUMNS[k][0], ...extra }, text);
+    return h('tr', {
+      class: mine ? 'yours' : '', hidden: !expanded && i >= SHOWN, 'data-rank': i + 1,
+      'data-plan': JSON.stringify(p), 'data-time': String(c.iteration_time_s),
+    },
+    h('th', { scope: 'row', class: 'num rank' }, String(i + 1)),
+    cell(1, String(p.tp)), cell(2, String(p.pp)), cell(3, String(p.dp)), cell(4, String(p.cp)), cell(5, String(p.vpp)),
+    cell(6, String(p.micro_batch)), cell(7, p.recompute),
+    cell(8, duration(c.iteration_time_s), { 'data-value': String(c.iteration_time_s) }),
+    withSpeed ? cell(9, times(speed), { class: `num${speed > 1.0005 ? ' faster' : ''}`, 'data-value': String(speed) }) : null,
+    cell(10, percent(c.mfu), { 'data-value': String(c.mfu) }),
+    cell(11, gib(c.peak_memory_bytes), { 'data-value': String(c.peak_memory_bytes),
+      title: capacity ? `of ${gib(capacity, 0)} per GPU (${percent(c.peak_memory_bytes / capacity, 0)})` : null }),
+    h('td', { class: 'act' }, mine ? h('span', { class: 'yours-tag', title: 'the plan in the form' }, 'your plan')
+      : canApply ? h('button', { type: 'button', class: 'apply', 'aria-label': `Apply ${label}`, title: `Put ${label} into the form`,
+        onclick: () => apply(s, c) }, 'Apply') : null));
+  });
+  // Headings may wrap between words; the last word keeps its tooltip button.
+  const heading = (t, term) => {
+    const cut = t.lastIndexOf(' ');
+    return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? tip(term, t) : null)];
+  };
+  const head = COLUMNS.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
+    spelled ? h('abbr', { title: spelled }, t) : heading(t, term)));
+  fill(dom.table, h('table', { class: 'plans' },
+    h('caption', { class: 'sr-only' }, `The ${best.length} fastest plans that fit, fastest first`),
+    h('thead', null, h('tr', null, head, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Apply')))),
+    h('tbody', null, rows)));
+  dom.more.hidden = best.length <= SHOWN;
+  dom.more.textContent = expanded ? `Show the first ${SHOWN}` : `Show all ${best.length}`;
+  dom.more.setAttribute('aria-expanded', String(expanded));
+}
+
+function apply(s, candidate) {
+  // Only plans of the search on show, for the form as it stands.
+  if (!shown || shown.key !== s.key || !want || want.key !== s.key) return;
+  applyPlan(candidate.plan);
+  dom.summary.focus({ preventScroll: true });
+}
