@@ -79,3 +79,15 @@ export async function assertNothingInjected(p) {
   });
   assert.deepEqual(found, { img: 0, handlers: [], scripts: 0, pwned: null }, 'markup or code from the link');
 }
+
+/** The first screen as a visitor sees it, and the whole page (tall window: no inner scrolling). */
+export async function shootDesktop(p, name) {
+  await p.evaluate(() => { window.scrollTo(0, 0); document.querySelector('#inputs').scrollTop = 0; });
+  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+  const height = await p.evaluate(() => Math.max(document.documentElement.scrollHeight,
+    document.querySelector('#inputs').scrollHeight + 120));
+  await p.setViewportSize({ width: DESKTOP.width, height });
+  await p.waitForTimeout(50);
+  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
+  await p.setViewportSize(DESKTOP);
+}

@@ -13,7 +13,7 @@ import {
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
-  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, settle, watch,
+  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, settle, shootDesktop, watch,
 } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -87,16 +87,7 @@ const engineMessage = (scenario) => {
   return cli.stderr.replace(/^error: /, '').trim();
 };
 
-async function shoot(name, p = page) {
-  await p.evaluate(() => { window.scrollTo(0, 0); document.querySelector('#inputs').scrollTop = 0; });
-  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
-  const height = await p.evaluate(() => Math.max(document.documentElement.scrollHeight,
-    document.querySelector('#inputs').scrollHeight + 120));
-  await p.setViewportSize({ width: DESKTOP.width, height });
-  await p.waitForTimeout(50);
-  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
-  await p.setViewportSize(DESKTOP);
-}
+const shoot = (name, p = page) => shootDesktop(p, name);
 
 before(async () => {
   site = await serveSite();

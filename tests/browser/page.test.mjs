@@ -9,15 +9,13 @@ import { after, before, describe, test } from 'node:test';
 
 import { CLI, ROOT, SCENARIO_DIR, cliEstimate, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
+import { DESKTOP, PHONE, SHOTS, shootDesktop as shootPage } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
-const SHOTS = join(ROOT, 'build', 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
 
 const DEFAULT = JSON.parse(readFileSync(join(SCENARIO_DIR, 'llama3-70b_dgx-h100x8.json'), 'utf8'));
 const METRICS = ['iteration_time_s', 'tokens_per_s', 'mfu', 'model_tflops_per_gpu', 'micro_batches', 'parameters'];
-const DESKTOP = { width: 1360, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let site;
 let browser;
@@ -67,17 +65,7 @@ async function expectCliNumbers(expected, p = page) {
   return cli.report;
 }
 
-/** The first screen as a visitor sees it, and the whole page (tall window: no inner scrolling). */
-async function shootDesktop(name, p = page) {
-  await p.evaluate(() => { window.scrollTo(0, 0); document.querySelector('#inputs').scrollTop = 0; });
-  await p.screenshot({ path: join(SHOTS, `${name}.png`) });
-  const height = await p.evaluate(() => Math.max(document.documentElement.scrollHeight,
-    document.querySelector('#inputs').scrollHeight + 120));
-  await p.setViewportSize({ width: DESKTOP.width, height });
-  await p.waitForTimeout(50);
-  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
-  await p.setViewportSize(DESKTOP);
-}
+const shootDesktop = (name, p = page) => shootPage(p, name);
 
 async function setValue(selector, value) {
   await page.fill(selector, String(value));

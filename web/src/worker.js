@@ -9,9 +9,8 @@
 const KINDS = ['forward', 'backward', 'send', 'dp_sync', 'optimizer'];
 let engine;
 
-function columns(events) {
-  const n = events.length;
-  const t = {
+function emptyColumns(n) {
+  return {
     length: n,
     stage: new Int32Array(n),
     kind: new Uint8Array(n),
@@ -22,6 +21,11 @@ function columns(events) {
     replica: new Int32Array(n),
     group: new Int32Array(n),
   };
+}
+
+function columns(events) {
+  const n = events.length;
+  const t = emptyColumns(n);
   for (let i = 0; i < n; i++) {
     const e = events[i];
     t.replica[i] = e.replica ?? 0;
@@ -43,17 +47,7 @@ function columns(events) {
  */
 function packedColumns(packed, kinds, placement) {
   const n = packed.length / 6;
-  const t = {
-    length: n,
-    stage: new Int32Array(n),
-    kind: new Uint8Array(n),
-    microBatch: new Int32Array(n),
-    chunk: new Int32Array(n),
-    start: new Float64Array(n),
-    end: new Float64Array(n),
-    replica: new Int32Array(n),
-    group: new Int32Array(n),
-  };
+  const t = emptyColumns(n);
   if (placement && placement.length === 2 * n) {
     for (let i = 0, j = 0; i < n; i++, j += 2) {
       t.replica[i] = placement[j];
