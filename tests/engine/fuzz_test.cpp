@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "stepcast/link.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -79,6 +80,34 @@ TEST(Fuzz, RandomValidPlansAreFinite) {
     expect_finite(estimate(*s));
   }
   EXPECT_GT(estimated, 100);
+}
+
+TEST(Fuzz, MutatedLinksErrorOrEstimate) {
+  // Links are untrusted: any text decodes to an error or to data that then validates or not.
+  const std::string base =
+      "http://x/#v=1&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2&gbs=64"
+      "&stages=0:auto,1:auto&seq=4096&tokens=1e12&price=2.5";
+  std::mt19937 rng(99);
+  const std::string alphabet = "%&=:,#{}[]\"0123456789abcdefv.-+";
+  int opened = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::string text = base;
+    for (int e = 0; e < 1 + static_cast<int>(rng() % 3); ++e) {
+      const size_t pos = rng() % text.size();
+      if (rng() % 2) text[pos] = alphabet[rng() % alphabet.size()];
+      else text.erase(pos, 1 + rng() % 4);
+    }
+    auto doc = scenario_from_link(text);
+    if (!doc.ok()) {
+      EXPECT_EQ(doc.error().message.rfind("link: ", 0), 0u) << doc.error().message;
+      continue;
+    }
+    auto s = scenario_from_json(doc->scenario, builtin_catalog());
+    if (!s.ok()) continue;
+    ++opened;
+    expect_finite(estimate(*s));
+  }
+  EXPECT_GT(opened, 0);
 }
 
 }  // namespace
