@@ -165,6 +165,7 @@ struct SourceFacts {
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
   bool pp_scatter_gather = false;    // 1/tp activation shards between stages (Megatron 2.x)
+  bool embedding_in_split = false;   // the pipeline split counts each embedding as a layer
   std::optional<int64_t> default_micro_batch;  // when the row says "not stated"
   std::string default_recompute;               // when the row says "not stated"
   std::optional<bool> tied_embeddings;         // overrides the architecture default
@@ -208,6 +209,9 @@ SourceFacts facts_for(const std::string& source) {
     f.zero_stage = 1;
     f.overlap_grad_reduce = false;
     f.overlap_param_gather = false;
+    // BLOOM: --pp-partition-method 'type:transformer|embedding' (bigscience train/tr11-176B-ml
+    // README, the row's own source): the tied embeddings count as layers in the split.
+    f.embedding_in_split = source == "BLOOM";
   } else if (source == "LLMFOUNDRY") {
     // Composer + PyTorch FSDP FULL_SHARD (ZeRO-3), FlashAttention (triton / flash-attn).
     f.zero_stage = 3;
@@ -506,7 +510,10 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
     return skip("pipeline interleaving used but its degree is not stated");
   else if (*pp > 1)
     c.assumptions.push_back("vp not stated: 1 (non-interleaved 1F1B)");
-  if (*layers % (*pp * vpp) != 0)
+  // Counting the first and last stage's embedding as one layer each splits layers + 2 evenly.
+  const bool embedding_split =
+      facts.embedding_in_split && vpp == 1 && *layers % *pp != 0 && (*layers + 2) % *pp == 0;
+  if (*layers % (*pp * vpp) != 0 && !embedding_split)
     return skip(fmt::format("{} layers over pp*vp = {}*{}: uneven pipeline split (the recipe "
                             "balances the embedding and loss stages) is not modelled",
                             *layers, *pp, vpp));
@@ -585,6 +592,17 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   plan["tp_comm_overlap"] = facts.tp_comm_overlap && *tp > 1;
   plan["overlap_p2p"] = facts.overlap_p2p;
   if (facts.pp_scatter_gather) plan["pp_scatter_gather"] = true;
+  if (embedding_split) {
+    const int64_t per_stage = (*layers + 2) / *pp;
+    Json stages = Json::array();
+    for (int64_t i = 0; i < *pp; ++i)
+      stages.push_back(Json{{"layers", i == 0 || i + 1 == *pp ? per_stage - 1 : per_stage}});
+    plan["stages"] = std::move(stages);
+    c.assumptions.push_back(fmt::format("pipeline split counts the two embeddings as layers: "
+                                        "{} + 2 over {} stages, {} transformer layers on the "
+                                        "first and last, {} elsewhere",
+                                        *layers, *pp, per_stage - 1, per_stage));
+  }
   if (split) {  // stages in rank order: as many on the first group as its GPUs hold
     const int64_t per_stage = *tp * cp * dp;
     const int64_t first = split->first_group_gpus / per_stage;
