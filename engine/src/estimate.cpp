@@ -184,7 +184,6 @@ struct PipelineRun {
   double pipe_s = 0;  // forward-backward of all micro-batches, fill and drain included
   double fill_s = 0;  // send/receive of the fill and drain when the steady state hides it
   int bottleneck = 0;
-  bool simulated = false;
   std::vector<PipelineEvent> events;
 };
 
@@ -229,7 +228,6 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
     run.events =
         simulate_pipeline(fwd, bwd, mb, p.vpp, p2p, p.pp > 1 && !p2p_hidden, &makespan);
     if (simulate) {
-      run.simulated = true;
       run.pipe_s = makespan;
       run.fill_s = 0;
     }
