@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 namespace stepcast {
 
@@ -73,6 +74,18 @@ const Key kPageKeys[] = {
     {"tokens", "tokens", Kind::number, nullptr},
     {"price_per_gpu_hour", "price", Kind::number, nullptr},
 };
+
+// "a,b,,c" -> {"a", "b", "", "c"}: the pieces between separators, empty ones kept.
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t pos = 0;
+  while (true) {
+    const size_t at = text.find(separator, pos);
+    parts.push_back(text.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
+    if (at == std::string_view::npos) return parts;
+    pos = at + 1;
+  }
+}
 
 bool unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -160,15 +173,10 @@ std::optional<Json> read_layout(const std::string& text, const char* key) {
     if (j.is_discarded() || !j.is_array()) return std::nullopt;
     return j;
   }
-  const bool replicas = std::string_view(key) == "replicas";
-  const std::span<const char* const> fields = layout_fields(replicas ? "replicas" : "stages");
+  const std::span<const char* const> fields = layout_fields(key);
   Json out = Json::array();
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string entry = text.substr(pos, comma - pos);
-    pos = comma + 1;
+  for (const std::string_view piece : split(text, ',')) {
+    const std::string entry(piece);
     Json e = Json::object();
     size_t start = 0;
     for (size_t f = 0; f < fields.size(); ++f) {
@@ -369,12 +377,7 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
   doc.scenario = Json::object();
   Json model = Json::object(), cluster = Json::object(), plan = Json::object();
   bool custom_model = false, have_version = false;
-  size_t pos = 0;
-  while (pos <= fragment.size()) {
-    size_t amp = fragment.find('&', pos);
-    if (amp == std::string_view::npos) amp = fragment.size();
-    const std::string_view pair = fragment.substr(pos, amp - pos);
-    pos = amp + 1;
+  for (const std::string_view pair : split(fragment, '&')) {
     if (pair.empty()) continue;
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
@@ -399,12 +402,8 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     if (key == "groups") {
       if (cluster.contains("groups")) return link_error("'groups' appears twice");
       Json groups = Json::array();
-      size_t pos = 0;
-      while (pos <= value->size()) {
-        size_t comma = value->find(',', pos);
-        if (comma == std::string::npos) comma = value->size();
-        const std::string entry = value->substr(pos, comma - pos);
-        pos = comma + 1;
+      for (const std::string_view piece : split(*value, ',')) {
+        const std::string entry(piece);
         const size_t colon = entry.rfind(':');
         const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
         if (colon == 0 || count.empty() || count.size() > 9 ||

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { CLI, cliEstimate as cliEstimateFull, cliEstimateLink, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, PHONE, SHOTS, assertNothingInjected, metrics, settle, watch } from './helpers.mjs';
+import { DESKTOP, PHONE, SHOTS, assertNothingInjected, goOffline, metrics, settle, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 // Only the numbers are compared: the CLI's report without the timeline.
@@ -251,13 +251,7 @@ describe('the example page with embedded calculators', () => {
   });
 
   test('works offline from the same bundle (service worker)', async () => {
-    await page.evaluate(async () => {
-      await navigator.serviceWorker.ready;
-      if (!navigator.serviceWorker.controller)
-        await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
-    });
-    await site.close();
-    await context.setOffline(true);
+    await goOffline(page, site, context);
     await page.reload();
     await calcSettled('calc-70b');
     await calcSettled('calc-8b');

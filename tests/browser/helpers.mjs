@@ -91,3 +91,14 @@ export async function shootDesktop(p, name) {
   await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
   await p.setViewportSize(DESKTOP);
 }
+
+/** Waits until the service worker controls `p`, then cuts the network: reloads come from its cache. */
+export async function goOffline(p, site, context) {
+  await p.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+    if (!navigator.serviceWorker.controller)
+      await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
+  });
+  await site.close();
+  await context.setOffline(true);
+}

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { CLI, ROOT, SCENARIO_DIR, cliEstimate, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, PHONE, SHOTS, shootDesktop as shootPage } from './helpers.mjs';
+import { DESKTOP, PHONE, SHOTS, goOffline, shootDesktop as shootPage } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 mkdirSync(SHOTS, { recursive: true });
@@ -305,13 +305,7 @@ describe('the page', () => {
   });
 
   test('works offline after the first load (service worker)', async () => {
-    await page.evaluate(async () => {
-      await navigator.serviceWorker.ready;
-      if (!navigator.serviceWorker.controller)
-        await new Promise((ok) => navigator.serviceWorker.addEventListener('controllerchange', ok, { once: true }));
-    });
-    await site.close();
-    await context.setOffline(true);
+    await goOffline(page, site, context);
     await page.reload();
     await page.waitForSelector('[data-metric="iteration_time_s"]', { timeout: 20000 });
     await settle();
