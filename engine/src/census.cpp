@@ -7,29 +7,6 @@
 
 namespace stepcast {
 
-const char* to_string(CommGroup g) {
-  switch (g) {
-    case CommGroup::tp: return "tp";
-    case CommGroup::cp: return "cp";
-    case CommGroup::pp: return "pp";
-    case CommGroup::dp: return "dp";
-    case CommGroup::embedding: return "embedding";
-    case CommGroup::model_parallel: return "model_parallel";
-  }
-  return "?";
-}
-
-const char* to_string(Phase p) {
-  switch (p) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::recompute: return "recompute";
-    case Phase::gradient_sync: return "gradient_sync";
-    case Phase::optimizer: return "optimizer";
-  }
-  return "?";
-}
-
 StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
   // Megatron's rank order is tp (innermost), cp, dp, pp: strides 1, tp, tp*cp, tp*cp*dp.
   const int g = c.gpus_per_node;

@@ -5,17 +5,6 @@
 
 namespace stepcast {
 
-const char* to_string(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::send_recv: return "send_recv";
-    case CollectiveKind::broadcast: return "broadcast";
-  }
-  return "?";
-}
-
 GroupPlacement place_group(int size, int64_t stride, int gpus_per_node) {
   GroupPlacement g;
   g.size = std::max(size, 1);

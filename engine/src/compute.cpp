@@ -94,13 +94,22 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   out.forward_s = linear + attention_fwd + elementwise_fwd + d.cal.layer_overhead_s / 3;
   // Backward: a data-gradient and a weight-gradient GEMM per forward GEMM; element-wise
   // gradients read the saved input and the incoming gradient and write one (about 2x).
+  out.linear_backward_s = 2 * linear;
+  out.attention_backward_s = attention_bwd + 2 * elementwise_s(softmax_bytes, d);
   out.backward_s =
       2 * linear + attention_bwd + 2 * elementwise_fwd + 2 * d.cal.layer_overhead_s / 3;
   switch (p.recompute) {
-    case Recompute::none: out.recompute_s = 0; break;
+    case Recompute::none: break;
     // Selective recompute re-runs the attention core (Korthikanti et al., sec. 4.2).
-    case Recompute::selective: out.recompute_s = out.attention_forward_s; break;
-    case Recompute::full: out.recompute_s = out.forward_s; break;
+    case Recompute::selective:
+      out.recompute_s = out.attention_forward_s;
+      out.attention_recompute_s = out.attention_forward_s;
+      break;
+    case Recompute::full:
+      out.recompute_s = out.forward_s;
+      out.linear_recompute_s = out.linear_forward_s;
+      out.attention_recompute_s = out.attention_forward_s;
+      break;
   }
   return out;
 }

@@ -2,16 +2,6 @@
 
 namespace stepcast {
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
-  }
-  return "?";
-}
-
 std::optional<double> GpuSpec::peak_flops(Precision p) const {
   switch (p) {
     case Precision::fp32: return peak_fp32;

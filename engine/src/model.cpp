@@ -2,19 +2,6 @@
 
 namespace stepcast {
 
-const char* to_string(FfnType t) {
-  switch (t) {
-    case FfnType::gelu: return "gelu";
-    case FfnType::relu: return "relu";
-    case FfnType::squared_relu: return "squared_relu";
-    case FfnType::swiglu: return "swiglu";
-    case FfnType::geglu: return "geglu";
-  }
-  return "?";
-}
-const char* to_string(Position p) { return p == Position::learned ? "learned" : "rope"; }
-const char* to_string(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
-
 int ffn_matrices(FfnType type) {
   return (type == FfnType::swiglu || type == FfnType::geglu) ? 3 : 2;
 }

@@ -39,7 +39,7 @@ Json replicas_json(const Report& r) {
 Json timeline_json(const Report& r) {
   Json events = Json::array();
   for (const auto& e : r.timeline)
-    events.push_back(Json{{"kind", e.kind},         {"stage", e.stage},
+    events.push_back(Json{{"kind", to_string(e.kind)},         {"stage", e.stage},
                           {"chunk", e.chunk},       {"micro_batch", e.micro_batch},
                           {"start_s", e.start_s},   {"end_s", e.end_s},
                           {"replica", e.replica},   {"group", e.group}});
@@ -47,19 +47,6 @@ Json timeline_json(const Report& r) {
 }
 
 }  // namespace
-
-const char* to_string(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::parse_error: return "parse_error";
-    case ErrorCode::unknown_key: return "unknown_key";
-    case ErrorCode::missing_key: return "missing_key";
-    case ErrorCode::type_error: return "type_error";
-    case ErrorCode::out_of_range: return "out_of_range";
-    case ErrorCode::unknown_preset: return "unknown_preset";
-    case ErrorCode::invalid_plan: return "invalid_plan";
-  }
-  return "?";
-}
 
 Json to_json(const Plan& p) {
   return Json{{"tp", p.tp},

@@ -1,24 +1,21 @@
+// Scenario documents -> Scenario: the keys (read through the schema's tables, detail/fields.h),
+// then the plan's rules (check_scenario), each problem with its JSON path.
 #include "stepcast/scenario.h"
 
 #include <fmt/format.h>
 
+#include <numeric>
+
+#include "detail/fields.h"
 #include "detail/json_reader.h"
 #include "detail/specs_json.h"
 
 namespace stepcast {
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
 namespace {
 
 using detail::JsonReader;
+using detail::key_in;
 
 // A preset id, or an inline object of the same schema.
 template <class Spec, class Find, class FromJson>
@@ -31,28 +28,36 @@ Result<Spec> preset_or_object(JsonReader& r, std::string_view key, const char* k
     const auto& id = v->get_ref<const std::string&>();
     if (const Spec* spec = find(id)) return *spec;
     return Error{ErrorCode::unknown_preset, field,
-                 fmt::format("{}=\"{}\" is not a {} preset (see `stepcast presets {}s`)", field,
-                             id, kind, kind)};
+                 fmt::format("{}={} is not a {} preset (see `stepcast presets {}s`)", field,
+                             detail::echo(*v), kind, kind)};
   }
   if (v->is_object()) return from_json(*v, field);
   return Error{ErrorCode::type_error, field,
-               fmt::format("{}={} must be a preset id or an object", field, v->dump())};
+               fmt::format("{}={} must be a preset id or an object", field, detail::echo(*v))};
+}
+
+Result<LinkSpec> link_of(JsonReader& r, std::string_view key, const Catalog& catalog) {
+  return preset_or_object<LinkSpec>(
+      r, key, "link", [&](const std::string& id) { return catalog.find_link(id); },
+      detail::link_from_json);
 }
 
 Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const Catalog& catalog) {
   JsonReader r(j, path);
   if (!r.ok()) return r.error();
+  const auto keys = detail::cluster_keys();
+  auto key = [&](std::string_view name) -> const KeyInfo& { return key_in(keys, name); };
   ClusterGroup g;
   if (r.has("node")) {
     r.reject_unknown_keys({"node", "nodes"});
     const std::string id = r.string("node", std::nullopt);
-    g.nodes = static_cast<int>(r.integer("nodes", std::nullopt, 1, 1 << 20));
+    g.nodes = static_cast<int>(r.integer(key("nodes")));
     if (!r.ok()) return r.error();
     const NodePreset* node = catalog.find_node(id);
     if (!node)
       return Error{ErrorCode::unknown_preset, r.field("node"),
-                   fmt::format("{}=\"{}\" is not a node preset (see `stepcast presets nodes`)",
-                               r.field("node"), id)};
+                   fmt::format("{}={} is not a node preset (see `stepcast presets nodes`)",
+                               r.field("node"), detail::echo(Json(id)))};
     g.node_id = node->id;
     g.gpu = *catalog.find_gpu(node->gpu);  // references checked when the catalog was loaded
     g.gpus_per_node = node->gpus_per_node;
@@ -63,28 +68,25 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
   }
   r.reject_unknown_keys({"gpu", "gpus_per_node", "nodes", "intra_node_link", "inter_node_link",
                          "nics_per_node"});
-  g.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", std::nullopt, 1, 4096));
-  g.nodes = static_cast<int>(r.integer("nodes", std::nullopt, 1, 1 << 20));
-  g.nics_per_node = static_cast<int>(r.integer("nics_per_node", g.gpus_per_node, 1, 4096));
+  g.gpus_per_node = static_cast<int>(r.integer(key("gpus_per_node")));
+  g.nodes = static_cast<int>(r.integer(key("nodes")));
+  g.nics_per_node = static_cast<int>(r.integer(key("nics_per_node"), g.gpus_per_node));
   if (!r.ok()) return r.error();
   auto gpu = preset_or_object<GpuSpec>(
       r, "gpu", "gpu", [&](const std::string& id) { return catalog.find_gpu(id); },
       detail::gpu_from_json);
   if (!gpu) return gpu.error();
   g.gpu = std::move(gpu).value();
-  auto find_link = [&](const std::string& id) { return catalog.find_link(id); };
-  auto intra = preset_or_object<LinkSpec>(r, "intra_node_link", "link", find_link,
-                                          detail::link_from_json);
+  auto intra = link_of(r, "intra_node_link", catalog);
   if (!intra) return intra.error();
-  auto inter = preset_or_object<LinkSpec>(r, "inter_node_link", "link", find_link,
-                                          detail::link_from_json);
+  auto inter = link_of(r, "inter_node_link", catalog);
   if (!inter) return inter.error();
   if (intra->scope != LinkScope::intra_node)
-    return Error{ErrorCode::invalid_plan, r.field("intra_node_link"),
+    return Error{ErrorCode::invalid_cluster, r.field("intra_node_link"),
                  fmt::format("{}=\"{}\" is an inter-node link; an intra-node fabric is needed",
                              r.field("intra_node_link"), intra->id)};
   if (inter->scope != LinkScope::inter_node)
-    return Error{ErrorCode::invalid_plan, r.field("inter_node_link"),
+    return Error{ErrorCode::invalid_cluster, r.field("inter_node_link"),
                  fmt::format("{}=\"{}\" is an intra-node fabric; a network link is needed",
                              r.field("inter_node_link"), inter->id)};
   g.intra_node_link = std::move(intra).value();
@@ -94,62 +96,88 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
 
 Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
   ClusterSpec cluster;
-  if (j.is_object() && j.contains("groups")) {
-    JsonReader r(j, "cluster");
-    r.reject_unknown_keys({"groups", "inter_group_link"});
-    if (!r.ok()) return r.error();
-    const Json& groups = j["groups"];
-    if (!groups.is_array() || groups.empty())
-      return Error{ErrorCode::type_error, "cluster.groups",
-                   "cluster.groups must be a non-empty array of groups"};
-    for (size_t i = 0; i < groups.size(); ++i) {
-      auto g = parse_group(groups[i], fmt::format("cluster.groups[{}]", i), catalog);
-      if (!g) return g.error();
-      cluster.groups.push_back(std::move(g).value());
-    }
-    if (r.has("inter_group_link")) {
-      auto link = preset_or_object<LinkSpec>(
-          r, "inter_group_link", "link",
-          [&](const std::string& id) { return catalog.find_link(id); }, detail::link_from_json);
-      if (!link) return link.error();
-      if (link->scope != LinkScope::inter_node)
-        return Error{ErrorCode::invalid_plan, "cluster.inter_group_link",
-                     fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
-                                 "network link is needed between groups",
-                                 link->id)};
-      cluster.inter_group_link = std::move(link).value();
-    } else if (cluster.groups.size() > 1) {
-      // Without a stated link, groups talk over the slowest of their own networks.
-      cluster.inter_group_link = cluster.groups.front().inter_node_link;
-      for (const auto& g : cluster.groups)
-        if (g.inter_node_link.busbw_Bps < cluster.inter_group_link.busbw_Bps)
-          cluster.inter_group_link = g.inter_node_link;
-    }
+  if (!(j.is_object() && j.contains("groups"))) {
+    auto g = parse_group(j, "cluster", catalog);
+    if (!g) return g.error();
+    cluster.groups.push_back(std::move(g).value());
     return cluster;
   }
-  auto g = parse_group(j, "cluster", catalog);
-  if (!g) return g.error();
-  cluster.groups.push_back(std::move(g).value());
+  JsonReader r(j, "cluster");
+  r.reject_unknown_keys({"groups", "inter_group_link"});
+  if (!r.ok()) return r.error();
+  const Json& groups = j["groups"];
+  if (!groups.is_array() || groups.empty())
+    return Error{ErrorCode::type_error, "cluster.groups",
+                 "cluster.groups must be a non-empty array of groups"};
+  for (size_t i = 0; i < groups.size(); ++i) {
+    auto g = parse_group(groups[i], fmt::format("cluster.groups[{}]", i), catalog);
+    if (!g) return g.error();
+    cluster.groups.push_back(std::move(g).value());
+  }
+  if (r.has("inter_group_link")) {
+    auto link = link_of(r, "inter_group_link", catalog);
+    if (!link) return link.error();
+    if (link->scope != LinkScope::inter_node)
+      return Error{ErrorCode::invalid_cluster, "cluster.inter_group_link",
+                   fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
+                               "network link is needed between groups",
+                               link->id)};
+    cluster.inter_group_link = std::move(link).value();
+  } else if (cluster.groups.size() > 1) {
+    // Without a stated link, groups talk over the slowest of their own networks.
+    cluster.inter_group_link = cluster.groups.front().inter_node_link;
+    for (const auto& g : cluster.groups)
+      if (g.inter_node_link.busbw_Bps < cluster.inter_group_link.busbw_Bps)
+        cluster.inter_group_link = g.inter_node_link;
+  }
   return cluster;
 }
 
-Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
-  JsonReader r(j, "plan");
-  r.reject_unknown_keys({"tp", "pp", "dp", "cp", "vpp", "micro_batch", "global_batch",
-                         "sequence_parallel", "recompute", "distributed_optimizer", "zero_stage",
-                         "precision", "flash_attention", "overlap_grad_reduce",
-                         "overlap_param_gather", "tp_comm_overlap", "overlap_p2p",
-                         "grad_reduce_in_fp32", "pp_scatter_gather", "stages", "replicas"});
+// "auto" (or a missing key) leaves a count to the engine's balancer (0).
+int64_t count_or_auto(JsonReader& e, const KeyInfo& k) {
+  const Json* v = e.raw(k.name);
+  if (!v || (v->is_string() && v->get_ref<const std::string&>() == "auto")) return 0;
+  return e.integer(k.name, std::nullopt, static_cast<int64_t>(k.min), static_cast<int64_t>(k.max));
+}
+
+// Reads the entries of plan.stages or plan.replicas, each with `each`.
+template <class Each>
+void read_entries(JsonReader& r, std::string_view key, std::span<const KeyInfo> keys, Each each) {
+  const Json* list = r.raw(key);
+  if (!list) return;
+  const std::string path = r.field(key);
+  if (!list->is_array() || list->empty()) {
+    r.fail(ErrorCode::type_error, path, path + " must be a non-empty array");
+    return;
+  }
+  static const std::vector<std::string_view> names = detail::names_of(keys);
+  for (size_t i = 0; i < list->size(); ++i) {
+    JsonReader e((*list)[i], fmt::format("{}[{}]", path, i));
+    e.reject_unknown(names);
+    each(e);
+    r.absorb(e.errors());
+  }
+}
+
+const KeyInfo& plan_key(std::string_view name) {
+  for (const auto& f : detail::plan_fields())
+    if (f.info.name == name) return f.info;
+  std::abort();  // a fixed table: a missing name is a typo in the engine
+}
+
+// The plan's keys, through the schema's table. dp is derived from the cluster when left out.
+Plan parse_plan(JsonReader& r, int64_t cluster_gpus) {
+  static const std::vector<std::string_view> names = detail::names_of(detail::plan_fields());
+  r.reject_unknown(names);
   Plan p;
-  p.tp = static_cast<int>(r.integer("tp", 1, 1, 1 << 20));
-  p.pp = static_cast<int>(r.integer("pp", 1, 1, 1 << 20));
-  p.cp = static_cast<int>(r.integer("cp", 1, 1, 1 << 20));
-  if (!r.ok()) return r.error();
-  // dp may be left out: it is then whatever the cluster leaves (GPUs / (tp pp cp)).
+  for (const auto& f : detail::plan_fields())
+    if (f.read) f.read(r, f.info, p);
+  // dp may be left out: it is then whatever the cluster leaves (GPUs / (tp pp cp)), or the
+  // number of replicas plan.replicas lists.
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
   int64_t derived_dp = std::max<int64_t>(1, cluster_gpus / model_parallel);
   if (const Json* replicas = r.raw("replicas"); replicas && replicas->is_array()) {
-    int64_t sum = 0;  // dp is the number of replicas listed
+    int64_t sum = 0;
     for (const auto& rep : *replicas)
       sum += rep.is_object() && rep.contains("count") && rep["count"].is_number_integer()
                  ? rep["count"].get<int64_t>()
@@ -157,245 +185,420 @@ Result<Plan> parse_plan(const Json& j, int cluster_gpus) {
     derived_dp = std::max<int64_t>(1, sum);
   }
   p.dp_derived = !r.has("dp");
-  p.dp = static_cast<int>(r.integer("dp", derived_dp, 1, 1 << 24));
-  p.vpp = static_cast<int>(r.integer("vpp", 1, 1, 1 << 16));
-  p.micro_batch = r.integer("micro_batch", 1, 1, 1 << 24);
-  p.global_batch = r.integer("global_batch", std::nullopt, 1, int64_t{1} << 40);
-  p.sequence_parallel = r.boolean("sequence_parallel", false);
-  p.recompute = static_cast<Recompute>(r.choice("recompute", {"none", "selective", "full"}, 0));
-  p.distributed_optimizer = r.boolean("distributed_optimizer", false);
-  p.zero_stage = static_cast<int>(r.integer("zero_stage", 0, 0, 3));
-  p.precision =
-      static_cast<Precision>(r.choice("precision", {"fp32", "fp16", "bf16", "fp8"}, 2));
-  p.flash_attention = r.boolean("flash_attention", true);
-  p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
-  p.overlap_param_gather = r.boolean("overlap_param_gather", true);
-  p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
-  p.overlap_p2p = r.boolean("overlap_p2p", true);
-  p.grad_reduce_in_fp32 = r.boolean("grad_reduce_in_fp32", true);
-  p.pp_scatter_gather = r.boolean("pp_scatter_gather", false);
-  if (!r.ok()) return r.error();
-  // "auto" (or a missing key) leaves a count to the engine's balancer (0).
-  auto count_or_auto = [](JsonReader& e, std::string_view key, int64_t max) -> int64_t {
-    const Json* v = e.raw(key);
-    if (!v || (v->is_string() && v->get_ref<const std::string&>() == "auto")) return 0;
-    return e.integer(key, std::nullopt, 1, max);
-  };
-  auto entries = [&](std::string_view key, auto&& each) -> std::optional<Error> {
-    const Json* list = r.raw(key);
-    if (!list) return std::nullopt;
-    const std::string path = r.field(key);
-    if (!list->is_array() || list->empty())
-      return Error{ErrorCode::type_error, path, path + " must be a non-empty array"};
-    for (size_t i = 0; i < list->size(); ++i) {
-      JsonReader e((*list)[i], fmt::format("{}[{}]", path, i));
-      each(e);
-      if (!e.ok()) return e.error();
-    }
-    return std::nullopt;
-  };
-  if (auto e = entries("stages", [&](JsonReader& e) {
-        e.reject_unknown_keys({"group", "layers"});
-        StageAssignment s;
-        s.group = static_cast<int>(e.integer("group", 0, 0, 1 << 16));
-        s.layers = count_or_auto(e, "layers", 100000);
-        p.stages.push_back(s);
-      }))
-    return *e;
-  if (auto e = entries("replicas", [&](JsonReader& e) {
-        e.reject_unknown_keys({"group", "count", "micro_batches"});
-        ReplicaAssignment a;
-        a.group = static_cast<int>(e.integer("group", 0, 0, 1 << 16));
-        a.count = static_cast<int>(e.integer("count", 1, 1, 1 << 24));
-        a.micro_batches = count_or_auto(e, "micro_batches", int64_t{1} << 40);
-        p.replicas.push_back(a);
-      }))
-    return *e;
+  p.dp = static_cast<int>(r.integer(plan_key("dp"), std::min<int64_t>(derived_dp, 1 << 24)));
+  read_entries(r, "stages", detail::stage_keys(), [&](JsonReader& e) {
+    StageAssignment s;
+    s.group = static_cast<int>(e.integer(key_in(detail::stage_keys(), "group")));
+    s.layers = count_or_auto(e, key_in(detail::stage_keys(), "layers"));
+    p.stages.push_back(s);
+  });
+  read_entries(r, "replicas", detail::replica_keys(), [&](JsonReader& e) {
+    ReplicaAssignment a;
+    a.group = static_cast<int>(e.integer(key_in(detail::replica_keys(), "group")));
+    a.count = static_cast<int>(e.integer(key_in(detail::replica_keys(), "count")));
+    a.micro_batches = count_or_auto(e, key_in(detail::replica_keys(), "micro_batches"));
+    p.replicas.push_back(a);
+  });
   return p;
 }
 
-std::optional<Error> plan_error(std::string path, std::string message) {
-  return Error{ErrorCode::invalid_plan, std::move(path), std::move(message)};
+// The plan's rules. Each broken rule is reported with the input it names first and the other
+// inputs it involves (`related`), plus values that would satisfy it where that is cheap to say.
+class Rules {
+ public:
+  Rules(const Scenario& s, std::vector<Error>* out) : s_(s), out_(out) {}
+
+  // Records a broken rule; returns whether checking should go on (only when collecting).
+  template <class Make>
+  bool broken(Make make) {
+    ok_ = false;
+    if (out_) out_->push_back(make());
+    return out_ != nullptr;
+  }
+  bool ok() const { return ok_; }
+  const Scenario& s() const { return s_; }
+
+  // The inputs that set the GPU count: every group's node count.
+  std::vector<std::string> node_paths() const {
+    if (s_.cluster.groups.size() == 1) return {"cluster.nodes"};
+    std::vector<std::string> out;
+    for (size_t g = 0; g < s_.cluster.groups.size(); ++g)
+      out.push_back(fmt::format("cluster.groups[{}].nodes", g));
+    return out;
+  }
+
+ private:
+  const Scenario& s_;
+  std::vector<Error>* out_;
+  bool ok_ = true;
+};
+
+Error rule(std::string path, std::string message, std::vector<std::string> related = {}) {
+  return Error{ErrorCode::invalid_plan, std::move(path), std::move(message), std::move(related)};
+}
+
+std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// "1, 2, 4 or 8": the divisors of n up to `limit`, for a message that says what would work.
+std::string divisors_text(int64_t n, int64_t limit) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= std::min(n, limit) && d.size() < 12; ++i)
+    if (n % i == 0) d.push_back(i);
+  std::string out;
+  for (size_t i = 0; i < d.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : (i + 1 == d.size() ? " or " : ", "), d[i]);
+  return out;
 }
 
 // Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
-std::optional<Error> validate_layout(const Scenario& s) {
+bool check_layout(Rules& c) {
+  const Scenario& s = c.s();
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   const int groups = static_cast<int>(s.cluster.groups.size());
-  if (groups > 1 && p.stages.empty() && p.replicas.empty())
-    return plan_error("plan.stages",
-                      fmt::format("cluster has {} groups: give plan.stages (which group runs each "
-                                  "pipeline stage) or plan.replicas (which group runs each "
-                                  "data-parallel replica)",
-                                  groups));
   if (!p.stages.empty() && !p.replicas.empty())
-    return plan_error("plan.replicas",
-                      "plan.stages and plan.replicas together are not modelled: give one");
+    return c.broken([&] {
+      return rule("plan.replicas", "plan.stages and plan.replicas together are not modelled: "
+                                   "give one",
+                  {"plan.stages"});
+    });
   std::vector<int64_t> used(groups, 0);
   const int64_t mp = int64_t{p.tp} * p.cp;
+  if (groups > 1 && p.stages.empty() && p.replicas.empty())
+    return c.broken([&] {
+      return rule("plan.stages",
+                  fmt::format("cluster has {} groups and the plan's stages ({} GPUs each) do not "
+                              "fall within one group each in rank order: give plan.stages "
+                              "(which group runs each pipeline stage) or plan.replicas (which "
+                              "group runs each data-parallel replica)",
+                              groups, mp * p.dp),
+                  join({"plan.pp", "plan.tp"}, c.node_paths()));
+    });
   if (!p.stages.empty()) {
     if (static_cast<int>(p.stages.size()) != p.pp)
-      return plan_error("plan.stages", fmt::format("plan.stages has {} entries but plan.pp={}",
-                                                   p.stages.size(), p.pp));
+      return c.broken([&] {
+        return rule("plan.stages", fmt::format("plan.stages has {} entries but plan.pp={}",
+                                               p.stages.size(), p.pp),
+                    {"plan.pp"});
+      });
     int64_t fixed = 0, autos = 0;
     for (size_t i = 0; i < p.stages.size(); ++i) {
       const auto& st = p.stages[i];
       const std::string path = fmt::format("plan.stages[{}]", i);
       if (st.group >= groups)
-        return plan_error(path + ".group", fmt::format("{}.group={} but the cluster has {} "
-                                                       "group(s)",
-                                                       path, st.group, groups));
-      if (st.layers > 0 && st.layers % p.vpp != 0)
-        return plan_error(path + ".layers", fmt::format("{}.layers={} must be divisible by "
-                                                        "plan.vpp={}",
-                                                        path, st.layers, p.vpp));
+        return c.broken([&] {
+          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
+                                                   path, st.group, groups));
+        });
+      if (st.layers > 0 && st.layers % p.vpp != 0 && !c.broken([&] {
+            return rule(path + ".layers",
+                        fmt::format("{}.layers={} must be divisible by plan.vpp={}", path,
+                                    st.layers, p.vpp),
+                        {"plan.vpp"});
+          }))
+        return false;
       fixed += st.layers;
       autos += st.layers == 0;
       used[st.group] += mp * p.dp;
     }
-    if (autos == 0 && fixed != m.layers)
-      return plan_error("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
-                                                   fixed, m.layers));
-    if (autos > 0 && (m.layers - fixed < autos * p.vpp || (m.layers - fixed) % p.vpp != 0))
-      return plan_error("plan.stages",
-                        fmt::format("plan.stages: {} layers left for {} \"auto\" stage(s) "
-                                    "(model.layers={}, each stage needs a multiple of vpp={})",
-                                    m.layers - fixed, autos, m.layers, p.vpp));
+    if (autos == 0 && fixed != m.layers && !c.broken([&] {
+          return rule("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
+                                                 fixed, m.layers),
+                      {"model.layers"});
+        }))
+      return false;
+    if (autos > 0 && (m.layers - fixed < autos * p.vpp || (m.layers - fixed) % p.vpp != 0) &&
+        !c.broken([&] {
+          return rule("plan.stages",
+                      fmt::format("plan.stages: {} layers left for {} \"auto\" stage(s) "
+                                  "(model.layers={}, each stage needs a multiple of vpp={})",
+                                  m.layers - fixed, autos, m.layers, p.vpp),
+                      {"model.layers", "plan.vpp"});
+        }))
+      return false;
   } else if (!p.replicas.empty()) {
     int64_t replicas = 0, fixed = 0, autos = 0;
     for (size_t i = 0; i < p.replicas.size(); ++i) {
       const auto& rep = p.replicas[i];
       const std::string path = fmt::format("plan.replicas[{}]", i);
       if (rep.group >= groups)
-        return plan_error(path + ".group", fmt::format("{}.group={} but the cluster has {} "
-                                                       "group(s)",
-                                                       path, rep.group, groups));
+        return c.broken([&] {
+          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
+                                                   path, rep.group, groups));
+        });
       replicas += rep.count;
       fixed += rep.count * rep.micro_batches;
       autos += rep.micro_batches == 0 ? rep.count : 0;
       used[rep.group] += mp * p.pp * rep.count;
     }
-    if (replicas != p.dp)
-      return plan_error("plan.replicas", fmt::format("plan.replicas count {} replicas but "
-                                                     "plan.dp={}",
-                                                     replicas, p.dp));
+    if (replicas != p.dp && !c.broken([&] {
+          return rule("plan.replicas", fmt::format("plan.replicas count {} replicas but "
+                                                   "plan.dp={}",
+                                                   replicas, p.dp),
+                      {"plan.dp"});
+        }))
+      return false;
     if (p.global_batch % p.micro_batch != 0)
-      return plan_error("plan.global_batch",
-                        fmt::format("plan.global_batch={} must be divisible by "
-                                    "plan.micro_batch={}",
-                                    p.global_batch, p.micro_batch));
+      return c.broken([&] {
+        return rule("plan.global_batch",
+                    fmt::format("plan.global_batch={} must be divisible by plan.micro_batch={}",
+                                p.global_batch, p.micro_batch),
+                    {"plan.micro_batch"});
+      });
     const int64_t total = p.global_batch / p.micro_batch;
-    if ((autos == 0 && fixed != total) || (autos > 0 && total - fixed < autos))
-      return plan_error("plan.replicas",
-                        fmt::format("plan.replicas take {} micro-batches{} but global_batch / "
-                                    "micro_batch = {}",
-                                    fixed, autos > 0 ? " before the \"auto\" ones" : "", total));
+    if (((autos == 0 && fixed != total) || (autos > 0 && total - fixed < autos)) &&
+        !c.broken([&] {
+          return rule("plan.replicas",
+                      fmt::format("plan.replicas take {} micro-batches{} but global_batch / "
+                                  "micro_batch = {}",
+                                  fixed, autos > 0 ? " before the \"auto\" ones" : "", total),
+                      {"plan.global_batch", "plan.micro_batch"});
+        }))
+      return false;
   } else {
     used[0] = mp * p.pp * p.dp;
   }
   if (groups > 1 || !p.stages.empty() || !p.replicas.empty())
     for (int g = 0; g < groups; ++g)
-      if (used[g] != s.cluster.groups[g].gpus())
-        return plan_error(p.replicas.empty() ? "plan.stages" : "plan.replicas",
-                          fmt::format("the plan uses {} GPUs of cluster.groups[{}]"
-                                                     " but it has {}",
-                                                     used[g], g, s.cluster.groups[g].gpus()));
-  return std::nullopt;
+      if (used[g] != s.cluster.groups[g].gpus() && !c.broken([&] {
+            return rule(p.replicas.empty() ? "plan.stages" : "plan.replicas",
+                        fmt::format("the plan uses {} GPUs of cluster.groups[{}] but it has {}",
+                                    used[g], g, s.cluster.groups[g].gpus()),
+                        {fmt::format("cluster.groups[{}].nodes", g), "plan.tp", "plan.cp",
+                         "plan.dp"});
+          }))
+        return false;
+  return c.ok();
+}
+
+// Where Megatron puts the stages of a plan on a cluster of several groups when the plan does not
+// say: ranks in order (tp fastest, then cp, dp, pp) over the groups in order, so stage i holds
+// ranks [i·S, (i+1)·S) with S = tp·cp·dp; it runs on a group when all of them are there. When a
+// stage would straddle two groups, whole replicas (tp·pp·cp ranks each, pp = 1) may still fit
+// each group. Layers and micro-batches are left to the balancer ("auto").
+void place_on_groups(Scenario& s) {
+  Plan& p = s.plan;
+  if (s.cluster.groups.size() < 2 || !p.stages.empty() || !p.replicas.empty()) return;
+  std::vector<int64_t> first;  // first rank of each group
+  int64_t rank = 0;
+  for (const auto& g : s.cluster.groups) {
+    first.push_back(rank);
+    rank += g.gpus();
+  }
+  auto group_of = [&](int64_t begin, int64_t size) -> int {
+    for (size_t g = 0; g < first.size(); ++g) {
+      const int64_t end = first[g] + s.cluster.groups[g].gpus();
+      if (begin >= first[g] && begin + size <= end) return static_cast<int>(g);
+    }
+    return -1;
+  };
+  const int64_t per_stage = int64_t{p.tp} * p.cp * p.dp;
+  if (per_stage * p.pp == rank) {
+    std::vector<StageAssignment> stages;
+    for (int i = 0; i < p.pp; ++i) {
+      const int g = group_of(i * per_stage, per_stage);
+      if (g < 0) {
+        stages.clear();
+        break;
+      }
+      stages.push_back({g, 0});
+    }
+    if (!stages.empty()) {
+      p.stages = std::move(stages);
+      return;
+    }
+  }
+  const int64_t per_replica = int64_t{p.tp} * p.cp * p.pp;
+  if (p.pp == 1 && per_replica * p.dp == rank) {
+    std::vector<ReplicaAssignment> sets;
+    for (int r = 0; r < p.dp; ++r) {
+      const int g = group_of(r * per_replica, per_replica);
+      if (g < 0) return;
+      if (!sets.empty() && sets.back().group == g)
+        ++sets.back().count;
+      else
+        sets.push_back({g, 1, 0});
+    }
+    p.replicas = std::move(sets);
+  }
 }
 
 }  // namespace
 
-std::optional<Error> validate(const Scenario& s) {
+bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
+  Rules c(s, errors);
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus();
   const int64_t product = int64_t{p.tp} * p.pp * p.cp * p.dp;
+  const int per_node = s.cluster.groups.front().gpus_per_node;
   // What the model allows first (the control that causes it), then what the cluster holds.
-  if (m.heads % p.tp != 0)
-    return plan_error("plan.tp",
-                      fmt::format("plan.tp={} must divide model.heads={}", p.tp, m.heads));
-  if (m.kv_heads % p.tp != 0)
-    return plan_error("plan.tp",
-                      fmt::format("plan.tp={} must divide model.kv_heads={}", p.tp, m.kv_heads));
-  if (m.ffn_hidden % p.tp != 0)
-    return plan_error("plan.tp", fmt::format("plan.tp={} must divide model.ffn_hidden={}", p.tp,
-                                             m.ffn_hidden));
-  if (p.vpp > 1 && p.pp == 1)
-    return plan_error("plan.vpp", fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved "
-                                              "schedule splits pipeline stages)",
-                                              p.vpp));
-  if (p.stages.empty() && m.layers % (int64_t{p.pp} * p.vpp) != 0)
-    return plan_error(p.vpp > 1 ? "plan.vpp" : "plan.pp",
-                      fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
-                                  m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp));
-  if (auto e = validate_layout(s)) return e;
-  if (product != gpus && p.dp_derived)
-    return plan_error("plan.dp",
-                      fmt::format("the cluster's {} GPUs are not divisible by "
-                                  "tp*pp*cp={}*{}*{}={}",
-                                  gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp));
-  if (product != gpus)
-    return plan_error("plan.dp", fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the "
-                                             "cluster's GPU count {}",
-                                             p.tp, p.pp, p.cp, p.dp, product, gpus));
-  if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0)
-    return plan_error("plan.global_batch",
-                      fmt::format("plan.global_batch={} must be divisible by "
-                                  "plan.micro_batch*plan.dp={}*{}={}",
-                                  p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp));
-  if (p.vpp > 1 && p.replicas.empty() && p.micro_batches() % p.pp != 0)
-    return plan_error("plan.global_batch",
-                      fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be a "
-                                  "multiple of plan.pp={}: Megatron's interleaved schedule runs "
-                                  "them in groups of pp",
-                                  p.vpp, p.micro_batches(), p.pp));
-  if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0)
-    return plan_error("plan.cp", fmt::format("seq_len={} must be divisible by 2*plan.cp={} "
-                                             "(Megatron splits each sequence into 2*cp chunks)",
-                                             m.seq_len, 2 * p.cp));
+  for (const auto& [what, size] : {std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
+                                   std::pair{"ffn_hidden", m.ffn_hidden}})
+    if (size % p.tp != 0 && !c.broken([&] {
+          Error e = rule("plan.tp",
+                         fmt::format("plan.tp={} must divide model.{}={}", p.tp, what, size),
+                         {fmt::format("model.{}", what)});
+          const int64_t common = std::gcd(std::gcd(m.heads, m.kv_heads), m.ffn_hidden);
+          e.hint = fmt::format("tp {} divides the model", divisors_text(common, per_node));
+          return e;
+        }))
+      return false;
+  if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
+        return rule("plan.vpp",
+                    fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "
+                                "pipeline stages)",
+                                p.vpp),
+                    {"plan.pp"});
+      }))
+    return false;
+  const bool layers_split = p.stages.empty() && m.layers % (int64_t{p.pp} * p.vpp) != 0;
+  if (layers_split && !c.broken([&] {
+        Error e = rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                       fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
+                                   m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp),
+                       {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"});
+        e.hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(m.layers, 64), m.layers);
+        return e;
+      }))
+    return false;
+  if (!layers_split && !check_layout(c) && !errors) return false;
+  const auto nodes = c.node_paths();
+  if (product != gpus && p.dp_derived && !c.broken([&] {
+        return rule("plan.dp",
+                    fmt::format("the cluster's {} GPUs are not divisible by tp*pp*cp={}*{}*{}={}",
+                                gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp),
+                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+      }))
+    return false;
+  if (product != gpus && !p.dp_derived && !c.broken([&] {
+        return rule("plan.dp",
+                    fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the cluster's GPU "
+                                "count {}",
+                                p.tp, p.pp, p.cp, p.dp, product, gpus),
+                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+      }))
+    return false;
+  if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
+        return rule("plan.global_batch",
+                    fmt::format("plan.global_batch={} must be divisible by "
+                                "plan.micro_batch*plan.dp={}*{}={}",
+                                p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp),
+                    {"plan.micro_batch", "plan.dp"});
+      }))
+    return false;
+  if (p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
+      p.micro_batches() % p.pp != 0 && !c.broken([&] {
+        return rule("plan.global_batch",
+                    fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be a "
+                                "multiple of plan.pp={}: Megatron's interleaved schedule runs "
+                                "them in groups of pp",
+                                p.vpp, p.micro_batches(), p.pp),
+                    {"plan.vpp", "plan.pp", "plan.micro_batch"});
+      }))
+    return false;
+  if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0 && !c.broken([&] {
+        return rule("plan.cp",
+                    fmt::format("seq_len={} must be divisible by 2*plan.cp={} (Megatron splits "
+                                "each sequence into 2*cp chunks)",
+                                m.seq_len, 2 * p.cp),
+                    {"seq_len"});
+      }))
+    return false;
   for (const auto& g : s.cluster.groups) {
-    if (!g.gpu.peak_flops(p.precision)) {
-      std::string have;
-      for (Precision q : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8})
-        if (g.gpu.peak_flops(q)) have += (have.empty() ? "" : ", ") + std::string(to_string(q));
-      return plan_error("plan.precision",
-                        fmt::format("plan.precision={} is not supported by {} (it has: {})",
-                                    to_string(p.precision), g.gpu.name, have));
-    }
+    if (g.gpu.peak_flops(p.precision)) continue;
+    if (!c.broken([&] {
+          std::string have;
+          for (Precision q : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8})
+            if (g.gpu.peak_flops(q)) have += (have.empty() ? "" : ", ") + std::string(to_string(q));
+          return rule("plan.precision",
+                      fmt::format("plan.precision={} is not supported by {} (it has: {})",
+                                  to_string(p.precision), g.gpu.name, have));
+        }))
+      return false;
+    break;
   }
-  return std::nullopt;
+  return c.ok();
 }
 
-Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
+namespace {
+
+// Reads the document's keys into a scenario; every problem goes to `errors`. The plan's keys are
+// read even when the model or the cluster is wrong, so that every bad key shows at once.
+std::optional<Scenario> read_keys(const Json& doc, const Catalog& catalog,
+                                  std::vector<Error>& errors) {
   JsonReader r(doc, "");
-  r.reject_unknown_keys({"model", "cluster", "plan", "seq_len", "name"});
-  if (!r.ok()) return r.error();
+  static const std::vector<std::string_view> names = detail::names_of(detail::scenario_keys());
+  r.reject_unknown(names);
+  if (!r.is_object()) {
+    errors = r.errors();
+    return std::nullopt;
+  }
   Scenario s;
+  bool model_ok = false;
   auto model = preset_or_object<ModelSpec>(
       r, "model", "model", [&](const std::string& id) { return catalog.find_model(id); },
       [](const Json& j, const std::string& path) {
         return detail::model_from_json(j, path, /*preset=*/false);
       });
-  if (!model) return model.error();
-  s.model = std::move(model).value();
-  s.model.seq_len = r.integer("seq_len", s.model.seq_len, 1, 1 << 26);
-  if (!r.ok()) return r.error();
+  if (model) {
+    s.model = std::move(model).value();
+    model_ok = true;
+  } else {
+    r.fail(model.error());
+  }
+  s.model.seq_len = r.integer(key_in(detail::scenario_keys(), "seq_len"),
+                              model_ok ? s.model.seq_len : 1);
+  s.name = r.string(key_in(detail::scenario_keys(), "name"));
 
-  const Json* cluster = r.raw("cluster");
-  if (!cluster) return Error{ErrorCode::missing_key, "cluster", "cluster is required"};
-  auto parsed_cluster = parse_cluster(*cluster, catalog);
-  if (!parsed_cluster) return parsed_cluster.error();
-  s.cluster = std::move(parsed_cluster).value();
+  if (const Json* cluster = r.raw("cluster")) {
+    auto parsed = parse_cluster(*cluster, catalog);
+    if (parsed)
+      s.cluster = std::move(parsed).value();
+    else
+      r.fail(parsed.error());
+  } else {
+    r.fail(ErrorCode::missing_key, "cluster", "cluster is required");
+  }
 
-  const Json* plan = r.raw("plan");
-  if (!plan) return Error{ErrorCode::missing_key, "plan", "plan is required"};
-  auto parsed_plan = parse_plan(*plan, s.cluster.gpus());
-  if (!parsed_plan) return parsed_plan.error();
-  s.plan = *parsed_plan;
+  if (const Json* plan = r.raw("plan")) {
+    JsonReader pr(*plan, "plan");
+    s.plan = parse_plan(pr, s.cluster.gpus());
+    r.absorb(pr.errors());
+  } else {
+    r.fail(ErrorCode::missing_key, "plan", "plan is required");
+  }
+  errors = r.errors();
+  if (!errors.empty()) return std::nullopt;
   s.calibration = catalog.calibration;
-  if (auto e = validate(s)) return *e;
+  place_on_groups(s);
   return s;
+}
+
+}  // namespace
+
+Result<Scenario> read_scenario(const Json& doc, const Catalog& catalog) {
+  std::vector<Error> errors;
+  auto s = read_keys(doc, catalog, errors);
+  if (!s) return errors.front();
+  return std::move(*s);
+}
+
+std::vector<Error> scenario_errors(const Json& doc, const Catalog& catalog) {
+  std::vector<Error> errors;
+  if (auto s = read_keys(doc, catalog, errors)) check_scenario(*s, &errors);
+  return errors;
+}
+
+Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
+  std::vector<Error> errors;
+  auto s = read_keys(doc, catalog, errors);
+  if (!s) return errors.front();
+  if (!check_scenario(*s, &errors)) return errors.front();
+  return std::move(*s);
 }
 
 Result<Scenario> parse_scenario(std::string_view text, const Catalog& catalog) {

@@ -59,7 +59,7 @@ SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
               p.recompute = options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
               p.stages.clear();
               p.replicas.clear();
-              if (validate(s)) {
+              if (!check_scenario(s)) {
                 ++result.rejected;
                 continue;
               }

@@ -1,5 +1,6 @@
 #include "detail/specs_json.h"
 
+#include "detail/fields.h"
 #include "detail/json_reader.h"
 
 namespace stepcast::detail {
@@ -8,32 +9,39 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
+// Reads every key of a member-bound table into `spec` (keys without a reader are accepted and
+// ignored: sources, notes), after rejecting keys the table does not have.
+template <class Spec>
+void read_fields(JsonReader& r, std::span<const Field<Spec>> fields, Spec& spec) {
+  static const std::vector<std::string_view> names = names_of(fields);
+  r.reject_unknown(names);
+  for (const auto& f : fields)
+    if (f.read) f.read(r, f.info, spec);
+}
+
 Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
   JsonReader r(j, path);
-  r.reject_unknown_keys({"id", "name", "vendor", "arch", "memory_gib", "memory_bandwidth_GBps",
-                         "peak_tflops", "scaleup_GBps_per_dir", "tdp_w", "measured", "source",
-                         "confidence", "notes"});
   GpuSpec g;
-  g.id = r.string("id", std::string());
-  g.name = r.string("name", g.id.empty() ? std::string("custom GPU") : g.id);
-  g.arch = r.string("arch", std::string("unknown"));
-  g.memory_bytes = r.number("memory_gib", std::nullopt) * GiB;
-  g.memory_bandwidth_Bps = r.number("memory_bandwidth_GBps", std::nullopt) * 1e9;
-  g.scaleup_Bps_per_dir = r.number("scaleup_GBps_per_dir", 0.0, 0, false) * 1e9;
+  read_fields(r, gpu_fields(), g);
   if (const Json* peaks = r.raw("peak_tflops")) {
     JsonReader p(*peaks, r.field("peak_tflops"));
-    p.reject_unknown_keys({"fp32", "tf32", "fp16", "bf16", "fp8"});
-    g.peak_fp32 = p.optional_number("fp32");
-    g.peak_fp16 = p.optional_number("fp16");
-    g.peak_bf16 = p.optional_number("bf16");
-    g.peak_fp8 = p.optional_number("fp8");
-    for (auto* v : {&g.peak_fp32, &g.peak_fp16, &g.peak_bf16, &g.peak_fp8})
-      if (*v) **v *= 1e12;
+    static const std::vector<std::string_view> names = names_of(peak_keys());
+    p.reject_unknown(names);
+    auto peak = [&](std::string_view name) -> std::optional<double> {
+      const KeyInfo& k = key_in(peak_keys(), name);
+      if (!p.has(k.name) || p.raw(k.name)->is_null()) return std::nullopt;
+      return p.number(k);
+    };
+    g.peak_fp32 = peak("fp32");
+    g.peak_fp16 = peak("fp16");
+    g.peak_bf16 = peak("bf16");
+    g.peak_fp8 = peak("fp8");
+    peak("tf32");  // checked, not used: Megatron trains in 16 bits or fp32
     if (!p.ok()) return p.error();
     if (!g.peak_fp32 && !g.peak_fp16 && !g.peak_bf16 && !g.peak_fp8)
       return Error{ErrorCode::missing_key, p.path(), p.path() + " must give at least one precision"};
-  } else if (r.ok()) {
-    return Error{ErrorCode::missing_key, r.field("peak_tflops"), r.field("peak_tflops") + " is required"};
+  } else if (r.is_object()) {
+    r.fail(ErrorCode::missing_key, r.field("peak_tflops"), r.field("peak_tflops") + " is required");
   }
   if (!r.ok()) return r.error();
   return g;
@@ -41,21 +49,8 @@ Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
 
 Result<LinkSpec> link_from_json(const Json& j, const std::string& path) {
   JsonReader r(j, path);
-  r.reject_unknown_keys({"id", "name", "scope", "bandwidth_GBps_per_dir", "busbw_GBps",
-                         "allreduce_busbw_GBps", "half_peak_bytes", "latency_us", "source",
-                         "confidence", "notes"});
   LinkSpec l;
-  l.id = r.string("id", std::string());
-  l.name = r.string("name", l.id.empty() ? std::string("custom link") : l.id);
-  l.scope = r.choice("scope", {"intra_node", "inter_node"}, std::nullopt) == 0
-                ? LinkScope::intra_node
-                : LinkScope::inter_node;
-  l.bandwidth_Bps_per_dir = r.number("bandwidth_GBps_per_dir", std::nullopt) * 1e9;
-  // Without a measurement, the achievable bus bandwidth defaults to the line rate.
-  l.busbw_Bps = r.number("busbw_GBps", l.bandwidth_Bps_per_dir / 1e9) * 1e9;
-  l.allreduce_busbw_Bps = r.number("allreduce_busbw_GBps", l.busbw_Bps / 1e9) * 1e9;
-  l.half_peak_bytes = r.number("half_peak_bytes", 0.0, 0, false);
-  l.latency_s = r.number("latency_us", 0.0, 0, false) * 1e-6;
+  read_fields(r, link_fields(), l);
   if (!r.ok()) return r.error();
   return l;
 }
@@ -78,36 +73,23 @@ Result<NodePreset> node_preset_from_json(const Json& j) {
 
 Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool preset) {
   JsonReader r(j, path);
-  r.reject_unknown_keys({"id", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                         "vocab", "seq_len", "ffn_type", "position", "tied_embeddings", "norm",
-                         "bias", "source", "notes"});
   ModelSpec m;
-  m.id = preset ? r.string("id", std::nullopt) : r.string("id", std::string());
-  m.name = r.string("name", m.id.empty() ? std::string("custom model") : m.id);
-  m.layers = r.integer("layers", std::nullopt, 1, 100000);
-  m.hidden = r.integer("hidden", std::nullopt, 1, 1 << 24);
-  m.heads = r.integer("heads", std::nullopt, 1, 1 << 20);
-  m.kv_heads = r.integer("kv_heads", m.heads, 1, 1 << 20);
-  m.ffn_hidden = r.integer("ffn_hidden", std::nullopt, 1, 1 << 26);
-  m.vocab = r.integer("vocab", std::nullopt, 1, 1 << 26);
-  m.seq_len = r.integer("seq_len", std::nullopt, 1, 1 << 26);
-  m.ffn_type = static_cast<FfnType>(
-      r.choice("ffn_type", {"gelu", "relu", "squared_relu", "swiglu", "geglu"}, std::nullopt));
-  m.position =
-      static_cast<Position>(r.choice("position", {"learned", "rope"}, std::nullopt));
-  m.tied_embeddings = r.boolean("tied_embeddings", std::nullopt);
-  m.norm = static_cast<Norm>(r.choice("norm", {"layernorm", "rmsnorm"}, 0));
-  m.bias = r.boolean("bias", m.norm == Norm::layernorm);
-  if (preset) r.string("source", std::nullopt);
+  read_fields(r, model_fields(), m);
+  if (preset) {
+    r.string("id", std::nullopt);
+    r.string("source", std::nullopt);
+  }
   if (!r.ok()) return r.error();
   if (m.hidden % m.heads != 0)
-    return Error{ErrorCode::invalid_plan, r.field("hidden"),
+    return Error{ErrorCode::invalid_model, r.field("hidden"),
                  fmt::format("{}={} must be divisible by {}={}", r.field("hidden"), m.hidden,
-                             r.field("heads"), m.heads)};
+                             r.field("heads"), m.heads),
+                 {r.field("heads")}};
   if (m.heads % m.kv_heads != 0)
-    return Error{ErrorCode::invalid_plan, r.field("kv_heads"),
+    return Error{ErrorCode::invalid_model, r.field("kv_heads"),
                  fmt::format("{}={} must divide {}={}", r.field("kv_heads"), m.kv_heads,
-                             r.field("heads"), m.heads)};
+                             r.field("heads"), m.heads),
+                 {r.field("heads")}};
   return m;
 }
 

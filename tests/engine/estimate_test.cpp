@@ -123,7 +123,7 @@ TEST(Estimate, TimelineCoversTheSchedule) {
   const Report r = estimate(test::scenario(with_plan(R"({"tp": 8, "pp": 4, "dp": 2,
       "micro_batch": 1, "global_batch": 32, "sequence_parallel": true})")), options);
   size_t blocks = 0;
-  for (const auto& e : r.timeline) blocks += e.kind == "forward" || e.kind == "backward";
+  for (const auto& e : r.timeline) blocks += e.kind == TimelineKind::forward || e.kind == TimelineKind::backward;
   EXPECT_EQ(blocks, 2u * 16 * 4);  // m = 16 micro-batches, forward and backward, 4 stages
   options.max_timeline_events = 10;
   EXPECT_TRUE(estimate(test::scenario(kDefault), options).timeline_truncated);

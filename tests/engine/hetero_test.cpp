@@ -145,14 +145,33 @@ TEST(Hetero, InterleavedClosedFormIsExactForIdenticalStages) {
     }
 }
 
+TEST(Hetero, StagesOrReplicasFollowRankOrderWhenLeftOut) {
+  // Megatron's rank order (tp fastest, pp slowest) over the groups in order: with pp 2 each
+  // stage's 8 GPUs are one DGX; with pp 1 each replica's are.
+  const Scenario staged = test::scenario(
+      two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64})"));
+  ASSERT_EQ(staged.plan.stages.size(), 2u);
+  EXPECT_EQ(staged.plan.stages[0].group, 0);
+  EXPECT_EQ(staged.plan.stages[1].group, 1);
+  EXPECT_EQ(staged.plan.stages[0].layers, 0);  // "auto": balanced by speed
+  const Scenario replicated = test::scenario(
+      two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "global_batch": 64})"));
+  ASSERT_EQ(replicated.plan.replicas.size(), 2u);
+  EXPECT_EQ(replicated.plan.replicas[0].group, 0);
+  EXPECT_EQ(replicated.plan.replicas[1].group, 1);
+  EXPECT_EQ(replicated.plan.replicas[1].count, 1);
+}
+
 TEST(Hetero, LayoutErrors) {
   struct Case {
     std::string json;
     const char* message;
   };
   const Case cases[] = {
-      {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64})"),
-       "give plan.stages"},
+      {R"({"model": "llama3-8b", "seq_len": 4096,
+          "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 2}]},
+          "plan": {"tp": 4, "pp": 2, "global_batch": 60}})",
+       "stages (12 GPUs each) do not fall within one group each in rank order: give plan.stages"},
       {two_groups("dgx-a100", "dgx-h100", R"({"tp": 8, "pp": 2, "global_batch": 64,
            "stages": [{"group": 0, "layers": 10}, {"group": 1, "layers": 10}]})"),
        "plan.stages hold 20 layers but model.layers=32"},

@@ -15,8 +15,18 @@ namespace stepcast {
 
 enum class CommGroup { tp, cp, pp, dp, embedding, model_parallel };
 enum class Phase { forward, backward, recompute, gradient_sync, optimizer };
-const char* to_string(CommGroup);
-const char* to_string(Phase);
+template <>
+struct EnumNames<CommGroup> {
+  static constexpr std::array<std::string_view, 6> values = {"tp", "cp", "pp", "dp", "embedding",
+                                                             "model_parallel"};
+};
+template <>
+struct EnumNames<Phase> {
+  static constexpr std::array<std::string_view, 5> values = {
+      "forward", "backward", "recompute", "gradient_sync", "optimizer"};
+};
+inline const char* to_string(CommGroup v) { return name_of(v).data(); }
+inline const char* to_string(Phase v) { return name_of(v).data(); }
 
 struct CommOp {
   CollectiveKind kind = CollectiveKind::all_reduce;

@@ -14,12 +14,18 @@
 
 #include <string>
 
+#include "stepcast/enum_names.h"
 #include "stepcast/hardware.h"
 
 namespace stepcast {
 
 enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, send_recv, broadcast };
-const char* to_string(CollectiveKind);
+template <>
+struct EnumNames<CollectiveKind> {
+  static constexpr std::array<std::string_view, 5> values = {
+      "all_reduce", "all_gather", "reduce_scatter", "send_recv", "broadcast"};
+};
+inline const char* to_string(CollectiveKind v) { return name_of(v).data(); }
 
 struct GroupPlacement {
   int size = 1;

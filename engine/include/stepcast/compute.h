@@ -25,12 +25,18 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
 
 // One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).
+// The *_s parts are what the overlap model needs: communication hides behind the GEMMs (TP) or
+// the attention core (CP) of the same pass.
 struct LayerCompute {
-  double forward_s = 0;          // linear + attention + element-wise, no communication
-  double backward_s = 0;         // gradients of inputs and weights
-  double recompute_s = 0;        // re-run forward work under the plan's recompute mode
-  double linear_forward_s = 0;   // GEMM share of forward_s (windows for overlapped comm)
+  double forward_s = 0;            // linear + attention + element-wise, no communication
+  double backward_s = 0;           // gradients of inputs and weights
+  double recompute_s = 0;          // re-run forward work under the plan's recompute mode
+  double linear_forward_s = 0;     // GEMM share of forward_s
+  double linear_backward_s = 0;    // GEMM share of backward_s (data and weight gradients)
+  double linear_recompute_s = 0;   // GEMM share of recompute_s (full recompute only)
   double attention_forward_s = 0;  // attention-core share of forward_s
+  double attention_backward_s = 0;
+  double attention_recompute_s = 0;
 };
 
 LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device);

@@ -47,9 +47,20 @@ struct StageReport {
   std::vector<CommOp> communication;
 };
 
+// What a bar of the timeline is: a forward or backward block, a blocking send, the stage's
+// gradient sync, or its optimizer step.
+enum class TimelineKind { forward, backward, send, dp_sync, optimizer };
+template <>
+struct EnumNames<TimelineKind> {
+  static constexpr std::array<std::string_view, 5> values = {"forward", "backward", "send",
+                                                             "dp_sync", "optimizer"};
+};
+
+inline const char* to_string(TimelineKind v) { return name_of(v).data(); }
+
 // One bar of the iteration timeline (stages as rows).
 struct TimelineEvent {
-  std::string kind;  // forward, backward, dp_sync, optimizer
+  TimelineKind kind = TimelineKind::forward;
   int stage = 0;
   int chunk = 0;
   long micro_batch = 0;

@@ -7,10 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "stepcast/enum_names.h"
+
 namespace stepcast {
 
 enum class Precision { fp32, fp16, bf16, fp8 };
-const char* to_string(Precision);
+template <>
+struct EnumNames<Precision> {
+  static constexpr std::array<std::string_view, 4> values = {"fp32", "fp16", "bf16", "fp8"};
+};
+inline const char* to_string(Precision v) { return name_of(v).data(); }
 
 struct GpuSpec {
   std::string id;
@@ -26,6 +32,11 @@ struct GpuSpec {
 };
 
 enum class LinkScope { intra_node, inter_node };
+template <>
+struct EnumNames<LinkScope> {
+  static constexpr std::array<std::string_view, 2> values = {"intra_node", "inter_node"};
+};
+inline const char* to_string(LinkScope v) { return name_of(v).data(); }
 
 struct LinkSpec {
   std::string id;

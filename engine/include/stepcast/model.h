@@ -4,15 +4,30 @@
 #include <cstdint>
 #include <string>
 
+#include "stepcast/enum_names.h"
+
 namespace stepcast {
 
 enum class FfnType { gelu, relu, squared_relu, swiglu, geglu };
 enum class Position { learned, rope };
 enum class Norm { layernorm, rmsnorm };
+template <>
+struct EnumNames<FfnType> {
+  static constexpr std::array<std::string_view, 5> values = {"gelu", "relu", "squared_relu",
+                                                             "swiglu", "geglu"};
+};
+template <>
+struct EnumNames<Position> {
+  static constexpr std::array<std::string_view, 2> values = {"learned", "rope"};
+};
+template <>
+struct EnumNames<Norm> {
+  static constexpr std::array<std::string_view, 2> values = {"layernorm", "rmsnorm"};
+};
 
-const char* to_string(FfnType);
-const char* to_string(Position);
-const char* to_string(Norm);
+inline const char* to_string(FfnType v) { return name_of(v).data(); }
+inline const char* to_string(Position v) { return name_of(v).data(); }
+inline const char* to_string(Norm v) { return name_of(v).data(); }
 
 struct ModelSpec {
   std::string id;  // preset id, empty for a custom model

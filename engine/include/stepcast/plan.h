@@ -10,6 +10,11 @@
 namespace stepcast {
 
 enum class Recompute { none, selective, full };
+template <>
+struct EnumNames<Recompute> {
+  static constexpr std::array<std::string_view, 3> values = {"none", "selective", "full"};
+};
+inline const char* to_string(Recompute v) { return name_of(v).data(); }
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
 struct StageAssignment {
@@ -23,7 +28,6 @@ struct ReplicaAssignment {
   int count = 1;              // replicas in the set
   int64_t micro_batches = 0;  // per replica per iteration; 0: balanced by replica speed
 };
-const char* to_string(Recompute);
 
 struct Plan {
   int tp = 1;

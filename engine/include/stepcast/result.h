@@ -5,25 +5,44 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
+
+#include "stepcast/enum_names.h"
 
 namespace stepcast {
 
 enum class ErrorCode {
-  parse_error,     // not JSON, or a file that is not what it claims to be
-  unknown_key,     // a key the schema does not have (usually a typo)
-  missing_key,     // a required key is absent
-  type_error,      // a value of the wrong JSON type
-  out_of_range,    // a number outside its allowed range (zero layers, negative batch, ...)
-  unknown_preset,  // a preset id that is not in the catalog
-  invalid_plan,    // a well-formed plan that Megatron-LM cannot run (tp does not divide heads, ...)
+  parse_error,      // not JSON (or not a link, a CSV, ...): the text itself cannot be read
+  unknown_key,      // a key the schema does not have (usually a typo)
+  missing_key,      // a required key is absent
+  type_error,       // a value of the wrong JSON type
+  out_of_range,     // a value outside its allowed range or choices (zero layers, "some", ...)
+  unknown_preset,   // a preset id that is not in the catalog
+  invalid_plan,     // a well-formed plan that Megatron-LM cannot run (tp does not divide heads, ...)
+  invalid_model,    // a model whose shape is inconsistent (hidden not divisible by heads, ...)
+  invalid_cluster,  // a cluster that cannot exist (a network link used inside a node, ...)
+  duplicate_key,    // a key given twice (links, where JSON objects cannot say it)
+  unsupported,      // well-formed and valid, but outside what this entry point covers
 };
-
-const char* to_string(ErrorCode code);
+template <>
+struct EnumNames<ErrorCode> {
+  static constexpr std::array<std::string_view, 11> values = {
+      "parse_error",   "unknown_key",     "missing_key",   "type_error",
+      "out_of_range",  "unknown_preset",  "invalid_plan",  "invalid_model",
+      "invalid_cluster", "duplicate_key", "unsupported"};
+};
+inline const char* to_string(ErrorCode code) { return name_of(code).data(); }
 
 struct Error {
   ErrorCode code;
   std::string path;     // the JSON path of the offending value, e.g. "plan.tp"
   std::string message;  // one line naming the field, the value and the rule
+  // Other inputs the rule involves ("plan.tp" breaks a rule with "model.heads"): a page marks the
+  // one its user changed.
+  std::vector<std::string> related = {};
+  // Values that would satisfy the rule, in words ("tp 1, 2, 4 or 8 divides the model"); may be
+  // empty.
+  std::string hint = {};
 };
 
 // Result<T> holds either a T or an Error.

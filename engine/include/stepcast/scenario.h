@@ -1,9 +1,11 @@
-// A scenario: what is trained, on what, how. The JSON form (docs/scenario.md) names presets; the
-// resolved form below holds every number the estimate needs, so estimate() is a pure function.
+// A scenario: what is trained, on what, how. The JSON form (docs/scenario.md, described key by key
+// in schema.h) names presets; the resolved form below holds every number the estimate needs, so
+// estimate() is a pure function.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stepcast/catalog.h"
 #include "stepcast/hardware.h"
@@ -18,16 +20,27 @@ struct Scenario {
   ClusterSpec cluster;
   Plan plan;
   Calibration calibration;
+  std::string name;  // the document's free-text name, if any
 };
 
-// Parses and validates a scenario document against the catalog's presets. Every rule violation
-// is an Error naming the JSON path, the value and the rule.
+// Parses and checks a scenario document against the catalog's presets. Every problem is an
+// Error naming the JSON path, the value and the rule; this returns the first.
 Result<Scenario> parse_scenario(std::string_view json_text, const Catalog& catalog);
 
 // The same, for a document already parsed by nlohmann::json (see catalog.h for the type).
 Result<Scenario> scenario_from_json(const Json& document, const Catalog& catalog);
 
-// Checks the plan against the model and cluster (divisibility, sizes); parse_scenario calls it.
-std::optional<Error> validate(const Scenario& scenario);
+// Every problem of a document at once (empty when it is a valid scenario): each key's type and
+// range, then, when the keys read, every plan rule. The page marks each on its control.
+std::vector<Error> scenario_errors(const Json& document, const Catalog& catalog);
+
+// The keys of a document read into a scenario, before the plan's rules are checked: what the
+// plan search needs when the plan on show breaks a rule it is about to vary anyway.
+Result<Scenario> read_scenario(const Json& document, const Catalog& catalog);
+
+// The plan's rules against the model and cluster (divisibility, sizes, placement). Appends every
+// broken rule to `errors` and returns whether there were none; with errors = nullptr it stops at
+// the first and formats nothing (the plan search checks thousands of plans).
+bool check_scenario(const Scenario& scenario, std::vector<Error>* errors = nullptr);
 
 }  // namespace stepcast

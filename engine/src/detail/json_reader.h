@@ -1,19 +1,27 @@
-// A small checked reader over one JSON object: typed getters that record the first error with its
-// JSON path, and a check that rejects keys the schema does not know (typos would otherwise be
-// silently ignored). Private to the engine.
+// A small checked reader over one JSON object: typed getters that record errors with their JSON
+// paths, and a check that rejects keys the schema does not know (typos would otherwise be
+// silently ignored). Reading goes on after an error, so a document's every bad key is reported
+// (the page marks them all); callers that want one error take the first. Private to the engine.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stepcast/catalog.h"
 #include "stepcast/result.h"
+#include "stepcast/schema.h"
 
 namespace stepcast::detail {
+
+// A value as an error message echoes it: JSON, cut to a few dozen characters (input can be huge).
+std::string echo(const Json& value);
 
 class JsonReader {
  public:
@@ -22,35 +30,40 @@ class JsonReader {
       fail(ErrorCode::type_error, path_, fmt::format("{} must be an object", display(path_)));
   }
 
-  bool ok() const { return !error_; }
-  const Error& error() const { return *error_; }
-  std::optional<Error> take_error() const { return error_; }
+  bool ok() const { return errors_.empty(); }
+  const Error& error() const { return errors_.front(); }
+  const std::vector<Error>& errors() const { return errors_; }
+  std::optional<Error> take_error() const {
+    return errors_.empty() ? std::nullopt : std::optional<Error>(errors_.front());
+  }
   const std::string& path() const { return path_; }
   std::string field(std::string_view key) const {
     return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
   }
-  bool has(std::string_view key) const { return ok() && object_.contains(key); }
+  bool is_object() const { return object_.is_object(); }
+  bool has(std::string_view key) const { return object_.is_object() && object_.contains(key); }
   const Json* raw(std::string_view key) const {
-    if (!ok()) return nullptr;
+    if (!object_.is_object()) return nullptr;
     auto it = object_.find(key);
     return it == object_.end() ? nullptr : &*it;
   }
 
   void reject_unknown_keys(std::initializer_list<std::string_view> known) {
-    if (!ok()) return;
+    reject_unknown(std::span<const std::string_view>(known.begin(), known.size()));
+  }
+  void reject_unknown(std::span<const std::string_view> known) {
+    if (!object_.is_object()) return;
     for (auto it = object_.begin(); it != object_.end(); ++it) {
       bool found = false;
       for (auto k : known) found = found || k == it.key();
-      if (!found) {
-        std::string list;
-        for (auto k : known) {
-          if (!list.empty()) list += ", ";
-          list += k;
-        }
-        fail(ErrorCode::unknown_key, field(it.key()),
-             fmt::format("{} is not a known key (known: {})", field(it.key()), list));
-        return;
+      if (found) continue;
+      std::string list;
+      for (auto k : known) {
+        if (!list.empty()) list += ", ";
+        list += k;
       }
+      fail(ErrorCode::unknown_key, field(it.key()),
+           fmt::format("{} is not a known key (known: {})", field(it.key()), list));
     }
   }
 
@@ -60,33 +73,36 @@ class JsonReader {
     if (!v) return fallback.value_or(min);
     if (!v->is_number_integer() && !(v->is_number_float() && is_whole(v->get<double>()))) {
       fail(ErrorCode::type_error, field(key),
-           fmt::format("{}={} must be an integer", field(key), v->dump()));
-      return min;
+           fmt::format("{}={} must be an integer", field(key), echo(*v)));
+      return fallback.value_or(min);
     }
     const double d = v->get<double>();
     if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
       fail(ErrorCode::out_of_range, field(key),
-           fmt::format("{}={} must be {}", field(key), v->dump(), range_text(min, max)));
-      return min;
+           fmt::format("{}={} must be {}", field(key), echo(*v), range_text(min, max)));
+      return fallback.value_or(min);
     }
     return static_cast<int64_t>(d);
   }
 
   double number(std::string_view key, std::optional<double> fallback, double min = 0,
-                bool min_exclusive = true) {
+                bool min_exclusive = true, double max = 0) {
     const Json* v = lookup(key, fallback.has_value());
     if (!v) return fallback.value_or(min);
     if (!v->is_number()) {
       fail(ErrorCode::type_error, field(key),
-           fmt::format("{}={} must be a number", field(key), v->dump()));
-      return min;
+           fmt::format("{}={} must be a number", field(key), echo(*v)));
+      return fallback.value_or(min);
     }
     const double d = v->get<double>();
-    if (!(min_exclusive ? d > min : d >= min) || !std::isfinite(d)) {
+    const bool low = min_exclusive ? !(d > min) : !(d >= min);
+    if (low || !std::isfinite(d) || (max > 0 && d > max)) {
+      const std::string range =
+          max > 0 ? fmt::format("{} {} and <= {}", min_exclusive ? ">" : ">=", min, max)
+                  : fmt::format("{} {}", min_exclusive ? ">" : ">=", min);
       fail(ErrorCode::out_of_range, field(key),
-           fmt::format("{}={} must be {} {}", field(key), v->dump(), min_exclusive ? ">" : ">=",
-                       min));
-      return min;
+           fmt::format("{}={} must be {}", field(key), echo(*v), range));
+      return fallback.value_or(min);
     }
     return d;
   }
@@ -101,8 +117,8 @@ class JsonReader {
     if (!v) return fallback.value_or(false);
     if (!v->is_boolean()) {
       fail(ErrorCode::type_error, field(key),
-           fmt::format("{}={} must be true or false", field(key), v->dump()));
-      return false;
+           fmt::format("{}={} must be true or false", field(key), echo(*v)));
+      return fallback.value_or(false);
     }
     return v->get<bool>();
   }
@@ -112,47 +128,92 @@ class JsonReader {
     if (!v) return fallback.value_or("");
     if (!v->is_string()) {
       fail(ErrorCode::type_error, field(key),
-           fmt::format("{}={} must be a string", field(key), v->dump()));
-      return "";
+           fmt::format("{}={} must be a string", field(key), echo(*v)));
+      return fallback.value_or("");
     }
     return v->get<std::string>();
   }
 
   // A string that must be one of `allowed`; returns its index.
-  int choice(std::string_view key, std::initializer_list<std::string_view> allowed,
+  int choice(std::string_view key, std::span<const std::string_view> allowed,
              std::optional<int> fallback) {
     const Json* v = lookup(key, fallback.has_value());
     if (!v) return fallback.value_or(0);
+    if (v->is_string()) {
+      for (size_t i = 0; i < allowed.size(); ++i)
+        if (allowed[i] == v->get_ref<const std::string&>()) return static_cast<int>(i);
+    }
     std::string list;
     for (auto a : allowed) {
       if (!list.empty()) list += '|';
       list += a;
     }
-    if (v->is_string()) {
-      int i = 0;
-      for (auto a : allowed) {
-        if (a == v->get_ref<const std::string&>()) return i;
-        ++i;
-      }
-    }
     fail(v->is_string() ? ErrorCode::out_of_range : ErrorCode::type_error, field(key),
-         fmt::format("{}={} must be one of {}", field(key), v->dump(), list));
-    return 0;
+         fmt::format("{}={} must be one of {}", field(key), echo(*v), list));
+    return fallback.value_or(0);
+  }
+  int choice(std::string_view key, std::initializer_list<std::string_view> allowed,
+             std::optional<int> fallback) {
+    return choice(key, std::span<const std::string_view>(allowed.begin(), allowed.size()),
+                  fallback);
   }
 
-  void fail(ErrorCode code, std::string path, std::string message) {
-    if (!error_) error_ = Error{code, std::move(path), std::move(message)};
+  // The same getters, driven by a key's description (name, range, choices, default, scale).
+  // `rule` is the value of a default the engine derives from other keys (DefaultValue::rule).
+  int64_t integer(const KeyInfo& k, std::optional<int64_t> rule = std::nullopt) {
+    std::optional<int64_t> fallback = rule;
+    if (k.fallback.kind == DefaultValue::Kind::number)
+      fallback = static_cast<int64_t>(k.fallback.number);
+    const int64_t max = k.max > 0 ? static_cast<int64_t>(k.max) : int64_t{1} << 50;
+    return integer(k.name, fallback, static_cast<int64_t>(k.min), max);
+  }
+  double number(const KeyInfo& k, std::optional<double> rule = std::nullopt) {
+    std::optional<double> fallback = rule;
+    if (k.fallback.kind == DefaultValue::Kind::number) fallback = k.fallback.number;
+    return number(k.name, fallback, k.min, k.min_exclusive, k.max) * k.scale;
+  }
+  bool boolean(const KeyInfo& k, std::optional<bool> rule = std::nullopt) {
+    std::optional<bool> fallback = rule;
+    if (k.fallback.kind == DefaultValue::Kind::boolean) fallback = k.fallback.flag;
+    return boolean(k.name, fallback);
+  }
+  std::string string(const KeyInfo& k, std::optional<std::string> rule = std::nullopt) {
+    std::optional<std::string> fallback = rule;
+    if (k.fallback.kind == DefaultValue::Kind::text) fallback = std::string(k.fallback.text);
+    if (k.fallback.kind == DefaultValue::Kind::none && !fallback) fallback = std::string();
+    return string(k.name, fallback);
+  }
+  int choice(const KeyInfo& k, std::optional<int> rule = std::nullopt) {
+    std::optional<int> fallback = rule;
+    if (k.fallback.kind == DefaultValue::Kind::text)
+      for (size_t i = 0; i < k.choices.size(); ++i)
+        if (k.choices[i] == k.fallback.text) fallback = static_cast<int>(i);
+    return choice(k.name, k.choices, fallback);
+  }
+
+  void fail(ErrorCode code, std::string path, std::string message,
+            std::vector<std::string> related = {}) {
+    errors_.push_back(Error{code, std::move(path), std::move(message), std::move(related)});
+  }
+  void fail(Error e) { errors_.push_back(std::move(e)); }
+  void absorb(const std::vector<Error>& errors) {
+    errors_.insert(errors_.end(), errors.begin(), errors.end());
   }
 
  private:
-  static bool is_whole(double d) { return std::isfinite(d) && d == static_cast<double>(static_cast<int64_t>(d)); }
-  static std::string display(const std::string& path) { return path.empty() ? "the document" : path; }
+  static bool is_whole(double d) {
+    return std::isfinite(d) && std::fabs(d) < 9.2e18 &&
+           d == static_cast<double>(static_cast<int64_t>(d));
+  }
+  static std::string display(const std::string& path) {
+    return path.empty() ? "the document" : path;
+  }
   static std::string range_text(int64_t min, int64_t max) {
     if (max >= (int64_t{1} << 50)) return fmt::format(">= {}", min);
     return fmt::format("between {} and {}", min, max);
   }
   const Json* lookup(std::string_view key, bool optional) {
-    if (!ok()) return nullptr;
+    if (!object_.is_object()) return nullptr;
     auto it = object_.find(key);
     if (it == object_.end() || (optional && it->is_null())) {
       if (!optional)
@@ -164,7 +225,7 @@ class JsonReader {
 
   const Json& object_;
   std::string path_;
-  std::optional<Error> error_;
+  std::vector<Error> errors_;
 };
 
 }  // namespace stepcast::detail

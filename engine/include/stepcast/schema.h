@@ -1,0 +1,103 @@
+// One description per input key: its JSON name, the short name links use, its type, range or
+// choices, default, unit, a one-line doc and the page control that shows it. The scenario parser,
+// the resolved-scenario writer, the link codec, docs/scenario.md and the web page's form (through
+// the schema() binding) all read these tables, so a rule or a default lives in one place.
+//
+// The typed tables that bind each key to a struct member live next to the parser
+// (engine/src/detail/fields.h); this header is the plain data every reader shares.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/catalog.h"
+
+namespace stepcast {
+
+// How a value is written in JSON.
+enum class ValueType {
+  integer,    // a whole number (a float with no fraction is accepted)
+  number,     // any finite number
+  boolean,
+  choice,     // one of `choices`
+  text,       // free text
+  reference,  // a preset id, or an inline object of the preset's schema
+  list,       // an array of objects (plan.stages, plan.replicas, cluster.groups)
+  object,     // an object of its own keys (model, cluster, plan)
+};
+template <>
+struct EnumNames<ValueType> {
+  static constexpr std::array<std::string_view, 8> values = {
+      "integer", "number", "boolean", "choice", "text", "reference", "list", "object"};
+};
+
+// Where the page shows a key: its fieldset, or nowhere (a key only files and links carry).
+enum class Control { none, model, cluster, plan, advanced, placement, page };
+template <>
+struct EnumNames<Control> {
+  static constexpr std::array<std::string_view, 7> values = {
+      "none", "model", "cluster", "plan", "advanced", "placement", "page"};
+};
+
+// What a key is when a document leaves it out.
+struct DefaultValue {
+  enum class Kind {
+    required,  // no default: the key must be given
+    none,      // optional, and absent means absent (a name, a layout)
+    number,    // `number`
+    boolean,   // `flag`
+    text,      // `text`
+    rule,      // derived from other keys by the rule `text` says (dp, kv_heads, bias, ...)
+  };
+  Kind kind = Kind::none;
+  double number = 0;
+  bool flag = false;
+  std::string_view text = {};
+
+  static constexpr DefaultValue required() { return {Kind::required}; }
+  static constexpr DefaultValue absent() { return {Kind::none}; }
+  static constexpr DefaultValue of(double v) { return {Kind::number, v}; }
+  static constexpr DefaultValue of(bool v) { return {Kind::boolean, 0, v}; }
+  static constexpr DefaultValue of(const char* v) { return {Kind::text, 0, false, v}; }
+  static constexpr DefaultValue rule(const char* how) { return {Kind::rule, 0, false, how}; }
+};
+
+struct KeyInfo {
+  std::string_view object;  // the object holding the key: "plan", "model", "plan.stages[]", ...
+  std::string_view name;    // the key inside it: "tp"
+  std::string_view link;    // its name in share links ("" when links do not carry it alone)
+  ValueType type = ValueType::integer;
+  DefaultValue fallback = {};
+  double min = 0, max = 0;  // integer and number ranges, inclusive (number: min exclusive when
+  bool min_exclusive = false;  // min_exclusive; max 0 = no upper bound)
+  std::span<const std::string_view> choices = {};
+  std::string_view unit = {};   // the unit of the JSON value ("GPUs", "GiB", "tokens")
+  std::string_view label = {};  // the page's label
+  std::string_view doc = {};    // one line: what it means and the rules it obeys
+  Control control = Control::none;
+  double scale = 1;  // the JSON value times scale is the engine's value (GiB -> bytes)
+
+  // "plan.tp"; "plan.stages[].layers" for keys of list entries.
+  std::string path() const;
+};
+
+// Every key, grouped by object in the order the documentation lists them.
+std::span<const KeyInfo> schema_keys();
+
+// The key `name` of `object`, or nullptr.
+const KeyInfo* find_key(std::string_view object, std::string_view name);
+
+// The objects the schema describes, in documentation order.
+std::span<const std::string_view> schema_objects();
+
+// The schema as JSON for the web page: {"version", "objects": [...], "keys": [{"path", "object",
+// "name", "link", "type", "default", "min", "max", "choices", "unit", "label", "doc",
+// "control"}]}. "default" is a value, null (absent), "required" or {"rule": "..."}.
+Json schema_json();
+
+// docs/scenario.md's table of one object's keys (markdown), generated from the schema.
+std::string schema_markdown(std::string_view object);
+
+}  // namespace stepcast

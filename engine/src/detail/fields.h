@@ -1,0 +1,100 @@
+// The schema's keys bound to the structs they fill: each Field is a key's description plus how
+// to read it into (and write it from) a member. Adding a plain key is one line in fields.cpp and
+// the member the physics reads. Private to the engine.
+#pragma once
+
+#include <span>
+#include <type_traits>
+
+#include "detail/json_reader.h"
+#include "stepcast/hardware.h"
+#include "stepcast/model.h"
+#include "stepcast/plan.h"
+#include "stepcast/schema.h"
+
+namespace stepcast::detail {
+
+template <class Spec>
+struct Field {
+  KeyInfo info;
+  // Reads the key into the spec (nullptr: the parser handles it by hand).
+  void (*read)(JsonReader&, const KeyInfo&, Spec&) = nullptr;
+  // Writes the resolved value (nullptr: written by hand, or not at all).
+  void (*write)(const Spec&, const KeyInfo&, Json&) = nullptr;
+};
+
+template <auto Member>
+struct MemberOf;
+template <class Spec, class T, T Spec::*M>
+struct MemberOf<M> {
+  using spec = Spec;
+  using type = T;
+};
+
+// Reads a member by its type: integers, numbers (times the key's scale), booleans, strings and
+// enums (by their EnumNames).
+template <auto Member>
+void read_member(JsonReader& r, const KeyInfo& k, typename MemberOf<Member>::spec& s) {
+  using T = typename MemberOf<Member>::type;
+  if constexpr (std::is_same_v<T, bool>) {
+    s.*Member = r.boolean(k);
+  } else if constexpr (std::is_enum_v<T>) {
+    s.*Member = static_cast<T>(r.choice(k));
+  } else if constexpr (std::is_integral_v<T>) {
+    s.*Member = static_cast<T>(r.integer(k));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    s.*Member = r.number(k);
+  } else {
+    s.*Member = r.string(k);
+  }
+}
+
+template <auto Member>
+void write_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k, Json& out) {
+  using T = typename MemberOf<Member>::type;
+  if constexpr (std::is_enum_v<T>) {
+    out[std::string(k.name)] = std::string(name_of(s.*Member));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    out[std::string(k.name)] = s.*Member / k.scale;
+  } else {
+    out[std::string(k.name)] = s.*Member;
+  }
+}
+
+// A key bound to a member, read and written by its type.
+template <auto Member>
+constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
+  return {info, &read_member<Member>, &write_member<Member>};
+}
+
+// The typed tables (fields.cpp), in documentation order.
+std::span<const Field<ModelSpec>> model_fields();
+std::span<const Field<Plan>> plan_fields();
+std::span<const Field<GpuSpec>> gpu_fields();
+std::span<const Field<LinkSpec>> link_fields();
+// Keys read by hand (structure rather than a member): the scenario's top level, a cluster group,
+// the entries of plan.stages and plan.replicas, a GPU's peaks, and the page's link settings.
+std::span<const KeyInfo> scenario_keys();
+std::span<const KeyInfo> cluster_keys();
+std::span<const KeyInfo> stage_keys();
+std::span<const KeyInfo> replica_keys();
+std::span<const KeyInfo> peak_keys();
+std::span<const KeyInfo> page_keys();
+
+// The names of a table's keys (for unknown-key checks), built once.
+template <class Table>
+std::vector<std::string_view> names_of(const Table& table) {
+  std::vector<std::string_view> names;
+  for (const auto& f : table) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(f)>, KeyInfo>)
+      names.push_back(f.name);
+    else
+      names.push_back(f.info.name);
+  }
+  return names;
+}
+
+// The key `name` of a hand-read table (a programming error when absent: the tables are fixed).
+const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name);
+
+}  // namespace stepcast::detail

@@ -1,0 +1,113 @@
+// The steps of one estimate, in the order estimate() runs them (estimate.cpp):
+//
+//   1. layout      where each pipeline runs: stage groups, layers per stage, replica sets and
+//                  their micro-batches (layout.cpp; balanced by the stage costs of step 2)
+//   2. stage cost  per stage and micro-batch: compute, exposed TP/CP/ZeRO-3 communication, the
+//                  census, memory (stage_cost.cpp)
+//   3. schedule    each replica set's pipeline through 1F1B or interleaved 1F1B: closed form or
+//                  event simulation (schedule.cpp)
+//   4. tail        after the last backward: data-parallel sync, parameter gather, small
+//                  all-reduces, the optimizer step (tail.cpp)
+//   5. breakdown   the critical path in named parts that add up to the iteration time
+//                  (breakdown.cpp)
+//   6. timeline    every block of the schedule, then sync and optimizer (timeline.cpp)
+//   7. summary     throughput, model and hardware FLOP/s, warnings (summary.cpp)
+//
+// Private to the engine.
+#pragma once
+
+#include <vector>
+
+#include "stepcast/census.h"
+#include "stepcast/estimate.h"
+#include "stepcast/pipeline.h"
+
+namespace stepcast::detail {
+
+// One micro-batch on one stage: compute, and the communication left on the critical path after
+// overlap. Seconds.
+struct StageTime {
+  double forward = 0, backward = 0, recompute = 0;  // compute only
+  double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
+  double compute() const { return forward + backward + recompute; }
+  double total() const { return compute() + tp + cp + zero3; }
+};
+
+struct StageCost {
+  StageTime time;
+  double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
+  StageReport report;
+};
+
+// Where each stage of one pipeline runs and what it holds.
+struct PipelineLayout {
+  std::vector<int> groups;      // cluster group of each stage
+  std::vector<int64_t> layers;  // transformer layers of each stage
+  std::vector<int> dp_groups;   // groups the data-parallel ring of every stage crosses
+};
+
+// A set of identical data-parallel replicas and the pipeline layout they run.
+struct ReplicaSet {
+  int group = -1;  // -1: the stage layout decides (stages may sit on several groups)
+  int count = 1;
+  int64_t micro_batches = 0;
+  PipelineLayout layout;
+};
+
+// One pipeline (a replica set) run through the schedule.
+struct PipelineRun {
+  Plan plan;  // the scenario's plan with this set's micro-batch count
+  PipelineLayout layout;
+  std::vector<StageCost> stages;
+  double pipe_s = 0;  // forward-backward of all micro-batches, fill and drain included
+  double fill_s = 0;  // send/receive of the fill and drain when the steady state hides it
+  double bubble_s = 0;      // idle time of the bottleneck stage (fill and drain)
+  double blocking_p2p_s = 0;  // blocking sends of the bottleneck stage
+  int bottleneck = 0;
+  std::vector<PipelineEvent> events;
+};
+
+// What follows the pipelines, per iteration.
+struct Tail {
+  std::vector<double> stage_sync_s;  // each stage's gradient sync after its last backward
+  double dp_exposed_s = 0;           // sync not hidden behind the drain
+  double param_gather_s = 0;         // distributed optimizer's all-gather, exposed
+  double other_s = 0;                // TP/embedding grad all-reduces, norms, loss
+  double optimizer_s = 0;            // the slowest optimizer step
+  double total() const { return dp_exposed_s + param_gather_s + other_s + optimizer_s; }
+};
+
+// 1. layout.cpp
+std::vector<ReplicaSet> replica_sets(const Scenario& sc);
+Plan plan_for(const Plan& p, int64_t micro_batches);
+
+// 2. stage_cost.cpp
+StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, int64_t layers);
+StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
+StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
+                     const StagePaths& paths);
+// Communication hidden behind a compute window: what exceeds the window stays exposed, and the
+// compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
+double exposed_after_overlap(double comm, double window, double slowdown);
+// Sum of op time per iteration for ops matching a group and phase.
+double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase);
+
+// 3. schedule.cpp
+PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+                         bool simulate, bool want_events);
+
+// 4. tail.cpp
+Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
+
+// 5. breakdown.cpp
+Breakdown breakdown(const PipelineRun& run, const Tail& tail);
+
+// 6. timeline.cpp
+void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critical,
+                  const Tail& tail, const EstimateOptions& options);
+
+// 7. summary.cpp
+void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
+               const std::vector<PipelineRun>& runs);
+
+}  // namespace stepcast::detail

@@ -1,0 +1,447 @@
+// The scenario's keys: every input the engine reads, with its rules and its default, in one
+// place. The parser (scenario.cpp, specs_json.cpp), the resolved-scenario writer (resolve.cpp),
+// the link codec (share_link.cpp), docs/scenario.md (schema_markdown) and the web page (the
+// schema() binding) all read these tables. Link names are a contract: never rename one.
+#include "detail/fields.h"
+
+#include <cstdlib>
+
+namespace stepcast::detail {
+
+namespace {
+
+using D = DefaultValue;
+using V = ValueType;
+using C = Control;
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kHuge = 1 << 20;
+
+constexpr Field<ModelSpec> kModel[] = {
+    {{.object = "model", .name = "id", .type = V::text, .fallback = D::absent(),
+      .doc = "preset id (preset files); a custom model needs none"},
+     &read_member<&ModelSpec::id>, nullptr},
+    {{.object = "model", .name = "name", .link = "m.name", .type = V::text,
+      .fallback = D::rule("the preset id, or \"custom model\""), .label = "Name",
+      .doc = "the model's name, for people", .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       m.name = r.string(k, m.id.empty() ? std::string("custom model") : m.id);
+     },
+     &write_member<&ModelSpec::name>},
+    member<&ModelSpec::layers>({.object = "model", .name = "layers", .link = "m.layers",
+                                .fallback = D::required(), .min = 1, .max = 100000,
+                                .label = "Layers", .doc = "transformer layers",
+                                .control = C::model}),
+    member<&ModelSpec::hidden>({.object = "model", .name = "hidden", .link = "m.hidden",
+                                .fallback = D::required(), .min = 1, .max = 1 << 24,
+                                .label = "Hidden size",
+                                .doc = "hidden size; divisible by `heads`",
+                                .control = C::model}),
+    member<&ModelSpec::heads>({.object = "model", .name = "heads", .link = "m.heads",
+                               .fallback = D::required(), .min = 1, .max = kHuge,
+                               .label = "Heads", .doc = "attention (query) heads",
+                               .control = C::model}),
+    {{.object = "model", .name = "kv_heads", .link = "m.kv", .fallback = D::rule("`heads`"),
+      .min = 1, .max = kHuge, .label = "KV heads",
+      .doc = "key/value heads (grouped-query attention); divides `heads`", .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) { m.kv_heads = r.integer(k, m.heads); },
+     &write_member<&ModelSpec::kv_heads>},
+    member<&ModelSpec::ffn_hidden>({.object = "model", .name = "ffn_hidden", .link = "m.ffn",
+                                    .fallback = D::required(), .min = 1, .max = 1 << 26,
+                                    .label = "FFN size", .doc = "MLP width",
+                                    .control = C::model}),
+    member<&ModelSpec::vocab>({.object = "model", .name = "vocab", .link = "m.vocab",
+                               .fallback = D::required(), .min = 1, .max = 1 << 26,
+                               .unit = "tokens", .label = "Vocabulary",
+                               .doc = "vocabulary (unpadded; Megatron pads it to a multiple of "
+                                      "128·tp)",
+                               .control = C::model}),
+    member<&ModelSpec::seq_len>({.object = "model", .name = "seq_len", .link = "m.seq",
+                                 .fallback = D::required(), .min = 1, .max = 1 << 26,
+                                 .unit = "tokens", .label = "Sequence length",
+                                 .doc = "training context (the scenario's `seq_len` overrides "
+                                        "it)",
+                                 .control = C::none}),
+    member<&ModelSpec::ffn_type>({.object = "model", .name = "ffn_type", .link = "m.act",
+                                  .type = V::choice, .fallback = D::required(),
+                                  .choices = enum_names<FfnType>(), .label = "FFN type",
+                                  .doc = "MLP kind: `gelu`, `relu`, `squared_relu` (2 matrices), "
+                                         "`swiglu`, `geglu` (3)",
+                                  .control = C::model}),
+    member<&ModelSpec::position>({.object = "model", .name = "position", .link = "m.pos",
+                                  .type = V::choice, .fallback = D::required(),
+                                  .choices = enum_names<Position>(), .label = "Positions",
+                                  .doc = "learned absolute table (s·h parameters) or none (RoPE, "
+                                         "ALiBi)",
+                                  .control = C::model}),
+    member<&ModelSpec::tied_embeddings>({.object = "model", .name = "tied_embeddings",
+                                         .link = "m.tied", .type = V::boolean,
+                                         .fallback = D::required(), .label = "Tied embeddings",
+                                         .doc = "the output layer shares the input embedding",
+                                         .control = C::model}),
+    member<&ModelSpec::norm>({.object = "model", .name = "norm", .link = "m.norm",
+                              .type = V::choice, .fallback = D::of("layernorm"),
+                              .choices = enum_names<Norm>(), .label = "Norm",
+                              .doc = "norm kind (parameters and element-wise traffic)",
+                              .control = C::model}),
+    {{.object = "model", .name = "bias", .link = "m.bias", .type = V::boolean,
+      .fallback = D::rule("true for layernorm, false for rmsnorm"), .label = "Linear biases",
+      .doc = "linear layers carry biases", .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       m.bias = r.boolean(k, m.norm == Norm::layernorm);
+     },
+     &write_member<&ModelSpec::bias>},
+    {{.object = "model", .name = "source", .type = V::text, .fallback = D::absent(),
+      .doc = "where the shape comes from (required in preset files)"}},
+    {{.object = "model", .name = "notes", .type = V::text, .fallback = D::absent(),
+      .doc = "caveats, for people"}},
+};
+
+constexpr Field<Plan> kPlan[] = {
+    member<&Plan::tp>({.object = "plan", .name = "tp", .link = "tp", .fallback = D::of(1.0),
+                       .min = 1, .max = kHuge, .unit = "GPUs", .label = "TP",
+                       .doc = "tensor parallel size; divides `heads`, `kv_heads` and "
+                              "`ffn_hidden`",
+                       .control = C::plan}),
+    member<&Plan::pp>({.object = "plan", .name = "pp", .link = "pp", .fallback = D::of(1.0),
+                       .min = 1, .max = kHuge, .unit = "stages", .label = "PP",
+                       .doc = "pipeline stages; `pp·vpp` divides `layers` (unless `stages` "
+                              "gives the split)",
+                       .control = C::plan}),
+    {{.object = "plan", .name = "dp", .link = "dp",
+      .fallback = D::rule("GPUs / (tp·pp·cp), or the replica sets' counts added up"), .min = 1,
+      .max = 1 << 24, .unit = "replicas", .label = "DP",
+      .doc = "data parallel size; `tp·pp·cp·dp` equals the GPU count", .control = C::plan},
+     nullptr,  // derived from the cluster: scenario.cpp reads it
+     &write_member<&Plan::dp>},
+    member<&Plan::cp>({.object = "plan", .name = "cp", .link = "cp", .fallback = D::of(1.0),
+                       .min = 1, .max = kHuge, .unit = "GPUs", .label = "CP",
+                       .doc = "context parallel size; `2·cp` divides `seq_len`",
+                       .control = C::plan}),
+    member<&Plan::vpp>({.object = "plan", .name = "vpp", .link = "vpp", .fallback = D::of(1.0),
+                        .min = 1, .max = 1 << 16, .unit = "chunks", .label = "VPP",
+                        .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
+                               "schedule (needs pp > 1)",
+                        .control = C::plan}),
+    member<&Plan::micro_batch>({.object = "plan", .name = "micro_batch", .link = "mb",
+                                .fallback = D::of(1.0), .min = 1, .max = 1 << 24,
+                                .unit = "samples", .label = "Micro-batch",
+                                .doc = "sequences per micro-batch", .control = C::plan}),
+    member<&Plan::global_batch>({.object = "plan", .name = "global_batch", .link = "gbs",
+                                 .fallback = D::required(), .min = 1,
+                                 .max = static_cast<double>(int64_t{1} << 40),
+                                 .unit = "samples", .label = "Global batch",
+                                 .doc = "sequences per iteration; divisible by "
+                                        "`micro_batch·dp`",
+                                 .control = C::plan}),
+    member<&Plan::sequence_parallel>({.object = "plan", .name = "sequence_parallel",
+                                      .link = "sp", .type = V::boolean, .fallback = D::of(false),
+                                      .label = "Sequence parallel",
+                                      .doc = "Megatron sequence parallelism (no effect with "
+                                             "tp = 1)",
+                                      .control = C::plan}),
+    member<&Plan::recompute>({.object = "plan", .name = "recompute", .link = "rc",
+                              .type = V::choice, .fallback = D::of("none"),
+                              .choices = enum_names<Recompute>(), .label = "Recompute",
+                              .doc = "activation recomputation", .control = C::plan}),
+    member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
+                                          .link = "do", .type = V::boolean,
+                                          .fallback = D::of(false),
+                                          .label = "Distributed optimizer",
+                                          .doc = "shard optimizer states over DP×CP (ZeRO-1)",
+                                          .control = C::plan}),
+    member<&Plan::zero_stage>({.object = "plan", .name = "zero_stage", .link = "zero",
+                               .fallback = D::of(0.0), .min = 0, .max = 3, .label = "ZeRO stage",
+                               .doc = "1 = distributed optimizer, 2 = also gradients, 3 = also "
+                                      "parameters (FSDP-style per-layer gathers)",
+                               .control = C::advanced}),
+    member<&Plan::precision>({.object = "plan", .name = "precision", .link = "prec",
+                              .type = V::choice, .fallback = D::of("bf16"),
+                              .choices = enum_names<Precision>(), .label = "Precision",
+                              .doc = "GEMM precision; must be one the GPU has",
+                              .control = C::plan}),
+    member<&Plan::flash_attention>({.object = "plan", .name = "flash_attention", .link = "fa",
+                                    .type = V::boolean, .fallback = D::of(true),
+                                    .label = "FlashAttention",
+                                    .doc = "fused attention (no s×s scores stored); false for "
+                                           "2021–22 Megatron",
+                                    .control = C::advanced}),
+    member<&Plan::overlap_grad_reduce>({.object = "plan", .name = "overlap_grad_reduce",
+                                        .link = "ogr", .type = V::boolean,
+                                        .fallback = D::of(true), .label = "Overlap grad reduce",
+                                        .doc = "DP gradient buckets overlap the last backward",
+                                        .control = C::advanced}),
+    member<&Plan::overlap_param_gather>({.object = "plan", .name = "overlap_param_gather",
+                                         .link = "opg", .type = V::boolean,
+                                         .fallback = D::of(true),
+                                         .label = "Overlap param gather",
+                                         .doc = "distributed-optimizer parameter all-gather "
+                                                "overlaps the next forward",
+                                         .control = C::advanced}),
+    member<&Plan::tp_comm_overlap>({.object = "plan", .name = "tp_comm_overlap", .link = "tpo",
+                                    .type = V::boolean, .fallback = D::of(false),
+                                    .label = "TP comm overlap",
+                                    .doc = "Transformer Engine overlaps TP collectives with "
+                                           "GEMMs",
+                                    .control = C::advanced}),
+    member<&Plan::overlap_p2p>({.object = "plan", .name = "overlap_p2p", .link = "op2p",
+                                .type = V::boolean, .fallback = D::of(true),
+                                .label = "Overlap p2p",
+                                .doc = "the interleaved schedule overlaps send/recv with "
+                                       "compute",
+                                .control = C::advanced}),
+    member<&Plan::grad_reduce_in_fp32>({.object = "plan", .name = "grad_reduce_in_fp32",
+                                        .link = "gr32", .type = V::boolean,
+                                        .fallback = D::of(true), .label = "Grad reduce in fp32",
+                                        .doc = "bf16/fp8 training reduces fp32 main gradients "
+                                               "(Megatron default)",
+                                        .control = C::advanced}),
+    member<&Plan::pp_scatter_gather>({.object = "plan", .name = "pp_scatter_gather",
+                                      .link = "ppsg", .type = V::boolean,
+                                      .fallback = D::of(false), .label = "PP scatter/gather",
+                                      .doc = "Megatron-LM 2.x: send 1/tp of each activation "
+                                             "between stages and all-gather it on arrival (SC21 "
+                                             "§4.1)",
+                                      .control = C::advanced}),
+    {{.object = "plan", .name = "stages", .link = "stages", .type = V::list,
+      .fallback = D::rule("pp stages of layers/pp each; on several groups, stages in rank order "
+                          "on the groups that hold their GPUs"),
+      .doc = "per pipeline stage `{group, layers}`: where it runs and how many layers it holds "
+             "(below)",
+      .control = C::placement}},
+    {{.object = "plan", .name = "replicas", .link = "replicas", .type = V::list,
+      .fallback = D::absent(),
+      .doc = "sets of data-parallel replicas `{group, count, micro_batches}` on groups (below)",
+      .control = C::placement}},
+};
+
+constexpr KeyInfo kScenario[] = {
+    {.object = "scenario", .name = "model", .link = "model", .type = V::reference,
+     .fallback = D::required(), .label = "Model",
+     .doc = "a model preset id (`stepcast presets models`) or a model object",
+     .control = C::model},
+    {.object = "scenario", .name = "cluster", .type = V::object, .fallback = D::required(),
+     .doc = "a node preset and count, an explicit group, or `{\"groups\": [group]}`",
+     .control = C::cluster},
+    {.object = "scenario", .name = "plan", .type = V::object, .fallback = D::required(),
+     .doc = "the parallel plan", .control = C::plan},
+    {.object = "scenario", .name = "seq_len", .link = "seq", .fallback = D::rule("the model's"),
+     .min = 1, .max = 1 << 26, .unit = "tokens", .label = "Sequence length",
+     .doc = "sequence length of training samples (overrides `model.seq_len`)",
+     .control = C::plan},
+    {.object = "scenario", .name = "name", .link = "name", .type = V::text,
+     .fallback = D::absent(), .doc = "free text, ignored by the engine"},
+};
+
+constexpr KeyInfo kCluster[] = {
+    {.object = "cluster", .name = "node", .link = "node", .type = V::text,
+     .fallback = D::absent(), .label = "Node",
+     .doc = "a node preset id (`stepcast presets nodes`): GPU, links and NICs in one",
+     .control = C::cluster},
+    {.object = "cluster", .name = "nodes", .link = "nodes", .fallback = D::required(), .min = 1,
+     .max = kHuge, .unit = "nodes", .label = "Nodes", .doc = "node count", .control = C::cluster},
+    {.object = "cluster", .name = "gpu", .link = "gpu", .type = V::reference,
+     .fallback = D::required(), .label = "GPU",
+     .doc = "without `node`: a GPU preset id or a GPU object (keys below)",
+     .control = C::cluster},
+    {.object = "cluster", .name = "gpus_per_node", .link = "gpn", .fallback = D::required(),
+     .min = 1, .max = 4096, .unit = "GPUs", .label = "GPUs per node",
+     .doc = "without `node`: devices per node", .control = C::cluster},
+    {.object = "cluster", .name = "intra_node_link", .link = "intra", .type = V::reference,
+     .fallback = D::required(), .label = "Intra-node link",
+     .doc = "without `node`: scale-up fabric (NVLink, xGMI, PCIe), a link id or object of scope "
+            "`intra_node`",
+     .control = C::cluster},
+    {.object = "cluster", .name = "inter_node_link", .link = "inter", .type = V::reference,
+     .fallback = D::required(), .label = "Inter-node link",
+     .doc = "without `node`: network port type (IB, RoCE, Ethernet), scope `inter_node`",
+     .control = C::cluster},
+    {.object = "cluster", .name = "nics_per_node", .link = "nics",
+     .fallback = D::rule("`gpus_per_node`"), .min = 1, .max = 4096, .unit = "NICs",
+     .label = "NICs per node", .doc = "without `node`: network ports per node",
+     .control = C::cluster},
+    {.object = "cluster", .name = "groups", .link = "groups", .type = V::list,
+     .fallback = D::absent(),
+     .doc = "several groups of nodes (each `{node, nodes}` or an explicit group as above)",
+     .control = C::cluster},
+    {.object = "cluster", .name = "inter_group_link", .link = "igl", .type = V::reference,
+     .fallback = D::rule("the slowest of the groups' own networks"),
+     .label = "Link between the groups",
+     .doc = "with `groups`: the network between groups, scope `inter_node`",
+     .control = C::cluster},
+};
+
+constexpr KeyInfo kStage[] = {
+    {.object = "plan.stages[]", .name = "group", .fallback = D::of(0.0), .min = 0,
+     .max = 1 << 16, .doc = "index into `cluster.groups`", .control = C::placement},
+    {.object = "plan.stages[]", .name = "layers",
+     .fallback = D::rule("\"auto\": balanced by stage speed within each stage's memory"),
+     .min = 1, .max = 100000, .unit = "layers",
+     .doc = "transformer layers of the stage (all its virtual chunks), a multiple of `vpp`, or "
+            "\"auto\"",
+     .control = C::placement},
+};
+
+constexpr KeyInfo kReplica[] = {
+    {.object = "plan.replicas[]", .name = "group", .fallback = D::of(0.0), .min = 0,
+     .max = 1 << 16, .doc = "index into `cluster.groups`", .control = C::placement},
+    {.object = "plan.replicas[]", .name = "count", .fallback = D::of(1.0), .min = 1,
+     .max = 1 << 24, .unit = "replicas", .doc = "replicas in the set (each a whole pipeline)",
+     .control = C::placement},
+    {.object = "plan.replicas[]", .name = "micro_batches",
+     .fallback = D::rule("\"auto\": in proportion to replica speed"), .min = 1,
+     .max = static_cast<double>(int64_t{1} << 40), .unit = "micro-batches",
+     .doc = "micro-batches per replica per iteration, or \"auto\"", .control = C::placement},
+};
+
+constexpr Field<GpuSpec> kGpu[] = {
+    {{.object = "gpu", .name = "id", .type = V::text, .fallback = D::absent(),
+      .doc = "preset id (preset files)"},
+     &read_member<&GpuSpec::id>, nullptr},
+    {{.object = "gpu", .name = "name", .type = V::text,
+      .fallback = D::rule("the id, or \"custom GPU\""), .label = "GPU name",
+      .doc = "the marketing name", .control = C::cluster},
+     [](JsonReader& r, const KeyInfo& k, GpuSpec& g) {
+       g.name = r.string(k, g.id.empty() ? std::string("custom GPU") : g.id);
+     },
+     &write_member<&GpuSpec::name>},
+    {{.object = "gpu", .name = "vendor", .type = V::text, .fallback = D::absent(),
+      .doc = "for people"}},
+    member<&GpuSpec::arch>({.object = "gpu", .name = "arch", .type = V::text,
+                            .fallback = D::of("unknown"), .label = "Architecture",
+                            .doc = "family (`ampere`, `hopper`, `blackwell`, ...): selects the "
+                                   "calibration constants",
+                            .control = C::cluster}),
+    member<&GpuSpec::memory_bytes>({.object = "gpu", .name = "memory_gib", .type = V::number,
+                                    .fallback = D::required(), .min = 0, .min_exclusive = true,
+                                    .unit = "GiB", .label = "Memory",
+                                    .doc = "memory capacity per device", .control = C::cluster,
+                                    .scale = GiB}),
+    member<&GpuSpec::memory_bandwidth_Bps>({.object = "gpu", .name = "memory_bandwidth_GBps",
+                                            .type = V::number, .fallback = D::required(),
+                                            .min = 0, .min_exclusive = true, .unit = "GB/s",
+                                            .label = "Memory bandwidth",
+                                            .doc = "peak memory bandwidth (10^9 bytes/s)",
+                                            .control = C::cluster, .scale = 1e9}),
+    {{.object = "gpu", .name = "peak_tflops", .type = V::object, .fallback = D::required(),
+      .unit = "TFLOP/s", .doc = "dense (no sparsity) peak per precision (keys below)",
+      .control = C::cluster}},
+    member<&GpuSpec::scaleup_Bps_per_dir>({.object = "gpu", .name = "scaleup_GBps_per_dir",
+                                           .type = V::number, .fallback = D::of(0.0), .min = 0,
+                                           .unit = "GB/s",
+                                           .doc = "scale-up bandwidth per GPU per direction; 0 "
+                                                  "when none",
+                                           .scale = 1e9}),
+    {{.object = "gpu", .name = "tdp_w", .type = V::number, .fallback = D::absent(), .unit = "W",
+      .doc = "board power, for people"}},
+    {{.object = "gpu", .name = "measured", .type = V::object, .fallback = D::absent(),
+      .doc = "published microbenchmarks (`gemm_tflops`, `memory_bandwidth_GBps`): bounds of the "
+             "calibration"}},
+    {{.object = "gpu", .name = "source", .type = V::text, .fallback = D::absent(),
+      .doc = "datasheet(s) the figures come from"}},
+    {{.object = "gpu", .name = "confidence", .type = V::text, .fallback = D::absent(),
+      .doc = "`high`, `medium` or `low`"}},
+    {{.object = "gpu", .name = "notes", .type = V::text, .fallback = D::absent(),
+      .doc = "caveats"}},
+};
+
+constexpr KeyInfo kPeaks[] = {
+    {.object = "gpu.peak_tflops", .name = "fp32", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp32",
+     .doc = "vector (non-tensor) fp32", .control = C::cluster, .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "tf32", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .doc = "tensor-core tf32",
+     .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "fp16", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp16",
+     .doc = "fp16 with fp32 accumulate", .control = C::cluster, .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "bf16", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak bf16",
+     .doc = "bf16 with fp32 accumulate", .control = C::cluster, .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "fp8", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp8",
+     .doc = "fp8 (E4M3/E5M2)", .control = C::cluster, .scale = 1e12},
+};
+
+constexpr Field<LinkSpec> kLink[] = {
+    {{.object = "link", .name = "id", .type = V::text, .fallback = D::absent(),
+      .doc = "preset id (preset files)"},
+     &read_member<&LinkSpec::id>, nullptr},
+    {{.object = "link", .name = "name", .type = V::text,
+      .fallback = D::rule("the id, or \"custom link\""), .doc = "for people"},
+     [](JsonReader& r, const KeyInfo& k, LinkSpec& l) {
+       l.name = r.string(k, l.id.empty() ? std::string("custom link") : l.id);
+     },
+     &write_member<&LinkSpec::name>},
+    member<&LinkSpec::scope>({.object = "link", .name = "scope", .type = V::choice,
+                              .fallback = D::required(), .choices = enum_names<LinkScope>(),
+                              .doc = "a scale-up fabric inside a node, or one network port "
+                                     "between nodes"}),
+    member<&LinkSpec::bandwidth_Bps_per_dir>({.object = "link", .name = "bandwidth_GBps_per_dir",
+                                              .type = V::number, .fallback = D::required(),
+                                              .min = 0, .min_exclusive = true, .unit = "GB/s",
+                                              .doc = "line-rate payload bandwidth per direction: "
+                                                     "per GPU (intra-node) or per port",
+                                              .scale = 1e9}),
+    {{.object = "link", .name = "busbw_GBps", .type = V::number,
+      .fallback = D::rule("`bandwidth_GBps_per_dir`"), .min = 0, .min_exclusive = true,
+      .unit = "GB/s",
+      .doc = "achievable NCCL ring bus bandwidth at large messages", .scale = 1e9},
+     [](JsonReader& r, const KeyInfo& k, LinkSpec& l) {
+       l.busbw_Bps = r.number(k, l.bandwidth_Bps_per_dir / k.scale);
+     },
+     &write_member<&LinkSpec::busbw_Bps>},
+    {{.object = "link", .name = "allreduce_busbw_GBps", .type = V::number,
+      .fallback = D::rule("`busbw_GBps`"), .min = 0, .min_exclusive = true, .unit = "GB/s",
+      .doc = "achievable all-reduce bus bandwidth (higher where the switch reduces: NVLS)",
+      .scale = 1e9},
+     [](JsonReader& r, const KeyInfo& k, LinkSpec& l) {
+       l.allreduce_busbw_Bps = r.number(k, l.busbw_Bps / k.scale);
+     },
+     &write_member<&LinkSpec::allreduce_busbw_Bps>},
+    member<&LinkSpec::half_peak_bytes>({.object = "link", .name = "half_peak_bytes",
+                                        .type = V::number, .fallback = D::of(0.0), .min = 0,
+                                        .unit = "bytes",
+                                        .doc = "message size at which half of the bus bandwidth "
+                                               "is reached"}),
+    member<&LinkSpec::latency_s>({.object = "link", .name = "latency_us", .type = V::number,
+                                  .fallback = D::of(0.0), .min = 0, .unit = "µs",
+                                  .doc = "small-message time floor of one collective step",
+                                  .scale = 1e-6}),
+    {{.object = "link", .name = "source", .type = V::text, .fallback = D::absent(),
+      .doc = "where each number comes from"}},
+    {{.object = "link", .name = "confidence", .type = V::text, .fallback = D::absent(),
+      .doc = "`high`, `medium` or `low`"}},
+    {{.object = "link", .name = "notes", .type = V::text, .fallback = D::absent(),
+      .doc = "caveats"}},
+};
+
+constexpr KeyInfo kPage[] = {
+    {.object = "page", .name = "tokens", .link = "tokens", .type = V::number,
+     .fallback = D::absent(), .min = 0, .unit = "tokens", .label = "Tokens to train",
+     .doc = "tokens of the whole training run (time and cost to train)", .control = C::page},
+    {.object = "page", .name = "price_per_gpu_hour", .link = "price", .type = V::number,
+     .fallback = D::absent(), .min = 0, .unit = "USD", .label = "Price per GPU-hour",
+     .doc = "what one GPU-hour costs", .control = C::page},
+};
+
+}  // namespace
+
+std::span<const Field<ModelSpec>> model_fields() { return kModel; }
+std::span<const Field<Plan>> plan_fields() { return kPlan; }
+std::span<const Field<GpuSpec>> gpu_fields() { return kGpu; }
+std::span<const Field<LinkSpec>> link_fields() { return kLink; }
+std::span<const KeyInfo> scenario_keys() { return kScenario; }
+std::span<const KeyInfo> cluster_keys() { return kCluster; }
+std::span<const KeyInfo> stage_keys() { return kStage; }
+std::span<const KeyInfo> replica_keys() { return kReplica; }
+std::span<const KeyInfo> peak_keys() { return kPeaks; }
+std::span<const KeyInfo> page_keys() { return kPage; }
+
+const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name) {
+  for (const KeyInfo& k : table)
+    if (k.name == name) return k;
+  std::abort();  // the tables are fixed at compile time: a missing name is a typo in the engine
+}
+
+}  // namespace stepcast::detail

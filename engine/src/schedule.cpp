@@ -1,0 +1,70 @@
+// Step 3 of an estimate: one replica set's pipeline through Megatron's schedule. The closed form
+// of pipeline.h where it is exact (1F1B; identical interleaved stages), the event simulation of
+// Megatron's block order where stages differ or the timeline is asked for.
+#include <algorithm>
+
+#include "detail/step.h"
+
+namespace stepcast::detail {
+
+PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+                         bool simulate, bool want_events) {
+  PipelineRun run;
+  run.plan = p;
+  run.layout = lay;
+  for (int i = 0; i < p.pp; ++i) {
+    const StageShape shape = stage_shape(sc.model, p, i, lay.layers[i]);
+    run.stages.push_back(
+        stage_cost(sc, p, shape, lay.groups[i], paths_for_stage(sc, p, lay, i)));
+  }
+  const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
+  const long mb = static_cast<long>(p.micro_batches());
+  const double mbd = static_cast<double>(mb);
+  std::vector<double> unit, fwd, bwd, p2p;
+  for (const auto& s : run.stages) {
+    unit.push_back(s.unit_s);
+    // A block carries its share of the stage's exposed communication; messages travel on the
+    // edges between blocks.
+    fwd.push_back(s.time.forward * s.time.total() / s.time.compute());
+    bwd.push_back(s.time.total() - fwd.back());
+    p2p.push_back(s.report.p2p_s);
+  }
+  const PipelineTime closed = pipeline_time(unit, mb, p.vpp);
+  run.bottleneck = closed.bottleneck;
+  run.pipe_s = closed.total_s;
+  run.bubble_s = closed.bubble_s;
+  const StageCost& k = run.stages[closed.bottleneck];
+  run.blocking_p2p_s = mbd * (k.unit_s - k.time.total());
+  // Overlapped send/receive still delays the first micro-batch's forward and the last one's
+  // backward through every virtual stage: each boundary v times, the wrap v - 1 times.
+  if (p.pp > 1 && p2p_hidden) {
+    for (int i = 0; i + 1 < p.pp; ++i) run.fill_s += 2.0 * p.vpp * p2p[i];
+    run.fill_s += 2.0 * (p.vpp - 1) * p2p[p.pp - 1];
+  }
+  // The event simulation is the reference. The closed form is exact for 1F1B and for identical
+  // interleaved stages (tests), and costs nothing; interleaved stages that differ (embedding,
+  // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast.
+  const size_t blocks = 2 * static_cast<size_t>(mb) * p.vpp * p.pp;
+  simulate = simulate || (p.vpp > 1 && p.pp > 1);
+  if ((simulate || want_events) && blocks <= 400000) {
+    double makespan = 0;
+    run.events =
+        simulate_pipeline(fwd, bwd, mb, p.vpp, p2p, p.pp > 1 && !p2p_hidden, &makespan);
+    if (simulate) {
+      run.pipe_s = makespan;
+      run.fill_s = 0;
+      // The bottleneck stage is busy with its blocks and its blocking sends; the rest of the
+      // makespan it waits (fill, drain, and messages on the edges).
+      double blocks_s = 0, sends_s = 0;
+      for (const auto& e : run.events) {
+        if (e.stage != run.bottleneck) continue;
+        (e.kind == PipelineEvent::Kind::send ? sends_s : blocks_s) += e.end_s - e.start_s;
+      }
+      run.blocking_p2p_s = sends_s;
+      run.bubble_s = makespan - blocks_s - sends_s;
+    }
+  }
+  return run;
+}
+
+}  // namespace stepcast::detail
