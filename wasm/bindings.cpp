@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "stepcast/estimate.h"
-#include "stepcast/link.h"
+#include "stepcast/share_link.h"
 #include "stepcast/search.h"
 
 namespace {

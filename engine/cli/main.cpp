@@ -12,8 +12,10 @@
 
 #include "cli_io.h"
 #include "stepcast/estimate.h"
-#include "stepcast/link.h"
+#include "stepcast/resolve.h"
+#include "stepcast/schema.h"
 #include "stepcast/search.h"
+#include "stepcast/share_link.h"
 
 using namespace stepcast;
 using stepcast::cli::fail;
@@ -32,6 +34,12 @@ constexpr const char* kUsage = R"(usage:
                                                          scenario's model and global batch
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
                                                          print the page's link for a scenario
+  stepcast resolve SCENARIO.json                         the scenario with every default and derived
+                                                         value filled in (JSON), or every problem
+  stepcast schema [--format json|markdown] [--write-docs DOC.md]
+                                                         every scenario key: type, range, default,
+                                                         link name; --write-docs refreshes the
+                                                         key tables of docs/scenario.md
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -51,6 +59,7 @@ struct Args {
   std::string base = "http://localhost:8080/";
   std::string tokens, price;
   std::string top;
+  std::string write_docs;
   bool timeline = false;
   std::string error;
 };
@@ -74,6 +83,7 @@ Args parse_args(int argc, char** argv, int first) {
     else if (arg == "--tokens") value(a.tokens);
     else if (arg == "--price") value(a.price);
     else if (arg == "--top") value(a.top);
+    else if (arg == "--write-docs") value(a.write_docs);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
@@ -196,6 +206,45 @@ int run_search(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
+// Every problem of a scenario (exit 2, one line each, the first the usual one) or its resolved
+// form.
+int run_resolve(const Args& args, const Catalog& catalog) {
+  if (args.positional.size() != 1) return fail("resolve takes one scenario file (or '-')");
+  std::string text;
+  if (!read_input(args.positional[0], text))
+    return fail(fmt::format("cannot read {}", args.positional[0]));
+  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return fail("the scenario is not valid JSON");
+  const Json resolved = resolve_json(doc, catalog);
+  if (resolved.contains("errors")) {
+    for (const auto& e : resolved["errors"])
+      std::cerr << "error: " << e["message"].get<std::string>() << "\n";
+    return 2;
+  }
+  std::cout << resolved.dump(2) << "\n";
+  return 0;
+}
+
+int run_schema(const Args& args) {
+  if (!args.write_docs.empty()) {
+    std::string doc;
+    if (!read_input(args.write_docs, doc)) return fail(fmt::format("cannot read {}", args.write_docs));
+    std::ofstream out(args.write_docs, std::ios::binary);
+    out << fill_schema_tables(doc);
+    return out ? 0 : fail(fmt::format("cannot write {}", args.write_docs));
+  }
+  const std::string format = args.format.empty() ? "json" : args.format;
+  if (format == "json") {
+    std::cout << schema_json().dump(2) << "\n";
+  } else if (format == "markdown") {
+    for (auto object : schema_objects())
+      std::cout << "## `" << object << "`\n\n" << schema_markdown(object) << "\n";
+  } else {
+    return fail(fmt::format("--format={} must be json or markdown", format));
+  }
+  return 0;
+}
+
 std::string peak_text(const std::optional<double>& v) {
   return v ? fmt::format("{:.0f}", *v / 1e12) : "-";
 }
@@ -281,6 +330,8 @@ int main(int argc, char** argv) {
   if (command == "presets") return run_presets(args, catalog);
   if (command == "link") return run_link(args, catalog);
   if (command == "search") return run_search(args, catalog);
+  if (command == "resolve") return run_resolve(args, catalog);
+  if (command == "schema") return run_schema(args);
   std::cerr << "error: unknown command " << command << "\n" << kUsage;
   return 2;
 }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "stepcast/estimate.h"
+#include "stepcast/resolve.h"
 
 namespace stepcast {
 
@@ -48,23 +49,13 @@ Json timeline_json(const Report& r) {
 
 }  // namespace
 
-Json to_json(const Plan& p) {
-  return Json{{"tp", p.tp},
-              {"pp", p.pp},
-              {"dp", p.dp},
-              {"cp", p.cp},
-              {"vpp", p.vpp},
-              {"micro_batch", p.micro_batch},
-              {"global_batch", p.global_batch},
-              {"sequence_parallel", p.sequence_parallel && p.tp > 1},
-              {"recompute", to_string(p.recompute)},
-              {"distributed_optimizer", p.effective_zero_stage() >= 1},
-              {"zero_stage", p.effective_zero_stage()},
-              {"precision", to_string(p.precision)}};
-}
+Json to_json(const Plan& p) { return resolved_plan_json(p); }
 
 Json to_json(const Error& e) {
-  return Json{{"error", {{"code", to_string(e.code)}, {"path", e.path}, {"message", e.message}}}};
+  Json error = {{"code", to_string(e.code)}, {"path", e.path}, {"message", e.message}};
+  if (!e.related.empty()) error["related"] = e.related;
+  if (!e.hint.empty()) error["hint"] = e.hint;
+  return Json{{"error", std::move(error)}};
 }
 
 Json to_json(const Report& r) {

@@ -41,6 +41,8 @@ std::vector<KeyInfo> all_keys() {
 
 // A number as people write it: 1, 0.5, 1048576.
 std::string plain(double v) {
+  if (v >= 65536 && std::floor(std::log2(v)) == std::log2(v))
+    return fmt::format("2^{:.0f}", std::log2(v));
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{}", v);
 }
@@ -154,6 +156,27 @@ std::string schema_markdown(std::string_view object) {
                        k.link.empty() ? "" : fmt::format("`{}`", k.link), type_text(k),
                        default_text(k), k.unit, k.doc);
   }
+  return out;
+}
+
+std::string fill_schema_tables(std::string_view doc) {
+  constexpr std::string_view open = "<!-- schema: ", close = "<!-- /schema -->";
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    const size_t start = doc.find(open, pos);
+    if (start == std::string_view::npos) break;
+    const size_t name_end = doc.find(" -->", start);
+    const size_t end = doc.find(close, start);
+    if (name_end == std::string_view::npos || end == std::string_view::npos || end < name_end)
+      break;
+    const std::string_view object = doc.substr(start + open.size(), name_end - start - open.size());
+    out += doc.substr(pos, name_end + 4 - pos);
+    out += "\n" + schema_markdown(object);
+    out += close;
+    pos = end + close.size();
+  }
+  out += doc.substr(pos);
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "stepcast/link.h"
+#include "stepcast/share_link.h"
 #include "test_util.h"
 
 namespace stepcast {

@@ -1,7 +1,7 @@
 // Scenario links: round trips, defaults left out, old formats still open, untrusted input refused.
 #include <gtest/gtest.h>
 
-#include "stepcast/link.h"
+#include "stepcast/share_link.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -108,7 +108,7 @@ TEST(Link, UntrustedInputIsRefusedClearly) {
       {"#v=1&m.layers=4", "m.* keys need model=custom"},
       {"#%7Bnot json", "not a JSON object"},
       {"#v=1&groups=dgx-a100", "groups=dgx-a100 is not node:count"},
-      {"#v=1&stages=0:auto:7", "stages=0%3Aauto%3A7 is not a valid value"},
+      {"#v=1&stages=0:auto:7", "stages=0:auto:7 is not a valid value"},
       {"#v=1&replicas=x:1:auto", "is not a valid value"},
       {"#v=1&" + std::string(9000, 'a'), "links over 8192 are refused"},
   };
@@ -124,6 +124,47 @@ TEST(Link, UntrustedInputIsRefusedClearly) {
   auto s = parse_scenario(r->scenario.dump(), builtin_catalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::unknown_preset);
+}
+
+TEST(Link, OneRuleForEveryKeyAndEveryValue) {
+  struct Case {
+    std::string url;
+    ErrorCode code;
+    const char* message;
+  };
+  const Case cases[] = {
+      // Every key at most once, the structural ones included.
+      {"#v=1&model=llama3-8b&model=llama3-70b", ErrorCode::duplicate_key, "'model' appears twice"},
+      {"#v=1&v=1&model=llama3-8b", ErrorCode::duplicate_key, "'v' appears twice"},
+      {"#v=1&cluster=%7B%7D&cluster=%7B%7D", ErrorCode::duplicate_key, "appears twice"},
+      {"#v=1&node=dgx-h100&cluster=%7B%7D", ErrorCode::duplicate_key, "other cluster keys"},
+      {"#v=1&groups=dgx-a100:1&groups=dgx-h100:1", ErrorCode::duplicate_key, "appears twice"},
+      // Numbers written plainly: no spaces, plus signs, hex, infinities.
+      {"#v=1&tp=%202", ErrorCode::type_error, "is not a valid value"},
+      {"#v=1&tp=%2B2", ErrorCode::type_error, "is not a valid value"},
+      {"#v=1&tokens=0x10", ErrorCode::type_error, "is not a valid value"},
+      {"#v=1&tokens=inf", ErrorCode::type_error, "is not a valid value"},
+      {"#v=1&price=1e", ErrorCode::type_error, "is not a valid value"},
+      // Text is UTF-8 (a JSON string must be), and messages never echo raw bytes.
+      {"#v=1&name=%FF%FE", ErrorCode::parse_error, "not UTF-8 text"},
+      {"#v=1&model=%C0%AF", ErrorCode::parse_error, "not UTF-8 text"},
+      {"#v=1&name=%ED%A0%80", ErrorCode::parse_error, "not UTF-8 text"},  // a surrogate
+      {"#v=1&evil%0Aerror=1", ErrorCode::unknown_key, "unknown key 'evil%0Aerror'"},
+      {"#v=7", ErrorCode::unsupported, "format version 7"},
+  };
+  for (const auto& c : cases) {
+    auto r = scenario_from_link(c.url);
+    ASSERT_FALSE(r.ok()) << c.url;
+    EXPECT_EQ(r.error().code, c.code) << c.url << " -> " << r.error().message;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos)
+        << c.url << " -> " << r.error().message;
+    EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << c.url;
+  }
+  // Plain numbers, non-ASCII text and exponents still read.
+  auto ok = scenario_from_link("#v=1&model=llama3-8b&tokens=1.5e12&price=-0&name=K%C3%BCche");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->scenario["name"], "K\u00fcche");
+  EXPECT_DOUBLE_EQ(ok->page["tokens"].get<double>(), 1.5e12);
 }
 
 TEST(Link, KeysALinkCannotCarryAreErrors) {

@@ -100,4 +100,9 @@ Json schema_json();
 // docs/scenario.md's table of one object's keys (markdown), generated from the schema.
 std::string schema_markdown(std::string_view object);
 
+// A markdown document with every block between "<!-- schema: OBJECT -->" and "<!-- /schema -->"
+// replaced by schema_markdown(OBJECT): how docs/scenario.md is kept equal to the schema (a test
+// fails when it is not; `stepcast schema --write-docs docs/scenario.md` rewrites it).
+std::string fill_schema_tables(std::string_view markdown);
+
 }  // namespace stepcast

@@ -1,7 +1,10 @@
-#include "stepcast/link.h"
+#include "stepcast/share_link.h"
+
+#include "stepcast/schema.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -13,67 +16,68 @@ namespace {
 enum class Kind { integer, number, boolean, text, json, layout };
 
 struct Key {
-  const char* json;  // key in the scenario (or page) object
-  const char* link;  // key in the fragment
+  std::string json;  // key in the scenario (or page) object
+  std::string link;  // key in the fragment
   Kind kind;
   Json fallback;     // left out of the link when equal (null: always written)
 };
 
-// The plan's keys with the engine's defaults (engine/src/scenario.cpp, parse_plan). Short names
-// are part of the link format: never rename one; add new keys at the end.
-const Key kPlanKeys[] = {
-    {"tp", "tp", Kind::integer, 1},
-    {"pp", "pp", Kind::integer, 1},
-    {"dp", "dp", Kind::integer, nullptr},
-    {"cp", "cp", Kind::integer, 1},
-    {"vpp", "vpp", Kind::integer, 1},
-    {"micro_batch", "mb", Kind::integer, 1},
-    {"global_batch", "gbs", Kind::integer, nullptr},
-    {"sequence_parallel", "sp", Kind::boolean, false},
-    {"recompute", "rc", Kind::text, "none"},
-    {"distributed_optimizer", "do", Kind::boolean, false},
-    {"zero_stage", "zero", Kind::integer, 0},
-    {"precision", "prec", Kind::text, "bf16"},
-    {"flash_attention", "fa", Kind::boolean, true},
-    {"overlap_grad_reduce", "ogr", Kind::boolean, true},
-    {"overlap_param_gather", "opg", Kind::boolean, true},
-    {"tp_comm_overlap", "tpo", Kind::boolean, false},
-    {"overlap_p2p", "op2p", Kind::boolean, true},
-    {"grad_reduce_in_fp32", "gr32", Kind::boolean, true},
-    {"pp_scatter_gather", "ppsg", Kind::boolean, false},
-    {"stages", "stages", Kind::layout, nullptr},    // "0:auto,1:16" (group:layers)
-    {"replicas", "replicas", Kind::layout, nullptr},  // "0:1:auto,1:2:16" (group:count:micro_batches)
-};
+// The keys of one schema object that links carry on their own (schema.h: KeyInfo::link), with
+// the value left out of a link when it equals the key's fixed default.
+std::vector<Key> link_keys(std::string_view object, std::initializer_list<std::string_view> skip) {
+  std::vector<Key> keys;
+  for (const KeyInfo& k : schema_keys()) {
+    if (k.object != object || k.link.empty()) continue;
+    if (std::find(skip.begin(), skip.end(), k.name) != skip.end()) continue;
+    Kind kind = Kind::text;
+    switch (k.type) {
+      case ValueType::integer: kind = Kind::integer; break;
+      case ValueType::number: kind = Kind::number; break;
+      case ValueType::boolean: kind = Kind::boolean; break;
+      case ValueType::choice:
+      case ValueType::text: kind = Kind::text; break;
+      case ValueType::reference:
+      case ValueType::object: kind = Kind::json; break;
+      case ValueType::list: kind = Kind::layout; break;
+    }
+    Json fallback = nullptr;
+    switch (k.fallback.kind) {
+      case DefaultValue::Kind::number:
+        fallback = k.type == ValueType::integer ? Json(static_cast<int64_t>(k.fallback.number))
+                                                : Json(k.fallback.number);
+        break;
+      case DefaultValue::Kind::boolean: fallback = k.fallback.flag; break;
+      case DefaultValue::Kind::text: fallback = std::string(k.fallback.text); break;
+      default: break;
+    }
+    keys.push_back({std::string(k.name), std::string(k.link), kind, std::move(fallback)});
+  }
+  return keys;
+}
 
-const Key kModelKeys[] = {
-    {"name", "m.name", Kind::text, nullptr},         {"layers", "m.layers", Kind::integer, nullptr},
-    {"hidden", "m.hidden", Kind::integer, nullptr},  {"heads", "m.heads", Kind::integer, nullptr},
-    {"kv_heads", "m.kv", Kind::integer, nullptr},    {"ffn_hidden", "m.ffn", Kind::integer, nullptr},
-    {"vocab", "m.vocab", Kind::integer, nullptr},    {"seq_len", "m.seq", Kind::integer, nullptr},
-    {"ffn_type", "m.act", Kind::text, nullptr},      {"position", "m.pos", Kind::text, nullptr},
-    {"tied_embeddings", "m.tied", Kind::boolean, nullptr},
-    {"norm", "m.norm", Kind::text, nullptr},         {"bias", "m.bias", Kind::boolean, nullptr},
-};
-
-const Key kClusterKeys[] = {
-    {"node", "node", Kind::text, nullptr},
-    {"nodes", "nodes", Kind::integer, nullptr},
-    {"gpu", "gpu", Kind::json, nullptr},  // an id, or an inline GPU object
-    {"gpus_per_node", "gpn", Kind::integer, nullptr},
-    {"intra_node_link", "intra", Kind::json, nullptr},
-    {"inter_node_link", "inter", Kind::json, nullptr},
-    {"nics_per_node", "nics", Kind::integer, nullptr},
-};
-
-const Key kTopKeys[] = {
-    {"seq_len", "seq", Kind::integer, nullptr},
-    {"name", "name", Kind::text, nullptr},
-};
-
-const Key kPageKeys[] = {
-    {"tokens", "tokens", Kind::number, nullptr},
-    {"price_per_gpu_hour", "price", Kind::number, nullptr},
-};
+// Short names are part of the link format: never rename one (schema: fields.cpp).
+const std::vector<Key>& plan_keys() {
+  static const std::vector<Key> keys = link_keys("plan", {});
+  return keys;
+}
+const std::vector<Key>& model_keys() {
+  static const std::vector<Key> keys = link_keys("model", {});
+  return keys;
+}
+// Groups of nodes and the link between them have a format of their own (below).
+const std::vector<Key>& cluster_keys() {
+  static const std::vector<Key> keys = link_keys("cluster", {"groups", "inter_group_link"});
+  return keys;
+}
+// The model has a format of its own (a preset id, or "custom" and the m.* keys).
+const std::vector<Key>& top_keys() {
+  static const std::vector<Key> keys = link_keys("scenario", {"model"});
+  return keys;
+}
+const std::vector<Key>& page_keys() {
+  static const std::vector<Key> keys = link_keys("page", {});
+  return keys;
+}
 
 // "a,b,,c" -> {"a", "b", "", "c"}: the pieces between separators, empty ones kept.
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -90,6 +94,21 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 bool unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_' || c == '.' || c == '~';
+}
+
+// A piece of an untrusted link as a message quotes it: printable ASCII as it is, every other
+// byte percent-encoded (no control character reaches a terminal or a page), cut to a few dozen
+// characters.
+std::string short_text(std::string_view s) {
+  const std::string_view head = s.substr(0, 40);
+  std::string out;
+  for (unsigned char c : head) {
+    if (c >= 0x20 && c < 0x7F)
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out + (s.size() > head.size() ? "..." : "");
 }
 
 std::string percent_encode(std::string_view s) {
@@ -128,8 +147,61 @@ std::optional<std::string> percent_decode(std::string_view s) {
   return out;
 }
 
-Error link_error(std::string message) {
-  return Error{ErrorCode::parse_error, "link", "link: " + std::move(message)};
+Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {
+  return Error{code, "link", "link: " + std::move(message)};
+}
+
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF): a link's bytes
+// become JSON strings, which must be text.
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = 0;  // continuation bytes
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
+    else return false;
+    if (s.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// Numbers as people and JavaScript write them: digits, an optional sign, fraction and exponent;
+// no spaces, "+", hex, "inf" or "nan" (strtod would take them all).
+bool plain_number(std::string_view t, bool integer) {
+  size_t i = 0;
+  if (i < t.size() && t[i] == '-') ++i;
+  const size_t digits = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+  if (i == digits) return false;
+  if (integer) return i == t.size();
+  if (i < t.size() && t[i] == '.') {
+    const size_t frac = ++i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == frac) return false;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+    const size_t exp = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    if (i == exp) return false;
+  }
+  return i == t.size();
 }
 
 // Heterogeneous layouts in a readable form: entries separated by ',' and fields by ':', in the
@@ -167,7 +239,7 @@ std::optional<std::string> write_layout(const Json& entries, std::span<const cha
   return out;
 }
 
-std::optional<Json> read_layout(const std::string& text, const char* key) {
+std::optional<Json> read_layout(const std::string& text, std::string_view key) {
   if (!text.empty() && text[0] == '[') {
     Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_array()) return std::nullopt;
@@ -229,18 +301,18 @@ std::optional<std::string> write_value(const Json& v, Kind kind, std::string_vie
   return std::nullopt;
 }
 
-std::optional<Json> read_value(const std::string& text, Kind kind, const char* key) {
+std::optional<Json> read_value(const std::string& text, Kind kind, std::string_view key) {
   switch (kind) {
     case Kind::layout: return read_layout(text, key);
     case Kind::integer: {
-      if (text.empty() || text.size() > 18) return std::nullopt;
+      if (text.size() > 18 || !plain_number(text, true)) return std::nullopt;
       char* end = nullptr;
       const long long n = std::strtoll(text.c_str(), &end, 10);
       if (*end != '\0') return std::nullopt;
       return Json(static_cast<int64_t>(n));
     }
     case Kind::number: {
-      if (text.empty() || text.size() > 32) return std::nullopt;
+      if (text.size() > 32 || !plain_number(text, false)) return std::nullopt;
       char* end = nullptr;
       const double d = std::strtod(text.c_str(), &end);
       if (*end != '\0' || !std::isfinite(d)) return std::nullopt;
@@ -273,7 +345,8 @@ std::optional<Error> encode_keys(const Json& object, std::span<const Key> table,
     auto text = write_value(*it, k.kind, k.json);
     if (!text)
       return link_error(fmt::format("{}.{}={} cannot be written in a link", where, k.json,
-                                    it->dump()));
+                                    short_text(it->dump())),
+                        ErrorCode::type_error);
     out += fmt::format("&{}={}", k.link, *text);
   }
   return std::nullopt;
@@ -285,7 +358,9 @@ std::optional<Error> reject_unknown(const Json& object, std::span<const Key> tab
     bool known = false;
     for (const Key& k : table) known = known || it.key() == k.json;
     if (!known)
-      return link_error(fmt::format("{}.{} cannot be carried by a link", where, it.key()));
+      return link_error(fmt::format("{}.{} cannot be carried by a link", where,
+                                    short_text(it.key())),
+                        ErrorCode::unsupported);
   }
   return std::nullopt;
 }
@@ -299,15 +374,16 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
   for (auto it = s.begin(); it != s.end(); ++it) {
     const std::string& key = it.key();
     if (key != "model" && key != "cluster" && key != "plan" && key != "seq_len" && key != "name")
-      return link_error(fmt::format("{} cannot be carried by a link", key));
+      return link_error(fmt::format("{} cannot be carried by a link", short_text(key)),
+                        ErrorCode::unsupported);
   }
   if (auto m = s.find("model"); m != s.end()) {
     if (m->is_string()) {
       out += "&model=" + percent_encode(m->get_ref<const std::string&>());
     } else if (m->is_object()) {
       out += "&model=custom";
-      if (auto e = reject_unknown(*m, kModelKeys, "model")) return *e;
-      if (auto e = encode_keys(*m, kModelKeys, "model", out)) return *e;
+      if (auto e = reject_unknown(*m, model_keys(), "model")) return *e;
+      if (auto e = encode_keys(*m, model_keys(), "model", out)) return *e;
     } else {
       return link_error("model must be a preset id or an object");
     }
@@ -336,19 +412,19 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
         out += "&cluster=" + percent_encode(c->dump());
       }
     } else {
-      if (auto e = reject_unknown(*c, kClusterKeys, "cluster")) return *e;
-      if (auto e = encode_keys(*c, kClusterKeys, "cluster", out)) return *e;
+      if (auto e = reject_unknown(*c, cluster_keys(), "cluster")) return *e;
+      if (auto e = encode_keys(*c, cluster_keys(), "cluster", out)) return *e;
     }
   }
   if (auto p = s.find("plan"); p != s.end()) {
     if (!p->is_object()) return link_error("plan must be an object");
-    if (auto e = reject_unknown(*p, kPlanKeys, "plan")) return *e;
-    if (auto e = encode_keys(*p, kPlanKeys, "plan", out)) return *e;
+    if (auto e = reject_unknown(*p, plan_keys(), "plan")) return *e;
+    if (auto e = encode_keys(*p, plan_keys(), "plan", out)) return *e;
   }
-  if (auto e = encode_keys(s, kTopKeys, "scenario", out)) return *e;
+  if (auto e = encode_keys(s, top_keys(), "scenario", out)) return *e;
   if (!doc.page.is_object()) return link_error("page settings must be an object");
-  if (auto e = reject_unknown(doc.page, kPageKeys, "page")) return *e;
-  if (auto e = encode_keys(doc.page, kPageKeys, "page", out)) return *e;
+  if (auto e = reject_unknown(doc.page, page_keys(), "page")) return *e;
+  if (auto e = encode_keys(doc.page, page_keys(), "page", out)) return *e;
   return out;
 }
 
@@ -376,19 +452,33 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
 
   doc.scenario = Json::object();
   Json model = Json::object(), cluster = Json::object(), plan = Json::object();
-  bool custom_model = false, have_version = false;
+  bool custom_model = false, have_version = false, cluster_json = false;
+  std::vector<std::string> seen;  // one rule for every key: it appears once
   for (const std::string_view pair : split(fragment, '&')) {
     if (pair.empty()) continue;
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
-      return link_error(fmt::format("'{}' is not key=value", percent_encode(pair)));
+      return link_error(fmt::format("'{}' is not key=value", short_text(pair)));
     const std::string key(pair.substr(0, eq));
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      return link_error(fmt::format("'{}' appears twice", short_text(key)),
+                        ErrorCode::duplicate_key);
+    seen.push_back(key);
     auto value = percent_decode(pair.substr(eq + 1));
-    if (!value) return link_error(fmt::format("bad percent-encoding in {}", percent_encode(key)));
+    if (!value) return link_error(fmt::format("bad percent-encoding in {}", short_text(key)));
+    if (!valid_utf8(*value))
+      return link_error(fmt::format("the value of {} is not UTF-8 text", short_text(key)));
+    const bool is_cluster_key = key == "cluster" || key == "groups" || key == "igl" ||
+                                std::any_of(cluster_keys().begin(), cluster_keys().end(),
+                                            [&](const Key& k) { return k.link == key; });
+    if (is_cluster_key && (cluster_json || (key == "cluster" && !cluster.empty())))
+      return link_error("'cluster' (a JSON cluster) and other cluster keys together",
+                        ErrorCode::duplicate_key);
     if (key == "v") {
       if (*value != "1")
         return link_error(fmt::format("format version {} is not one this Stepcast reads (1)",
-                                      percent_encode(*value)));
+                                      short_text(*value)),
+                          ErrorCode::unsupported);
       have_version = true;
       continue;
     }
@@ -400,7 +490,6 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
       continue;
     }
     if (key == "groups") {
-      if (cluster.contains("groups")) return link_error("'groups' appears twice");
       Json groups = Json::array();
       for (const std::string_view piece : split(*value, ',')) {
         const std::string entry(piece);
@@ -408,41 +497,43 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
         const std::string count = colon == std::string::npos ? "" : entry.substr(colon + 1);
         if (colon == 0 || count.empty() || count.size() > 9 ||
             count.find_first_not_of("0123456789") != std::string::npos)
-          return link_error(fmt::format("groups={} is not node:count,...", percent_encode(*value)));
+          return link_error(fmt::format("groups={} is not node:count,...", short_text(*value)),
+                            ErrorCode::type_error);
         groups.push_back(Json{{"node", entry.substr(0, colon)}, {"nodes", std::stoll(count)}});
       }
       cluster["groups"] = std::move(groups);
       continue;
     }
     if (key == "igl") {
-      if (cluster.contains("inter_group_link")) return link_error("'igl' appears twice");
       cluster["inter_group_link"] = *value;
       continue;
     }
     if (key == "cluster") {
       Json c = Json::parse(*value, nullptr, /*allow_exceptions=*/false);
-      if (c.is_discarded() || !c.is_object()) return link_error("cluster is not a JSON object");
+      if (c.is_discarded() || !c.is_object())
+        return link_error("cluster is not a JSON object", ErrorCode::type_error);
       cluster = std::move(c);
+      cluster_json = true;
       continue;
     }
     const Key* found = nullptr;
     Json* target = nullptr;
     for (const auto& [table, into] :
-         {std::pair<std::span<const Key>, Json*>{kPlanKeys, &plan}, {kModelKeys, &model},
-          {kClusterKeys, &cluster}, {kTopKeys, &doc.scenario}, {kPageKeys, &doc.page}})
+         {std::pair<std::span<const Key>, Json*>{plan_keys(), &plan}, {model_keys(), &model},
+          {cluster_keys(), &cluster}, {top_keys(), &doc.scenario}, {page_keys(), &doc.page}})
       for (const Key& k : table)
         if (key == k.link) found = &k, target = into;
-    if (!found) return link_error(fmt::format("unknown key '{}'", percent_encode(key)));
-    if (target->contains(found->json))
-      return link_error(fmt::format("'{}' appears twice", key));
+    if (!found)
+      return link_error(fmt::format("unknown key '{}'", short_text(key)), ErrorCode::unknown_key);
     auto v = read_value(*value, found->kind, found->json);
     if (!v)
-      return link_error(fmt::format("{}={} is not a valid value", key, percent_encode(*value)));
+      return link_error(fmt::format("{}={} is not a valid value", key, short_text(*value)),
+                        ErrorCode::type_error);
     (*target)[found->json] = std::move(*v);
   }
   if (!have_version) return link_error("the link has no format version (v=1)");
   if (custom_model) doc.scenario["model"] = std::move(model);
-  else if (!model.empty()) return link_error("m.* keys need model=custom");
+  else if (!model.empty()) return link_error("m.* keys need model=custom", ErrorCode::type_error);
   if (!cluster.empty()) doc.scenario["cluster"] = std::move(cluster);
   if (!plan.empty()) doc.scenario["plan"] = std::move(plan);
   return doc;

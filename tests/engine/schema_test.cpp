@@ -1,0 +1,153 @@
+// The schema: one description per key drives the parser, the resolved scenario, the link codec
+// and the documentation, so they cannot drift apart.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "stepcast/resolve.h"
+#include "stepcast/schema.h"
+#include "stepcast/share_link.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+std::string read(const std::string& relative) {
+  std::ifstream in(std::string(STEPCAST_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Schema, DocumentationTablesAreGeneratedFromIt) {
+  const std::string doc = read("docs/scenario.md");
+  ASSERT_NE(doc.find("<!-- schema: plan -->"), std::string::npos);
+  // Run `stepcast schema --write-docs docs/scenario.md` after changing a key.
+  EXPECT_EQ(fill_schema_tables(doc), doc);
+  for (auto object : schema_objects())
+    EXPECT_NE(doc.find(fmt::format("<!-- schema: {} -->", object)), std::string::npos) << object;
+}
+
+TEST(Schema, LinkNamesAreUniqueAndKeysAreDocumented) {
+  std::set<std::string> links, paths;
+  for (const KeyInfo& k : schema_keys()) {
+    EXPECT_TRUE(paths.insert(k.path()).second) << k.path();
+    EXPECT_FALSE(k.doc.empty()) << k.path();
+    if (!k.link.empty()) EXPECT_TRUE(links.insert(std::string(k.link)).second) << k.link;
+    if (k.type == ValueType::choice) EXPECT_FALSE(k.choices.empty()) << k.path();
+  }
+  // The contract's link names (docs/scenario.md, format v1) are all still there.
+  for (const char* name : {"tp", "pp", "dp", "cp", "vpp", "mb", "gbs", "sp", "rc", "do", "zero",
+                           "prec", "fa", "ogr", "opg", "tpo", "op2p", "gr32", "ppsg", "stages",
+                           "replicas", "m.name", "m.layers", "m.hidden", "m.heads", "m.kv",
+                           "m.ffn", "m.vocab", "m.seq", "m.act", "m.pos", "m.tied", "m.norm",
+                           "m.bias", "node", "nodes", "gpu", "gpn", "intra", "inter", "nics",
+                           "groups", "igl", "seq", "name", "tokens", "price"})
+    EXPECT_EQ(links.count(name), 1u) << name;
+}
+
+TEST(Schema, JsonCarriesEveryKeyWithItsDefault) {
+  const Json j = schema_json();
+  ASSERT_TRUE(j["keys"].is_array());
+  EXPECT_EQ(j["keys"].size(), schema_keys().size());
+  auto key = [&](const std::string& path) {
+    for (const auto& k : j["keys"])
+      if (k["path"] == path) return k;
+    return Json();
+  };
+  EXPECT_EQ(key("plan.tp")["default"], 1);
+  EXPECT_EQ(key("plan.tp")["link"], "tp");
+  EXPECT_EQ(key("plan.recompute")["choices"], Json::parse(R"(["none","selective","full"])"));
+  EXPECT_EQ(key("plan.global_batch")["default"], "required");
+  EXPECT_TRUE(key("plan.dp")["default"].contains("rule"));
+  EXPECT_EQ(key("plan.flash_attention")["control"], "advanced");
+}
+
+// A document with several bad keys reports each of them, with its path.
+TEST(Schema, EveryProblemOfADocumentIsReported) {
+  const Json doc = Json::parse(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
+      "nodes": 8}, "plan": {"tp": "x", "pp": 0, "global_batch": 8, "teepee": 1,
+      "recompute": "some"}})");
+  const auto errors = scenario_errors(doc, builtin_catalog());
+  std::set<std::string> paths;
+  for (const auto& e : errors) paths.insert(e.path);
+  EXPECT_EQ(paths, (std::set<std::string>{"plan.tp", "plan.pp", "plan.teepee", "plan.recompute"}));
+  // Rules too: TP and the batch both broken.
+  const auto rules = scenario_errors(Json::parse(R"({"model": "llama3-70b", "cluster": {
+      "node": "dgx-h100", "nodes": 8}, "plan": {"tp": 3, "pp": 3, "dp": 2,
+      "global_batch": 7}})"), builtin_catalog());
+  ASSERT_GE(rules.size(), 3u);
+  EXPECT_EQ(rules[0].path, "plan.tp");
+  EXPECT_EQ(rules[0].related, std::vector<std::string>{"model.heads"});
+  EXPECT_EQ(rules[0].hint, "tp 1, 2, 4 or 8 divides the model");
+}
+
+TEST(Schema, DerivedDataParallelNamesTheInputsThatSetIt) {
+  // 7 nodes or PP 5: DP is derived, so the rule names what derives it (a page marks the input its
+  // user changed, never the read-only DP).
+  const Error e = test::error_of(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
+      "nodes": 8}, "plan": {"tp": 8, "pp": 5, "global_batch": 8}})");
+  EXPECT_EQ(e.path, "plan.dp");
+  EXPECT_NE(std::find(e.related.begin(), e.related.end(), "plan.pp"), e.related.end());
+  const Error dp = test::error_of(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
+      "nodes": 7}, "plan": {"tp": 8, "pp": 4, "global_batch": 8}})");
+  EXPECT_EQ(dp.path, "plan.dp");
+  EXPECT_NE(std::find(dp.related.begin(), dp.related.end(), "cluster.nodes"), dp.related.end());
+  EXPECT_NE(std::find(dp.related.begin(), dp.related.end(), "plan.pp"), dp.related.end());
+}
+
+// The resolved scenario is a fixed point that estimates the same.
+TEST(Resolve, FillsEveryDefaultAndEstimatesTheSame) {
+  for (const char* file : {"llama3-70b_dgx-h100x8.json", "gpt3-175b_dgx-a100x128.json",
+                           "llama3-8b_a100-and-h100_stages.json",
+                           "llama3-70b_a100-and-h100_replicas.json",
+                           "custom-7b_l40s-pcie.json"}) {
+    const Json doc = Json::parse(read(std::string("web/examples/scenarios/") + file));
+    const Json resolved = resolve_json(doc, builtin_catalog());
+    ASSERT_FALSE(resolved.contains("errors")) << file << resolved.dump();
+    const Json& s = resolved["scenario"];
+    for (const KeyInfo& k : schema_keys())
+      if (k.object == "plan")
+        EXPECT_TRUE(s["plan"].contains(k.name) || k.name == "stages" || k.name == "replicas")
+            << file << " " << k.name;
+    EXPECT_TRUE(s["plan"].contains("stages") != s["plan"].contains("replicas")) << file;
+    const Report a = estimate(test::scenario(doc.dump()));
+    const Report b = estimate(test::scenario(s.dump()));
+    EXPECT_EQ(a.iteration_time_s, b.iteration_time_s) << file;
+    EXPECT_EQ(resolve_json(s, builtin_catalog())["scenario"], s) << file;
+  }
+}
+
+TEST(Resolve, DerivedValues) {
+  const Json r = resolve_json(Json::parse(R"({"model": "llama3-70b", "cluster": {"node":
+      "dgx-h100", "nodes": 8}, "plan": {"tp": 8, "pp": 4, "vpp": 5, "global_batch": 512,
+      "distributed_optimizer": true}, "seq_len": 4096})"), builtin_catalog());
+  const Json& plan = r["scenario"]["plan"];
+  EXPECT_EQ(plan["dp"], 2);
+  EXPECT_EQ(plan["zero_stage"], 1);
+  EXPECT_EQ(plan["recompute"], "none");
+  ASSERT_EQ(plan["stages"].size(), 4u);
+  EXPECT_EQ(plan["stages"][3], Json::parse(R"({"group": 0, "layers": 20})"));
+  EXPECT_EQ(r["micro_batches"], 256);
+  EXPECT_EQ(r["gpus"], 64);
+  EXPECT_EQ(r["model"]["kv_heads"], 8);
+  // Auto layers come back as the balancer's numbers, adding up to the model's.
+  const Json hetero = resolve_json(Json::parse(read("web/examples/scenarios/"
+                                                    "llama3-8b_a100-and-h100_stages.json")),
+                                   builtin_catalog());
+  int64_t layers = 0;
+  for (const auto& st : hetero["scenario"]["plan"]["stages"]) layers += st["layers"].get<int64_t>();
+  EXPECT_EQ(layers, 32);
+  // Errors: every one, as values.
+  const Json bad = resolve_json(Json::parse(R"({"model": "gpt-9", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"tp": 0, "global_batch": 8}})"), builtin_catalog());
+  ASSERT_TRUE(bad.contains("errors"));
+  EXPECT_EQ(bad["errors"].size(), 2u);
+  EXPECT_EQ(bad["errors"][0]["code"], "unknown_preset");
+  EXPECT_EQ(bad["errors"][1]["path"], "plan.tp");
+}
+
+}  // namespace
+}  // namespace stepcast
