@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "stepcast/estimate.h"
-#include "stepcast/share_link.h"
+#include "stepcast/resolve.h"
+#include "stepcast/schema.h"
 #include "stepcast/search.h"
+#include "stepcast/share_link.h"
 
 namespace {
 
@@ -22,11 +24,19 @@ std::string estimate_json(const std::string& scenario_json) {
   return stepcast::to_json(stepcast::estimate(*scenario, options)).dump();
 }
 
+// The names of the timeline's event kinds, in the order of their numbers in estimateColumns.
+emscripten::val timeline_kinds() {
+  emscripten::val names = emscripten::val::array();
+  for (auto k : stepcast::enum_names<stepcast::TimelineKind>()) names.call<void>("push", std::string(k));
+  return names;
+}
+
 // The web page's fast path: the same report as estimate(), but the timeline's events leave as one
 // Float64Array of 6 numbers each (stage, kind, micro_batch, chunk, start_s, end_s; kind indexes
 // `kinds`) instead of JSON objects, whose building costs ~1 us per event (most of an estimate).
 // Returns {json, events, kinds, placement}; `json` is the report with "timeline": {"events": [],
-// ...}, or the error; `placement` holds 2 numbers per event (replica, group).
+// ...}, or the error; `kinds` names the kind numbers (timelineKinds()); `placement` holds 2
+// numbers per event (replica, group).
 // tests/wasm checks that it rebuilds to exactly estimate()'s report.
 emscripten::val estimate_columns(const std::string& scenario_json) {
   emscripten::val out = emscripten::val::object();
@@ -41,15 +51,11 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
   stepcast::Report report = stepcast::estimate(*scenario, options);
   std::vector<stepcast::TimelineEvent> events = std::move(report.timeline);
   report.timeline.clear();
-  std::vector<std::string> kinds;
   std::vector<double> packed, placement;
   packed.reserve(6 * events.size());
   placement.reserve(2 * events.size());
   for (const auto& e : events) {
-    size_t kind = 0;
-    while (kind < kinds.size() && kinds[kind] != e.kind) ++kind;
-    if (kind == kinds.size()) kinds.push_back(e.kind);
-    packed.insert(packed.end(), {static_cast<double>(e.stage), static_cast<double>(kind),
+    packed.insert(packed.end(), {static_cast<double>(e.stage), static_cast<double>(e.kind),
                                  static_cast<double>(e.micro_batch), static_cast<double>(e.chunk),
                                  e.start_s, e.end_s});
     placement.insert(placement.end(),
@@ -62,9 +68,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
   out.set("placement",
           emscripten::val(emscripten::typed_memory_view(placement.size(), placement.data()))
               .call<emscripten::val>("slice"));
-  emscripten::val names = emscripten::val::array();
-  for (const auto& k : kinds) names.call<void>("push", k);
-  out.set("kinds", names);
+  out.set("kinds", timeline_kinds());
   return out;
 }
 
@@ -88,18 +92,35 @@ std::string from_link_json(const std::string& url) {
   return stepcast::Json{{"scenario", doc->scenario}, {"page", doc->page}}.dump();
 }
 
-// The plan search around a scenario: {"best": [...], "evaluated", ...} or {"error": ...}.
+// The plan search around a scenario: {"best": [...], "evaluated", ...} or {"error": ...}. The
+// scenario's own plan may break a rule the search varies (then "baseline_error" says which).
 std::string search_json(const std::string& scenario_json, int top) {
-  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
-  if (!scenario) return stepcast::to_json(scenario.error()).dump();
-  if (scenario->cluster.groups.size() != 1)
-    return stepcast::to_json(stepcast::Error{stepcast::ErrorCode::invalid_plan, "cluster.groups",
-                                             "search: clusters of several groups are not "
-                                             "searched; give one group"})
+  const stepcast::Json doc = stepcast::Json::parse(scenario_json, nullptr, false);
+  if (doc.is_discarded())
+    return stepcast::to_json(stepcast::Error{stepcast::ErrorCode::parse_error, "",
+                                             "the scenario is not valid JSON"})
         .dump();
+  auto scenario = stepcast::read_scenario(doc, stepcast::builtin_catalog());
+  if (!scenario) return stepcast::to_json(scenario.error()).dump();
   stepcast::SearchOptions options;
   options.top = static_cast<size_t>(std::clamp(top, 1, 1000));
-  return stepcast::to_json(stepcast::search_plans(*scenario, options)).dump();
+  auto result = stepcast::search_plans(*scenario, options);
+  if (!result) return stepcast::to_json(result.error()).dump();
+  return stepcast::to_json(*result).dump();
+}
+
+// Every key of a scenario: type, range or choices, default, unit, doc, link name, page control.
+std::string schema_json() { return stepcast::schema_json().dump(); }
+
+// The scenario with every default and derived value filled in, or every problem of it.
+std::string resolve_json(const std::string& scenario_json) {
+  const stepcast::Json doc = stepcast::Json::parse(scenario_json, nullptr, false);
+  if (doc.is_discarded())
+    return stepcast::Json{{"errors", {stepcast::to_json(stepcast::Error{
+                                          stepcast::ErrorCode::parse_error, "",
+                                          "the scenario is not valid JSON"})["error"]}}}
+        .dump();
+  return stepcast::resolve_json(doc, stepcast::builtin_catalog()).dump();
 }
 
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }
@@ -116,4 +137,7 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("toLink", &to_link_json);
   emscripten::function("fromLink", &from_link_json);
   emscripten::function("search", &search_json);
+  emscripten::function("schema", &schema_json);
+  emscripten::function("resolve", &resolve_json);
+  emscripten::function("timelineKinds", &timeline_kinds);
 }

@@ -436,8 +436,10 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   const int64_t product = int64_t{p.tp} * p.pp * p.cp * p.dp;
   const int per_node = s.cluster.groups.front().gpus_per_node;
   // What the model allows first (the control that causes it), then what the cluster holds.
-  for (const auto& [what, size] : {std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
-                                   std::pair{"ffn_hidden", m.ffn_hidden}})
+  for (const auto& divided : {std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
+                               std::pair{"ffn_hidden", m.ffn_hidden}}) {
+    const char* what = divided.first;  // (clang 14 cannot capture structured bindings)
+    const int64_t size = divided.second;
     if (size % p.tp != 0 && !c.broken([&] {
           Error e = rule("plan.tp",
                          fmt::format("plan.tp={} must divide model.{}={}", p.tp, what, size),
@@ -447,6 +449,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
           return e;
         }))
       return false;
+  }
   if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
         return rule("plan.vpp",
                     fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "

@@ -1,5 +1,7 @@
 #include "stepcast/search.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace stepcast {
@@ -28,13 +30,19 @@ std::vector<int> with_own(std::vector<int> values, int64_t own) {
 
 }  // namespace
 
-SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
+Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& options) {
   SearchResult result;
-  if (base.cluster.groups.size() != 1) return result;
+  if (base.cluster.groups.size() != 1)
+    return Error{ErrorCode::unsupported, "cluster.groups",
+                 "search: clusters of several groups are not searched; give one group"};
   const ModelSpec& m = base.model;
   const int gpus = base.cluster.gpus();
   const int per_node = base.cluster.groups.front().gpus_per_node;
-  result.baseline_s = estimate(base).iteration_time_s;
+  std::vector<Error> own;
+  if (check_scenario(base, &own))
+    result.baseline_s = estimate(base).iteration_time_s;
+  else
+    result.baseline_error = own.front();
 
   std::vector<SearchCandidate> fitting;
   // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
@@ -78,6 +86,13 @@ SearchResult search_plans(const Scenario& base, const SearchOptions& options) {
       }
     }
   }
+  if (result.evaluated == 0) {
+    if (result.baseline_error) return *result.baseline_error;
+    return Error{ErrorCode::invalid_plan, "plan",
+                 fmt::format("search: none of the {} plans tried passes the rules for this model "
+                             "and cluster",
+                             result.rejected)};
+  }
   std::sort(fitting.begin(), fitting.end(), [](const auto& a, const auto& b) {
     return a.iteration_time_s < b.iteration_time_s;
   });
@@ -95,11 +110,13 @@ Json to_json(const SearchResult& r) {
                         {"tokens_per_s", c.tokens_per_s},
                         {"peak_memory_bytes", c.peak_memory_bytes}});
   }
-  return Json{{"best", std::move(best)},
+  Json out = {{"best", std::move(best)},
               {"evaluated", r.evaluated},
               {"rejected", r.rejected},
               {"out_of_memory", r.out_of_memory},
               {"baseline_s", r.baseline_s}};
+  if (r.baseline_error) out["baseline_error"] = to_json(*r.baseline_error)["error"];
+  return out;
 }
 
 }  // namespace stepcast

@@ -17,7 +17,10 @@ TEST(Search, ReturnsValidFittingPlansFastestFirst) {
   const Scenario base = test::scenario(kScenario);
   SearchOptions options;
   options.top = 20;
-  const SearchResult r = search_plans(base, options);
+  const auto searched = search_plans(base, options);
+  ASSERT_TRUE(searched.ok());
+  const SearchResult& r = *searched;
+  EXPECT_FALSE(r.baseline_error.has_value());
   ASSERT_FALSE(r.best.empty());
   EXPECT_GT(r.evaluated, 500);
   EXPECT_LE(r.best.size(), 20u);
@@ -37,11 +40,44 @@ TEST(Search, ReturnsValidFittingPlansFastestFirst) {
 
 TEST(Search, NothingFitsIsAnAnswerToo) {
   // GPT-3 175B on one node: no plan holds it.
-  const SearchResult r = search_plans(test::scenario(R"({"model": "gpt3-175b",
+  const auto searched = search_plans(test::scenario(R"({"model": "gpt3-175b",
       "cluster": {"node": "dgx-a100", "nodes": 1}, "plan": {"global_batch": 8}})"));
+  ASSERT_TRUE(searched.ok());
+  const SearchResult& r = *searched;
   EXPECT_TRUE(r.best.empty());
   EXPECT_EQ(r.out_of_memory, r.evaluated);
   EXPECT_GT(r.evaluated, 0);
+}
+
+Scenario keys_only(const std::string& json) {
+  auto s = read_scenario(Json::parse(json), builtin_catalog());
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return s.ok() ? *s : Scenario{};
+}
+
+TEST(Search, StartsFromAPlanThatBreaksARuleItVaries) {
+  // TP 3 does not divide 64 heads: the search still searches, and says why the plan itself was
+  // not estimated.
+  const auto searched = search_plans(keys_only(R"({"model": "llama3-70b", "cluster": {"node":
+      "dgx-h100", "nodes": 8}, "plan": {"tp": 3, "global_batch": 512}, "seq_len": 4096})"));
+  ASSERT_TRUE(searched.ok()) << searched.error().message;
+  ASSERT_TRUE(searched->baseline_error.has_value());
+  EXPECT_EQ(searched->baseline_error->path, "plan.tp");
+  EXPECT_EQ(searched->baseline_s, 0);
+  EXPECT_FALSE(searched->best.empty());
+}
+
+TEST(Search, WhatItCannotSearchIsAnError) {
+  const auto groups = search_plans(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},
+      "plan": {"tp": 8, "pp": 2, "global_batch": 64}})"));
+  ASSERT_FALSE(groups.ok());
+  EXPECT_EQ(groups.error().code, ErrorCode::unsupported);
+  // bf16 on V100: no plan of any shape passes the rules; the plan's own error says why.
+  const auto none = search_plans(keys_only(R"({"model": "gpt3-1.3b", "cluster": {"node":
+      "dgx-1-v100", "nodes": 1}, "plan": {"global_batch": 8, "precision": "bf16"}})"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().path, "plan.precision");
 }
 
 }  // namespace

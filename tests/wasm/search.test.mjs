@@ -59,13 +59,30 @@ describe('search: WebAssembly equals stepcast search --format json', () => {
     }
   });
 
-  test('an invalid scenario gives the CLI\'s error, with its path', () => {
+  test('a plan that breaks a rule the search varies is searched around, with its error', () => {
     const text = variant(example('llama3-70b_dgx-h100x8'), { tp: 16 });
     const cli = cliSearch(text);
-    assert.equal(cli.status, 2);
+    assert.equal(cli.status, 0, cli.stderr);
     const r = JSON.parse(wasm.search(text, 10));
-    assert.equal(r.error.path, 'plan.tp');
-    assert.equal(`error: ${r.error.message}`, cli.stderr.trim());
+    assert.deepEqual(r, cli.result);
+    assert.equal(r.baseline_error.path, 'plan.tp');
+    assert.equal(r.baseline_s, 0);
+    assert.ok(r.best.length > 0);
+  });
+
+  test('what cannot be searched gives the CLI\'s error, with its path', () => {
+    // Keys that do not read (an unknown model) and rules no plan can satisfy (bf16 on V100).
+    for (const [text, path] of [
+      [JSON.stringify({ ...JSON.parse(example('llama3-70b_dgx-h100x8')), model: 'gpt-9' }), 'model'],
+      [JSON.stringify({ model: 'gpt3-1.3b', cluster: { node: 'dgx-1-v100', nodes: 1 },
+        plan: { global_batch: 8, precision: 'bf16' } }), 'plan.precision'],
+    ]) {
+      const cli = cliSearch(text);
+      assert.equal(cli.status, 2);
+      const r = JSON.parse(wasm.search(text, 10));
+      assert.equal(r.error.path, path);
+      assert.equal(`error: ${r.error.message}`, cli.stderr.trim());
+    }
     const bad = JSON.parse(wasm.search('{"model": ', 10));
     assert.equal(bad.error.code, 'parse_error');
   });

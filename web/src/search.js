@@ -6,8 +6,8 @@
 // a search runs the card keeps the previous plans, dimmed, and says "searching…". The search
 // covers clusters of one group of nodes: with several, it searches one group (a menu) on its own,
 // and its plans are shown but cannot be applied to the whole cluster. A plan the engine refuses
-// (the user's) is searched around anyway: the search starts again from the plan without its
-// parallel sizes, and speed-ups are left out.
+// (the user's) is searched around anyway: the engine searches from it and says why the plan
+// itself was not estimated (baseline_error); speed-ups are left out.
 import { $, fill, h } from './dom.js';
 import * as engine from './engine.js';
 import { applyPlan } from './form.js';
@@ -18,8 +18,6 @@ import { tip } from './tooltip.js';
 const TOP = 10; // plans asked for
 const SHOWN = 5; // plans shown before "Show all"
 const DELAY_MS = 400; // after the last change
-// The keys the search varies: left out of a plan the engine refused, so that the search can start.
-const SEARCHED = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'stages', 'replicas'];
 // What makes two resolved plans the same plan.
 const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision'];
 // Table columns: [heading, term (a tooltip), class, abbreviation spelled out].
@@ -127,21 +125,17 @@ async function run() {
   searchStats.state = 'searching';
   searchStats.runs += 1;
   let answer;
-  let fallback = null;
   searchStats.busy += 1;
   try {
     answer = await engine.search(job.key, TOP);
-    if (answer && answer.result.error && isPlanError(answer.result.error) && job === want) {
-      // The engine refuses the plan itself: search from the plan without its parallel sizes.
-      fallback = answer.result.error;
-      answer = await engine.search(JSON.stringify({ ...job.searched, plan: omit(job.searched.plan, SEARCHED) }), TOP);
-    }
   } catch (err) {
     answer = { result: { error: { message: String(err.message), path: '' } }, engineMs: NaN };
   } finally {
     searchStats.busy -= 1;
   }
   if (!answer || job !== want) return; // a newer change: its search comes
+  // The engine refuses the plan itself (it searched around it anyway): why, instead of speed-ups.
+  const fallback = answer.result.baseline_error ?? null;
   shown = { ...job, result: answer.result, ms: answer.engineMs, fallback };
   searchStats.state = answer.result.error ? 'error' : 'done';
   searchStats.for = job.text;
@@ -151,9 +145,6 @@ async function run() {
   searchStats.fallback = fallback;
   render();
 }
-
-const isPlanError = (e) => typeof e.path === 'string' && e.path.startsWith('plan.') &&
-  !/^plan\.(global_batch|precision|zero_stage)/.test(e.path);
 
 function setBusy(on, text, kind = 'searching') {
   if (dom.card.classList.contains('busy') !== on) dom.card.classList.toggle('busy', on);

@@ -32,12 +32,16 @@ struct SearchResult {
   int rejected = 0;                   // plans the rules refuse (divisibility, sizes)
   int out_of_memory = 0;              // plans estimated but over capacity
   double baseline_s = 0;              // the scenario's own plan, for comparison (0: none)
+  std::optional<Error> baseline_error;  // why the scenario's own plan was not estimated
 };
 
 // Searches around `scenario`: same model, cluster, global batch, sequence length and precision;
 // tp, pp, dp (derived), cp, vpp, micro-batch, sequence parallelism, recompute and the
-// distributed optimizer vary. Homogeneous clusters only (one group).
-SearchResult search_plans(const Scenario& scenario, const SearchOptions& options = {});
+// distributed optimizer vary. The scenario's own plan may break a rule (it is what the search
+// varies: read it with read_scenario); it is then reported in baseline_error. Errors: a cluster
+// of several groups (unsupported), or no plan the rules admit (the scenario's own error, or
+// invalid_plan).
+Result<SearchResult> search_plans(const Scenario& scenario, const SearchOptions& options = {});
 
 Json to_json(const SearchResult& result);
 
