@@ -1,6 +1,6 @@
 // `stepcast validate` and `stepcast calibrate`: the accuracy of the engine against published
-// training runs (tests/validation/README.md). File I/O lives here; the engine part is
-// stepcast/validation.h and stepcast/calibrate.h.
+// training runs (tests/validation/README.md). File I/O lives here; the rest is the
+// stepcast_accuracy library (engine/accuracy/).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "cli_io.h"
-#include "stepcast/calibrate.h"
-#include "stepcast/validation.h"
+#include "stepcast/accuracy/calibrate.h"
+#include "stepcast/accuracy/validation.h"
 
 using namespace stepcast;
-using namespace stepcast::validation;
+using namespace stepcast::accuracy;
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include <sstream>
 #include <string>
 
-#include "stepcast/calibrate.h"
+#include "stepcast/accuracy/calibrate.h"
 #include "stepcast/estimate.h"
-#include "stepcast/validation.h"
+#include "stepcast/accuracy/validation.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 namespace {
 
 std::string read(const std::string& relative) {
@@ -350,4 +350,4 @@ TEST(Cases, BadLinesAreErrorsNotExceptions) {
 }
 
 }  // namespace
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy

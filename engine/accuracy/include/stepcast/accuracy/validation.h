@@ -12,7 +12,7 @@
 #include "stepcast/result.h"
 #include "stepcast/scenario.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 
 // A CSV document (RFC 4180: quoted fields, "" escapes, newlines inside quotes).
 struct CsvTable {
@@ -120,4 +120,4 @@ std::vector<RankGroup> rank_correlations(const std::vector<PreparedCase>& cases,
 Json to_json(const Accuracy& accuracy);
 std::string to_text(const Accuracy& accuracy);
 
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy

@@ -1,4 +1,4 @@
-#include "stepcast/validation.h"
+#include "stepcast/accuracy/validation.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "stepcast/estimate.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 
 // ---------------------------------------------------------------------------------------------
 // CSV
@@ -941,4 +941,4 @@ std::string to_text(const Accuracy& a) {
   return out;
 }
 
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy
