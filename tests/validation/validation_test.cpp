@@ -13,8 +13,12 @@
 #include <string>
 
 #include "stepcast/accuracy/calibrate.h"
+#include "stepcast/accuracy/cases.h"
+#include "stepcast/accuracy/csv.h"
+#include "stepcast/accuracy/runs.h"
+#include "stepcast/accuracy/sources.h"
+#include "stepcast/accuracy/statistics.h"
 #include "stepcast/estimate.h"
-#include "stepcast/accuracy/validation.h"
 
 namespace stepcast::accuracy {
 namespace {

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "stepcast/accuracy/validation.h"
+#include "stepcast/accuracy/cases.h"
+#include "stepcast/accuracy/statistics.h"
+#include "stepcast/catalog.h"
 
 namespace stepcast::accuracy {
 

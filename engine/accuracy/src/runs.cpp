@@ -1,0 +1,345 @@
+#include "stepcast/accuracy/runs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cell_text.h"
+#include "stepcast/accuracy/hardware_map.h"
+#include "stepcast/accuracy/sources.h"
+#include "stepcast/model.h"
+#include "stepcast/scenario.h"
+
+namespace stepcast::accuracy {
+
+namespace {
+
+using detail::contains;
+using detail::contains_nocase;
+using detail::leading_integer;
+using detail::leading_number;
+using detail::trim;
+
+struct Built {
+  std::optional<Case> c;
+  std::string skip;
+};
+
+Built skip(std::string reason) { return Built{std::nullopt, std::move(reason)}; }
+
+Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
+  auto cell = [&](std::string_view name) { return t.cell(r, name); };
+  Case c;
+  c.id = cell("id");
+  c.source = source_of(c.id);
+  c.citation = cell("source");
+  c.locator = cell("source_locator");
+  const SourceFacts facts = facts_for(c.source);
+
+  // What the engine does not model.
+  if (!trim(cell("moe_experts")).empty())
+    return skip("mixture-of-experts model (the engine models dense transformers only)");
+  const std::string hetero = trim(cell("heterogeneous"));
+  const bool network_hetero = !hetero.empty() && hetero != "no";
+
+  // The model.
+  const auto layers = leading_integer(cell("layers"));
+  const auto hidden = leading_integer(cell("hidden"));
+  auto heads = leading_integer(cell("heads"));
+  auto kv_heads = leading_integer(cell("kv_heads"));
+  const auto ffn = leading_integer(cell("ffn_hidden"));
+  const auto vocab = leading_integer(cell("vocab"));
+  const auto seq = leading_integer(cell("seq_len"));
+  if (!layers || !hidden || !ffn || !vocab || !seq)
+    return skip("model shape incomplete (layers, hidden, ffn_hidden, vocab or seq_len not stated)");
+  const std::string arch = cell("arch");
+  const std::string model_name = cell("model");
+  if (!heads) {
+    // DT-FM's GPT-3 XL-like model: the file gives no head count. GPT-3's d_head = 128 gives
+    // 16 heads for h = 2048 (GPT-3's own "24 heads" does not divide 2048, which Megatron needs).
+    if (c.source == "DTFM" && *hidden == 2048) {
+      heads = 16;
+      c.assumptions.push_back("heads not stated: 16 (GPT-3 d_head = 128; 24 does not divide 2048)");
+    } else {
+      return skip("attention heads not stated");
+    }
+  }
+  if (!kv_heads) kv_heads = heads;
+
+  Json model = Json::object();
+  model["name"] = model_name;
+  model["layers"] = *layers;
+  model["hidden"] = *hidden;
+  model["heads"] = *heads;
+  model["kv_heads"] = *kv_heads;
+  model["ffn_hidden"] = *ffn;
+  model["vocab"] = *vocab;
+  model["seq_len"] = *seq;
+  std::string ffn_type = "gelu";
+  if (contains_nocase(arch, "swiglu")) ffn_type = "swiglu";
+  else if (contains_nocase(arch, "squared-relu")) ffn_type = "squared_relu";
+  model["ffn_type"] = ffn_type;
+  const bool llama = contains_nocase(model_name, "llama");
+  const bool nemotron = contains_nocase(model_name, "nemotron");
+  const bool modern = llama || nemotron || contains(arch, "GQA") || contains(arch, "RoPE");
+  const bool alibi = contains(arch, "ALiBi");
+  model["position"] = (modern || alibi) ? "rope" : "learned";  // ALiBi has no parameters
+  model["norm"] = llama ? "rmsnorm" : "layernorm";
+  model["bias"] = !(modern || contains_nocase(arch, "no bias"));
+  bool tied = !modern;
+  if (facts.tied_embeddings) tied = *facts.tied_embeddings;
+  model["tied_embeddings"] = tied;
+  if (contains(cell("ffn_hidden"), "assumed"))
+    c.assumptions.push_back(fmt::format("ffn_hidden {} (the row says: {})", *ffn, cell("ffn_hidden")));
+  if (contains(cell("vocab"), "~"))
+    c.assumptions.push_back(fmt::format("vocab {} (the row says: {})", *vocab, cell("vocab")));
+
+  // The measured iteration time, or one derived from a measured rate.
+  const auto gpus = leading_integer(cell("gpu_count"));
+  if (!gpus) return skip("gpu_count not stated");
+  const std::string derived = cell("derived_fields");
+  auto iter = leading_number(cell("iter_time_s"));
+  if (iter) {
+    c.iter_time = contains(derived, "iter_time_s") ? "derived by the data file: " + derived
+                                                   : "measured";
+  } else if (!(c.source == "MCORE" && leading_number(cell("tflops_per_gpu")) &&
+                 leading_integer(cell("tp")) && leading_integer(cell("pp")))) {
+    std::string what = "no iteration time: the row reports only a rate (";
+    std::string rates;
+    for (const char* k : {"tflops_per_gpu", "mfu_pct", "tokens_per_s_per_gpu"})
+      if (leading_number(cell(k))) rates += (rates.empty() ? "" : ", ") + std::string(k);
+    what += rates.empty() ? "none" : rates;
+    what += ")";
+    std::string missing;
+    for (const char* k : {"tp", "pp", "micro_batch", "global_batch"})
+      if (!leading_integer(cell(k))) missing += (missing.empty() ? "" : ", ") + std::string(k);
+    if (!missing.empty()) what += "; not stated: " + missing;
+    const auto l = leading_integer(cell("layers"));
+    const auto pp = leading_integer(cell("pp"));
+    if (l && pp && *pp > 0 && *l % *pp != 0)
+      what += fmt::format("; {} layers do not split evenly over pp={}", *l, *pp);
+    if (c.source == "MEGATRON2019")
+      what += "; the 2019 blog's FLOP count (recompute included or not) is not stated";
+    return skip(what);
+  }
+
+  // The cluster.
+  const auto gpu = gpu_preset(cell("gpu"));
+  if (!gpu) return skip(fmt::format("GPU '{}' has no preset", cell("gpu")));
+  std::optional<HeteroNetwork> split;
+  if (network_hetero) {
+    split = hetero_network(cell("inter_node_link"), *gpu, catalog);
+    if (!split)
+      return skip(fmt::format("heterogeneous network '{}' is not one the conversion reads",
+                              trim(cell("inter_node_link"))));
+    c.assumptions.push_back(split->note);
+  }
+  const auto per_node =
+      split ? std::optional<int64_t>(split->first_gpus_per_node) : leading_integer(cell("gpus_per_node"));
+  if (!per_node) return skip("gpus_per_node not stated");
+  if (*gpus % *per_node != 0 && *gpus > *per_node)
+    return skip(fmt::format("{} GPUs are not whole nodes of {}", *gpus, *per_node));
+  const int nodes = static_cast<int>(std::max<int64_t>(1, *gpus / *per_node));
+  Json cluster = Json::object();
+  if (*gpus < *per_node) {
+    // A part of one node (e.g. one GPU of a DGX-2H).
+    return skip(fmt::format("{} GPU(s) of a {}-GPU node: partial nodes are not modelled", *gpus,
+                            *per_node));
+  }
+  const auto net = split ? std::optional<Network>(Network{"", 1, ""})
+                         : network_for(cell("inter_node_link"), *gpu, static_cast<int>(*per_node));
+  if (!net) return skip(fmt::format("inter-node network '{}' has no preset", cell("inter_node_link")));
+  if (!net->note.empty()) c.assumptions.push_back(net->note);
+  const NodePreset* preset = nullptr;
+  if (split) {
+    cluster = split->cluster;
+  } else
+  for (const auto& n : catalog.nodes)
+    if (n.gpu == *gpu && n.gpus_per_node == *per_node && n.inter_node_link == net->link &&
+        n.nics_per_node == net->nics)
+      preset = &n;
+  if (split) {
+    // the groups are set above
+  } else if (preset) {
+    cluster["node"] = preset->id;
+    cluster["nodes"] = nodes;
+  } else {
+    std::string intra = "nvlink3";
+    if (*gpu == "h100-sxm5-80gb") intra = "nvlink4";
+    if (gpu->rfind("v100", 0) == 0) intra = "nvlink2";
+    cluster["gpu"] = *gpu;
+    cluster["gpus_per_node"] = *per_node;
+    cluster["nodes"] = nodes;
+    cluster["intra_node_link"] = intra;
+    cluster["inter_node_link"] = net->link;
+    cluster["nics_per_node"] = net->nics;
+  }
+
+  // The plan.
+  const auto tp = leading_integer(cell("tp"));
+  const auto pp = leading_integer(cell("pp"));
+  if (!tp || !pp) return skip("tensor/pipeline parallel sizes not stated");
+  const int64_t cp = leading_integer(cell("cp")).value_or(1);
+  const auto dp_cell = leading_integer(cell("dp"));
+  const int64_t dp = dp_cell.value_or(*gpus / (*tp * *pp * cp));
+  if (*tp * *pp * cp * dp != *gpus)
+    return skip(fmt::format("tp*pp*cp*dp = {}*{}*{}*{} != {} GPUs", *tp, *pp, cp, dp, *gpus));
+  int64_t vpp = 1;
+  if (auto v = leading_integer(cell("vp"))) vpp = std::max<int64_t>(1, *v);
+  else if (*pp > 1 && contains(cell("vp"), "interleaved"))
+    return skip("pipeline interleaving used but its degree is not stated");
+  else if (*pp > 1)
+    c.assumptions.push_back("vp not stated: 1 (non-interleaved 1F1B)");
+  // Counting the first and last stage's embedding as one layer each splits layers + 2 evenly.
+  const bool embedding_split =
+      facts.embedding_in_split && vpp == 1 && *layers % *pp != 0 && (*layers + 2) % *pp == 0;
+  if (*layers % (*pp * vpp) != 0 && !embedding_split)
+    return skip(fmt::format("{} layers over pp*vp = {}*{}: uneven pipeline split (the recipe "
+                            "balances the embedding and loss stages) is not modelled",
+                            *layers, *pp, vpp));
+  auto micro = leading_integer(cell("micro_batch"));
+  if (!micro) {
+    if (!facts.default_micro_batch) return skip("micro_batch not stated");
+    micro = facts.default_micro_batch;
+    c.assumptions.push_back(fmt::format("micro_batch not stated: {} (source default)", *micro));
+  } else if (contains(cell("micro_batch"), "not confirmed")) {
+    c.assumptions.push_back(fmt::format("micro_batch {} (not confirmed by the source)", *micro));
+  }
+  const auto gbs = leading_integer(cell("global_batch"));
+  if (!gbs) return skip("global_batch not stated");
+
+  // Recompute, precision and the options the source fixes.
+  const std::string rc = trim(cell("recompute"));
+  std::string recompute;
+  if (rc.rfind("full", 0) == 0 || (c.source == "DTFM" && rc.rfind("yes", 0) == 0)) recompute = "full";
+  else if (contains(rc, "selective")) recompute = "selective";
+  else if (rc.rfind("none", 0) == 0) recompute = "none";
+  else if (!facts.default_recompute.empty()) {
+    recompute = facts.default_recompute;
+    c.assumptions.push_back(
+        fmt::format("recompute not stated: {} (source default)", facts.default_recompute));
+  } else {
+    return skip("activation recompute not stated");
+  }
+  if (contains(rc, "not confirmed"))
+    c.assumptions.push_back(fmt::format("recompute {} (not confirmed by the source)", recompute));
+  const std::string prec = cell("precision");
+  std::string precision;
+  if (contains_nocase(prec, "fp8")) precision = "fp8";
+  else if (contains_nocase(prec, "bf16")) precision = "bf16";
+  else if (contains_nocase(prec, "fp16") || contains_nocase(prec, "16-bit")) precision = "fp16";
+  else if (contains_nocase(prec, "mixed")) {
+    precision = "bf16";
+    c.assumptions.push_back(
+        fmt::format("precision '{}': bf16 (fp16 has the same peak; only gradient bytes differ)",
+                    prec));
+  } else {
+    return skip(fmt::format("precision '{}' not recognised", prec));
+  }
+  if (contains(prec, "fp16/bf16 not confirmed"))
+    c.assumptions.push_back("precision: bf16 (fp16/bf16 not confirmed; same peak on A100)");
+
+  Json plan = Json::object();
+  plan["tp"] = *tp;
+  plan["pp"] = *pp;
+  plan["dp"] = dp;
+  plan["cp"] = cp;
+  plan["vpp"] = vpp;
+  plan["micro_batch"] = *micro;
+  plan["global_batch"] = *gbs;
+  plan["recompute"] = recompute;
+  plan["precision"] = precision;
+  const bool sp = *tp > 1 && (recompute == "selective" || facts.sequence_parallel);
+  plan["sequence_parallel"] = sp;
+  const std::string sharding = cell("sharding");
+  int zero = facts.zero_stage;
+  bool distributed_optimizer = facts.distributed_optimizer;
+  if (contains(sharding, "FSDP")) {
+    zero = 3;
+    distributed_optimizer = false;
+  }
+  if (zero > 0) plan["zero_stage"] = zero;
+  if (distributed_optimizer) plan["distributed_optimizer"] = true;
+  plan["flash_attention"] = facts.flash_attention;
+  bool overlap_grad = facts.overlap_grad_reduce;
+  if (c.source == "SC21") {
+    // run_table_1.sh: torch DDP (overlapped all-reduce) up to 18B, Megatron's local DDP from 39B.
+    const auto params_b = leading_number(cell("params_b"));
+    overlap_grad = params_b && *params_b < 39;
+  }
+  plan["overlap_grad_reduce"] = overlap_grad;
+  plan["overlap_param_gather"] = facts.overlap_param_gather;
+  plan["tp_comm_overlap"] = facts.tp_comm_overlap && *tp > 1;
+  plan["overlap_p2p"] = facts.overlap_p2p;
+  if (facts.pp_scatter_gather) plan["pp_scatter_gather"] = true;
+  if (embedding_split) {
+    const int64_t per_stage = (*layers + 2) / *pp;
+    Json stages = Json::array();
+    for (int64_t i = 0; i < *pp; ++i)
+      stages.push_back(Json{{"layers", i == 0 || i + 1 == *pp ? per_stage - 1 : per_stage}});
+    plan["stages"] = std::move(stages);
+    c.assumptions.push_back(fmt::format("pipeline split counts the two embeddings as layers: "
+                                        "{} + 2 over {} stages, {} transformer layers on the "
+                                        "first and last, {} elsewhere",
+                                        *layers, *pp, per_stage - 1, per_stage));
+  }
+  if (split) {  // stages in rank order: as many on the first group as its GPUs hold
+    const int64_t per_stage = *tp * cp * dp;
+    const int64_t first = split->first_group_gpus / per_stage;
+    if (first * per_stage != split->first_group_gpus || first <= 0 || first >= *pp)
+      return skip("the first group does not hold whole pipeline stages");
+    Json stages = Json::array();
+    for (int64_t i = 0; i < *pp; ++i)
+      stages.push_back(Json{{"group", i < first ? 0 : 1}, {"layers", *layers / *pp}});
+    plan["stages"] = std::move(stages);
+  }
+  if (!facts.known)
+    c.assumptions.push_back("no source facts recorded: Megatron-Core defaults for the options");
+
+  Json scenario = Json::object();
+  scenario["name"] = c.id;
+  scenario["model"] = std::move(model);
+  scenario["cluster"] = std::move(cluster);
+  scenario["plan"] = std::move(plan);
+  auto parsed = scenario_from_json(scenario, catalog);
+  if (!parsed) return skip("the engine rejects the scenario: " + parsed.error().message);
+
+  if (!iter) {
+    // Iteration time from a measured TFLOP/s per GPU (the Megatron-Core table reports true model
+    // FLOPs): model FLOPs of the step with the engine's MFU formula (3 x forward, full s x s
+    // attention, logits) over rate x GPUs.
+    const auto tflops = leading_number(cell("tflops_per_gpu"));
+    if (c.source == "MCORE" && tflops && *tflops > 0) {
+      const double flops = model_flops_per_sample(parsed->model, static_cast<double>(*seq)) *
+                           static_cast<double>(*gbs);
+      iter = flops / (*tflops * 1e12 * static_cast<double>(*gpus));
+      c.iter_time = fmt::format(
+          "derived: model FLOPs per step (3 x forward incl. s x s attention and logits, as "
+          "model_flops_per_sample) / ({} TFLOP/s x {} GPUs)",
+          *tflops, *gpus);
+    } else {
+      return skip("no measured or derived iteration time");
+    }
+  }
+  c.measured_iter_time_s = *iter;
+  c.scenario = std::move(scenario);
+  return Built{std::move(c), {}};
+}
+
+}  // namespace
+
+Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
+  Conversion out;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    Built b = convert_row(table, r, catalog);
+    if (b.c) {
+      out.cases.push_back(std::move(*b.c));
+    } else {
+      const std::string id = table.cell(r, "id");
+      out.skipped.push_back(Skipped{id, source_of(id), b.skip});
+    }
+  }
+  return out;
+}
+
+}  // namespace stepcast::accuracy
