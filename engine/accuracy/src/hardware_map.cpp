@@ -5,20 +5,97 @@
 #include <regex>
 
 #include "cell_text.h"
+#include "data_tables.h"
 
 namespace stepcast::accuracy {
 
 using detail::contains;
 using detail::trim;
 
-std::optional<std::string> gpu_preset(std::string_view gpu) {
-  if (contains(gpu, "A100-SXM4-80GB")) return "a100-sxm4-80gb";
-  if (contains(gpu, "A100-SXM4-40GB")) return "a100-sxm4-40gb";
-  if (contains(gpu, "H100-SXM5-80GB")) return "h100-sxm5-80gb";
-  if (contains(gpu, "V100") && contains(gpu, "16GB")) return "v100-sxm2-16gb";
-  if (contains(gpu, "V100") && contains(gpu, "32GB")) return "v100-sxm2-32gb";
+namespace {
+
+using stepcast::detail::JsonReader;
+using detail::is_null;
+
+Result<GpuRule> read_gpu_rule(const Json& j, std::string path) {
+  JsonReader r(j, std::move(path));
+  r.reject_unknown_keys({"contains_all", "preset", "intra_node_link"});
+  GpuRule rule;
+  rule.contains_all = detail::strings(r, "contains_all");
+  rule.preset = r.string("preset", std::nullopt);
+  rule.intra_node_link = r.string("intra_node_link", std::nullopt);
+  if (!r.ok()) return r.error();
+  return rule;
+}
+
+Result<NetworkRule> read_network_rule(const Json& j, std::string path) {
+  JsonReader r(j, std::move(path));
+  r.reject_unknown_keys({"contains_any", "gpu", "gpus_per_node", "link", "nics_per_node", "note",
+                         "note_if_hedged", "why"});
+  NetworkRule rule;
+  rule.contains_any = detail::strings(r, "contains_any");
+  if (!is_null(r, "gpu")) rule.gpu = r.string("gpu", std::nullopt);
+  if (!is_null(r, "gpus_per_node")) rule.gpus_per_node = r.integer("gpus_per_node", std::nullopt);
+  rule.link = r.string("link", std::nullopt);
+  rule.nics_per_node = static_cast<int>(r.integer("nics_per_node", std::nullopt, 1, 64));
+  if (!is_null(r, "note")) rule.note = r.string("note", std::nullopt);
+  if (!is_null(r, "note_if_hedged")) rule.note_if_hedged = r.string("note_if_hedged", std::nullopt);
+  r.string("why", std::string());  // for people only
+  if (!r.ok()) return r.error();
+  return rule;
+}
+
+}  // namespace
+
+Result<HardwareMap> parse_hardware_map(std::string_view json_text) {
+  auto doc = detail::parse_table(json_text, "hardware_map.json");
+  if (!doc) return doc.error();
+  JsonReader top(*doc, "");
+  top.reject_unknown_keys({"about", "gpus", "hedge_words", "networks"});
+  top.string("about", std::string());  // for people only
+  HardwareMap map;
+  map.hedge_words = detail::strings(top, "hedge_words");
+  if (auto e = detail::read_list(top, "gpus", read_gpu_rule, map.gpus)) return *e;
+  if (auto e = detail::read_list(top, "networks", read_network_rule, map.networks)) return *e;
+  return map;
+}
+
+const Result<HardwareMap>& builtin_hardware_map() {
+  static const Result<HardwareMap> map = parse_hardware_map(detail::hardware_map_json());
+  return map;
+}
+
+const GpuRule* HardwareMap::gpu_for(std::string_view gpu) const {
+  for (const auto& rule : gpus) {
+    bool all = true;
+    for (const auto& s : rule.contains_all) all = all && contains(gpu, s);
+    if (all) return &rule;
+  }
+  return nullptr;
+}
+
+std::optional<Network> HardwareMap::network_for(std::string_view inter, const std::string& gpu,
+                                                int per_node) const {
+  bool hedged = false;
+  for (const auto& w : hedge_words) hedged = hedged || contains(inter, w);
+  for (const auto& rule : networks) {
+    bool named = rule.contains_any.empty();
+    for (const auto& s : rule.contains_any) named = named || contains(inter, s);
+    if (!named || (rule.gpu && *rule.gpu != gpu) ||
+        (rule.gpus_per_node && *rule.gpus_per_node != per_node))
+      continue;
+    std::string note = hedged && !rule.note_if_hedged.empty() ? rule.note_if_hedged : rule.note;
+    const std::string text = trim(inter);
+    for (size_t at = note.find("{text}"); at != std::string::npos;
+         at = note.find("{text}", at + text.size()))
+      note.replace(at, 6, text);
+    return Network{rule.link, rule.nics_per_node, note};
+  }
   return std::nullopt;
 }
+
+// ---------------------------------------------------------------------------------------------
+// DT-FM's network-heterogeneous clusters
 
 namespace {
 
@@ -79,27 +156,6 @@ std::optional<HeteroNetwork> hetero_network(std::string_view text, const std::st
                          s);
     return h;
   }
-  return std::nullopt;
-}
-
-std::optional<Network> network_for(std::string_view inter, const std::string& gpu, int per_node) {
-  const bool unsure = contains(inter, "not stated") || contains(inter, "likely");
-  const std::string note =
-      unsure ? fmt::format("inter-node network '{}': 8 ports per node", trim(inter)) : "";
-  if (contains(inter, "HDR")) return Network{"ib-hdr", 8, note};
-  if (contains(inter, "NDR")) return Network{"ib-ndr", 8, note};
-  if (contains(inter, "Omni-Path")) {
-    // "Omni-Path (4 links per node)": 4 x 100 Gb/s ports.
-    return Network{"omni-path", 4, ""};
-  }
-  if (contains(inter, "1600 Gbps per node RoCE"))
-    return Network{"roce-200g", 8, "1600 Gbps per node RoCE = 8 x RoCE 200GbE ports"};
-  if (contains(inter, "25 Gbps inter-instance") || contains(inter, "same as above"))
-    return Network{"eth-25g", 1, "p3.16xlarge: one 25 Gbps ENA port per instance"};
-  if (gpu == "h100-sxm5-80gb" && per_node == 8)
-    return Network{"ib-ndr", 8,
-                   fmt::format("inter-node network '{}': DGX H100 reference (8 x NDR 400G)",
-                               trim(inter))};
   return std::nullopt;
 }
 

@@ -27,14 +27,15 @@ struct Built {
 
 Built skip(std::string reason) { return Built{std::nullopt, std::move(reason)}; }
 
-Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
+Built convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
+                  const HardwareMap& hardware, const Catalog& catalog) {
   auto cell = [&](std::string_view name) { return t.cell(r, name); };
   Case c;
   c.id = cell("id");
   c.source = source_of(c.id);
   c.citation = cell("source");
   c.locator = cell("source_locator");
-  const SourceFacts facts = facts_for(c.source);
+  const SourceFacts& facts = sources.facts_for(c.source);
 
   // What the engine does not model.
   if (!trim(cell("moe_experts")).empty())
@@ -55,11 +56,11 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   const std::string arch = cell("arch");
   const std::string model_name = cell("model");
   if (!heads) {
-    // DT-FM's GPT-3 XL-like model: the file gives no head count. GPT-3's d_head = 128 gives
-    // 16 heads for h = 2048 (GPT-3's own "24 heads" does not divide 2048, which Megatron needs).
-    if (c.source == "DTFM" && *hidden == 2048) {
-      heads = 16;
-      c.assumptions.push_back("heads not stated: 16 (GPT-3 d_head = 128; 24 does not divide 2048)");
+    // The head count the source's model implies (DT-FM's GPT-3 XL-like model: sources.json).
+    const auto& implied = facts.heads_when_unstated;
+    if (implied && *hidden == implied->hidden) {
+      heads = implied->heads;
+      c.assumptions.push_back(fmt::format("heads not stated: {} ({})", *heads, implied->because));
     } else {
       return skip("attention heads not stated");
     }
@@ -102,7 +103,7 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   if (iter) {
     c.iter_time = contains(derived, "iter_time_s") ? "derived by the data file: " + derived
                                                    : "measured";
-  } else if (!(c.source == "MCORE" && leading_number(cell("tflops_per_gpu")) &&
+  } else if (!(facts.iter_time_from_tflops && leading_number(cell("tflops_per_gpu")) &&
                  leading_integer(cell("tp")) && leading_integer(cell("pp")))) {
     std::string what = "no iteration time: the row reports only a rate (";
     std::string rates;
@@ -124,11 +125,12 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   }
 
   // The cluster.
-  const auto gpu = gpu_preset(cell("gpu"));
-  if (!gpu) return skip(fmt::format("GPU '{}' has no preset", cell("gpu")));
+  const GpuRule* gpu_rule = hardware.gpu_for(cell("gpu"));
+  if (!gpu_rule) return skip(fmt::format("GPU '{}' has no preset", cell("gpu")));
+  const std::string& gpu = gpu_rule->preset;
   std::optional<HeteroNetwork> split;
   if (network_hetero) {
-    split = hetero_network(cell("inter_node_link"), *gpu, catalog);
+    split = hetero_network(cell("inter_node_link"), gpu, catalog);
     if (!split)
       return skip(fmt::format("heterogeneous network '{}' is not one the conversion reads",
                               trim(cell("inter_node_link"))));
@@ -147,7 +149,8 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
                             *per_node));
   }
   const auto net = split ? std::optional<Network>(Network{"", 1, ""})
-                         : network_for(cell("inter_node_link"), *gpu, static_cast<int>(*per_node));
+                         : hardware.network_for(cell("inter_node_link"), gpu,
+                                                static_cast<int>(*per_node));
   if (!net) return skip(fmt::format("inter-node network '{}' has no preset", cell("inter_node_link")));
   if (!net->note.empty()) c.assumptions.push_back(net->note);
   const NodePreset* preset = nullptr;
@@ -155,7 +158,7 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
     cluster = split->cluster;
   } else
   for (const auto& n : catalog.nodes)
-    if (n.gpu == *gpu && n.gpus_per_node == *per_node && n.inter_node_link == net->link &&
+    if (n.gpu == gpu && n.gpus_per_node == *per_node && n.inter_node_link == net->link &&
         n.nics_per_node == net->nics)
       preset = &n;
   if (split) {
@@ -164,13 +167,10 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
     cluster["node"] = preset->id;
     cluster["nodes"] = nodes;
   } else {
-    std::string intra = "nvlink3";
-    if (*gpu == "h100-sxm5-80gb") intra = "nvlink4";
-    if (gpu->rfind("v100", 0) == 0) intra = "nvlink2";
-    cluster["gpu"] = *gpu;
+    cluster["gpu"] = gpu;
     cluster["gpus_per_node"] = *per_node;
     cluster["nodes"] = nodes;
-    cluster["intra_node_link"] = intra;
+    cluster["intra_node_link"] = gpu_rule->intra_node_link;
     cluster["inter_node_link"] = net->link;
     cluster["nics_per_node"] = net->nics;
   }
@@ -211,7 +211,9 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   // Recompute, precision and the options the source fixes.
   const std::string rc = trim(cell("recompute"));
   std::string recompute;
-  if (rc.rfind("full", 0) == 0 || (c.source == "DTFM" && rc.rfind("yes", 0) == 0)) recompute = "full";
+  if (rc.rfind("full", 0) == 0) recompute = "full";
+  else if (!facts.recompute_yes_means.empty() && rc.rfind("yes", 0) == 0)
+    recompute = facts.recompute_yes_means;
   else if (contains(rc, "selective")) recompute = "selective";
   else if (rc.rfind("none", 0) == 0) recompute = "none";
   else if (!facts.default_recompute.empty()) {
@@ -262,10 +264,11 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   if (distributed_optimizer) plan["distributed_optimizer"] = true;
   plan["flash_attention"] = facts.flash_attention;
   bool overlap_grad = facts.overlap_grad_reduce;
-  if (c.source == "SC21") {
-    // run_table_1.sh: torch DDP (overlapped all-reduce) up to 18B, Megatron's local DDP from 39B.
+  if (const auto& below = facts.overlap_grad_reduce_below_params_b) {
+    // Overlapped only for smaller models (SC21's run_table_1.sh: torch DDP up to 18B, Megatron's
+    // local DDP from 39B).
     const auto params_b = leading_number(cell("params_b"));
-    overlap_grad = params_b && *params_b < 39;
+    overlap_grad = overlap_grad && params_b && *params_b < *below;
   }
   plan["overlap_grad_reduce"] = overlap_grad;
   plan["overlap_param_gather"] = facts.overlap_param_gather;
@@ -293,7 +296,7 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
       stages.push_back(Json{{"group", i < first ? 0 : 1}, {"layers", *layers / *pp}});
     plan["stages"] = std::move(stages);
   }
-  if (!facts.known)
+  if (!facts.listed)
     c.assumptions.push_back("no source facts recorded: Megatron-Core defaults for the options");
 
   Json scenario = Json::object();
@@ -305,11 +308,11 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
   if (!parsed) return skip("the engine rejects the scenario: " + parsed.error().message);
 
   if (!iter) {
-    // Iteration time from a measured TFLOP/s per GPU (the Megatron-Core table reports true model
-    // FLOPs): model FLOPs of the step with the engine's MFU formula (3 x forward, full s x s
-    // attention, logits) over rate x GPUs.
+    // Iteration time from a measured TFLOP/s per GPU, where the source reports true model FLOPs
+    // (the Megatron-Core table): model FLOPs of the step with the engine's MFU formula (3 x
+    // forward, full s x s attention, logits) over rate x GPUs.
     const auto tflops = leading_number(cell("tflops_per_gpu"));
-    if (c.source == "MCORE" && tflops && *tflops > 0) {
+    if (facts.iter_time_from_tflops && tflops && *tflops > 0) {
       const double flops = model_flops_per_sample(parsed->model, static_cast<double>(*seq)) *
                            static_cast<double>(*gbs);
       iter = flops / (*tflops * 1e12 * static_cast<double>(*gpus));
@@ -329,9 +332,13 @@ Built convert_row(const CsvTable& t, size_t r, const Catalog& catalog) {
 }  // namespace
 
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
+  const auto& sources = builtin_source_table();
+  const auto& hardware = builtin_hardware_map();
   Conversion out;
   for (size_t r = 0; r < table.rows.size(); ++r) {
-    Built b = convert_row(table, r, catalog);
+    Built b = !sources     ? skip("built-in sources.json: " + sources.error().message)
+              : !hardware ? skip("built-in hardware_map.json: " + hardware.error().message)
+                          : convert_row(table, r, *sources, *hardware, catalog);
     if (b.c) {
       out.cases.push_back(std::move(*b.c));
     } else {

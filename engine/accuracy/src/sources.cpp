@@ -1,5 +1,9 @@
 #include "stepcast/accuracy/sources.h"
 
+#include <fmt/format.h>
+
+#include "data_tables.h"
+
 namespace stepcast::accuracy {
 
 std::string source_of(std::string_view id) {
@@ -7,63 +11,121 @@ std::string source_of(std::string_view id) {
   return std::string(dash == std::string_view::npos ? id : id.substr(0, dash));
 }
 
-bool is_megatron_source(std::string_view s) { return s == "SC21" || s == "KORTH" || s == "MCORE"; }
-
-SourceFacts facts_for(const std::string& source) {
-  SourceFacts f;
-  f.known = true;
-  if (source == "SC21" || source == "KORTH") {
-    // Megatron-LM of 2021-22: no FlashAttention (unfused softmax), blocking p2p, and the
-    // scatter/gather of pipeline messages across the TP group (SC21 sec. 4.1, on by default
-    // via --scatter-gather-tensors-in-pipeline in Megatron-LM 2.x).
-    f.flash_attention = false;
-    f.overlap_p2p = false;
-    f.pp_scatter_gather = true;
-  } else if (source == "MCORE") {
-    // Megatron-LM README: --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap, the
-    // distributed optimizer (param gather implies it); parameter counts in the table imply
-    // untied input and output embeddings (e.g. 1.7B = 24 x 12 x 2048^2 + 2 x 131072 x 2048).
-    f.tp_comm_overlap = true;
-    f.sequence_parallel = true;
-    f.distributed_optimizer = true;
-    f.default_micro_batch = 1;
-    f.default_recompute = "none";
-    f.tied_embeddings = false;
-  } else if (source == "NEMO2407" || source.rfind("MBRIDGE", 0) == 0) {
-    // NeMo / Megatron-Bridge performance recipes: distributed optimizer, SP and TP comm
-    // overlap with TP > 1, no activation recompute unless the table says so.
-    f.tp_comm_overlap = true;
-    f.sequence_parallel = true;
-    f.distributed_optimizer = true;
-    f.default_recompute = "none";
-  } else if (source == "BLOOM" || source == "MTNLG") {
-    // Megatron-DeepSpeed 2021-22: ZeRO-1, no FlashAttention, DeepSpeed's pipeline engine
-    // reduces gradients after the last micro-batch and gathers parameters after the step.
-    // DeepSpeed's pipeline engine partitions activations over the model-parallel group before
-    // sending and gathers them after (PipelineEngine.is_pipe_partitioned).
-    f.flash_attention = false;
-    f.overlap_p2p = false;
-    f.pp_scatter_gather = true;
-    f.zero_stage = 1;
-    f.overlap_grad_reduce = false;
-    f.overlap_param_gather = false;
-    // BLOOM: --pp-partition-method 'type:transformer|embedding' (bigscience train/tr11-176B-ml
-    // README, the row's own source): the tied embeddings count as layers in the split.
-    f.embedding_in_split = source == "BLOOM";
-  } else if (source == "LLMFOUNDRY") {
-    // Composer + PyTorch FSDP FULL_SHARD (ZeRO-3), FlashAttention (triton / flash-attn).
-    f.zero_stage = 3;
-  } else if (source == "DTFM") {
-    // Megatron-LM baseline on V100 (2022): no FlashAttention (needs Ampere), local DDP,
-    // Megatron 2.x pipeline scatter/gather.
-    f.flash_attention = false;
-    f.overlap_p2p = false;
-    f.pp_scatter_gather = true;
-    f.overlap_grad_reduce = false;
-  } else {
-    f.known = false;
+const SourceFacts& SourceTable::facts_for(std::string_view source) const {
+  for (const auto& f : sources) {
+    const bool prefix = !f.id.empty() && f.id.back() == '*';
+    const std::string_view id = std::string_view(f.id).substr(0, f.id.size() - (prefix ? 1 : 0));
+    if (prefix ? source.starts_with(id) : source == id) return f;
   }
+  return unlisted;
+}
+
+std::string SourceTable::megatron_lm_name() const {
+  std::string ids;
+  for (const auto& f : sources)
+    if (f.megatron_lm) ids += (ids.empty() ? "" : "+") + f.id;
+  return fmt::format("Megatron-LM ({})", ids);
+}
+
+namespace {
+
+using stepcast::detail::JsonReader;
+using detail::is_null;
+
+// A recompute mode of the scenario's plan, or empty for null.
+std::string recompute_mode(JsonReader& r, std::string_view key) {
+  static constexpr const char* kModes[] = {"none", "selective", "full"};
+  if (is_null(r, key)) return "";
+  return kModes[r.choice(key, {"none", "selective", "full"}, std::nullopt)];
+}
+
+std::optional<SourceFacts::Heads> heads_when_unstated(JsonReader& r) {
+  const std::string_view key = "heads_when_unstated";
+  const Json* v = is_null(r, key) ? nullptr : detail::required(r, key);
+  if (!v) return std::nullopt;
+  JsonReader h(*v, r.field(key));
+  h.reject_unknown_keys({"hidden", "heads", "because"});
+  SourceFacts::Heads heads;
+  heads.hidden = h.integer("hidden", std::nullopt);
+  heads.heads = h.integer("heads", std::nullopt);
+  heads.because = h.string("because", std::nullopt);
+  if (!h.ok()) r.fail(h.error().code, h.error().path, h.error().message);
+  return heads;
+}
+
+// One entry of the table (`listed`) or the defaults for unlisted sources.
+Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
+  JsonReader r(j, std::move(path));
+  r.reject_unknown_keys({"id", "megatron_lm", "flash_attention", "overlap_p2p",
+                         "pp_scatter_gather", "embedding_in_split", "tp_comm_overlap",
+                         "sequence_parallel", "distributed_optimizer", "zero_stage",
+                         "overlap_grad_reduce", "overlap_grad_reduce_below_params_b",
+                         "overlap_param_gather", "tied_embeddings", "default_micro_batch",
+                         "default_recompute", "recompute_yes_means", "heads_when_unstated",
+                         "iter_time_from_tflops", "why"});
+  SourceFacts f;
+  f.listed = listed;
+  if (listed)
+    f.id = r.string("id", std::nullopt);
+  else if (r.has("id"))
+    r.fail(ErrorCode::unknown_key, r.field("id"),
+           fmt::format("{}: the defaults for unlisted sources have no id", r.field("id")));
+  f.megatron_lm = r.boolean("megatron_lm", std::nullopt);
+  f.flash_attention = r.boolean("flash_attention", std::nullopt);
+  f.overlap_p2p = r.boolean("overlap_p2p", std::nullopt);
+  f.pp_scatter_gather = r.boolean("pp_scatter_gather", std::nullopt);
+  f.embedding_in_split = r.boolean("embedding_in_split", std::nullopt);
+  f.tp_comm_overlap = r.boolean("tp_comm_overlap", std::nullopt);
+  f.sequence_parallel = r.boolean("sequence_parallel", std::nullopt);
+  f.distributed_optimizer = r.boolean("distributed_optimizer", std::nullopt);
+  f.zero_stage = static_cast<int>(r.integer("zero_stage", std::nullopt, 0, 3));
+  f.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
+  if (!is_null(r, "overlap_grad_reduce_below_params_b"))
+    f.overlap_grad_reduce_below_params_b =
+        r.number("overlap_grad_reduce_below_params_b", std::nullopt);
+  f.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
+  if (!is_null(r, "tied_embeddings"))
+    f.tied_embeddings = r.boolean("tied_embeddings", std::nullopt);
+  if (!is_null(r, "default_micro_batch"))
+    f.default_micro_batch = r.integer("default_micro_batch", std::nullopt);
+  f.default_recompute = recompute_mode(r, "default_recompute");
+  f.recompute_yes_means = recompute_mode(r, "recompute_yes_means");
+  f.heads_when_unstated = heads_when_unstated(r);
+  f.iter_time_from_tflops = r.boolean("iter_time_from_tflops", std::nullopt);
+  f.why = r.string("why", std::nullopt);
+  if (!r.ok()) return r.error();
   return f;
+}
+
+}  // namespace
+
+Result<SourceTable> parse_source_table(std::string_view json_text) {
+  auto doc = detail::parse_table(json_text, "sources.json");
+  if (!doc) return doc.error();
+  JsonReader top(*doc, "");
+  top.reject_unknown_keys({"about", "unlisted", "sources"});
+  top.string("about", std::string());  // for people only
+  const Json* unlisted = detail::required(top, "unlisted");
+  if (!top.ok()) return top.error();
+  SourceTable table;
+  auto defaults = read_facts(*unlisted, "unlisted", /*listed=*/false);
+  if (!defaults) return defaults.error();
+  table.unlisted = std::move(defaults).value();
+  auto listed = [](const Json& j, std::string path) {
+    return read_facts(j, std::move(path), /*listed=*/true);
+  };
+  if (auto e = detail::read_list(top, "sources", listed, table.sources)) return *e;
+  return table;
+}
+
+const Result<SourceTable>& builtin_source_table() {
+  static const Result<SourceTable> table = parse_source_table(detail::sources_json());
+  return table;
+}
+
+bool is_megatron_source(std::string_view source) {
+  const auto& table = builtin_source_table();
+  return table.ok() && table->facts_for(source).megatron_lm;
 }
 
 }  // namespace stepcast::accuracy

@@ -56,7 +56,8 @@ Accuracy summarise(std::vector<Prediction> rows) {
     if (is_megatron_source(p.source)) megatron.push_back(&p);
   }
   for (const auto& s : order) acc.sources.push_back(accumulate(s, by_source[s]));
-  acc.megatron = accumulate("Megatron-LM (SC21+KORTH+MCORE)", megatron);
+  const auto& table = builtin_source_table();
+  acc.megatron = accumulate(table ? table->megatron_lm_name() : "Megatron-LM", megatron);
   acc.overall = accumulate("overall", all);
   return acc;
 }

@@ -31,7 +31,7 @@ struct SourceAccuracy {
 struct Accuracy {
   std::vector<Prediction> rows;
   std::vector<SourceAccuracy> sources;  // in order of first appearance
-  SourceAccuracy megatron;              // SC21 + KORTH + MCORE
+  SourceAccuracy megatron;              // the Megatron-LM sources: SC21 + KORTH + MCORE
   SourceAccuracy overall;
 };
 
