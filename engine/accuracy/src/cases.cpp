@@ -9,16 +9,23 @@ namespace stepcast::accuracy {
 
 using detail::trim;
 
-Json to_json(const Case& c) {
-  Json j = Json::object();
+nlohmann::ordered_json to_json(const Case& c) {
+  // Key order for people reading the file: identity, the measurement, its provenance, then the
+  // scenario (name, model, cluster, plan).
+  using Ordered = nlohmann::ordered_json;
+  Ordered scenario = Ordered::object();
+  for (const char* k : {"name", "model", "cluster", "plan", "seq_len"})
+    if (c.scenario.is_object() && c.scenario.contains(k))
+      scenario[k] = Ordered::parse(c.scenario[k].dump(), nullptr, false);
+  Ordered j = Ordered::object();
   j["id"] = c.id;
   j["source"] = c.source;
-  j["citation"] = c.citation;
-  j["locator"] = c.locator;
   j["measured_iter_time_s"] = c.measured_iter_time_s;
   j["iter_time"] = c.iter_time;
+  j["citation"] = c.citation;
+  j["locator"] = c.locator;
   j["assumptions"] = c.assumptions;
-  j["scenario"] = c.scenario;
+  j["scenario"] = std::move(scenario);
   return j;
 }
 
@@ -79,26 +86,8 @@ Result<std::vector<Case>> parse_cases_jsonl(std::string_view text) {
 }
 
 std::string to_jsonl(const std::vector<Case>& cases) {
-  // Key order for people reading the file: identity, the measurement, its provenance, then the
-  // scenario (name, model, cluster, plan).
-  using Ordered = nlohmann::ordered_json;
   std::string out;
-  for (const auto& c : cases) {
-    Ordered scenario = Ordered::object();
-    for (const char* k : {"name", "model", "cluster", "plan", "seq_len"})
-      if (c.scenario.is_object() && c.scenario.contains(k))
-        scenario[k] = Ordered::parse(c.scenario[k].dump(), nullptr, false);
-    Ordered j = Ordered::object();
-    j["id"] = c.id;
-    j["source"] = c.source;
-    j["measured_iter_time_s"] = c.measured_iter_time_s;
-    j["iter_time"] = c.iter_time;
-    j["citation"] = c.citation;
-    j["locator"] = c.locator;
-    j["assumptions"] = c.assumptions;
-    j["scenario"] = std::move(scenario);
-    out += j.dump() + "\n";
-  }
+  for (const auto& c : cases) out += to_json(c).dump() + "\n";
   return out;
 }
 

@@ -25,7 +25,9 @@ struct Case {
   Json scenario;            // the scenario document (docs/scenario.md schema)
 };
 
-Json to_json(const Case& c);
+// A case as one JSON object, keys in the order people read them (identity, the measurement, its
+// provenance, the scenario), and back.
+nlohmann::ordered_json to_json(const Case& c);
 Result<Case> case_from_json(const Json& j);
 
 // Cases in JSON Lines (one case object per line; blank lines ignored).
