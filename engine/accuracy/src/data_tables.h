@@ -23,7 +23,7 @@ inline Result<Json> parse_table(std::string_view text, std::string_view name) {
   return doc;
 }
 
-// Every key of a table entry is present; null means "not set".
+// Whether `key` is there and null: a table states every key of an entry, null for "not set".
 inline bool is_null(const stepcast::detail::JsonReader& r, std::string_view key) {
   return r.has(key) && r.raw(key)->is_null();
 }

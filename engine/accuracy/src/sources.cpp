@@ -34,9 +34,9 @@ using detail::is_null;
 
 // A recompute mode of the scenario's plan, or empty for null.
 std::string recompute_mode(JsonReader& r, std::string_view key) {
-  static constexpr const char* kModes[] = {"none", "selective", "full"};
   if (is_null(r, key)) return "";
-  return kModes[r.choice(key, {"none", "selective", "full"}, std::nullopt)];
+  r.choice(key, {"none", "selective", "full"}, std::nullopt);
+  return r.ok() ? r.raw(key)->get<std::string>() : "";
 }
 
 std::optional<SourceFacts::Heads> heads_when_unstated(JsonReader& r) {
