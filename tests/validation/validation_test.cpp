@@ -12,11 +12,16 @@
 #include <sstream>
 #include <string>
 
-#include "stepcast/calibrate.h"
+#include "stepcast/accuracy/calibrate.h"
+#include "stepcast/accuracy/cases.h"
+#include "stepcast/accuracy/csv.h"
+#include "stepcast/accuracy/hardware_map.h"
+#include "stepcast/accuracy/runs.h"
+#include "stepcast/accuracy/sources.h"
+#include "stepcast/accuracy/statistics.h"
 #include "stepcast/estimate.h"
-#include "stepcast/validation.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 namespace {
 
 std::string read(const std::string& relative) {
@@ -339,6 +344,89 @@ TEST(Stats, SpearmanAndSources) {
   EXPECT_FALSE(is_megatron_source("NEMO2407"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The data tables (engine/accuracy/sources.json, hardware_map.json).
+
+TEST(Tables, BuiltInTablesLoadAndNamePresetsThatExist) {
+  const auto& sources = builtin_source_table();
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  EXPECT_FALSE(sources->unlisted.listed);
+  for (const auto& f : sources->sources) {
+    EXPECT_TRUE(f.listed) << f.id;
+    EXPECT_FALSE(f.why.empty()) << f.id;
+  }
+  EXPECT_EQ(sources->facts_for("MBRIDGE25.11").id, "MBRIDGE*");
+  EXPECT_EQ(sources->facts_for("SC21").id, "SC21");
+  EXPECT_FALSE(sources->facts_for("LLAMA3").listed);
+  EXPECT_EQ(sources->megatron_lm_name(), "Megatron-LM (SC21+KORTH+MCORE)");
+
+  const auto& hardware = builtin_hardware_map();
+  ASSERT_TRUE(hardware.ok()) << hardware.error().message;
+  const Catalog& cat = builtin_catalog();
+  for (const auto& g : hardware->gpus) {
+    EXPECT_NE(cat.find_gpu(g.preset), nullptr) << g.preset;
+    EXPECT_NE(cat.find_link(g.intra_node_link), nullptr) << g.intra_node_link;
+  }
+  for (const auto& n : hardware->networks) EXPECT_NE(cat.find_link(n.link), nullptr) << n.link;
+  ASSERT_NE(hardware->gpu_for("V100 (16GB SXM2 on p3)"), nullptr);
+  EXPECT_EQ(hardware->gpu_for("V100 (16GB SXM2 on p3)")->preset, "v100-sxm2-16gb");
+  EXPECT_EQ(hardware->gpu_for("MI300X"), nullptr);
+  // A hedged cell: the rule's note_if_hedged, with the trimmed cell for {text}.
+  const auto hedged =
+      hardware->network_for(" IB (likely 8x NDR 400G; not stated) ", "a100-sxm4-80gb", 8);
+  ASSERT_TRUE(hedged.has_value());
+  EXPECT_EQ(hedged->link, "ib-ndr");
+  EXPECT_EQ(hedged->note,
+            "inter-node network 'IB (likely 8x NDR 400G; not stated)': 8 ports per node");
+  EXPECT_EQ(hardware->network_for("8x NDR IB 400Gb/s per node", "h100-sxm5-80gb", 8).value().note,
+            "");
+  // No network named: only a DGX H100 (8 GPUs a node) has a reference network.
+  EXPECT_EQ(hardware->network_for("IB (not stated)", "h100-sxm5-80gb", 8).value().link, "ib-ndr");
+  EXPECT_FALSE(hardware->network_for("IB (not stated)", "h100-sxm5-80gb", 4).has_value());
+}
+
+TEST(Tables, BadTablesAreErrorsWithTheirPath) {
+  const Json sources = Json::parse(read("engine/accuracy/sources.json"), nullptr, false);
+  const Json hardware = Json::parse(read("engine/accuracy/hardware_map.json"), nullptr, false);
+  ASSERT_TRUE(sources.is_object() && hardware.is_object());
+  auto source_error = [](const Json& doc) {
+    auto t = parse_source_table(doc.dump());
+    return t.ok() ? Error{ErrorCode::parse_error, "(none)", "parsed"} : t.error();
+  };
+  auto hardware_error = [](const Json& doc) {
+    auto t = parse_hardware_map(doc.dump());
+    return t.ok() ? Error{ErrorCode::parse_error, "(none)", "parsed"} : t.error();
+  };
+  EXPECT_EQ(parse_source_table("{not json").error().code, ErrorCode::parse_error);
+  EXPECT_EQ(parse_hardware_map("[]").error().code, ErrorCode::type_error);
+
+  Json bad = sources;
+  bad["sources"][1]["zero_stage"] = "one";
+  EXPECT_EQ(source_error(bad).path, "sources[1].zero_stage");
+  bad = sources;
+  bad["sources"][0]["flash_atention"] = false;  // a typo
+  EXPECT_EQ(source_error(bad).code, ErrorCode::unknown_key);
+  bad = sources;
+  bad["sources"][2].erase("default_micro_batch");  // every setting is stated, null or not
+  EXPECT_EQ(source_error(bad).path, "sources[2].default_micro_batch");
+  bad = sources;
+  bad["sources"][8]["heads_when_unstated"]["heads"] = 0;
+  EXPECT_EQ(source_error(bad).path, "sources[8].heads_when_unstated.heads");
+  bad = sources;
+  bad["unlisted"]["default_recompute"] = "some";
+  EXPECT_EQ(source_error(bad).code, ErrorCode::out_of_range);
+
+  bad = hardware;
+  bad["networks"][0]["contains_any"] = "HDR";
+  EXPECT_EQ(hardware_error(bad).path, "networks[0].contains_any");
+  bad = hardware;
+  bad["gpus"][0].erase("preset");
+  EXPECT_EQ(hardware_error(bad).path, "gpus[0].preset");
+  bad = hardware;
+  bad["networks"][5]["nics_per_node"] = 0;
+  EXPECT_EQ(hardware_error(bad).code, ErrorCode::out_of_range);
+}
+
 TEST(Cases, BadLinesAreErrorsNotExceptions) {
   EXPECT_FALSE(parse_cases_jsonl("{not json}\n").ok());
   EXPECT_FALSE(parse_cases_jsonl("{\"id\": \"X-1\"}\n").ok());
@@ -350,4 +438,4 @@ TEST(Cases, BadLinesAreErrorsNotExceptions) {
 }
 
 }  // namespace
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy

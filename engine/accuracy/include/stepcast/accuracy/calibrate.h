@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "stepcast/validation.h"
+#include "stepcast/accuracy/cases.h"
+#include "stepcast/accuracy/statistics.h"
+#include "stepcast/catalog.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 
 // One fitted constant of one family, its search interval and where the bounds come from.
 struct FitParameter {
@@ -66,4 +68,4 @@ LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Ca
 // kept as they are): the text of the new file.
 std::string calibration_json(const CalibrationFit& fit, std::string_view original);
 
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy

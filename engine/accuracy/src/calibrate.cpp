@@ -1,4 +1,4 @@
-#include "stepcast/calibrate.h"
+#include "stepcast/accuracy/calibrate.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "stepcast/estimate.h"
 
-namespace stepcast::validation {
+namespace stepcast::accuracy {
 
 namespace {
 
@@ -329,4 +329,4 @@ std::string calibration_json(const CalibrationFit& fit, std::string_view origina
   return compact + "\n";
 }
 
-}  // namespace stepcast::validation
+}  // namespace stepcast::accuracy

@@ -1,0 +1,42 @@
+// The accuracy tables as `stepcast validate` and `stepcast calibrate` print them, in text for
+// people and in JSON for machines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stepcast/accuracy/calibrate.h"
+#include "stepcast/accuracy/runs.h"
+#include "stepcast/accuracy/statistics.h"
+#include "stepcast/catalog.h"
+
+namespace stepcast::accuracy {
+
+// Per row, per source, Megatron-LM and overall.
+Json to_json(const Accuracy& accuracy);
+std::string to_text(const Accuracy& accuracy);
+
+// What `stepcast validate` reports: the accuracy, the rows it skipped and the rank order.
+struct ValidationReport {
+  Accuracy accuracy;
+  std::vector<Skipped> skipped;
+  std::vector<RankGroup> ranks;
+};
+Json to_json(const ValidationReport& report);
+std::string to_text(const ValidationReport& report);
+
+// What `stepcast calibrate` reports: the fitted constants of each family with their bounds, the
+// accuracy in sample and leave-one-source-out, the skipped rows and the rank order.
+struct CalibrationReport {
+  std::vector<std::string> excluded_sources;
+  CalibrationFit fit;
+  Json written;  // the calibration.json the fit writes (calibration_json), parsed
+  Accuracy in_sample;
+  LosoResult loso;
+  std::vector<Skipped> skipped;
+  std::vector<RankGroup> ranks;
+};
+Json to_json(const CalibrationReport& report);
+std::string to_text(const CalibrationReport& report);
+
+}  // namespace stepcast::accuracy

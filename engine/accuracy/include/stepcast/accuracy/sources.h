@@ -1,0 +1,75 @@
+// The sources of the published runs and what each one's rows leave unsaid: the configuration
+// its framework of the time used (FlashAttention, overlaps, ZeRO, pipeline messages) and the
+// defaults its recipes document. The facts are data, with their evidence: engine/accuracy/
+// sources.json, compiled in.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/result.h"
+
+namespace stepcast::accuracy {
+
+// The source of a row: the part of its id before the first '-' ("SC21-T1-3" -> "SC21").
+std::string source_of(std::string_view id);
+
+// Configuration facts per source that the CSV rows do not repeat. Every field is set from
+// sources.json; `why` carries the evidence.
+struct SourceFacts {
+  std::string id;                    // "SC21"; "MBRIDGE*" matches every source starting MBRIDGE
+  bool listed = false;               // false: no entry, the Megatron-Core defaults ("unlisted")
+  bool megatron_lm = false;          // a Megatron-LM source (the 5 % goal)
+  bool flash_attention = false;      // fused attention available to the framework of the time
+  bool overlap_p2p = false;          // pipeline send/recv overlapped (Megatron-Core, 2023 on)
+  bool pp_scatter_gather = false;    // 1/tp activation shards between stages (Megatron 2.x)
+  bool embedding_in_split = false;   // the pipeline split counts each embedding as a layer
+  bool tp_comm_overlap = false;      // TE userbuffers, when tp > 1
+  bool sequence_parallel = false;    // SP on whenever tp > 1 (Megatron-Core recipes)
+  bool distributed_optimizer = false;
+  int zero_stage = 0;
+  bool overlap_grad_reduce = false;
+  // Gradient reduction overlapped only for models below this size (params_b column).
+  std::optional<double> overlap_grad_reduce_below_params_b;
+  bool overlap_param_gather = false;
+  std::optional<bool> tied_embeddings;         // overrides the architecture default
+  std::optional<int64_t> default_micro_batch;  // when the row says "not stated"
+  std::string default_recompute;               // when the row says "not stated"; empty: none
+  std::string recompute_yes_means;             // a recompute cell "yes ..."; empty: not read
+  // The head count when the row states none, for the one hidden size the source's model has.
+  struct Heads {
+    int64_t hidden = 0;
+    int64_t heads = 0;
+    std::string because;  // quoted in the case's assumptions
+  };
+  std::optional<Heads> heads_when_unstated;
+  bool iter_time_from_tflops = false;  // TFLOP/s are model FLOPs: they give the iteration time
+  std::string why;
+};
+
+// sources.json, read.
+struct SourceTable {
+  SourceFacts unlisted;
+  std::vector<SourceFacts> sources;  // in file order
+
+  // The first entry whose id is `source` (or a prefix of it, for an id ending in '*'), else
+  // `unlisted`.
+  const SourceFacts& facts_for(std::string_view source) const;
+  // "Megatron-LM (SC21+KORTH+MCORE)": the sources marked megatron_lm, in file order.
+  std::string megatron_lm_name() const;
+};
+
+// Parses a sources table: every key checked, errors as values with their JSON path.
+Result<SourceTable> parse_source_table(std::string_view json_text);
+
+// The compiled-in engine/accuracy/sources.json (parsed once).
+const Result<SourceTable>& builtin_source_table();
+
+// A Megatron-LM source of the built-in table (the 5 % goal): SC21 Table 1, Korthikanti et al.,
+// Megatron-Core H100.
+bool is_megatron_source(std::string_view source);
+
+}  // namespace stepcast::accuracy
