@@ -12,6 +12,14 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTEPCAST_BUILD_TESTS=ON >/dev/n
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2
 
+echo "== checked build: no exceptions, AddressSanitizer + UndefinedBehaviorSanitizer"
+# The engine must not need exceptions (a throw aborts the WebAssembly module): prove it natively,
+# and run the engine's tests and the CLI contract under the sanitizers.
+cmake -S . -B build-checked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPCAST_NO_EXCEPTIONS=ON \
+  -DSTEPCAST_SANITIZE=ON -DSTEPCAST_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build-checked -j2 --target stepcast stepcast_tests
+ctest --test-dir build-checked --output-on-failure -j2 -E 'validation'
+
 echo "== benchmarks (figures, not pass/fail)"
 ./build/tests/stepcast_bench --benchmark_min_time=0.1
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -77,6 +78,13 @@ const std::vector<Key>& top_keys() {
 const std::vector<Key>& page_keys() {
   static const std::vector<Key> keys = link_keys("page", {});
   return keys;
+}
+
+// Digits (at most 18, checked by the caller) as a number; never throws.
+int64_t whole_number(std::string_view digits) {
+  int64_t v = 0;
+  std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return v;
 }
 
 // "a,b,,c" -> {"a", "b", "", "c"}: the pieces between separators, empty ones kept.
@@ -263,7 +271,7 @@ std::optional<Json> read_layout(const std::string& text, std::string_view key) {
       }
       if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
         return std::nullopt;
-      e[fields[f]] = static_cast<int64_t>(std::stoll(part));
+      e[fields[f]] = whole_number(part);
     }
     out.push_back(std::move(e));
   }
@@ -499,7 +507,7 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
             count.find_first_not_of("0123456789") != std::string::npos)
           return link_error(fmt::format("groups={} is not node:count,...", short_text(*value)),
                             ErrorCode::type_error);
-        groups.push_back(Json{{"node", entry.substr(0, colon)}, {"nodes", std::stoll(count)}});
+        groups.push_back(Json{{"node", entry.substr(0, colon)}, {"nodes", whole_number(count)}});
       }
       cluster["groups"] = std::move(groups);
       continue;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 
 #include "cell_text.h"
@@ -15,6 +18,21 @@ using detail::trim;
 namespace {
 
 using stepcast::detail::JsonReader;
+
+// A regex group of digits as a number, without the exceptions std::stoll and std::stod throw on
+// overflow (the engine and its tools never throw): 0 when it does not fit.
+int64_t whole(const std::ssub_match& m) {
+  int64_t v = 0;
+  const std::string t = m.str();
+  const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  return ec == std::errc() && ptr == t.data() + t.size() ? v : 0;
+}
+double decimal(const std::ssub_match& m) {
+  const std::string t = m.str();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  return std::isfinite(v) ? v : 0;
+}
 using detail::is_null;
 
 Result<GpuRule> read_gpu_rule(const Json& j, std::string path) {
@@ -127,13 +145,13 @@ std::optional<HeteroNetwork> hetero_network(std::string_view text, const std::st
   static const std::regex instances(
       R"((\d+)x p3\.\w+ \((\d+) V100\) \+ (\d+)x p3\.\w+ \((\d+) V100\);.*?(\d+(?:\.\d+)?) Gbps inter-instance)");
   if (std::regex_search(s, m, instances)) {
-    const Json link = ethernet_link(std::stod(m[5]), catalog);
+    const Json link = ethernet_link(decimal(m[5]), catalog);
     HeteroNetwork h;
-    h.cluster = Json{{"groups", {group(std::stoll(m[1]), std::stoll(m[2]), link),
-                                 group(std::stoll(m[3]), std::stoll(m[4]), link)}},
+    h.cluster = Json{{"groups", {group(whole(m[1]), whole(m[2]), link),
+                                 group(whole(m[3]), whole(m[4]), link)}},
                      {"inter_group_link", link}};
-    h.first_gpus_per_node = std::stoll(m[2]);
-    h.first_group_gpus = static_cast<int>(std::stoll(m[1]) * std::stoll(m[2]));
+    h.first_gpus_per_node = whole(m[2]);
+    h.first_group_gpus = static_cast<int>(whole(m[1]) * whole(m[2]));
     h.note = fmt::format("cluster read from '{}': two instance groups, every instance on a "
                          "{} Gb/s TCP link; pipeline stages in rank order (first half on the "
                          "first group)",
@@ -143,14 +161,14 @@ std::optional<HeteroNetwork> hetero_network(std::string_view text, const std::st
   // "2 universities x 32 V100; 5 Gbps within, 1.2 Gbps between (tc-emulated)"
   static const std::regex sites(
       R"((\d+) \w+ x (\d+) V100; (\d+(?:\.\d+)?) Gbps within, (\d+(?:\.\d+)?) Gbps between)");
-  if (std::regex_search(s, m, sites) && std::stoll(m[1]) == 2) {
-    const Json within = ethernet_link(std::stod(m[3]), catalog);
+  if (std::regex_search(s, m, sites) && whole(m[1]) == 2) {
+    const Json within = ethernet_link(decimal(m[3]), catalog);
     HeteroNetwork h;
-    h.cluster = Json{{"groups", {group(std::stoll(m[2]), 1, within),
-                                 group(std::stoll(m[2]), 1, within)}},
-                     {"inter_group_link", ethernet_link(std::stod(m[4]), catalog)}};
+    h.cluster = Json{{"groups", {group(whole(m[2]), 1, within),
+                                 group(whole(m[2]), 1, within)}},
+                     {"inter_group_link", ethernet_link(decimal(m[4]), catalog)}};
     h.first_gpus_per_node = 1;
-    h.first_group_gpus = static_cast<int>(std::stoll(m[2]));
+    h.first_group_gpus = static_cast<int>(whole(m[2]));
     h.note = fmt::format("cluster read from '{}': two sites of one-GPU VMs; pipeline stages in "
                          "rank order (first half at the first site)",
                          s);
