@@ -1,14 +1,25 @@
 # Writes a C++ source that embeds every preset file listed in presets/index.json, so the engine
 # (native and WebAssembly) carries its presets and never reads files at run time.
 # Usage: cmake -DPRESETS_DIR=... -DOUTPUT=... -P embed_presets.cmake
+cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
 set(files "calibration.json")
-foreach(kind gpus links nodes models)
+foreach(kind gpus links nodes models frameworks)
   string(JSON count LENGTH "${index}" ${kind})
   math(EXPR last "${count} - 1")
   foreach(i RANGE ${last})
     string(JSON path GET "${index}" ${kind} ${i})
+    if(NOT EXISTS "${PRESETS_DIR}/${path}")
+      message(FATAL_ERROR "presets/index.json lists ${path}, which does not exist")
+    endif()
     list(APPEND files "${path}")
+  endforeach()
+  # Every file of the folder is listed: a preset left out of index.json would silently vanish.
+  file(GLOB present RELATIVE "${PRESETS_DIR}" "${PRESETS_DIR}/${kind}/*.json")
+  foreach(path IN LISTS present)
+    if(NOT path IN_LIST files)
+      message(FATAL_ERROR "presets/${path} is not listed in presets/index.json")
+    endif()
   endforeach()
 endforeach()
 

@@ -271,12 +271,14 @@ int run_presets(const Args& args, const Catalog& catalog) {
   auto want = [&](const char* k) { return kind.empty() || kind == k; };
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   if (want("gpus")) {
-    fmt::print("{:<16} {:<34} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "gpu", "name", "GiB", "HBM GB/s",
-               "bf16 TF", "fp16 TF", "fp8 TF");
+    fmt::print("{:<16} {:<34} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "gpu", "name", "GiB",
+               "HBM GB/s", "bf16 TF", "fp8 TF", "mxfp8 TF", "nvfp4 TF");
     for (const auto& g : catalog.gpus)
-      fmt::print("{:<16} {:<34} {:>7.0f} {:>9.0f} {:>9} {:>9} {:>9}\n", g.id, g.name,
-                 g.memory_bytes / GiB, g.memory_bandwidth_Bps / 1e9, peak_text(g.peak_bf16),
-                 peak_text(g.peak_fp16), peak_text(g.peak_fp8));
+      fmt::print("{:<16} {:<34} {:>7.0f} {:>9.0f} {:>9} {:>9} {:>9} {:>9}\n", g.id, g.name,
+                 g.memory_bytes / GiB, g.memory_bandwidth_Bps / 1e9,
+                 peak_text(g.peak_flops(Precision::bf16)), peak_text(g.peak_flops(Precision::fp8)),
+                 peak_text(g.peak_flops(Precision::mxfp8)),
+                 peak_text(g.peak_flops(Precision::nvfp4)));
     std::cout << "\n";
   }
   if (want("links")) {

@@ -38,11 +38,15 @@ const GpuSpec* Catalog::find_gpu(std::string_view id) const { return find_by_id(
 const LinkSpec* Catalog::find_link(std::string_view id) const { return find_by_id(links, id); }
 const NodePreset* Catalog::find_node(std::string_view id) const { return find_by_id(nodes, id); }
 const ModelSpec* Catalog::find_model(std::string_view id) const { return find_by_id(models, id); }
+const FrameworkProfile* Catalog::find_framework(std::string_view id) const {
+  return find_by_id(frameworks, id);
+}
 
 Result<Catalog> load_catalog(std::span<const PresetFile> files) {
   Catalog catalog;
-  catalog.documents = Json{{"gpus", Json::array()}, {"links", Json::array()},
-                           {"nodes", Json::array()}, {"models", Json::array()}};
+  catalog.documents = Json{{"gpus", Json::array()},   {"links", Json::array()},
+                           {"nodes", Json::array()},  {"models", Json::array()},
+                           {"frameworks", Json::array()}};
   bool have_calibration = false;
   for (const auto& file : files) {
     Json doc = Json::parse(file.text, nullptr, /*allow_exceptions=*/false);
@@ -72,6 +76,11 @@ Result<Catalog> load_catalog(std::span<const PresetFile> files) {
       if (!node) return in_file(file.path, node.error());
       id_error = check_id(file.path, node->id);
       catalog.nodes.push_back(std::move(node).value());
+    } else if (folder == "frameworks") {
+      auto profile = detail::framework_from_json(doc);
+      if (!profile) return in_file(file.path, profile.error());
+      id_error = check_id(file.path, profile->id);
+      catalog.frameworks.push_back(std::move(profile).value());
     } else if (folder == "models") {
       auto model = detail::model_from_json(doc, "", /*preset=*/true);
       if (!model) return in_file(file.path, model.error());
@@ -79,7 +88,7 @@ Result<Catalog> load_catalog(std::span<const PresetFile> files) {
       catalog.models.push_back(std::move(model).value());
     } else {
       return Error{ErrorCode::parse_error, "",
-                   fmt::format("{}: not in gpus/, links/, nodes/ or models/", file.path)};
+                   fmt::format("{}: not in gpus/, links/, nodes/, models/ or frameworks/", file.path)};
     }
     if (id_error) return *id_error;
     catalog.documents[std::string(folder)].push_back(std::move(doc));

@@ -5,26 +5,49 @@
 namespace stepcast {
 
 double activation_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+
 double gemm_element_bytes(Precision p) {
   switch (p) {
     case Precision::fp32: return 4;
+    case Precision::fp16:
+    case Precision::bf16: return 2;
     case Precision::fp8: return 1;
-    default: return 2;
+    // One E8M0 scale byte per 32 values (OCP MX spec v1.0).
+    case Precision::mxfp8: return 1 + 1.0 / 32;
+    // Half a byte per value plus one E4M3 scale byte per 16 values (NVFP4, TE 2.7).
+    case Precision::nvfp4: return 0.5 + 1.0 / 16;
   }
+  return 2;
+}
+
+double quantize_bytes_per_element(Precision p) {
+  if (!low_precision(p)) return 0;
+  // Read the bf16 tensor, write it quantized twice: row-wise for one GEMM and column-wise
+  // (transposed) for the other (Transformer Engine's cast-transpose; MX and NVFP4 scales run
+  // along one axis, so each direction is quantized on its own). Per-tensor fp8 with current
+  // scaling reads the tensor once more to find its amax first.
+  const double reads = p == Precision::fp8 ? 2 * 2.0 : 2.0;
+  return reads + 2 * gemm_element_bytes(p);
 }
 
 Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& calibration) {
   Device d;
+  d.precision = precision;
   d.peak_flops = gpu.peak_flops(precision).value_or(0);
-  // Attention kernels run in 16-bit even when GEMMs use fp8 (Transformer Engine keeps the
-  // dot-product attention in bf16 by default).
-  d.attention_peak = precision == Precision::fp8
-                         ? gpu.peak_bf16.value_or(gpu.peak_fp16.value_or(d.peak_flops))
+  // Attention kernels run in 16-bit even when GEMMs use fp8 or fp4 (Transformer Engine keeps
+  // the dot-product attention in bf16 by default).
+  d.attention_peak = low_precision(precision)
+                         ? gpu.peak_flops(Precision::bf16)
+                               .value_or(gpu.peak_flops(Precision::fp16).value_or(d.peak_flops))
                          : d.peak_flops;
   d.memory_Bps = gpu.memory_bandwidth_Bps;
   d.cal = calibration.for_arch(gpu.arch);
-  d.gemm_efficiency =
-      precision == Precision::fp8 ? d.cal.fp8_gemm_efficiency : d.cal.gemm_efficiency;
+  switch (precision) {
+    case Precision::fp8:
+    case Precision::mxfp8: d.gemm_efficiency = d.cal.fp8_gemm_efficiency; break;
+    case Precision::nvfp4: d.gemm_efficiency = d.cal.fp4_gemm_efficiency; break;
+    default: d.gemm_efficiency = d.cal.gemm_efficiency; break;
+  }
   return d;
 }
 
@@ -56,10 +79,17 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double a = activation_bytes(p.precision);
 
   // Column-parallel QKV and MLP-in, row-parallel projection and MLP-out (Megatron-LM layout).
-  const double linear = gemm_time_s(tokens, (h + 2 * kv) / t, h, e, d) +
-                        gemm_time_s(tokens, h, h / t, e, d) +
-                        gemm_time_s(tokens, gated * f / t, h, e, d) +
-                        gemm_time_s(tokens, h, f / t, e, d);
+  LayerGemms g;
+  g.qkv_s = gemm_time_s(tokens, (h + 2 * kv) / t, h, e, d);
+  g.proj_s = gemm_time_s(tokens, h, h / t, e, d);
+  g.fc1_s = gemm_time_s(tokens, gated * f / t, h, e, d);
+  g.fc2_s = gemm_time_s(tokens, h, f / t, e, d);
+  const double linear = g.total();
+  // Below 16 bits every GEMM input is quantized first: the activations going in (forward) and
+  // the gradients coming back (backward), at memory bandwidth.
+  const double q = quantize_bytes_per_element(p.precision);
+  const double quantize_fwd = elementwise_s(q * tokens * (h + h / t + h + f / t), d);
+  const double quantize_bwd = elementwise_s(q * tokens * ((h + 2 * kv) / t + h + gated * f / t + h), d);
 
   // Attention core over this GPU's heads: Q K^T and scores x V, 4 b (s/cp) s h / t FLOPs for
   // the full matrix. Causal fused kernels skip the masked half; unfused ones compute it all.
@@ -73,7 +103,8 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   } else {
     const double heads = static_cast<double>(m.heads) / t;
     // Two batched GEMMs (one kernel each) over every head of the micro-batch.
-    attention_fwd = attention_flops / (d.attention_peak * d.gemm_efficiency) + 2 * d.cal.gemm_overhead_s;
+    attention_fwd =
+        attention_flops / (d.attention_peak * d.cal.gemm_efficiency) + 2 * d.cal.gemm_overhead_s;
     attention_bwd = 2 * attention_fwd;
     // Scores are written, soft-maxed, dropped out (1-byte mask) and read back by the second GEMM.
     softmax_bytes = (4 * a + 1) * b * heads * (s / p.cp) * s;
@@ -89,15 +120,17 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double elementwise_fwd = elementwise_s(bytes, d) + elementwise_s(softmax_bytes, d);
 
   LayerCompute out;
+  out.gemms = g;
   out.linear_forward_s = linear;
   out.attention_forward_s = attention_fwd + elementwise_s(softmax_bytes, d);
-  out.forward_s = linear + attention_fwd + elementwise_fwd + d.cal.layer_overhead_s / 3;
+  out.forward_s =
+      linear + attention_fwd + elementwise_fwd + quantize_fwd + d.cal.layer_overhead_s / 3;
   // Backward: a data-gradient and a weight-gradient GEMM per forward GEMM; element-wise
   // gradients read the saved input and the incoming gradient and write one (about 2x).
   out.linear_backward_s = 2 * linear;
   out.attention_backward_s = attention_bwd + 2 * elementwise_s(softmax_bytes, d);
-  out.backward_s =
-      2 * linear + attention_bwd + 2 * elementwise_fwd + 2 * d.cal.layer_overhead_s / 3;
+  out.backward_s = 2 * linear + attention_bwd + 2 * elementwise_fwd + quantize_bwd +
+                   2 * d.cal.layer_overhead_s / 3;
   switch (p.recompute) {
     case Recompute::none: break;
     // Selective recompute re-runs the attention core (Korthikanti et al., sec. 4.2).
@@ -119,7 +152,9 @@ HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double v = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
   const double h = static_cast<double>(m.hidden);
   HeadCompute out;
-  const double logits = gemm_time_s(tokens, v, h, gemm_element_bytes(p.precision), d);
+  // The output layer is Megatron's own ColumnParallelLinear, not a Transformer Engine module:
+  // it runs in 16 bits whatever the transformer layers use.
+  const double logits = gemm_time_s(tokens, v, h, 2, d.sixteen_bit());
   // Cross-entropy in fp32 over this GPU's vocabulary slice: read logits, max, exp-sum, write
   // softmax (Megatron's vocab-parallel cross-entropy keeps fp32 logits).
   const double ce = elementwise_s(tokens * v * (2 + 4 + 4 + 4), d);

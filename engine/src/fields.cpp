@@ -97,7 +97,23 @@ constexpr Field<ModelSpec> kModel[] = {
       .doc = "caveats, for people"}},
 };
 
+// The framework profiles (presets/frameworks/<id>.json); the ids are a contract.
+constexpr std::string_view kFrameworks[] = {"megatron-core",      "megatron-lm-2021",
+                                            "megatron-deepspeed", "deepspeed",
+                                            "pytorch-fsdp",       "megatron-fsdp"};
+// Keys whose default is the framework profile's value.
+constexpr DefaultValue kProfile = D::rule("the framework's (`plan.framework`, table below)");
+
 constexpr Field<Plan> kPlan[] = {
+    {{.object = "plan", .name = "framework", .link = "fw", .type = V::choice,
+      .fallback = D::of("megatron-core"), .choices = kFrameworks, .label = "Training software",
+      .doc = "the training software and how it is configured: the profile gives the defaults of "
+             "the flags below (presets/frameworks/)",
+      .control = C::plan},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) {
+       p.framework = std::string(k.choices[static_cast<size_t>(r.choice(k))]);
+     },
+     &write_member<&Plan::framework>},
     member<&Plan::tp>({.object = "plan", .name = "tp", .link = "tp", .fallback = D::of(1.0),
                        .min = 1, .max = kHuge, .unit = "GPUs", .label = "TP",
                        .doc = "tensor parallel size; divides `heads`, `kv_heads` and "
@@ -135,7 +151,7 @@ constexpr Field<Plan> kPlan[] = {
                                         "`micro_batch·dp`",
                                  .control = C::plan}),
     member<&Plan::sequence_parallel>({.object = "plan", .name = "sequence_parallel",
-                                      .link = "sp", .type = V::boolean, .fallback = D::of(false),
+                                      .link = "sp", .type = V::boolean, .fallback = kProfile,
                                       .label = "Sequence parallel",
                                       .doc = "Megatron sequence parallelism (no effect with "
                                              "tp = 1)",
@@ -146,12 +162,12 @@ constexpr Field<Plan> kPlan[] = {
                               .doc = "activation recomputation", .control = C::plan}),
     member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
                                           .link = "do", .type = V::boolean,
-                                          .fallback = D::of(false),
+                                          .fallback = kProfile,
                                           .label = "Distributed optimizer",
                                           .doc = "shard optimizer states over DP×CP (ZeRO-1)",
                                           .control = C::plan}),
     member<&Plan::zero_stage>({.object = "plan", .name = "zero_stage", .link = "zero",
-                               .fallback = D::of(0.0), .min = 0, .max = 3, .label = "ZeRO stage",
+                               .fallback = kProfile, .min = 0, .max = 3, .label = "ZeRO stage",
                                .doc = "1 = distributed optimizer, 2 = also gradients, 3 = also "
                                       "parameters (FSDP-style per-layer gathers)",
                                .control = C::advanced}),
@@ -161,48 +177,93 @@ constexpr Field<Plan> kPlan[] = {
                               .doc = "GEMM precision; must be one the GPU has",
                               .control = C::plan}),
     member<&Plan::flash_attention>({.object = "plan", .name = "flash_attention", .link = "fa",
-                                    .type = V::boolean, .fallback = D::of(true),
+                                    .type = V::boolean, .fallback = kProfile,
                                     .label = "FlashAttention",
                                     .doc = "fused attention (no s×s scores stored); false for "
                                            "2021–22 Megatron",
                                     .control = C::advanced}),
     member<&Plan::overlap_grad_reduce>({.object = "plan", .name = "overlap_grad_reduce",
                                         .link = "ogr", .type = V::boolean,
-                                        .fallback = D::of(true), .label = "Overlap grad reduce",
+                                        .fallback = kProfile, .label = "Overlap grad reduce",
                                         .doc = "DP gradient buckets overlap the last backward",
                                         .control = C::advanced}),
     member<&Plan::overlap_param_gather>({.object = "plan", .name = "overlap_param_gather",
                                          .link = "opg", .type = V::boolean,
-                                         .fallback = D::of(true),
+                                         .fallback = kProfile,
                                          .label = "Overlap param gather",
                                          .doc = "distributed-optimizer parameter all-gather "
                                                 "overlaps the next forward",
                                          .control = C::advanced}),
     member<&Plan::tp_comm_overlap>({.object = "plan", .name = "tp_comm_overlap", .link = "tpo",
-                                    .type = V::boolean, .fallback = D::of(false),
+                                    .type = V::boolean, .fallback = kProfile,
                                     .label = "TP comm overlap",
                                     .doc = "Transformer Engine overlaps TP collectives with "
                                            "GEMMs",
                                     .control = C::advanced}),
     member<&Plan::overlap_p2p>({.object = "plan", .name = "overlap_p2p", .link = "op2p",
-                                .type = V::boolean, .fallback = D::of(true),
+                                .type = V::boolean, .fallback = kProfile,
                                 .label = "Overlap p2p",
                                 .doc = "the interleaved schedule overlaps send/recv with "
                                        "compute",
                                 .control = C::advanced}),
     member<&Plan::grad_reduce_in_fp32>({.object = "plan", .name = "grad_reduce_in_fp32",
                                         .link = "gr32", .type = V::boolean,
-                                        .fallback = D::of(true), .label = "Grad reduce in fp32",
+                                        .fallback = kProfile, .label = "Grad reduce in fp32",
                                         .doc = "bf16/fp8 training reduces fp32 main gradients "
                                                "(Megatron default)",
                                         .control = C::advanced}),
     member<&Plan::pp_scatter_gather>({.object = "plan", .name = "pp_scatter_gather",
                                       .link = "ppsg", .type = V::boolean,
-                                      .fallback = D::of(false), .label = "PP scatter/gather",
+                                      .fallback = kProfile, .label = "PP scatter/gather",
                                       .doc = "Megatron-LM 2.x: send 1/tp of each activation "
                                              "between stages and all-gather it on arrival (SC21 "
                                              "§4.1)",
                                       .control = C::advanced}),
+    member<&Plan::fp8_param_gather>({.object = "plan", .name = "fp8_param_gather", .link = "fpg",
+                                     .type = V::boolean, .fallback = kProfile,
+                                     .label = "FP8 parameter gather",
+                                     .doc = "fp8/mxfp8 training keeps fp8 parameters and the "
+                                            "distributed optimizer gathers them in fp8",
+                                     .control = C::advanced}),
+    member<&Plan::cuda_graphs>({.object = "plan", .name = "cuda_graphs", .link = "cg",
+                                .type = V::boolean, .fallback = kProfile, .label = "CUDA graphs",
+                                .doc = "kernels launched from captured CUDA graphs "
+                                       "(--cuda-graph-impl): the CPU no longer launches them one "
+                                       "by one",
+                                .control = C::advanced}),
+    {{.object = "plan", .name = "first_stage_layers",
+                                       .link = "fsl", .fallback = D::rule("the even share"),
+                                       .min = 1, .max = 100000, .unit = "layers",
+                                       .label = "Layers on the first stage",
+                                       .doc = "transformer layers of pipeline stage 0 "
+                                              "(--decoder-first-pipeline-num-layers); the rest "
+                                              "split evenly",
+                                       .control = C::advanced},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) { p.first_stage_layers = r.integer(k, 0); },
+     &write_member<&Plan::first_stage_layers>},
+    {{.object = "plan", .name = "last_stage_layers",
+                                      .link = "lsl", .fallback = D::rule("the even share"),
+                                      .min = 1, .max = 100000, .unit = "layers",
+                                      .label = "Layers on the last stage",
+                                      .doc = "transformer layers of the last pipeline stage "
+                                             "(--decoder-last-pipeline-num-layers)",
+                                      .control = C::advanced},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) { p.last_stage_layers = r.integer(k, 0); },
+     &write_member<&Plan::last_stage_layers>},
+    member<&Plan::embedding_in_split>({.object = "plan", .name = "embedding_in_split",
+                                       .link = "eis", .type = V::boolean, .fallback = D::of(false),
+                                       .label = "Embedding counts as a layer",
+                                       .doc = "the input embedding takes a layer's place in the "
+                                              "pipeline split "
+                                              "(--account-for-embedding-in-pipeline-split)",
+                                       .control = C::advanced}),
+    member<&Plan::loss_in_split>({.object = "plan", .name = "loss_in_split", .link = "lis",
+                                  .type = V::boolean, .fallback = D::of(false),
+                                  .label = "Loss counts as a layer",
+                                  .doc = "the output layer and loss take a layer's place in the "
+                                         "pipeline split "
+                                         "(--account-for-loss-in-pipeline-split)",
+                                  .control = C::advanced}),
     {{.object = "plan", .name = "stages", .link = "stages", .type = V::list,
       .fallback = D::rule("pp stages of layers/pp each; on several groups, stages in rank order "
                           "on the groups that hold their GPUs"),
@@ -360,7 +421,15 @@ constexpr KeyInfo kPeaks[] = {
      .doc = "bf16 with fp32 accumulate", .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "fp8", .type = V::number, .fallback = D::absent(),
      .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp8",
-     .doc = "fp8 (E4M3/E5M2)", .control = C::cluster, .scale = 1e12},
+     .doc = "fp8 (E4M3/E5M2) with per-tensor scales", .control = C::cluster, .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "mxfp8", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak mxfp8",
+     .doc = "MXFP8: fp8 in 32-element blocks with an 8-bit scale each (Blackwell)",
+     .control = C::cluster, .scale = 1e12},
+    {.object = "gpu.peak_tflops", .name = "nvfp4", .type = V::number, .fallback = D::absent(),
+     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak nvfp4",
+     .doc = "NVFP4: 4-bit values in 16-element blocks with fp8 scales (Blackwell)",
+     .control = C::cluster, .scale = 1e12},
 };
 
 constexpr Field<LinkSpec> kLink[] = {
@@ -429,6 +498,7 @@ constexpr KeyInfo kPage[] = {
 
 std::span<const Field<ModelSpec>> model_fields() { return kModel; }
 std::span<const Field<Plan>> plan_fields() { return kPlan; }
+std::span<const std::string_view> framework_ids() { return kFrameworks; }
 std::span<const Field<GpuSpec>> gpu_fields() { return kGpu; }
 std::span<const Field<LinkSpec>> link_fields() { return kLink; }
 std::span<const KeyInfo> scenario_keys() { return kScenario; }

@@ -12,11 +12,46 @@ namespace stepcast::detail {
 
 namespace {
 
-// Layers per stage: as given, L/pp each by default, or balanced by stage speed and memory.
+// Layers per stage without plan.stages: L/pp each, or Megatron's uneven splits (checked to add
+// up by check_scenario). --decoder-first/last-pipeline-num-layers fix the first and last stage and
+// split the rest evenly; --account-for-embedding/loss-in-pipeline-split count the embedding and
+// the loss as one layer each, so (L + 1 + 1) / (pp·vpp) per chunk and one fewer on the model's
+// first and last chunk (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
+std::vector<std::vector<int64_t>> megatron_split(const Plan& p, int64_t L) {
+  const int64_t v = p.vpp;
+  std::vector<int64_t> stage(p.pp, L / p.pp);
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    const int64_t others = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
+    const int64_t rest = L - p.first_stage_layers - p.last_stage_layers;
+    const int64_t even = others > 0 ? rest / others : 0;
+    stage.assign(p.pp, even);
+    if (p.first_stage_layers > 0) stage.front() = p.first_stage_layers;
+    if (p.last_stage_layers > 0) stage.back() = p.last_stage_layers;
+  }
+  std::vector<std::vector<int64_t>> chunks;
+  if (p.embedding_in_split || p.loss_in_split) {
+    const int64_t per_chunk = (L + p.embedding_in_split + p.loss_in_split) / (p.pp * v);
+    chunks.assign(p.pp, std::vector<int64_t>(v, per_chunk));
+    if (p.embedding_in_split) chunks.front().front() -= 1;
+    if (p.loss_in_split) chunks.back().back() -= 1;
+    return chunks;
+  }
+  for (const int64_t n : stage) chunks.push_back(std::vector<int64_t>(v, n / v));
+  return chunks;
+}
+
+// Layers per stage: as given, Megatron's split by default, or balanced by stage speed and memory.
 std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& groups) {
   const Plan& p = sc.plan;
-  const int64_t even = sc.model.layers / p.pp;
-  if (p.stages.empty()) return std::vector<int64_t>(p.pp, even);
+  if (p.stages.empty()) {
+    std::vector<int64_t> layers;
+    for (const auto& chunk : megatron_split(p, sc.model.layers)) {
+      int64_t n = 0;
+      for (int64_t c : chunk) n += c;
+      layers.push_back(n);
+    }
+    return layers;
+  }
   std::vector<int64_t> fixed;
   bool any_auto = false;
   for (const auto& s : p.stages) {
@@ -25,7 +60,7 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
   }
   if (!any_auto) return fixed;
   // Measure each stage with one and two layers per chunk: time and memory are affine in layers.
-  PipelineLayout probe{groups, {}, {}};
+  PipelineLayout probe{groups, {}, {}, {}};
   std::vector<double> per_layer, fixed_s;
   std::vector<int64_t> max_layers;
   for (int i = 0; i < p.pp; ++i) {
@@ -52,6 +87,20 @@ PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>&
   for (int i = 0; i < p.pp; ++i)
     lay.groups.push_back(group >= 0 ? group : (p.stages.empty() ? 0 : p.stages[i].group));
   lay.layers = stage_layers(sc, lay.groups);
+  if (p.stages.empty()) {
+    lay.chunk_layers = megatron_split(p, sc.model.layers);
+  } else {
+    // Given layers split evenly over the stage's chunks, the embedding and the loss counted in
+    // the first and last stage where the plan says so.
+    for (size_t i = 0; i < lay.layers.size(); ++i) {
+      const bool emb = i == 0 && p.embedding_in_split;
+      const bool loss = i + 1 == lay.layers.size() && p.loss_in_split;
+      std::vector<int64_t> chunks(p.vpp, (lay.layers[i] + emb + loss) / p.vpp);
+      if (emb) chunks.front() -= 1;
+      if (loss) chunks.back() -= 1;
+      lay.chunk_layers.push_back(std::move(chunks));
+    }
+  }
   lay.dp_groups = replica_groups;
   return lay;
 }
@@ -61,7 +110,8 @@ double slowest_unit_s(const Scenario& sc, const Plan& q, const PipelineLayout& l
   double worst = 0;
   for (int i = 0; i < q.pp; ++i)
     worst = std::max(worst, stage_cost(sc, q, stage_shape(sc.model, q, i, lay.layers[i]),
-                                       lay.groups[i], paths_for_stage(sc, q, lay, i))
+                                       lay.groups[i], paths_for_stage(sc, q, lay, i),
+                                       lay.chunk_layers[i])
                                 .unit_s);
   return worst;
 }

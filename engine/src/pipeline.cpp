@@ -75,15 +75,41 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
                                              const std::vector<double>& bwd, long m, int v,
                                              const std::vector<double>& p2p,
                                              bool p2p_blocking, double* makespan_s) {
+  // Every chunk of a stage takes 1/v of its time.
   const int p = static_cast<int>(fwd.size());
+  std::vector<double> f, b;
+  for (int c = 0; c < std::max(v, 1); ++c)
+    for (int i = 0; i < p; ++i) {
+      f.push_back(fwd[i] / std::max(v, 1));
+      b.push_back(bwd[i] / std::max(v, 1));
+    }
+  return simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, makespan_s);
+}
+
+std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& fwd,
+                                                     const std::vector<double>& bwd, int p,
+                                                     long m, int v,
+                                                     const std::vector<double>& p2p,
+                                                     bool p2p_blocking, double* makespan_s) {
   std::vector<PipelineEvent> events;
   if (p == 0 || m <= 0) {
     if (makespan_s) *makespan_s = 0;
     return events;
   }
   // Megatron's interleaved schedule needs the micro-batches in whole groups of p (the scenario
-  // checks it); a replica set balanced to another count runs the plain 1F1B order.
-  if (v > 1 && m % p != 0) v = 1;
+  // checks it); a replica set balanced to another count runs the plain 1F1B order, each block
+  // then the stage's whole work.
+  std::vector<double> f = fwd, b = bwd;
+  if (v > 1 && m % p != 0) {
+    for (int i = 0; i < p; ++i)
+      for (int c = 1; c < v; ++c) {
+        f[i] += fwd[static_cast<size_t>(c) * p + i];
+        b[i] += bwd[static_cast<size_t>(c) * p + i];
+      }
+    f.resize(p);
+    b.resize(p);
+    v = 1;
+  }
   const int virtual_stages = p * v;
   // done[vs][mb] = time the block's output is available to the next virtual stage.
   std::vector<std::vector<double>> fwd_done(virtual_stages, std::vector<double>(m, -1));
@@ -119,7 +145,7 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
           if (ready < 0) break;
           ready += p2p[i];  // back from the next stage (or the wrap)
         }
-        const double duration = (blk.forward ? fwd[i] : bwd[i]) / v;
+        const double duration = blk.forward ? f[vs] : b[vs];
         const double start = std::max(free_at[i], ready);
         const double end = start + duration;
         (blk.forward ? fwd_done : bwd_done)[vs][blk.micro_batch] = end;

@@ -33,8 +33,8 @@ Json group_json(const Json& given, const ClusterGroup& g) {
                               detail::gpu_fields(), g.gpu);
   if (out["gpu"].is_object()) {
     Json peaks = Json::object();
-    for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8})
-      if (auto v = g.gpu.peak_flops(p)) peaks[to_string(p)] = *v / 1e12;
+    for (size_t i = 0; i < kPrecisions; ++i)
+      if (g.gpu.peak[i]) peaks[std::string(enum_names<Precision>()[i])] = *g.gpu.peak[i] / 1e12;
     out["gpu"]["peak_tflops"] = std::move(peaks);
   }
   out["gpus_per_node"] = g.gpus_per_node;
@@ -56,6 +56,9 @@ Json resolved_plan_json(const Plan& plan) {
   p.distributed_optimizer = p.zero_stage >= 1;
   Json out = Json::object();
   write_fields(detail::plan_fields(), p, out);
+  // 0 means "the even share": a plan without the key.
+  if (p.first_stage_layers == 0) out.erase("first_stage_layers");
+  if (p.last_stage_layers == 0) out.erase("last_stage_layers");
   return out;
 }
 
@@ -88,6 +91,10 @@ Json resolved_document(const Scenario& s, const Json& doc) {
 
   Json plan = resolved_plan_json(s.plan);
   const std::vector<detail::ReplicaSet> sets = detail::replica_sets(s);
+  // The stages written below hold the split that first_stage_layers and last_stage_layers asked
+  // for.
+  plan.erase("first_stage_layers");
+  plan.erase("last_stage_layers");
   if (!s.plan.replicas.empty()) {
     Json replicas = Json::array();
     for (const auto& set : sets)

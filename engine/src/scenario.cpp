@@ -165,13 +165,38 @@ const KeyInfo& plan_key(std::string_view name) {
   std::abort();  // a fixed table: a missing name is a typo in the engine
 }
 
-// The plan's keys, through the schema's table. dp is derived from the cluster when left out.
-Plan parse_plan(JsonReader& r, int64_t cluster_gpus) {
+// The plan's keys, through the schema's table. The framework profile fills the flags the plan
+// leaves out; dp is derived from the cluster when left out.
+Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   static const std::vector<std::string_view> names = detail::names_of(detail::plan_fields());
   r.reject_unknown(names);
   Plan p;
+  const KeyInfo& framework = plan_key("framework");
+  p.framework = std::string(framework.choices[static_cast<size_t>(r.choice(framework))]);
+  const FrameworkProfile* profile = catalog.find_framework(p.framework);
+  if (!profile) {  // a build whose presets lack a profile the schema names: a packaging defect
+    r.fail(ErrorCode::unknown_preset, "plan.framework",
+           fmt::format("plan.framework={} has no profile in this build's presets", p.framework));
+    return p;
+  }
+  p.execution = profile->execution;
+  // The profile's values for what the plan leaves out, the plan's own for the rest.
+  Json merged = profile->plan_defaults;
+  if (r.is_object())
+    for (const auto& field : detail::plan_fields())
+      if (const Json* given = r.raw(field.info.name)) merged[std::string(field.info.name)] = *given;
+  JsonReader m(merged, "plan");
   for (const auto& f : detail::plan_fields())
-    if (f.read) f.read(r, f.info, p);
+    if (f.read && f.info.name != "framework") f.read(m, f.info, p);
+  r.absorb(m.errors());
+  // Profile values that only apply where they can: TP overlap needs TP with sequence
+  // parallelism (Transformer Engine overlaps its all-gathers and reduce-scatters), fp8
+  // parameters need fp8 GEMMs.
+  if (!r.has("tp_comm_overlap"))
+    p.tp_comm_overlap = p.tp_comm_overlap && p.sequence_parallel && p.tp > 1;
+  if (!r.has("fp8_param_gather"))
+    p.fp8_param_gather = p.fp8_param_gather &&
+                         (p.precision == Precision::fp8 || p.precision == Precision::mxfp8);
   // dp may be left out: it is then whatever the cluster leaves (GPUs / (tp pp cp)), or the
   // number of replicas plan.replicas lists.
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
@@ -253,6 +278,131 @@ std::string divisors_text(int64_t n, int64_t limit) {
   return out;
 }
 
+// Megatron's uneven splits (first/last stage layers, the embedding and the loss counted as
+// layers): the layers must add up and divide the way Megatron divides them. Sets `even_rule` when
+// the plain rule (pp·vpp divides the layers) is the one that applies.
+bool check_split(Rules& c, bool& even_rule) {
+  const Plan& p = c.s().plan;
+  const int64_t L = c.s().model.layers;
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  const bool accounted = p.embedding_in_split || p.loss_in_split;
+  even_rule = false;
+  if (!p.stages.empty()) {
+    // plan.stages gives every stage's layers; the embedding and the loss may still count as a
+    // layer in the split of the first and last stage into virtual chunks.
+    if (uneven && !c.broken([&] {
+          return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers"
+                                               : "plan.last_stage_layers",
+                      "plan.stages gives every stage's layers: leave out first_stage_layers and "
+                      "last_stage_layers",
+                      {"plan.stages"});
+        }))
+      return false;
+    if (accounted && std::any_of(p.stages.begin(), p.stages.end(),
+                                 [](const StageAssignment& a) { return a.layers == 0; }) &&
+        !c.broken([&] {
+          return rule("plan.stages",
+                      "\"auto\" stage layers with embedding_in_split or loss_in_split are not "
+                      "modelled: give the layers",
+                      {"plan.embedding_in_split", "plan.loss_in_split"});
+        }))
+      return false;
+    return c.ok();
+  }
+  if (uneven && accounted)
+    return c.broken([&] {
+      return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers",
+                  "give either first_stage_layers/last_stage_layers or "
+                  "embedding_in_split/loss_in_split, not both (Megatron takes one uneven split)",
+                  {"plan.embedding_in_split", "plan.loss_in_split"});
+    });
+  if (uneven) {
+    const int64_t given = p.first_stage_layers + p.last_stage_layers;
+    const int64_t others = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
+    const char* path = p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers";
+    if (p.pp < 2 || (p.pp == 2 && p.first_stage_layers > 0 && p.last_stage_layers > 0 &&
+                     given != L) ||
+        given >= L + (others == 0 ? 1 : 0) || (others > 0 && (L - given) % others != 0) ||
+        (others == 0 && given != L))
+      return c.broken([&] {
+        return rule(path,
+                    fmt::format("first_stage_layers={} and last_stage_layers={} leave {} of "
+                                "model.layers={} for {} other stage(s) of plan.pp={}: they must "
+                                "split evenly",
+                                p.first_stage_layers, p.last_stage_layers, L - given, L, others,
+                                p.pp),
+                    {"model.layers", "plan.pp"});
+      });
+    const int64_t even = others > 0 ? (L - given) / others : 0;
+    for (const int64_t n : {p.first_stage_layers, p.last_stage_layers, even})
+      if (n > 0 && n % p.vpp != 0)
+        return c.broken([&] {
+          return rule(path,
+                      fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
+                                  n, p.vpp),
+                      {"plan.vpp"});
+        });
+    return c.ok();
+  }
+  if (accounted) {
+    const int64_t total = L + p.embedding_in_split + p.loss_in_split;
+    const int64_t chunks = int64_t{p.pp} * p.vpp;
+    if (total % chunks != 0 || total / chunks < 1 + (p.pp * p.vpp == 1 ? p.embedding_in_split + p.loss_in_split : 0))
+      return c.broken([&] {
+        return rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                    fmt::format("model.layers={} plus the {} counted as layers ({}) must be "
+                                "divisible by plan.pp*plan.vpp={}",
+                                L,
+                                p.embedding_in_split && p.loss_in_split ? "embedding and loss"
+                                : p.embedding_in_split                  ? "embedding"
+                                                                        : "loss",
+                                total, chunks),
+                    {"model.layers", "plan.embedding_in_split", "plan.loss_in_split"});
+      });
+    return c.ok();
+  }
+  even_rule = L % (int64_t{p.pp} * p.vpp) != 0;
+  return c.ok();
+}
+
+// Flags the framework cannot honour, and flags that need another.
+bool check_framework(Rules& c, const FrameworkProfile* profile) {
+  const Plan& p = c.s().plan;
+  if (profile)
+    for (const auto& [key, why] : profile->cannot) {
+      bool on = false;
+      for (const auto& f : detail::plan_fields())
+        if (f.info.name == key && f.write) {
+          Json v = Json::object();
+          f.write(p, f.info, v);
+          on = v[key].is_boolean() && v[key].get<bool>();
+        }
+      if (on && !c.broken([&] {
+            return rule(fmt::format("plan.{}", key),
+                        fmt::format("plan.{}=true: {} cannot do it ({})", key, p.framework, why),
+                        {"plan.framework"});
+          }))
+        return false;
+    }
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
+        return rule("plan.tp_comm_overlap",
+                    "plan.tp_comm_overlap=true needs plan.sequence_parallel=true (Transformer "
+                    "Engine overlaps the all-gathers and reduce-scatters of sequence parallelism)",
+                    {"plan.sequence_parallel"});
+      }))
+    return false;
+  if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&
+      !c.broken([&] {
+        return rule("plan.fp8_param_gather",
+                    fmt::format("plan.fp8_param_gather=true needs plan.precision fp8 or mxfp8, "
+                                "not {}",
+                                to_string(p.precision)),
+                    {"plan.precision"});
+      }))
+    return false;
+  return c.ok();
+}
+
 // Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
 bool check_layout(Rules& c) {
   const Scenario& s = c.s();
@@ -293,10 +443,14 @@ bool check_layout(Rules& c) {
           return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
                                                    path, st.group, groups));
         });
-      if (st.layers > 0 && st.layers % p.vpp != 0 && !c.broken([&] {
+      // The embedding and the loss, where they count as a layer, share the split into chunks.
+      const int64_t counted = (i == 0 && p.embedding_in_split) + (i + 1 == p.stages.size() &&
+                                                                   p.loss_in_split);
+      if (st.layers > 0 && (st.layers + counted) % p.vpp != 0 && !c.broken([&] {
             return rule(path + ".layers",
-                        fmt::format("{}.layers={} must be divisible by plan.vpp={}", path,
-                                    st.layers, p.vpp),
+                        fmt::format("{}.layers={}{} must be divisible by plan.vpp={}", path,
+                                    st.layers, counted ? fmt::format(" + {} counted as layers", counted) : "",
+                                    p.vpp),
                         {"plan.vpp"});
           }))
         return false;
@@ -430,6 +584,7 @@ void place_on_groups(Scenario& s) {
 
 bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   Rules c(s, errors);
+  if (!check_framework(c, s.framework) && !errors) return false;
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus();
@@ -458,7 +613,8 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                     {"plan.pp"});
       }))
     return false;
-  const bool layers_split = p.stages.empty() && m.layers % (int64_t{p.pp} * p.vpp) != 0;
+  bool layers_split = false;
+  if (!check_split(c, layers_split) && !errors) return false;
   if (layers_split && !c.broken([&] {
         Error e = rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
                        fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
@@ -515,8 +671,9 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
     if (g.gpu.peak_flops(p.precision)) continue;
     if (!c.broken([&] {
           std::string have;
-          for (Precision q : {Precision::fp32, Precision::fp16, Precision::bf16, Precision::fp8})
-            if (g.gpu.peak_flops(q)) have += (have.empty() ? "" : ", ") + std::string(to_string(q));
+          for (size_t q = 0; q < kPrecisions; ++q)
+            if (g.gpu.peak[q])
+              have += (have.empty() ? "" : ", ") + std::string(enum_names<Precision>()[q]);
           return rule("plan.precision",
                       fmt::format("plan.precision={} is not supported by {} (it has: {})",
                                   to_string(p.precision), g.gpu.name, have));
@@ -569,7 +726,7 @@ std::optional<Scenario> read_keys(const Json& doc, const Catalog& catalog,
 
   if (const Json* plan = r.raw("plan")) {
     JsonReader pr(*plan, "plan");
-    s.plan = parse_plan(pr, s.cluster.gpus());
+    s.plan = parse_plan(pr, s.cluster.gpus(), catalog);
     r.absorb(pr.errors());
   } else {
     r.fail(ErrorCode::missing_key, "plan", "plan is required");
@@ -577,6 +734,7 @@ std::optional<Scenario> read_keys(const Json& doc, const Catalog& catalog,
   errors = r.errors();
   if (!errors.empty()) return std::nullopt;
   s.calibration = catalog.calibration;
+  s.framework = catalog.find_framework(s.plan.framework);
   place_on_groups(s);
   return s;
 }

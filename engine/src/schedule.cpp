@@ -14,20 +14,27 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
   run.layout = lay;
   for (int i = 0; i < p.pp; ++i) {
     const StageShape shape = stage_shape(sc.model, p, i, lay.layers[i]);
-    run.stages.push_back(
-        stage_cost(sc, p, shape, lay.groups[i], paths_for_stage(sc, p, lay, i)));
+    run.stages.push_back(stage_cost(sc, p, shape, lay.groups[i], paths_for_stage(sc, p, lay, i),
+                                    lay.chunk_layers[i]));
   }
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const long mb = static_cast<long>(p.micro_batches());
   const double mbd = static_cast<double>(mb);
-  std::vector<double> unit, fwd, bwd, p2p;
-  for (const auto& s : run.stages) {
+  std::vector<double> unit, p2p;
+  // Block durations per virtual stage (chunk c of stage i is virtual stage c·pp + i): a block
+  // carries its chunk's share of the stage's compute and exposed communication; messages travel
+  // on the edges between blocks.
+  std::vector<double> fwd(static_cast<size_t>(p.pp) * p.vpp), bwd(fwd.size());
+  for (int i = 0; i < p.pp; ++i) {
+    const StageCost& s = run.stages[i];
     unit.push_back(s.unit_s);
-    // A block carries its share of the stage's exposed communication; messages travel on the
-    // edges between blocks.
-    fwd.push_back(s.time.forward * s.time.total() / s.time.compute());
-    bwd.push_back(s.time.total() - fwd.back());
     p2p.push_back(s.report.p2p_s);
+    const double f = s.time.forward * s.time.total() / s.time.compute();
+    const double b = s.time.total() - f;
+    for (int c = 0; c < p.vpp; ++c) {
+      fwd[static_cast<size_t>(c) * p.pp + i] = f * s.chunk_forward_share[c];
+      bwd[static_cast<size_t>(c) * p.pp + i] = b * s.chunk_backward_share[c];
+    }
   }
   const PipelineTime closed = pipeline_time(unit, mb, p.vpp);
   run.bottleneck = closed.bottleneck;
@@ -48,8 +55,8 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
   simulate = simulate || (p.vpp > 1 && p.pp > 1);
   if ((simulate || want_events) && blocks <= 400000) {
     double makespan = 0;
-    run.events =
-        simulate_pipeline(fwd, bwd, mb, p.vpp, p2p, p.pp > 1 && !p2p_hidden, &makespan);
+    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p,
+                                           p.pp > 1 && !p2p_hidden, &makespan);
     if (simulate) {
       run.pipe_s = makespan;
       run.fill_s = 0;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "detail/fields.h"
@@ -159,6 +160,50 @@ std::string schema_markdown(std::string_view object) {
   return out;
 }
 
+std::string framework_markdown(const Catalog& catalog) {
+  // In the schema's order (megatron-core, the default, first).
+  std::vector<FrameworkProfile> frameworks;
+  for (auto id : detail::framework_ids())
+    if (const FrameworkProfile* f = catalog.find_framework(id)) frameworks.push_back(*f);
+  std::string out = "| setting |";
+  std::string rule = "|---|";
+  for (const auto& f : frameworks) {
+    out += fmt::format(" `{}` |", f.id);
+    rule += "---|";
+  }
+  out += "\n" + rule + "\n";
+  auto cell = [](const Json& v) {
+    if (v.is_boolean()) return std::string(v.get<bool>() ? "yes" : "no");
+    if (v.is_string()) return v.get<std::string>();
+    return v.dump();
+  };
+  for (const auto& field : detail::plan_fields()) {
+    const std::string key(field.info.name);
+    if (std::none_of(frameworks.begin(), frameworks.end(),
+                     [&](const FrameworkProfile& f) { return f.plan_defaults.contains(key); }))
+      continue;
+    out += fmt::format("| `plan.{}` |", key);
+    for (const auto& f : frameworks) {
+      const bool cannot = std::any_of(f.cannot.begin(), f.cannot.end(),
+                                      [&](const auto& c) { return c.first == key; });
+      out += fmt::format(" {}{} |", f.plan_defaults.contains(key) ? cell(f.plan_defaults[key]) : "",
+                         cannot ? " (cannot)" : "");
+    }
+    out += "\n";
+  }
+  const std::pair<const char*, std::string (*)(const Execution&)> rows[] = {
+      {"kernels", [](const Execution& e) { return std::string(name_of(e.kernels)); }},
+      {"ZeRO-3 gathers per", [](const Execution& e) { return std::string(name_of(e.zero3_fetch)); }},
+      {"gradients reduced every micro-batch",
+       [](const Execution& e) { return std::string(e.grad_reduce_every_micro_batch ? "yes" : "no"); }}};
+  for (const auto& [name, value] : rows) {
+    out += fmt::format("| {} |", name);
+    for (const auto& f : frameworks) out += fmt::format(" {} |", value(f.execution));
+    out += "\n";
+  }
+  return out;
+}
+
 std::string fill_schema_tables(std::string_view doc) {
   constexpr std::string_view open = "<!-- schema: ", close = "<!-- /schema -->";
   std::string out;
@@ -172,7 +217,8 @@ std::string fill_schema_tables(std::string_view doc) {
       break;
     const std::string_view object = doc.substr(start + open.size(), name_end - start - open.size());
     out += doc.substr(pos, name_end + 4 - pos);
-    out += "\n" + schema_markdown(object);
+    out += '\n';
+    out += object == "frameworks" ? framework_markdown(builtin_catalog()) : schema_markdown(object);
     out += close;
     pos = end + close.size();
   }

@@ -155,6 +155,20 @@ std::optional<std::string> percent_decode(std::string_view s) {
   return out;
 }
 
+// What a plan flag left out of a format 0 or 1 link meant: the engine's fixed defaults before
+// framework profiles (they are the defaults of the megatron-core profile's Megatron-LM ancestors).
+void fill_legacy_defaults(Json& scenario) {
+  if (!scenario.is_object() || !scenario.contains("plan") || !scenario["plan"].is_object()) return;
+  Json& plan = scenario["plan"];
+  const std::pair<const char*, Json> kLegacy[] = {
+      {"sequence_parallel", false}, {"distributed_optimizer", false}, {"zero_stage", 0},
+      {"flash_attention", true},    {"overlap_grad_reduce", true},    {"overlap_param_gather", true},
+      {"tp_comm_overlap", false},   {"overlap_p2p", true},            {"grad_reduce_in_fp32", true},
+      {"pp_scatter_gather", false}, {"fp8_param_gather", false},      {"cuda_graphs", false}};
+  for (const auto& [key, value] : kLegacy)
+    if (!plan.contains(key)) plan[key] = value;
+}
+
 Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {
   return Error{code, "link", "link: " + std::move(message)};
 }
@@ -455,12 +469,14 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     doc.scenario = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (doc.scenario.is_discarded() || !doc.scenario.is_object())
       return link_error("the scenario in the link is not a JSON object");
+    fill_legacy_defaults(doc.scenario);
     return doc;
   }
 
   doc.scenario = Json::object();
   Json model = Json::object(), cluster = Json::object(), plan = Json::object();
-  bool custom_model = false, have_version = false, cluster_json = false;
+  bool custom_model = false, cluster_json = false;
+  int version = 0;
   std::vector<std::string> seen;  // one rule for every key: it appears once
   for (const std::string_view pair : split(fragment, '&')) {
     if (pair.empty()) continue;
@@ -483,11 +499,11 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
       return link_error("'cluster' (a JSON cluster) and other cluster keys together",
                         ErrorCode::duplicate_key);
     if (key == "v") {
-      if (*value != "1")
-        return link_error(fmt::format("format version {} is not one this Stepcast reads (1)",
+      if (*value != "1" && *value != "2")
+        return link_error(fmt::format("format version {} is not one this Stepcast reads (1, 2)",
                                       short_text(*value)),
                           ErrorCode::unsupported);
-      have_version = true;
+      version = *value == "1" ? 1 : 2;
       continue;
     }
     if (key == "model") {
@@ -539,11 +555,12 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
                         ErrorCode::type_error);
     (*target)[found->json] = std::move(*v);
   }
-  if (!have_version) return link_error("the link has no format version (v=1)");
+  if (version == 0) return link_error("the link has no format version (v=2)");
   if (custom_model) doc.scenario["model"] = std::move(model);
   else if (!model.empty()) return link_error("m.* keys need model=custom", ErrorCode::type_error);
   if (!cluster.empty()) doc.scenario["cluster"] = std::move(cluster);
   if (!plan.empty()) doc.scenario["plan"] = std::move(plan);
+  if (version == 1) fill_legacy_defaults(doc.scenario);
   return doc;
 }
 

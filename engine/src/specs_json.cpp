@@ -1,5 +1,9 @@
 #include "detail/specs_json.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "detail/fields.h"
 #include "detail/json_reader.h"
 
@@ -32,13 +36,10 @@ Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
       if (!p.has(k.name) || p.raw(k.name)->is_null()) return std::nullopt;
       return p.number(k);
     };
-    g.peak_fp32 = peak("fp32");
-    g.peak_fp16 = peak("fp16");
-    g.peak_bf16 = peak("bf16");
-    g.peak_fp8 = peak("fp8");
+    for (size_t i = 0; i < kPrecisions; ++i) g.peak[i] = peak(enum_names<Precision>()[i]);
     peak("tf32");  // checked, not used: Megatron trains in 16 bits or fp32
     if (!p.ok()) return p.error();
-    if (!g.peak_fp32 && !g.peak_fp16 && !g.peak_bf16 && !g.peak_fp8)
+    if (std::none_of(g.peak.begin(), g.peak.end(), [](const auto& v) { return v.has_value(); }))
       return Error{ErrorCode::missing_key, p.path(), p.path() + " must give at least one precision"};
   } else if (r.is_object()) {
     r.fail(ErrorCode::missing_key, r.field("peak_tflops"), r.field("peak_tflops") + " is required");
@@ -93,15 +94,70 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
   return m;
 }
 
+Result<FrameworkProfile> framework_from_json(const Json& j) {
+  JsonReader r(j, "");
+  r.reject_unknown_keys({"id", "name", "about", "plan", "execution", "cannot"});
+  FrameworkProfile f;
+  f.id = r.string("id", std::nullopt);
+  f.name = r.string("name", std::nullopt);
+  r.string("about", std::nullopt);
+  if (!r.ok()) return r.error();
+  // Every setting is {"value": ..., "source": "..."}: a profile states where each value comes from.
+  auto settings = [&](std::string_view key, auto&& each) -> std::optional<Error> {
+    const Json* list = r.raw(key);
+    if (!list || !list->is_object())
+      return Error{ErrorCode::missing_key, std::string(key), fmt::format("{} must be an object", key)};
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      JsonReader e(*it, fmt::format("{}.{}", key, it.key()));
+      e.reject_unknown_keys({"value", "source"});
+      e.string("source", std::nullopt);
+      if (!e.ok()) return e.error();
+      if (const Json* v = e.raw("value")) each(it.key(), *v, e);
+      else return Error{ErrorCode::missing_key, e.field("value"), e.field("value") + " is required"};
+      if (!e.ok()) return e.error();
+    }
+    return std::nullopt;
+  };
+  if (auto e = settings("plan", [&](const std::string& k, const Json& v, JsonReader& e) {
+        if (k == "framework" || !std::any_of(plan_fields().begin(), plan_fields().end(),
+                                             [&](const auto& field) { return field.info.name == k; }))
+          e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not a plan key a profile sets");
+        f.plan_defaults[k] = v;
+      }))
+    return *e;
+  if (auto e = settings("execution", [&](const std::string& k, const Json&, JsonReader& e) {
+        if (k == "kernels")
+          f.execution.kernels = static_cast<Kernels>(e.choice("value", enum_names<Kernels>(), std::nullopt));
+        else if (k == "zero3_fetch")
+          f.execution.zero3_fetch =
+              static_cast<Zero3Fetch>(e.choice("value", enum_names<Zero3Fetch>(), std::nullopt));
+        else if (k == "grad_reduce_every_micro_batch")
+          f.execution.grad_reduce_every_micro_batch = e.boolean("value", std::nullopt);
+        else
+          e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not an execution setting");
+      }))
+    return *e;
+  if (const Json* cannot = r.raw("cannot"); cannot && cannot->is_object()) {
+    for (auto it = cannot->begin(); it != cannot->end(); ++it) {
+      if (!it->is_string())
+        return Error{ErrorCode::type_error, "cannot." + it.key(), "cannot." + it.key() + " must say why"};
+      f.cannot.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+  return f;
+}
+
 namespace {
 Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::string& path) {
   JsonReader r(j, path);
-  r.reject_unknown_keys({"gemm_efficiency", "fp8_gemm_efficiency", "gemm_overhead_us", "attention_efficiency",
+  r.reject_unknown_keys({"gemm_efficiency", "fp8_gemm_efficiency", "fp4_gemm_efficiency",
+                         "gemm_overhead_us", "attention_efficiency",
                          "memory_efficiency", "layer_overhead_us", "fitted_on", "source",
                          "notes"});
   ArchCalibration c;
   c.gemm_efficiency = r.number("gemm_efficiency", std::nullopt);
   c.fp8_gemm_efficiency = r.number("fp8_gemm_efficiency", c.gemm_efficiency);
+  c.fp4_gemm_efficiency = r.number("fp4_gemm_efficiency", c.fp8_gemm_efficiency);
   c.gemm_overhead_s = r.number("gemm_overhead_us", std::nullopt, 0, false) * 1e-6;
   c.attention_efficiency = r.number("attention_efficiency", std::nullopt);
   c.memory_efficiency = r.number("memory_efficiency", std::nullopt);

@@ -72,7 +72,7 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
 }
 
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
-                     const StagePaths& paths) {
+                     const StagePaths& paths, const std::vector<int64_t>& chunk_layers) {
   const ModelSpec& m = sc.model;
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
@@ -100,6 +100,22 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   t.backward = L * layer.backward_s + (shape.first ? embed.backward_s : 0) +
                (shape.last ? head.backward_s : 0);
   t.recompute = L * layer.recompute_s;
+
+  // Each virtual chunk's share: its layers, plus the embedding on the model's first chunk and the
+  // output layer on its last (a backward block carries the chunk's recompute too).
+  std::vector<int64_t> chunks = chunk_layers;
+  if (chunks.empty()) chunks.assign(p.vpp, shape.layers / p.vpp);
+  const int v = static_cast<int>(chunks.size());
+  for (int k = 0; k < v; ++k) {
+    const double n = static_cast<double>(chunks[k]);
+    const bool model_first = shape.first && k == 0, model_last = shape.last && k == v - 1;
+    c.chunk_forward_share.push_back(
+        (n * layer.forward_s + (model_first ? embed.forward_s : 0) +
+         (model_last ? head.forward_s : 0)) / t.forward);
+    c.chunk_backward_share.push_back(
+        (n * (layer.backward_s + layer.recompute_s) + (model_first ? embed.backward_s : 0) +
+         (model_last ? head.backward_s : 0)) / (t.backward + t.recompute));
+  }
 
   // TP collectives sit between the GEMMs that produce and consume them: exposed, unless
   // Transformer Engine's userbuffers overlap them with those GEMMs.

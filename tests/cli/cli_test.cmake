@@ -69,7 +69,7 @@ endif()
 # Links: a link and a JSON file are interchangeable.
 execute_process(COMMAND ${STEPCAST} link ${example} --base https://example.org/ --tokens 1e12
                 RESULT_VARIABLE rc OUTPUT_VARIABLE link OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0 OR NOT link MATCHES "^https://example.org/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=")
+if(NOT rc EQUAL 0 OR NOT link MATCHES "^https://example.org/#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=")
   message(FATAL_ERROR "link: ${rc} ${link}")
 endif()
 execute_process(COMMAND ${STEPCAST} estimate --link ${link} RESULT_VARIABLE rc OUTPUT_VARIABLE from_link)

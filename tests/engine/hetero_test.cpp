@@ -85,8 +85,11 @@ TEST(Hetero, AutoBalanceBeatsEvenOnMixedAndEqualsItOnUniform) {
             0.8 * time_of(two_groups("dgx-a100", "dgx-h100", kEvenReplicas)));
   const Report uniform = estimate(test::scenario(two_groups("dgx-h100", "dgx-h100", kStages)));
   EXPECT_EQ(uniform.stages[0].layers + uniform.stages[1].layers, 32);
-  EXPECT_NEAR(uniform.iteration_time_s, time_of(two_groups("dgx-h100", "dgx-h100", kEvenStages)),
-              0.02 * uniform.iteration_time_s);  // the first stage's embedding may tip one layer
+  // On equal groups the balancer may still move a layer or two off the stage holding the output
+  // layer (128 K vocabulary): never slower than the even split, and close to it.
+  const double even = time_of(two_groups("dgx-h100", "dgx-h100", kEvenStages));
+  EXPECT_LE(uniform.iteration_time_s, even);
+  EXPECT_NEAR(uniform.iteration_time_s, even, 0.05 * even);
   EXPECT_DOUBLE_EQ(time_of(two_groups("dgx-h100", "dgx-h100", kReplicas)),
                    time_of(two_groups("dgx-h100", "dgx-h100", kEvenReplicas)));
 }
@@ -118,7 +121,8 @@ TEST(Hetero, SimulationAgreesWithClosedFormOnHomogeneousScenarios) {
   for (const char* plan :
        {R"({"tp": 8, "pp": 4, "dp": 2, "global_batch": 512, "sequence_parallel": true})",
         R"({"tp": 4, "pp": 8, "dp": 2, "global_batch": 128, "recompute": "full"})",
-        R"({"tp": 8, "pp": 8, "dp": 1, "global_batch": 64, "pp_scatter_gather": true})"}) {
+        R"({"tp": 8, "pp": 8, "dp": 1, "global_batch": 64, "pp_scatter_gather": true,
+            "framework": "megatron-lm-2021"})"}) {
     const Scenario s = test::scenario(fmt::format(
         R"({{"model": "llama3-70b", "cluster": {{"node": "dgx-h100", "nodes": 8}},
             "seq_len": 4096, "plan": {}}})",

@@ -17,7 +17,7 @@ TEST(Link, DefaultsAreLeftOutAndTheLinkIsReadable) {
   auto link = scenario_to_link(doc, "http://localhost:8080/");
   ASSERT_TRUE(link.ok()) << link.error().message;
   EXPECT_EQ(*link,
-            "http://localhost:8080/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
+            "http://localhost:8080/#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
             "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000&price=2.5");
 }
 
@@ -57,7 +57,7 @@ TEST(Link, HeterogeneousClustersRoundTrip) {
   auto link = scenario_to_link({Json::parse(hetero)}, "");
   ASSERT_TRUE(link.ok()) << link.error().message;
   // Readable in chat: node presets with counts, the link between them, group:layers per stage.
-  EXPECT_EQ(*link, "#v=1&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2"
+  EXPECT_EQ(*link, "#v=2&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2"
                    "&gbs=64&stages=0:auto,1:auto&seq=4096");
   auto back = scenario_from_link(*link);
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -124,6 +124,26 @@ TEST(Link, UntrustedInputIsRefusedClearly) {
   auto s = parse_scenario(r->scenario.dump(), builtin_catalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::unknown_preset);
+}
+
+// A format 1 link was written when a left-out flag meant one fixed default: it opens with those
+// defaults, so it estimates what it estimated then, while a format 2 link leaves them to the
+// framework profile.
+TEST(Link, FormatOneKeepsItsDefaults) {
+  const std::string fragment = "model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096";
+  auto v1 = scenario_from_link("#v=1&" + fragment);
+  auto v2 = scenario_from_link("#v=2&" + fragment);
+  ASSERT_TRUE(v1.ok() && v2.ok());
+  const Json& plan1 = v1->scenario["plan"];
+  EXPECT_EQ(plan1["sequence_parallel"], false);
+  EXPECT_EQ(plan1["distributed_optimizer"], false);
+  EXPECT_EQ(plan1["grad_reduce_in_fp32"], true);
+  EXPECT_FALSE(v2->scenario["plan"].contains("sequence_parallel"));
+  const Scenario s1 = test::scenario(v1->scenario.dump());
+  const Scenario s2 = test::scenario(v2->scenario.dump());
+  EXPECT_FALSE(s1.plan.sequence_parallel);
+  EXPECT_TRUE(s2.plan.sequence_parallel);  // megatron-core's
+  EXPECT_TRUE(s2.plan.tp_comm_overlap);
 }
 
 TEST(Link, OneRuleForEveryKeyAndEveryValue) {

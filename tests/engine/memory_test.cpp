@@ -50,12 +50,12 @@ TEST_F(MemoryTest, MicroBatchesInFlight) {
 TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
   const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "global_batch": 64,
-      "distributed_optimizer": true}, "seq_len": 2048})");
+      "distributed_optimizer": true, "grad_reduce_in_fp32": true}, "seq_len": 2048})");
   const Report r = estimate(s);
   const MemoryBreakdown& m = r.stages[0].memory;
   const double P = r.stages[0].parameters;
   EXPECT_DOUBLE_EQ(m.weights, 2 * P);       // bf16 weights
-  EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads
+  EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads (Megatron-Core's bf16 default)
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * P / 8);  // master + 2 moments sharded over 8 DP ranks
   EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.other, 1);
   // 8.03 B x (2 + 4 + 1.5) B = 56 GiB of model states + ~13 GiB of activations fits in 80 GiB.

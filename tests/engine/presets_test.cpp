@@ -75,7 +75,7 @@ TEST(Presets, MeasuredFiguresStayBelowPeaks) {
     EXPECT_GT(l.busbw_Bps, 0) << l.id;
   }
   for (const auto& g : builtin_catalog().gpus) {
-    EXPECT_TRUE(g.peak_fp16 || g.peak_bf16) << g.id;
+    EXPECT_TRUE(g.peak_flops(Precision::fp16) || g.peak_flops(Precision::bf16)) << g.id;
     EXPECT_GT(g.memory_bytes, 8e9) << g.id;
   }
 }

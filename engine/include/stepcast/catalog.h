@@ -10,6 +10,7 @@
 
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
+#include "stepcast/plan.h"
 #include "stepcast/result.h"
 
 namespace stepcast {
@@ -26,18 +27,32 @@ struct NodePreset {
   int nics_per_node = 0;
 };
 
+// A training stack's profile (presets/frameworks/<id>.json): the plan flags it sets when the
+// scenario leaves them out, how it executes (kernels, ZeRO-3 fetches, gradient reduction), and the
+// flags it cannot honour. Every setting carries its source in the file.
+struct FrameworkProfile {
+  std::string id;
+  std::string name;
+  Json plan_defaults = Json::object();  // plan key -> value
+  Execution execution;
+  std::vector<std::pair<std::string, std::string>> cannot;  // plan key -> why
+};
+
 struct Catalog {
+  std::vector<FrameworkProfile> frameworks;
   std::vector<GpuSpec> gpus;
   std::vector<LinkSpec> links;
   std::vector<NodePreset> nodes;
   std::vector<ModelSpec> models;
   Calibration calibration;
-  Json documents;  // {"gpus": [...], "links": [...], "nodes": [...], "models": [...]} as written
+  // {"gpus": [...], "links": [...], "nodes": [...], "models": [...], "frameworks": [...]} as written
+  Json documents;
 
   const GpuSpec* find_gpu(std::string_view id) const;
   const LinkSpec* find_link(std::string_view id) const;
   const NodePreset* find_node(std::string_view id) const;
   const ModelSpec* find_model(std::string_view id) const;
+  const FrameworkProfile* find_framework(std::string_view id) const;
 };
 
 // One preset file: its path relative to presets/ ("gpus/h100-sxm5-80gb.json") and its text.

@@ -12,11 +12,21 @@ namespace stepcast {
 
 // Everything the compute model needs about the device, resolved once per estimate.
 struct Device {
+  Precision precision = Precision::bf16;
   double peak_flops = 0;       // dense peak at the plan's precision (GEMMs)
   double attention_peak = 0;   // peak the attention kernels run at (bf16/fp16 even under fp8)
   double memory_Bps = 0;       // HBM bandwidth
   ArchCalibration cal;
   double gemm_efficiency = 0;  // for the plan's precision
+
+  // The same device running 16-bit GEMMs (the output layer, unfused attention).
+  Device sixteen_bit() const {
+    Device d = *this;
+    d.precision = Precision::bf16;
+    d.peak_flops = attention_peak;
+    d.gemm_efficiency = cal.gemm_efficiency;
+    return d;
+  }
 };
 
 Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& calibration);
@@ -25,9 +35,16 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
 
 // One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).
+// One layer's four GEMMs, forward (the backward runs two GEMMs of the same shape for each).
+struct LayerGemms {
+  double qkv_s = 0, proj_s = 0, fc1_s = 0, fc2_s = 0;
+  double total() const { return qkv_s + proj_s + fc1_s + fc2_s; }
+};
+
 // The *_s parts are what the overlap model needs: communication hides behind the GEMMs (TP) or
 // the attention core (CP) of the same pass.
 struct LayerCompute {
+  LayerGemms gemms;
   double forward_s = 0;            // linear + attention + element-wise, no communication
   double backward_s = 0;           // gradients of inputs and weights
   double recompute_s = 0;          // re-run forward work under the plan's recompute mode
@@ -55,8 +72,12 @@ HeadCompute embedding_compute(const ModelSpec& model, const Plan& plan, const De
 // weights, moments and gradients and writes the 16-bit copy (memory bound).
 double optimizer_step_s(double parameters, const Plan& plan, const Device& device);
 
-// Bytes per element of activations and of weights in GEMMs for the plan's precision.
+// Bytes per element of activations and of weights in GEMMs for the plan's precision (block
+// scales included).
 double activation_bytes(Precision precision);
 double gemm_element_bytes(Precision precision);
+
+// Memory traffic of quantizing one element of a GEMM input below 16 bits (0 at 16 bits and up).
+double quantize_bytes_per_element(Precision precision);
 
 }  // namespace stepcast

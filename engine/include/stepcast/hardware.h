@@ -2,6 +2,7 @@
 // (achievable fractions of peak) per GPU architecture family.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,12 +12,22 @@
 
 namespace stepcast {
 
-enum class Precision { fp32, fp16, bf16, fp8 };
+// The precision GEMMs run in. fp8 is per-tensor scaled FP8 (Hopper and later); mxfp8 (32-element
+// blocks with an 8-bit scale each) and nvfp4 (16-element blocks of 4-bit values) are Blackwell's
+// block-scaled formats. With the low precisions, activations between kernels and attention stay
+// 16-bit (Transformer Engine).
+enum class Precision { fp32, fp16, bf16, fp8, mxfp8, nvfp4 };
 template <>
 struct EnumNames<Precision> {
-  static constexpr std::array<std::string_view, 4> values = {"fp32", "fp16", "bf16", "fp8"};
+  static constexpr std::array<std::string_view, 6> values = {"fp32", "fp16", "bf16",
+                                                             "fp8",  "mxfp8", "nvfp4"};
 };
 inline const char* to_string(Precision v) { return name_of(v).data(); }
+inline constexpr size_t kPrecisions = EnumNames<Precision>::values.size();
+
+// GEMMs below 16 bits (fp8, mxfp8, nvfp4): the master weights, optimizer and activations stay in
+// bf16/fp32 around them.
+constexpr bool low_precision(Precision p) { return p >= Precision::fp8; }
 
 struct GpuSpec {
   std::string id;
@@ -24,11 +35,11 @@ struct GpuSpec {
   std::string arch;  // family: ampere, hopper, ... (selects calibration constants)
   double memory_bytes = 0;
   double memory_bandwidth_Bps = 0;
-  // Dense peak FLOP/s per precision; nullopt where the device lacks the precision.
-  std::optional<double> peak_fp32, peak_fp16, peak_bf16, peak_fp8;
+  // Dense peak FLOP/s per precision (indexed by Precision); nullopt where the device lacks it.
+  std::array<std::optional<double>, kPrecisions> peak = {};
   double scaleup_Bps_per_dir = 0;
 
-  std::optional<double> peak_flops(Precision p) const;
+  std::optional<double> peak_flops(Precision p) const { return peak[static_cast<size_t>(p)]; }
 };
 
 enum class LinkScope { intra_node, inter_node };
@@ -77,7 +88,8 @@ struct ClusterSpec {
 // of the compute model; presets/calibration.json says which published runs each was fitted on.
 struct ArchCalibration {
   double gemm_efficiency = 0.8;       // fraction of dense peak reached by large 16-bit GEMMs
-  double fp8_gemm_efficiency = 0.7;   // the same for fp8 GEMMs (scaling and casts cost more)
+  double fp8_gemm_efficiency = 0.7;   // the same for fp8 and mxfp8 GEMMs
+  double fp4_gemm_efficiency = 0.6;   // the same for nvfp4 GEMMs
   double gemm_overhead_s = 10e-6;     // fixed time per GEMM kernel (launch, wave tail)
   double attention_efficiency = 0.5;  // fused (flash) attention kernels, fraction of peak
   double memory_efficiency = 0.8;     // fraction of HBM bandwidth for element-wise kernels

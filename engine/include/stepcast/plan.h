@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stepcast/hardware.h"
@@ -15,6 +16,24 @@ struct EnumNames<Recompute> {
   static constexpr std::array<std::string_view, 3> values = {"none", "selective", "full"};
 };
 inline const char* to_string(Recompute v) { return name_of(v).data(); }
+
+// How the training software runs what the plan describes (the framework profile's "execution"
+// part, presets/frameworks/): not scenario keys, but read by the physics.
+enum class Kernels { fused, eager };     // Transformer Engine / Megatron fused kernels, or eager
+enum class Zero3Fetch { layer, module };  // ZeRO-3 gathers per transformer layer, or per linear
+template <>
+struct EnumNames<Kernels> {
+  static constexpr std::array<std::string_view, 2> values = {"fused", "eager"};
+};
+template <>
+struct EnumNames<Zero3Fetch> {
+  static constexpr std::array<std::string_view, 2> values = {"layer", "module"};
+};
+struct Execution {
+  Kernels kernels = Kernels::fused;
+  Zero3Fetch zero3_fetch = Zero3Fetch::layer;
+  bool grad_reduce_every_micro_batch = false;  // ZeRO-2/3 (DeepSpeed), FSDP
+};
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
 struct StageAssignment {
@@ -30,6 +49,8 @@ struct ReplicaAssignment {
 };
 
 struct Plan {
+  std::string framework = "megatron-core";  // presets/frameworks/<id>.json
+  Execution execution;                      // from the framework profile
   int tp = 1;
   int pp = 1;
   int dp = 1;
@@ -54,6 +75,16 @@ struct Plan {
   // all-gathered it over NVLink on arrival (SC21 sec. 4.1, --scatter-gather-tensors-in-pipeline);
   // Megatron-Core sends whole tensors unless sequence parallelism already splits them.
   bool pp_scatter_gather = false;
+  bool fp8_param_gather = false;  // low-precision training gathers fp8 parameters (and keeps them)
+  bool cuda_graphs = false;       // kernels launched from captured CUDA graphs, not one by one
+
+  // Megatron's uneven pipeline splits: layers on the first and last stage (0: the even share),
+  // and whether the input embedding and the loss count as a layer each in the split
+  // (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split).
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
 
   // Optional layouts for clusters of several groups (or uneven splits on one group). Empty
   // stages: pp stages of layers/pp on group 0; empty replicas: dp identical replicas.

@@ -21,6 +21,7 @@ struct Scenario {
   Plan plan;
   Calibration calibration;
   std::string name;  // the document's free-text name, if any
+  const FrameworkProfile* framework = nullptr;  // the catalog's profile of plan.framework
 };
 
 // Parses and checks a scenario document against the catalog's presets. Every problem is an

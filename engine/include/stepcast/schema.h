@@ -100,8 +100,12 @@ Json schema_json();
 // docs/scenario.md's table of one object's keys (markdown), generated from the schema.
 std::string schema_markdown(std::string_view object);
 
+// The framework profiles' settings as one table (a column per profile), for docs/scenario.md.
+std::string framework_markdown(const Catalog& catalog);
+
 // A markdown document with every block between "<!-- schema: OBJECT -->" and "<!-- /schema -->"
-// replaced by schema_markdown(OBJECT): how docs/scenario.md is kept equal to the schema (a test
+// replaced by schema_markdown(OBJECT) ("frameworks": framework_markdown of the built-in
+// presets): how docs/scenario.md is kept equal to the schema (a test
 // fails when it is not; `stepcast schema --write-docs docs/scenario.md` rewrites it).
 std::string fill_schema_tables(std::string_view markdown);
 

@@ -2,8 +2,8 @@
 // pairs with defaults left out, plus a format version, so that links made today open the same
 // plan after the schema grows:
 //
-//   http://localhost:8080/#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512
-//       &sp=1&rc=selective&do=1&seq=4096
+//   http://localhost:8080/#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512
+//       &rc=selective&seq=4096
 //
 // The page and the CLI share this codec (the page through WebAssembly). A link is untrusted
 // input: decoding only builds JSON data, checks sizes, and reports malformed parts as errors.
@@ -17,7 +17,10 @@
 
 namespace stepcast {
 
-inline constexpr int kLinkFormatVersion = 1;
+// Format 2 (framework profiles): a plan flag left out is the framework profile's. Formats 0 and 1
+// were written when a left-out flag meant one fixed default; they open with those defaults filled
+// in, so an old link estimates what it estimated when it was made.
+inline constexpr int kLinkFormatVersion = 2;
 inline constexpr size_t kMaxLinkLength = 8192;
 
 // What a link holds: the scenario document and the page's own settings (tokens to train, price
@@ -31,8 +34,8 @@ struct LinkDocument {
 // Fails on scenario keys the link format cannot carry.
 Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view base);
 
-// Decodes a full URL or just its fragment. Accepts format 1 and the legacy format 0 (the scenario
-// JSON itself, percent-encoded after '#'). The result still has to pass parse_scenario.
+// Decodes a full URL or just its fragment. Accepts format 2, format 1 and the legacy format 0 (the
+// scenario JSON itself, percent-encoded after '#'). The result still has to pass parse_scenario.
 Result<LinkDocument> scenario_from_link(std::string_view url);
 
 }  // namespace stepcast

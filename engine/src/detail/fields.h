@@ -70,6 +70,7 @@ constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
 // The typed tables (fields.cpp), in documentation order.
 std::span<const Field<ModelSpec>> model_fields();
 std::span<const Field<Plan>> plan_fields();
+std::span<const std::string_view> framework_ids();
 std::span<const Field<GpuSpec>> gpu_fields();
 std::span<const Field<LinkSpec>> link_fields();
 // Keys read by hand (structure rather than a member): the scenario's top level, a cluster group,

@@ -13,5 +13,6 @@ Result<NodePreset> node_preset_from_json(const Json& j);
 // preset=true requires id and source; a custom model in a scenario needs neither.
 Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool preset);
 Result<Calibration> calibration_from_json(const Json& j);
+Result<FrameworkProfile> framework_from_json(const Json& j);
 
 }  // namespace stepcast::detail

@@ -36,13 +36,19 @@ struct StageTime {
 struct StageCost {
   StageTime time;
   double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
+  // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
+  // the embedding on the model's first chunk and the output layer on its last.
+  std::vector<double> chunk_forward_share, chunk_backward_share;
   StageReport report;
 };
 
 // Where each stage of one pipeline runs and what it holds.
 struct PipelineLayout {
   std::vector<int> groups;      // cluster group of each stage
-  std::vector<int64_t> layers;  // transformer layers of each stage
+  std::vector<int64_t> layers;  // transformer layers of each stage (all its chunks)
+  // Layers of each stage's virtual chunks (vpp each); equal shares unless Megatron counts the
+  // embedding or the loss as a layer (the first or last chunk then holds one fewer).
+  std::vector<std::vector<int64_t>> chunk_layers;
   std::vector<int> dp_groups;   // groups the data-parallel ring of every stage crosses
 };
 
@@ -85,7 +91,7 @@ Plan plan_for(const Plan& p, int64_t micro_batches);
 StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, int64_t layers);
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
-                     const StagePaths& paths);
+                     const StagePaths& paths, const std::vector<int64_t>& chunk_layers = {});
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
 double exposed_after_overlap(double comm, double window, double slowdown);
