@@ -19,6 +19,7 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail) {
   b.dp_comm = m * t.zero3 + tail.dp_exposed_s + tail.param_gather_s;
   b.optimizer = tail.optimizer_s;
   b.other = tail.other_s;
+  b.host = m * t.host;
   return b;
 }
 

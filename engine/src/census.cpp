@@ -162,18 +162,23 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
       p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
           ? 4
           : 2;
-  const double param_bytes = p.precision == Precision::fp32 ? 4 : 2;
+  const double param_bytes = p.precision == Precision::fp32 ? 4 : (p.fp8_param_gather ? 1 : 2);
   if (dp_size > 1) {
     if (zero >= 3) {
       // FSDP-style: every micro-batch gathers each layer's parameters before its forward and
-      // again before its backward, and reduce-scatters its gradients after the backward.
+      // again before its backward, and reduce-scatters its gradients after the backward. FSDP
+      // and Megatron FSDP gather a transformer layer at a time; DeepSpeed each sub-module (the
+      // QKV, projection, and MLP matrices: 4, or 5 with a gated MLP's two inputs).
       const double layer = st.layer_parameters;
-      add(K::all_gather, CommGroup::dp, Phase::forward, "layer parameters (ZeRO-3)", L * mb,
-          layer * param_bytes, dp_size, paths.dp);
+      const int64_t modules =
+          p.execution.zero3_fetch == Zero3Fetch::module ? 2 + ffn_matrices(m.ffn_type) : 1;
+      const double module = layer / static_cast<double>(modules);
+      add(K::all_gather, CommGroup::dp, Phase::forward, "layer parameters (ZeRO-3)",
+          L * mb * modules, module * param_bytes, dp_size, paths.dp);
       add(K::all_gather, CommGroup::dp, Phase::backward, "layer parameters again (ZeRO-3)",
-          L * mb, layer * param_bytes, dp_size, paths.dp);
-      add(K::reduce_scatter, CommGroup::dp, Phase::backward, "layer gradients (ZeRO-3)", L * mb,
-          layer * grad_bytes, dp_size, paths.dp);
+          L * mb * modules, module * param_bytes, dp_size, paths.dp);
+      add(K::reduce_scatter, CommGroup::dp, Phase::backward, "layer gradients (ZeRO-3)",
+          L * mb * modules, module * grad_bytes, dp_size, paths.dp);
       const double rest = st.parameters - layer * static_cast<double>(L);
       add(K::all_gather, CommGroup::dp, Phase::forward, "embedding/output parameters (ZeRO-3)",
           2 * mb, rest * param_bytes, dp_size, paths.dp);
@@ -182,17 +187,24 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
     } else {
       const int64_t buckets = dp_buckets(st.parameters, p);
       const double bucket = st.parameters / static_cast<double>(buckets);
-      if (zero == 0) {
+      if (zero == 2 && p.execution.grad_reduce_every_micro_batch) {
+        // DeepSpeed ZeRO-2 reduce-scatters the gradients of every micro-batch's backward into
+        // the owning rank's shard (stage_1_and_2.py, reduce_ready_partitions_and_remove_grads).
+        add(K::reduce_scatter, CommGroup::dp, Phase::backward,
+            "gradient buckets, every micro-batch (ZeRO-2)", buckets * mb, bucket * grad_bytes,
+            dp_size, paths.dp);
+      } else if (zero == 0) {
         add(K::all_reduce, CommGroup::dp, Phase::gradient_sync, "gradient buckets", buckets,
             bucket * grad_bytes, dp_size, paths.dp);
       } else {
         add(K::reduce_scatter, CommGroup::dp, Phase::gradient_sync,
             "gradient buckets (distributed optimizer)", buckets, bucket * grad_bytes, dp_size,
             paths.dp);
+      }
+      if (zero >= 1)
         add(K::all_gather, CommGroup::dp, Phase::optimizer,
             "updated parameter buckets (distributed optimizer)", buckets, bucket * param_bytes,
             dp_size, paths.dp);
-      }
     }
   }
 

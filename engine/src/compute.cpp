@@ -147,6 +147,36 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   return out;
 }
 
+LayerKernels layer_kernels(const ModelSpec& m, const Plan& p) {
+  const bool fused = p.execution.kernels == Kernels::fused;
+  const bool gated = ffn_matrices(m.ffn_type) == 3;
+  // Forward: norm, QKV GEMM, RoPE, attention, proj GEMM, bias-dropout-add, norm, fc1 GEMM,
+  // activation, fc2 GEMM, bias-dropout-add (Megatron-Core's TransformerLayer with TE modules).
+  double forward = 11;
+  // Eager PyTorch (Hugging Face-style modules): the norms in 1 (LayerNorm) or 6 (RMSNorm: pow,
+  // mean, add, rsqrt, mul, mul) kernels each, RoPE in ~10 (slice, neg, cat, mul, add for Q and
+  // K), head reshapes (3 copies), dropout and residual add apart, a gated MLP's two input GEMMs
+  // and the gate product.
+  if (!fused)
+    forward = 2 * (m.norm == Norm::rmsnorm ? 6 : 1) + 1 + 3 +
+              (m.position == Position::rope ? 10 : 0) + 1 + 1 + 2 + 2 + (gated ? 2 : 1) +
+              (gated ? 2 : 1) + 1;
+  if (!p.flash_attention) forward += 3;  // two batched GEMMs, softmax, dropout instead of one
+  if (low_precision(p.precision)) forward += 4;  // quantize each GEMM input
+  // The backward runs a data- and a weight-gradient GEMM per forward GEMM and the gradient of
+  // every element-wise kernel: about twice the forward's kernels.
+  double backward = 2 * forward;
+  if (p.tp > 1) {
+    const bool sp = p.sequence_parallel;
+    forward += sp ? 4 : 2;   // all-gather x2 + reduce-scatter x2, or two all-reduces
+    backward += sp ? 6 : 2;
+  }
+  LayerKernels k{forward, backward, 0};
+  if (p.recompute == Recompute::full) k.recompute = forward;
+  if (p.recompute == Recompute::selective) k.recompute = p.flash_attention ? 1 : 4;
+  return k;
+}
+
 HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   const double v = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;

@@ -55,9 +55,14 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   const int zero = p.effective_zero_stage();
   const double params = st.parameters;
 
-  // Weights in the training precision; fp8 keeps a 16-bit master copy plus fp8 casts.
-  const double weight_bytes =
-      p.precision == Precision::fp32 ? 4 : (p.precision == Precision::fp8 ? 3 : 2);
+  // Weights in the training precision. Below 16 bits Transformer Engine caches each weight
+  // quantized twice (row-wise and transposed, for the forward and the dgrad GEMM) beside the
+  // 16-bit copy; with fp8 parameters (fp8_param_gather) the fp8 copies are the parameters.
+  const double e = gemm_element_bytes(p.precision);
+  const double weight_bytes = p.precision == Precision::fp32 ? 4
+                              : !low_precision(p.precision) ? 2
+                              : p.fp8_param_gather          ? 2 * e
+                                                            : 2 + 2 * e;
   const double grad_bytes =
       p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
           ? 4

@@ -102,7 +102,8 @@ Json to_json(const Report& r) {
                 {"bubble", b.bubble},
                 {"dp_comm", b.dp_comm},
                 {"optimizer", b.optimizer},
-                {"other", b.other}}},
+                {"other", b.other},
+                {"host", b.host}}},
               {"stages", std::move(stages)},
               {"replicas", replicas_json(r)},
               {"warnings", r.warnings},
@@ -136,7 +137,7 @@ std::string to_text(const Report& r, const Scenario& sc) {
       {"forward", b.forward},     {"backward", b.backward},   {"recompute", b.recompute},
       {"tp comm", b.tp_comm},     {"cp comm", b.cp_comm},     {"pp send/recv", b.pp_comm},
       {"pipeline bubble", b.bubble}, {"dp sync", b.dp_comm}, {"optimizer", b.optimizer},
-      {"other comm", b.other}};
+      {"other comm", b.other},    {"cpu launches", b.host}};
   for (const auto& [name, value] : parts)
     if (value > 0)
       fmt::format_to(it, "  {:<16} {:9.3f} s  {:5.1f} %\n", name, value, 100 * value / r.iteration_time_s);

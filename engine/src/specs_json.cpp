@@ -170,9 +170,11 @@ Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::str
 Result<Calibration> calibration_from_json(const Json& j) {
   JsonReader r(j, "");
   r.reject_unknown_keys({"source", "notes", "families", "fallback", "overlap_slowdown",
-                         "framework_memory_gib", "framework_memory_fraction", "fitted_on"});
+                         "host_launch_us", "framework_memory_gib", "framework_memory_fraction",
+                         "fitted_on"});
   Calibration c;
   c.overlap_slowdown = r.number("overlap_slowdown", std::nullopt, 0, false);
+  c.host_launch_s = r.number("host_launch_us", 5.0, 0, false) * 1e-6;
   c.framework_memory_bytes = r.number("framework_memory_gib", std::nullopt, 0, false) * GiB;
   c.framework_memory_fraction = r.number("framework_memory_fraction", std::nullopt, 0, false);
   if (!r.ok()) return r.error();

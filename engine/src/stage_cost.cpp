@@ -7,6 +7,7 @@
 
 #include "detail/step.h"
 #include "stepcast/compute.h"
+#include "stepcast/overlap.h"
 
 namespace stepcast::detail {
 
@@ -19,6 +20,56 @@ double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase)
 
 double exposed_after_overlap(double comm, double window, double slowdown) {
   return std::max(0.0, comm - window) + slowdown * std::min(comm, window);
+}
+
+namespace {
+
+// One layer's sequence-parallel collectives per micro-batch (census.cpp): forward, all-gathers
+// of the QKV and fc1 inputs and reduce-scatters of the proj and fc2 outputs; backward, four
+// all-gathers and two reduce-scatters; full recompute replays the forward's.
+struct SpCollectives {
+  double all_gather = 0, reduce_scatter = 0;  // one of each, seconds
+};
+SpCollectives sp_collectives(const ModelSpec& m, const Plan& p, const CommPath& path) {
+  const double act = static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.hidden *
+                     activation_bytes(p.precision);
+  return {collective_time_s(CollectiveKind::all_gather, act, p.tp, path),
+          collective_time_s(CollectiveKind::reduce_scatter, act, p.tp, path)};
+}
+
+}  // namespace
+
+double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
+  const SpCollectives c = sp_collectives(m, p, path);
+  const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
+  const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
+  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+}
+
+// Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
+// (NeMo's ub configs, e.g. ub_cfg_h100_h12288_tp8_mbs2_seqlen2048.yaml): forward, the QKV and
+// fc1 input all-gathers ring-exchange with their GEMMs and the proj and fc2 output
+// reduce-scatters are pipelined in 4 splits; backward, the proj and fc2 dgrad all-gathers
+// ring-exchange with their dgrad GEMMs, the re-gathered QKV and fc1 inputs overlap the dgrad
+// GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
+// the forward.
+double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                          const CommPath& path, double slowdown) {
+  constexpr int kReduceScatterSplits = 4;
+  const SpCollectives c = sp_collectives(m, p, path);
+  const LayerGemms& g = layer.gemms;
+  const double forward =
+      ring_exchange_overlap_s(c.all_gather, g.qkv_s, p.tp, slowdown) +
+      ring_exchange_overlap_s(c.all_gather, g.fc1_s, p.tp, slowdown) +
+      pipelined_reduce_scatter_s(c.reduce_scatter, g.proj_s, kReduceScatterSplits, slowdown) +
+      pipelined_reduce_scatter_s(c.reduce_scatter, g.fc2_s, kReduceScatterSplits, slowdown);
+  const double backward = ring_exchange_overlap_s(c.all_gather, g.proj_s, p.tp, slowdown) +
+                          ring_exchange_overlap_s(c.all_gather, g.fc2_s, p.tp, slowdown) +
+                          bulk_overlap_s(c.all_gather, g.qkv_s, slowdown) +
+                          bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
+                          bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
+                          bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
+  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
 }
 
 // Parameters one GPU of a stage holds, with Megatron's padded vocabulary.
@@ -122,10 +173,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double tp_fwd = census_time(ops, CommGroup::tp, Phase::forward) / mbd;
   const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
   const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
-  if (p.tp_comm_overlap) {
-    t.tp = exposed_after_overlap(tp_fwd, L * layer.linear_forward_s, slowdown) +
-           exposed_after_overlap(tp_bwd, L * layer.linear_backward_s, slowdown) +
-           exposed_after_overlap(tp_rc, L * layer.linear_recompute_s, slowdown);
+  if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
+    t.tp = te_overlapped_tp_s(m, p, layer, paths.tp, slowdown) * L;
+    // The embedding's, output layer's and loss's collectives are not overlapped.
+    const double per_layer = layer_tp_comm_s(m, p, paths.tp);
+    t.tp += std::max(0.0, tp_fwd + tp_bwd + tp_rc - L * per_layer);
   } else {
     t.tp = tp_fwd + tp_bwd + tp_rc;
   }
@@ -136,13 +188,24 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                                L * layer.attention_backward_s, slowdown) +
          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
                                L * layer.attention_recompute_s, slowdown);
-  // ZeRO-3 prefetches the next layer's parameters while the current one computes.
-  if (zero >= 3) {
+  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
+  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
+  if (zero >= 2) {
     const double zf = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
     const double zb = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
-    t.zero3 = exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
-              exposed_after_overlap(zb, t.backward, slowdown);
+    const bool overlap = zero >= 3 || p.overlap_grad_reduce;
+    t.zero3 = overlap ? exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
+                            exposed_after_overlap(zb, t.backward, slowdown)
+                      : zf + zb;
   }
+
+  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
+  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
+  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs).
+  const LayerKernels k = layer_kernels(m, p);
+  const double launches = p.cuda_graphs ? L * (2 + (t.recompute > 0 ? 1 : 0))
+                                        : L * (k.forward + k.backward + k.recompute);
+  t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "detail/step.h"
+#include "stepcast/overlap.h"
 
 namespace stepcast::detail {
 
@@ -27,7 +28,7 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
     double sync = st.dp_sync_s;
     if (p.overlap_grad_reduce && sync > 0 && zero < 3) {
       const double buckets = static_cast<double>(dp_buckets(st.parameters, q));
-      sync = std::max(exposed_after_overlap(sync, cost.time.backward, slowdown), sync / buckets);
+      sync = dp_sync_exposed_s(sync, cost.time.backward, p.vpp, buckets, slowdown);
     }
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);

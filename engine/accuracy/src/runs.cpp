@@ -239,6 +239,40 @@ struct PlanPart {
   int64_t global_batch = 0;
 };
 
+}  // namespace
+
+Json layout_flags(const SourceFacts& facts, std::string_view model) {
+  Json flags = Json::object();
+  for (const auto& l : facts.layout)
+    if (detail::contains(model, l.model_contains)) {
+      if (l.embedding_in_split) flags["embedding_in_split"] = true;
+      if (l.loss_in_split) flags["loss_in_split"] = true;
+    }
+  return flags;
+}
+
+Json source_plan(const SourceFacts& facts, int64_t tp, int64_t pp, int64_t dp, int64_t cp,
+                 int64_t vpp, int64_t micro_batch, int64_t global_batch,
+                 const std::string& recompute, const std::string& precision) {
+  Json plan = Json::object();
+  plan["framework"] = facts.framework;
+  plan["tp"] = tp;
+  plan["pp"] = pp;
+  plan["dp"] = dp;
+  plan["cp"] = cp;
+  plan["vpp"] = vpp;
+  plan["micro_batch"] = micro_batch;
+  plan["global_batch"] = global_batch;
+  plan["recompute"] = recompute;
+  plan["precision"] = precision;
+  for (auto it = facts.plan.begin(); it != facts.plan.end(); ++it) plan[it.key()] = *it;
+  if (facts.sequence_parallel_with_selective)
+    plan["sequence_parallel"] = tp > 1 && recompute == "selective";
+  return plan;
+}
+
+namespace {
+
 Step<PlanPart> plan_of(const Row& cell, const SourceFacts& facts, int64_t layers, int64_t gpus,
                        const std::optional<HeteroNetwork>& split, Case& c) {
   const auto tp = leading_integer(cell("tp"));
@@ -255,12 +289,15 @@ Step<PlanPart> plan_of(const Row& cell, const SourceFacts& facts, int64_t layers
     return Skip{"pipeline interleaving used but its degree is not stated"};
   else if (*pp > 1)
     c.assumptions.push_back("vp not stated: 1 (non-interleaved 1F1B)");
-  // Counting the first and last stage's embedding as one layer each splits layers + 2 evenly.
-  const bool embedding_split =
-      facts.embedding_in_split && vpp == 1 && layers % *pp != 0 && (layers + 2) % *pp == 0;
-  if (layers % (*pp * vpp) != 0 && !embedding_split)
-    return Skip{fmt::format("{} layers over pp*vp = {}*{}: uneven pipeline split (the recipe "
-                            "balances the embedding and loss stages) is not modelled",
+  // The source's software may count the embedding and the loss as layers in the split.
+  Json given = facts.plan;
+  const Json layout = layout_flags(facts, cell("model"));
+  for (auto it = layout.begin(); it != layout.end(); ++it) given[it.key()] = *it;
+  const bool accounted = given.value("embedding_in_split", false) || given.value("loss_in_split", false);
+  const int64_t counted = given.value("embedding_in_split", false) + given.value("loss_in_split", false);
+  if (layers % (*pp * vpp) != 0 && !(accounted && (layers + counted) % (*pp * vpp) == 0))
+    return Skip{fmt::format("{} layers over pp*vp = {}*{} do not split evenly, and the source "
+                            "states no uneven split",
                             layers, *pp, vpp)};
   auto micro = leading_integer(cell("micro_batch"));
   if (!micro) {
@@ -280,50 +317,15 @@ Step<PlanPart> plan_of(const Row& cell, const SourceFacts& facts, int64_t layers
   const auto precision = precision_of(cell, c);
   if (!precision.value) return Skip{precision.skip};
 
-  Json plan = Json::object();
-  plan["tp"] = *tp;
-  plan["pp"] = *pp;
-  plan["dp"] = dp;
-  plan["cp"] = cp;
-  plan["vpp"] = vpp;
-  plan["micro_batch"] = *micro;
-  plan["global_batch"] = *gbs;
-  plan["recompute"] = recompute;
-  plan["precision"] = *precision.value;
-  const bool sp = *tp > 1 && (recompute == "selective" || facts.sequence_parallel);
-  plan["sequence_parallel"] = sp;
-  const std::string sharding = cell("sharding");
-  int zero = facts.zero_stage;
-  bool distributed_optimizer = facts.distributed_optimizer;
-  if (contains(sharding, "FSDP")) {
-    zero = 3;
-    distributed_optimizer = false;
-  }
-  if (zero > 0) plan["zero_stage"] = zero;
-  if (distributed_optimizer) plan["distributed_optimizer"] = true;
-  plan["flash_attention"] = facts.flash_attention;
-  bool overlap_grad = facts.overlap_grad_reduce;
+  Json plan = source_plan(facts, *tp, *pp, dp, cp, vpp, *micro, *gbs, recompute,
+                          *precision.value);
+  for (auto it = layout.begin(); it != layout.end(); ++it) plan[it.key()] = *it;
+  if (contains(cell("sharding"), "FSDP")) plan["zero_stage"] = 3;
   if (const auto& below = facts.overlap_grad_reduce_below_params_b) {
     // Overlapped only for smaller models (SC21's run_table_1.sh: torch DDP up to 18B, Megatron's
     // local DDP from 39B).
     const auto params_b = leading_number(cell("params_b"));
-    overlap_grad = overlap_grad && params_b && *params_b < *below;
-  }
-  plan["overlap_grad_reduce"] = overlap_grad;
-  plan["overlap_param_gather"] = facts.overlap_param_gather;
-  plan["tp_comm_overlap"] = facts.tp_comm_overlap && *tp > 1;
-  plan["overlap_p2p"] = facts.overlap_p2p;
-  if (facts.pp_scatter_gather) plan["pp_scatter_gather"] = true;
-  if (embedding_split) {
-    const int64_t per_stage = (layers + 2) / *pp;
-    Json stages = Json::array();
-    for (int64_t i = 0; i < *pp; ++i)
-      stages.push_back(Json{{"layers", i == 0 || i + 1 == *pp ? per_stage - 1 : per_stage}});
-    plan["stages"] = std::move(stages);
-    c.assumptions.push_back(fmt::format("pipeline split counts the two embeddings as layers: "
-                                        "{} + 2 over {} stages, {} transformer layers on the "
-                                        "first and last, {} elsewhere",
-                                        layers, *pp, per_stage - 1, per_stage));
+    if (!(params_b && *params_b < *below)) plan["overlap_grad_reduce"] = false;
   }
   if (split) {  // stages in rank order: as many on the first group as its GPUs hold
     const int64_t per_stage = *tp * cp * dp;
@@ -376,7 +378,7 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
   const auto plan = plan_of(cell, facts, model.value->layers, *gpus, cluster.value->split, c);
   if (!plan.value) return Skip{plan.skip};
   if (!facts.listed)
-    c.assumptions.push_back("no source facts recorded: Megatron-Core defaults for the options");
+    c.assumptions.push_back("no source facts recorded: the megatron-core profile");
 
   Json scenario = Json::object();
   scenario["name"] = c.id;

@@ -53,16 +53,29 @@ std::optional<SourceFacts::Heads> heads_when_unstated(JsonReader& r) {
   return heads;
 }
 
+std::optional<SourceFacts::Layout> layout_entry(const Json& j, std::string path, JsonReader& parent) {
+  JsonReader r(j, std::move(path));
+  r.reject_unknown_keys({"model_contains", "embedding_in_split", "loss_in_split", "why"});
+  SourceFacts::Layout l;
+  l.model_contains = r.string("model_contains", std::nullopt);
+  l.embedding_in_split = r.boolean("embedding_in_split", false);
+  l.loss_in_split = r.boolean("loss_in_split", false);
+  l.why = r.string("why", std::nullopt);
+  if (!r.ok()) {
+    parent.fail(r.error());
+    return std::nullopt;
+  }
+  return l;
+}
+
 // One entry of the table (`listed`) or the defaults for unlisted sources.
 Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
   JsonReader r(j, std::move(path));
-  r.reject_unknown_keys({"id", "megatron_lm", "flash_attention", "overlap_p2p",
-                         "pp_scatter_gather", "embedding_in_split", "tp_comm_overlap",
-                         "sequence_parallel", "distributed_optimizer", "zero_stage",
-                         "overlap_grad_reduce", "overlap_grad_reduce_below_params_b",
-                         "overlap_param_gather", "tied_embeddings", "default_micro_batch",
-                         "default_recompute", "recompute_yes_means", "heads_when_unstated",
-                         "iter_time_from_tflops", "why"});
+  r.reject_unknown_keys({"id", "framework", "megatron_lm", "plan",
+                         "sequence_parallel_with_selective", "overlap_grad_reduce_below_params_b",
+                         "tied_embeddings", "default_micro_batch", "default_recompute",
+                         "recompute_yes_means", "heads_when_unstated", "iter_time_from_tflops",
+                         "nvl72_gpus_per_domain", "layout", "why"});
   SourceFacts f;
   f.listed = listed;
   if (listed)
@@ -70,20 +83,18 @@ Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
   else if (r.has("id"))
     r.fail(ErrorCode::unknown_key, r.field("id"),
            fmt::format("{}: the defaults for unlisted sources have no id", r.field("id")));
+  f.framework = r.string("framework", std::nullopt);
   f.megatron_lm = r.boolean("megatron_lm", std::nullopt);
-  f.flash_attention = r.boolean("flash_attention", std::nullopt);
-  f.overlap_p2p = r.boolean("overlap_p2p", std::nullopt);
-  f.pp_scatter_gather = r.boolean("pp_scatter_gather", std::nullopt);
-  f.embedding_in_split = r.boolean("embedding_in_split", std::nullopt);
-  f.tp_comm_overlap = r.boolean("tp_comm_overlap", std::nullopt);
-  f.sequence_parallel = r.boolean("sequence_parallel", std::nullopt);
-  f.distributed_optimizer = r.boolean("distributed_optimizer", std::nullopt);
-  f.zero_stage = static_cast<int>(r.integer("zero_stage", std::nullopt, 0, 3));
-  f.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
+  if (const Json* plan = detail::required(r, "plan")) {
+    if (plan->is_object())
+      f.plan = *plan;
+    else
+      r.fail(ErrorCode::type_error, r.field("plan"), r.field("plan") + " must be an object");
+  }
+  f.sequence_parallel_with_selective = r.boolean("sequence_parallel_with_selective", std::nullopt);
   if (!is_null(r, "overlap_grad_reduce_below_params_b"))
     f.overlap_grad_reduce_below_params_b =
         r.number("overlap_grad_reduce_below_params_b", std::nullopt);
-  f.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
   if (!is_null(r, "tied_embeddings"))
     f.tied_embeddings = r.boolean("tied_embeddings", std::nullopt);
   if (!is_null(r, "default_micro_batch"))
@@ -92,6 +103,12 @@ Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
   f.recompute_yes_means = recompute_mode(r, "recompute_yes_means");
   f.heads_when_unstated = heads_when_unstated(r);
   f.iter_time_from_tflops = r.boolean("iter_time_from_tflops", std::nullopt);
+  if (!is_null(r, "nvl72_gpus_per_domain"))
+    f.nvl72_gpus_per_domain = r.integer("nvl72_gpus_per_domain", std::nullopt);
+  if (const Json* list = detail::required(r, "layout"); list && list->is_array())
+    for (size_t i = 0; i < list->size(); ++i)
+      if (auto l = layout_entry((*list)[i], fmt::format("{}[{}]", r.field("layout"), i), r))
+        f.layout.push_back(std::move(*l));
   f.why = r.string("why", std::nullopt);
   if (!r.ok()) return r.error();
   return f;

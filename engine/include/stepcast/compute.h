@@ -58,6 +58,18 @@ struct LayerCompute {
 
 LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device);
 
+// Kernels one layer launches per micro-batch (host overhead: eager training issues them one by one
+// from the CPU, each costing Calibration::host_launch_s). Counted from the layer's structure:
+// Transformer Engine / Megatron fused kernels (norm, GEMM, RoPE, attention, bias-dropout-add,
+// activation) or eager PyTorch's one kernel per operation, the quantize kernels of low-precision
+// GEMMs, and the TP collectives.
+struct LayerKernels {
+  double forward = 0;
+  double backward = 0;
+  double recompute = 0;
+};
+LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan);
+
 // The output layer and loss (last stage), one micro-batch: logits GEMM, cross-entropy.
 struct HeadCompute {
   double forward_s = 0;

@@ -25,9 +25,10 @@ struct Breakdown {
   double dp_comm = 0;    // data-parallel gradient / parameter sync not hidden
   double optimizer = 0;  // the optimizer step
   double other = 0;      // norm and embedding grad all-reduces, gradient norm, loss
+  double host = 0;       // the GPU waiting for the CPU to launch kernels (eager, small work)
   double sum() const {
     return forward + backward + recompute + tp_comm + cp_comm + pp_comm + bubble + dp_comm +
-           optimizer + other;
+           optimizer + other + host;
   }
 };
 

@@ -100,6 +100,7 @@ struct Calibration {
   std::vector<std::pair<std::string, ArchCalibration>> families;  // arch -> constants
   ArchCalibration fallback;           // for families never fitted
   double overlap_slowdown = 0.189;    // compute slowdown while communication overlaps it
+  double host_launch_s = 5e-6;        // CPU time to issue one kernel in eager training
   double framework_memory_bytes = 0;  // CUDA context, NCCL buffers, allocator slack per GPU
   double framework_memory_fraction = 0;  // fragmentation, as a fraction of the rest
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stepcast/census.h"
+#include "stepcast/compute.h"
 #include "stepcast/estimate.h"
 #include "stepcast/pipeline.h"
 
@@ -29,8 +30,9 @@ namespace stepcast::detail {
 struct StageTime {
   double forward = 0, backward = 0, recompute = 0;  // compute only
   double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
+  double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
   double compute() const { return forward + backward + recompute; }
-  double total() const { return compute() + tp + cp + zero3; }
+  double total() const { return compute() + tp + cp + zero3 + host; }
 };
 
 struct StageCost {
@@ -92,6 +94,11 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, int64_t lay
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
                      const StagePaths& paths, const std::vector<int64_t>& chunk_layers = {});
+// One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
+// Engine's userbuffers overlap them (stage_cost.cpp).
+double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
+double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                          const CommPath& path, double slowdown);
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
 double exposed_after_overlap(double comm, double window, double slowdown);

@@ -28,4 +28,13 @@ struct Conversion {
 // reason; rows whose scenario the engine rejects are skipped with the engine's error.
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog);
 
+struct SourceFacts;
+// The pipeline-split flags the source's recipes state for a model (sources.json "layout").
+Json layout_flags(const SourceFacts& facts, std::string_view model);
+// A case's plan: the row's sizes, batch, recompute and precision, the source's framework and the
+// plan keys its recipes set beyond it (sources.json).
+Json source_plan(const SourceFacts& facts, int64_t tp, int64_t pp, int64_t dp, int64_t cp,
+                 int64_t vpp, int64_t micro_batch, int64_t global_batch,
+                 const std::string& recompute, const std::string& precision);
+
 }  // namespace stepcast::accuracy

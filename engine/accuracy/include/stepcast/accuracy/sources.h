@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "stepcast/catalog.h"
 #include "stepcast/result.h"
 
 namespace stepcast::accuracy {
@@ -17,24 +18,19 @@ namespace stepcast::accuracy {
 // The source of a row: the part of its id before the first '-' ("SC21-T1-3" -> "SC21").
 std::string source_of(std::string_view id);
 
-// Configuration facts per source that the CSV rows do not repeat. Every field is set from
-// sources.json; `why` carries the evidence.
+// What a source's rows do not repeat: its training software (a framework profile), the plan keys
+// its recipes set beyond that profile, and the defaults its rows leave unstated. Every field is
+// set from sources.json; `why` carries the evidence.
 struct SourceFacts {
   std::string id;                    // "SC21"; "MBRIDGE*" matches every source starting MBRIDGE
-  bool listed = false;               // false: no entry, the Megatron-Core defaults ("unlisted")
+  bool listed = false;               // false: no entry ("unlisted")
   bool megatron_lm = false;          // a Megatron-LM source (the 5 % goal)
-  bool flash_attention = false;      // fused attention available to the framework of the time
-  bool overlap_p2p = false;          // pipeline send/recv overlapped (Megatron-Core, 2023 on)
-  bool pp_scatter_gather = false;    // 1/tp activation shards between stages (Megatron 2.x)
-  bool embedding_in_split = false;   // the pipeline split counts each embedding as a layer
-  bool tp_comm_overlap = false;      // TE userbuffers, when tp > 1
-  bool sequence_parallel = false;    // SP on whenever tp > 1 (Megatron-Core recipes)
-  bool distributed_optimizer = false;
-  int zero_stage = 0;
-  bool overlap_grad_reduce = false;
+  std::string framework;             // presets/frameworks/<id>.json
+  Json plan = Json::object();        // plan keys beyond the profile
+  // Sequence parallelism exactly where the row's recompute is selective (Korthikanti et al.).
+  bool sequence_parallel_with_selective = false;
   // Gradient reduction overlapped only for models below this size (params_b column).
   std::optional<double> overlap_grad_reduce_below_params_b;
-  bool overlap_param_gather = false;
   std::optional<bool> tied_embeddings;         // overrides the architecture default
   std::optional<int64_t> default_micro_batch;  // when the row says "not stated"
   std::string default_recompute;               // when the row says "not stated"; empty: none
@@ -47,6 +43,16 @@ struct SourceFacts {
   };
   std::optional<Heads> heads_when_unstated;
   bool iter_time_from_tflops = false;  // TFLOP/s are model FLOPs: they give the iteration time
+  // GPUs of each NVL72 domain a run of more than 72 GPUs uses.
+  std::optional<int64_t> nvl72_gpus_per_domain;
+  // Pipeline splits the source's recipes state for a model (Megatron's account-for flags).
+  struct Layout {
+    std::string model_contains;
+    bool embedding_in_split = false;
+    bool loss_in_split = false;
+    std::string why;
+  };
+  std::vector<Layout> layout;
   std::string why;
 };
 

@@ -1,0 +1,36 @@
+#include "stepcast/overlap.h"
+
+#include <algorithm>
+
+namespace stepcast {
+
+double bulk_overlap_s(double comm, double window, double slowdown) {
+  return std::max(0.0, comm - window) + slowdown * std::min(comm, window);
+}
+
+double ring_exchange_overlap_s(double comm, double gemm, int tp, double slowdown) {
+  if (tp <= 1 || comm <= 0) return 0;
+  const double steps = tp - 1;
+  const double step_comm = comm / steps, step_gemm = gemm / tp;
+  return steps * std::max(0.0, step_comm - step_gemm) +
+         slowdown * std::min(comm, steps * step_gemm);
+}
+
+double pipelined_reduce_scatter_s(double comm, double gemm, int splits, double slowdown) {
+  if (comm <= 0) return 0;
+  splits = std::max(splits, 1);
+  const double chunk_comm = comm / splits, chunk_gemm = gemm / splits;
+  const double hidden = splits - 1;
+  return chunk_comm + hidden * std::max(0.0, chunk_comm - chunk_gemm) +
+         slowdown * std::min(hidden * chunk_comm, hidden * chunk_gemm);
+}
+
+double dp_sync_exposed_s(double sync, double backward, int vpp, double buckets, double slowdown) {
+  if (sync <= 0) return 0;
+  vpp = std::max(vpp, 1);
+  const double chunk = sync / vpp, window = backward / vpp;
+  const double per_chunk_buckets = std::max(1.0, buckets / vpp);
+  return std::max(chunk / per_chunk_buckets, bulk_overlap_s(chunk, window, slowdown));
+}
+
+}  // namespace stepcast
