@@ -148,12 +148,3 @@ export async function search(scenario, top = 10, channel = 'search') {
   const msg = await searcher.latest(channel, { type: 'search', scenario, top });
   return msg && { result: msg.result, engineMs: msg.engineMs };
 }
-
-/**
- * The estimate alone, as {result, engineMs, workerMs} (result: the report or {error}: the first
- * problem); null when superseded. For the form and the embed until they read run()'s answer.
- */
-export async function estimate(scenario, channel = 'estimate') {
-  const answer = await run(scenario, channel);
-  return answer && { result: answer.report ?? { error: answer.errors[0] }, engineMs: answer.engineMs, workerMs: answer.workerMs };
-}
