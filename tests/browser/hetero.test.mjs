@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CLI, SCENARIO_DIR, cliEstimate as cliEstimateFull, cliEstimateLink, cliLink, jsonDiff, requireBuilt,
+  CLI, SCENARIO_DIR, cliEstimate as cliEstimateFull, cliEstimateLink, cliLink, cliResolve, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
@@ -75,17 +75,29 @@ async function inputsOnShow(p, mode) {
   return Object.fromEntries(Object.entries(all).filter(([k]) => !hidden.test(k)));
 }
 
-/** The message shown next to the field of `path` (data-path), or null when hidden. */
+/**
+ * The first message shown next to the field of `path` (data-path), or null when hidden. A field
+ * shows every problem the engine has with its input, one a line (.msg).
+ */
 async function fieldError(path, p = page) {
   const el = p.locator(`[data-path="${path}"] > .error`);
-  return (await el.isVisible()) ? el.textContent() : null;
+  return (await el.isVisible()) ? el.locator('.msg').first().textContent() : null;
 }
 
+/** The CLI's (first) message for a scenario it refuses. */
 const engineMessage = (scenario) => {
   const cli = cliEstimate(JSON.stringify(scenario));
   assert.equal(cli.status, 2, 'the CLI refuses it');
   return cli.stderr.replace(/^error: /, '').trim();
 };
+
+/** Every problem `stepcast resolve` has with a scenario is on the page, each at some field. */
+async function expectEveryProblemShown(scenario, p = page) {
+  const all = cliResolve(JSON.stringify(scenario)).errors;
+  assert.ok(all.length > 1, 'several problems');
+  const shown = await p.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
+  assert.deepEqual([...new Set(shown)].sort(), [...new Set(all)].sort(), 'every problem, each at a field');
+}
 
 const shoot = (name, p = page) => shootDesktop(p, name);
 
@@ -127,9 +139,11 @@ describe('heterogeneous clusters', () => {
     assert.deepEqual(await page.$$eval('#stage-rows select', (ss) => ss.map((s) => s.value)), ['0', '1'],
       'one stage on each group (their GPUs hold one stage each)');
 
+    // The stages are left to the engine, which places them in rank order (one on each group here)
+    // and balances their layers: the same estimate as stages given as "auto" on those groups.
     const sent = await pageScenario(page);
     assert.deepEqual(sent.cluster, GROUPS);
-    assert.deepEqual(sent.plan.stages, STAGES.plan.stages);
+    assert.equal(sent.plan.stages, undefined, 'placement left to the engine');
     const report = await expectCli(STAGES);
     const balance = report.stages.map((s) => ({ stage: s.index, group: s.group, layers: s.layers }));
     assert.deepEqual(await stageMap(), balance, 'the stage map shows the engine\'s balance');
@@ -163,7 +177,9 @@ describe('heterogeneous clusters', () => {
     await page.selectOption('#f-st1-group', '0');
     await settle(page);
     const both0 = withPlan(STAGES, { stages: [{ group: 0, layers: 'auto' }, { group: 0, layers: 'auto' }] });
+    assert.deepEqual((await pageScenario(page)).plan.stages, both0.plan.stages, 'the engine\'s placement, then the change');
     assert.equal(await fieldError('plan.stages'), engineMessage(both0));
+    await expectEveryProblemShown(both0);
     assert.match(await page.textContent('#status'), /Invalid plan/);
     await page.locator('#placement-fieldset').screenshot({ path: join(SHOTS, 'hetero-error.png') });
     await page.click('#place-stages');
@@ -211,6 +227,7 @@ describe('heterogeneous clusters', () => {
     // TP 8 x PP 2 is 16 GPUs per replica: more than a group has.
     const big = withPlan(STAGES, { stages: undefined, replicas: [{ group: 0, count: 1, micro_batches: 'auto' }, { group: 1, count: 1, micro_batches: 'auto' }] });
     assert.equal(await fieldError('plan.replicas'), engineMessage(big));
+    await expectEveryProblemShown(big);
     await page.fill('#f-tp', '4');
     await settle(page);
     const replicas = withPlan(big, { tp: 4 });

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, ROOT, SCENARIO_DIR, cliEstimate, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliResolve, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, PHONE, SHOTS, goOffline, shootDesktop as shootPage } from './helpers.mjs';
 
@@ -172,6 +172,51 @@ describe('the page', () => {
     assert.equal(await page.locator('.field.invalid').count(), 0);
   });
 
+  test('marks the control the user changed, with every problem the engine has and its hint', async () => {
+    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
+    await settle();
+    const base = withPlan(DEFAULT, { dp: undefined });
+    const messages = async (path) => page.$$eval(`[data-path="${path}"] > .error .msg`, (els) => els.map((e) => e.textContent));
+    const invalid = () => page.$$eval('#inputs .field.invalid', (els) => els.map((e) => e.dataset.path));
+    // DP is derived: the rule's path is plan.dp, but the user changed the nodes, then PP.
+    for (const [selector, path, scenario] of [
+      ['#f-nodes', 'cluster.nodes', { ...base, cluster: { node: 'dgx-h100', nodes: 7 } }],
+      ['#f-pp', 'plan.pp', withPlan(base, { pp: 5 })],
+    ]) {
+      const value = path === 'cluster.nodes' ? 7 : 5;
+      await setValue(selector, value);
+      const want = cliResolve(JSON.stringify(scenario));
+      assert.equal(want.status, 2);
+      assert.deepEqual(await messages(path), want.errors, `${path}: the engine's messages at the control changed`);
+      assert.deepEqual(await invalid(), [path], `${path}: never the read-only DP`);
+      assert.equal(await page.inputValue('#f-dp'), '', 'no derived DP while the plan is refused');
+      assert.match(await page.textContent('#status'), /Invalid plan/);
+      await setValue(selector, path === 'cluster.nodes' ? 8 : 4);
+      assert.equal(await page.inputValue('#f-dp'), '2');
+    }
+    // TP 3 breaks several rules: every one is shown, at TP when the rule involves it (the control
+    // changed), else at the rule's own field; with the engine's hint of the values that would do.
+    await setValue('#f-tp', 3);
+    const tp3 = cliResolve(JSON.stringify(withPlan(base, { tp: 3 })));
+    assert.ok(tp3.errors.length > 2);
+    const all = await page.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(all.sort(), [...tp3.errors].sort(), 'every problem, once');
+    assert.ok((await messages('plan.tp')).length >= 3, 'the rules about TP at TP');
+    assert.match(await page.textContent('[data-path="plan.tp"] > .fix'), /^Try: tp 1, 2, 4 or 8 divides the model\.$/);
+    assert.match(await page.textContent('#status'), new RegExp(`and ${tp3.errors.length - 1} more problems`));
+    await setValue('#f-tp', 8);
+    assert.deepEqual(await invalid(), []);
+    // A custom model: heads 50 breaks hidden ÷ heads (path model.hidden): Heads is marked.
+    await page.check('#f-model-mode-custom');
+    await setValue('#f-m-heads', 50);
+    assert.match((await messages('model.heads')).join('\n'), /model\.hidden=8192 must be divisible by model\.heads=50/);
+    assert.ok(!(await invalid()).includes('model.hidden'), 'not Hidden size');
+    await page.check('#f-model-mode-preset');
+    await settle();
+    assert.deepEqual(await invalid(), []);
+    await expectCliNumbers(base);
+  });
+
   test('shows a plan that does not fit in memory as OOM', async () => {
     const oom = JSON.parse(readFileSync(join(SCENARIO_DIR, 'llama2-70b_dgx-a100x2_oom.json'), 'utf8'));
     const path = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_oom'))?.value);
@@ -218,9 +263,11 @@ describe('the page', () => {
     assert.equal(sent.cluster.gpus_per_node, 8);
     await expectCliNumbers(sent);
     assert.deepEqual(jsonDiff(preset, await metrics()), []);
-    // An engine rule on a custom field lands next to that field.
+    // An engine rule on a custom field lands next to the field just changed: the rule's path is
+    // model.hidden, but it involves the heads, which the user changed.
     await setValue('#f-m-heads', 3);
-    assert.match(await page.textContent('[data-path="model.hidden"] .error'), /must be divisible by model.heads=3/);
+    assert.match(await page.textContent('[data-path="model.heads"] .error'), /must be divisible by model.heads=3/);
+    assert.equal(await page.locator('[data-path="model.hidden"].invalid').count(), 0, 'not at Hidden size');
     await page.check('#f-model-mode-preset');
     await page.check('#f-cluster-mode-preset');
     await settle();

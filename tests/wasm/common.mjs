@@ -88,6 +88,20 @@ export function cliSearch(text, top = 10) {
   return { status: r.status, stderr: r.stderr, result: r.status === 0 ? JSON.parse(r.stdout) : undefined };
 }
 
+/**
+ * `stepcast resolve -` on a scenario text: {status, resolved, errors} (errors: every problem's
+ * message, in the CLI's order, without "error: ").
+ */
+export function cliResolve(text) {
+  const r = spawnSync(CLI, ['resolve', '-'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.error) throw r.error;
+  return {
+    status: r.status,
+    resolved: r.status === 0 ? JSON.parse(r.stdout) : undefined,
+    errors: r.status === 0 ? [] : r.stderr.trim().split('\n').map((l) => l.replace(/^error: /, '')),
+  };
+}
+
 export function cliRun(args) {
   const r = spawnSync(CLI, args, { encoding: 'utf8' });
   if (r.error) throw r.error;

@@ -6,53 +6,63 @@
 //     controls="tp,pp,micro_batch" compact></stepcast-calculator>
 //
 // Attributes: scenario (a link, or just its fragment "v=1&..."; the engine reads it, as the page
-// does), controls (comma-separated, see CONTROLS; default "tp,pp,micro_batch"), compact, theme
-// (light, dark; default: the reader's setting), page (the full page's address for "Open in
-// Stepcast"; default: the page of this bundle). Every calculator of a document shares one engine
-// (one worker); each has its own request channels, so they never cancel each other. Everything
-// lives in a shadow root: the document's styles do not reach in, and these do not leak out. The
-// element fires "stepcast-estimate" (detail: the report's headline numbers) after each estimate.
+// does), controls (comma-separated: model, node, nodes, seq_len, tokens, price, or any plan key of
+// the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark; default: the
+// reader's setting), page (the full page's address for "Open in Stepcast"; default: the page of
+// this bundle). Every calculator of a document shares one engine (one worker); each has its own
+// request channels, so they never cancel each other. Everything lives in a shadow root: the
+// document's styles do not reach in, and these do not leak out. The element fires
+// "stepcast-estimate" (detail: the report's headline numbers) after each estimate.
+//
+// Like the full page, a calculator restates no engine rule: controls are built from the schema
+// (label, unit, choices), a key the scenario leaves out shows the engine's value (resolve(): DP
+// derived from the GPUs unless dp is a control the reader sets), and the engine's errors mark the
+// control the reader changed (blame.js).
 // For scripts and tests: el.scenario (the plan on show), el.rendered (the scenario text whose
 // estimate is on show), el.link (its link, for el.linked), el.dataset.state (ok, oom, error).
+import { blame } from './blame.js';
 import { h } from './dom.js';
 import * as engine from './engine.js';
 import { duration, gib, money, percent } from './format.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
+import { choiceLabel, key, options, plainDefault, rule, setSchema } from './schema.js';
 import css from './embed.css?inline';
 
 const TAG = 'stepcast-calculator';
 const DEFAULT_CONTROLS = 'tp,pp,micro_batch';
 // The full page of this bundle (this module lives in assets/; in development, in src/).
 const PAGE = new URL(/* @vite-ignore */ '../', import.meta.url).href;
-// The engine's defaults for plan keys a scenario leaves out (engine/src/scenario.cpp).
-const PLAN_DEFAULTS = { tp: 1, pp: 1, cp: 1, vpp: 1, micro_batch: 1, sequence_parallel: false, recompute: 'none',
-  distributed_optimizer: false, zero_stage: 0, precision: 'bf16', flash_attention: true, tp_comm_overlap: false };
 
-// name -> [label, kind, unit or options]; kind: int (a plan integer), select, check (plan flags),
-// or one of the special ones handled in read()/value().
-const CONTROLS = {
-  model: ['Model', 'model'],
-  node: ['Node', 'node'],
-  nodes: ['Nodes', 'nodes', 'nodes'],
-  tp: ['TP', 'int', 'GPUs'],
-  pp: ['PP', 'int', 'stages'],
-  dp: ['DP', 'int', 'replicas'],
-  cp: ['CP', 'int', 'GPUs'],
-  vpp: ['VPP', 'int', 'chunks'],
-  micro_batch: ['Micro-batch', 'int', 'samples'],
-  global_batch: ['Global batch', 'int', 'samples'],
-  seq_len: ['Sequence length', 'seq_len', 'tokens'],
-  recompute: ['Recompute', 'select', ['none', 'selective', 'full']],
-  precision: ['Precision', 'select', ['bf16', 'fp16', 'fp8', 'fp32']],
-  zero_stage: ['ZeRO stage', 'select', ['0', '1', '2', '3']],
-  sequence_parallel: ['Sequence parallel', 'check'],
-  distributed_optimizer: ['Distributed optimizer', 'check'],
-  flash_attention: ['FlashAttention', 'check'],
-  tp_comm_overlap: ['TP comm overlap', 'check'],
-  tokens: ['Tokens to train', 'tokens', 'billion'],
-  price: ['Price', 'price', '$/GPU-h'],
+// Controls that are not plan keys: name -> the scenario path the schema describes it by, and the
+// special kinds (model and node menus, the page's tokens in billions and price).
+const SPECIAL = {
+  model: { path: 'model', kind: 'model' },
+  node: { path: 'cluster.node', kind: 'node' },
+  nodes: { path: 'cluster.nodes' },
+  seq_len: { path: 'seq_len' },
+  tokens: { path: 'page.tokens', kind: 'tokens', unit: 'billion' },
+  price: { path: 'page.price_per_gpu_hour', kind: 'price', label: 'Price', unit: '$/GPU-h' },
 };
+const CONTROL_TYPES = ['integer', 'number', 'choice', 'boolean'];
+
+/** The control `name` stands for ({name, path, kind, label, unit, type, values}), or null. */
+function describe(name) {
+  const special = SPECIAL[name];
+  const k = key(special?.path ?? `plan.${name}`);
+  if (!k || (!special && (!['plan', 'advanced'].includes(k.control) || !CONTROL_TYPES.includes(k.type)))) return null;
+  const values = options(k);
+  const kind = special?.kind ?? (k.type === 'boolean' ? 'check' : values ? 'select' : 'number');
+  return { name, path: k.path, kind, label: special?.label ?? k.label ?? name, unit: special?.unit ?? k.unit, type: k.type, values };
+}
+
+/** Group 0 of a cluster (the cluster itself when it is one group): what the node controls set. */
+const groupOf = (s) => (Array.isArray(s.cluster?.groups) ? s.cluster.groups[0] : s.cluster);
+/** The value at a control's path in a scenario ("cluster.nodes": group 0's). */
+const at = (s, path) => (path.startsWith('cluster.') ? groupOf(s)?.[path.slice('cluster.'.length)]
+  : path.split('.').reduce((o, p) => o?.[p], s));
+const samePath = (a, b) => a.replace(/^cluster\.groups\[0\]\./, 'cluster.') === b.replace(/^cluster\.groups\[0\]\./, 'cluster.');
+const clone = (x) => JSON.parse(JSON.stringify(x));
 
 let sheet = null;
 function styles() {
@@ -64,8 +74,6 @@ function styles() {
 }
 
 let serial = 0;
-const clone = (x) => JSON.parse(JSON.stringify(x));
-const groupOf = (s) => (Array.isArray(s.cluster?.groups) ? s.cluster.groups[0] : s.cluster);
 
 class StepcastCalculator extends HTMLElement {
   static get observedAttributes() { return ['scenario', 'controls', 'page']; }
@@ -80,8 +88,14 @@ class StepcastCalculator extends HTMLElement {
     this.wrap = h('div', { class: 'sc', role: 'group', 'aria-label': 'Stepcast calculator' });
     this.root.append(this.wrap);
     this.generation = 0;
-    this.wrap.addEventListener('input', () => this.update());
-    this.wrap.addEventListener('change', () => this.update());
+    const changed = (e) => {
+      const name = e.target.dataset?.control;
+      if (!name) return;
+      this.lastChanged = this.read(e.target);
+      this.update();
+    };
+    this.wrap.addEventListener('input', changed);
+    this.wrap.addEventListener('change', changed);
   }
 
   connectedCallback() {
@@ -111,6 +125,7 @@ class StepcastCalculator extends HTMLElement {
       return;
     }
     if (generation !== this.generation) return;
+    setSchema(ready.schema);
     this.presets = ready.presets;
     const problem = r.error ? `its scenario could not be read (${linkMessage(r.error)})` : linkProblem(r.scenario, ready.presets);
     if (problem) {
@@ -119,15 +134,26 @@ class StepcastCalculator extends HTMLElement {
     }
     this.scenario = r.scenario;
     this.page = r.page ?? {};
+    this.lastChanged = null;
+    this.problems = new Map(); // control -> "enter a number"
     this.controls = (this.getAttribute('controls') ?? DEFAULT_CONTROLS).split(',').map((c) => c.trim())
-      .filter((c) => {
-        if (CONTROLS[c]) return true;
-        if (c) console.warn(`<${TAG}>: no control "${c}"; known: ${Object.keys(CONTROLS).join(', ')}`);
-        return false;
-      });
-    // DP left to the engine (GPUs / (TP PP CP)) unless it is a control: changing TP keeps it right.
+      .filter(Boolean).map((c) => {
+        const d = describe(c);
+        if (!d) console.warn(`<${TAG}>: no control "${c}"; known: ${Object.keys(SPECIAL).join(', ')} and the plan's keys`);
+        return d;
+      }).filter(Boolean);
+    // DP left to the engine (derived) unless it is a control: changing TP keeps it right.
     const plan = this.scenario.plan;
-    if (!this.controls.includes('dp') && plan.dp !== undefined && plan.dp === this.derivedDp(this.scenario)) delete plan.dp;
+    if (!this.controls.some((c) => c.name === 'dp') && plan.dp !== undefined) {
+      const probe = clone(this.scenario);
+      delete probe.plan.dp;
+      const derived = await engine.resolve(JSON.stringify(probe));
+      if (generation !== this.generation) return;
+      if (derived.scenario?.plan.dp === plan.dp) delete plan.dp;
+    }
+    const resolved = await engine.resolve(JSON.stringify(this.scenario));
+    if (generation !== this.generation) return;
+    this.resolved = resolved.errors ? null : resolved;
     this.build();
     this.update();
   }
@@ -135,20 +161,6 @@ class StepcastCalculator extends HTMLElement {
   fail(problem) {
     this.wrap.replaceChildren(h('p', { class: 'sc-status error', role: 'alert' },
       h('strong', null, 'Stepcast: '), `this calculator cannot be shown: ${problem}.`));
-  }
-
-  gpusPerNode(g) {
-    if (g.node) return this.presets.nodes.find((n) => n.id === g.node)?.gpus_per_node;
-    return g.gpus_per_node;
-  }
-
-  /** The engine's dp when left out: the replica sets' counts, else GPUs (all groups) / (tp pp cp). */
-  derivedDp(s) {
-    const p = { ...PLAN_DEFAULTS, ...s.plan };
-    if (Array.isArray(p.replicas)) return Math.max(1, p.replicas.reduce((a, r) => a + (Number.isInteger(r?.count) ? r.count : 1), 0));
-    const gpus = clusterGroups(s.cluster).reduce((a, g) => a + g.nodes * this.gpusPerNode(g), 0);
-    const mp = p.tp * p.pp * p.cp;
-    return Number.isInteger(gpus) && Number.isInteger(mp) && mp > 0 ? Math.max(1, Math.floor(gpus / mp)) : NaN;
   }
 
   title(s) {
@@ -163,52 +175,55 @@ class StepcastCalculator extends HTMLElement {
     return `${model} on ${cluster}`;
   }
 
-  /** The control's value in the scenario, as the input shows it. */
-  value(name) {
+  /**
+   * What a control shows: {value} as the scenario sets it, else the engine's value (resolve(); a
+   * derived key's as the placeholder of an empty box); while the engine refuses the scenario, the
+   * schema's default when it is a plain value, else nothing.
+   */
+  shown(c) {
     const s = this.scenario;
-    const kind = CONTROLS[name][1];
-    if (kind === 'model') return typeof s.model === 'string' ? s.model : '';
-    if (kind === 'node') return groupOf(s).node ?? '';
-    if (kind === 'nodes') return groupOf(s).nodes;
-    if (kind === 'seq_len') return s.seq_len ?? (typeof s.model === 'string'
-      ? this.presets.models.find((m) => m.id === s.model)?.seq_len : s.model.seq_len);
-    if (kind === 'tokens') return this.page.tokens === undefined ? '' : billions(this.page.tokens);
-    if (kind === 'price') return this.page.price_per_gpu_hour ?? '';
-    if (name === 'dp') return s.plan.dp ?? this.derivedDp(s);
-    return s.plan[name] ?? PLAN_DEFAULTS[name] ?? '';
+    if (c.kind === 'model') return { value: typeof s.model === 'string' ? s.model : '' };
+    if (c.kind === 'node') return { value: groupOf(s).node ?? '' };
+    if (c.kind === 'tokens') return { value: this.page.tokens === undefined ? '' : billions(this.page.tokens) };
+    if (c.kind === 'price') return { value: this.page.price_per_gpu_hour ?? '' };
+    const mine = at(s, c.path);
+    if (mine !== undefined) return { value: mine };
+    const engineValue = this.resolved ? at(this.resolved.scenario, c.path) : undefined;
+    // A derived key (DP, the sequence length): an empty box leaves it to the engine, whose value
+    // shows as the placeholder.
+    if (rule(c.path)) return { value: '', placeholder: engineValue === undefined ? '' : String(engineValue) };
+    return { value: engineValue ?? plainDefault(c.path) ?? '' };
   }
 
   build() {
-    const fields = this.controls.map((name) => {
-      const [label, kind, extra] = CONTROLS[name];
-      const id = `${this.id_}-${name}`;
-      const raw = this.value(name);
-      const value = typeof raw === 'number' && !Number.isFinite(raw) ? '' : raw;
+    const fields = this.controls.map((c) => {
+      const id = `${this.id_}-${c.name}`;
+      const { value, placeholder } = this.shown(c);
       let control;
-      if (kind === 'check') {
-        control = h('input', { id, type: 'checkbox', 'data-control': name });
+      if (c.kind === 'check') {
+        control = h('input', { id, type: 'checkbox', 'data-control': c.name });
         control.checked = !!value;
-        return h('div', { class: 'sc-field sc-check' }, control, h('label', { for: id }, label));
+        return h('div', { class: 'sc-field sc-check' }, control, h('label', { for: id }, c.label));
       }
-      if (kind === 'model' || kind === 'node' || kind === 'select') {
-        const options = kind === 'model' ? this.presets.models.map((m) => [m.id, m.name])
-          : kind === 'node' ? this.presets.nodes.map((n) => [n.id, n.name.replace(/\s*\(.*\)$/, '')])
-            : extra.map((o) => [o, o]);
-        if (kind === 'model' && value === '') options.unshift(['', `${this.scenario.model.name ?? 'custom model'} (custom)`]);
-        if (kind === 'node' && value === '') options.unshift(['', 'custom cluster']);
-        control = h('select', { id, 'data-control': name, disabled: value === '' && kind !== 'select' },
-          options.map(([v, text]) => h('option', { value: v }, text)));
+      if (c.kind === 'model' || c.kind === 'node' || c.kind === 'select') {
+        const choices = c.kind === 'model' ? this.presets.models.map((m) => [m.id, m.name])
+          : c.kind === 'node' ? this.presets.nodes.map((n) => [n.id, n.name.replace(/\s*\(.*\)$/, '')])
+            : c.values.map((v) => [String(v), choiceLabel(v)]);
+        if (c.kind === 'model' && value === '') choices.unshift(['', `${this.scenario.model.name ?? 'custom model'} (custom)`]);
+        if (c.kind === 'node' && value === '') choices.unshift(['', 'custom cluster']);
+        control = h('select', { id, 'data-control': c.name, disabled: value === '' && c.kind !== 'select' },
+          choices.map(([v, text]) => h('option', { value: v }, text)));
         control.value = String(value);
       } else {
-        const decimal = kind === 'tokens' || kind === 'price';
-        control = h('input', { id, type: 'number', min: decimal ? '0' : '1', step: decimal ? 'any' : '1',
-          inputmode: decimal ? 'decimal' : 'numeric', 'data-control': name, value: String(value) });
-        if (name === 'dp' && value === '') control.placeholder = 'derived';
+        const decimal = c.type === 'number' || c.kind === 'tokens' || c.kind === 'price';
+        const min = key(c.path)?.min;
+        control = h('input', { id, type: 'number', min: min === undefined ? undefined : String(min), step: decimal ? 'any' : '1',
+          inputmode: decimal ? 'decimal' : 'numeric', 'data-control': c.name, value: String(value), placeholder });
       }
-      return h('div', { class: 'sc-field' }, h('label', { for: id }, label),
-        h('span', { class: 'sc-control' }, control, typeof extra === 'string' ? h('span', { class: 'sc-unit' }, extra) : null));
+      return h('div', { class: 'sc-field' }, h('label', { for: id }, c.label),
+        h('span', { class: 'sc-control' }, control, c.unit ? h('span', { class: 'sc-unit' }, c.unit) : null));
     });
-    const metric = (key, label, bar) => h('div', { class: 'sc-metric', 'data-metric': key },
+    const metric = (key_, label, bar) => h('div', { class: 'sc-metric', 'data-metric': key_ },
       h('div', { class: 'sc-label' }, label),
       h('div', { class: 'sc-value' }, h('span', { class: 'sc-num' }, '–'), h('span', { class: 'sc-vunit' })),
       bar ? h('div', { class: 'sc-mem', 'aria-hidden': 'true' }, h('span', { class: 'sc-bar' })) : null,
@@ -225,6 +240,21 @@ class StepcastCalculator extends HTMLElement {
         h('a', { class: 'sc-open', href: this.pageBase(), target: '_blank', rel: 'noopener' }, 'Open in Stepcast ↗')));
   }
 
+  /** Shows the engine's values in the controls of keys the scenario leaves out. */
+  refresh() {
+    for (const el of this.wrap.querySelectorAll('[data-control]')) {
+      const c = this.controls.find((x) => x.name === el.dataset.control);
+      if (!c || this.problems.has(el)) continue;
+      const { value, placeholder } = this.shown(c);
+      if (el.type === 'checkbox') {
+        if (el.checked !== !!value) el.checked = !!value;
+      } else if (el.value !== String(value) && !(el.type === 'number' && el.value !== '' && Number(el.value) === Number(value))) {
+        el.value = String(value);
+      }
+      if (placeholder !== undefined && el.placeholder !== placeholder) el.placeholder = placeholder;
+    }
+  }
+
   pageBase() {
     const attr = this.getAttribute('page');
     if (attr) {
@@ -236,46 +266,37 @@ class StepcastCalculator extends HTMLElement {
     return PAGE;
   }
 
-  /** Reads the controls into the scenario; returns the first local problem, or null. */
-  read() {
+  /** Puts the value of control `el` into the scenario; returns the path it sets. */
+  read(el) {
     const s = this.scenario;
-    let problem = null;
-    for (const el of this.wrap.querySelectorAll('[data-control]')) {
-      const name = el.dataset.control;
-      const kind = CONTROLS[name][1];
-      el.removeAttribute('aria-invalid');
-      if (kind === 'check') {
-        s.plan[name] = el.checked;
-        continue;
-      }
-      if (kind === 'model' || kind === 'node') {
-        if (el.value && kind === 'model') s.model = el.value;
-        if (el.value && kind === 'node') groupOf(s).node = el.value;
-        continue;
-      }
-      if (kind === 'select') {
-        s.plan[name] = name === 'zero_stage' ? Number(el.value) : el.value;
-        continue;
-      }
+    const c = this.controls.find((x) => x.name === el.dataset.control);
+    this.problems.delete(el);
+    el.removeAttribute('aria-invalid');
+    const path = c.name === 'nodes' || c.kind === 'node'
+      ? (Array.isArray(s.cluster?.groups) ? `cluster.groups[0].${c.name}` : `cluster.${c.name}`) : c.path;
+    if (c.kind === 'check') s.plan[c.name] = el.checked;
+    else if (c.kind === 'model') { if (el.value) s.model = el.value; }
+    else if (c.kind === 'node') { if (el.value) groupOf(s).node = el.value; }
+    else if (c.kind === 'select') s.plan[c.name] = c.type === 'integer' ? Number(el.value) : el.value;
+    else {
       const raw = el.value.trim();
       const n = Number(raw);
-      if (raw === '' || !Number.isFinite(n)) {
-        if (name === 'dp' && raw === '') { delete s.plan.dp; continue; }
-        if ((kind === 'tokens' || kind === 'price') && raw === '') {
-          delete this.page[kind === 'tokens' ? 'tokens' : 'price_per_gpu_hour'];
-          continue;
-        }
-        el.setAttribute('aria-invalid', 'true');
-        problem ??= `${CONTROLS[name][0]}: enter a number`;
-        continue;
+      const target = c.kind === 'tokens' || c.kind === 'price' ? null : c.name === 'nodes' ? groupOf(s)
+        : c.path === 'seq_len' ? s : s.plan;
+      const name = c.name === 'nodes' ? 'nodes' : c.name;
+      if (raw === '' && (rule(c.path) || key(c.path)?.default === null)) {
+        // Empty: left to the engine (a derived key, or a page setting not given).
+        if (target) delete target[name];
+        else delete this.page[c.kind === 'tokens' ? 'tokens' : 'price_per_gpu_hour'];
+      } else if (raw === '' || !Number.isFinite(n)) {
+        this.problems.set(el, `${c.label}: enter a number`);
+      } else if (target) {
+        target[name] = n;
+      } else {
+        Object.assign(this.page, pageSettings(c.kind === 'tokens' ? raw : '', c.kind === 'price' ? raw : ''));
       }
-      if (kind === 'nodes') groupOf(s).nodes = n;
-      else if (kind === 'seq_len') s.seq_len = n;
-      else if (kind === 'tokens' || kind === 'price') Object.assign(this.page, pageSettings(
-        kind === 'tokens' ? raw : '', kind === 'price' ? raw : ''));
-      else s.plan[name] = n;
     }
-    return problem;
+    return path;
   }
 
   status(kind, ...content) {
@@ -286,13 +307,13 @@ class StepcastCalculator extends HTMLElement {
   }
 
   async update() {
-    const problem = this.read();
     const s = this.scenario;
     this.$('.sc-title').textContent = this.title(s);
     this.wrap.setAttribute('aria-label', `Stepcast calculator: ${this.title(s)}`);
-    if (problem) {
+    if (this.problems.size) {
+      for (const el of this.problems.keys()) el.setAttribute('aria-invalid', 'true');
       this.wrap.classList.add('stale');
-      this.status('error', problem);
+      this.status('error', [...this.problems.values()][0]);
       return;
     }
     const text = JSON.stringify(s);
@@ -311,33 +332,42 @@ class StepcastCalculator extends HTMLElement {
     }).catch(() => { /* the estimate below reports a failed engine */ });
     let answer;
     try {
-      answer = await engine.estimate(text, this.id_);
+      answer = await engine.run(text, this.id_);
     } catch (err) {
       this.status('error', `The engine failed: ${err.message}`);
       return;
     }
     await linking;
-    if (!answer) return; // superseded by a newer change
-    this.render(answer.result);
-    this.dataset.state = answer.result.error ? 'error' : answer.result.fits ? 'ok' : 'oom';
+    if (!answer || text !== JSON.stringify(this.scenario)) return; // superseded by a newer change
+    this.resolved = answer.resolved;
+    this.refresh();
+    if (answer.report) this.render(answer.report);
+    else this.refuse(answer.errors);
+    this.dataset.state = !answer.report ? 'error' : answer.report.fits ? 'ok' : 'oom';
     this.rendered = text;
   }
 
-  render(r) {
-    if (r.error) {
-      this.wrap.classList.add('stale');
-      const path = r.error.path ?? '';
-      const controls = [...this.wrap.querySelectorAll('[data-control]')];
-      const target = (name) => ({ nodes: 'cluster.nodes', node: 'cluster.node', model: 'model', seq_len: 'seq_len' }[name] ?? `plan.${name}`);
-      let marked = controls.filter((el) => path === target(el.dataset.control) || path.startsWith(`${target(el.dataset.control)}.`));
-      // DP is derived unless it is a control: its rule is about the controls it comes from.
-      if (!marked.length && path === 'plan.dp')
-        marked = controls.filter((el) => ['tp', 'pp', 'cp', 'nodes'].includes(el.dataset.control));
-      for (const el of marked) el.setAttribute('aria-invalid', 'true');
-      this.status('error', h('strong', null, 'Invalid plan: '), r.error.message);
-      return;
+  /** The engine's errors: every message in the status line, each marking the control it belongs to. */
+  refuse(errors) {
+    this.wrap.classList.add('stale');
+    const controls = [...this.wrap.querySelectorAll('[data-control]')];
+    const controlOf = (path) => controls.find((el) => {
+      const c = this.controls.find((x) => x.name === el.dataset.control);
+      return samePath(c.path, path) && !(el.value === '' && rule(c.path));
+    });
+    for (const el of controls) el.removeAttribute('aria-invalid');
+    for (const e of errors) {
+      const target = controlOf(blame(e, { lastChanged: this.lastChanged, editable: (p) => !!controlOf(p), same: samePath }));
+      target?.setAttribute('aria-invalid', 'true');
     }
+    const hints = [...new Set(errors.map((e) => e.hint).filter(Boolean))];
+    this.status('error', h('strong', null, 'Invalid plan: '), errors.map((e) => e.message).join('; '),
+      hints.length ? ` (try: ${hints.join('; ')})` : '');
+  }
+
+  render(r) {
     this.wrap.classList.remove('stale');
+    for (const el of this.wrap.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
     const worst = r.stages.reduce((a, st) => (st.memory_bytes.total / st.memory_bytes.capacity >
       a.memory_bytes.total / a.memory_bytes.capacity ? st : a));
     const m = worst.memory_bytes;

@@ -2,10 +2,13 @@
 // <stepcast-calculator> of a documentation page: one worker, one module). The worker is created
 // lazily on first use and loads the WebAssembly module once.
 //
+// A change of a form is one request (run): the worker resolves the scenario (every default and
+// derived value, or every problem of it) and estimates it, in one round trip.
+//
 // Requests on a named channel replace each other: while one runs, only the latest waits, and the
 // ones it replaced resolve to null (fast typing never queues stale work). Each calculator has its
 // own channels, so one calculator's requests never cancel another's. Requests without a channel
-// (fromLink) all run.
+// (fromLink, resolve) all run.
 //
 // The plan search (search()) runs in a second worker of its own, started on the first search: a
 // search takes 10-200 ms, and in the estimating worker it would hold up the estimate of every
@@ -61,7 +64,7 @@ function connection() {
     });
   }
 
-  /** Starts the worker and the module (once). Resolves to {version, presets}. */
+  /** Starts the worker and the module (once). Resolves to {version, presets, schema}. */
   function start() {
     if (!readyPromise) {
       readyPromise = new Promise((resolve, reject) => {
@@ -71,7 +74,7 @@ function connection() {
           worker.removeEventListener('message', first);
           if (msg.type === 'ready') {
             worker.addEventListener('message', onMessage);
-            resolve({ version: msg.version, presets: msg.presets });
+            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema });
           } else {
             reject(new Error(msg.message || 'the engine did not start'));
           }
@@ -90,20 +93,31 @@ function connection() {
 const main = connection();
 let searcher = null;
 
-/** Starts the worker and the module (once). Resolves to {version, presets}. */
+/**
+ * Starts the worker and the module (once). Resolves to {version, presets, schema} (schema: the
+ * engine's description of every scenario key, schema()).
+ */
 export function ready() {
   return main.start();
 }
 
 /**
- * Estimates one scenario (a JSON string). Resolves to {result, engineMs, workerMs}, where result
- * is the report or {error}; resolves to null when a newer request on the same channel superseded
- * this one before it ran.
+ * Resolves and estimates one scenario (a JSON string), in one round trip. Resolves to {resolved,
+ * errors, report, engineMs, workerMs}: `resolved` is resolve()'s answer ({scenario, model, groups,
+ * gpus, micro_batches}) and `report` the estimate, or both null and `errors` every problem of the
+ * scenario ({code, path, message, related?, hint?}). Null when a newer request on the same
+ * channel superseded this one before it ran.
  */
-export async function estimate(scenario, channel = 'estimate') {
+export async function run(scenario, channel = 'estimate') {
   await main.start();
-  const msg = await main.latest(channel, { type: 'estimate', scenario });
-  return msg && { result: msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
+  const msg = await main.latest(channel, { type: 'run', scenario });
+  return msg && { ...msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
+}
+
+/** resolve() alone, for a scenario the page is about to show (a JSON string): {scenario, ...} or {errors}. */
+export async function resolve(scenario) {
+  await main.start();
+  return (await main.send({ type: 'resolve', scenario })).result;
 }
 
 /**

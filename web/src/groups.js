@@ -1,6 +1,7 @@
 // Heterogeneous clusters: what the page says about a cluster's groups of nodes (names, GPU counts,
-// colours) and where it places pipeline stages and replica sets by default. Pure functions of a
-// scenario and the presets; the form and the results both use them.
+// colours) and which layouts of stages and replica sets its controls can hold. Pure functions of a
+// scenario, the presets and the engine's resolve(); the form and the results both use them. Where
+// stages and replica sets run by default is the engine's to say (resolve()).
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const byId = (list, id) => list.find((x) => x.id === id);
@@ -17,30 +18,32 @@ export function shortGpu(name) {
 }
 
 /**
- * What the page shows about each group: {index, gpu (short GPU name), node (node name or
- * "custom"), nodes, gpusPerNode, gpus (NaN when unknown), title ("1 × DGX A100 · 8 × A100 SXM4
- * 80GB")}.
+ * What the page shows about each group of a cluster (as written): {index, gpu (short GPU name),
+ * node (node name or "custom nodes"), nodes, gpusPerNode, gpus, title ("1 × DGX A100 · 8 × A100
+ * SXM4 80GB")}. Names come from the presets; GPU counts from `resolved` (resolve()'s groups), NaN
+ * (left out of the title) while the engine has not resolved the scenario.
  */
-export function describeGroups(cluster, presets) {
+export function describeGroups(cluster, presets, resolved = null) {
   return clusterGroups(cluster).map((g, index) => {
+    const r = resolved?.[index];
     let gpu = g?.gpu;
-    let gpusPerNode = g?.gpus_per_node;
+    let perNode = g?.gpus_per_node;
     let node = 'custom nodes';
     if (typeof g?.node === 'string') {
       const n = byId(presets.nodes, g.node);
       node = n ? n.name.replace(/\s*\(.*\)$/, '') : g.node;
       gpu = n?.gpu ?? gpu;
-      gpusPerNode = n?.gpus_per_node ?? gpusPerNode;
+      perNode = n?.gpus_per_node ?? perNode;
     }
-    let gpuName = 'GPU';
-    if (typeof gpu === 'string') gpuName = byId(presets.gpus, gpu)?.name ?? gpu;
-    else if (isObject(gpu)) gpuName = typeof gpu.name === 'string' && gpu.name ? gpu.name : 'custom GPU';
-    const nodes = Number(g?.nodes);
-    const gpus = nodes * Number(gpusPerNode);
+    let gpuName = r?.gpu_name ?? 'GPU';
+    if (!r && typeof gpu === 'string') gpuName = byId(presets.gpus, gpu)?.name ?? gpu;
+    else if (!r && isObject(gpu)) gpuName = typeof gpu.name === 'string' && gpu.name ? gpu.name : 'custom GPU';
+    const nodes = r?.nodes ?? Number(g?.nodes);
+    const gpus = r?.gpus ?? NaN;
     const short = shortGpu(gpuName);
     return {
-      index, gpu: short, node, nodes, gpusPerNode: Number(gpusPerNode), gpus,
-      title: `${Number.isFinite(nodes) ? nodes : '?'} × ${node} · ${Number.isFinite(gpus) ? gpus : '?'} × ${short}`,
+      index, gpu: short, node, nodes, gpusPerNode: r?.gpus_per_node ?? Number(perNode), gpus,
+      title: `${Number.isFinite(nodes) ? nodes : '?'} × ${node} · ${Number.isFinite(gpus) ? `${gpus} × ` : ''}${short}`,
     };
   });
 }
@@ -49,33 +52,6 @@ export function describeGroups(cluster, presets) {
 export const GROUP_COLORS = 6;
 export function groupColor(i) {
   return `var(--g${((i % GROUP_COLORS) + GROUP_COLORS) % GROUP_COLORS})`;
-}
-
-/**
- * Default stage placement: which group each of `pp` stages runs on, in order. Each group hosts
- * its GPUs ÷ GPUs per stage stages when that uses every group exactly (what the engine requires);
- * otherwise stages in proportion to GPUs (the engine then says what does not fit). Null when a
- * count is not known yet.
- */
-export function defaultStageGroups(pp, gpus, perStage) {
-  if (!Number.isInteger(pp) || pp < 1 || !gpus.length || !gpus.every((g) => Number.isFinite(g) && g > 0)) return null;
-  let counts = gpus.map((g) => g / perStage);
-  if (!(counts.every(Number.isInteger) && counts.reduce((a, b) => a + b, 0) === pp)) {
-    const total = gpus.reduce((a, b) => a + b, 0);
-    const quota = gpus.map((g) => (pp * g) / total);
-    counts = quota.map(Math.floor);
-    const order = quota.map((q, i) => [q - Math.floor(q), i]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-    for (let k = 0, left = pp - counts.reduce((a, b) => a + b, 0); k < left; k++) counts[order[k % order.length][1]] += 1;
-  }
-  const out = [];
-  counts.forEach((c, i) => { for (let k = 0; k < c; k++) out.push(i); });
-  return out;
-}
-
-/** Default replica sets: one per group, as many whole pipelines as its GPUs hold (at least 1). */
-export function defaultReplicaSets(gpus, perReplica) {
-  if (!gpus.length || !gpus.every((g) => Number.isFinite(g) && g > 0) || !(perReplica > 0)) return null;
-  return gpus.map((g, group) => ({ group, count: Math.max(1, Math.floor(g / perReplica)) }));
 }
 
 /**

@@ -10,8 +10,8 @@ import './style.css';
 
 import { $, $$, h } from './dom.js';
 import * as engine from './engine.js';
-import { buildForm, clearErrors, fieldFor, readScenario, refreshHints, showError, writeScenario } from './form.js';
-import { clusterGroups, describeGroups } from './groups.js';
+import * as form from './form/index.js';
+import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSummaryBar, summaryText } from './results.js';
 import { initSearch, request as requestSearch, searchStats } from './search.js';
@@ -22,12 +22,13 @@ import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
 const examples = import.meta.glob('../examples/scenarios/*.json', { eager: true, import: 'default' });
 
 // For people and tests: `latest` is the scenario the form shows (compact JSON, null while a field
-// is not a number), `rendered` the one whose estimate (or error) is on screen.
+// is not a number), `rendered` the one whose estimate (or error) is on screen, `resolved` the
+// engine's resolve() of it (null while the engine refuses it).
 // `link` is the address of the scenario the form shows (with tokens and price), `linked` the
 // scenario text it is for; `opened` says how the last address was opened ('default', 'link' or
 // what was wrong with it), `opens` counts the addresses opened (the first, then each pasted one).
 const stats = { updates: 0, lastUpdateMs: NaN, lastEngineMs: NaN, state: 'loading', latest: undefined, rendered: undefined,
-  link: undefined, linked: undefined, opened: undefined, opens: 0, search: searchStats };
+  resolved: null, link: undefined, linked: undefined, opened: undefined, opens: 0, search: searchStats };
 window.__stepcast = stats;
 
 const EMBED = document.documentElement.classList.contains('embed');
@@ -47,13 +48,16 @@ function setStatus(kind, ...content) {
   document.body.dataset.state = kind;
 }
 
-function focusButton(path) {
-  const field = fieldFor(path);
+/** "Go to Heads": moves the focus to the field a problem went to. */
+function focusButton(field) {
   if (!field) return null;
-  const label = field.dataset.label ?? field.querySelector('label')?.textContent ?? path;
+  const label = field.dataset.label ?? field.querySelector('label')?.textContent ?? 'the field';
   return h('button', { type: 'button', class: 'link', onclick: () => field.querySelector('input, select')?.focus() },
     `Go to ${label}`);
 }
+
+/** " (and 2 more problems, each at its field)" */
+const more = (n) => (n > 1 ? ` (and ${n - 1} more problem${n > 2 ? 's' : ''}, each at its field)` : '');
 
 function done(t0, engineMs, rendered) {
   stats.rendered = rendered;
@@ -65,70 +69,76 @@ function done(t0, engineMs, rendered) {
 }
 
 async function update(t0 = performance.now()) {
-  const { scenario, errors } = readScenario();
-  refreshHints(lastReport);
+  const tForm = performance.now();
+  form.render();
+  stats.lastFormMs = performance.now() - tForm;
+  const { scenario, problems } = form.current();
   const text = JSON.stringify(scenario);
   // Already estimated (or on its way), e.g. the change event after the input events: leave the
   // page as it is (errors shown stay shown).
-  if (!errors.length && text === lastSent) return;
+  if (!problems.length && text === lastSent) return;
   scenarioText = JSON.stringify(scenario, null, 2);
   $('#scenario-json').textContent = scenarioText;
-  if (EMBED && !errors.length) $('#embed-title').textContent = exampleLabel(scenario, presets);
-  stats.latest = errors.length ? null : text;
-  if (errors.length) {
+  if (EMBED && !problems.length) $('#embed-title').textContent = exampleLabel(scenario, presets);
+  stats.latest = problems.length ? null : text;
+  if (problems.length) {
     lastSent = null;
-    clearErrors();
-    for (const e of errors) showError(e.path, e.message);
+    const placed = form.showLocal(problems);
     $('#results').classList.add('stale');
     renderSummaryBar('error', 'Not estimated: fix the highlighted field');
-    setStatus('error', h('strong', null, 'Not estimated: '), `${errors[0].message.replace(/\.$/, '')} (see the highlighted field). `,
-      'The results below are for the last valid plan.');
+    setStatus('error', h('strong', null, 'Not estimated: '), `${problems[0].message.replace(/\.$/, '')} (see the highlighted field). `,
+      focusButton(placed[0].field), ' The results below are for the last valid plan.');
     done(t0, NaN, null);
     if (!EMBED) requestSearch(null);
     return;
   }
   lastSent = text;
   stats.lastPrepMs = performance.now() - t0;
+  const sent = JSON.parse(text); // what was sent, apart from the state (which the next change edits)
   let answer;
   try {
-    const pending = engine.estimate(text);
-    syncLink(scenario, text);
+    const pending = engine.run(text);
+    syncLink(sent, text);
     answer = await pending;
   } catch (err) {
     setStatus('error', h('strong', null, 'The engine failed: '), String(err.message));
     return;
   }
-  if (!answer) return; // superseded by a newer change
+  // Superseded by a newer change (its answer comes), or a field stopped being a number meanwhile.
+  if (!answer || text !== lastSent) return;
   const tAnswer = performance.now();
   stats.lastWaitMs = tAnswer - t0;
   stats.lastWorkerMs = answer.workerMs;
-  const r = answer.result;
-  clearErrors();
-  if (r.error) {
-    const placed = showError(r.error.path, r.error.message);
-    renderSummaryBar('error', `Invalid plan: ${r.error.message}`);
+  stats.resolved = answer.resolved;
+  const tAnswerForm = performance.now();
+  const placed = form.answer(answer);
+  stats.lastFormMs += performance.now() - tAnswerForm;
+  const r = answer.report;
+  if (!r) {
+    const first = placed[0];
+    const message = first.hint ? `${first.message} (try: ${first.hint.replace(/\.$/, '')})` : first.message;
+    renderSummaryBar('error', `Invalid plan: ${first.message}`);
     $('#results').classList.add('stale');
-    setStatus('error', h('strong', null, 'Invalid plan: '), h('span', { class: 'engine-message' }, r.error.message), ' ',
-      placed ? focusButton(r.error.path) : null,
+    setStatus('error', h('strong', null, 'Invalid plan: '), h('span', { class: 'engine-message' }, message),
+      more(placed.length), ' ', focusButton(first.field),
       h('span', { class: 'hint' }, lastReport ? ' The results below are for the last valid plan.' : ''));
-    refreshHints(null);
   } else {
     lastReport = r;
     $('#results').classList.remove('stale');
-    renderReport(r, {
-      groups: describeGroups(scenario.cluster, presets),
-      layout: scenario.plan.stages ? 'stages' : scenario.plan.replicas ? 'replicas' : 'none',
-    });
-    refreshHints(r);
+    renderReport(r, { groups: form.groupInfo(), layout: form.layout() });
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     if (r.fits) setStatus('ok');
     else {
       const worst = r.stages.reduce((a, s) => (s.memory_bytes.total / s.memory_bytes.capacity >
         a.memory_bytes.total / a.memory_bytes.capacity ? s : a));
       // Replica sets: the stages shown are the slowest set's; another set's GPUs may be the ones
-      // that do not fit (the engine's warning names them).
-      const what = worst.fits ? `${r.warnings.find((w) => /does not fit/.test(w)) ?? 'a replica set does not fit'}.`
-        : `stage ${worst.index} needs ${(worst.memory_bytes.total / 2 ** 30).toFixed(1)} GiB per GPU, ` +
+      // that do not fit (the report says which).
+      const set = (r.replicas ?? []).findIndex((x) => !x.fits);
+      const gib = (b) => (b / 2 ** 30).toFixed(1);
+      const what = worst.fits && set >= 0
+        ? `replica set ${set} needs ${gib(r.replicas[set].memory_bytes)} GiB per GPU, but ${r.replicas[set].gpu} has ` +
+          `${gib(r.replicas[set].capacity_bytes)} GiB.`
+        : `stage ${worst.index} needs ${gib(worst.memory_bytes.total)} GiB per GPU, ` +
           `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
       setStatus('oom', h('strong', null, 'Out of memory: '), `${what} This plan does not fit; ` +
         'try the distributed optimizer, recompute, more PP or TP.');
@@ -137,7 +147,7 @@ async function update(t0 = performance.now()) {
   stats.lastRenderMs = performance.now() - tAnswer;
   done(t0, answer.engineMs, text);
   // The plan search of this scenario, after a pause in the changes (its own worker).
-  if (!EMBED) requestSearch(scenario, text, r.error ? null : r);
+  if (!EMBED) requestSearch(sent, text, r, answer.resolved);
 }
 
 /**
@@ -154,8 +164,8 @@ function exampleLabel(s, presets) {
   return `${model} on ${cluster}, TP ${p.tp ?? 1} × PP ${p.pp ?? 1}`;
 }
 
-function loadScenario(s) {
-  writeScenario(s);
+async function loadScenario(s) {
+  await form.open(s);
   lastSent = null;
   update();
 }
@@ -257,7 +267,7 @@ async function openLink(url = location.href) {
     return false;
   }
   try {
-    writeScenario(r.scenario);
+    await form.open(r.scenario);
   } catch (err) {
     stats.opened = `the page cannot show it (${err.message})`;
     linkNotice(h('strong', null, 'This link does not open a scenario: '), `${stats.opened}. Showing ${defaultLabel} instead.`);
@@ -284,7 +294,10 @@ async function init() {
   $('#version').textContent = `engine ${ready.version}`;
   presets = ready.presets;
   defaultLabel = `the default scenario (${exampleLabel(defaultScenario, presets)})`;
-  buildForm(ready.presets);
+  form.buildForm(ready.presets, ready.schema, (t) => {
+    $('#examples').value = '';
+    update(t);
+  });
   if (EMBED) embedLayout();
   else initSearch(ready.presets);
   const select = $('#examples');
@@ -296,14 +309,6 @@ async function init() {
   $('#timeline-tip').replaceWith(tip('timeline'));
   $('#stagemap-tip').replaceWith(tip('stage_map'));
 
-  const form = $('#inputs');
-  const onEdit = (e) => {
-    if (e.target.dataset?.local) return;
-    $('#examples').value = '';
-    update(e.timeStamp || performance.now());
-  };
-  form.addEventListener('input', onEdit);
-  form.addEventListener('change', onEdit);
   $('#cost-form').addEventListener('input', () => {
     renderCost();
     syncLink();
@@ -355,7 +360,7 @@ async function init() {
       const s = JSON.parse(await file.text());
       const problem = linkProblem(s, presets);
       if (problem) throw new Error(problem);
-      loadScenario(s);
+      await loadScenario(s);
     } catch (err) {
       setStatus('error', h('strong', null, `${file.name}: `), `not a scenario this page can show (${err.message}).`);
     }
@@ -374,7 +379,7 @@ async function init() {
 async function openAddress() {
   if (!(await openLink())) {
     if (!location.hash || location.hash === '#') stats.opened = 'default';
-    loadScenario(defaultScenario);
+    await loadScenario(defaultScenario);
     $('#examples').value = Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
   }
   stats.opens += 1;

@@ -10,7 +10,7 @@
 // itself was not estimated (baseline_error); speed-ups are left out.
 import { $, fill, h } from './dom.js';
 import * as engine from './engine.js';
-import { applyPlan } from './form.js';
+import { applyPlan } from './form/index.js';
 import { duration, gib, integer, percent } from './format.js';
 import { clusterGroups, describeGroups } from './groups.js';
 import { tip } from './tooltip.js';
@@ -81,10 +81,11 @@ export function initSearch(thePresets) {
 
 /**
  * The page's scenario changed (or its estimate came back): `scenario` as sent to the engine (null
- * while a field is not a number), `text` its JSON, `report` its estimate (null when the engine
- * refused it). Searches again after a pause; the same search twice is not run again.
+ * while a field is not a number), `text` its JSON, `report` its estimate and `resolved` the
+ * engine's resolve() of it (both null when the engine refused it). Searches again after a pause;
+ * the same search twice is not run again.
  */
-export function request(scenario, text, report) {
+export function request(scenario, text, report, resolved = null) {
   if (!dom) return;
   if (!scenario) {
     clearTimeout(timer);
@@ -100,7 +101,7 @@ export function request(scenario, text, report) {
   const searched = many ? { ...scenario, cluster: groups[group], plan: omit(scenario.plan, ['stages', 'replicas', 'dp']) }
     : scenario;
   const key = many ? JSON.stringify(searched) : text;
-  want = { key, text, scenario, searched, report: many ? null : report, groups, group, many };
+  want = { key, text, scenario, searched, report: many ? null : report, groups, group, many, resolved };
   if (shown && shown.key === key) {
     // The same search (the estimate of it came back, or an edit that changed nothing searched).
     clearTimeout(timer);
@@ -161,16 +162,16 @@ function render() {
   // Several groups: the menu of groups, and what the plans are for.
   dom.groupField.hidden = !s.many;
   if (s.many) {
-    const info = describeGroups({ groups: s.groups }, presets);
+    const info = describeGroups({ groups: s.groups }, presets, s.resolved?.groups);
     const key = info.map((g) => g.title).join('\n');
     if (dom.groupSelect.dataset.key !== key) {
       dom.groupSelect.dataset.key = key;
       fill(dom.groupSelect, info.map((g) => h('option', { value: g.index }, `group ${g.index}: ${g.title}`)));
     }
     dom.groupSelect.value = String(s.group);
-    $('#search-group-hint').textContent = `The search covers one group of nodes: these plans are for group ${s.group} on its own ` +
-      `(${Number.isFinite(info[s.group]?.gpus) ? integer(info[s.group].gpus) : '?'} of the cluster's ` +
-      `${integer(info.reduce((a, g) => a + g.gpus, 0))} GPUs), to compare; they cannot be applied to this cluster of ` +
+    $('#search-group-hint').textContent = `The search covers one group of nodes: these plans are for group ${s.group} on its own` +
+      (s.resolved ? ` (${integer(info[s.group].gpus)} of the cluster's ${integer(s.resolved.gpus)} GPUs)` : '') +
+      ', to compare; they cannot be applied to this cluster of ' +
       `${s.groups.length} groups.`;
   }
   if (r.error) {

@@ -6,42 +6,17 @@
 // idle time per row.
 import { duration, percent } from './format.js';
 import { GROUP_COLORS } from './groups.js';
+import { KINDS } from './kinds.js';
 
-export const KINDS = ['forward', 'backward', 'send', 'dp_sync', 'optimizer'];
 const KIND_LABEL = { forward: 'forward', backward: 'backward (+ recompute)', send: 'blocking send',
   dp_sync: 'gradient sync', optimizer: 'optimizer', other: 'other' };
 const KIND_COLOR = { forward: '--c-forward', backward: '--c-backward', send: '--c-pp_comm',
   dp_sync: '--c-dp_comm', optimizer: '--c-optimizer', other: '--c-other' };
 const SEND = KINDS.indexOf('send');
 
-/** Timeline columns from either the worker's typed columns or the report's {events: [...]}. */
+/** The timeline's typed columns (the worker's, see worker.js), with the names of their kinds. */
 export function toColumns(timeline) {
-  if (!timeline) return null;
-  if (timeline.columns) {
-    const c = { ...timeline.columns, kinds: timeline.kinds ?? KINDS };
-    if (!c.replica) c.replica = new Int32Array(c.length);
-    if (!c.group) c.group = new Int32Array(c.length);
-    return c;
-  }
-  const ev = timeline.events ?? [];
-  const n = ev.length;
-  const c = {
-    length: n, stage: new Int32Array(n), kind: new Uint8Array(n), microBatch: new Int32Array(n),
-    chunk: new Int32Array(n), start: new Float64Array(n), end: new Float64Array(n),
-    replica: new Int32Array(n), group: new Int32Array(n), kinds: KINDS,
-  };
-  ev.forEach((e, i) => {
-    c.stage[i] = e.stage;
-    const k = KINDS.indexOf(e.kind);
-    c.kind[i] = k < 0 ? KINDS.length : k;
-    c.microBatch[i] = e.micro_batch ?? 0;
-    c.chunk[i] = e.chunk ?? 0;
-    c.start[i] = e.start_s;
-    c.end[i] = e.end_s;
-    c.replica[i] = e.replica ?? 0;
-    c.group[i] = e.group ?? 0;
-  });
-  return c;
+  return timeline?.columns ? { ...timeline.columns, kinds: timeline.kinds ?? KINDS } : null;
 }
 
 /**

@@ -15,10 +15,10 @@ function ensureBubble() {
 }
 
 function show(button) {
-  const [title, text, formula] = TERMS[button.dataset.term] ?? ['', '', ''];
+  const [title, text, formula] = TERMS[button.dataset.term] ?? [button.dataset.title, button.dataset.doc, ''];
   const tip = ensureBubble();
   tip.replaceChildren(h('strong', null, title), h('span', null, ' ', text),
-    formula ? h('code', { class: 'formula' }, formula) : null);
+    ...(formula ? [h('code', { class: 'formula' }, formula)] : []));
   tip.hidden = false;
   owner = button;
   button.setAttribute('aria-describedby', 'tooltip');
@@ -41,12 +41,17 @@ function hide() {
   owner = null;
 }
 
-/** A "?" button explaining `term` (a key of TERMS). */
-export function tip(term, label) {
-  if (!TERMS[term]) throw new Error(`no term ${term}`);
+/**
+ * A "?" button explaining `term` (a key of TERMS); without a term, `label` and `doc` (the engine's
+ * one-line doc of a scenario key the page has no richer text for).
+ */
+export function tip(term, label, doc) {
+  if (term && !TERMS[term]) throw new Error(`no term ${term}`);
+  if (!term && !doc) return null;
   const name = label ?? TERMS[term][0];
   return h('button', {
-    type: 'button', class: 'tip', 'data-term': term, 'aria-label': `What is ${name}?`,
+    type: 'button', class: 'tip', 'data-term': term ?? undefined, 'data-title': term ? undefined : name,
+    'data-doc': term ? undefined : doc.replaceAll('`', ''), 'aria-label': `What is ${name}?`,
     onmouseenter: (e) => show(e.currentTarget), onmouseleave: hide,
     onfocus: (e) => show(e.currentTarget), onblur: hide,
     onclick: (e) => (owner === e.currentTarget ? hide() : show(e.currentTarget)),

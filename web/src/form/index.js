@@ -1,0 +1,117 @@
+// The inputs of the page. One scenario object is the state (form/state.js: what the user set; a
+// key left out is the engine's to default); the form is rendered from it and from the engine's
+// resolve() of it (defaults and derived values: DP, the ZeRO stage, stage placement and layers,
+// replica micro-batches, the link between groups, ...), and input events update it (form/bind.js).
+// Nothing here restates an engine rule: errors come back from the engine with the paths of the
+// inputs they involve and go to the control that caused them (form/errors.js).
+//
+//   model.js      the model: a preset or a custom shape (fields from the schema)
+//   cluster.js    the cluster form (group 0), more groups, the link between them
+//   plan.js       the plan and the Megatron-LM options (fields from the schema)
+//   placement.js  where stages or replica sets run (plan.stages / plan.replicas)
+//   errors.js     problems next to their controls
+import { $ } from '../dom.js';
+import * as engine from '../engine.js';
+import { plainDefault, setSchema } from '../schema.js';
+import { listen, notify } from './bind.js';
+import * as cluster from './cluster.js';
+import { fieldFor, showProblems } from './errors.js';
+import * as model from './model.js';
+import * as placement from './placement.js';
+import * as planForm from './plan.js';
+import { groups, localProblems, plan, reset, state } from './state.js';
+
+export { fieldFor };
+
+/**
+ * Builds every input from the presets and the schema; `onChange(timeStamp)` runs after each
+ * change of the state (the page re-renders and asks the engine).
+ */
+export function buildForm(presets, schema, onChange) {
+  setSchema(schema);
+  model.build(presets);
+  cluster.build(presets);
+  planForm.build();
+  placement.build();
+  listen($('#inputs'), onChange);
+}
+
+/** Renders the form from the state (and the engine's last answer). */
+export function render() {
+  model.render();
+  cluster.render();
+  planForm.render();
+  placement.render();
+}
+
+/**
+ * Shows a scenario (from a link, a file or the examples): its keys become the state, as they are,
+ * except its name (which describes it as it was written) and a DP equal to the one the engine
+ * derives (left to the engine, so that a change of TP or PP keeps it right).
+ */
+export async function open(scenario) {
+  const s = structuredClone(scenario);
+  delete s.name;
+  if (s.plan?.dp !== undefined) {
+    const probe = structuredClone(s);
+    delete probe.plan.dp;
+    const r = await engine.resolve(JSON.stringify(probe));
+    if (r.scenario?.plan.dp === s.plan.dp) delete s.plan.dp;
+  }
+  reset(s);
+  cluster.forget();
+  placement.forget();
+  render();
+}
+
+/**
+ * The scenario to estimate: {scenario, problems}; problems are the fields whose text is not a
+ * number ([{path, message}]): nothing is sent while there is one.
+ */
+export function current() {
+  return { scenario: state.scenario, problems: localProblems() };
+}
+
+/** Shows the page's own problems (fields that are not numbers) at their fields. */
+export function showLocal(problems) {
+  return showProblems(problems);
+}
+
+/**
+ * The engine's answer for the scenario on show: its resolve() (derived values into the form) or
+ * its errors (each at its control). Returns the errors with the field each went to.
+ */
+export function answer({ resolved, errors }) {
+  state.resolved = resolved ?? null;
+  state.errors = errors ?? [];
+  render();
+  return showProblems(state.errors);
+}
+
+/** The layout the results describe: 'stages', 'replicas' or 'none' (one group, even split). */
+export const layout = () => placement.mode();
+
+/** Each group's name, GPU and GPU count (for the results). */
+export const groupInfo = () => cluster.groupInfo();
+
+/**
+ * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key):
+ * the keys that differ from the plan in the form are set, DP goes back to derived (the search
+ * derives it) and, on one group, the layers to an even split (it searches no uneven splits).
+ * One group only: the search does not search clusters of several.
+ */
+export function applyPlan(p) {
+  const mine = plan();
+  for (const [k, v] of Object.entries(p)) {
+    if (['dp', 'stages', 'replicas'].includes(k)) continue;
+    if ((mine[k] ?? plainDefault(`plan.${k}`)) !== v) mine[k] = v;
+  }
+  delete mine.dp;
+  if (groups().length === 1) {
+    delete mine.stages;
+    delete mine.replicas;
+  }
+  state.local.clear();
+  state.lastChanged = null;
+  notify();
+}
