@@ -37,7 +37,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 struct Options {
-  std::string input;
+  std::vector<std::string> inputs;
   std::string format = "text";
   std::string write_cases;
   std::string write;
@@ -61,38 +61,44 @@ Options parse(int argc, char** argv) {
       value(s);
       if (!s.empty()) o.exclude.push_back(s);
     } else if (arg.size() > 1 && arg[0] == '-') o.error = "unknown option " + arg;
-    else if (o.input.empty()) o.input = arg;
-    else o.error = "one input file only";
+    else o.inputs.push_back(arg);
     if (!o.error.empty()) break;
   }
-  if (o.error.empty() && o.input.empty()) o.error = "give a published-runs CSV or a cases JSONL";
+  if (o.error.empty() && o.inputs.empty())
+    o.error = "give published-runs or modern-runs CSVs, or a cases JSONL";
   if (o.error.empty() && o.format != "text" && o.format != "json")
     o.error = fmt::format("--format={} must be json or text", o.format);
   return o;
 }
 
-// Cases from a published-runs CSV (converted, with skipped rows) or a committed cases JSONL.
+// Cases from run tables (published-runs or modern-runs CSVs, converted, with skipped rows) or
+// committed cases JSONL files, in the order given.
 bool load_cases(const Options& o, const Catalog& catalog, Conversion& conv, std::string& error) {
-  std::string text;
-  if (!stepcast::cli::read_input(o.input, text)) {
-    error = fmt::format("cannot read {}", o.input);
-    return false;
-  }
-  if (ends_with(o.input, ".jsonl") || ends_with(o.input, ".json")) {
-    auto cases = parse_cases_jsonl(text);
-    if (!cases) {
-      error = cases.error().message;
+  for (const auto& input : o.inputs) {
+    std::string text;
+    if (!stepcast::cli::read_input(input, text)) {
+      error = fmt::format("cannot read {}", input);
       return false;
     }
-    conv.cases = std::move(cases).value();
-    return true;
+    Conversion one;
+    if (ends_with(input, ".jsonl") || ends_with(input, ".json")) {
+      auto cases = parse_cases_jsonl(text);
+      if (!cases) {
+        error = fmt::format("{}: {}", input, cases.error().message);
+        return false;
+      }
+      one.cases = std::move(cases).value();
+    } else {
+      auto table = parse_csv(text);
+      if (!table) {
+        error = fmt::format("{}: {}", input, table.error().message);
+        return false;
+      }
+      one = convert_runs(*table, catalog);
+    }
+    for (auto& c : one.cases) conv.cases.push_back(std::move(c));
+    for (auto& s : one.skipped) conv.skipped.push_back(std::move(s));
   }
-  auto table = parse_csv(text);
-  if (!table) {
-    error = table.error().message;
-    return false;
-  }
-  conv = convert_runs(*table, catalog);
   return true;
 }
 

@@ -170,7 +170,8 @@ Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::str
 Result<Calibration> calibration_from_json(const Json& j) {
   JsonReader r(j, "");
   r.reject_unknown_keys({"source", "notes", "families", "fallback", "overlap_slowdown",
-                         "host_launch_us", "framework_memory_gib", "framework_memory_fraction",
+                         "host_launch_us", "host_launch_source", "framework_memory_gib",
+                         "framework_memory_fraction",
                          "fitted_on"});
   Calibration c;
   c.overlap_slowdown = r.number("overlap_slowdown", std::nullopt, 0, false);

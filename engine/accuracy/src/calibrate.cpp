@@ -18,6 +18,7 @@ const std::string& arch_of(const PreparedCase& c) { return c.scenario.cluster.gr
 double* slot(ArchCalibration& a, const std::string& key) {
   if (key == "gemm_efficiency") return &a.gemm_efficiency;
   if (key == "fp8_gemm_efficiency") return &a.fp8_gemm_efficiency;
+  if (key == "fp4_gemm_efficiency") return &a.fp4_gemm_efficiency;
   if (key == "attention_efficiency") return &a.attention_efficiency;
   if (key == "memory_efficiency") return &a.memory_efficiency;
   if (key == "gemm_overhead_us") return &a.gemm_overhead_s;
@@ -81,11 +82,13 @@ ArchCalibration& family_slot(Calibration& cal, const std::string& arch) {
 std::vector<FitParameter> fit_parameters(const std::string& arch,
                                          const std::vector<PreparedCase>& rows,
                                          const Catalog& catalog) {
-  bool fp8 = false, sixteen = false, flash = false;
+  bool fp4 = false, fp8 = false, sixteen = false, flash = false;
   for (const auto& c : rows) {
     if (arch_of(c) != arch) continue;
     const Plan& p = c.scenario.plan;
-    (p.precision == Precision::fp8 ? fp8 : sixteen) = true;
+    if (p.precision == Precision::nvfp4) fp4 = true;
+    else if (low_precision(p.precision)) fp8 = true;
+    else sixteen = true;
     flash = flash || p.flash_attention;
   }
   std::vector<FitParameter> out;
@@ -103,6 +106,13 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
     out.push_back({"fp8_gemm_efficiency", 0.3, r8.value_or(0.75),
                    r8 ? "upper bound: " + where
                       : "upper bound 0.75 assumed (no measured fp8 GEMM in the presets)"});
+  }
+  if (fp4) {
+    std::string where;
+    auto r4 = measured_ratio(catalog, arch, "nvfp4", &where);
+    out.push_back({"fp4_gemm_efficiency", 0.2, r4.value_or(0.75),
+                   r4 ? "upper bound: " + where
+                      : "upper bound 0.75 assumed (no measured nvfp4 GEMM in the presets)"});
   }
   if (flash)
     out.push_back({"attention_efficiency", 0.2, 0.75,
@@ -199,15 +209,18 @@ CalibrationFit fit_calibration(const std::vector<PreparedCase>& cases, const Cal
       if (before - best < 1e-4) break;
     }
     // Round to what calibration.json stores (3 decimals, whole microseconds) and re-measure.
-    bool fp8_fitted = false;
+    bool fp8_fitted = false, fp4_fitted = false;
     for (const auto& p : params) {
       double* v = slot(fam, p.key);
       const double s = scale(p.key);
       *v = s != 1.0 ? std::round(*v / s) * s : std::round(*v * 1000) / 1000;
       fp8_fitted = fp8_fitted || p.key == "fp8_gemm_efficiency";
+      fp4_fitted = fp4_fitted || p.key == "fp4_gemm_efficiency";
     }
-    // A family without fp8 rows: the reader's default for an absent key (the 16-bit value).
+    // A family without fp8 (fp4) rows: the reader's default for an absent key (the 16-bit
+    // value; the fp8 value).
     if (!fp8_fitted) fam.fp8_gemm_efficiency = fam.gemm_efficiency;
+    if (!fp4_fitted) fam.fp4_gemm_efficiency = fam.fp8_gemm_efficiency;
     FamilyFit ff;
     ff.arch = arch;
     ff.constants = fam;
@@ -285,6 +298,10 @@ std::string calibration_json(const CalibrationFit& fit, std::string_view origina
                                "fp8_gemm_efficiency") != f.fitted_keys.end();
     if (fp8 || fam.contains("fp8_gemm_efficiency"))
       fam["fp8_gemm_efficiency"] = r3(c.fp8_gemm_efficiency);
+    const bool fp4 = std::find(f.fitted_keys.begin(), f.fitted_keys.end(),
+                               "fp4_gemm_efficiency") != f.fitted_keys.end();
+    if (fp4 || fam.contains("fp4_gemm_efficiency"))
+      fam["fp4_gemm_efficiency"] = r3(c.fp4_gemm_efficiency);
     fam["gemm_overhead_us"] = us(c.gemm_overhead_s);
     fam["attention_efficiency"] = r3(c.attention_efficiency);
     fam["memory_efficiency"] = r3(c.memory_efficiency);

@@ -18,10 +18,13 @@ Json to_json(const Accuracy& a) {
                         {"error_pct", p.error_pct}});
   Json sources = Json::array();
   for (const auto& s : a.sources) sources.push_back(src(s));
+  Json groups = Json::array();
+  for (const auto& g : a.groups) groups.push_back(src(g));
   return Json{{"rows", rows},
               {"sources", sources},
               {"megatron", src(a.megatron)},
-              {"overall", src(a.overall)}};
+              {"overall", src(a.overall)},
+              {"groups", groups}};
 }
 
 std::string to_text(const Accuracy& a) {
@@ -39,6 +42,8 @@ std::string to_text(const Accuracy& a) {
   for (const auto& s : a.sources) line(s);
   line(a.megatron);
   line(a.overall);
+  out += "\n";
+  for (const auto& g : a.groups) line(g);
   return out;
 }
 
@@ -150,6 +155,13 @@ std::string to_text(const CalibrationReport& r) {
                      lm.mape_pct, lm.worst_pct, lm.worst_id);
   out += fmt::format("{:<14} {:>5} {:>12} {:>10.1f} {:>+9.1f}  {}\n", "overall", lo.rows, "",
                      lo.mape_pct, lo.worst_pct, lo.worst_id);
+  // The same groups as in sample, over the predictions each made without its own source.
+  for (size_t i = 0; i < r.loso.predictions.groups.size(); ++i) {
+    const auto& g = r.loso.predictions.groups[i];
+    const double in = i < r.in_sample.groups.size() ? r.in_sample.groups[i].mape_pct : 0;
+    out += fmt::format("{:<24} {:>5} {:>12.1f} {:>10.1f} {:>+9.1f}  {}\n", g.source, g.rows, in,
+                       g.mape_pct, g.worst_pct, g.worst_id);
+  }
   return out + skipped_text(r.skipped) + ranks_text(r.ranks);
 }
 

@@ -414,6 +414,7 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
 }  // namespace
 
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
+  if (is_modern_table(table)) return convert_modern_runs(table, catalog);
   const auto& sources = builtin_source_table();
   const auto& hardware = builtin_hardware_map();
   Conversion out;

@@ -20,6 +20,9 @@ Prediction predict(const PreparedCase& c, const Calibration& calibration) {
   p.predicted_s = r.iteration_time_s;
   p.error_pct = (p.predicted_s - p.measured_s) / p.measured_s * 100;
   if (!std::isfinite(p.error_pct)) p.error_pct = 1e9;
+  p.family = s.cluster.groups.front().gpu.arch;
+  p.framework = s.plan.framework;
+  p.parameters = r.parameters;
   return p;
 }
 
@@ -59,6 +62,21 @@ Accuracy summarise(std::vector<Prediction> rows) {
   const auto& table = builtin_source_table();
   acc.megatron = accumulate(table ? table->megatron_lm_name() : "Megatron-LM", megatron);
   acc.overall = accumulate("overall", all);
+  std::vector<std::string> families;
+  std::map<std::string, std::vector<const Prediction*>> by_family;
+  std::vector<const Prediction*> megatron_family, blackwell, small;
+  for (const auto& p : acc.rows) {
+    if (!by_family.count(p.family)) families.push_back(p.family);
+    by_family[p.family].push_back(&p);
+    if (p.framework.rfind("megatron-", 0) == 0 && p.framework != "megatron-deepspeed")
+      megatron_family.push_back(&p);
+    if (p.family.rfind("blackwell", 0) == 0) blackwell.push_back(&p);
+    if (p.parameters > 0 && p.parameters < 3e9) small.push_back(&p);
+  }
+  for (const auto& f : families) acc.groups.push_back(accumulate("GPU family " + f, by_family[f]));
+  acc.groups.push_back(accumulate("Megatron software", megatron_family));
+  acc.groups.push_back(accumulate("Blackwell GPUs", blackwell));
+  acc.groups.push_back(accumulate("models under 3 B", small));
   return acc;
 }
 

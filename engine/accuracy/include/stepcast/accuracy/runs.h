@@ -26,7 +26,12 @@ struct Conversion {
 // Builds a scenario per row of a published-runs table. Rows that cannot be modelled (MoE,
 // heterogeneous networks, no iteration time or rate, an unstated plan) are skipped with the
 // reason; rows whose scenario the engine rejects are skipped with the engine's error.
+// Tables in modern-runs.csv's schema (a moe_ffn_hidden column) go to convert_modern_runs.
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog);
+
+// The rows of a modern-runs table (shared/data/modern-runs.csv: 2025-26 stacks).
+bool is_modern_table(const CsvTable& table);
+Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog);
 
 struct SourceFacts;
 // The pipeline-split flags the source's recipes state for a model (sources.json "layout").

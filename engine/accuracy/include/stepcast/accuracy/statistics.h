@@ -18,6 +18,9 @@ struct Prediction {
   double measured_s = 0;
   double predicted_s = 0;
   double error_pct = 0;  // (predicted - measured) / measured x 100
+  std::string family;     // the GPU's architecture family (hopper, blackwell, ...)
+  std::string framework;  // the plan's training software
+  double parameters = 0;  // the model's parameter count
 };
 
 struct SourceAccuracy {
@@ -33,6 +36,10 @@ struct Accuracy {
   std::vector<SourceAccuracy> sources;  // in order of first appearance
   SourceAccuracy megatron;              // the Megatron-LM sources: SC21 + KORTH + MCORE
   SourceAccuracy overall;
+  // Per GPU family ("GPU family hopper"), then the goal groups: rows run by Megatron
+  // software (megatron-core, megatron-lm-2021, megatron-fsdp), Blackwell rows (blackwell and
+  // blackwell-ultra), models under 3 B parameters.
+  std::vector<SourceAccuracy> groups;
 };
 
 Prediction predict(const PreparedCase& c, const Calibration& calibration);

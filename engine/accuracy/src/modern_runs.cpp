@@ -1,0 +1,233 @@
+// Modern runs -> cases: the rows of shared/data/modern-runs.csv (2025-26 stacks: Megatron-Bridge
+// releases on H100 to GB300, dense and MoE) in their own schema. What a row does not state comes
+// from its source's facts (sources.json) and is listed in the case's assumptions.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cell_text.h"
+#include "stepcast/accuracy/hardware_map.h"
+#include "stepcast/accuracy/runs.h"
+#include "stepcast/accuracy/sources.h"
+#include "stepcast/scenario.h"
+
+namespace stepcast::accuracy {
+
+namespace {
+
+using detail::contains;
+using detail::contains_nocase;
+using detail::leading_integer;
+using detail::leading_number;
+using detail::trim;
+
+struct Row {
+  const CsvTable& table;
+  size_t index;
+  std::string operator()(std::string_view column) const { return table.cell(index, column); }
+};
+
+struct Skip {
+  std::string reason;
+};
+
+template <class T>
+struct Step {
+  Step(T v) : value(std::move(v)) {}
+  Step(Skip s) : skip(std::move(s.reason)) {}
+  std::optional<T> value;
+  std::string skip;
+};
+
+// The model: its shape from the cells, its architecture from its family's published config.
+Step<Json> model_of(const Row& cell) {
+  const std::string name = cell("model");
+  const auto layers = leading_integer(cell("layers"));
+  const auto hidden = leading_integer(cell("hidden"));
+  const auto heads = leading_integer(cell("heads"));
+  const auto kv_heads = leading_integer(cell("kv_heads"));
+  const auto ffn = leading_integer(cell("ffn_hidden"));
+  const auto vocab = leading_integer(cell("vocab"));
+  const auto seq = leading_integer(cell("seq_len"));
+  if (!layers || !hidden || !heads || !ffn || !vocab || !seq)
+    return Skip{"model shape not stated in the data (layers, hidden, heads, ffn_hidden, vocab "
+                "or seq_len)"};
+  // Llama 3 / 3.1: SwiGLU, RoPE, RMSNorm, no biases, untied embeddings (Meta's config.json).
+  if (!contains_nocase(name, "llama"))
+    return Skip{fmt::format("the architecture of '{}' is not one the conversion knows",
+                            trim(name))};
+  Json m = Json::object();
+  m["name"] = name;
+  m["layers"] = *layers;
+  m["hidden"] = *hidden;
+  m["heads"] = *heads;
+  m["kv_heads"] = kv_heads.value_or(*heads);
+  m["ffn_hidden"] = *ffn;
+  m["vocab"] = *vocab;
+  m["seq_len"] = *seq;
+  m["ffn_type"] = "swiglu";
+  m["position"] = "rope";
+  m["norm"] = "rmsnorm";
+  m["bias"] = false;
+  m["tied_embeddings"] = false;
+  return m;
+}
+
+// The cluster: DGX nodes of 8 GPUs by their node preset; NVL72 racks as one NVLink domain of
+// the GPUs the run used (up to 72, else the source's GPUs per domain).
+Step<Json> cluster_of(const Row& cell, int64_t gpus, const SourceFacts& facts,
+                      const HardwareMap& hardware, const Catalog& catalog, Case& c) {
+  const GpuRule* rule = hardware.gpu_for(cell("gpu"));
+  if (!rule) return Skip{fmt::format("GPU '{}' has no preset", cell("gpu"))};
+  const bool nvl72 = contains(cell("gpus_per_node"), "72");
+  const NodePreset* node = nullptr;
+  for (const auto& n : catalog.nodes)
+    if (n.gpu == rule->preset && (nvl72 ? n.gpus_per_node == 72 : n.gpus_per_node == 8))
+      node = &n;
+  if (!node) return Skip{fmt::format("no node preset of {} for '{}'", rule->preset, cell("gpus_per_node"))};
+  if (!nvl72) {
+    if (gpus % 8 != 0) return Skip{fmt::format("{} GPUs are not whole nodes of 8", gpus)};
+    return Json{{"node", node->id}, {"nodes", gpus / 8}};
+  }
+  int64_t per_domain = gpus;
+  if (gpus > 72) {
+    if (!facts.nvl72_gpus_per_domain || gpus % *facts.nvl72_gpus_per_domain != 0)
+      return Skip{fmt::format("{} GPUs on NVL72 racks: how many GPUs of each NVLink domain the "
+                              "run used is not stated",
+                              gpus)};
+    per_domain = *facts.nvl72_gpus_per_domain;
+    c.assumptions.push_back(fmt::format("{} GPUs of NVL72 racks: {} per NVLink domain (the "
+                                        "source's recipes, sources.json)",
+                                        gpus, per_domain));
+  }
+  return Json{{"gpu", node->gpu},
+              {"gpus_per_node", per_domain},
+              {"nodes", gpus / per_domain},
+              {"intra_node_link", node->intra_node_link},
+              {"inter_node_link", node->inter_node_link},
+              {"nics_per_node", per_domain}};
+}
+
+Step<std::string> precision_of(const Row& cell, Case& c) {
+  const std::string p = cell("precision");
+  if (contains_nocase(p, "nvfp4")) return std::string("nvfp4");
+  if (contains_nocase(p, "mxfp8") || contains_nocase(p, "fp8-mx")) return std::string("mxfp8");
+  if (contains_nocase(p, "blockwise")) {
+    c.assumptions.push_back(
+        "precision FP8 with 128x128 / 1x128 blockwise scales: costed as per-tensor fp8");
+    return std::string("fp8");
+  }
+  if (contains_nocase(p, "fp8")) return std::string("fp8");
+  if (contains_nocase(p, "bf16")) return std::string("bf16");
+  if (contains(p, "not stated")) {
+    // Megatron-Bridge 25.09's table gives FP8 as its main numbers and MXFP8 in parentheses on
+    // Blackwell (the release's performance summary); its model TFLOP/s (725 on H100 for
+    // Llama 3 8B, 73 % of the bf16 peak) are fp8 numbers.
+    c.assumptions.push_back("precision not stated in the table: fp8 (the release's main numbers)");
+    return std::string("fp8");
+  }
+  return Skip{fmt::format("precision '{}' not recognised", p)};
+}
+
+Step<Case> convert_row(const Row& cell, const SourceTable& sources, const HardwareMap& hardware,
+                       const Catalog& catalog) {
+  Case c;
+  c.id = cell("id");
+  c.source = source_of(c.id);
+  c.citation = cell("source");
+  c.locator = cell("source_locator");
+  const SourceFacts& facts = sources.facts_for(c.source);
+  if (!trim(cell("experts")).empty())
+    return Skip{"mixture-of-experts model: not modelled yet (expert parallelism)"};
+  auto model = model_of(cell);
+  if (!model.value) return Skip{model.skip};
+
+  const auto gpus = leading_integer(cell("gpu_count"));
+  if (!gpus) return Skip{"gpu_count not stated"};
+  const auto iter = leading_number(cell("iter_time_s"));
+  if (!iter) return Skip{"no iteration time"};
+  c.iter_time = contains(cell("notes"), "iter_time_s =")
+                    ? "derived by the data file: iter_time_s = GBS*seq/(tokens_s_gpu*GPUs)"
+                    : "measured";
+  auto cluster = cluster_of(cell, *gpus, facts, hardware, catalog, c);
+  if (!cluster.value) return Skip{cluster.skip};
+
+  const auto tp = leading_integer(cell("tp"));
+  const auto pp = leading_integer(cell("pp"));
+  if (!tp || !pp) return Skip{"tensor/pipeline parallel sizes not stated"};
+  int64_t cp = 1;
+  if (auto v = leading_integer(cell("cp"))) cp = *v;
+  else c.assumptions.push_back("cp not stated: 1");
+  const auto vp = leading_integer(cell("vp"));
+  const int64_t vpp = vp ? std::max<int64_t>(1, *vp) : 1;
+  const auto micro = leading_integer(cell("micro_batch"));
+  const auto gbs = leading_integer(cell("global_batch"));
+  if (!micro || !gbs) return Skip{"micro_batch or global_batch not stated"};
+  auto precision = precision_of(cell, c);
+  if (!precision.value) return Skip{precision.skip};
+  const std::string rc = trim(cell("recompute"));
+  std::string recompute;
+  if (rc.rfind("none", 0) == 0) recompute = "none";
+  else if (rc.rfind("selective", 0) == 0) recompute = "selective";
+  else if (rc.rfind("full", 0) == 0) recompute = "full";
+  else if (!facts.default_recompute.empty()) {
+    recompute = facts.default_recompute;
+    c.assumptions.push_back(fmt::format("recompute '{}': {} (the source's default)", rc,
+                                        recompute));
+  } else {
+    return Skip{fmt::format("recompute '{}' not read", rc)};
+  }
+
+  // Megatron FSDP where the table's FSDP column (kept in the notes) or its dp cell says so.
+  const std::string dp_cell = cell("dp"), notes = cell("notes");
+  const bool fsdp = contains(dp_cell, "FSDP=") ||
+                    (contains(notes, "FSDP=") && !contains(notes, "FSDP=0"));
+  const int64_t dp = *gpus / (*tp * *pp * cp);
+  if (*tp * *pp * cp * dp != *gpus)
+    return Skip{fmt::format("tp*pp*cp = {}*{}*{} does not divide {} GPUs", *tp, *pp, cp, *gpus)};
+  Json plan = source_plan(facts, *tp, *pp, dp, cp, vpp, *micro, *gbs, recompute, *precision.value);
+  if (fsdp) {
+    plan["framework"] = facts.framework == "pytorch-fsdp" ? "pytorch-fsdp" : "megatron-fsdp";
+    c.assumptions.push_back(fmt::format("FSDP={}: {}", dp, plan["framework"].get<std::string>()));
+  }
+  const Json layout = layout_flags(facts, cell("model"));
+  for (auto it = layout.begin(); it != layout.end(); ++it) plan[it.key()] = *it;
+
+  Json scenario = Json::object();
+  scenario["name"] = c.id;
+  scenario["model"] = *model.value;
+  scenario["cluster"] = *cluster.value;
+  scenario["plan"] = std::move(plan);
+  auto parsed = scenario_from_json(scenario, catalog);
+  if (!parsed) return Skip{"the engine rejects the scenario: " + parsed.error().message};
+  if (!facts.listed) c.assumptions.push_back("no source facts recorded: the megatron-core profile");
+  c.measured_iter_time_s = *iter;
+  c.scenario = std::move(scenario);
+  return c;
+}
+
+}  // namespace
+
+bool is_modern_table(const CsvTable& table) { return table.column("moe_ffn_hidden") >= 0; }
+
+Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog) {
+  const auto& sources = builtin_source_table();
+  const auto& hardware = builtin_hardware_map();
+  Conversion out;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const Row cell{table, r};
+    Step<Case> row = !sources    ? Step<Case>(Skip{"built-in sources.json: " + sources.error().message})
+                     : !hardware ? Step<Case>(Skip{"built-in hardware_map.json: " +
+                                                   hardware.error().message})
+                                 : convert_row(cell, *sources, *hardware, catalog);
+    if (row.value) {
+      out.cases.push_back(std::move(*row.value));
+    } else {
+      const std::string id = table.cell(r, "id");
+      out.skipped.push_back(Skipped{id, source_of(id), row.skip});
+    }
+  }
+  return out;
+}
+
+}  // namespace stepcast::accuracy
