@@ -369,7 +369,10 @@ bool check_split(Rules& c, bool& even_rule) {
 bool check_framework(Rules& c, const FrameworkProfile* profile) {
   const Plan& p = c.s().plan;
   if (profile)
-    for (const auto& [key, why] : profile->cannot) {
+    for (const auto& entry : profile->cannot) {
+      // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
+      const std::string& key = entry.first;
+      const std::string& why = entry.second;
       bool on = false;
       for (const auto& f : detail::plan_fields())
         if (f.info.name == key && f.write) {
