@@ -2,10 +2,10 @@
 // script and one element:
 //
 //   <script src="/stepcast-embed.js"></script>
-//   <stepcast-calculator scenario="v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512"
+//   <stepcast-calculator scenario="v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512"
 //     controls="tp,pp,micro_batch" compact></stepcast-calculator>
 //
-// Attributes: scenario (a link, or just its fragment "v=1&..."; the engine reads it, as the page
+// Attributes: scenario (a link, or just its fragment "v=2&..."; the engine reads it, as the page
 // does), controls (comma-separated: model, node, nodes, seq_len, tokens, price, or any plan key of
 // the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark; default: the
 // reader's setting), page (the full page's address for "Open in Stepcast"; default: the page of
