@@ -103,6 +103,10 @@ export const TERMS = {
   'auto layers: in proportion to stage speed, within each stage\'s memory; auto micro-batches: in proportion to replica speed'],
   send: ['Blocking send', 'A pipeline send the stage waits on (activations forward, gradients back): slow across a ' +
     'group boundary on a slow link.', 'time = latency + bytes ÷ link bandwidth'],
+  framework: ['Training software', 'The software that runs the training, and how it is configured. Its profile gives ' +
+    'every flag the plan leaves out (sequence parallelism, the distributed optimizer, ZeRO, the overlaps, fused attention, ' +
+    'CUDA graphs, ...) and how the engine models its kernels and gradient reduction.',
+  'a flag the plan sets overrides the profile; each flag\'s “?” gives the profile\'s source for it'],
   tp: ['TP (tensor parallel)', 'Splits every layer\'s matrices across TP GPUs; they exchange activations twice per layer and pass.',
     'TP must divide heads, KV heads and FFN size; keep TP ≤ GPUs per node'],
   pp: ['PP (pipeline parallel)', 'Splits the layers into PP stages that micro-batches flow through (1F1B schedule).',

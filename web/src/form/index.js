@@ -31,7 +31,7 @@ export function buildForm(presets, schema, onChange) {
   setSchema(schema);
   model.build(presets);
   cluster.build(presets);
-  planForm.build();
+  planForm.build(presets);
   placement.build();
   listen($('#inputs'), onChange);
 }
@@ -85,6 +85,7 @@ export function answer({ resolved, errors }) {
   state.resolved = resolved ?? null;
   state.errors = errors ?? [];
   render();
+  planForm.reveal(state.errors);
   return showProblems(state.errors);
 }
 

@@ -253,7 +253,7 @@ export function build() {
           () => $(`#f-rs${(state.scenario.plan.replicas?.length ?? 1) - 1}-group`)?.focus()),
         h('button', { type: 'button', id: 'place-replicas', onclick: placeReplicas }, 'Place by GPU count'))));
   const uneven = on(h('input', { id: 'f-uneven', type: 'checkbox' }), (el) => setMode(el.checked ? 'stages' : 'none'));
-  $('#advanced-grid').append(h('div', { class: 'field check wide', id: 'uneven-field' },
+  $('#split-grid').append(h('div', { class: 'field check wide', id: 'uneven-field' },
     h('div', { class: 'label-row' }, uneven,
       h('label', { for: 'f-uneven' }, 'Uneven split: layers per stage'), tip('stage_map', 'layers per stage'))));
 }
