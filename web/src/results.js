@@ -11,7 +11,7 @@ const PARTS = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['recompute', 'Recompute'],
   ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['pp_comm', 'PP send/recv'],
   ['bubble', 'Pipeline bubble'], ['dp_comm', 'DP sync'], ['optimizer', 'Optimizer'],
-  ['other', 'Other comm'],
+  ['other', 'Other comm'], ['host', 'CPU launches'],
 ];
 const MEMORY = [
   ['weights', 'Weights', 'weights'], ['gradients', 'Gradients', 'gradients'],

@@ -56,6 +56,10 @@ export const TERMS = {
     'time = parameters per GPU × 30 B ÷ memory bandwidth'],
   other: ['Other communication', 'Norm/embedding gradient all-reduces, gradient norm and loss scalars.',
     'sum of the small collectives after the backward'],
+  host: ['CPU launches', 'Time the GPU waits for the CPU to launch its kernels: when a micro-batch has many small ' +
+    'kernels (eager PyTorch, small layers or micro-batches), launching them takes longer than running them. ' +
+    'Fused kernels launch fewer; CUDA graphs launch a whole layer at once.',
+  'per micro-batch: max(0, kernels launched × launch time − GPU time of the stage); × micro-batches'],
 
   // Memory parts
   weights: ['Weights', 'Model parameters held by one GPU of the stage.',
