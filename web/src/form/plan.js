@@ -25,7 +25,7 @@ const FRAMEWORK = 'plan.framework';
 const shown = (control) => keysFor(control).filter((k) => TYPE_RANK[k.type] !== undefined && k.path !== FRAMEWORK)
   .sort((a, b) => TYPE_RANK[a.type] - TYPE_RANK[b.type] || (OBJECT_RANK[a.object] ?? 2) - (OBJECT_RANK[b.object] ?? 2));
 let keys = [];
-let flags = []; // the keys a training-software profile fills in
+let flags = []; // the keys a training-software profile fills in, with their elements: {k, text, reset, tip}
 let advancedPaths = new Set();
 const idOf = (k) => k.name; // f-tp, f-seq_len, f-flash_attention: the page's ids as they always were
 const integer = (x) => x.toLocaleString('en-US');
@@ -113,9 +113,8 @@ export function build(presets) {
   // The advanced keys that are no flag of the training software: how the layers split into stages.
   const split = advanced.filter((k) => !isFlag(k));
   keys = [...(fwKey ? [fwKey] : []), ...main, ...advanced];
-  flags = keys.filter(isFlag);
   advancedPaths = new Set(advanced.map((k) => k.path));
-  fill($('#plan-fields'),
+  const built = fill($('#plan-fields'),
     fwKey ? frameworkField(fwKey) : null,
     h('div', { class: 'grid' }, main.map(make)),
     h('details', { class: 'advanced', id: 'advanced' },
@@ -123,12 +122,17 @@ export function build(presets) {
       h('div', { class: 'advanced-head' },
         h('p', { class: 'hint', id: 'flags-hint' }),
         onClick(h('button', { type: 'button', id: 'flags-reset', hidden: true }), () => {
-          for (const k of flags) useProfile(k);
+          for (const { k } of flags) useProfile(k);
           state.lastChanged = FRAMEWORK;
         })),
       h('div', { class: 'grid', id: 'advanced-grid' }, advancedFlags.map(make)),
       h('h3', { class: 'sub' }, 'Pipeline split'),
       h('div', { class: 'grid', id: 'split-grid' }, split.map(make))));
+  flags = keys.filter(isFlag).map((k) => {
+    const field = $(`[data-path="${k.path}"]`, built);
+    const origin = $(`#f-${idOf(k)}-origin`, field);
+    return { k, text: $('.origin-text', origin), reset: $('.origin-reset', origin), tip: $('.tip', field) };
+  });
 }
 
 /** Opens the Advanced options when an engine error is about one of them (its field must be seen). */
@@ -161,22 +165,17 @@ function renderFramework(resolved) {
   if (tipButton && tipButton.dataset.more !== (fw.profile(id)?.about ?? '')) tipButton.dataset.more = fw.profile(id)?.about ?? '';
   let set = 0;
   let fromProfile = 0;
-  for (const k of flags) {
+  for (const { k, text, reset, tip } of flags) {
     const own = getIn(state.scenario, k.path);
-    const field = $(`[data-path="${k.path}"]`);
-    const origin = $(`#f-${idOf(k)}-origin`);
     if (own !== undefined) set += 1;
     else if (advancedPaths.has(k.path)) fromProfile += 1;
-    setText($('.origin-text', origin), own === undefined ? `from ${name}` : 'set in the plan · ');
-    const reset = $('.origin-reset', origin);
+    setText(text, own === undefined ? `from ${name}` : 'set in the plan · ');
     show(reset, own !== undefined);
     setText(reset, `use ${name}'s`);
-    const label = k.label || k.name;
-    if (reset.getAttribute('aria-label') !== `Use ${name}'s value for ${label}`) reset.setAttribute('aria-label', `Use ${name}'s value for ${label}`);
-    field.classList.toggle('from-profile', own === undefined);
-    const tipButton = $('.tip', field);
+    const label = `Use ${name}'s value for ${k.label || k.name}`;
+    if (reset.getAttribute('aria-label') !== label) reset.setAttribute('aria-label', label);
     const note = flagNote(k, id, resolved ? getIn(resolved, k.path) : undefined, own);
-    if (tipButton && tipButton.dataset.more !== note) tipButton.dataset.more = note;
+    if (tip && tip.dataset.more !== note) tip.dataset.more = note;
   }
   setText($('#advanced-note'), ` · ${fromProfile} flag${fromProfile === 1 ? '' : 's'} from ${name}` +
     (set ? `, ${set} set in the plan` : ''));
