@@ -3,6 +3,7 @@
 // sit in data-value attributes (the browser tests compare them with the CLI's).
 import { $, fill, h } from './dom.js';
 import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
+import { fullName } from './frameworks.js';
 import { groupColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
@@ -67,6 +68,23 @@ function renderMetrics(r) {
       `per iteration and replica, on ${integer(r.gpus)} GPUs`),
     metric('parameters', 'Parameters', r.parameters, count(r.parameters),
       `bottleneck: stage ${r.bottleneck_stage}`));
+}
+
+/**
+ * Names the training software the estimate assumes (the report's plan.framework): "Training
+ * software: Megatron-Core (…), the default · change" (the button goes to the menu).
+ */
+export function renderSoftware(id, isDefault) {
+  const el = $('#software');
+  const key = `${id}|${isDefault}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  fill(el, 'Training software: ', h('strong', null, fullName(id)), isDefault ? ', the default' : '', ' · ',
+    h('button', { type: 'button', class: 'link', onclick: () => {
+      const menu = $('#f-framework');
+      menu?.scrollIntoView({ block: 'center' });
+      menu?.focus({ preventScroll: true });
+    } }, 'change'));
 }
 
 export function renderCost() {
