@@ -85,6 +85,9 @@ describe('the example page with embedded calculators', () => {
     const controls = async (id) => page.$$eval(`#${id} [data-control]`, (els) => els.map((e) => e.dataset.control));
     assert.deepEqual(await controls('calc-70b'), ['tp', 'pp', 'micro_batch', 'recompute']);
     assert.deepEqual(await controls('calc-8b'), ['nodes', 'tp', 'micro_batch', 'precision']);
+    // Each names the training software its estimate assumes (the links leave it to the default).
+    for (const id of ['calc-70b', 'calc-8b'])
+      assert.equal(await page.$eval(`#${id}`, (el) => el.shadowRoot.querySelector('.sc-software').textContent), '· Megatron-Core');
     assert.equal(await page.evaluate(() => window.__workers), 1, 'one worker for both calculators');
   });
 
