@@ -377,6 +377,33 @@ describe('the page', () => {
     await page.click('details.advanced summary');
   });
 
+  test('Blackwell nodes and the mxfp8 and nvfp4 precisions come from the engine', async () => {
+    await openDefault();
+    const base = withPlan(DEFAULT, { dp: undefined });
+    for (const node of ['dgx-b300', 'gb300-nvl72']) {
+      assert.ok(await page.$(`#f-node option[value="${node}"]`), `${node} is in the node menu`);
+    }
+    for (const precision of ['mxfp8', 'nvfp4']) {
+      assert.ok(await page.$(`#f-precision option[value="${precision}"]`), `${precision} is in the precision menu`);
+    }
+    await page.selectOption('#f-node', 'dgx-b300');
+    await settle();
+    await page.selectOption('#f-precision', 'nvfp4');
+    await settle();
+    const b300 = { ...withPlan(base, { precision: 'nvfp4' }), cluster: { node: 'dgx-b300', nodes: 8 } };
+    await expectCliNumbers(b300);
+    // On an H100 the engine refuses it, at the menu just changed.
+    await page.selectOption('#f-node', 'dgx-h100');
+    await settle();
+    const refused = cliResolve(JSON.stringify({ ...b300, cluster: DEFAULT.cluster }));
+    assert.equal(refused.status, 2);
+    const shown = await page.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(shown.sort(), [...refused.errors].sort());
+    await page.selectOption('#f-precision', 'bf16');
+    await settle();
+    await expectCliNumbers(base);
+  });
+
   test('shows the time the GPU waits for the CPU to launch kernels ("CPU launches")', async () => {
     // DeepSpeed runs eager PyTorch: many small kernels per layer; with short sequences the GPU waits.
     const eager = { model: 'llama3-8b', cluster: { node: 'dgx-h100', nodes: 1 }, seq_len: 128,
