@@ -24,8 +24,12 @@ let context;
 let page;
 const problems = [];
 
-/** Waits until the card shows the search of the scenario on show (and its estimate is on show). */
+/**
+ * Waits until the card shows the search of the scenario on show (and its estimate is on show); a
+ * plan being applied (Apply asks the engine before the form changes) is waited for first.
+ */
 async function searched(p = page) {
+  await p.waitForFunction(() => window.__stepcast?.search.applying === 0, null, { timeout: 20000 });
   await settle(p);
   await p.waitForFunction(() => {
     const s = window.__stepcast;

@@ -103,7 +103,10 @@ export function build(presets) {
     const el = $(`#f-${idOf(k)}`, f);
     bind(k, el);
     if (k.path === 'plan.dp') $('.control', f).append(dpDerive(el));
-    if (isFlag(k)) f.insertBefore(originLine(k), $(':scope > .error', f));
+    if (isFlag(k)) {
+      f.insertBefore(originLine(k), $(':scope > .error', f));
+      el.setAttribute('aria-describedby', [el.getAttribute('aria-describedby'), `f-${idOf(k)}-origin`].filter(Boolean).join(' '));
+    }
     return f;
   };
   const fwKey = keysFor('plan').find((k) => k.path === FRAMEWORK);
