@@ -193,7 +193,7 @@ function render() {
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, CP, VPP, micro-batch and recompute varied; model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
-    'global batch and precision kept).');
+    'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
   dom.table.hidden = r.best.length === 0;
   renderRows();
