@@ -79,12 +79,12 @@ export function renderSoftware(id, isDefault) {
   const key = `${id}|${isDefault}`;
   if (el.dataset.key === key) return;
   el.dataset.key = key;
-  fill(el, 'Training software: ', h('strong', null, fullName(id)), isDefault ? ', the default' : '', ' · ',
-    h('button', { type: 'button', class: 'link', onclick: () => {
+  fill(el, 'Training software: ', h('strong', null, fullName(id)), isDefault ? ', the default' : '',
+    h('span', { class: 'software-change' }, ' · ', h('button', { type: 'button', class: 'link', onclick: () => {
       const menu = $('#f-framework');
       menu?.scrollIntoView({ block: 'center' });
       menu?.focus({ preventScroll: true });
-    } }, 'change'));
+    } }, 'change')));
 }
 
 export function renderCost() {
