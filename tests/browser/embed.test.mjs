@@ -85,6 +85,9 @@ describe('the example page with embedded calculators', () => {
     const controls = async (id) => page.$$eval(`#${id} [data-control]`, (els) => els.map((e) => e.dataset.control));
     assert.deepEqual(await controls('calc-70b'), ['tp', 'pp', 'micro_batch', 'recompute']);
     assert.deepEqual(await controls('calc-8b'), ['nodes', 'tp', 'micro_batch', 'precision']);
+    // Each names the training software its estimate assumes (the links leave it to the default).
+    for (const id of ['calc-70b', 'calc-8b'])
+      assert.equal(await page.$eval(`#${id}`, (el) => el.shadowRoot.querySelector('.sc-software').textContent), '· Megatron-Core');
     assert.equal(await page.evaluate(() => window.__workers), 1, 'one worker for both calculators');
   });
 
@@ -123,7 +126,7 @@ describe('the example page with embedded calculators', () => {
 
   test('"Open in Stepcast" opens the full page with the same plan', async () => {
     const href = await page.getAttribute('#calc-70b .sc-open', 'href');
-    assert.ok(href.startsWith(`${site.url}#v=1&`), href);
+    assert.ok(href.startsWith(`${site.url}#v=2&`), href);
     assert.equal(await page.getAttribute('#calc-70b .sc-open', 'target'), '_blank');
     const shown = await calcNumbers('calc-70b');
     const full = watch(await context.newPage(), problems);
@@ -189,8 +192,8 @@ describe('the example page with embedded calculators', () => {
 
   test('a bad scenario attribute shows a message in its element and runs nothing', async () => {
     for (const [scenario, message] of [
-      ['v=1&model=%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E', /model preset “<img src=x onerror=window.__pwned=1>”, which does not exist/],
-      ['v=1&tp=oops', /could not be read \(tp=oops is not a valid value\)/],
+      ['v=2&model=%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E', /model preset “<img src=x onerror=window.__pwned=1>”, which does not exist/],
+      ['v=2&tp=oops', /could not be read \(tp=oops is not a valid value\)/],
       ['', /could not be read/],
     ]) {
       await page.evaluate((s) => {
@@ -221,7 +224,7 @@ describe('the example page with embedded calculators', () => {
     assert.deepEqual(jsonDiff(Object.fromEntries(HEADLINE.map((k) => [k, cli.report[k]])),
       Object.fromEntries(HEADLINE.map((k) => [k, shown[k]]))), []);
     assert.equal(await frame.isVisible('header.top'), false);
-    assert.match(await frame.getAttribute('#open-full', 'href'), /^http:\/\/127\.0\.0\.1:\d+\/#v=1&/);
+    assert.match(await frame.getAttribute('#open-full', 'href'), /^http:\/\/127\.0\.0\.1:\d+\/#v=2&/);
   });
 
   test('screenshots: desktop and phone, nothing wider than the phone', async () => {

@@ -1,7 +1,7 @@
 // Shared by the link and embed browser suites: waiting for the page, reading its numbers and
 // inputs, and catching anything a link might try to run.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ROOT, jsonDiff } from '../wasm/common.mjs';
@@ -11,6 +11,12 @@ mkdirSync(SHOTS, { recursive: true });
 export const METRICS = ['iteration_time_s', 'tokens_per_s', 'mfu', 'model_tflops_per_gpu', 'micro_batches', 'parameters'];
 export const DESKTOP = { width: 1360, height: 900 };
 export const PHONE = { width: 390, height: 844 };
+// The training-software profiles by id (presets/frameworks/*.json, which presets() returns).
+const FRAMEWORK_DIR = join(ROOT, 'presets', 'frameworks');
+export const FRAMEWORKS = Object.fromEntries(readdirSync(FRAMEWORK_DIR).filter((f) => f.endsWith('.json'))
+  .map((f) => JSON.parse(readFileSync(join(FRAMEWORK_DIR, f), 'utf8'))).map((f) => [f.id, f]));
+/** Every plan flag a profile fills in. */
+export const FLAGS = [...new Set(Object.values(FRAMEWORKS).flatMap((f) => Object.keys(f.plan)))];
 
 /** Records console errors, uncaught exceptions and dialogs (alert, confirm, ...) of a page. */
 export function watch(p, problems) {

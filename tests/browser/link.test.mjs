@@ -68,7 +68,7 @@ describe('share by URL', () => {
   test('Copy link, then the link in a fresh page: the same inputs and estimate, no new history entries', async () => {
     const p = await open(site.url);
     const first = await linked(p);
-    assert.match(first, /#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&/, 'the default scenario, in the address');
+    assert.match(first, /#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&/, 'the default scenario, in the address');
     const historyLength = await p.evaluate(() => history.length);
     await p.evaluate(() => {
       window.__replaced = 0;
@@ -172,34 +172,33 @@ describe('share by URL', () => {
     await p.close();
   });
 
+  // Old links open with the flags they leave out at the old fixed defaults (tests/wasm/link.test.mjs
+  // checks what the engine reads them to): the page shows what `stepcast estimate --link` gives.
   test('old links keep opening: format 0 and format 1 fixtures', async () => {
     const p = watch(await context.newPage(), problems);
-    for (const [fixture, expected] of [
-      ['links-v0.txt', (l) => cliEstimate(decodeURIComponent(l.slice(1))).report],
-      ['links-v1.txt', (l) => cliEstimateLink(l).report],
-    ]) {
+    for (const fixture of ['links-v0.txt', 'links-v1.txt']) {
       for (const link of linkFixtures(fixture)) {
-        const want = expected(link);
+        const want = cliEstimateLink(link).report;
         assert.ok(want, `the CLI opens ${link.slice(0, 60)}`);
         await go(p, site.url + link);
         assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link', `${fixture}: ${link.slice(0, 60)}`);
         assertNumbers(want, await metrics(p), `${fixture}: ${link.slice(0, 60)}`);
-        assert.match(await linked(p), /#v=1&/, 'rewritten in the current format');
+        assert.match(await linked(p), /#v=2&/, 'rewritten in the current format');
       }
     }
     await p.close();
   });
 
   const bad = [
-    ['script in a preset name', '#v=1&model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E',
+    ['script in a preset name', '#v=2&model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E',
       /names the model preset “<img src=x onerror=alert\(1\)>”, which does not exist/],
     ['script in format 0', `#${encodeURIComponent('{"model":"llama3-8b","cluster":{"node":"<svg onload=window.__pwned=1>","nodes":1},"plan":{}}')}`,
       /names the node preset “<svg onload=window.__pwned=1>”/],
-    ['an unknown preset', '#v=1&model=llama9-1t&node=dgx-h100&nodes=8&gbs=512', /model preset “llama9-1t”, which does not exist/],
-    ['malformed', '#v=1&model=llama3-8b&tp=abc', /could not be read \(tp=abc is not a valid value\)/],
+    ['an unknown preset', '#v=2&model=llama9-1t&node=dgx-h100&nodes=8&gbs=512', /model preset “llama9-1t”, which does not exist/],
+    ['malformed', '#v=2&model=llama3-8b&tp=abc', /could not be read \(tp=abc is not a valid value\)/],
     ['not key=value', '#%3Cscript%3Ewindow.__pwned%3D1%3C%2Fscript%3E', /could not be read \(.*is not key=value\)/],
     ['a newer format', '#v=7&model=llama3-8b', /format version 7 is not one this Stepcast reads/],
-    ['oversized', `#v=1&model=llama3-8b&name=${'A'.repeat(10000)}`, /links over 8192 are refused/],
+    ['oversized', `#v=2&model=llama3-8b&name=${'A'.repeat(10000)}`, /links over 8192 are refused/],
   ];
   test('bad links: a message, nothing run or injected, the default scenario, usable', async () => {
     const p = watch(await context.newPage(), problems);
@@ -211,7 +210,7 @@ describe('share by URL', () => {
       assert.match(await note.textContent(), /Showing the default scenario/);
       assertNumbers(defaultNumbers, await metrics(p), `${what}: the default scenario`);
       await assertNothingInjected(p);
-      assert.match(await linked(p), /#v=1&model=llama3-70b&/, `${what}: the address now holds what is shown`);
+      assert.match(await linked(p), /#v=2&model=llama3-70b&/, `${what}: the address now holds what is shown`);
       if (what === 'script in a preset name') {
         await p.screenshot({ path: join(SHOTS, 'bad-link.png') });
         await p.fill('#f-tp', '4');
@@ -239,7 +238,7 @@ describe('share by URL', () => {
     await settle(p);
     assert.equal(await p.inputValue('#f-model'), 'llama3-8b');
     assertNumbers(cliEstimate(text).report, await metrics(p), 'the pasted link');
-    await p.evaluate(() => { location.hash = '#v=1&model=nope'; });
+    await p.evaluate(() => { location.hash = '#v=2&model=nope'; });
     await p.waitForFunction((n) => window.__stepcast.opens > n + 1, opens);
     await settle(p);
     assert.match(await p.textContent('#link-status'), /model preset “nope”/);
@@ -248,7 +247,7 @@ describe('share by URL', () => {
   });
 
   test('?embed=1: compact, chosen controls, results, and "Open in Stepcast" with the same plan', async () => {
-    const fragment = '#v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=512&sp=1&rc=full&do=1&seq=4096';
+    const fragment = '#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=512&rc=full&seq=4096';
     const p = await open(`${site.url}?embed=1&controls=tp,pp,recompute${fragment}`, { viewport: { width: 720, height: 460 } });
     assert.equal(await p.isVisible('header.top'), false, 'no header');
     assert.equal(await p.isVisible('#examples'), false, 'no menus');
@@ -263,7 +262,7 @@ describe('share by URL', () => {
     await p.fill('#f-pp', '4');
     await settle(p);
     const full = await p.getAttribute('#open-full', 'href');
-    assert.ok(full.startsWith(`${site.url}#v=1&`), `the full page, without ?embed (${full})`);
+    assert.ok(full.startsWith(`${site.url}#v=2&`), `the full page, without ?embed (${full})`);
     assert.match(full, /&pp=4&/);
     const q = await open(full);
     assert.equal(await q.isVisible('header.top'), true);

@@ -7,9 +7,9 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliResolve, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliLink, cliResolve, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, PHONE, SHOTS, goOffline, shootDesktop as shootPage } from './helpers.mjs';
+import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, shootDesktop as shootPage } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 mkdirSync(SHOTS, { recursive: true });
@@ -66,6 +66,35 @@ async function expectCliNumbers(expected, p = page) {
 }
 
 const shootDesktop = (name, p = page) => shootPage(p, name);
+
+/** Every flag of profile `id` shows the engine's value for `scenario`, marked by where it comes from. */
+async function expectFlags(scenario, id, name) {
+  const resolved = cliResolve(JSON.stringify(scenario));
+  assert.equal(resolved.status, 0, resolved.errors.join('\n'));
+  for (const k of Object.keys(FRAMEWORKS[id].plan)) {
+    const want = resolved.resolved.scenario.plan[k];
+    const shown = typeof want === 'boolean' ? await page.isChecked(`#f-${k}`) : await page.inputValue(`#f-${k}`);
+    assert.equal(shown, typeof want === 'boolean' ? want : String(want), `${k}: the engine's value`);
+    assert.equal(await page.isVisible(`#f-${k}-origin`), true, `${k}: its origin shows`);
+    assert.equal(await page.innerText(`#f-${k}-origin`),
+      scenario.plan[k] === undefined ? `from ${name}` : `set in the plan · use ${name}'s`, k);
+  }
+}
+
+async function openDefault() {
+  await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
+  await settle();
+}
+
+/** Opens a scenario as a pasted link does. */
+async function openScenario(scenario) {
+  const made = cliLink(JSON.stringify(scenario), {});
+  assert.equal(made.status, 0, made.stderr);
+  const opens = await page.evaluate(() => window.__stepcast.opens);
+  await page.evaluate((fragment) => { location.hash = fragment; }, made.link.slice(made.link.indexOf('#')));
+  await page.waitForFunction((n) => window.__stepcast.opens > n, opens);
+  await settle();
+}
 
 async function setValue(selector, value) {
   await page.fill(selector, String(value));
@@ -283,6 +312,145 @@ describe('the page', () => {
     assert.equal(await page.locator('#timeline canvas').isVisible(), true);
   });
 
+  test('names the training software a newcomer gets, and shows each of its flags with where it comes from', async () => {
+    await openDefault();
+    // Llama 3 70B on 8 DGX H100 (the default), TP 4, PP 4, VPP 5, and nothing else.
+    await setValue('#f-tp', 4);
+    await setValue('#f-vpp', 5);
+    const scenario = withPlan(DEFAULT, { dp: undefined, tp: 4, vpp: 5 });
+    await expectCliNumbers(scenario);
+    assert.equal((await pageScenario()).plan.framework, undefined, 'left to the engine');
+    assert.equal(await page.inputValue('#f-framework'), 'megatron-core');
+    assert.match(await page.$eval('#f-framework', (s) => s.selectedOptions[0].textContent), /^Megatron-Core \(/);
+    assert.equal(await page.isVisible('#f-framework'), true, 'on the page without opening anything');
+    assert.match(await page.textContent('#f-framework-hint'), /The default\. It sets every flag marked “from Megatron-Core”/);
+    // Named with the estimate too, in the first screen; "change" goes to the menu.
+    assert.match(await page.textContent('#software'), /^Training software: Megatron-Core \(NeMo, .*\), the default · change$/);
+    assert.equal(await page.isVisible('#software'), true);
+    await page.click('#software button');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'f-framework');
+    // Every flag of the profile: the engine's value, "from Megatron-Core" unless the plan sets it.
+    await page.click('details.advanced summary');
+    await expectFlags(scenario, 'megatron-core', 'Megatron-Core');
+    assert.match(await page.textContent('#advanced-note'), /10 flags from Megatron-Core, 2 set in the plan/);
+    // A flag's tooltip: the profile's value and its source.
+    await page.focus('[data-path="plan.tp_comm_overlap"] .tip');
+    assert.match(await page.textContent('#tooltip'), new RegExp(`Megatron-Core: on\\. Source: ${FRAMEWORKS['megatron-core'].plan.tp_comm_overlap.source.slice(0, 40).replace(/[().]/g, '.')}`));
+    await page.keyboard.press('Escape');
+    await page.focus('[data-path="plan.fp8_param_gather"] .tip');
+    assert.match(await page.textContent('#tooltip'), /Megatron-Core: on\..*With this plan the engine takes off\./s, 'bf16: no fp8 gather');
+    await page.keyboard.press('Escape');
+
+    // Another profile: its flags, its values.
+    await page.selectOption('#f-framework', 'deepspeed');
+    await settle();
+    const ds = withPlan(scenario, { framework: 'deepspeed' });
+    await expectCliNumbers(ds);
+    await expectFlags(ds, 'deepspeed', 'DeepSpeed ZeRO');
+    assert.equal(await page.inputValue('#f-zero_stage'), '3');
+    assert.match(await page.textContent('#f-framework-hint'), /^It sets every flag marked “from DeepSpeed ZeRO”/);
+    assert.match(await page.textContent('#software'), /^Training software: DeepSpeed ZeRO \(stages 1-3\) · change$/);
+    // A flag it cannot do: the engine's message at the flag; back to the profile's value with one click.
+    await page.check('#f-cuda_graphs');
+    await settle();
+    const refused = cliResolve(JSON.stringify(withPlan(ds, { cuda_graphs: true })));
+    assert.equal(refused.status, 2);
+    assert.deepEqual(await page.$$eval('[data-path="plan.cuda_graphs"] > .error .msg', (els) => els.map((e) => e.textContent)), refused.errors);
+    assert.match(await page.innerText('#f-cuda_graphs-origin'), /set in the plan · use DeepSpeed ZeRO's/);
+    await page.click('#f-cuda_graphs-origin button');
+    await settle();
+    assert.equal((await pageScenario()).plan.cuda_graphs, undefined);
+    assert.equal(await page.isChecked('#f-cuda_graphs'), false);
+    assert.equal(await page.innerText('#f-cuda_graphs-origin'), 'from DeepSpeed ZeRO');
+    await expectCliNumbers(ds);
+
+    // Back to Megatron-Core, and every flag to its values (the example's own ones too).
+    await page.selectOption('#f-framework', 'megatron-core');
+    await settle();
+    await page.click('#flags-reset');
+    await settle();
+    const sent = await pageScenario();
+    for (const k of Object.keys(FRAMEWORKS['megatron-core'].plan)) assert.equal(sent.plan[k], undefined, k);
+    await expectCliNumbers(withPlan(scenario, { framework: 'megatron-core', sequence_parallel: undefined, distributed_optimizer: undefined }));
+    await expectFlags(sent, 'megatron-core', 'Megatron-Core');
+    assert.equal(await page.isVisible('#flags-reset'), false);
+    await page.click('details.advanced summary');
+  });
+
+  test('Blackwell nodes and the mxfp8 and nvfp4 precisions come from the engine', async () => {
+    await openDefault();
+    const base = withPlan(DEFAULT, { dp: undefined });
+    for (const node of ['dgx-b300', 'gb300-nvl72']) {
+      assert.ok(await page.$(`#f-node option[value="${node}"]`), `${node} is in the node menu`);
+    }
+    for (const precision of ['mxfp8', 'nvfp4']) {
+      assert.ok(await page.$(`#f-precision option[value="${precision}"]`), `${precision} is in the precision menu`);
+    }
+    await page.selectOption('#f-node', 'dgx-b300');
+    await settle();
+    await page.selectOption('#f-precision', 'nvfp4');
+    await settle();
+    const b300 = { ...withPlan(base, { precision: 'nvfp4' }), cluster: { node: 'dgx-b300', nodes: 8 } };
+    await expectCliNumbers(b300);
+    // On an H100 the engine refuses it, at the menu just changed.
+    await page.selectOption('#f-node', 'dgx-h100');
+    await settle();
+    const refused = cliResolve(JSON.stringify({ ...b300, cluster: DEFAULT.cluster }));
+    assert.equal(refused.status, 2);
+    const shown = await page.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(shown.sort(), [...refused.errors].sort());
+    await page.selectOption('#f-precision', 'bf16');
+    await settle();
+    await expectCliNumbers(base);
+  });
+
+  test('shows the time the GPU waits for the CPU to launch kernels ("CPU launches")', async () => {
+    // DeepSpeed runs eager PyTorch: many small kernels per layer; with short sequences the GPU waits.
+    const eager = { model: 'llama3-8b', cluster: { node: 'dgx-h100', nodes: 1 }, seq_len: 128,
+      plan: { tp: 8, global_batch: 64, framework: 'deepspeed', zero_stage: 1 } };
+    await openScenario(eager);
+    const report = await expectCliNumbers(eager);
+    assert.ok(report.breakdown_s.host > 0, 'the engine has the GPU wait');
+    const row = page.locator('#breakdown [data-part="host"]');
+    assert.match(await row.textContent(), /CPU launches/);
+    await row.locator('.tip').focus();
+    assert.match(await page.textContent('#tooltip'), /launch/);
+    await page.keyboard.press('Escape');
+    await openDefault();
+    assert.match(await page.textContent('#breakdown .hint:last-child'), /cpu launches/, 'zero in the default plan');
+  });
+
+  test('first and last stage layers: the engine\'s split on show, and rows per stage from it', async () => {
+    await openDefault();
+    await setValue('#f-tp', 4);
+    await page.click('details.advanced summary');
+    assert.equal(await page.getAttribute('#f-first_stage_layers', 'placeholder'), null);
+    assert.match(await page.textContent('#f-first_stage_layers-hint'), /empty: the even share/);
+    await setValue('#f-first_stage_layers', 17);
+    const uneven = withPlan(DEFAULT, { dp: undefined, tp: 4, first_stage_layers: 17 });
+    const report = await expectCliNumbers(uneven);
+    assert.deepEqual(report.stages.map((st) => st.layers), [17, 21, 21, 21]);
+    assert.equal(await page.isVisible('#stagemap-card'), true, 'the stage map shows an uneven split');
+    assert.deepEqual(await page.$$eval('#stagemap .sm-stage', (els) => els.map((e) => Number(e.dataset.layers))), [17, 21, 21, 21]);
+    // Layers per stage: a row per stage from the engine's split; the first stage's layers put aside.
+    await page.check('#f-uneven');
+    await settle();
+    const rows = await pageScenario();
+    assert.equal(rows.plan.first_stage_layers, undefined);
+    assert.deepEqual(rows.plan.stages, [17, 21, 21, 21].map((layers) => ({ group: 0, layers })));
+    assert.deepEqual(jsonDiff(report.iteration_time_s, (await expectCliNumbers(rows)).iteration_time_s), []);
+    await page.uncheck('#f-uneven');
+    await settle();
+    assert.equal((await pageScenario()).plan.first_stage_layers, 17, 'back with the even split');
+    await expectCliNumbers(uneven);
+    // Empty: the engine's even share again.
+    await setValue('#f-first_stage_layers', '');
+    assert.equal((await pageScenario()).plan.first_stage_layers, undefined);
+    assert.equal(await page.isVisible('#stagemap-card'), false);
+    await expectCliNumbers(withPlan(DEFAULT, { dp: undefined, tp: 4 }));
+    await page.click('details.advanced summary');
+  });
+
   test('re-render time of each change (printed; budget: one frame, 16 ms)', async () => {
     await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
     await settle();
@@ -321,10 +489,22 @@ describe('the page', () => {
   test('is readable at phone width and in dark mode', async () => {
     await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
     await settle();
+    // The plan fieldset with the training software's flags open: plan-advanced(-phone)(-dark).png,
+    // in a window tall enough for all of it (no inner scrolling, no bar over it).
+    const plan = page.locator('fieldset:has(#plan-fields)');
+    const shootPlan = async (name, width) => {
+      await page.setViewportSize({ width, height: 2400 });
+      await page.waitForTimeout(50);
+      await plan.screenshot({ path: join(SHOTS, `${name}.png`) });
+    };
+    await page.click('details.advanced summary');
+    await shootPlan('plan-advanced', DESKTOP.width);
+    await shootPlan('plan-advanced-phone', PHONE.width);
     await page.setViewportSize(PHONE);
     await page.waitForTimeout(100);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 1, `no sideways scrolling at phone width (overflow ${overflow}px)`);
+    assert.ok(overflow <= 1, `no sideways scrolling at phone width, Advanced open (overflow ${overflow}px)`);
+    await page.click('details.advanced summary');
     await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.waitForTimeout(100);
@@ -332,6 +512,10 @@ describe('the page', () => {
     const lum = bg.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
     assert.ok(lum < 120, `dark background in dark mode (${bg})`);
     await page.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true });
+    await page.click('details.advanced summary');
+    await shootPlan('plan-advanced-phone-dark', PHONE.width);
+    await shootPlan('plan-advanced-dark', DESKTOP.width);
+    await page.click('details.advanced summary');
     await page.setViewportSize(DESKTOP);
     await page.waitForTimeout(100);
     await shootDesktop('desktop-dark');

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliSearch, jsonDiff, requireBuilt,
+  CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliSearch, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, PHONE, SHOTS, linked, metrics, pageScenario, settle, watch } from './helpers.mjs';
+import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, settle, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -24,8 +24,12 @@ let context;
 let page;
 const problems = [];
 
-/** Waits until the card shows the search of the scenario on show (and its estimate is on show). */
+/**
+ * Waits until the card shows the search of the scenario on show (and its estimate is on show); a
+ * plan being applied (Apply asks the engine before the form changes) is waited for first.
+ */
 async function searched(p = page) {
+  await p.waitForFunction(() => window.__stepcast?.search.applying === 0, null, { timeout: 20000 });
   await settle(p);
   await p.waitForFunction(() => {
     const s = window.__stepcast;
@@ -69,9 +73,18 @@ async function expectCliPlans(scenario, { speedups = true } = {}) {
 
 /** Clicks "Apply" on plan `rank`; the page then shows the CLI's estimate of it. */
 async function applyAndCheck(rank, candidate) {
+  const before = await pageScenario(page);
   await page.click(`#search tbody tr[data-rank="${rank}"] .apply`);
   await searched();
   const sent = await pageScenario(page);
+  // A flag the form left to the training software is set only where the engine would give it
+  // another value without it (it stays marked "from" the software otherwise).
+  for (const k of FLAGS) {
+    if (before.plan[k] !== undefined || sent.plan[k] === undefined) continue;
+    const probe = structuredClone(sent);
+    delete probe.plan[k];
+    assert.notEqual(cliResolve(JSON.stringify(probe)).resolved?.scenario.plan[k], sent.plan[k], `${k} set by Apply`);
+  }
   const cli = cliEstimate(JSON.stringify(sent), { timeline: false });
   assert.equal(cli.status, 0, cli.stderr);
   assert.deepEqual(jsonDiff(cli.report.plan, candidate.plan), [], 'the page sent the plan applied');

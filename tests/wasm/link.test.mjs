@@ -46,7 +46,7 @@ describe('links: the module and the CLI share one codec', () => {
       const mine = toLink(scenario);
       assert.equal(mine.error, undefined, JSON.stringify(mine.error));
       assert.equal(mine.link, cli.link, 'the module and `stepcast link` write the same link');
-      assert.ok(mine.link.startsWith(`${BASE}#v=1&`));
+      assert.ok(mine.link.startsWith(`${BASE}#v=2&`), 'written in format 2');
 
       const back = fromLink(mine.link);
       assert.equal(back.error, undefined, JSON.stringify(back.error));
@@ -71,12 +71,22 @@ describe('links: the module and the CLI share one codec', () => {
   });
 });
 
+// What a format 0 or 1 link meant by a plan flag it leaves out: the engine's fixed defaults from
+// before training-software profiles. Format 2 leaves them to plan.framework; old links open with
+// these filled in, so that they estimate what they did.
+const OLD_DEFAULTS = {
+  sequence_parallel: false, distributed_optimizer: false, zero_stage: 0, flash_attention: true, overlap_grad_reduce: true,
+  overlap_param_gather: true, tp_comm_overlap: false, overlap_p2p: true, grad_reduce_in_fp32: true,
+  pp_scatter_gather: false, fp8_param_gather: false, cuda_graphs: false,
+};
+const withOldDefaults = (scenario) => ({ ...scenario, plan: { ...OLD_DEFAULTS, ...scenario.plan } });
+
 describe('old links keep opening', () => {
-  test('format 0 (percent-encoded scenario JSON)', () => {
+  test('format 0 (percent-encoded scenario JSON), with the old defaults', () => {
     const links = linkFixtures('links-v0.txt');
     assert.ok(links.length >= 2);
     for (const link of links) {
-      const expected = JSON.parse(decodeURIComponent(link.slice(1)));
+      const expected = withOldDefaults(JSON.parse(decodeURIComponent(link.slice(1))));
       const r = fromLink(link);
       assert.deepEqual(jsonDiff(expected, r.scenario), [], link.slice(0, 80));
       const cli = cliEstimateLink(BASE + link, { timeline: true });
@@ -85,12 +95,15 @@ describe('old links keep opening', () => {
     }
   });
 
-  test('format 1, as first written', () => {
+  test('format 1, as first written, with the old defaults', () => {
     const links = linkFixtures('links-v1.txt');
     assert.ok(links.length >= 2);
     for (const link of links) {
       const r = fromLink(link);
       assert.equal(r.error, undefined, `${link.slice(0, 80)}: ${JSON.stringify(r.error)}`);
+      // The same keys read as format 2, plus the old defaults of the flags the link leaves out.
+      const asNew = fromLink(link.replace(/^#v=1&/, '#v=2&'));
+      assert.deepEqual(jsonDiff(withOldDefaults(asNew.scenario), r.scenario), [], 'every flag it leaves out at its old default');
       const cli = cliEstimateLink(BASE + link, { timeline: true });
       assert.equal(cli.status, 0, cli.stderr);
       assert.deepEqual(jsonDiff(cli.report, JSON.parse(wasm.estimate(JSON.stringify(r.scenario)))), []);
@@ -100,13 +113,13 @@ describe('old links keep opening', () => {
 
 const bad = [
   ['not key=value', '#garbage', /not key=value/],
-  ['a value of the wrong type', '#v=1&model=llama3-8b&tp=abc', /tp=abc is not a valid value/],
-  ['an unknown key', '#v=1&model=llama3-8b&tensor=8', /unknown key 'tensor'/],
-  ['a newer format', '#v=2&model=llama3-8b', /format version 2/],
+  ['a value of the wrong type', '#v=2&model=llama3-8b&tp=abc', /tp=abc is not a valid value/],
+  ['an unknown key', '#v=2&model=llama3-8b&tensor=8', /unknown key 'tensor'/],
+  ['a newer format', '#v=3&model=llama3-8b', /format version 3/],
   ['no version', '#model=llama3-8b', /no format version/],
-  ['bad percent-encoding', '#v=1&model=%ZZ', /bad percent-encoding/],
+  ['bad percent-encoding', '#v=2&model=%ZZ', /bad percent-encoding/],
   ['format 0 that is not JSON', '#%7Bnot%20json', /not a JSON object/],
-  ['oversized', `#v=1&model=llama3-8b&name=${'x'.repeat(9000)}`, /links over 8192 are refused/],
+  ['oversized', `#v=2&model=llama3-8b&name=${'x'.repeat(9000)}`, /links over 8192 are refused/],
   ['empty', `${BASE}#`, /holds no scenario/],
 ];
 
@@ -123,7 +136,7 @@ describe('bad links: the module and the CLI refuse them alike', () => {
   }
 
   test('a link naming a preset that does not exist reads, and the engine names the preset', () => {
-    const link = '#v=1&model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&node=dgx-h100&nodes=1&gbs=8';
+    const link = '#v=2&model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&node=dgx-h100&nodes=1&gbs=8';
     const r = fromLink(link);
     assert.equal(r.scenario.model, '<img src=x onerror=alert(1)>', 'data, decoded as text');
     const out = JSON.parse(wasm.estimate(JSON.stringify(r.scenario)));

@@ -2,10 +2,10 @@
 // script and one element:
 //
 //   <script src="/stepcast-embed.js"></script>
-//   <stepcast-calculator scenario="v=1&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512"
+//   <stepcast-calculator scenario="v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512"
 //     controls="tp,pp,micro_batch" compact></stepcast-calculator>
 //
-// Attributes: scenario (a link, or just its fragment "v=1&..."; the engine reads it, as the page
+// Attributes: scenario (a link, or just its fragment "v=2&..."; the engine reads it, as the page
 // does), controls (comma-separated: model, node, nodes, seq_len, tokens, price, or any plan key of
 // the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark; default: the
 // reader's setting), page (the full page's address for "Open in Stepcast"; default: the page of
@@ -26,6 +26,7 @@ import * as engine from './engine.js';
 import { duration, gib, money, percent } from './format.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
+import { fullName, profile, setFrameworks, shortName } from './frameworks.js';
 import { choiceLabel, key, options, plainDefault, rule, setSchema } from './schema.js';
 import css from './embed.css?inline';
 
@@ -126,6 +127,7 @@ class StepcastCalculator extends HTMLElement {
     }
     if (generation !== this.generation) return;
     setSchema(ready.schema);
+    setFrameworks(ready.presets);
     this.presets = ready.presets;
     const problem = r.error ? `its scenario could not be read (${linkMessage(r.error)})` : linkProblem(r.scenario, ready.presets);
     if (problem) {
@@ -208,7 +210,7 @@ class StepcastCalculator extends HTMLElement {
       if (c.kind === 'model' || c.kind === 'node' || c.kind === 'select') {
         const choices = c.kind === 'model' ? this.presets.models.map((m) => [m.id, m.name])
           : c.kind === 'node' ? this.presets.nodes.map((n) => [n.id, n.name.replace(/\s*\(.*\)$/, '')])
-            : c.values.map((v) => [String(v), choiceLabel(v)]);
+            : c.values.map((v) => [String(v), c.path === 'plan.framework' && profile(v) ? shortName(v) : choiceLabel(v)]);
         if (c.kind === 'model' && value === '') choices.unshift(['', `${this.scenario.model.name ?? 'custom model'} (custom)`]);
         if (c.kind === 'node' && value === '') choices.unshift(['', 'custom cluster']);
         control = h('select', { id, 'data-control': c.name, disabled: value === '' && c.kind !== 'select' },
@@ -229,7 +231,7 @@ class StepcastCalculator extends HTMLElement {
       bar ? h('div', { class: 'sc-mem', 'aria-hidden': 'true' }, h('span', { class: 'sc-bar' })) : null,
       h('div', { class: 'sc-sub' }));
     this.wrap.replaceChildren(
-      h('div', { class: 'sc-head' }, h('span', { class: 'sc-title' })),
+      h('div', { class: 'sc-head' }, h('span', { class: 'sc-title' }), ' ', h('span', { class: 'sc-software' })),
       fields.length ? h('div', { class: 'sc-controls' }, fields) : null,
       h('div', { class: 'sc-status', role: 'status', 'aria-live': 'polite', hidden: true }),
       h('div', { class: 'sc-metrics' },
@@ -253,6 +255,16 @@ class StepcastCalculator extends HTMLElement {
       }
       if (placeholder !== undefined && el.placeholder !== placeholder) el.placeholder = placeholder;
     }
+  }
+
+  /** Names the training software the estimate assumes (the plan's, else the engine's default). */
+  software() {
+    const id = this.scenario.plan?.framework ?? this.resolved?.scenario.plan.framework ?? plainDefault('plan.framework');
+    const el = this.$('.sc-software');
+    if (!el || !id) return;
+    const text = `· ${shortName(id)}`;
+    if (el.textContent !== text) el.textContent = text;
+    el.title = `Training software: ${fullName(id)}`;
   }
 
   pageBase() {
@@ -309,6 +321,7 @@ class StepcastCalculator extends HTMLElement {
   async update() {
     const s = this.scenario;
     this.$('.sc-title').textContent = this.title(s);
+    this.software();
     this.wrap.setAttribute('aria-label', `Stepcast calculator: ${this.title(s)}`);
     if (this.problems.size) {
       for (const el of this.problems.keys()) el.setAttribute('aria-invalid', 'true');
@@ -341,6 +354,7 @@ class StepcastCalculator extends HTMLElement {
     if (!answer || text !== JSON.stringify(this.scenario)) return; // superseded by a newer change
     this.resolved = answer.resolved;
     this.refresh();
+    this.software();
     if (answer.report) this.render(answer.report);
     else this.refuse(answer.errors);
     this.dataset.state = !answer.report ? 'error' : answer.report.fits ? 'ok' : 'oom';

@@ -13,7 +13,7 @@ import * as engine from './engine.js';
 import * as form from './form/index.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
-import { drawTimeline, renderCost, renderReport, renderSummaryBar, summaryText } from './results.js';
+import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from './results.js';
 import { initSearch, request as requestSearch, searchStats } from './search.js';
 import { resetColors } from './timeline.js';
 import { tip } from './tooltip.js';
@@ -126,6 +126,7 @@ async function update(t0 = performance.now()) {
     lastReport = r;
     $('#results').classList.remove('stale');
     renderReport(r, { groups: form.groupInfo(), layout: form.layout() });
+    renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     if (r.fits) setStatus('ok');
     else {

@@ -3,6 +3,7 @@
 // sit in data-value attributes (the browser tests compare them with the CLI's).
 import { $, fill, h } from './dom.js';
 import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
+import { fullName } from './frameworks.js';
 import { groupColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
@@ -11,7 +12,7 @@ const PARTS = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['recompute', 'Recompute'],
   ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['pp_comm', 'PP send/recv'],
   ['bubble', 'Pipeline bubble'], ['dp_comm', 'DP sync'], ['optimizer', 'Optimizer'],
-  ['other', 'Other comm'],
+  ['other', 'Other comm'], ['host', 'CPU launches'],
 ];
 const MEMORY = [
   ['weights', 'Weights', 'weights'], ['gradients', 'Gradients', 'gradients'],
@@ -31,6 +32,16 @@ const gpuOf = (g) => groups[g]?.gpu ?? `group ${g}`;
 /** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */
 const gpuWord = (g) => gpuOf(g).split(' ')[0];
 const swatch = (g) => h('span', { class: 'swatch', style: { background: groupColor(g) } });
+
+/**
+ * A stage's layers in words: "20 layers", "16 layers + embedding" (the plan counts the input
+ * embedding as a layer of the first stage, the output layer and loss as one of the last).
+ */
+function layersOf(r, s) {
+  const extra = [r.plan?.embedding_in_split && s.index === 0 ? ' + embedding' : '',
+    r.plan?.loss_in_split && s.index === r.stages.length - 1 ? ' + loss' : ''].join('');
+  return `${s.layers} layers${extra}`;
+}
 
 /** A headline number: `shown` is "12.3 s" (split at the first space into value and unit). */
 function metric(key, label, value, shown, sub, term = key) {
@@ -57,6 +68,23 @@ function renderMetrics(r) {
       `per iteration and replica, on ${integer(r.gpus)} GPUs`),
     metric('parameters', 'Parameters', r.parameters, count(r.parameters),
       `bottleneck: stage ${r.bottleneck_stage}`));
+}
+
+/**
+ * Names the training software the estimate assumes (the report's plan.framework): "Training
+ * software: Megatron-Core (…), the default · change" (the button goes to the menu).
+ */
+export function renderSoftware(id, isDefault) {
+  const el = $('#software');
+  const key = `${id}|${isDefault}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  fill(el, 'Training software: ', h('strong', null, fullName(id)), isDefault ? ', the default' : '',
+    h('span', { class: 'software-change' }, ' · ', h('button', { type: 'button', class: 'link', onclick: () => {
+      const menu = $('#f-framework');
+      menu?.scrollIntoView({ block: 'center' });
+      menu?.focus({ preventScroll: true });
+    } }, 'change')));
 }
 
 export function renderCost() {
@@ -115,7 +143,7 @@ function renderMemory(r) {
       'data-total': String(m.total), 'data-capacity': String(m.capacity),
     },
     h('div', { class: 'mem-label' }, many() ? swatch(s.group ?? 0) : null, `Stage ${s.index}`,
-      h('span', { class: 'hint' }, ` ${s.layers} layers${many() ? ` · ${gpuWord(s.group ?? 0)}` : ''}`)),
+      h('span', { class: 'hint' }, ` ${layersOf(r, s)}${many() ? ` · ${gpuWord(s.group ?? 0)}` : ''}`)),
     h('div', {
       class: 'mem-bar', role: 'img',
       'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
@@ -311,7 +339,10 @@ export function drawTimeline() {
 // The stage map: which group each stage (or replica set) runs on, and the balance the engine chose.
 function renderStageMap(r) {
   const card = $('#stagemap-card');
-  const show = many() || layoutKind !== 'none';
+  // Also for one group when its stages differ: layers of the first and last stage set, or the
+  // embedding and loss counted as layers.
+  const uneven = r.stages.some((s) => s.layers !== r.stages[0].layers) || r.plan?.embedding_in_split || r.plan?.loss_in_split;
+  const show = many() || layoutKind !== 'none' || uneven;
   card.hidden = !show;
   if (!show) return;
   const legend = h('ul', { class: 'legend' }, groups.map((g) => h('li', { 'data-group': g.index }, swatch(g.index),
@@ -342,17 +373,17 @@ function renderStageMap(r) {
   const per = r.stages.map((s) => s.forward_s + s.backward_s + s.recompute_s);
   const maxPer = Math.max(...per);
   const strip = h('div', { class: 'sm-strip', role: 'img',
-    'aria-label': `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${s.layers} layers`).join('; ')}` },
+    'aria-label': `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${layersOf(r, s)}`).join('; ')}` },
   r.stages.map((s) => h('span', {
     class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0) },
-    title: `stage ${s.index}: ${s.layers} layers on ${gpuOf(s.group ?? 0)}`,
+    title: `stage ${s.index}: ${layersOf(r, s)} on ${gpuOf(s.group ?? 0)}`,
   }, h('span', null, `${s.layers}`))));
   const rows = r.stages.map((s, k) => h('div', {
     class: `sm-stage${s.index === r.bottleneck_stage ? ' slowest' : ''}`, 'data-stage': s.index,
     'data-group': s.group ?? 0, 'data-layers': s.layers, 'data-compute': String(per[k]),
   },
   h('div', { class: 'sm-name' }, swatch(s.group ?? 0), `Stage ${s.index}`,
-    h('span', { class: 'hint' }, ` ${s.layers} layers · ${gpuWord(s.group ?? 0)}`)),
+    h('span', { class: 'hint' }, ` ${layersOf(r, s)} · ${gpuWord(s.group ?? 0)}`)),
   h('div', { class: 'sm-track', role: 'img', 'aria-label': `stage ${s.index}: ${duration(per[k])} per micro-batch` },
     h('span', { class: 'sm-fill', style: { width: `${(100 * per[k]) / maxPer}%`, background: groupColor(s.group ?? 0) } })),
   h('div', { class: 'sm-value' }, `${duration(per[k])} per micro-batch`,

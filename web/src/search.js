@@ -40,8 +40,10 @@ let group = 0; // the group searched in a cluster of several
 // For people and tests (window.__stepcast.search): `state` is 'idle', 'waiting' (a change is
 // waiting for the pause), 'searching', 'done' or 'error'; `for` is the page's scenario text the
 // plans on show are for; `result` the engine's answer; `ms` its time in the worker.
-// `busy` counts the searches in flight in the worker.
-export const searchStats = { state: 'idle', for: undefined, runs: 0, busy: 0, ms: NaN, result: null, group: 0, fallback: null };
+// `busy` counts the searches in flight in the worker, `applying` the plans being applied (Apply
+// asks the engine once before the form changes).
+export const searchStats = { state: 'idle', for: undefined, runs: 0, busy: 0, applying: 0, ms: NaN, result: null, group: 0,
+  fallback: null };
 
 const samePlan = (a, b) => !!a && !!b && SAME.every((k) => a[k] === b[k]);
 const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
@@ -191,7 +193,7 @@ function render() {
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, CP, VPP, micro-batch and recompute varied; model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
-    'global batch and precision kept).');
+    'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
   dom.table.hidden = r.best.length === 0;
   renderRows();
@@ -284,9 +286,14 @@ function renderRows() {
   dom.more.setAttribute('aria-expanded', String(expanded));
 }
 
-function apply(s, candidate) {
+async function apply(s, candidate) {
   // Only plans of the search on show, for the form as it stands.
   if (!shown || shown.key !== s.key || !want || want.key !== s.key) return;
-  applyPlan(candidate.plan);
+  searchStats.applying += 1;
+  try {
+    await applyPlan(candidate.plan);
+  } finally {
+    searchStats.applying -= 1;
+  }
   dom.summary.focus({ preventScroll: true });
 }

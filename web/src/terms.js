@@ -56,6 +56,10 @@ export const TERMS = {
     'time = parameters per GPU × 30 B ÷ memory bandwidth'],
   other: ['Other communication', 'Norm/embedding gradient all-reduces, gradient norm and loss scalars.',
     'sum of the small collectives after the backward'],
+  host: ['CPU launches', 'Time the GPU waits for the CPU to launch its kernels: when a micro-batch has many small ' +
+    'kernels (eager PyTorch, small layers or micro-batches), launching them takes longer than running them. ' +
+    'Fused kernels launch fewer; CUDA graphs launch a whole layer at once.',
+  'per micro-batch: max(0, kernels launched × launch time − GPU time of the stage); × micro-batches'],
 
   // Memory parts
   weights: ['Weights', 'Model parameters held by one GPU of the stage.',
@@ -103,6 +107,10 @@ export const TERMS = {
   'auto layers: in proportion to stage speed, within each stage\'s memory; auto micro-batches: in proportion to replica speed'],
   send: ['Blocking send', 'A pipeline send the stage waits on (activations forward, gradients back): slow across a ' +
     'group boundary on a slow link.', 'time = latency + bytes ÷ link bandwidth'],
+  framework: ['Training software', 'The software that runs the training, and how it is configured. Its profile gives ' +
+    'every flag the plan leaves out (sequence parallelism, the distributed optimizer, ZeRO, the overlaps, fused attention, ' +
+    'CUDA graphs, ...) and how the engine models its kernels and gradient reduction.',
+  'a flag the plan sets overrides the profile; each flag\'s “?” gives the profile\'s source for it'],
   tp: ['TP (tensor parallel)', 'Splits every layer\'s matrices across TP GPUs; they exchange activations twice per layer and pass.',
     'TP must divide heads, KV heads and FFN size; keep TP ≤ GPUs per node'],
   pp: ['PP (pipeline parallel)', 'Splits the layers into PP stages that micro-batches flow through (1F1B schedule).',
@@ -138,8 +146,8 @@ export const TERMS = {
     'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, within a ' +
     'node), PP (dividing the layers), VPP (1, 2, 4 with PP > 1), the micro-batch (1, 2, 4, 8) and recompute (none, selective, ' +
     'full); DP is what the GPUs leave, sequence parallelism is on with TP > 1, the distributed optimizer with DP × CP > 1. ' +
-    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the ZeRO stage and the overlap ' +
-    'options. Clusters of one group of nodes only.',
+    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ZeRO ' +
+    'stage and the overlap options. Clusters of one group of nodes only.',
   'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
   speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
     'speed-up = your plan\'s iteration time ÷ this plan\'s iteration time'],

@@ -17,8 +17,11 @@ function ensureBubble() {
 function show(button) {
   const [title, text, formula] = TERMS[button.dataset.term] ?? [button.dataset.title, button.dataset.doc, ''];
   const tip = ensureBubble();
+  // data-more: lines the page adds to a term (the training software's value and its source).
+  const more = (button.dataset.more ?? '').split('\n').filter(Boolean);
   tip.replaceChildren(h('strong', null, title), h('span', null, ' ', text),
-    ...(formula ? [h('code', { class: 'formula' }, formula)] : []));
+    ...(formula ? [h('code', { class: 'formula' }, formula)] : []),
+    ...more.map((line) => h('span', { class: 'tip-more' }, line)));
   tip.hidden = false;
   owner = button;
   button.setAttribute('aria-describedby', 'tooltip');

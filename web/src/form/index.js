@@ -31,7 +31,7 @@ export function buildForm(presets, schema, onChange) {
   setSchema(schema);
   model.build(presets);
   cluster.build(presets);
-  planForm.build();
+  planForm.build(presets);
   placement.build();
   listen($('#inputs'), onChange);
 }
@@ -85,6 +85,7 @@ export function answer({ resolved, errors }) {
   state.resolved = resolved ?? null;
   state.errors = errors ?? [];
   render();
+  planForm.reveal(state.errors);
   return showProblems(state.errors);
 }
 
@@ -97,20 +98,38 @@ export const groupInfo = () => cluster.groupInfo();
 /**
  * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key):
  * the keys that differ from the plan in the form are set, DP goes back to derived (the search
- * derives it) and, on one group, the layers to an even split (it searches no uneven splits).
- * One group only: the search does not search clusters of several.
+ * derives it) and, on one group, the layers to an even split (it searches no uneven splits). A
+ * key the form leaves to the engine (a flag of the training software) stays left out when the
+ * engine gives it the plan's value anyway (one resolve()), so that it stays marked "from" the
+ * software. One group only: the search does not search clusters of several.
  */
-export function applyPlan(p) {
-  const mine = plan();
+export async function applyPlan(p) {
+  const before = JSON.stringify(state.scenario);
+  const next = structuredClone(state.scenario);
+  next.plan ??= {};
+  const mine = next.plan;
+  const leftOut = []; // keys the scenario left out that have no plain default: the engine fills them in
   for (const [k, v] of Object.entries(p)) {
     if (['dp', 'stages', 'replicas'].includes(k)) continue;
-    if ((mine[k] ?? plainDefault(`plan.${k}`)) !== v) mine[k] = v;
+    if ((mine[k] ?? plainDefault(`plan.${k}`)) === v) continue;
+    if (mine[k] === undefined) leftOut.push(k);
+    mine[k] = v;
   }
   delete mine.dp;
   if (groups().length === 1) {
     delete mine.stages;
     delete mine.replicas;
+    delete mine.first_stage_layers;
+    delete mine.last_stage_layers;
   }
+  if (leftOut.length) {
+    const probe = structuredClone(next);
+    for (const k of leftOut) delete probe.plan[k];
+    const r = await engine.resolve(JSON.stringify(probe));
+    if (JSON.stringify(state.scenario) !== before) return; // the form moved on meanwhile
+    for (const k of leftOut) if (r.scenario?.plan[k] === p[k]) delete mine[k];
+  }
+  state.scenario = next;
   state.local.clear();
   state.lastChanged = null;
   notify();

@@ -57,10 +57,27 @@ function own(kind) {
   return p[kind];
 }
 
-/** One group, layers per stage: a row per stage, all "auto" (the engine's stages when it has them). */
+// Plan keys that shape the split on one group without rows: the layers of the first and last
+// stage (a row per stage gives every stage's layers instead), and the embedding or the loss
+// counted as a layer (which "auto" rows do not balance: the engine asks for the layers).
+const FIRST_LAST = ['first_stage_layers', 'last_stage_layers'];
+const AS_LAYERS = ['embedding_in_split', 'loss_in_split'];
+
+/**
+ * One group, layers per stage: a row per stage (the engine's stages when it has them), all
+ * "auto"; the engine's layers as numbers when the plan split the layers by the first and last
+ * stage's, or counts the embedding or the loss as a layer. The first and last stage's layers are
+ * put aside (an even split again brings them back).
+ */
 function evenStages(pp) {
+  const p = plan();
   const engineStages = resolvedPlan()?.stages;
-  if (engineStages && engineStages.length === pp) return engineStages.map((r) => ({ group: r.group, layers: 'auto' }));
+  const numbers = [...FIRST_LAST, ...AS_LAYERS].some((k) => p[k] !== undefined && p[k] !== false);
+  const kept = Object.fromEntries(FIRST_LAST.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]));
+  if (Object.keys(kept).length) state.stash.firstLast = kept;
+  for (const k of FIRST_LAST) delete p[k];
+  if (engineStages && engineStages.length === pp)
+    return engineStages.map((r) => ({ group: r.group, layers: numbers ? r.layers : 'auto' }));
   return Array.from({ length: pp }, () => ({ group: 0, layers: 'auto' }));
 }
 
@@ -80,10 +97,15 @@ function setMode(value) {
   if (value !== 'replicas' && p.replicas) state.stash.replicas = p.replicas;
   if (value !== 'stages') delete p.stages;
   if (value !== 'replicas') delete p.replicas;
+  if (value === 'none' && state.stash.firstLast) {
+    for (const [k, v] of Object.entries(state.stash.firstLast)) p[k] ??= v;
+    state.stash.firstLast = undefined;
+  }
   if (value === 'stages' && !p.stages) {
     const pp = resolvedPlan()?.pp ?? p.pp ?? plainDefault('plan.pp');
     const kept = state.stash.stages;
-    if (kept && (many() || kept.length === pp)) p.stages = kept;
+    const firstLast = FIRST_LAST.some((k) => p[k] !== undefined);
+    if (kept && (many() || (kept.length === pp && !firstLast))) p.stages = kept;
     else if (!many() && Number.isInteger(pp)) p.stages = evenStages(pp);
     else if (many()) stagesOnGroups(pp);
   }
@@ -253,7 +275,7 @@ export function build() {
           () => $(`#f-rs${(state.scenario.plan.replicas?.length ?? 1) - 1}-group`)?.focus()),
         h('button', { type: 'button', id: 'place-replicas', onclick: placeReplicas }, 'Place by GPU count'))));
   const uneven = on(h('input', { id: 'f-uneven', type: 'checkbox' }), (el) => setMode(el.checked ? 'stages' : 'none'));
-  $('#advanced-grid').append(h('div', { class: 'field check wide', id: 'uneven-field' },
+  $('#split-grid').append(h('div', { class: 'field check wide', id: 'uneven-field' },
     h('div', { class: 'label-row' }, uneven,
       h('label', { for: 'f-uneven' }, 'Uneven split: layers per stage'), tip('stage_map', 'layers per stage'))));
 }

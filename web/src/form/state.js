@@ -15,7 +15,10 @@ export const state = {
   local: new Map(),
   /** The path of the input the user changed last (its engine path: "cluster.groups[0].nodes"). */
   lastChanged: null,
-  /** Layouts put aside: {stages, replicas} (a switch back brings them back), a node preset, a model preset. */
+  /**
+   * Layouts put aside: {stages, replicas} (a switch back brings them back), the first and last
+   * stage's layers (firstLast, while a row per stage gives them), a node preset, a model preset.
+   */
   stash: {},
 };
 
