@@ -14,6 +14,7 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail) {
   b.recompute = m * t.recompute;
   b.tp_comm = m * t.tp;
   b.cp_comm = m * t.cp;
+  b.ep_comm = m * t.ep;
   b.pp_comm = run.blocking_p2p_s + run.fill_s;
   b.bubble = run.bubble_s;
   b.dp_comm = m * t.zero3 + tail.dp_exposed_s + tail.param_gather_s;

@@ -21,8 +21,33 @@ StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
   s.pp = comm_path(c, place_group(2, pp_stride, g));
   s.embedding = comm_path(c, place_group(2, pp_stride * std::max(1, p.pp - 1), g));
   s.model_parallel = comm_path(c, place_group(p.tp * p.pp, pp_stride, g));
+  // The expert grid's rank order is etp (innermost), ep, edp, pp (parallel_state.py).
+  const int64_t etp_ep = int64_t{p.etp} * p.ep;
+  s.ep = all_to_all_path(c, place_group(p.ep, p.etp, g));
+  s.etp = comm_path(c, place_group(p.etp, 1, g));
+  s.tp_ep = comm_path(c, place_group(static_cast<int>(etp_ep), 1, g));
+  s.edp = comm_path(c, place_group(std::max(1, p.edp()), etp_ep, g));
   return s;
 }
+
+namespace {
+
+// The share of an all-to-all's cross-node bytes the flex dispatcher still sends.
+double flex_remote_scale(const ModelSpec& m, const Plan& p, const AllToAllPath& path) {
+  if (p.moe_dispatcher != MoeDispatcher::flex) return 1;
+  // Nodes the expert-parallel group spans; a token's top_k experts fall on
+  // nodes·(1 - (1 - 1/nodes)^k) of them under uniform routing, at most router_group_top_k
+  // with group-limited routing (DeepSeek-V3: 4), and flex sends it once to each.
+  const double nodes = std::ceil(static_cast<double>(path.size) / path.per_node);
+  if (nodes <= 1) return 1;
+  const double k = static_cast<double>(m.moe.top_k);
+  double distinct = nodes * (1 - std::pow(1 - 1 / nodes, k));
+  if (m.moe.router_group_top_k > 0)
+    distinct = std::min(distinct, static_cast<double>(m.moe.router_group_top_k));
+  return std::min(1.0, distinct / k);
+}
+
+}  // namespace
 
 int64_t dp_buckets(double parameters, const Plan& p) {
   if (!p.overlap_grad_reduce) return p.vpp;  // one buffer per model chunk
@@ -155,6 +180,93 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
     }
   }
 
+  // Mixture of experts, per MoE layer and micro-batch (token_dispatcher.py): the layer sees
+  // this GPU's sequence-parallel shard of T tokens, each sent to top_k experts.
+  if (st.moe_layers > 0 && m.moe.enabled()) {
+    const int64_t Lm = st.moe_layers;
+    const MoeSpec& e = m.moe;
+    const double T = tokens / p.tp;
+    const double k = static_cast<double>(e.top_k);
+    const double E = static_cast<double>(e.experts);
+    const double h = static_cast<double>(m.hidden);
+    // Dropless: every copy is sent; a capacity factor pads each expert to its capacity.
+    const double copies = T * k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
+    // The busiest rank receives imbalance x the mean (capped by the capacity when drops apply).
+    const double busiest = e.capacity_factor > 0 ? 1 : p.moe_imbalance;
+    // DeepEP and HybridEP dispatch low-precision tokens in fp8 with their scales; the combine
+    // and every gradient stay 16-bit.
+    const bool flex = p.moe_dispatcher == MoeDispatcher::flex;
+    const double dispatch_bytes = flex && low_precision(p.precision)
+                                      ? gemm_element_bytes(p.precision)
+                                      : a;
+    const double remote = flex_remote_scale(m, p, paths.ep);
+    auto a2a = [&](Phase phase, std::string what, int64_t count, double bytes) {
+      if (p.ep <= 1 || count <= 0 || bytes <= 0) return;
+      CommOp op{K::all_to_all, CommGroup::ep, phase, std::move(what), count, bytes, p.ep,
+                paths.ep.link ? paths.ep.link->id : std::string(), 0};
+      op.time_s = all_to_all_time_s(bytes * busiest, paths.ep, remote);
+      ops.push_back(std::move(op));
+    };
+    const int64_t n = Lm * mb;
+    if (p.moe_dispatcher == MoeDispatcher::allgather) {
+      // Hidden states, routing map and probabilities gathered over expert TP x EP; the combine
+      // is a reduce-scatter; the backward swaps them.
+      const int g = p.etp * p.ep;
+      const double hidden = g * T * h * a;
+      add(K::all_gather, CommGroup::ep, Phase::forward, "hidden states over expert TP x EP", n,
+          hidden, g, paths.tp_ep);
+      add(K::all_gather, CommGroup::ep, Phase::forward, "routing map and probabilities", n,
+          g * T * E * 5, g, paths.tp_ep);
+      add(K::reduce_scatter, CommGroup::ep, Phase::forward, "expert outputs (combine)", n, hidden,
+          g, paths.tp_ep);
+      add(K::reduce_scatter, CommGroup::ep, Phase::backward, "hidden-state grads", n, hidden, g,
+          paths.tp_ep);
+      add(K::all_gather, CommGroup::ep, Phase::backward, "expert output grads", n, hidden, g,
+          paths.tp_ep);
+      if (full) {
+        add(K::all_gather, CommGroup::ep, Phase::recompute, "hidden states, re-run", n, hidden,
+            g, paths.tp_ep);
+        add(K::reduce_scatter, CommGroup::ep, Phase::recompute, "expert outputs, re-run", n,
+            hidden, g, paths.tp_ep);
+      }
+    } else {
+      // The per-expert token counts go round expert TP x EP first (then a device-host sync);
+      // flex computes its layout on the device.
+      if (!flex)
+        add(K::all_gather, CommGroup::ep, Phase::forward, "token counts per expert", n, 8 * E,
+            p.etp * p.ep, paths.tp_ep);
+      a2a(Phase::forward, "tokens to their experts (dispatch)", n, copies * h * dispatch_bytes);
+      a2a(Phase::forward, "expert outputs back (combine)", n, copies * h * a);
+      a2a(Phase::backward, "output grads to the experts", n, copies * h * a);
+      a2a(Phase::backward, "input grads back to the tokens", n, copies * h * a);
+      if (!flex) {  // flex carries the probabilities with the tokens
+        a2a(Phase::forward, "routing probabilities", n, copies * 4);
+        a2a(Phase::backward, "routing probability grads", n, copies * 4);
+      }
+      if (full) {
+        a2a(Phase::recompute, "dispatch, re-run", n, copies * h * dispatch_bytes);
+        a2a(Phase::recompute, "combine, re-run", n, copies * h * a);
+      }
+    }
+    // Expert TP: the dispatched tokens are gathered over the expert-TP group before the experts
+    // and their outputs reduce-scattered after; the backward mirrors them.
+    if (p.etp > 1) {
+      const double gathered = copies * p.etp * h * a;
+      add(K::all_gather, CommGroup::etp, Phase::forward, "dispatched tokens over expert TP", n,
+          gathered, p.etp, paths.etp);
+      add(K::reduce_scatter, CommGroup::etp, Phase::forward, "expert outputs over expert TP", n,
+          gathered, p.etp, paths.etp);
+      add(K::all_gather, CommGroup::etp, Phase::backward, "expert output grads over expert TP", n,
+          gathered, p.etp, paths.etp);
+      add(K::reduce_scatter, CommGroup::etp, Phase::backward, "expert input grads over expert TP",
+          n, gathered, p.etp, paths.etp);
+    }
+    // Load-balancing loss: the per-expert token counts summed over TP x CP each layer.
+    if (p.tp * p.cp > 1)
+      add(K::all_reduce, CommGroup::tp, Phase::forward, "router load (auxiliary loss)", n, 4 * E,
+          p.tp * p.cp, paths.tp);
+  }
+
   // Data parallelism over DP x CP (param_and_grad_buffer.py): bucketed gradient reduction.
   const int dp_size = p.dp * p.cp;
   const int zero = p.effective_zero_stage();
@@ -185,8 +297,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
       add(K::reduce_scatter, CommGroup::dp, Phase::gradient_sync,
           "embedding/output gradients (ZeRO-3)", mb, rest * grad_bytes, dp_size, paths.dp);
     } else {
-      const int64_t buckets = dp_buckets(st.parameters, p);
-      const double bucket = st.parameters / static_cast<double>(buckets);
+      const double dense = st.parameters - st.expert_parameters;
+      const int64_t buckets = dp_buckets(dense, p);
+      const double bucket = dense / static_cast<double>(buckets);
       if (zero == 2 && p.execution.grad_reduce_every_micro_batch) {
         // DeepSpeed ZeRO-2 reduce-scatters the gradients of every micro-batch's backward into
         // the owning rank's shard (stage_1_and_2.py, reduce_ready_partitions_and_remove_grads).
@@ -206,6 +319,24 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
             "updated parameter buckets (distributed optimizer)", buckets, bucket * param_bytes,
             dp_size, paths.dp);
     }
+  }
+
+  // Expert parameters live in their own buffers, reduced over the expert data-parallel group.
+  if (st.expert_parameters > 0 && zero < 3) {
+    const int edp = p.edp();
+    const int64_t buckets = dp_buckets(st.expert_parameters, p);
+    const double bucket = st.expert_parameters / static_cast<double>(buckets);
+    if (zero == 0)
+      add(K::all_reduce, CommGroup::edp, Phase::gradient_sync, "expert gradient buckets", buckets,
+          bucket * grad_bytes, edp, paths.edp);
+    else
+      add(K::reduce_scatter, CommGroup::edp, Phase::gradient_sync,
+          "expert gradient buckets (distributed optimizer)", buckets, bucket * grad_bytes, edp,
+          paths.edp);
+    if (zero >= 1)
+      add(K::all_gather, CommGroup::edp, Phase::optimizer,
+          "updated expert parameter buckets (distributed optimizer)", buckets,
+          bucket * param_bytes, edp, paths.edp);
   }
 
   // Tied embeddings: first and last stage sum their copies' gradients (V/tp x h, fp32).

@@ -63,6 +63,7 @@ double bus_factor(CollectiveKind kind, int n) {
     case CollectiveKind::all_reduce: return 2 * frac;
     case CollectiveKind::all_gather:
     case CollectiveKind::reduce_scatter: return frac;
+    case CollectiveKind::all_to_all: return frac;
     case CollectiveKind::send_recv:
     case CollectiveKind::broadcast: return 1;
   }
@@ -90,6 +91,36 @@ double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPat
       kind == CollectiveKind::all_reduce ? path.allreduce_busbw_Bps : path.busbw_Bps;
   if (peak <= 0) return 0;
   return bus_factor(kind, n) * (bytes + path.half_peak_bytes) / peak + latency_steps(kind, path.nodes) * path.latency_s;
+}
+
+AllToAllPath all_to_all_path(const ClusterGroup& c, const GroupPlacement& g) {
+  AllToAllPath p;
+  p.size = g.size;
+  p.per_node = g.per_node;
+  const LinkSpec& intra = c.intra_node_link;
+  p.intra_Bps = intra.busbw_Bps;
+  p.intra_half_peak_bytes = intra.half_peak_bytes;
+  p.latency_s = intra.latency_s;
+  p.link = &intra;
+  if (g.spans_nodes()) {
+    const LinkSpec& inter = c.inter_node_link;
+    p.inter_Bps = std::min(inter.busbw_Bps * c.nics_per_node / c.gpus_per_node, intra.busbw_Bps);
+    p.inter_half_peak_bytes = inter.half_peak_bytes * p.inter_Bps / inter.busbw_Bps;
+    p.latency_s = std::max(p.latency_s, inter.latency_s);
+    p.link = &inter;
+  }
+  return p;
+}
+
+double all_to_all_time_s(double bytes, const AllToAllPath& p, double remote_scale) {
+  if (p.size <= 1 || bytes <= 0 || p.intra_Bps <= 0) return 0;
+  const double n = p.size;
+  const double local = bytes * (p.per_node - 1) / n;
+  const double remote = bytes * (n - p.per_node) / n * remote_scale;
+  double t = local > 0 ? (local + p.intra_half_peak_bytes) / p.intra_Bps : 0;
+  if (remote > 0 && p.inter_Bps > 0)
+    t = std::max(t, (remote + p.inter_half_peak_bytes) / p.inter_Bps);
+  return t + p.latency_s;
 }
 
 }  // namespace stepcast

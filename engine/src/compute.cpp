@@ -1,6 +1,7 @@
 #include "stepcast/compute.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace stepcast {
 
@@ -58,56 +59,168 @@ double gemm_time_s(double m, double n, double k, double element_bytes, const Dev
   return std::max(compute, memory) + d.cal.gemm_overhead_s;
 }
 
+double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,
+                           const Device& d) {
+  if (groups <= 0 || m <= 0) return 0;
+  constexpr double kTileRows = 128;  // CUTLASS/cuBLAS grouped-GEMM tile height
+  const double rows = std::ceil(m / kTileRows) * kTileRows;
+  const double compute = groups * 2 * rows * n * k / (d.peak_flops * d.gemm_efficiency);
+  const double traffic = groups * (element_bytes * (m * k + k * n) + 2 * m * n);
+  const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
+  return std::max(compute, memory) + d.cal.gemm_overhead_s;
+}
+
+double expert_rows(const ModelSpec& m, const Plan& p) {
+  const MoeSpec& e = m.moe;
+  if (!e.enabled()) return 0;
+  // The MoE layer sees this GPU's sequence-parallel shard: b·s / (cp·tp) tokens.
+  const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp / p.tp;
+  const double balanced = tokens * static_cast<double>(e.top_k) * p.etp * p.ep /
+                          static_cast<double>(e.experts);
+  return e.capacity_factor > 0 ? balanced * e.capacity_factor : balanced * p.moe_imbalance;
+}
+
 namespace {
 
 double elementwise_s(double bytes, const Device& d) {
   return bytes / (d.memory_Bps * d.cal.memory_efficiency);
 }
 
+// One layer's attention projections, forward: their GEMM time, the elements quantized into them
+// (forward: their inputs; backward: the gradients of their outputs), and their element-wise
+// traffic beyond the layer's norms (RoPE, MLA's latent norms).
+struct Projections {
+  double qkv_s = 0, proj_s = 0;
+  double quantize_fwd = 0, quantize_bwd = 0;  // elements per token
+  double elementwise_bytes = 0;               // per token
+  double core_flops_per_key = 0;              // attention core FLOPs per token per key
+  double heads = 0;                           // heads on this GPU
+};
+
+Projections projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
+  const double h = static_cast<double>(m.hidden);
+  const double e = gemm_element_bytes(p.precision);
+  const double a = activation_bytes(p.precision);
+  Projections out;
+  out.heads = static_cast<double>(m.heads) / t;
+  if (m.mla()) {
+    // Megatron-Core's MLASelfAttention: the down-projections (to the query and key/value
+    // latents and the shared rotary key) are replicated on every TP rank; the up-projections to
+    // each head and the output projection are split.
+    const AttentionSpec& A = m.attention;
+    const double n = static_cast<double>(m.heads);
+    const double qk = static_cast<double>(A.qk_head_dim + A.qk_rope_head_dim);
+    const double rope = static_cast<double>(A.qk_rope_head_dim);
+    const double ql = static_cast<double>(A.q_lora_rank), kvl = static_cast<double>(A.kv_lora_rank);
+    const double up_kv = n * static_cast<double>(A.qk_head_dim + A.v_head_dim) / t;
+    const double v = n * static_cast<double>(A.v_head_dim) / t;
+    if (ql > 0) {
+      out.qkv_s += gemm_time_s(tokens, ql, h, e, d) + gemm_time_s(tokens, n * qk / t, ql, e, d);
+      out.quantize_fwd += h + ql;
+      out.quantize_bwd += ql + n * qk / t;
+    } else {
+      out.qkv_s += gemm_time_s(tokens, n * qk / t, h, e, d);
+      out.quantize_fwd += h;
+      out.quantize_bwd += n * qk / t;
+    }
+    out.qkv_s += gemm_time_s(tokens, kvl + rope, h, e, d) + gemm_time_s(tokens, up_kv, kvl, e, d);
+    out.proj_s = gemm_time_s(tokens, h, v, e, d);
+    out.quantize_fwd += h + kvl + v;
+    out.quantize_bwd += kvl + rope + up_kv + h;
+    // The latents' norms (read, write) and RoPE on the queries' and the shared key's rotary part.
+    out.elementwise_bytes = (ql + kvl) * 2 * a + (n * rope / t + rope) * a * 2;
+    out.core_flops_per_key = 2 * out.heads * (qk + static_cast<double>(A.v_head_dim));
+    return out;
+  }
+  const double q = static_cast<double>(m.q_dim());
+  const double kv = static_cast<double>(m.kv_dim());
+  // Column-parallel QKV, row-parallel projection (Megatron-LM layout).
+  out.qkv_s = gemm_time_s(tokens, (q + 2 * kv) / t, h, e, d);
+  out.proj_s = gemm_time_s(tokens, h, q / t, e, d);
+  out.quantize_fwd = h + q / t;
+  out.quantize_bwd = (q + 2 * kv) / t + h;
+  if (m.position == Position::rope) out.elementwise_bytes = (q + kv) / t * a * 2;
+  out.core_flops_per_key = 4 * q / t;  // Q K^T and scores x V over this GPU's heads
+  return out;
+}
+
 }  // namespace
 
-LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
+LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, LayerKind kind) {
   const double t = p.tp;
   const double b = static_cast<double>(p.micro_batch);
   const double s = static_cast<double>(m.seq_len);
   const double tokens = b * s / p.cp;  // context parallelism splits every sequence cp ways
   const double h = static_cast<double>(m.hidden);
-  const double kv = static_cast<double>(m.kv_dim());
-  const double f = static_cast<double>(m.ffn_hidden);
   const double gated = ffn_matrices(m.ffn_type) - 1;  // input matrices of the MLP (1 or 2)
   const double e = gemm_element_bytes(p.precision);
   const double a = activation_bytes(p.precision);
+  const bool moe = kind.moe && m.moe.enabled();
 
-  // Column-parallel QKV and MLP-in, row-parallel projection and MLP-out (Megatron-LM layout).
+  const Projections att = projections(m, p, d, tokens);
   LayerGemms g;
-  g.qkv_s = gemm_time_s(tokens, (h + 2 * kv) / t, h, e, d);
-  g.proj_s = gemm_time_s(tokens, h, h / t, e, d);
-  g.fc1_s = gemm_time_s(tokens, gated * f / t, h, e, d);
-  g.fc2_s = gemm_time_s(tokens, h, f / t, e, d);
+  g.qkv_s = att.qkv_s;
+  g.proj_s = att.proj_s;
+  double quantize_fwd = att.quantize_fwd * tokens, quantize_bwd = att.quantize_bwd * tokens;
+  double mlp_bytes = 0;  // element-wise traffic of the MLP or the MoE block, forward
+  // A TP-split MLP of width f: the dense layer's, or an MoE layer's shared experts.
+  auto split_mlp = [&](double f) {
+    g.fc1_s = gemm_time_s(tokens, gated * f / t, h, e, d);
+    g.fc2_s = gemm_time_s(tokens, h, f / t, e, d);
+    quantize_fwd += tokens * (h + f / t);
+    quantize_bwd += tokens * (gated * f / t + h);
+    mlp_bytes += tokens * (f / t) * a * (gated + 1);  // the activation (gate product)
+  };
+  if (!moe) {
+    split_mlp(static_cast<double>(m.ffn_hidden));
+  } else {
+    const MoeSpec& x = m.moe;
+    if (x.shared_experts > 0) split_mlp(static_cast<double>(x.shared_experts * x.shared_ffn_hidden));
+    // The router scores this GPU's sequence-parallel shard against every expert (16-bit GEMM,
+    // then softmax and top-k over fp32 logits); the routed experts run as two grouped GEMMs over
+    // the experts/ep local experts, each 1/etp of an expert wide.
+    const double shard = tokens / t;
+    const double local = static_cast<double>(x.experts) / p.ep;
+    const double rows = expert_rows(m, p);
+    const double fe = static_cast<double>(x.ffn_hidden) / p.etp;
+    const double routed = local * rows;  // rows over all local experts
+    g.experts_s = gemm_time_s(shard, static_cast<double>(x.experts), h, 2, d.sixteen_bit()) +
+                  grouped_gemm_time_s(local, rows, gated * fe, h, e, d) +
+                  grouped_gemm_time_s(local, rows, h, fe, e, d);
+    quantize_fwd += routed * (h + fe);
+    quantize_bwd += routed * (gated * fe + h);
+    mlp_bytes += routed * fe * a * (gated + 1) + shard * static_cast<double>(x.experts) * 4 * 3;
+    // Permutation: every token copied top_k times into expert order before the dispatch and
+    // summed back after the combine (flex fuses both into its communication kernels).
+    if (p.moe_dispatcher != MoeDispatcher::flex)
+      mlp_bytes += 2 * (shard * h * a + shard * static_cast<double>(x.top_k) * h * a);
+  }
   const double linear = g.total();
   // Below 16 bits every GEMM input is quantized first: the activations going in (forward) and
   // the gradients coming back (backward), at memory bandwidth.
   const double q = quantize_bytes_per_element(p.precision);
-  const double quantize_fwd = elementwise_s(q * tokens * (h + h / t + h + f / t), d);
-  const double quantize_bwd = elementwise_s(q * tokens * ((h + 2 * kv) / t + h + gated * f / t + h), d);
+  const double quantize_fwd_s = elementwise_s(q * quantize_fwd, d);
+  const double quantize_bwd_s = elementwise_s(q * quantize_bwd, d);
 
-  // Attention core over this GPU's heads: Q K^T and scores x V, 4 b (s/cp) s h / t FLOPs for
-  // the full matrix. Causal fused kernels skip the masked half; unfused ones compute it all.
-  const double attention_flops = 4 * tokens * s * h / t;
+  // Attention core over this GPU's heads for the full matrix (or the window's band). Causal
+  // fused kernels skip the masked half of a full matrix; unfused ones compute it all.
+  const double keys = kind.windowed ? std::min(s, static_cast<double>(m.attention.window)) : s;
+  const double attention_flops = att.core_flops_per_key * tokens * keys;
   double attention_fwd, attention_bwd;
   double softmax_bytes = 0;
   if (p.flash_attention) {
-    attention_fwd = 0.5 * attention_flops / (d.attention_peak * d.cal.attention_efficiency);
+    attention_fwd = (kind.windowed ? 1.0 : 0.5) * attention_flops /
+                    (d.attention_peak * d.cal.attention_efficiency);
     // FlashAttention-2's backward does 5 matrix products to the forward's 2 (Dao, 2023, sec. 3).
     attention_bwd = 2.5 * attention_fwd;
   } else {
-    const double heads = static_cast<double>(m.heads) / t;
     // Two batched GEMMs (one kernel each) over every head of the micro-batch.
     attention_fwd =
         attention_flops / (d.attention_peak * d.cal.gemm_efficiency) + 2 * d.cal.gemm_overhead_s;
     attention_bwd = 2 * attention_fwd;
     // Scores are written, soft-maxed, dropped out (1-byte mask) and read back by the second GEMM.
-    softmax_bytes = (4 * a + 1) * b * heads * (s / p.cp) * s;
+    softmax_bytes = (4 * a + 1) * b * att.heads * (s / p.cp) * keys;
   }
 
   // Element-wise traffic per layer forward: two norms (read, write), two bias-dropout-residual
@@ -115,8 +228,8 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   // With sequence parallelism, norms and dropout run on 1/tp of the tokens.
   const double sp_tokens = p.sequence_parallel ? tokens / t : tokens;
   double bytes = sp_tokens * h * (2 * 2 * a + 2 * (3 * a + 1));
-  bytes += tokens * (f / t) * a * (gated + 1);
-  if (m.position == Position::rope) bytes += tokens * (h + kv) / t * a * 2;
+  bytes += mlp_bytes;
+  bytes += tokens * att.elementwise_bytes;
   const double elementwise_fwd = elementwise_s(bytes, d) + elementwise_s(softmax_bytes, d);
 
   LayerCompute out;
@@ -124,12 +237,12 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   out.linear_forward_s = linear;
   out.attention_forward_s = attention_fwd + elementwise_s(softmax_bytes, d);
   out.forward_s =
-      linear + attention_fwd + elementwise_fwd + quantize_fwd + d.cal.layer_overhead_s / 3;
+      linear + attention_fwd + elementwise_fwd + quantize_fwd_s + d.cal.layer_overhead_s / 3;
   // Backward: a data-gradient and a weight-gradient GEMM per forward GEMM; element-wise
   // gradients read the saved input and the incoming gradient and write one (about 2x).
   out.linear_backward_s = 2 * linear;
   out.attention_backward_s = attention_bwd + 2 * elementwise_s(softmax_bytes, d);
-  out.backward_s = 2 * linear + attention_bwd + 2 * elementwise_fwd + quantize_bwd +
+  out.backward_s = 2 * linear + attention_bwd + 2 * elementwise_fwd + quantize_bwd_s +
                    2 * d.cal.layer_overhead_s / 3;
   switch (p.recompute) {
     case Recompute::none: break;
@@ -147,9 +260,10 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   return out;
 }
 
-LayerKernels layer_kernels(const ModelSpec& m, const Plan& p) {
+LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   const bool fused = p.execution.kernels == Kernels::fused;
   const bool gated = ffn_matrices(m.ffn_type) == 3;
+  const bool moe = kind.moe && m.moe.enabled();
   // Forward: norm, QKV GEMM, RoPE, attention, proj GEMM, bias-dropout-add, norm, fc1 GEMM,
   // activation, fc2 GEMM, bias-dropout-add (Megatron-Core's TransformerLayer with TE modules).
   double forward = 11;
@@ -161,6 +275,16 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p) {
     forward = 2 * (m.norm == Norm::rmsnorm ? 6 : 1) + 1 + 3 +
               (m.position == Position::rope ? 10 : 0) + 1 + 1 + 2 + 2 + (gated ? 2 : 1) +
               (gated ? 2 : 1) + 1;
+  // MLA: four projections and two latent norms where GQA has one QKV GEMM.
+  if (m.mla()) forward += (m.attention.q_lora_rank > 0 ? 5 : 3);
+  if (moe) {
+    // The MLP's three kernels become: router GEMM, fused softmax/top-k, the token-count
+    // all-gather, permute, dispatch and probability all-to-alls, two grouped GEMMs and the
+    // activation, the combine all-to-all, unpermute (flex fuses the permutes and the metadata
+    // exchange into its dispatch and combine); the shared experts keep an MLP's three.
+    forward += -3 + (p.moe_dispatcher == MoeDispatcher::flex ? 7 : 11) +
+               (m.moe.shared_experts > 0 ? 3 : 0);
+  }
   if (!p.flash_attention) forward += 3;  // two batched GEMMs, softmax, dropout instead of one
   if (low_precision(p.precision)) forward += 4;  // quantize each GEMM input
   // The backward runs a data- and a weight-gradient GEMM per forward GEMM and the gradient of

@@ -91,10 +91,193 @@ constexpr Field<ModelSpec> kModel[] = {
        m.bias = r.boolean(k, m.norm == Norm::layernorm);
      },
      &write_member<&ModelSpec::bias>},
+    {{.object = "model", .name = "head_dim", .link = "m.hd", .fallback = D::rule("hidden / heads"),
+      .min = 1, .max = 1 << 16, .label = "Head size",
+      .doc = "width of one attention head, where `heads·head_dim` ≠ `hidden` (Qwen3, GPT-OSS)",
+      .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) { m.head_size = r.integer(k, 0); },
+     // Written only when given: a model without it keeps hidden / heads.
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.head_size > 0) out[std::string(k.name)] = m.head_size;
+     }},
+    {{.object = "model", .name = "attention", .link = "m.att", .type = V::object,
+      .fallback = D::rule("grouped-query attention over `kv_heads`"), .label = "Attention",
+      .doc = "the attention's kind and shape: `model.attention` keys below", .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       if (const Json* v = r.raw(k.name); v && !v->is_null()) {
+         JsonReader sub(*v, r.field(k.name));
+         if (sub.is_object()) read_fields(sub, attention_fields(), m.attention);
+         r.absorb(sub.errors());
+       }
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       const AttentionSpec& a = m.attention;
+       if (a.type == AttentionType::gqa && a.window == 0) return;
+       Json att = Json::object();
+       for (const auto& f : attention_fields())
+         if (f.write) f.write(a, f.info, att);
+       out[std::string(k.name)] = std::move(att);
+     }},
+    {{.object = "model", .name = "moe", .link = "m.moe", .type = V::object,
+      .fallback = D::absent(), .label = "Mixture of experts",
+      .doc = "routed experts: `model.moe` keys below (absent: a dense model)",
+      .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       if (const Json* v = r.raw(k.name); v && !v->is_null()) {
+         JsonReader sub(*v, r.field(k.name));
+         if (sub.is_object()) read_fields(sub, moe_fields(), m.moe);
+         r.absorb(sub.errors());
+       }
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (!m.moe.enabled()) return;
+       Json moe = Json::object();
+       for (const auto& f : moe_fields())
+         if (f.write) f.write(m.moe, f.info, moe);
+       out[std::string(k.name)] = std::move(moe);
+     }},
+    {{.object = "model", .name = "mtp_layers", .link = "m.mtp", .fallback = D::of(0.0), .min = 0,
+      .max = 64, .unit = "layers", .label = "MTP layers",
+      .doc = "multi-token prediction modules after the last layer (DeepSeek-V3: 1)",
+      .control = C::model},
+     &read_member<&ModelSpec::mtp_layers>,
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.mtp_layers > 0) out[std::string(k.name)] = m.mtp_layers;
+     }},
     {{.object = "model", .name = "source", .type = V::text, .fallback = D::absent(),
       .doc = "where the shape comes from (required in preset files)"}},
     {{.object = "model", .name = "notes", .type = V::text, .fallback = D::absent(),
       .doc = "caveats, for people"}},
+};
+
+// Positive whole numbers of a model's sub-objects that some models leave out (0 in the spec).
+template <auto Member>
+constexpr Field<typename MemberOf<Member>::spec> optional_count(KeyInfo info) {
+  return {info,
+          [](JsonReader& r, const KeyInfo& k, typename MemberOf<Member>::spec& s) {
+            s.*Member = r.integer(k, 0);
+          },
+          [](const typename MemberOf<Member>::spec& s, const KeyInfo& k, Json& out) {
+            if (s.*Member > 0) out[std::string(k.name)] = s.*Member;
+          }};
+}
+
+constexpr Field<AttentionSpec> kAttention[] = {
+    member<&AttentionSpec::type>({.object = "model.attention", .name = "type", .type = V::choice,
+                                  .fallback = D::of("gqa"),
+                                  .choices = enum_names<AttentionType>(),
+                                  .doc = "`gqa`: grouped-query attention over `kv_heads` heads of "
+                                         "`head_dim`; `mla`: multi-head latent attention "
+                                         "(DeepSeek-V2/V3), the ranks below"}),
+    optional_count<&AttentionSpec::q_lora_rank>(
+        {.object = "model.attention", .name = "q_lora_rank",
+         .fallback = D::rule("none: queries projected from the hidden state directly"), .min = 1,
+         .max = 1 << 20, .doc = "MLA: rank of the query down-projection"}),
+    optional_count<&AttentionSpec::kv_lora_rank>(
+        {.object = "model.attention", .name = "kv_lora_rank",
+         .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 20,
+         .doc = "MLA: rank of the key/value latent"}),
+    optional_count<&AttentionSpec::qk_head_dim>(
+        {.object = "model.attention", .name = "qk_head_dim",
+         .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
+         .doc = "MLA: per-head query/key width without the rotary part"}),
+    optional_count<&AttentionSpec::qk_rope_head_dim>(
+        {.object = "model.attention", .name = "qk_rope_head_dim",
+         .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
+         .doc = "MLA: per-head rotary query/key width (one rotary key shared by the heads)"}),
+    optional_count<&AttentionSpec::v_head_dim>(
+        {.object = "model.attention", .name = "v_head_dim",
+         .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
+         .doc = "MLA: per-head value width"}),
+    optional_count<&AttentionSpec::window>(
+        {.object = "model.attention", .name = "window", .fallback = D::absent(), .min = 1,
+         .max = 1 << 26, .unit = "tokens",
+         .doc = "sliding window: keys each query attends to (GPT-OSS: 128)"}),
+    member<&AttentionSpec::window_layers>(
+        {.object = "model.attention", .name = "window_layers", .type = V::choice,
+         .fallback = D::of("all"), .choices = enum_names<WindowLayers>(),
+         .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)"}),
+};
+
+constexpr Field<MoeSpec> kMoe[] = {
+    member<&MoeSpec::experts>({.object = "model.moe", .name = "experts", .fallback = D::required(),
+                               .min = 1, .max = 1 << 20, .unit = "experts",
+                               .doc = "routed experts per MoE layer"}),
+    member<&MoeSpec::top_k>({.object = "model.moe", .name = "top_k", .fallback = D::required(),
+                             .min = 1, .max = 1 << 20, .unit = "experts",
+                             .doc = "experts each token is routed to; ≤ `experts`"}),
+    member<&MoeSpec::ffn_hidden>({.object = "model.moe", .name = "ffn_hidden",
+                                  .fallback = D::required(), .min = 1, .max = 1 << 26,
+                                  .doc = "one routed expert's MLP width (same `ffn_type` as the "
+                                         "model)"}),
+    member<&MoeSpec::shared_experts>({.object = "model.moe", .name = "shared_experts",
+                                      .fallback = D::of(0.0), .min = 0, .max = 1 << 10,
+                                      .unit = "experts",
+                                      .doc = "experts every token goes through"}),
+    {{.object = "model.moe", .name = "shared_ffn_hidden", .fallback = D::rule("`ffn_hidden`"),
+      .min = 1, .max = 1 << 26, .doc = "one shared expert's width"},
+     [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
+       e.shared_ffn_hidden = r.integer(k, e.ffn_hidden);
+     },
+     &write_member<&MoeSpec::shared_ffn_hidden>},
+    member<&MoeSpec::first_dense_layers>({.object = "model.moe", .name = "first_dense_layers",
+                                          .fallback = D::of(0.0), .min = 0, .max = 100000,
+                                          .unit = "layers",
+                                          .doc = "leading layers that stay dense (model "
+                                                 "`ffn_hidden`), whatever `layer_freq` says"}),
+    {{.object = "model.moe", .name = "layer_freq", .type = V::integer, .fallback = D::of(1.0),
+      .min = 1, .max = 100000,
+      .doc = "an integer f (layers i with i % f = 0 are MoE) or a list of 0/1, one per layer "
+             "(Megatron's --moe-layer-freq)"},
+     [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
+       const Json* v = r.raw(k.name);
+       if (!v || !v->is_array()) {
+         e.layer_freq = r.integer(k);
+         return;
+       }
+       if (v->size() > 100000) {
+         r.fail(ErrorCode::out_of_range, r.field(k.name),
+                r.field(k.name) + " lists more than 100000 layers");
+         return;
+       }
+       for (size_t i = 0; i < v->size(); ++i) {
+         const Json& bit = (*v)[i];
+         if (!bit.is_number_integer() || (bit.get<int64_t>() != 0 && bit.get<int64_t>() != 1)) {
+           r.fail(ErrorCode::type_error, fmt::format("{}[{}]", r.field(k.name), i),
+                  fmt::format("{}[{}]={} must be 0 or 1", r.field(k.name), i, echo(bit)));
+           return;
+         }
+         e.layer_pattern.push_back(static_cast<uint8_t>(bit.get<int64_t>()));
+       }
+     },
+     [](const MoeSpec& e, const KeyInfo& k, Json& out) {
+       if (e.layer_pattern.empty()) {
+         out[std::string(k.name)] = e.layer_freq;
+       } else {
+         Json list = Json::array();
+         for (uint8_t b : e.layer_pattern) list.push_back(static_cast<int>(b));
+         out[std::string(k.name)] = std::move(list);
+       }
+     }},
+    {{.object = "model.moe", .name = "capacity_factor", .type = V::number,
+      .fallback = D::rule("null: dropless"), .min = 0, .max = 1024, .min_exclusive = true,
+      .doc = "expert capacity over the balanced share; tokens past it are dropped and experts "
+             "padded to it"},
+     [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
+       const Json* v = r.raw(k.name);
+       e.capacity_factor = v && !v->is_null() ? r.number(k) : 0;
+     },
+     [](const MoeSpec& e, const KeyInfo& k, Json& out) {
+       out[std::string(k.name)] = e.capacity_factor > 0 ? Json(e.capacity_factor) : Json(nullptr);
+     }},
+    optional_count<&MoeSpec::router_groups>(
+        {.object = "model.moe", .name = "router_groups", .fallback = D::absent(), .min = 1,
+         .max = 1 << 20,
+         .doc = "group-limited routing: experts in this many groups (one per node in "
+                "DeepSeek-V3's training)"}),
+    optional_count<&MoeSpec::router_group_top_k>(
+        {.object = "model.moe", .name = "router_group_top_k", .fallback = D::absent(), .min = 1,
+         .max = 1 << 20, .doc = "groups one token may be routed to; ≤ `router_groups`"}),
 };
 
 // The framework profiles (presets/frameworks/<id>.json); the ids are a contract.
@@ -139,6 +322,39 @@ constexpr Field<Plan> kPlan[] = {
                         .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
                                "schedule (needs pp > 1)",
                         .control = C::plan}),
+    member<&Plan::ep>({.object = "plan", .name = "ep", .link = "ep", .fallback = D::of(1.0),
+                       .min = 1, .max = kHuge, .unit = "GPUs", .label = "EP",
+                       .doc = "expert parallel size (MoE models): divides `moe.experts`; "
+                              "`etp·ep·pp` divides the GPU count",
+                       .control = C::plan}),
+    {{.object = "plan", .name = "etp", .link = "etp", .fallback = D::rule("`tp`"), .min = 1,
+      .max = kHuge, .unit = "GPUs", .label = "Expert TP",
+      .doc = "tensor parallel size of the experts (MoE models); the expert data-parallel size "
+             "is GPUs / (etp·ep·pp)",
+      .control = C::plan},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) { p.etp = static_cast<int>(r.integer(k, p.tp)); },
+     &write_member<&Plan::etp>},
+    member<&Plan::moe_dispatcher>({.object = "plan", .name = "moe_dispatcher", .link = "disp",
+                                   .type = V::choice, .fallback = D::of("alltoall"),
+                                   .choices = enum_names<MoeDispatcher>(),
+                                   .label = "Token dispatcher",
+                                   .doc = "MoE token exchange: `alltoall` (NCCL all-to-all), "
+                                          "`allgather` (all-gather and reduce-scatter over "
+                                          "tp·ep), `flex` (DeepEP/HybridEP: fused permute, "
+                                          "tokens sent once per node)",
+                                   .control = C::plan}),
+    member<&Plan::moe_overlap>({.object = "plan", .name = "moe_overlap", .link = "moeo",
+                                .type = V::boolean, .fallback = D::of(false),
+                                .label = "Overlap expert communication",
+                                .doc = "all-to-alls of one micro-batch overlap the compute of "
+                                       "the next (--overlap-moe-expert-parallel-comm)",
+                                .control = C::advanced}),
+    member<&Plan::moe_imbalance>({.object = "plan", .name = "moe_imbalance", .link = "imb",
+                                  .type = V::number, .fallback = D::of(1.0), .min = 1,
+                                  .max = 1024, .label = "Expert load imbalance",
+                                  .doc = "tokens on the busiest expert over the mean (1: "
+                                         "force-balanced routing, as NVIDIA's benchmarks run)",
+                                  .control = C::advanced}),
     member<&Plan::micro_batch>({.object = "plan", .name = "micro_batch", .link = "mb",
                                 .fallback = D::of(1.0), .min = 1, .max = 1 << 24,
                                 .unit = "samples", .label = "Micro-batch",
@@ -264,6 +480,16 @@ constexpr Field<Plan> kPlan[] = {
                                          "pipeline split "
                                          "(--account-for-loss-in-pipeline-split)",
                                   .control = C::advanced}),
+    {{.object = "plan", .name = "pipeline_layout", .link = "ppl", .type = V::text,
+      .fallback = D::absent(), .label = "Pipeline layout",
+      .doc = "Megatron's --pipeline-model-parallel-layout: each virtual stage's blocks, `|` "
+             "between stages, `E` embedding, `t` layer, `m` MTP module, `L` loss, `t*3` and "
+             "`(tt|)*30` repeats (DeepSeek-V3: \"Et|(tt|)*30mL\"); pp·vpp stages",
+      .control = C::advanced},
+     &read_member<&Plan::pipeline_layout>,
+     [](const Plan& p, const KeyInfo& k, Json& out) {
+       if (!p.pipeline_layout.empty()) out[std::string(k.name)] = p.pipeline_layout;
+     }},
     {{.object = "plan", .name = "stages", .link = "stages", .type = V::list,
       .fallback = D::rule("pp stages of layers/pp each; on several groups, stages in rank order "
                           "on the groups that hold their GPUs"),
@@ -497,6 +723,8 @@ constexpr KeyInfo kPage[] = {
 }  // namespace
 
 std::span<const Field<ModelSpec>> model_fields() { return kModel; }
+std::span<const Field<AttentionSpec>> attention_fields() { return kAttention; }
+std::span<const Field<MoeSpec>> moe_fields() { return kMoe; }
 std::span<const Field<Plan>> plan_fields() { return kPlan; }
 std::span<const std::string_view> framework_ids() { return kFrameworks; }
 std::span<const Field<GpuSpec>> gpu_fields() { return kGpu; }

@@ -7,10 +7,43 @@
 
 #include "detail/step.h"
 #include "stepcast/balance.h"
+#include "stepcast/pipeline_layout.h"
 
 namespace stepcast::detail {
 
+LayerMix layer_mix(const ModelSpec& m, int64_t first, int64_t count) {
+  LayerMix mix;
+  for (int64_t i = first; i < first + count; ++i) {
+    const bool moe = m.is_moe_layer(i), windowed = m.windowed_layer(i);
+    (moe ? (windowed ? mix.moe_windowed : mix.moe) : (windowed ? mix.dense_windowed : mix.dense)) +=
+        1;
+  }
+  return mix;
+}
+
+LayerMix average_mix(const ModelSpec& m, double layers) {
+  const LayerMix all = layer_mix(m, 0, m.layers);
+  const double f = layers / static_cast<double>(m.layers);
+  return {all.dense * f, all.moe * f, all.dense_windowed * f, all.moe_windowed * f};
+}
+
 namespace {
+
+// The kinds of every chunk's layers: virtual stage v = c·pp + i holds the layers that follow
+// those of virtual stages 0 .. v-1 (Megatron's model-chunk order).
+std::vector<std::vector<LayerMix>> chunk_mixes(const ModelSpec& m,
+                                               const std::vector<std::vector<int64_t>>& chunks) {
+  const size_t pp = chunks.size();
+  std::vector<std::vector<LayerMix>> out(pp);
+  const size_t v = pp ? chunks.front().size() : 0;
+  int64_t first = 0;
+  for (size_t c = 0; c < v; ++c)
+    for (size_t i = 0; i < pp; ++i) {
+      out[i].push_back(layer_mix(m, first, chunks[i][c]));
+      first += chunks[i][c];
+    }
+  return out;
+}
 
 // Layers per stage without plan.stages: L/pp each, or Megatron's uneven splits (checked to add
 // up by check_scenario). --decoder-first/last-pipeline-num-layers fix the first and last stage and
@@ -19,6 +52,16 @@ namespace {
 // first and last chunk (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
 std::vector<std::vector<int64_t>> megatron_split(const Plan& p, int64_t L) {
   const int64_t v = p.vpp;
+  if (!p.pipeline_layout.empty()) {
+    // A free-form layout (checked by check_scenario): virtual stage k is rank k % pp, chunk
+    // k / pp.
+    std::vector<std::vector<int64_t>> chunks(p.pp, std::vector<int64_t>(v, 0));
+    auto stages = parse_pipeline_layout(p.pipeline_layout, "plan.pipeline_layout");
+    if (stages.ok() && static_cast<int64_t>(stages.value().size()) == p.pp * v)
+      for (size_t k = 0; k < stages.value().size(); ++k)
+        chunks[k % p.pp][k / p.pp] = stages.value()[k].layers;
+    return chunks;
+  }
   std::vector<int64_t> stage(p.pp, L / p.pp);
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     const int64_t others = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
@@ -60,15 +103,16 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
   }
   if (!any_auto) return fixed;
   // Measure each stage with one and two layers per chunk: time and memory are affine in layers.
-  PipelineLayout probe{groups, {}, {}, {}};
+  PipelineLayout probe;
+  probe.groups = groups;
   std::vector<double> per_layer, fixed_s;
   std::vector<int64_t> max_layers;
   for (int i = 0; i < p.pp; ++i) {
     probe.layers.assign(p.pp, p.vpp);
     const StagePaths paths = paths_for_stage(sc, p, probe, i);
-    const StageCost one = stage_cost(sc, p, stage_shape(sc.model, p, i, p.vpp), groups[i], paths);
-    const StageCost two =
-        stage_cost(sc, p, stage_shape(sc.model, p, i, 2 * p.vpp), groups[i], paths);
+    const LayerMix mix1 = average_mix(sc.model, p.vpp), mix2 = average_mix(sc.model, 2.0 * p.vpp);
+    const StageCost one = stage_cost(sc, p, stage_shape(sc.model, p, i, mix1), mix1, groups[i], paths);
+    const StageCost two = stage_cost(sc, p, stage_shape(sc.model, p, i, mix2), mix2, groups[i], paths);
     const double slope = (two.unit_s - one.unit_s) / p.vpp;
     per_layer.push_back(std::max(slope, 1e-12));
     fixed_s.push_back(one.unit_s - slope * p.vpp);
@@ -101,6 +145,7 @@ PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>&
       lay.chunk_layers.push_back(std::move(chunks));
     }
   }
+  lay.chunk_mix = chunk_mixes(sc.model, lay.chunk_layers);
   lay.dp_groups = replica_groups;
   return lay;
 }
@@ -108,11 +153,7 @@ PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>&
 // The slowest stage's time per micro-batch of a layout (what a replica's throughput follows).
 double slowest_unit_s(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
   double worst = 0;
-  for (int i = 0; i < q.pp; ++i)
-    worst = std::max(worst, stage_cost(sc, q, stage_shape(sc.model, q, i, lay.layers[i]),
-                                       lay.groups[i], paths_for_stage(sc, q, lay, i),
-                                       lay.chunk_layers[i])
-                                .unit_s);
+  for (int i = 0; i < q.pp; ++i) worst = std::max(worst, stage_cost_of(sc, q, lay, i).unit_s);
   return worst;
 }
 

@@ -6,17 +6,18 @@
 
 namespace stepcast {
 
-double layer_activation_bytes(const ModelSpec& m, const Plan& p) {
+double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
   const double t = p.tp;
   const double s = static_cast<double>(m.seq_len) / p.cp;  // this GPU's share of the sequence
   const double b = static_cast<double>(p.micro_batch);
   const double h = static_cast<double>(m.hidden);
   const double kv = static_cast<double>(m.kv_dim());
-  const double f = static_cast<double>(m.ffn_hidden);
+  const double q = static_cast<double>(m.q_dim());
   const double a = activation_bytes(p.precision);
   const double sbh = s * b * h;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double replicated = sp ? 1.0 / t : 1.0;  // tensors TP leaves whole unless SP splits them
+  const double gated = ffn_matrices(m.ffn_type) - 1;
 
   if (p.recompute == Recompute::full)  // only each layer's input is kept (checkpoint)
     return a * sbh * replicated;
@@ -25,12 +26,37 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p) {
   double bytes = 0;
   bytes += replicated * (2 * a * sbh);            // the two norms' inputs
   bytes += replicated * (a * sbh);                // QKV input (first norm's output)
-  bytes += a * s * b * (h + 2 * kv) / t;          // Q, K, V
-  bytes += a * sbh / t;                           // attention output (projection input)
+  if (m.mla()) {
+    // The latents (and their norms' inputs), every head's query, key and value, and the
+    // attention output.
+    const AttentionSpec& A = m.attention;
+    const double n = static_cast<double>(m.heads);
+    const double latents = static_cast<double>(A.q_lora_rank + A.kv_lora_rank + A.qk_rope_head_dim);
+    bytes += 2 * a * s * b * latents;
+    bytes += a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t;
+    bytes += a * s * b * n * static_cast<double>(A.v_head_dim) / t;
+  } else {
+    bytes += a * s * b * (q + 2 * kv) / t;  // Q, K, V
+    bytes += a * s * b * q / t;             // attention output (projection input)
+  }
   bytes += replicated * sbh;                      // attention dropout mask (1 byte)
   bytes += replicated * (a * sbh);                // fc1 input (second norm's output)
-  bytes += a * s * b * f * (ffn_matrices(m.ffn_type) - 1) / t;  // activation input(s)
-  bytes += a * s * b * f / t;                     // activation output (fc2 input)
+  auto mlp = [&](double f, double rows) {         // activation input(s) and output (fc2 input)
+    return a * rows * f * gated + a * rows * f;
+  };
+  if (moe && m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    const double shard = s * b / t;  // the layer's sequence-parallel tokens
+    const double routed = static_cast<double>(e.experts) / p.ep * expert_rows(m, p);
+    const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
+    bytes += 4 * shard * static_cast<double>(e.experts);        // router probabilities (fp32)
+    bytes += 2 * a * routed * h;                                 // permuted tokens, expert outputs
+    bytes += mlp(fe, routed);                                    // the experts' intermediates
+    if (e.shared_experts > 0)
+      bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
+  } else {
+    bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
+  }
   bytes += replicated * sbh;                      // MLP dropout mask
   const double heads = static_cast<double>(m.heads) / t;
   const bool stores_scores = !p.flash_attention && p.recompute != Recompute::selective;
@@ -70,20 +96,31 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // Adam: fp32 master weights (none needed when training in fp32) + two fp32 moments.
   const double optimizer_bytes = p.precision == Precision::fp32 ? 8 : 12;
 
+  // Expert parameters are sharded by the optimizer over the expert data-parallel group.
+  const double dense = params - st.expert_parameters, experts = st.expert_parameters;
+  const double edp = std::max(1, p.edp());
   mem.weights = params * weight_bytes / (zero >= 3 ? dp : 1);
   if (zero >= 3)  // the gathered layer being computed (and the one prefetched)
-    mem.weights += 2 * st.layer_parameters * weight_bytes;
-  mem.gradients = params * grad_bytes / (zero >= 2 ? dp : 1);
-  mem.optimizer = params * optimizer_bytes / (zero >= 1 ? dp : 1);
+    mem.weights += 2 * std::max(st.layer_parameters, st.moe_layer_parameters) * weight_bytes;
+  mem.gradients = zero >= 2 ? dense * grad_bytes / dp + experts * grad_bytes / edp
+                            : params * grad_bytes;
+  mem.optimizer = zero >= 1 ? dense * optimizer_bytes / dp + experts * optimizer_bytes / edp
+                            : params * optimizer_bytes;
 
   const double in_flight = in_flight_micro_batches(p, st.index);
-  double act = layer_activation_bytes(m, p) * static_cast<double>(st.layers) * in_flight;
+  const double moe_layers = static_cast<double>(st.moe_layers);
+  double act = (layer_activation_bytes(m, p) * (static_cast<double>(st.layers) - moe_layers) +
+                layer_activation_bytes(m, p, true) * moe_layers) *
+               in_flight;
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   if (p.recompute == Recompute::full) {  // one layer is re-materialised at a time
     Plan rerun = p;
     rerun.recompute = Recompute::none;
-    act += layer_activation_bytes(m, rerun);
+    act += layer_activation_bytes(m, rerun, st.moe_layers > 0);
   }
+  if (st.mtp)  // the MTP modules' layers, like the last layer, for the micro-batches in flight
+    act += static_cast<double>(m.mtp_layers) * in_flight *
+           layer_activation_bytes(m, p, m.is_moe_layer(m.layers - 1));
   if (st.last)  // fp32 logits of one micro-batch over this GPU's vocabulary slice
     act += 4 * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
   if (st.first)  // embedding output and its dropout mask for each micro-batch in flight

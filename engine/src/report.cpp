@@ -98,6 +98,7 @@ Json to_json(const Report& r) {
                 {"recompute", b.recompute},
                 {"tp_comm", b.tp_comm},
                 {"cp_comm", b.cp_comm},
+                {"ep_comm", b.ep_comm},
                 {"pp_comm", b.pp_comm},
                 {"bubble", b.bubble},
                 {"dp_comm", b.dp_comm},
@@ -125,6 +126,9 @@ std::string to_text(const Report& r, const Scenario& sc) {
        p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.global_batch, r.micro_batches,
        p.sequence_parallel ? "on" : "off", to_string(p.recompute), p.effective_zero_stage(),
        to_string(p.precision));
+  if (sc.model.moe.enabled())
+    fmt::format_to(it, "experts: ep={} etp={} expert dp={} dispatcher={}{}\n", p.ep, p.etp,
+                   p.edp(), to_string(p.moe_dispatcher), p.moe_overlap ? " (overlapped)" : "");
   fmt::format_to(it, "\n");
   fmt::format_to(it, "iteration time   {:10.3f} s\n", r.iteration_time_s);
   fmt::format_to(it, "throughput       {:10.0f} tokens/s   {:.2f} samples/s\n", r.tokens_per_s, r.samples_per_s);
@@ -135,7 +139,8 @@ std::string to_text(const Report& r, const Scenario& sc) {
   const Breakdown& b = r.breakdown;
   const std::pair<const char*, double> parts[] = {
       {"forward", b.forward},     {"backward", b.backward},   {"recompute", b.recompute},
-      {"tp comm", b.tp_comm},     {"cp comm", b.cp_comm},     {"pp send/recv", b.pp_comm},
+      {"tp comm", b.tp_comm},     {"cp comm", b.cp_comm},     {"expert comm", b.ep_comm},
+      {"pp send/recv", b.pp_comm},
       {"pipeline bubble", b.bubble}, {"dp sync", b.dp_comm}, {"optimizer", b.optimizer},
       {"other comm", b.other},    {"cpu launches", b.host}};
   for (const auto& [name, value] : parts)

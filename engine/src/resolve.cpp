@@ -101,6 +101,8 @@ Json resolved_document(const Scenario& s, const Json& doc) {
       replicas.push_back(
           Json{{"group", set.group}, {"count", set.count}, {"micro_batches", set.micro_batches}});
     plan["replicas"] = std::move(replicas);
+  } else if (!s.plan.pipeline_layout.empty()) {
+    // The free-form layout is the split: kept as given.
   } else {
     Json stages = Json::array();
     const auto& lay = sets.front().layout;

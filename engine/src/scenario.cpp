@@ -1,6 +1,7 @@
 // Scenario documents -> Scenario: the keys (read through the schema's tables, detail/fields.h),
 // then the plan's rules (check_scenario), each problem with its JSON path.
 #include "stepcast/scenario.h"
+#include "stepcast/pipeline_layout.h"
 
 #include <fmt/format.h>
 
@@ -278,6 +279,56 @@ std::string divisors_text(int64_t n, int64_t limit) {
   return out;
 }
 
+// A free-form pipeline layout: the only split the plan gives, pp·vpp virtual stages holding
+// every layer once, the embedding first, the loss and the MTP modules last (where the engine
+// runs them).
+bool check_pipeline_layout(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  const char* path = "plan.pipeline_layout";
+  if ((p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
+       p.loss_in_split || !p.stages.empty()) &&
+      !c.broken([&] {
+        return rule(path,
+                    "plan.pipeline_layout gives the whole split: leave out first_stage_layers, "
+                    "last_stage_layers, embedding_in_split, loss_in_split and stages");
+      }))
+    return false;
+  auto parsed = parse_pipeline_layout(p.pipeline_layout, path);
+  if (!parsed.ok()) return c.broken([&] { return parsed.error(); });
+  const auto& stages = parsed.value();
+  const int64_t want = int64_t{p.pp} * p.vpp;
+  if (static_cast<int64_t>(stages.size()) != want)
+    return c.broken([&] {
+      return rule(path,
+                  fmt::format("plan.pipeline_layout has {} stages but plan.pp*plan.vpp={}*{}={}",
+                              stages.size(), p.pp, p.vpp, want),
+                  {"plan.pp", "plan.vpp"});
+    });
+  int64_t layers = 0, mtp = 0;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    layers += stages[k].layers;
+    mtp += stages[k].mtp;
+    const bool first = k == 0, last = k + 1 == stages.size();
+    if (stages[k].embedding != first || stages[k].loss != last || (stages[k].mtp > 0 && !last))
+      return c.broken([&] {
+        return rule(path, fmt::format("plan.pipeline_layout: the embedding E goes in the first "
+                                      "stage, the loss L and the MTP modules m in the last "
+                                      "(stage {} breaks it)",
+                                      k));
+      });
+  }
+  if (layers != m.layers || mtp != m.mtp_layers)
+    return c.broken([&] {
+      return rule(path,
+                  fmt::format("plan.pipeline_layout holds {} layers and {} MTP modules but the "
+                              "model has model.layers={} and model.mtp_layers={}",
+                              layers, mtp, m.layers, m.mtp_layers),
+                  {"model.layers", "model.mtp_layers"});
+    });
+  return c.ok();
+}
+
 // Megatron's uneven splits (first/last stage layers, the embedding and the loss counted as
 // layers): the layers must add up and divide the way Megatron divides them. Sets `even_rule` when
 // the plain rule (pp·vpp divides the layers) is the one that applies.
@@ -287,6 +338,7 @@ bool check_split(Rules& c, bool& even_rule) {
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   const bool accounted = p.embedding_in_split || p.loss_in_split;
   even_rule = false;
+  if (!p.pipeline_layout.empty()) return check_pipeline_layout(c);
   if (!p.stages.empty()) {
     // plan.stages gives every stage's layers; the embedding and the loss may still count as a
     // layer in the split of the first and last stage into virtual chunks.
@@ -401,6 +453,63 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
                                 "not {}",
                                 to_string(p.precision)),
                     {"plan.precision"});
+      }))
+    return false;
+  return c.ok();
+}
+
+// Expert parallelism: the expert grid etp x ep x edp x pp must tile the same GPUs as the dense
+// grid (Megatron-Core's parallel_state.py), experts split evenly, and TP in an MoE layer needs
+// sequence parallelism (moe_layer.py).
+bool check_experts(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  if (!m.moe.enabled()) {
+    if ((p.ep > 1 || p.etp != p.tp) && !c.broken([&] {
+          return rule(p.ep > 1 ? "plan.ep" : "plan.etp",
+                      fmt::format("plan.{}={} needs a mixture-of-experts model (model.moe); "
+                                  "{} is dense",
+                                  p.ep > 1 ? "ep" : "etp", p.ep > 1 ? p.ep : p.etp, m.name),
+                      {"model.moe"});
+        }))
+      return false;
+    return c.ok();
+  }
+  const MoeSpec& e = m.moe;
+  if (e.experts % p.ep != 0 && !c.broken([&] {
+        Error err = rule("plan.ep",
+                         fmt::format("plan.ep={} must divide model.moe.experts={} (each "
+                                     "expert-parallel rank holds experts/ep experts)",
+                                     p.ep, e.experts),
+                         {"model.moe.experts"});
+        err.hint = fmt::format("ep {} divides the experts", divisors_text(e.experts, 1024));
+        return err;
+      }))
+    return false;
+  if (e.ffn_hidden % p.etp != 0 && !c.broken([&] {
+        return rule("plan.etp",
+                    fmt::format("plan.etp={} must divide model.moe.ffn_hidden={}", p.etp,
+                                e.ffn_hidden),
+                    {"model.moe.ffn_hidden"});
+      }))
+    return false;
+  const int64_t stage_gpus = int64_t{p.tp} * p.cp * p.dp;
+  const int64_t grid = int64_t{p.etp} * p.ep;
+  if (stage_gpus % grid != 0 && !c.broken([&] {
+        return rule("plan.ep",
+                    fmt::format("plan.etp*plan.ep*plan.pp={}*{}*{}={} must divide the {} GPUs "
+                                "(tp*cp*dp*pp): the expert grid folds onto the same GPUs",
+                                p.etp, p.ep, p.pp, grid * p.pp, stage_gpus * p.pp),
+                    {"plan.etp", "plan.pp", "plan.tp", "plan.dp"});
+      }))
+    return false;
+  if (p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
+        return rule("plan.sequence_parallel",
+                    fmt::format("plan.tp={} in a mixture-of-experts model needs "
+                                "plan.sequence_parallel=true (Megatron-Core's MoE layer "
+                                "requires it in training)",
+                                p.tp),
+                    {"plan.tp", "model.moe"});
       }))
     return false;
   return c.ok();
@@ -644,6 +753,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                     join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
       }))
     return false;
+  if (product == gpus && !check_experts(c) && !errors) return false;
   if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
         return rule("plan.global_batch",
                     fmt::format("plan.global_batch={} must be divisible by "

@@ -12,11 +12,7 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
   PipelineRun run;
   run.plan = p;
   run.layout = lay;
-  for (int i = 0; i < p.pp; ++i) {
-    const StageShape shape = stage_shape(sc.model, p, i, lay.layers[i]);
-    run.stages.push_back(stage_cost(sc, p, shape, lay.groups[i], paths_for_stage(sc, p, lay, i),
-                                    lay.chunk_layers[i]));
-  }
+  for (int i = 0; i < p.pp; ++i) run.stages.push_back(stage_cost_of(sc, p, lay, i));
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const long mb = static_cast<long>(p.micro_batches());
   const double mbd = static_cast<double>(mb);

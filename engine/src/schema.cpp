@@ -13,7 +13,8 @@ namespace stepcast {
 
 namespace {
 
-constexpr std::string_view kObjects[] = {"scenario", "model", "cluster", "plan", "plan.stages[]",
+constexpr std::string_view kObjects[] = {"scenario", "model", "model.attention", "model.moe",
+                                         "cluster", "plan", "plan.stages[]",
                                          "plan.replicas[]", "gpu", "gpu.peak_tflops", "link",
                                          "page"};
 
@@ -29,6 +30,8 @@ std::vector<KeyInfo> all_keys() {
   };
   add(detail::scenario_keys());
   add(detail::model_fields());
+  add(detail::attention_fields());
+  add(detail::moe_fields());
   add(detail::cluster_keys());
   add(detail::plan_fields());
   add(detail::stage_keys());

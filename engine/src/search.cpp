@@ -28,6 +28,32 @@ std::vector<int> with_own(std::vector<int> values, int64_t own) {
   return values;
 }
 
+struct ExpertPlan {
+  int ep = 1, etp = 1;
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+};
+
+// The expert layouts tried with one dense layout (tp, and stage_gpus = tp·cp·dp GPUs per
+// stage): a dense model has one (ep 1, etp = tp); an MoE model every power-of-two ep that
+// divides the experts and folds onto the stage's GPUs, etp 1 or tp, and each dispatcher.
+std::vector<ExpertPlan> expert_plans(const ModelSpec& m, const Plan& base,
+                                     const SearchOptions& options, int tp, int stage_gpus) {
+  if (!m.moe.enabled()) return {{1, tp, base.moe_dispatcher}};
+  std::vector<ExpertPlan> out;
+  std::vector<MoeDispatcher> dispatchers = {base.moe_dispatcher};
+  if (options.vary_dispatcher)
+    dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::flex};
+  for (int etp : tp > 1 ? std::vector<int>{1, tp} : std::vector<int>{1})
+    for (int ep : with_own(powers_of_two_up_to(stage_gpus), base.ep)) {
+      if (m.moe.experts % ep || stage_gpus % (etp * ep) || m.moe.ffn_hidden % etp) continue;
+      for (MoeDispatcher d : dispatchers) {
+        if (ep == 1 && d != dispatchers.front()) continue;  // no exchange to choose
+        out.push_back({ep, etp, d});
+      }
+    }
+  return out;
+}
+
 }  // namespace
 
 Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& options) {
@@ -57,29 +83,33 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
           if (m.layers % (int64_t{pp} * vpp) || (pp == 1 && vpp > 1)) continue;
           for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
                                  base.plan.micro_batch)) {
-            for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
-              Scenario s = base;
-              Plan& p = s.plan;
-              p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
-              p.dp_derived = true;
-              p.sequence_parallel = tp > 1;
-              p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
-              p.recompute = options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
-              p.stages.clear();
-              p.replicas.clear();
-              if (!check_scenario(s)) {
-                ++result.rejected;
-                continue;
+            for (const ExpertPlan& x : expert_plans(m, base.plan, options, tp, tp * cp * dp)) {
+              for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
+                Scenario s = base;
+                Plan& p = s.plan;
+                p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+                p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
+                p.dp_derived = true;
+                p.sequence_parallel = tp > 1;
+                p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
+                p.recompute =
+                    options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+                p.stages.clear();
+                p.replicas.clear();
+                if (!check_scenario(s)) {
+                  ++result.rejected;
+                  continue;
+                }
+                const Report r = estimate(s);
+                ++result.evaluated;
+                double peak = 0;
+                for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+                if (!r.fits) {
+                  ++result.out_of_memory;
+                  continue;
+                }
+                fitting.push_back({p, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
               }
-              const Report r = estimate(s);
-              ++result.evaluated;
-              double peak = 0;
-              for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
-              if (!r.fits) {
-                ++result.out_of_memory;
-                continue;
-              }
-              fitting.push_back({p, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
             }
           }
         }

@@ -13,16 +13,6 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
-// Reads every key of a member-bound table into `spec` (keys without a reader are accepted and
-// ignored: sources, notes), after rejecting keys the table does not have.
-template <class Spec>
-void read_fields(JsonReader& r, std::span<const Field<Spec>> fields, Spec& spec) {
-  static const std::vector<std::string_view> names = names_of(fields);
-  r.reject_unknown(names);
-  for (const auto& f : fields)
-    if (f.read) f.read(r, f.info, spec);
-}
-
 Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
   JsonReader r(j, path);
   GpuSpec g;
@@ -81,16 +71,69 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
     r.string("source", std::nullopt);
   }
   if (!r.ok()) return r.error();
-  if (m.hidden % m.heads != 0)
-    return Error{ErrorCode::invalid_model, r.field("hidden"),
-                 fmt::format("{}={} must be divisible by {}={}", r.field("hidden"), m.hidden,
-                             r.field("heads"), m.heads),
-                 {r.field("heads")}};
+  auto invalid = [&](std::string key, std::string message, std::vector<std::string> related = {}) {
+    for (auto& k : related) k = r.field(k);
+    return Error{ErrorCode::invalid_model, r.field(key), std::move(message), std::move(related)};
+  };
+  // Without head_dim every head is hidden/heads wide.
+  if (m.head_size == 0 && m.hidden % m.heads != 0)
+    return invalid("hidden",
+                   fmt::format("{}={} must be divisible by {}={} (or give {})", r.field("hidden"),
+                               m.hidden, r.field("heads"), m.heads, r.field("head_dim")),
+                   {"heads"});
   if (m.heads % m.kv_heads != 0)
-    return Error{ErrorCode::invalid_model, r.field("kv_heads"),
-                 fmt::format("{}={} must divide {}={}", r.field("kv_heads"), m.kv_heads,
-                             r.field("heads"), m.heads),
-                 {r.field("heads")}};
+    return invalid("kv_heads",
+                   fmt::format("{}={} must divide {}={}", r.field("kv_heads"), m.kv_heads,
+                               r.field("heads"), m.heads),
+                   {"heads"});
+  const AttentionSpec& a = m.attention;
+  if (m.mla()) {
+    for (const auto& [key, value] :
+         {std::pair{"kv_lora_rank", a.kv_lora_rank}, std::pair{"qk_head_dim", a.qk_head_dim},
+          std::pair{"qk_rope_head_dim", a.qk_rope_head_dim}, std::pair{"v_head_dim", a.v_head_dim}})
+      if (value <= 0)
+        return Error{ErrorCode::invalid_model, r.field(std::string("attention.") + key),
+                     fmt::format("{}.attention.{} is required and must be > 0 for "
+                                 "attention.type=mla",
+                                 r.path().empty() ? "model" : r.path(), key),
+                     {r.field("attention.type")}};
+  }
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    if (e.top_k > e.experts)
+      return invalid("moe.top_k",
+                     fmt::format("{}={} must be <= {}={}", r.field("moe.top_k"), e.top_k,
+                                 r.field("moe.experts"), e.experts),
+                     {"moe.experts"});
+    if (!e.layer_pattern.empty() && static_cast<int64_t>(e.layer_pattern.size()) != m.layers)
+      return invalid("moe.layer_freq",
+                     fmt::format("{} lists {} layers but {}={}", r.field("moe.layer_freq"),
+                                 e.layer_pattern.size(), r.field("layers"), m.layers),
+                     {"layers"});
+    if (e.first_dense_layers >= m.layers)
+      return invalid("moe.first_dense_layers",
+                     fmt::format("{}={} leaves no MoE layer of {}={}",
+                                 r.field("moe.first_dense_layers"), e.first_dense_layers,
+                                 r.field("layers"), m.layers),
+                     {"layers"});
+    if (m.moe_layers(0, m.layers) == 0)
+      return invalid("moe.layer_freq",
+                     fmt::format("{} makes no layer an MoE layer", r.field("moe.layer_freq")),
+                     {"moe.first_dense_layers"});
+    if (e.router_group_top_k > 0 && e.router_groups == 0)
+      return invalid("moe.router_group_top_k",
+                     fmt::format("{}={} needs {}", r.field("moe.router_group_top_k"),
+                                 e.router_group_top_k, r.field("moe.router_groups")),
+                     {"moe.router_groups"});
+    if (e.router_groups > 0 &&
+        (e.experts % e.router_groups != 0 || e.router_group_top_k > e.router_groups))
+      return invalid("moe.router_groups",
+                     fmt::format("{}={} must divide {}={} and be >= {}={}",
+                                 r.field("moe.router_groups"), e.router_groups,
+                                 r.field("moe.experts"), e.experts,
+                                 r.field("moe.router_group_top_k"), e.router_group_top_k),
+                     {"moe.experts", "moe.router_group_top_k"});
+  }
   return m;
 }
 

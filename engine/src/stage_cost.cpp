@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "detail/step.h"
 #include "stepcast/compute.h"
@@ -72,25 +73,52 @@ double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute&
   return forward + backward + (p.recompute == Recompute::full ? forward : 0);
 }
 
-// Parameters one GPU of a stage holds, with Megatron's padded vocabulary.
-StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, int64_t layers) {
+// Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
+// MLP are split over TP (their replicated parts whole), routed experts over EP x ETP; norms and
+// the router are replicated.
+StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& mix) {
   StageShape st;
   st.index = index;
-  st.layers = layers;
+  st.layers = std::llround(mix.total());
+  st.moe_layers = std::llround(mix.moe_total());
   st.first = index == 0;
   st.last = index == p.pp - 1;
   const int64_t vocab = padded_vocab(m.vocab, p.tp);
   const ParameterCount count = count_parameters(m, vocab, m.seq_len);
-  const double norm = m.norm == Norm::layernorm ? 2.0 * m.hidden : 1.0 * m.hidden;
-  // Norms and row-parallel output biases are replicated on every TP rank; the rest is split.
-  const double replicated = 2 * norm + (m.bias ? 2.0 * m.hidden : 0.0);
-  st.layer_parameters = (count.per_layer - replicated) / p.tp + replicated;
-  st.parameters = st.layer_parameters * static_cast<double>(st.layers);
+  const double h = static_cast<double>(m.hidden);
+  const double norms = 2 * (m.norm == Norm::layernorm ? 2.0 * h : h);
+  const double row_bias = m.bias ? h : 0;  // the row-parallel output's bias, whole on every rank
+  const double att = attention_parameters(m), att_whole = attention_replicated_parameters(m);
+  const double attention = (att - att_whole) / p.tp + att_whole;
+  auto mlp = [&](double f) { return (mlp_parameters(m, f) - row_bias) / p.tp + row_bias; };
+  st.layer_parameters = attention + mlp(static_cast<double>(m.ffn_hidden)) + norms;
+  double routed = 0;
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    routed = count.routed_experts / (static_cast<double>(p.ep) * p.etp);
+    const double shared =
+        e.shared_experts > 0 ? mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden)) : 0;
+    const double router = h * static_cast<double>(e.experts) + static_cast<double>(e.experts);
+    st.moe_layer_parameters = attention + norms + router + shared + routed;
+  }
+  const double moe = mix.moe_total();
+  st.parameters = st.layer_parameters * (mix.total() - moe) + st.moe_layer_parameters * moe;
+  st.expert_parameters = routed * moe;
   if (st.first) st.parameters += count.embedding / p.tp + count.position;
   if (st.last) {
     st.parameters += count.final_norm;
     // The last stage holds the output layer; tied embeddings keep a copy there when pp > 1.
     if (!m.tied_embeddings || p.pp > 1) st.parameters += count.embedding / p.tp;
+    // Multi-token prediction modules run after the last layer, on the last stage: a layer like
+    // the last, the column-parallel 2h -> h projection and three norms each.
+    if (m.mtp_layers > 0) {
+      st.mtp = true;
+      const bool last_moe = m.is_moe_layer(m.layers - 1);
+      const double mtp = static_cast<double>(m.mtp_layers);
+      st.parameters += mtp * ((last_moe ? st.moe_layer_parameters : st.layer_parameters) +
+                              2 * h * h / p.tp + 1.5 * norms);
+      if (last_moe) st.expert_parameters += mtp * routed;
+    }
   }
   return st;
 }
@@ -122,13 +150,51 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
   return paths;
 }
 
-StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
-                     const StagePaths& paths, const std::vector<int64_t>& chunk_layers) {
+namespace {
+
+// The layers of a mix with what each kind costs.
+struct KindCost {
+  LayerKind kind;
+  double count = 0;
+  LayerCompute compute;
+};
+
+std::vector<KindCost> kind_costs(const ModelSpec& m, const Plan& p, const Device& d,
+                                 const LayerMix& mix) {
+  std::vector<KindCost> out;
+  for (const auto& [count, kind] :
+       {std::pair{mix.dense, LayerKind{false, false}}, std::pair{mix.moe, LayerKind{true, false}},
+        std::pair{mix.dense_windowed, LayerKind{false, true}},
+        std::pair{mix.moe_windowed, LayerKind{true, true}}})
+    if (count > 0) out.push_back({kind, count, layer_compute(m, p, d, kind)});
+  return out;
+}
+
+// A field of LayerCompute summed over the layers of a mix.
+template <class Field>
+double sum_of(const std::vector<KindCost>& kinds, Field field) {
+  double total = 0;
+  for (const auto& k : kinds) total += k.count * field(k.compute);
+  return total;
+}
+
+}  // namespace
+
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
+  LayerMix mix;
+  for (const auto& c : lay.chunk_mix[i]) mix += c;
+  return stage_cost(sc, p, stage_shape(sc.model, p, i, mix), mix, lay.groups[i],
+                    paths_for_stage(sc, p, lay, i), lay.chunk_mix[i]);
+}
+
+StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
+                     const LayerMix& mix, int group, const StagePaths& paths,
+                     const std::vector<LayerMix>& chunk_mix) {
   const ModelSpec& m = sc.model;
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
   const double slowdown = sc.calibration.overlap_slowdown;
-  const LayerCompute layer = layer_compute(m, p, device);
+  const std::vector<KindCost> kinds = kind_costs(m, p, device, mix);
   const HeadCompute head = head_compute(m, p, device);
   const HeadCompute embed = embedding_compute(m, p, device);
   const double mbd = static_cast<double>(p.micro_batches());
@@ -143,29 +209,54 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   st.parameters = shape.parameters;
   st.communication = stage_census(m, p, shape, paths);
   const auto& ops = st.communication;
-  const double L = static_cast<double>(shape.layers);
+  const double L = mix.total();
+
+  // Multi-token prediction on the last stage: each module runs a layer like the last one, its
+  // 2h -> h projection and one more output layer and loss.
+  double mtp_forward = 0, mtp_backward = 0, mtp_recompute = 0;
+  if (shape.mtp) {
+    const int64_t last = m.layers - 1;
+    const LayerCompute layer =
+        layer_compute(m, p, device, {m.is_moe_layer(last), m.windowed_layer(last)});
+    const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+    const double proj = gemm_time_s(tokens, static_cast<double>(m.hidden) / p.tp,
+                                    2.0 * m.hidden, gemm_element_bytes(p.precision), device);
+    const double n = static_cast<double>(m.mtp_layers);
+    mtp_forward = n * (layer.forward_s + proj + head.forward_s);
+    mtp_backward = n * (layer.backward_s + 2 * proj + head.backward_s);
+    mtp_recompute = n * layer.recompute_s;
+  }
 
   StageTime& t = c.time;
-  t.forward = L * layer.forward_s + (shape.first ? embed.forward_s : 0) +
-              (shape.last ? head.forward_s : 0);
-  t.backward = L * layer.backward_s + (shape.first ? embed.backward_s : 0) +
-               (shape.last ? head.backward_s : 0);
-  t.recompute = L * layer.recompute_s;
+  const double layers_forward = sum_of(kinds, [](const LayerCompute& l) { return l.forward_s; });
+  const double layers_backward = sum_of(kinds, [](const LayerCompute& l) { return l.backward_s; });
+  t.forward = layers_forward + (shape.first ? embed.forward_s : 0) +
+              (shape.last ? head.forward_s : 0) + mtp_forward;
+  t.backward = layers_backward + (shape.first ? embed.backward_s : 0) +
+               (shape.last ? head.backward_s : 0) + mtp_backward;
+  t.recompute = sum_of(kinds, [](const LayerCompute& l) { return l.recompute_s; }) + mtp_recompute;
 
   // Each virtual chunk's share: its layers, plus the embedding on the model's first chunk and the
-  // output layer on its last (a backward block carries the chunk's recompute too).
-  std::vector<int64_t> chunks = chunk_layers;
-  if (chunks.empty()) chunks.assign(p.vpp, shape.layers / p.vpp);
+  // output layer (and MTP) on its last (a backward block carries the chunk's recompute too).
+  std::vector<LayerMix> chunks = chunk_mix;
+  if (chunks.empty()) {
+    const double f = 1.0 / p.vpp;
+    chunks.assign(p.vpp, {mix.dense * f, mix.moe * f, mix.dense_windowed * f,
+                          mix.moe_windowed * f});
+  }
   const int v = static_cast<int>(chunks.size());
   for (int k = 0; k < v; ++k) {
-    const double n = static_cast<double>(chunks[k]);
+    const std::vector<KindCost> in_chunk = kind_costs(m, p, device, chunks[k]);
     const bool model_first = shape.first && k == 0, model_last = shape.last && k == v - 1;
     c.chunk_forward_share.push_back(
-        (n * layer.forward_s + (model_first ? embed.forward_s : 0) +
-         (model_last ? head.forward_s : 0)) / t.forward);
+        (sum_of(in_chunk, [](const LayerCompute& l) { return l.forward_s; }) +
+         (model_first ? embed.forward_s : 0) +
+         (model_last ? head.forward_s + mtp_forward : 0)) / t.forward);
     c.chunk_backward_share.push_back(
-        (n * (layer.backward_s + layer.recompute_s) + (model_first ? embed.backward_s : 0) +
-         (model_last ? head.backward_s : 0)) / (t.backward + t.recompute));
+        (sum_of(in_chunk, [](const LayerCompute& l) { return l.backward_s + l.recompute_s; }) +
+         (model_first ? embed.backward_s : 0) +
+         (model_last ? head.backward_s + mtp_backward + mtp_recompute : 0)) /
+        (t.backward + t.recompute));
   }
 
   // TP collectives sit between the GEMMs that produce and consume them: exposed, unless
@@ -174,7 +265,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
   const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
   if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
-    t.tp = te_overlapped_tp_s(m, p, layer, paths.tp, slowdown) * L;
+    t.tp = 0;
+    for (const auto& k : kinds)
+      t.tp += te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown) * k.count;
     // The embedding's, output layer's and loss's collectives are not overlapped.
     const double per_layer = layer_tp_comm_s(m, p, paths.tp);
     t.tp += std::max(0.0, tp_fwd + tp_bwd + tp_rc - L * per_layer);
@@ -183,11 +276,44 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   // CP's K/V ring overlaps the attention blocks it feeds.
   t.cp = exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
-                               L * layer.attention_forward_s, slowdown) +
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
+                               slowdown) +
          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
-                               L * layer.attention_backward_s, slowdown) +
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
+                               slowdown) +
          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
-                               L * layer.attention_recompute_s, slowdown);
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
+                               slowdown);
+  // MoE token exchange sits between the router and the experts: exposed, unless Megatron's
+  // --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch's layer with the
+  // backward of another's (combined_1f1b.py): each of the four exchanges (dispatch and combine,
+  // forward and backward) runs during one compute block of the other pass, the attention or the
+  // MoE block, and only what exceeds its block stays exposed.
+  auto ep_time = [&](Phase ph) {
+    return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
+  };
+  const double ep_recompute = ep_time(Phase::recompute);
+  if (p.moe_overlap && mix.moe_total() > 0) {
+    const double per_layer = 1 / mix.moe_total();
+    const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
+    double exposed = 0;
+    for (const auto& k : kinds) {
+      if (!k.kind.moe) continue;
+      const LayerCompute& l = k.compute;
+      const LayerGemms& g = l.gemms;
+      const double attn_f = g.qkv_s + g.proj_s + l.attention_forward_s;
+      const double attn_b = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
+      const double moe_f = std::max(0.0, l.forward_s - attn_f);
+      const double moe_b = std::max(0.0, l.backward_s - attn_b);
+      exposed += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
+                            exposed_after_overlap(fwd / 2, attn_b, slowdown) +
+                            exposed_after_overlap(bwd / 2, attn_f, slowdown) +
+                            exposed_after_overlap(bwd / 2, moe_f, slowdown));
+    }
+    t.ep = exposed + ep_recompute;
+  } else {
+    t.ep = ep_time(Phase::forward) + ep_time(Phase::backward) + ep_recompute;
+  }
   // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
   // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
   if (zero >= 2) {
@@ -202,10 +328,20 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
   // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
   // launches one graph per layer and pass instead (Megatron's per-layer TE graphs).
-  const LayerKernels k = layer_kernels(m, p);
-  const double launches = p.cuda_graphs ? L * (2 + (t.recompute > 0 ? 1 : 0))
-                                        : L * (k.forward + k.backward + k.recompute);
+  double launches = 0;
+  for (const auto& k : kinds) {
+    const LayerKernels n = layer_kernels(m, p, k.kind);
+    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                         : n.forward + n.backward + n.recompute);
+  }
   t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
+  // A dropless MoE layer copies its token counts to the host before it can size the
+  // all-to-all: the CPU waits for the GPU, and the GPU then waits while the CPU launches the
+  // rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused ones: 5), graphs or
+  // not (token_dispatcher.py; the sync is what stops whole-layer CUDA graphs).
+  if (m.moe.enabled() && m.moe.capacity_factor == 0 && p.ep > 1)
+    t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
+              sc.calibration.host_launch_s;
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);
@@ -218,9 +354,14 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double sends = 2.0 * p.vpp - (shape.first || shape.last ? 1.0 : 0.0);
   c.unit_s = t.total() + (p2p_hidden || p.pp == 1 ? 0 : sends * st.p2p_s);
 
+  // The distributed optimizer shards dense parameters over DP x CP, experts over expert DP.
   const double shard = zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
-  st.optimizer_s = optimizer_step_s(shape.parameters / shard, p, device);
-  st.dp_sync_s = census_time(ops, CommGroup::dp, Phase::gradient_sync);
+  const double expert_shard = zero >= 1 ? std::max(1, p.edp()) : 1.0;
+  st.optimizer_s = optimizer_step_s(
+      (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard,
+      p, device);
+  st.dp_sync_s = census_time(ops, CommGroup::dp, Phase::gradient_sync) +
+                 census_time(ops, CommGroup::edp, Phase::gradient_sync);
   st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
   return c;
 }

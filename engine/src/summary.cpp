@@ -87,10 +87,19 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   const double samples = static_cast<double>(p.global_batch);
   const double seq = static_cast<double>(m.seq_len);
   const double model_flops = model_flops_per_sample(m, seq) * samples;
-  const LayerFlops layer = layer_forward_flops(m, 1, seq);
+  // Hardware FLOPs add what recompute re-runs: every layer's forward (full) or attention core
+  // (selective), MTP modules included.
   double hardware_flops = model_flops;
-  if (p.recompute == Recompute::full) hardware_flops += layer.total() * m.layers * samples;
-  if (p.recompute == Recompute::selective) hardware_flops += layer.attention * m.layers * samples;
+  if (p.recompute != Recompute::none) {
+    double rerun = 0;
+    for (int64_t i = 0; i < m.layers + m.mtp_layers; ++i) {
+      const int64_t like = std::min(i, m.layers - 1);  // MTP modules repeat the last layer
+      const LayerFlops f =
+          layer_forward_flops(m, 1, seq, m.is_moe_layer(like), m.windowed_layer(like));
+      rerun += p.recompute == Recompute::full ? f.total() : f.attention;
+    }
+    hardware_flops += rerun * samples;
+  }
   r.samples_per_s = samples / r.iteration_time_s;
   r.tokens_per_s = samples * seq / r.iteration_time_s;
   r.model_tflops_per_gpu = model_flops / r.iteration_time_s / r.gpus / 1e12;

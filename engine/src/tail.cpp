@@ -36,15 +36,18 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
     // The distributed optimizer's parameter all-gather: after the step, or (overlapped) in the
     // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
     // hide it.
-    if (zero >= 1 && zero < 3)
+    // Dense and expert parameters come from their own groups (DP x CP and expert DP).
+    if (zero >= 1 && zero < 3) {
+      double gather = 0;
       for (const auto& op : ops)
-        if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
-            op.kind == CollectiveKind::all_gather)
-          t.param_gather_s = std::max(
-              t.param_gather_s, p.overlap_param_gather
-                                    ? exposed_after_overlap(op.total_s(), cost.time.forward,
-                                                            slowdown)
-                                    : op.total_s());
+        if ((op.group == CommGroup::dp || op.group == CommGroup::edp) &&
+            op.phase == Phase::optimizer && op.kind == CollectiveKind::all_gather)
+          gather += op.total_s();
+      t.param_gather_s = std::max(
+          t.param_gather_s, p.overlap_param_gather
+                                ? exposed_after_overlap(gather, cost.time.forward, slowdown)
+                                : gather);
+    }
     tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
     embedding_grads =
         std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));

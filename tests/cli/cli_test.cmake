@@ -28,6 +28,19 @@ expect_error(tp_heads "{\"model\": \"llama3-70b\", \"cluster\": {\"gpu\": \"h100
              "error: plan.tp=3 must divide model.heads=64")
 expect_error(unknown_key "{\"model\": \"llama3-70b\", \"clusterr\": {}}" "clusterr is not a known key")
 
+# Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
+set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")
+expect_error(moe_ep_experts "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 16, \"global_batch\": 16}}"
+             "error: plan.ep=16 must divide model.moe.experts=8")
+expect_error(moe_grid "{\"model\": \"qwen3-30b-a3b\", ${h100x2}, \"plan\": {\"pp\": 2, \"ep\": 16, \"global_batch\": 16}}"
+             "error: plan.etp*plan.ep*plan.pp=1*16*2=32 must divide the 16 GPUs")
+expect_error(moe_tp_sp "{\"model\": \"qwen3-30b-a3b\", ${h100x2}, \"plan\": {\"tp\": 2, \"ep\": 8, \"sequence_parallel\": false, \"global_batch\": 16}}"
+             "error: plan.tp=2 in a mixture-of-experts model needs plan.sequence_parallel=true")
+expect_error(moe_top_k "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"swiglu\", \"position\": \"rope\", \"tied_embeddings\": false, \"moe\": {\"experts\": 8, \"top_k\": 9, \"ffn_hidden\": 512}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.moe.top_k=9 must be <= model.moe.experts=8")
+expect_error(mla_rank "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"swiglu\", \"position\": \"rope\", \"tied_embeddings\": false, \"attention\": {\"type\": \"mla\", \"kv_lora_rank\": 0, \"qk_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.attention.kv_lora_rank=0 must be")
+
 execute_process(COMMAND ${STEPCAST} estimate ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
   message(FATAL_ERROR "estimate of the example failed (${rc}): ${out}")

@@ -40,7 +40,7 @@ TEST(Presets, IssueListsArePresent) {
        {"gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b", "gpt-1.7b", "gpt-1t",
         "llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-405b",
         "mistral-7b", "qwen2.5-7b", "qwen2.5-72b", "nemotron4-15b", "nemotron4-340b", "mpt-7b",
-        "mpt-30b", "mpt-70b", "bloom-176b"})
+        "mpt-30b", "mpt-70b", "bloom-176b", "qwen3-8b", "qwen3-32b"})
     EXPECT_NE(c.find_model(id), nullptr) << id;
 }
 
@@ -52,8 +52,42 @@ double size_in_id(const std::string& id) {
   return tail.back() == 't' ? n * 1e12 : n * 1e9;
 }
 
+// Mixture-of-experts presets: total and active parameters as their makers publish them (model
+// cards and papers), without the multi-token prediction module (DeepSeek-V3: "671B total, 37B
+// activated, plus a 14B MTP module" with its own embedding and head copies).
+struct PublishedSize {
+  const char* id;
+  double total, active;
+  bool active_without_embedding = false;  // OpenAI's gpt-oss card counts the unembedding only
+};
+constexpr PublishedSize kMoeSizes[] = {
+    {"deepseek-v3", 671e9, 37e9},       {"deepseek-v2", 236e9, 21e9},
+    {"deepseek-v2-lite", 15.7e9, 2.4e9}, {"moonlight-16b-a3b", 16e9, 3e9},
+    {"kimi-k2", 1.04e12, 32e9},          {"qwen3-30b-a3b", 30.5e9, 3.3e9},
+    {"qwen3-235b-a22b", 235e9, 22e9},    {"gpt-oss-120b", 117e9, 5.1e9, true},
+    {"gpt-oss-20b", 21e9, 3.6e9, true},        {"mixtral-8x7b", 46.7e9, 12.9e9},
+    {"mixtral-8x22b", 141e9, 39e9},      {"grok-1", 314e9, 86e9},
+};
+
+TEST(Presets, MixtureOfExpertsModelsHaveTheirPublishedSizes) {
+  const Catalog& c = builtin_catalog();
+  for (const auto& want : kMoeSizes) {
+    const ModelSpec* m = c.find_model(want.id);
+    ASSERT_NE(m, nullptr) << want.id;
+    const ParameterCount n = count_parameters(*m, m->vocab, m->seq_len);
+    const double moe_layers = static_cast<double>(m->moe_layers(0, m->layers));
+    const double idle = n.routed_experts * (1 - static_cast<double>(m->moe.top_k) / m->moe.experts);
+    const double active = n.total - n.mtp - moe_layers * idle -
+                          (want.active_without_embedding ? n.embedding : 0);
+    // Published figures round to two or three digits: 2 % on the total, 12 % on the active.
+    EXPECT_NEAR((n.total - n.mtp) / want.total, 1.0, 0.02) << want.id;
+    EXPECT_NEAR(active / want.active, 1.0, 0.12) << want.id;
+  }
+}
+
 TEST(Presets, ModelsHaveTheSizeTheirNameSays) {
   for (const auto& m : builtin_catalog().models) {
+    if (m.moe.enabled()) continue;  // checked against their published sizes above
     const double params = count_parameters(m, m.vocab, m.seq_len).total;
     // Names round (MPT-70B's benchmark shape is 65 B, Nemotron-4 15B is 15.7 B): 12 %.
     EXPECT_NEAR(params / size_in_id(m.id), 1.0, 0.12) << m.id << " has " << params / 1e9 << " B";

@@ -13,12 +13,14 @@
 
 namespace stepcast {
 
-enum class CommGroup { tp, cp, pp, dp, embedding, model_parallel };
+// ep: the expert-parallel group of an MoE layer; etp: expert tensor parallel; edp: expert data
+// parallel (the group that reduces expert gradients).
+enum class CommGroup { tp, cp, pp, dp, embedding, model_parallel, ep, etp, edp };
 enum class Phase { forward, backward, recompute, gradient_sync, optimizer };
 template <>
 struct EnumNames<CommGroup> {
-  static constexpr std::array<std::string_view, 6> values = {"tp", "cp", "pp", "dp", "embedding",
-                                                             "model_parallel"};
+  static constexpr std::array<std::string_view, 9> values = {
+      "tp", "cp", "pp", "dp", "embedding", "model_parallel", "ep", "etp", "edp"};
 };
 template <>
 struct EnumNames<Phase> {
@@ -48,13 +50,21 @@ struct StageShape {
   bool first = false;     // holds the input embedding
   bool last = false;      // holds the output layer and loss
   double parameters = 0;  // parameters held by one GPU of the stage (before ZeRO sharding)
-  double layer_parameters = 0;  // parameters of one layer on one GPU (ZeRO-3 gathers these)
+  double layer_parameters = 0;  // parameters of one dense layer on one GPU (ZeRO-3 gathers these)
+  int64_t moe_layers = 0;       // of `layers`, the MoE ones
+  double moe_layer_parameters = 0;  // one MoE layer on one GPU, experts included
+  double expert_parameters = 0;  // of `parameters`, the routed experts' (reduced over edp)
+  bool mtp = false;             // holds the multi-token prediction modules (last stage)
 };
 
 // The communication paths a stage's groups use (resolved from the cluster's placement).
 struct StagePaths {
   CommPath tp, cp, pp, dp, embedding, model_parallel;
   GroupPlacement dp_placement;  // the DP x CP group that reduces gradients
+  // MoE layers: the expert-parallel all-to-all, the expert-TP and expert-TP x EP groups, and
+  // the expert data-parallel group.
+  AllToAllPath ep;
+  CommPath etp, tp_ep, edp;
 };
 
 StagePaths stage_paths(const Plan& plan, const ClusterGroup& cluster);

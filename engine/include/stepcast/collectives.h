@@ -19,11 +19,11 @@
 
 namespace stepcast {
 
-enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, send_recv, broadcast };
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, send_recv, broadcast, all_to_all };
 template <>
 struct EnumNames<CollectiveKind> {
-  static constexpr std::array<std::string_view, 5> values = {
-      "all_reduce", "all_gather", "reduce_scatter", "send_recv", "broadcast"};
+  static constexpr std::array<std::string_view, 6> values = {
+      "all_reduce", "all_gather", "reduce_scatter", "send_recv", "broadcast", "all_to_all"};
 };
 inline const char* to_string(CollectiveKind v) { return name_of(v).data(); }
 
@@ -63,7 +63,29 @@ double bus_factor(CollectiveKind kind, int n);
 int latency_steps(CollectiveKind kind, int nodes);
 
 // Time of one collective moving `bytes` (the full tensor size, as nccl-tests' "size") among n
-// ranks along `path`. n = 1 costs nothing (Megatron skips collectives of one rank).
+// ranks along `path`. n = 1 costs nothing (Megatron skips collectives of one rank). All-to-alls
+// are priced by all_to_all_time_s.
 double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPath& path);
+
+// The links an all-to-all crosses. Each GPU sends (n-1)/n of its buffer: the share for peers in
+// its own node over the scale-up fabric, the rest over the node's network ports, which every GPU
+// of the node uses at once (all expert-parallel groups exchange together). Both run at the same
+// time, so the slower share sets the pace.
+struct AllToAllPath {
+  int size = 1;
+  int per_node = 1;      // members of the group inside one node
+  double intra_Bps = 0;  // per GPU, scale-up fabric
+  double inter_Bps = 0;  // per GPU, its share of the node's ports
+  double intra_half_peak_bytes = 0, inter_half_peak_bytes = 0;
+  double latency_s = 0;            // of the slowest link crossed
+  const LinkSpec* link = nullptr;  // the slowest link crossed
+};
+
+AllToAllPath all_to_all_path(const ClusterGroup& cluster, const GroupPlacement& placement);
+
+// Time of one all-to-all in which every GPU sends `bytes` (its whole send buffer, nccl-tests'
+// size), spread evenly over the group; `remote_scale` scales the bytes that leave the node
+// (DeepEP/HybridEP send a token once per destination node instead of once per expert).
+double all_to_all_time_s(double bytes, const AllToAllPath& path, double remote_scale = 1);
 
 }  // namespace stepcast

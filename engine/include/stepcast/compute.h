@@ -36,9 +36,18 @@ double gemm_time_s(double m, double n, double k, double element_bytes, const Dev
 
 // One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).
 // One layer's four GEMMs, forward (the backward runs two GEMMs of the same shape for each).
+// In an MoE layer fc1 and fc2 are the shared experts' (the TP-split part), and experts_s the
+// router and the routed experts' grouped GEMMs (split over EP and ETP).
 struct LayerGemms {
   double qkv_s = 0, proj_s = 0, fc1_s = 0, fc2_s = 0;
-  double total() const { return qkv_s + proj_s + fc1_s + fc2_s; }
+  double experts_s = 0;
+  double total() const { return qkv_s + proj_s + fc1_s + fc2_s + experts_s; }
+};
+
+// Which layer: a dense one or an MoE one, with full or sliding-window attention.
+struct LayerKind {
+  bool moe = false;
+  bool windowed = false;
 };
 
 // The *_s parts are what the overlap model needs: communication hides behind the GEMMs (TP) or
@@ -56,7 +65,19 @@ struct LayerCompute {
   double attention_recompute_s = 0;
 };
 
-LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device);
+LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device,
+                           LayerKind kind = {});
+
+// Time of `groups` GEMMs of one shape launched as one grouped GEMM (the routed experts of an MoE
+// layer): compute on tiles of 128 rows (an expert's last tile runs partly empty), weights and
+// activations read once each, one launch overhead.
+double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,
+                           const Device& device);
+
+// Rows each local expert's GEMMs run on, per micro-batch, on the busiest GPU: this GPU's tokens
+// times top_k, gathered over the expert-TP group, spread over experts/ep local experts; times
+// the imbalance, or padded to the capacity when a capacity factor drops the excess.
+double expert_rows(const ModelSpec& model, const Plan& plan);
 
 // Kernels one layer launches per micro-batch (host overhead: eager training issues them one by one
 // from the CPU, each costing Calibration::host_launch_s). Counted from the layer's structure:
@@ -68,7 +89,7 @@ struct LayerKernels {
   double backward = 0;
   double recompute = 0;
 };
-LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan);
+LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan, LayerKind kind = {});
 
 // The output layer and loss (last stage), one micro-batch: logits GEMM, cross-entropy.
 struct HeadCompute {

@@ -20,6 +20,7 @@ struct Breakdown {
   double recompute = 0;  // activation recomputation
   double tp_comm = 0;    // tensor-parallel collectives not hidden behind compute
   double cp_comm = 0;    // context-parallel K/V exchange not hidden behind attention
+  double ep_comm = 0;    // MoE token exchange (expert-parallel all-to-alls, expert TP)
   double pp_comm = 0;    // pipeline send/receive on the critical path
   double bubble = 0;     // pipeline fill and drain
   double dp_comm = 0;    // data-parallel gradient / parameter sync not hidden
@@ -27,8 +28,8 @@ struct Breakdown {
   double other = 0;      // norm and embedding grad all-reduces, gradient norm, loss
   double host = 0;       // the GPU waiting for the CPU to launch kernels (eager, small work)
   double sum() const {
-    return forward + backward + recompute + tp_comm + cp_comm + pp_comm + bubble + dp_comm +
-           optimizer + other + host;
+    return forward + backward + recompute + tp_comm + cp_comm + ep_comm + pp_comm + bubble +
+           dp_comm + optimizer + other + host;
   }
 };
 

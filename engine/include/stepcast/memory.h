@@ -4,6 +4,7 @@
 #pragma once
 
 #include "stepcast/census.h"
+#include "stepcast/compute.h"
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
@@ -21,8 +22,10 @@ struct MemoryBreakdown {
   bool fits() const { return total <= capacity; }
 };
 
-// Activation bytes one transformer layer keeps for the backward pass, one micro-batch, one GPU.
-double layer_activation_bytes(const ModelSpec& model, const Plan& plan);
+// Activation bytes one transformer layer keeps for the backward pass, one micro-batch, one GPU:
+// a dense layer, or an MoE layer (router probabilities, the permuted tokens and the experts'
+// intermediates on the rows this GPU's experts receive, the shared experts' MLP).
+double layer_activation_bytes(const ModelSpec& model, const Plan& plan, bool moe = false);
 
 // Micro-batches' worth of a stage's layers held at the peak of the schedule: stage i of a 1F1B
 // pipeline holds min(p - i, m) micro-batches; the interleaved schedule holds (p-1)/v more on top

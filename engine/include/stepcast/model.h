@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "stepcast/enum_names.h"
 
@@ -25,9 +26,50 @@ struct EnumNames<Norm> {
   static constexpr std::array<std::string_view, 2> values = {"layernorm", "rmsnorm"};
 };
 
+enum class AttentionType { gqa, mla };
+enum class WindowLayers { all, alternate };
+template <>
+struct EnumNames<AttentionType> {
+  static constexpr std::array<std::string_view, 2> values = {"gqa", "mla"};
+};
+template <>
+struct EnumNames<WindowLayers> {
+  static constexpr std::array<std::string_view, 2> values = {"all", "alternate"};
+};
+
 inline const char* to_string(FfnType v) { return name_of(v).data(); }
 inline const char* to_string(Position v) { return name_of(v).data(); }
 inline const char* to_string(Norm v) { return name_of(v).data(); }
+
+// Self-attention: grouped-query (kv_heads key/value heads of head_dim), or DeepSeek's multi-head
+// latent attention (queries and keys/values through low-rank projections; Megatron-Core's
+// MLASelfAttention), optionally over a sliding window on all or alternate layers.
+struct AttentionSpec {
+  AttentionType type = AttentionType::gqa;
+  int64_t q_lora_rank = 0;  // 0: queries projected directly from the hidden state
+  int64_t kv_lora_rank = 0;
+  int64_t qk_head_dim = 0;       // per head, without the rotary part
+  int64_t qk_rope_head_dim = 0;  // per head, rotary part (one key head shared by all heads)
+  int64_t v_head_dim = 0;
+  int64_t window = 0;  // tokens each query sees (0: the whole causal context)
+  WindowLayers window_layers = WindowLayers::all;
+};
+
+// Mixture of experts: which layers route tokens to experts, and the experts' shape.
+struct MoeSpec {
+  int64_t experts = 0;  // routed experts per MoE layer; 0 for a dense model
+  int64_t top_k = 0;
+  int64_t ffn_hidden = 0;  // one routed expert's MLP width
+  int64_t shared_experts = 0;
+  int64_t shared_ffn_hidden = 0;  // one shared expert's width
+  int64_t first_dense_layers = 0;
+  int64_t layer_freq = 1;             // every layer_freq-th layer is MoE ...
+  std::vector<uint8_t> layer_pattern;  // ... unless this 0/1 list (one per layer) says otherwise
+  double capacity_factor = 0;          // 0: dropless
+  int64_t router_groups = 0;           // node-limited routing: groups of experts, and how many
+  int64_t router_group_top_k = 0;      // groups one token may reach (0: no limit)
+  bool enabled() const { return experts > 0; }
+};
 
 struct ModelSpec {
   std::string id;  // preset id, empty for a custom model
@@ -44,9 +86,27 @@ struct ModelSpec {
   bool tied_embeddings = true;
   Norm norm = Norm::layernorm;
   bool bias = true;
+  int64_t head_size = 0;  // JSON `head_dim`; 0: hidden / heads
+  AttentionSpec attention;
+  MoeSpec moe;
+  int64_t mtp_layers = 0;  // multi-token prediction modules after the last layer (DeepSeek-V3)
 
-  int64_t head_dim() const { return hidden / heads; }
+  int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  int64_t q_dim() const { return heads * head_dim(); }  // queries (and attention output) width
   int64_t kv_dim() const { return kv_heads * head_dim(); }
+  bool mla() const { return attention.type == AttentionType::mla; }
+  // Layer i (0-based) routes its tokens to experts: Megatron's --moe-layer-freq (an int f: every
+  // layer with i % f == 0; or a 0/1 list), with the first `first_dense_layers` dense.
+  bool is_moe_layer(int64_t i) const;
+  // MoE layers among `count` layers from `first`.
+  int64_t moe_layers(int64_t first, int64_t count) const;
+  // Layer i attends over a sliding window.
+  bool windowed_layer(int64_t i) const;
+  // Uses Megatron-Core's current FLOP formula (MoE, MLA, MTP or sliding windows): see
+  // model_flops_per_sample.
+  bool modern() const {
+    return moe.enabled() || mla() || mtp_layers > 0 || attention.window > 0;
+  }
 };
 
 // Matrices in the MLP: two for GELU/ReLU/squared-ReLU (up, down), three for gated units.
@@ -57,7 +117,10 @@ int ffn_matrices(FfnType type);
 int64_t padded_vocab(int64_t vocab, int tp);
 
 struct ParameterCount {
-  double per_layer = 0;   // one transformer layer, weights and biases and norms
+  double per_layer = 0;   // one dense transformer layer, weights and biases and norms
+  double moe_layer = 0;   // one MoE layer (attention, router, routed and shared experts)
+  double routed_experts = 0;  // the routed experts of one MoE layer (part of moe_layer)
+  double mtp = 0;         // the multi-token prediction modules (layer, projection, norms)
   double embedding = 0;   // input word embedding (vocab x hidden)
   double position = 0;    // learned position table (seq x hidden), 0 for RoPE
   double output = 0;      // output projection, 0 when tied to the embedding
@@ -69,25 +132,44 @@ struct ParameterCount {
 // holds, the unpadded one for the model's nominal size).
 ParameterCount count_parameters(const ModelSpec& model, int64_t vocab, int64_t seq_len);
 
+// Parameters of one layer's attention (projections and their norms, no layer norms), and the
+// part every TP rank holds whole (the output projection's bias; MLA's down-projections).
+double attention_parameters(const ModelSpec& model);
+double attention_replicated_parameters(const ModelSpec& model);
+// Parameters of an MLP of width f (weights and biases).
+double mlp_parameters(const ModelSpec& model, double f);
+
 // Forward FLOPs of one transformer layer for `tokens` = micro_batch x seq tokens of a sequence of
 // length `seq`, before any parallel split. A multiply-add counts as two FLOPs. Attention scores
-// and values are counted for the full s x s matrix, as Megatron-LM's and Korthikanti et al.'s
-// MFU formulas do.
+// and values are counted for the full s x s matrix (or s x window), as Megatron-LM's and
+// Korthikanti et al.'s MFU formulas do. An MoE layer's mlp is its active experts: top_k routed
+// and the shared ones.
 struct LayerFlops {
-  double qkv = 0;
+  double qkv = 0;        // every projection into the attention (MLA: down and up projections)
   double attention = 0;  // Q K^T and attention x V
   double projection = 0;
   double mlp = 0;
-  double linear() const { return qkv + projection + mlp; }
+  double router = 0;  // the router's logits (not in Megatron's model FLOPs)
+  double linear() const { return qkv + projection + mlp + router; }
   double total() const { return linear() + attention; }
 };
-LayerFlops layer_forward_flops(const ModelSpec& model, double micro_batch, double seq);
+LayerFlops layer_forward_flops(const ModelSpec& model, double micro_batch, double seq,
+                               bool moe_layer = false, bool windowed = false);
 
 // Forward FLOPs of the output layer (logits) for micro_batch x seq tokens.
 double logits_forward_flops(const ModelSpec& model, double micro_batch, double seq, int64_t vocab);
 
 // Model FLOPs of one training step over `samples` sequences: 3 x forward (forward, and a backward
-// of twice the forward), no recompute. MFU divides this by time and peak.
+// of twice the forward), no recompute. MFU divides this by time and peak. Dense GQA models keep
+// the formula of the published dense MFUs (Narayanan et al. 2021, Korthikanti et al. 2022: the
+// full s x s attention matrix); MoE, MLA, MTP and sliding-window models follow Megatron-Core's
+// current num_floating_point_operations (megatron/training/training.py), the figure NVIDIA's
+// MoE tables report as model TFLOP/s: causal attention counts half the matrix, the router is not
+// counted, each MTP module adds a layer, its projection and one more output layer.
 double model_flops_per_sample(const ModelSpec& model, double seq);
+
+// Forward FLOPs of the model's layers and output for one sequence, as the hardware runs them
+// (the router counted, causal attention at half the matrix when `causal_half`).
+double layers_forward_flops(const ModelSpec& model, double seq, bool causal_half);
 
 }  // namespace stepcast

@@ -17,6 +17,15 @@ struct EnumNames<Recompute> {
 };
 inline const char* to_string(Recompute v) { return name_of(v).data(); }
 
+// How an MoE layer exchanges tokens between expert-parallel ranks (Megatron-Core's
+// --moe-token-dispatcher-type).
+enum class MoeDispatcher { alltoall, allgather, flex };
+template <>
+struct EnumNames<MoeDispatcher> {
+  static constexpr std::array<std::string_view, 3> values = {"alltoall", "allgather", "flex"};
+};
+inline const char* to_string(MoeDispatcher v) { return name_of(v).data(); }
+
 // How the training software runs what the plan describes (the framework profile's "execution"
 // part, presets/frameworks/): not scenario keys, but read by the physics.
 enum class Kernels { fused, eager };     // Transformer Engine / Megatron fused kernels, or eager
@@ -57,6 +66,13 @@ struct Plan {
   bool dp_derived = false;  // dp was left out and taken from the cluster's GPU count
   int cp = 1;
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank; >1 = interleaved 1F1B
+  // Mixture of experts: the expert grid etp x ep x edp x pp folds onto the same GPUs as
+  // tp x cp x dp x pp (Megatron-Core's "parallel folding").
+  int ep = 1;
+  int etp = 1;  // expert tensor parallel (defaults to tp)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  bool moe_overlap = false;   // EP all-to-alls overlap the adjacent micro-batch's compute
+  double moe_imbalance = 1;   // busiest expert's tokens over the mean
   int64_t micro_batch = 1;
   int64_t global_batch = 1;
   bool sequence_parallel = false;
@@ -85,6 +101,9 @@ struct Plan {
   int64_t last_stage_layers = 0;
   bool embedding_in_split = false;
   bool loss_in_split = false;
+  // Megatron-Core's free-form layout of blocks per virtual stage (pipeline_layout.h); empty: the
+  // splits above.
+  std::string pipeline_layout;
 
   // Optional layouts for clusters of several groups (or uneven splits on one group). Empty
   // stages: pp stages of layers/pp on group 0; empty replicas: dp identical replicas.
@@ -92,6 +111,8 @@ struct Plan {
   std::vector<ReplicaAssignment> replicas;
 
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
+  // Expert data-parallel size: the GPUs of one pipeline stage over the expert grid's etp x ep.
+  int edp() const { return static_cast<int>(int64_t{tp} * cp * dp / (int64_t{etp} * ep)); }
   int effective_zero_stage() const {
     return distributed_optimizer && zero_stage < 1 ? 1 : zero_stage;
   }

@@ -15,6 +15,7 @@ struct SearchOptions {
   int max_micro_batch = 8;    // micro-batch sizes tried: powers of two up to this, and its own
   int max_vpp = 4;            // virtual stages tried: powers of two up to this, and the plan's own
   bool vary_recompute = true; // try none / selective / full
+  bool vary_dispatcher = true;  // MoE models: try alltoall / allgather / flex
 };
 
 struct SearchCandidate {
@@ -37,7 +38,8 @@ struct SearchResult {
 
 // Searches around `scenario`: same model, cluster, global batch, sequence length and precision;
 // tp, pp, dp (derived), cp, vpp, micro-batch, sequence parallelism, recompute and the
-// distributed optimizer vary. The scenario's own plan may break a rule (it is what the search
+// distributed optimizer vary; for MoE models also ep (divisors of the experts), etp (1 or tp)
+// and the token dispatcher. The scenario's own plan may break a rule (it is what the search
 // varies: read it with read_scenario); it is then reported in baseline_error. Errors: a cluster
 // of several groups (unsupported), or no plan the rules admit (the scenario's own error, or
 // invalid_plan).

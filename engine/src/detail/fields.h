@@ -67,8 +67,24 @@ constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
   return {info, &read_member<Member>, &write_member<Member>};
 }
 
+// Reads every key of a member-bound table into `spec` (keys without a reader are accepted and
+// ignored: sources, notes), after rejecting keys the table does not have.
+template <class Spec>
+void read_fields(JsonReader& r, std::span<const Field<Spec>> fields, Spec& spec) {
+  static const std::vector<std::string_view> names = [&] {
+    std::vector<std::string_view> out;  // one table per spec type: built once
+    for (const auto& f : fields) out.push_back(f.info.name);
+    return out;
+  }();
+  r.reject_unknown(names);
+  for (const auto& f : fields)
+    if (f.read) f.read(r, f.info, spec);
+}
+
 // The typed tables (fields.cpp), in documentation order.
 std::span<const Field<ModelSpec>> model_fields();
+std::span<const Field<AttentionSpec>> attention_fields();
+std::span<const Field<MoeSpec>> moe_fields();
 std::span<const Field<Plan>> plan_fields();
 std::span<const std::string_view> framework_ids();
 std::span<const Field<GpuSpec>> gpu_fields();

@@ -30,9 +30,10 @@ namespace stepcast::detail {
 struct StageTime {
   double forward = 0, backward = 0, recompute = 0;  // compute only
   double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
+  double ep = 0;  // MoE token exchange (all-to-alls, expert TP) not hidden behind compute
   double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
   double compute() const { return forward + backward + recompute; }
-  double total() const { return compute() + tp + cp + zero3 + host; }
+  double total() const { return compute() + tp + cp + zero3 + ep + host; }
 };
 
 struct StageCost {
@@ -44,6 +45,23 @@ struct StageCost {
   StageReport report;
 };
 
+// Layers of a stage or a chunk by kind: dense or MoE, full or sliding-window attention. Counts
+// are whole for real layouts; the balancer's probes use the model's average mix.
+struct LayerMix {
+  double dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
+  double total() const { return dense + moe + dense_windowed + moe_windowed; }
+  double moe_total() const { return moe + moe_windowed; }
+  LayerMix& operator+=(const LayerMix& o) {
+    dense += o.dense, moe += o.moe, dense_windowed += o.dense_windowed;
+    moe_windowed += o.moe_windowed;
+    return *this;
+  }
+};
+// The kinds of layers [first, first + count) of the model.
+LayerMix layer_mix(const ModelSpec& m, int64_t first, int64_t count);
+// `layers` layers in the model's average proportions.
+LayerMix average_mix(const ModelSpec& m, double layers);
+
 // Where each stage of one pipeline runs and what it holds.
 struct PipelineLayout {
   std::vector<int> groups;      // cluster group of each stage
@@ -51,6 +69,9 @@ struct PipelineLayout {
   // Layers of each stage's virtual chunks (vpp each); equal shares unless Megatron counts the
   // embedding or the loss as a layer (the first or last chunk then holds one fewer).
   std::vector<std::vector<int64_t>> chunk_layers;
+  // The kinds of the layers of each stage's chunks (model chunk c·pp + i holds the layers after
+  // those of the model chunks before it).
+  std::vector<std::vector<LayerMix>> chunk_mix;
   std::vector<int> dp_groups;   // groups the data-parallel ring of every stage crosses
 };
 
@@ -90,10 +111,15 @@ std::vector<ReplicaSet> replica_sets(const Scenario& sc);
 Plan plan_for(const Plan& p, int64_t micro_batches);
 
 // 2. stage_cost.cpp
-StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, int64_t layers);
+// What stage `index` holds: its layers by kind (all chunks).
+StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& layers);
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
-StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape, int group,
-                     const StagePaths& paths, const std::vector<int64_t>& chunk_layers = {});
+// `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
+StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
+                     const LayerMix& layers, int group, const StagePaths& paths,
+                     const std::vector<LayerMix>& chunk_mix = {});
+// The stage i of a layout: its shape and its cost.
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
 double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);

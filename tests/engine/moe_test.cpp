@@ -1,0 +1,375 @@
+// Mixture of experts: FLOPs against NVIDIA's published model TFLOP/s, the census of the token
+// exchange (counts and bytes by hand from token_dispatcher.py, shared/reference/moe.md), the
+// all-to-all on the links it crosses, expert memory against Megatron's theoretical formulas,
+// the layer against Megatron's MoE benchmark, and the rules.
+#include <gtest/gtest.h>
+
+#include "stepcast/census.h"
+#include "stepcast/compute.h"
+#include "stepcast/memory.h"
+#include "stepcast/pipeline_layout.h"
+#include "stepcast/search.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+using test::scenario;
+
+// A small MoE model: 4 layers, h 1024, 8 experts of width 512, top-2.
+const char* kSmallMoe = R"({"name": "small moe", "layers": 4, "hidden": 1024, "heads": 8,
+  "ffn_hidden": 4096, "vocab": 1000, "seq_len": 1024, "ffn_type": "swiglu", "position": "rope",
+  "tied_embeddings": false, "norm": "rmsnorm", "moe": {"experts": 8, "top_k": 2, "ffn_hidden": 512}})";
+
+std::string small(const std::string& plan, const std::string& cluster = R"({"node": "dgx-h100", "nodes": 1})") {
+  return fmt::format(R"({{"model": {}, "cluster": {}, "plan": {}}})", kSmallMoe, cluster, plan);
+}
+
+std::vector<CommOp> census_of(const Scenario& s, int stage = 0) {
+  return estimate(s).stages.at(stage).communication;
+}
+
+const CommOp* find(const std::vector<CommOp>& ops, CommGroup g, Phase ph, CollectiveKind k,
+                   const std::string& what_part) {
+  for (const auto& op : ops)
+    if (op.group == g && op.phase == ph && op.kind == k && op.what.find(what_part) != std::string::npos)
+      return &op;
+  return nullptr;
+}
+
+int count_kind(const std::vector<CommOp>& ops, CommGroup g, CollectiveKind k) {
+  int n = 0;
+  for (const auto& op : ops) n += op.group == g && op.kind == k;
+  return n;
+}
+
+// Megatron-Core's num_floating_point_operations against the published model TFLOP/s ÷ tokens/s
+// per GPU of Megatron-Bridge's tables (shared/reference/moe.md section 4), sequence 4096.
+TEST(Moe, ModelFlopsMatchNvidiasPublishedFigures) {
+  auto gflop_per_token = [](const char* id, int64_t mtp) {
+    ModelSpec m = *test::catalog().find_model(id);
+    m.mtp_layers = mtp;
+    return model_flops_per_sample(m, 4096) / 4096 / 1e9;
+  };
+  EXPECT_NEAR(gflop_per_token("qwen3-30b-a3b", 0), 23.0, 23.0 * 0.005);
+  EXPECT_NEAR(gflop_per_token("qwen3-235b-a22b", 0), 147.8, 147.8 * 0.005);
+  EXPECT_NEAR(gflop_per_token("deepseek-v3", 1), 259.8, 259.8 * 0.005);
+  EXPECT_NEAR(gflop_per_token("deepseek-v3", 0), 249.7, 249.7 * 0.005);
+}
+
+TEST(Moe, LayerPatternFollowsFrequencyListAndDenseLayers) {
+  ModelSpec m = *test::catalog().find_model("deepseek-v3");
+  EXPECT_FALSE(m.is_moe_layer(2));
+  EXPECT_TRUE(m.is_moe_layer(3));
+  EXPECT_EQ(m.moe_layers(0, m.layers), 58);
+  m.moe.first_dense_layers = 0;
+  m.moe.layer_freq = 2;  // 0, 2, 4, ...
+  EXPECT_EQ(m.moe_layers(0, 61), 31);
+  m.moe.layer_pattern = std::vector<uint8_t>(61, 0);
+  m.moe.layer_pattern[60] = 1;
+  EXPECT_EQ(m.moe_layers(0, 61), 1);
+  EXPECT_TRUE(m.is_moe_layer(60));
+}
+
+// Per MoE layer per micro-batch with the alltoall dispatcher: dispatch and combine forward,
+// their gradients backward (4 large, T·k·h·a bytes each), the probabilities both ways (T·k·4),
+// the token counts gathered over TP x EP (E int64).
+TEST(Moe, AllToAllDispatcherCensus) {
+  const Scenario s = scenario(small(R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8})"));
+  const auto ops = census_of(s);
+  const double T = 1024, k = 2, h = 1024;
+  const CommOp* dispatch = find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_to_all, "dispatch");
+  ASSERT_NE(dispatch, nullptr);
+  EXPECT_EQ(dispatch->count, 4);  // 4 MoE layers x 1 micro-batch
+  EXPECT_DOUBLE_EQ(dispatch->bytes, T * k * h * 2);
+  EXPECT_EQ(dispatch->group_size, 8);
+  EXPECT_EQ(count_kind(ops, CommGroup::ep, CollectiveKind::all_to_all), 6);  // 4 large, 2 small
+  const CommOp* probs = find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_to_all, "probabilities");
+  ASSERT_NE(probs, nullptr);
+  EXPECT_DOUBLE_EQ(probs->bytes, T * k * 4);
+  const CommOp* counts = find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_gather, "token counts");
+  ASSERT_NE(counts, nullptr);
+  EXPECT_DOUBLE_EQ(counts->bytes, 8 * 8);
+  EXPECT_EQ(counts->count, 4);
+  // One GPU runs a whole replica (dp 8) and every expert rank is another replica: the experts
+  // are not replicated, so no expert-data-parallel reduction.
+  EXPECT_EQ(count_kind(ops, CommGroup::edp, CollectiveKind::reduce_scatter), 0);
+}
+
+TEST(Moe, FullRecomputeReplaysTheForwardPair) {
+  const Scenario s = scenario(small(
+      R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8, "recompute": "full"})"));
+  int replays = 0;
+  for (const auto& op : census_of(s))
+    replays += op.group == CommGroup::ep && op.phase == Phase::recompute &&
+               op.kind == CollectiveKind::all_to_all;
+  EXPECT_EQ(replays, 2);  // dispatch and combine
+}
+
+// Expert TP 2 with EP 4: the dispatched T·k tokens gathered over the expert-TP pair before the
+// experts (T·k·etp·h·a bytes, the gathered tensor), reduce-scattered after, mirrored backward.
+TEST(Moe, ExpertTensorParallelGathersAndScatters) {
+  const Scenario s = scenario(small(
+      R"({"tp": 1, "pp": 1, "ep": 4, "etp": 2, "micro_batch": 1, "global_batch": 16})",
+      R"({"node": "dgx-h100", "nodes": 2})"));
+  const auto ops = census_of(s);
+  const CommOp* ag = find(ops, CommGroup::etp, Phase::forward, CollectiveKind::all_gather, "");
+  ASSERT_NE(ag, nullptr);
+  EXPECT_DOUBLE_EQ(ag->bytes, 1024.0 * 2 * 2 * 1024 * 2);
+  EXPECT_EQ(count_kind(ops, CommGroup::etp, CollectiveKind::all_gather), 2);
+  EXPECT_EQ(count_kind(ops, CommGroup::etp, CollectiveKind::reduce_scatter), 2);
+  // Expert data parallel = 16 GPUs / (etp 2 x ep 4) = 2 replicas of each expert shard, while
+  // the dense part has dp 16: expert gradients are reduced over their own group of 2.
+  const CommOp* rs =
+      find(ops, CommGroup::edp, Phase::gradient_sync, CollectiveKind::reduce_scatter, "expert");
+  ASSERT_NE(rs, nullptr);
+  EXPECT_EQ(rs->group_size, 2);
+}
+
+// flex (DeepEP/HybridEP): the probabilities travel with the tokens and the layout is computed on
+// the device (no small exchanges); fp8 training dispatches fp8 tokens, combines in bf16.
+TEST(Moe, FlexDispatchesFp8AndCarriesTheProbabilities) {
+  const Scenario s = scenario(small(
+      R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8, "moe_dispatcher": "flex", "precision": "fp8"})"));
+  const auto ops = census_of(s);
+  EXPECT_EQ(count_kind(ops, CommGroup::ep, CollectiveKind::all_to_all), 4);
+  EXPECT_EQ(count_kind(ops, CommGroup::ep, CollectiveKind::all_gather), 0);
+  const double copies = 1024.0 * 2 * 1024;
+  EXPECT_DOUBLE_EQ(find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_to_all, "dispatch")->bytes, copies * 1);
+  EXPECT_DOUBLE_EQ(find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_to_all, "combine")->bytes, copies * 2);
+}
+
+// allgather: hidden states gathered over TP x EP (8 · T · h · a), combined by a reduce-scatter of
+// the same size; independent of top_k.
+TEST(Moe, AllGatherDispatcherVolumes) {
+  const Scenario s = scenario(small(
+      R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8, "moe_dispatcher": "allgather"})"));
+  const auto ops = census_of(s);
+  const CommOp* ag = find(ops, CommGroup::ep, Phase::forward, CollectiveKind::all_gather, "hidden");
+  ASSERT_NE(ag, nullptr);
+  EXPECT_DOUBLE_EQ(ag->bytes, 8 * 1024.0 * 1024 * 2);
+  EXPECT_EQ(count_kind(ops, CommGroup::ep, CollectiveKind::all_to_all), 0);
+  EXPECT_EQ(count_kind(ops, CommGroup::ep, CollectiveKind::reduce_scatter), 2);
+}
+
+// Round numbers: 100 GB/s inside a node, one 10 GB/s port per GPU, no latency. An 80 MB
+// all-to-all over EP 8 on two nodes of 4: 3/8 of it (30 MB) to node peers at 100 GB/s = 0.3 ms,
+// 4/8 (40 MB) over the network at 10 GB/s = 4 ms; they run together: 4 ms.
+TEST(Moe, AllToAllIsPricedOnTheLinksItCrosses) {
+  ClusterGroup c;
+  c.gpus_per_node = 4;
+  c.nics_per_node = 4;
+  c.nodes = 2;
+  c.intra_node_link.busbw_Bps = 100e9;
+  c.inter_node_link.busbw_Bps = 10e9;
+  const AllToAllPath two_nodes = all_to_all_path(c, place_group(8, 1, 4));
+  EXPECT_NEAR(all_to_all_time_s(80e6, two_nodes), 4e-3, 1e-12);
+  // flex sends half the cross-node copies: 2 ms.
+  EXPECT_NEAR(all_to_all_time_s(80e6, two_nodes, 0.5), 2e-3, 1e-12);
+  // Inside one node (EP 4): 3/4 of 80 MB at 100 GB/s.
+  EXPECT_NEAR(all_to_all_time_s(80e6, all_to_all_path(c, place_group(4, 1, 4))), 0.6e-3, 1e-12);
+  EXPECT_EQ(all_to_all_time_s(80e6, all_to_all_path(c, place_group(1, 1, 4))), 0);
+}
+
+// Imbalance: the busiest rank's experts get 1.5x the rows, and it receives 1.5x the tokens.
+TEST(Moe, ImbalanceStretchesTheBusiestRank) {
+  const std::string plan = R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8)";
+  const Scenario balanced = scenario(small(plan + "}"));
+  const Scenario skewed = scenario(small(plan + R"(, "moe_imbalance": 1.5})"));
+  EXPECT_DOUBLE_EQ(expert_rows(skewed.model, skewed.plan), 1.5 * expert_rows(balanced.model, balanced.plan));
+  // Balanced: T·k·ep/E = 1024 · 2 · 8 / 8 rows per local expert.
+  EXPECT_DOUBLE_EQ(expert_rows(balanced.model, balanced.plan), 2048);
+  const Report a = estimate(balanced), b = estimate(skewed);
+  EXPECT_GT(b.breakdown.ep_comm, a.breakdown.ep_comm);
+  EXPECT_GT(b.breakdown.forward, a.breakdown.forward);
+}
+
+// Megatron's theoretical_memory_usage.py: with the distributed optimizer and fp32 gradients,
+// 6 + 12/DP bytes per dense parameter and 6 + 12/EDP per expert parameter.
+TEST(Moe, ExpertStatesAreShardedOverExpertDataParallel) {
+  const Scenario s = scenario(R"({"model": "deepseek-v3", "seq_len": 4096,
+    "cluster": {"node": "dgx-h100", "nodes": 32},
+    "plan": {"tp": 1, "pp": 8, "ep": 32, "micro_batch": 1, "global_batch": 256,
+             "first_stage_layers": 5, "grad_reduce_in_fp32": true, "distributed_optimizer": true,
+             "sequence_parallel": false}})");
+  const Report r = estimate(s);
+  const StageReport& st = r.stages.at(3);  // 8 MoE layers, no embedding or head
+  ASSERT_EQ(st.layers, 8);
+  const ModelSpec& m = s.model;
+  const double h = 7168, E = 256, f = 2048;
+  const double routed = 8 * E * 3 * h * f / 32;  // 8 layers of 256 experts over EP 32
+  const double dense = st.parameters - routed;
+  const int dp = 32, edp = 1;  // 256 GPUs / pp 8 = 32 per stage; / (etp 1 x ep 32) = 1
+  (void)m;
+  EXPECT_EQ(s.plan.edp(), edp);
+  EXPECT_NEAR(st.memory.weights + st.memory.gradients + st.memory.optimizer,
+              dense * (6 + 12.0 / dp) + routed * (6 + 12.0 / edp), 1.0);
+}
+
+// Megatron-LM's MoE layer benchmark (tests/functional_tests/test_cases/common/moe_perf, 8 x H100,
+// EP 8, one 4096-token sequence per GPU, force-balanced): the whole layer forward (router,
+// permute, all-to-all, grouped GEMMs), data in shared/data/moe-layer-bench.csv. Its
+// TransformerConfig sets no gated unit (2-matrix experts, as the csv's fwd_gemm_TFLOP counts
+// them) and passes no shared-expert size. The model's MoE block (its layer minus the attention)
+// plus the forward exchanges, within 35 % of each measured row.
+struct BenchRow {
+  const char* name;
+  double hidden, ffn, experts, top_k;
+  const char* dispatcher;
+  const char* precision;
+  double forward_ms;
+};
+constexpr BenchRow kBench[] = {
+    {"deepseek a2a bf16", 7168, 2048, 32, 8, "alltoall", "bf16", 7.119},
+    {"deepseek a2a fp8", 7168, 2048, 32, 8, "alltoall", "fp8", 7.609},
+    {"deepseek deepep bf16", 7168, 2048, 32, 8, "flex", "bf16", 5.682},
+    {"deepseek deepep fp8", 7168, 2048, 32, 8, "flex", "fp8", 6.035},
+    {"deepseek hybridep bf16", 7168, 2048, 32, 8, "flex", "bf16", 5.391},
+    {"deepseek hybridep fp8", 7168, 2048, 32, 8, "flex", "fp8", 5.143},
+    {"mixtral a2a bf16", 4096, 14336, 8, 2, "alltoall", "bf16", 4.327},
+    {"mixtral a2a fp8", 4096, 14336, 8, 2, "alltoall", "fp8", 3.788},
+    {"mixtral deepep bf16", 4096, 14336, 8, 2, "flex", "bf16", 4.636},
+    {"mixtral deepep fp8", 4096, 14336, 8, 2, "flex", "fp8", 4.101},
+    {"mixtral hybridep bf16", 4096, 14336, 8, 2, "flex", "bf16", 4.343},
+    {"mixtral hybridep fp8", 4096, 14336, 8, 2, "flex", "fp8", 3.701},
+};
+
+double predicted_moe_forward_ms(const BenchRow& row) {
+  const std::string model = fmt::format(
+      R"({{"name": "{}", "layers": 1, "hidden": {}, "heads": 32, "kv_heads": 8, "ffn_hidden": {},
+        "vocab": 32000, "seq_len": 4096, "ffn_type": "gelu", "position": "rope",
+        "tied_embeddings": false, "norm": "rmsnorm",
+        "moe": {{"experts": {}, "top_k": {}, "ffn_hidden": {}}}}})",
+      row.name, row.hidden, row.ffn, row.experts, row.top_k, row.ffn);
+  const Scenario s = scenario(fmt::format(
+      R"({{"model": {}, "cluster": {{"node": "dgx-h100", "nodes": 1}},
+        "plan": {{"ep": 8, "micro_batch": 1, "global_batch": 8, "moe_dispatcher": "{}", "precision": "{}"}}}})",
+      model, row.dispatcher, row.precision));
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  const LayerCompute moe = layer_compute(s.model, s.plan, d, {true, false});
+  const LayerGemms& g = moe.gemms;
+  const double block = moe.forward_s - (g.qkv_s + g.proj_s + moe.attention_forward_s);
+  double exchange = 0;
+  for (const auto& op : census_of(s))
+    if (op.group == CommGroup::ep && op.phase == Phase::forward) exchange += op.time_s;
+  return 1e3 * (block + exchange);
+}
+
+TEST(Moe, LayerForwardWithinReachOfMegatronsBenchmark) {
+  for (const auto& row : kBench) {
+    const double ms = predicted_moe_forward_ms(row);
+    EXPECT_NEAR(ms / row.forward_ms, 1.0, 0.35) << row.name << ": " << ms << " ms predicted";
+    std::printf("%-24s %6.2f ms predicted, %6.2f measured\n", row.name, ms, row.forward_ms);
+  }
+}
+
+// The A/B pair of Megatron-Bridge's skill docs (Qwen3-30B-A3B, 16 H100, EP 16): overlapping the
+// expert exchange with the adjacent micro-batch is faster (24.71 s -> 20.99 s measured).
+TEST(Moe, OverlappingTheExchangeIsFaster) {
+  const std::string base = R"({"model": "qwen3-30b-a3b", "seq_len": 4096,
+    "cluster": {"node": "dgx-h100", "nodes": 2},
+    "plan": {"tp": 1, "pp": 1, "ep": 16, "micro_batch": 1, "global_batch": 1024,
+             "moe_dispatcher": "flex")";
+  const Report off = estimate(scenario(base + "}}"));
+  const Report on = estimate(scenario(base + R"(, "moe_overlap": true}})"));
+  EXPECT_LT(on.iteration_time_s, off.iteration_time_s);
+  EXPECT_LT(on.breakdown.ep_comm, off.breakdown.ep_comm);
+  EXPECT_NEAR(on.breakdown.sum(), on.iteration_time_s, 1e-9 * on.iteration_time_s);
+}
+
+TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
+  struct Case {
+    std::string plan, model_extra, path, says;
+  };
+  const Case cases[] = {
+      {R"("ep": 3)", "", "plan.ep", "plan.ep=3 must divide model.moe.experts=8"},
+      {R"("ep": 8, "etp": 2)", "", "plan.ep", "must divide the 8 GPUs"},
+      {R"("tp": 2, "ep": 4, "sequence_parallel": false)", "", "plan.sequence_parallel",
+       "needs plan.sequence_parallel=true"},
+  };
+  for (const auto& c : cases) {
+    const Error e = test::error_of(small(fmt::format(
+        R"({{"micro_batch": 1, "global_batch": 64, {}}})", c.plan)));
+    EXPECT_EQ(e.path, c.path) << e.message;
+    EXPECT_NE(e.message.find(c.says), std::string::npos) << e.message;
+  }
+  auto model_error = [](const std::string& moe, const std::string& attention = "") {
+    return test::error_of(fmt::format(
+        R"({{"model": {{"name": "m", "layers": 4, "hidden": 1024, "heads": 8, "ffn_hidden": 4096,
+          "vocab": 1000, "seq_len": 1024, "ffn_type": "swiglu", "position": "rope",
+          "tied_embeddings": false{}{}}}, "cluster": {{"node": "dgx-h100", "nodes": 1}},
+          "plan": {{"global_batch": 8}}}})",
+        moe.empty() ? "" : ", \"moe\": " + moe, attention.empty() ? "" : ", \"attention\": " + attention));
+  };
+  Error e = model_error(R"({"experts": 8, "top_k": 9, "ffn_hidden": 512})");
+  EXPECT_EQ(e.path, "model.moe.top_k");
+  EXPECT_NE(e.message.find("model.moe.top_k=9 must be <= model.moe.experts=8"), std::string::npos) << e.message;
+  e = model_error("", R"({"type": "mla", "kv_lora_rank": 0, "qk_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})");
+  EXPECT_EQ(e.path, "model.attention.kv_lora_rank");
+  EXPECT_NE(e.message.find("model.attention.kv_lora_rank=0 must be"), std::string::npos) << e.message;
+  e = model_error("", R"({"type": "mla", "qk_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128})");
+  EXPECT_EQ(e.path, "model.attention.kv_lora_rank");
+  e = model_error(R"({"experts": 8, "top_k": 2, "ffn_hidden": 512, "layer_freq": [1, 0, 1]})");
+  EXPECT_EQ(e.path, "model.moe.layer_freq");
+  // EP on a dense model.
+  e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+    "plan": {"ep": 8, "global_batch": 8}})");
+  EXPECT_EQ(e.path, "plan.ep");
+}
+
+// Megatron-Bridge's DeepSeek-V3 layout for pp 8 x vpp 4: the embedding and one layer, 30
+// stages of two layers, then the MTP module and the loss alone.
+TEST(Moe, FreeFormPipelineLayout) {
+  auto stages = parse_pipeline_layout("Et|(tt|)*30mL", "plan.pipeline_layout");
+  ASSERT_TRUE(stages.ok()) << stages.error().message;
+  ASSERT_EQ(stages.value().size(), 32u);
+  EXPECT_TRUE(stages.value().front().embedding);
+  EXPECT_EQ(stages.value().front().layers, 1);
+  EXPECT_EQ(stages.value()[15].layers, 2);
+  EXPECT_EQ(stages.value().back().layers, 0);
+  EXPECT_EQ(stages.value().back().mtp, 1);
+  EXPECT_TRUE(stages.value().back().loss);
+  auto repeated = parse_pipeline_layout("Et*3|t*2(t|)*2tL", "p");
+  ASSERT_TRUE(repeated.ok());
+  // [E t t t] [t t t] [t] [t L]: the group closes a stage each time it repeats.
+  ASSERT_EQ(repeated.value().size(), 4u);
+  EXPECT_EQ(repeated.value()[0].layers, 3);
+  EXPECT_EQ(repeated.value()[1].layers, 3);
+  EXPECT_EQ(repeated.value()[2].layers, 1);
+  EXPECT_EQ(repeated.value()[3].layers, 1);
+  EXPECT_TRUE(repeated.value()[3].loss);
+  for (const char* bad : {"Ex|tL", "(tt|L", "t*", "t*0", "t)"}) {
+    auto e = parse_pipeline_layout(bad, "plan.pipeline_layout");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_EQ(e.error().path, "plan.pipeline_layout");
+  }
+  const std::string dsv3 = R"({"model": "deepseek-v3", "seq_len": 4096,
+    "cluster": {"node": "dgx-h100", "nodes": 128},
+    "plan": {"tp": 2, "pp": 8, "vpp": 4, "ep": 64, "etp": 1, "global_batch": 8192,
+             "sequence_parallel": true, "pipeline_layout": ")";
+  const Report r = estimate(scenario(dsv3 + R"(Et|(tt|)*30mL"}})"));
+  EXPECT_EQ(r.stages.front().layers, 7);  // 1 + 2 + 2 + 2
+  EXPECT_EQ(r.stages.back().layers, 6);   // 2 + 2 + 2 + 0
+  const Error e = test::error_of(dsv3 + R"(Et|(tt|)*29mL"}})");
+  EXPECT_EQ(e.path, "plan.pipeline_layout");
+  EXPECT_NE(e.message.find("has 31 stages but plan.pp*plan.vpp=8*4=32"), std::string::npos) << e.message;
+}
+
+// The tuner varies the expert layout: with 8 experts on 8 GPUs it finds EP > 1.
+TEST(Moe, SearchVariesExpertParallelism) {
+  const Scenario s = scenario(small(R"({"micro_batch": 1, "global_batch": 64})"));
+  SearchOptions o;
+  o.top = 1000;
+  auto r = search_plans(s, o);
+  ASSERT_TRUE(r.ok());
+  bool ep8 = false, flex = false;
+  for (const auto& c : r.value().best) {
+    ep8 = ep8 || c.plan.ep == 8;
+    flex = flex || c.plan.moe_dispatcher == MoeDispatcher::flex;
+  }
+  EXPECT_TRUE(ep8);
+  EXPECT_TRUE(flex);
+}
+
+}  // namespace
+}  // namespace stepcast
