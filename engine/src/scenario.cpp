@@ -369,7 +369,9 @@ bool check_split(Rules& c, bool& even_rule) {
 bool check_framework(Rules& c, const FrameworkProfile* profile) {
   const Plan& p = c.s().plan;
   if (profile)
-    for (const auto& [key, why] : profile->cannot) {
+    for (const auto& cannot : profile->cannot) {
+      const std::string& key = cannot.first;  // (clang 14 cannot capture structured bindings)
+      const std::string& why = cannot.second;
       bool on = false;
       for (const auto& f : detail::plan_fields())
         if (f.info.name == key && f.write) {
