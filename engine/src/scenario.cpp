@@ -9,12 +9,21 @@
 #include "detail/fields.h"
 #include "detail/json_reader.h"
 #include "detail/specs_json.h"
+#include "stepcast/limits.h"
 
 namespace stepcast {
 
 namespace {
 
 using detail::JsonReader;
+
+// a·b for counts (GPUs, stages, replicas) of a plan not yet checked: each may be up to 2^24, so
+// the product of four can pass 2^63; it stops at 2^62, which no count reaches.
+constexpr int64_t kCeiling = int64_t{1} << 62;
+int64_t times(int64_t a, int64_t b) {
+  return b != 0 && a > kCeiling / b ? kCeiling : std::min(a * b, kCeiling);
+}
+int64_t plus(int64_t a, int64_t b) { return std::min(a, kCeiling - b) + b; }
 using detail::key_in;
 
 // A preset id, or an inline object of the same schema.
@@ -84,14 +93,24 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
   if (intra->scope != LinkScope::intra_node)
     return Error{ErrorCode::invalid_cluster, r.field("intra_node_link"),
                  fmt::format("{}=\"{}\" is an inter-node link; an intra-node fabric is needed",
-                             r.field("intra_node_link"), intra->id)};
+                             r.field("intra_node_link"), printable(intra->id))};
   if (inter->scope != LinkScope::inter_node)
     return Error{ErrorCode::invalid_cluster, r.field("inter_node_link"),
                  fmt::format("{}=\"{}\" is an intra-node fabric; a network link is needed",
-                             r.field("inter_node_link"), inter->id)};
+                             r.field("inter_node_link"), printable(inter->id))};
   g.intra_node_link = std::move(intra).value();
   g.inter_node_link = std::move(inter).value();
   return g;
+}
+
+// The GPUs of every group together, within what the engine counts (kMaxGpus).
+std::optional<Error> check_gpu_count(const ClusterSpec& cluster) {
+  int64_t gpus = 0;
+  for (const auto& g : cluster.groups) gpus += int64_t{g.gpus_per_node} * g.nodes;
+  if (gpus <= kMaxGpus) return std::nullopt;
+  const bool one = cluster.groups.size() == 1;
+  return Error{ErrorCode::budget_exceeded, one ? "cluster.nodes" : "cluster.groups",
+               fmt::format("the cluster has {} GPUs; at most {} are modelled", gpus, kMaxGpus)};
 }
 
 Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
@@ -100,6 +119,7 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
     auto g = parse_group(j, "cluster", catalog);
     if (!g) return g.error();
     cluster.groups.push_back(std::move(g).value());
+    if (auto e = check_gpu_count(cluster)) return *e;
     return cluster;
   }
   JsonReader r(j, "cluster");
@@ -121,7 +141,7 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
       return Error{ErrorCode::invalid_cluster, "cluster.inter_group_link",
                    fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
                                "network link is needed between groups",
-                               link->id)};
+                               printable(link->id))};
     cluster.inter_group_link = std::move(link).value();
   } else if (cluster.groups.size() > 1) {
     // Without a stated link, groups talk over the slowest of their own networks.
@@ -678,7 +698,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
               have += (have.empty() ? "" : ", ") + std::string(enum_names<Precision>()[q]);
           return rule("plan.precision",
                       fmt::format("plan.precision={} is not supported by {} (it has: {})",
-                                  to_string(p.precision), g.gpu.name, have));
+                                  to_string(p.precision), printable(g.gpu.name), have));
         }))
       return false;
     break;
@@ -765,10 +785,9 @@ Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
 }
 
 Result<Scenario> parse_scenario(std::string_view text, const Catalog& catalog) {
-  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return Error{ErrorCode::parse_error, "", "the scenario is not valid JSON"};
-  return scenario_from_json(doc, catalog);
+  auto doc = parse_json(text);
+  if (!doc) return doc.error();
+  return scenario_from_json(*doc, catalog);
 }
 
 }  // namespace stepcast

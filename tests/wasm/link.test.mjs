@@ -104,10 +104,10 @@ const bad = [
   ['not key=value', '#garbage', /not key=value/],
   ['a value of the wrong type', '#v=1&model=llama3-8b&tp=abc', /tp=abc is not a valid value/],
   ['an unknown key', '#v=1&model=llama3-8b&tensor=8', /unknown key 'tensor'/],
-  ['a newer format', '#v=2&model=llama3-8b', /format version 2/],
+  ['a newer format', '#v=3&model=llama3-8b', /format version 3/],
   ['no version', '#model=llama3-8b', /no format version/],
   ['bad percent-encoding', '#v=1&model=%ZZ', /bad percent-encoding/],
-  ['format 0 that is not JSON', '#%7Bnot%20json', /not a JSON object/],
+  ['format 0 that is not JSON', '#%7Bnot%20json', /not valid JSON/],
   ['oversized', `#v=1&model=llama3-8b&name=${'x'.repeat(9000)}`, /links over 8192 are refused/],
   ['empty', `${BASE}#`, /holds no scenario/],
 ];
