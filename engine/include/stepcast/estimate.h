@@ -64,7 +64,7 @@ struct TimelineEvent {
   TimelineKind kind = TimelineKind::forward;
   int stage = 0;
   int chunk = 0;
-  long micro_batch = 0;
+  int64_t micro_batch = 0;
   double start_s = 0;
   double end_s = 0;
   int replica = 0;  // index into Report::replicas (one pipeline per replica set)
