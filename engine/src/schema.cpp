@@ -44,6 +44,10 @@ std::vector<KeyInfo> all_keys() {
 std::string plain(double v) {
   if (v >= 65536 && std::floor(std::log2(v)) == std::log2(v))
     return fmt::format("2^{:.0f}", std::log2(v));
+  if (v > 0 && (v >= 1e6 || v < 1e-3)) {  // 10^6, 10^-6
+    const double e = std::round(std::log10(v));
+    if (std::fabs(std::pow(10.0, e) - v) <= 1e-12 * v) return fmt::format("10^{:.0f}", e);
+  }
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{}", v);
 }
@@ -71,6 +75,9 @@ std::string type_text(const KeyInfo& k) {
       return fmt::format("{} ≥ {}", t, plain(k.min));
     }
     case ValueType::number:
+      if (k.max > 0)
+        return fmt::format("number {}{}–{}", k.min_exclusive ? "> " : "", plain(k.min),
+                           plain(k.max));
       return fmt::format("number {} {}", k.min_exclusive ? ">" : "≥", plain(k.min));
     case ValueType::boolean: return "bool";
     case ValueType::choice: {

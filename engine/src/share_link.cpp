@@ -22,6 +22,7 @@ struct Key {
   std::string link;  // key in the fragment
   Kind kind;
   Json fallback;     // left out of the link when equal (null: always written)
+  const KeyInfo* info = nullptr;  // its schema entry (range of numbers)
 };
 
 // The keys of one schema object that links carry on their own (schema.h: KeyInfo::link), with
@@ -52,7 +53,7 @@ std::vector<Key> link_keys(std::string_view object, std::initializer_list<std::s
       case DefaultValue::Kind::text: fallback = std::string(k.fallback.text); break;
       default: break;
     }
-    keys.push_back({std::string(k.name), std::string(k.link), kind, std::move(fallback)});
+    keys.push_back({std::string(k.name), std::string(k.link), kind, std::move(fallback), &k});
   }
   return keys;
 }
@@ -526,6 +527,13 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     if (!v)
       return link_error(fmt::format("{}={} is not a valid value", key, short_text(*value)),
                         ErrorCode::type_error);
+    // The page's settings are not scenario keys (parse_scenario checks those): their range here.
+    const KeyInfo& info = *found->info;
+    if (target == &doc.page && v->is_number() &&
+        (v->get<double>() < info.min || (info.max > 0 && v->get<double>() > info.max)))
+      return link_error(fmt::format("{}={} must be between {:g} and {:g}", key,
+                                    short_text(*value), info.min, info.max),
+                        ErrorCode::out_of_range);
     (*target)[found->json] = std::move(*v);
   }
   if (version == 0) return link_error("the link has no format version (v=2)");
