@@ -18,10 +18,14 @@ std::pair<int32_t, size_t> decode_utf8(std::string_view s, size_t i) {
   if (c < 0x80) return {c, 1};
   size_t n = 0;  // continuation bytes
   uint32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
-  else return {-1, 1};
+  if ((c & 0xE0) == 0xC0)
+    n = 1, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    n = 2, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    n = 3, cp = c & 0x07;
+  else
+    return {-1, 1};
   if (s.size() - i <= n) return {-1, 1};
   for (size_t k = 1; k <= n; ++k) {
     const auto d = static_cast<unsigned char>(s[i + k]);
@@ -90,9 +94,9 @@ Result<Json> parse_json(std::string_view text, std::string_view what, size_t max
   BoundedDom dom(result);
   const bool ok = Json::sax_parse(text, &dom, Json::input_format_t::json, /*strict=*/true);
   if (dom.too_deep())
-    return Error{ErrorCode::parse_error, "",
-                 fmt::format("{} nests objects and arrays more than {} levels deep", what,
-                             kMaxJsonDepth)};
+    return Error{
+        ErrorCode::parse_error, "",
+        fmt::format("{} nests objects and arrays more than {} levels deep", what, kMaxJsonDepth)};
   if (!ok || result.is_discarded())
     return Error{ErrorCode::parse_error, "", fmt::format("{} is not valid JSON", what)};
   return result;

@@ -457,8 +457,9 @@ bool check_budget(Rules& c) {
     });
   const bool auto_layers = std::any_of(p.stages.begin(), p.stages.end(),
                                        [](const StageAssignment& a) { return a.layers == 0; });
-  const bool auto_batches = std::any_of(p.replicas.begin(), p.replicas.end(),
-                                        [](const ReplicaAssignment& a) { return a.micro_batches == 0; });
+  const bool auto_batches =
+      std::any_of(p.replicas.begin(), p.replicas.end(),
+                  [](const ReplicaAssignment& a) { return a.micro_batches == 0; });
   const int64_t sets = p.replicas.empty() ? 1 : static_cast<int64_t>(p.replicas.size());
   const int64_t evaluations = sets * p.pp * (1 + (auto_layers ? 2 : 0) + (auto_batches ? 1 : 0));
   if (evaluations > kMaxStageEvaluations)
@@ -837,6 +838,7 @@ Result<Scenario> read_scenario(const Json& doc, const Catalog& catalog) {
 std::vector<Error> scenario_errors(const Json& doc, const Catalog& catalog) {
   std::vector<Error> errors;
   if (auto s = read_keys(doc, catalog, errors)) check_scenario(*s, &errors);
+  if (errors.size() > kMaxErrors) errors.resize(kMaxErrors);  // 4,096 stages, each wrong
   return errors;
 }
 

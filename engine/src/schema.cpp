@@ -244,7 +244,9 @@ void echo_into(const Json& v, std::string& out, int depth, size_t budget) {
   if (v.is_array() || v.is_object()) {
     const bool array = v.is_array();
     if (depth >= 2 || v.size() > 8) {
-      out += array ? fmt::format("[… {} items]", v.size()) : fmt::format("{{… {} keys}}", v.size());
+      // (ASCII only: the cut in echo() must never fall inside a character.)
+      out += array ? fmt::format("[... {} items]", v.size())
+                   : fmt::format("{{... {} keys}}", v.size());
       return;
     }
     out += array ? '[' : '{';

@@ -106,12 +106,16 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                  {"cluster.nodes", "model.layers", "plan.global_batch"}};
   result.rejected = static_cast<int>(tried - plans);
 
+  // (A report never holds a number that is not finite: report_json.)
+  auto not_finite = [](std::string_view whose) {
+    return Error{ErrorCode::unsupported, "",
+                 fmt::format("search: {} estimate is not a finite number: the inputs are beyond "
+                             "what the model computes",
+                             whose)};
+  };
+  if (!std::isfinite(result.baseline_s)) return not_finite("the plan's");
   std::vector<SearchCandidate> fitting;
   std::optional<Error> non_finite;
-  if (!std::isfinite(result.baseline_s))
-    return Error{ErrorCode::unsupported, "",
-                 "search: the plan's estimate is not a finite number: the inputs are beyond what "
-                 "the model computes"};
   for_each_plan([&](const Scenario& s) {
     if (non_finite) return;
     const Report r = estimate(s);
@@ -120,9 +124,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
     if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
         !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
-      non_finite = Error{ErrorCode::unsupported, "",
-                         "search: a plan's estimate is not a finite number: the inputs are "
-                         "beyond what the model computes"};
+      non_finite = not_finite("a plan's");
       return;
     }
     if (!r.fits) {

@@ -26,7 +26,9 @@ void expect_one_line(const std::string& message) {
   for (unsigned char c : message) EXPECT_FALSE(c < 0x20 || c == 0x7F) << message;
 }
 
-// Wall time of `f`, seconds.
+// Wall time of `f`, seconds. The bounds below are generous (sanitizers, a loaded machine): what
+// they catch took minutes to hours before.
+constexpr double kQuick = 5.0;
 template <class F>
 double seconds(F f) {
   const auto start = std::chrono::steady_clock::now();
@@ -43,8 +45,8 @@ TEST(Hostile, DeepNestingIsAParseErrorNamingTheLimit) {
   EXPECT_NE(deep.error().message.find("more than 32 levels"), std::string::npos);
 
   // The issue's crash: 75,000 arrays inside plan.tp (the value used to be printed back).
-  const std::string doc = std::string(kHead) + R"("plan": {"tp": )" + nested(75000) +
-                          R"(, "global_batch": 8}})";
+  const std::string doc =
+      std::string(kHead) + R"("plan": {"tp": )" + nested(75000) + R"(, "global_batch": 8}})";
   auto s = parse_scenario(doc, test::catalog());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::parse_error);
@@ -52,9 +54,8 @@ TEST(Hostile, DeepNestingIsAParseErrorNamingTheLimit) {
 
   // Links: format 0, a cluster as JSON, a layout as JSON.
   const std::string deep_link = "%7B%22plan%22:" + nested(100) + "%7D";
-  for (const std::string& url :
-       {"#" + deep_link, "#v=2&cluster=%7B%22a%22:" + nested(100) + "%7D",
-        "#v=2&stages=" + nested(100)}) {
+  for (const std::string& url : {"#" + deep_link, "#v=2&cluster=%7B%22a%22:" + nested(100) + "%7D",
+                                 "#v=2&stages=" + nested(100)}) {
     auto r = scenario_from_link(url);
     ASSERT_FALSE(r.ok()) << url;
     expect_one_line(r.error().message);
@@ -72,17 +73,22 @@ TEST(Hostile, EchoedValuesAreShort) {
   // A value of a million characters, or a wide object, is echoed in a few dozen.
   for (const std::string& value :
        {"\"" + std::string(1000000, 'x') + "\"", std::string("[") + nested(20) + "]",
-        std::string(R"({"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9})")}) {
+        std::string(R"({"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9})"),
+        // (A fuzzer's find: the cut fell inside the "…" of a nested array, leaving bytes that
+        // are not UTF-8, which JSON cannot hold.)
+        std::string(R"({"<tp":8,"replicas":[{"x":"auto"}],"globa]l_h":109951162})")}) {
     const auto e = test::error_of(std::string(kHead) + R"("plan": {"tp": )" + value +
                                   R"(, "global_batch": 8}})");
     EXPECT_LT(e.message.size(), 100u) << e.message;
+    EXPECT_TRUE(valid_utf8(e.message)) << e.message;
   }
 }
 
 // 2 and 5. Text that is not UTF-8, and control characters: never raw in a message.
 TEST(Hostile, KeysAndValuesAreEchoedAsOneLine) {
-  const auto key = test::error_of(std::string(kHead) +
-                                  "\"plan\": {\"global_batch\": 8, \"a\\nerror: b\\u001b[31m\\u007f\\u0085\": 1}}");
+  const auto key = test::error_of(
+      std::string(kHead) +
+      "\"plan\": {\"global_batch\": 8, \"a\\nerror: b\\u001b[31m\\u007f\\u0085\": 1}}");
   EXPECT_EQ(key.code, ErrorCode::unknown_key);
   expect_one_line(key.message);
   expect_one_line(key.path);
@@ -93,17 +99,24 @@ TEST(Hostile, KeysAndValuesAreEchoedAsOneLine) {
     "dgx-h100", "nodes": 1}, "plan": {"global_batch": 8}})");
   expect_one_line(value.message);
   // A link cannot forge an "error:" line either.
-  auto link = scenario_from_link("#v=2&model=llama3-8b%0Aerror%3A%20fake&node=dgx-h100&nodes=1&gbs=8");
+  auto link =
+      scenario_from_link("#v=2&model=llama3-8b%0Aerror%3A%20fake&node=dgx-h100&nodes=1&gbs=8");
   ASSERT_TRUE(link.ok());
   auto s = scenario_from_json(link->scenario, test::catalog());
   ASSERT_FALSE(s.ok());
   expect_one_line(s.error().message);
   // Bytes that are not UTF-8 never reach a JSON string.
-  EXPECT_FALSE(parse_scenario(std::string(kHead) + "\"name\": \"\xff\xfe\", \"plan\": {\"global_batch\": 8}}",
-                              test::catalog())
+  EXPECT_FALSE(parse_scenario(
+                   std::string(kHead) + "\"name\": \"\xff\xfe\", \"plan\": {\"global_batch\": 8}}",
+                   test::catalog())
                    .ok());
-  EXPECT_EQ(printable("a\xff\xc0\xaf" "b\n\x1b\x7f"), "a\\xff\\xc0\\xafb\\n\\u001b\\u007f");
-  EXPECT_EQ(printable("K\xc3\xbc" "che"), "K\xc3\xbc" "che");  // UTF-8 stays
+  EXPECT_EQ(printable("a\xff\xc0\xaf"
+                      "b\n\x1b\x7f"),
+            "a\\xff\\xc0\\xafb\\n\\u001b\\u007f");
+  EXPECT_EQ(printable("K\xc3\xbc"
+                      "che"),
+            "K\xc3\xbc"
+            "che");  // UTF-8 stays
   EXPECT_EQ(printable(std::string(100, 'x'), 10), std::string(10, 'x') + "...");
   EXPECT_FALSE(valid_utf8("\xed\xa0\x80"));  // a surrogate
 }
@@ -126,7 +139,7 @@ TEST(Hostile, AutoMicroBatchesDoNotGrowWithTheBatch) {
     {"group": 0, "micro_batches": "auto"}, {"group": 1, "micro_batches": "auto"}],
     "global_batch": 1099511627776}})";
   Report r;
-  EXPECT_LT(seconds([&] { r = estimate(test::scenario(doc)); }), 1.0);
+  EXPECT_LT(seconds([&] { r = estimate(test::scenario(doc)); }), kQuick);
   ASSERT_EQ(r.replicas.size(), 2u);
   EXPECT_EQ(r.replicas[0].micro_batches + r.replicas[1].micro_batches, int64_t{1} << 40);
   EXPECT_GT(r.replicas[0].micro_batches, r.replicas[1].micro_batches);  // H100 takes more
@@ -169,7 +182,8 @@ TEST(Hostile, BulkBalanceIsTheGreedySplit) {
     const double speeds[] = {1.0, 1.0, 2.0, 3.0, 0.37, 1e-3, 123.456, 1.0 / 3};
     for (size_t i = 0; i < n; ++i) {
       per_mb.push_back(speeds[rng() % 8] * (rng() % 2 ? 1.0 : 1.0 + 1e-9 * (rng() % 3)));
-      counts.push_back(rng() % 3 == 0 ? 1 + static_cast<int>(rng() % 40) : 1 + static_cast<int>(rng() % 3));
+      counts.push_back(rng() % 3 == 0 ? 1 + static_cast<int>(rng() % 40)
+                                      : 1 + static_cast<int>(rng() % 3));
       fixed.push_back(rng() % 5 == 0 ? 1 + static_cast<int64_t>(rng() % 5) : 0);
     }
     const int64_t total = static_cast<int64_t>(rng() % 3000);
@@ -177,13 +191,13 @@ TEST(Hostile, BulkBalanceIsTheGreedySplit) {
               greedy(per_mb, counts, fixed, total))
         << "trial " << trial;
   }
-  // A batch of 2^40 in one call: instant.
+  // A batch of 2^40 in one call.
   const double per[] = {1.0, 2.5, 2.5};
   const int counts[] = {3, 1000000, 7};
   const int64_t fixed[] = {0, 0, 0};
   std::vector<int64_t> m;
   EXPECT_LT(seconds([&] { m = balance_micro_batches(per, counts, fixed, int64_t{1} << 40); }),
-            0.5);
+            kQuick);
   EXPECT_LE(3 * m[0] + 1000000 * m[1] + 7 * m[2], int64_t{1} << 40);
   EXPECT_GT(3 * m[0] + 1000000 * m[1] + 7 * m[2], (int64_t{1} << 40) - 1000000);
 }
@@ -213,25 +227,28 @@ TEST(Hostile, EveryCountThatCostsWorkHasABudget) {
                     R"(, "plan": {"pp": 100000, "global_batch": 1, "stages": [)" + stages(100000) +
                     "]}}"),
             ErrorCode::parse_error);
-  EXPECT_EQ(code_of(R"({"model": )" + model + R"(, "cluster": )" + cluster +
-                    R"(, "plan": {"pp": 50000, "global_batch": 1, "stages": [)" + stages(50000) +
-                    "]}}"),
-            ErrorCode::budget_exceeded);
+  EXPECT_EQ(
+      code_of(R"({"model": )" + model + R"(, "cluster": )" + cluster +
+              R"(, "plan": {"pp": 50000, "global_batch": 1, "stages": [)" + stages(50000) + "]}}"),
+      ErrorCode::budget_exceeded);
   // 1,000 "auto" stages of 100 layers: within the stage budget, over the balancer's.
   std::string auto_stages;
   for (int i = 0; i < 1000; ++i) auto_stages += std::string(i ? "," : "") + R"({"layers":"auto"})";
   EXPECT_EQ(code_of(R"({"model": )" + model + R"(, "cluster": {"node": "dgx-h100", "nodes": 125},
-    "plan": {"pp": 1000, "global_batch": 1, "stages": [)" + auto_stages + "]}}"),
+    "plan": {"pp": 1000, "global_batch": 1, "stages": [)" +
+                    auto_stages + "]}}"),
             ErrorCode::budget_exceeded);
   // 20,000 replica sets.
   std::string replicas;
   for (int i = 0; i < 20000; ++i) replicas += std::string(i ? "," : "") + R"({"group": 0})";
   EXPECT_EQ(code_of(std::string(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
-    "nodes": 20000}, "plan": {"global_batch": 20000, "replicas": [)") + replicas + "]}}"),
+    "nodes": 20000}, "plan": {"global_batch": 20000, "replicas": [)") +
+                    replicas + "]}}"),
             ErrorCode::budget_exceeded);
   // 65 groups; 2^32 GPUs (4096 per node: an int would overflow).
   std::string groups;
-  for (int i = 0; i < 65; ++i) groups += std::string(i ? "," : "") + R"({"node": "dgx-h100", "nodes": 1})";
+  for (int i = 0; i < 65; ++i)
+    groups += std::string(i ? "," : "") + R"({"node": "dgx-h100", "nodes": 1})";
   EXPECT_EQ(code_of(R"({"model": "llama3-8b", "cluster": {"groups": [)" + groups +
                     R"(]}, "plan": {"global_batch": 8}})"),
             ErrorCode::budget_exceeded);
@@ -242,7 +259,8 @@ TEST(Hostile, EveryCountThatCostsWorkHasABudget) {
   // A document of a million unknown keys reports a bounded number of them.
   std::string keys;
   for (int i = 0; i < 30000; ++i) keys += fmt::format(R"("k{}": 1,)", i);
-  const Json doc = Json::parse(std::string(kHead) + R"("plan": {)" + keys + R"("global_batch": 8}})");
+  const Json doc =
+      Json::parse(std::string(kHead) + R"("plan": {)" + keys + R"("global_batch": 8}})");
   EXPECT_EQ(scenario_errors(doc, test::catalog()).size(), kMaxErrors);
   // A model too large for the census's 64-bit counts.
   EXPECT_EQ(code_of(R"({"model": {"name": "x", "layers": 100000, "hidden": 16777216, "heads": 1,
@@ -261,12 +279,13 @@ TEST(Hostile, SearchHasABudget) {
   auto s = read_scenario(doc, test::catalog());
   ASSERT_TRUE(s.ok()) << s.error().message;
   Result<SearchResult> r = SearchResult{};
-  EXPECT_LT(seconds([&] { r = search_plans(*s); }), 2.0);
+  EXPECT_LT(seconds([&] { r = search_plans(*s); }), kQuick);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::budget_exceeded);
   expect_one_line(r.error().message);
   // A small budget refuses a search the default admits.
-  const Scenario small = test::scenario(std::string(kHead) + R"("plan": {"tp": 8, "global_batch": 64}})");
+  const Scenario small =
+      test::scenario(std::string(kHead) + R"("plan": {"tp": 8, "global_batch": 64}})");
   EXPECT_TRUE(search_plans(small).ok());
   SearchOptions tight;
   tight.max_plans = 10;
@@ -286,7 +305,7 @@ TEST(Hostile, TheScheduleSimulationHasABudget) {
   EstimateOptions timeline;
   timeline.timeline = true;
   Report big;
-  EXPECT_LT(seconds([&] { big = estimate(with("1099511627776"), timeline); }), 1.0);
+  EXPECT_LT(seconds([&] { big = estimate(with("1099511627776"), timeline); }), kQuick);
   EXPECT_TRUE(big.timeline_truncated);
   EXPECT_TRUE(report_json(big).ok());
   const Report small = estimate(with("1024"));
@@ -297,13 +316,14 @@ TEST(Hostile, TheScheduleSimulationHasABudget) {
 // positive, proportional times.
 TEST(Hostile, MicroBatchCountsPast32Bits) {
   auto at = [&](int64_t gbs) {
-    return estimate(test::scenario(std::string(kHead) +
-                                   fmt::format(R"("plan": {{"tp": 8, "global_batch": {}}}}})", gbs)));
+    return estimate(test::scenario(
+        std::string(kHead) + fmt::format(R"("plan": {{"tp": 8, "global_batch": {}}}}})", gbs)));
   };
   const Report base = at(1024), r31 = at(int64_t{1} << 31), r40 = at(int64_t{1} << 40);
   EXPECT_EQ(r31.micro_batches, int64_t{1} << 31);
   EXPECT_EQ(r40.micro_batches, int64_t{1} << 40);
-  EXPECT_NEAR(r31.iteration_time_s / base.iteration_time_s, double(1 << 21), double(1 << 21) * 1e-3);
+  EXPECT_NEAR(r31.iteration_time_s / base.iteration_time_s, double(1 << 21),
+              double(1 << 21) * 1e-3);
   EXPECT_NEAR(r40.iteration_time_s / r31.iteration_time_s, double(1 << 9), 1e-3 * (1 << 9));
   EXPECT_NEAR(r40.mfu, base.mfu, 1e-3);
   EXPECT_GT(r40.tokens_per_s, 0);
@@ -346,13 +366,13 @@ TEST(Hostile, CustomHardwareHasPhysicalRanges) {
 }
 
 TEST(Hostile, AReportWithANumberThatIsNotFiniteIsAnError) {
-  Report r = estimate(test::scenario(std::string(kHead) + R"("plan": {"tp": 8, "global_batch": 8}})"));
+  Report r =
+      estimate(test::scenario(std::string(kHead) + R"("plan": {"tp": 8, "global_batch": 8}})"));
   ASSERT_TRUE(report_json(r).ok());
   r.stages[0].forward_s = std::nan("");
   auto e = report_json(r);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.error().message.find("stages[0].forward_s is not a finite number"),
-            std::string::npos)
+  EXPECT_NE(e.error().message.find("stages[0].forward_s is not a finite number"), std::string::npos)
       << e.error().message;
   r = estimate(test::scenario(std::string(kHead) + R"("plan": {"tp": 8, "global_batch": 8}})"));
   r.breakdown.bubble = INFINITY;

@@ -52,8 +52,8 @@ Result<Json> parse_json(std::string_view text, std::string_view what = "the scen
 bool valid_utf8(std::string_view text);
 
 // Untrusted text as a message echoes it: one line of valid UTF-8, whatever the bytes. Control
-// characters (C0, DEL, C1, U+2028/2029) are written as JSON escapes ("\n", "\u001b"), bytes that are
-// not UTF-8 as "\xff"; cut after about `max_bytes` bytes (a whole escape or character more at
+// characters (C0, DEL, C1, U+2028/2029) are written as JSON escapes ("\n", "\u001b"), bytes that
+// are not UTF-8 as "\xff"; cut after about `max_bytes` bytes (a whole escape or character more at
 // most) with "..." when longer.
 std::string printable(std::string_view text, size_t max_bytes = 48);
 

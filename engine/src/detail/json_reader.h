@@ -58,7 +58,7 @@ class JsonReader {
     for (auto it = object_.begin(); it != object_.end(); ++it) {
       bool found = false;
       for (auto k : known) found = found || k == it.key();
-      if (found) continue;
+      if (found || errors_.size() >= kMaxErrors) continue;
       std::string list;
       for (auto k : known) {
         if (!list.empty()) list += ", ";
@@ -66,7 +66,8 @@ class JsonReader {
       }
       // A key can hold anything, a newline included: echo it as one short line.
       const std::string name = field(printable(it.key(), 40));
-      fail(ErrorCode::unknown_key, name, fmt::format("{} is not a known key (known: {})", name, list));
+      fail(ErrorCode::unknown_key, name,
+           fmt::format("{} is not a known key (known: {})", name, list));
     }
   }
 
