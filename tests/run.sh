@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs every suite: the C++ engine tests and CLI contract (CTest), the accuracy suite,
-# the benchmarks (figures printed, never asserted), the WebAssembly module against the native CLI
-# in Node, and the page in headless Chromium.
+# Builds and runs every suite: the C++ engine tests and CLI contract (CTest), the same under
+# AddressSanitizer and UBSan without exceptions, the fuzzers (30 s each), the accuracy suite, the
+# benchmarks (figures printed, never asserted), the WebAssembly module against the native CLI in
+# Node, and the page in headless Chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/setup-deps
@@ -19,6 +20,10 @@ cmake -S . -B build-checked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPCAST_NO_EXCE
   -DSTEPCAST_SANITIZE=ON -DSTEPCAST_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-checked -j2 --target stepcast stepcast_tests
 ctest --test-dir build-checked --output-on-failure -j2 -E 'validation'
+
+echo "== fuzzing: every entry point for ${STEPCAST_FUZZ_SECONDS:-30} s (clang, libFuzzer + ASan + UBSan)"
+# Fails on any finding; a longer run and the figures: tests/fuzz/README.md.
+bash tests/fuzz/run.sh "${STEPCAST_FUZZ_SECONDS:-30}"
 
 echo "== benchmarks (figures, not pass/fail)"
 ./build/tests/stepcast_bench --benchmark_min_time=0.1

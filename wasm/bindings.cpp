@@ -4,10 +4,12 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "stepcast/estimate.h"
+#include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
@@ -15,13 +17,21 @@
 
 namespace {
 
+// JSON out: whatever a string holds, the serialiser cannot abort the module.
+std::string text(const stepcast::Json& j) {
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, stepcast::Json::error_handler_t::replace);
+}
+std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
+
 std::string estimate_json(const std::string& scenario_json) {
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
-  if (!scenario) return stepcast::to_json(scenario.error()).dump();
+  if (!scenario) return error_text(scenario.error());
   stepcast::EstimateOptions options;
   options.timeline = true;
-  return stepcast::to_json(stepcast::estimate(*scenario, options)).dump();
+  auto report = stepcast::report_json(stepcast::estimate(*scenario, options));
+  if (!report) return error_text(report.error());
+  return text(*report);
 }
 
 // The names of the timeline's event kinds, in the order of their numbers in estimateColumns.
@@ -43,7 +53,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) {
-    out.set("json", stepcast::to_json(scenario.error()).dump());
+    out.set("json", error_text(scenario.error()));
     return out;
   }
   stepcast::EstimateOptions options;
@@ -61,7 +71,19 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
     placement.insert(placement.end(),
                      {static_cast<double>(e.replica), static_cast<double>(e.group)});
   }
-  out.set("json", stepcast::to_json(report).dump());
+  auto json = stepcast::report_json(report);  // the events, moved out, are checked below
+  if (!json) {
+    out.set("json", error_text(json.error()));
+    return out;
+  }
+  for (const auto& e : events)
+    if (!std::isfinite(e.start_s) || !std::isfinite(e.end_s)) {
+      out.set("json", error_text(stepcast::Error{stepcast::ErrorCode::unsupported, "",
+                                                 "the estimate's timeline is not finite numbers: "
+                                                 "the inputs are beyond what the model computes"}));
+      return out;
+    }
+  out.set("json", text(*json));
   // slice() copies the view out of the module's memory into an array JavaScript owns.
   out.set("events", emscripten::val(emscripten::typed_memory_view(packed.size(), packed.data()))
                         .call<emscripten::val>("slice"));
@@ -74,39 +96,37 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
 
 // {"scenario": {...}, "page": {...}} -> {"link": "<base>#v=1&..."}
 std::string to_link_json(const std::string& document_json, const std::string& base) {
-  stepcast::Json doc = stepcast::Json::parse(document_json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("scenario"))
-    return stepcast::to_json(stepcast::Error{stepcast::ErrorCode::parse_error, "",
-                                             "expected {\"scenario\": ..., \"page\": ...}"})
-        .dump();
-  stepcast::LinkDocument link_doc{doc["scenario"], doc.value("page", stepcast::Json::object())};
+  auto doc = stepcast::parse_json(document_json, "the document");
+  if (!doc) return error_text(doc.error());
+  if (!doc->is_object() || !doc->contains("scenario"))
+    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "",
+                                      "expected {\"scenario\": ..., \"page\": ...}"});
+  stepcast::LinkDocument link_doc{(*doc)["scenario"],
+                                  doc->value("page", stepcast::Json::object())};
   auto link = stepcast::scenario_to_link(link_doc, base);
-  if (!link) return stepcast::to_json(link.error()).dump();
-  return stepcast::Json{{"link", *link}}.dump();
+  if (!link) return error_text(link.error());
+  return text(stepcast::Json{{"link", *link}});
 }
 
 // A URL (or its fragment) -> {"scenario": {...}, "page": {...}}
 std::string from_link_json(const std::string& url) {
   auto doc = stepcast::scenario_from_link(url);
-  if (!doc) return stepcast::to_json(doc.error()).dump();
-  return stepcast::Json{{"scenario", doc->scenario}, {"page", doc->page}}.dump();
+  if (!doc) return error_text(doc.error());
+  return text(stepcast::Json{{"scenario", doc->scenario}, {"page", doc->page}});
 }
 
 // The plan search around a scenario: {"best": [...], "evaluated", ...} or {"error": ...}. The
 // scenario's own plan may break a rule the search varies (then "baseline_error" says which).
 std::string search_json(const std::string& scenario_json, int top) {
-  const stepcast::Json doc = stepcast::Json::parse(scenario_json, nullptr, false);
-  if (doc.is_discarded())
-    return stepcast::to_json(stepcast::Error{stepcast::ErrorCode::parse_error, "",
-                                             "the scenario is not valid JSON"})
-        .dump();
-  auto scenario = stepcast::read_scenario(doc, stepcast::builtin_catalog());
-  if (!scenario) return stepcast::to_json(scenario.error()).dump();
+  const auto doc = stepcast::parse_json(scenario_json);
+  if (!doc) return error_text(doc.error());
+  auto scenario = stepcast::read_scenario(*doc, stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
   stepcast::SearchOptions options;
   options.top = static_cast<size_t>(std::clamp(top, 1, 1000));
   auto result = stepcast::search_plans(*scenario, options);
-  if (!result) return stepcast::to_json(result.error()).dump();
-  return stepcast::to_json(*result).dump();
+  if (!result) return error_text(result.error());
+  return text(stepcast::to_json(*result));
 }
 
 // Every key of a scenario: type, range or choices, default, unit, doc, link name, page control.
@@ -114,13 +134,9 @@ std::string schema_json() { return stepcast::schema_json().dump(); }
 
 // The scenario with every default and derived value filled in, or every problem of it.
 std::string resolve_json(const std::string& scenario_json) {
-  const stepcast::Json doc = stepcast::Json::parse(scenario_json, nullptr, false);
-  if (doc.is_discarded())
-    return stepcast::Json{{"errors", {stepcast::to_json(stepcast::Error{
-                                          stepcast::ErrorCode::parse_error, "",
-                                          "the scenario is not valid JSON"})["error"]}}}
-        .dump();
-  return stepcast::resolve_json(doc, stepcast::builtin_catalog()).dump();
+  const auto doc = stepcast::parse_json(scenario_json);
+  if (!doc) return text(stepcast::Json{{"errors", {stepcast::to_json(doc.error())["error"]}}});
+  return text(stepcast::resolve_json(*doc, stepcast::builtin_catalog()));
 }
 
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }

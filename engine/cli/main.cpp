@@ -12,12 +12,14 @@
 
 #include "cli_io.h"
 #include "stepcast/estimate.h"
+#include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
 
 using namespace stepcast;
+using stepcast::cli::dump;
 using stepcast::cli::fail;
 using stepcast::cli::read_input;
 
@@ -27,7 +29,7 @@ constexpr const char* kUsage = R"(usage:
   stepcast estimate SCENARIO.json [--format json|text] [--timeline]
                                                          estimate one scenario ('-' = stdin);
                                                          --timeline adds every schedule block
-  stepcast estimate --batch FILE.jsonl                   one scenario per line -> one report per line
+  stepcast estimate --batch FILE.jsonl [--timeline]      one scenario per line -> one report per line
   stepcast estimate --link 'URL' [--format json|text]    estimate the plan a Stepcast link holds
   stepcast search SCENARIO.json [--top N] [--format text|json]
                                                          rank the plans the cluster admits for the
@@ -91,7 +93,8 @@ Args parse_args(int argc, char** argv, int first) {
   return a;
 }
 
-int run_batch(const std::string& path, const Catalog& catalog) {
+// One report or error per line, whatever the line holds (each is bounded: limits.h).
+int run_batch(const std::string& path, const Catalog& catalog, const EstimateOptions& options) {
   std::string text;
   if (!read_input(path, text)) return fail(fmt::format("cannot read {}", path));
   std::istringstream lines(text);
@@ -100,18 +103,22 @@ int run_batch(const std::string& path, const Catalog& catalog) {
   while (std::getline(lines, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto scenario = parse_scenario(line, catalog);
-    if (!scenario) {
+    Result<Json> report = scenario ? report_json(estimate(*scenario, options))
+                                   : Result<Json>(scenario.error());
+    if (!report) {
       any_error = true;
-      std::cout << to_json(scenario.error()).dump() << "\n";
+      std::cout << dump(to_json(report.error())) << "\n";
       continue;
     }
-    std::cout << to_json(estimate(*scenario)).dump() << "\n";
+    std::cout << dump(*report) << "\n";
   }
   return any_error ? 2 : 0;
 }
 
 int run_estimate(const Args& args, const Catalog& catalog) {
-  if (!args.batch.empty()) return run_batch(args.batch, catalog);
+  EstimateOptions options;
+  options.timeline = args.timeline;
+  if (!args.batch.empty()) return run_batch(args.batch, catalog, options);
   if (args.positional.size() != (args.link.empty() ? 1u : 0u))
     return fail("estimate takes one scenario file (or '-'), or --link URL");
   const std::string format = args.format.empty() ? "json" : args.format;
@@ -121,19 +128,19 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   if (!args.link.empty()) {  // a link and a JSON file are interchangeable
     auto doc = scenario_from_link(args.link);
     if (!doc) return fail(doc.error().message);
-    text = doc->scenario.dump();
+    text = dump(doc->scenario);
   } else if (!read_input(args.positional[0], text)) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
   }
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
-  EstimateOptions options;
-  options.timeline = args.timeline;
   const Report report = estimate(*scenario, options);
+  auto json = report_json(report);  // checked: every number finite
+  if (!json) return fail(json.error().message);
   if (format == "text")
     std::cout << to_text(report, *scenario);
   else
-    std::cout << to_json(report).dump(2) << "\n";
+    std::cout << dump(*json, 2) << "\n";
   return 0;
 }
 
@@ -143,7 +150,7 @@ bool number_flag(const std::string& text, const char* name, Json& into, const ch
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (*end != '\0' || !(v > 0) || !std::isfinite(v)) {
-    std::cerr << "error: " << name << "=" << text << " must be a positive number\n";
+    fail(fmt::format("{}={} must be a positive number", name, text));
     return false;
   }
   into[key] = v;
@@ -158,7 +165,7 @@ int run_link(const Args& args, const Catalog& catalog) {
   // Only a valid scenario gets a link: the page would refuse anything else anyway.
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
-  LinkDocument doc{Json::parse(text, nullptr, /*allow_exceptions=*/false), Json::object()};
+  LinkDocument doc{*parse_json(text), Json::object()};  // parsed above
   if (!number_flag(args.tokens, "--tokens", doc.page, "tokens") ||
       !number_flag(args.price, "--price", doc.page, "price_per_gpu_hour"))
     return 2;
@@ -185,15 +192,15 @@ int run_search(const Args& args, const Catalog& catalog) {
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
   // The plan itself may break a rule the search varies: read its keys, let the search judge.
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return fail("the scenario is not valid JSON");
-  auto scenario = read_scenario(doc, catalog);
+  const auto doc = parse_json(text);
+  if (!doc) return fail(doc.error().message);
+  auto scenario = read_scenario(*doc, catalog);
   if (!scenario) return fail(scenario.error().message);
   auto searched = search_plans(*scenario, options);
   if (!searched) return fail(searched.error().message);
   const SearchResult& r = *searched;
   if (format == "json") {
-    std::cout << to_json(r).dump(2) << "\n";
+    std::cout << dump(to_json(r), 2) << "\n";
     return 0;
   }
   if (r.baseline_error)
@@ -222,15 +229,14 @@ int run_resolve(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
-  const Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return fail("the scenario is not valid JSON");
-  const Json resolved = resolve_json(doc, catalog);
+  const auto doc = parse_json(text);
+  if (!doc) return fail(doc.error().message);
+  const Json resolved = resolve_json(*doc, catalog);
   if (resolved.contains("errors")) {
-    for (const auto& e : resolved["errors"])
-      std::cerr << "error: " << e["message"].get<std::string>() << "\n";
+    for (const auto& e : resolved["errors"]) fail(e["message"].get<std::string>());
     return 2;
   }
-  std::cout << resolved.dump(2) << "\n";
+  std::cout << dump(resolved, 2) << "\n";
   return 0;
 }
 
@@ -343,6 +349,6 @@ int main(int argc, char** argv) {
   if (command == "search") return run_search(args, catalog);
   if (command == "resolve") return run_resolve(args, catalog);
   if (command == "schema") return run_schema(args);
-  std::cerr << "error: unknown command " << command << "\n" << kUsage;
+  std::cerr << "error: unknown command " << printable(command) << "\n" << kUsage;
   return 2;
 }

@@ -3,7 +3,10 @@
 // and the summary.
 #include "stepcast/estimate.h"
 
+#include <algorithm>
+
 #include "detail/step.h"
+#include "stepcast/limits.h"
 
 namespace stepcast {
 
@@ -20,10 +23,18 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   }();
 
   // 2-3. Stage costs and each set's pipeline schedule; the slowest set is the critical path.
+  // The timeline's events are only simulated when they fit in it (a longer one is truncated
+  // anyway), and the simulation of all sets together within the block budget (limits.h).
+  uint64_t blocks = 0;
+  for (const auto& set : sets)
+    blocks = std::min<uint64_t>(blocks + schedule_blocks(plan_for(p, set.micro_batches)),
+                                uint64_t{1} << 62);
+  const bool want_events = options.timeline && blocks <= options.max_timeline_events;
+  uint64_t block_budget = kMaxSimulatedBlocks;
   std::vector<PipelineRun> runs;
   for (const auto& set : sets)
     runs.push_back(run_pipeline(sc, plan_for(p, set.micro_batches), set.layout,
-                                mixed_stages || options.simulate, options.timeline));
+                                mixed_stages || options.simulate, want_events, block_budget));
   size_t critical = 0;
   for (size_t i = 0; i < runs.size(); ++i)
     if (runs[i].pipe_s + runs[i].fill_s > runs[critical].pipe_s + runs[critical].fill_s)

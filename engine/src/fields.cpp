@@ -16,6 +16,11 @@ using C = Control;
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kHuge = 1 << 20;
+// Physical ranges of custom hardware: wide enough for any device past or planned (a GB300 has
+// 288 GiB, 8,000 GB/s and 15,000 dense nvfp4 TFLOP/s), narrow enough that no estimate leaves the
+// range of a double (no infinite or NaN time).
+constexpr double kMinTflops = 1e-6, kMaxTflops = 1e6;
+constexpr double kMinLinkBandwidth = 1e-6, kMaxBandwidth = 1e6;
 
 constexpr Field<ModelSpec> kModel[] = {
     {{.object = "model", .name = "id", .type = V::text, .fallback = D::absent(),
@@ -600,13 +605,13 @@ constexpr Field<GpuSpec> kGpu[] = {
                                    "calibration constants",
                             .control = C::cluster}),
     member<&GpuSpec::memory_bytes>({.object = "gpu", .name = "memory_gib", .type = V::number,
-                                    .fallback = D::required(), .min = 0, .min_exclusive = true,
+                                    .fallback = D::required(), .min = 1e-3, .max = 1 << 20,
                                     .unit = "GiB", .label = "Memory",
                                     .doc = "memory capacity per device", .control = C::cluster,
                                     .scale = GiB}),
     member<&GpuSpec::memory_bandwidth_Bps>({.object = "gpu", .name = "memory_bandwidth_GBps",
                                             .type = V::number, .fallback = D::required(),
-                                            .min = 0, .min_exclusive = true, .unit = "GB/s",
+                                            .min = 1e-3, .max = kMaxBandwidth, .unit = "GB/s",
                                             .label = "Memory bandwidth",
                                             .doc = "peak memory bandwidth (10^9 bytes/s)",
                                             .control = C::cluster, .scale = 1e9}),
@@ -615,7 +620,7 @@ constexpr Field<GpuSpec> kGpu[] = {
       .control = C::cluster}},
     member<&GpuSpec::scaleup_Bps_per_dir>({.object = "gpu", .name = "scaleup_GBps_per_dir",
                                            .type = V::number, .fallback = D::of(0.0), .min = 0,
-                                           .unit = "GB/s",
+                                           .max = kMaxBandwidth, .unit = "GB/s",
                                            .doc = "scale-up bandwidth per GPU per direction; 0 "
                                                   "when none",
                                            .scale = 1e9}),
@@ -634,26 +639,26 @@ constexpr Field<GpuSpec> kGpu[] = {
 
 constexpr KeyInfo kPeaks[] = {
     {.object = "gpu.peak_tflops", .name = "fp32", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp32",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak fp32",
      .doc = "vector (non-tensor) fp32", .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "tf32", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .doc = "tensor-core tf32",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .doc = "tensor-core tf32",
      .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "fp16", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp16",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak fp16",
      .doc = "fp16 with fp32 accumulate", .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "bf16", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak bf16",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak bf16",
      .doc = "bf16 with fp32 accumulate", .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "fp8", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak fp8",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak fp8",
      .doc = "fp8 (E4M3/E5M2) with per-tensor scales", .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "mxfp8", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak mxfp8",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak mxfp8",
      .doc = "MXFP8: fp8 in 32-element blocks with an 8-bit scale each (Blackwell)",
      .control = C::cluster, .scale = 1e12},
     {.object = "gpu.peak_tflops", .name = "nvfp4", .type = V::number, .fallback = D::absent(),
-     .min = 0, .min_exclusive = true, .unit = "TFLOP/s", .label = "Peak nvfp4",
+     .min = kMinTflops, .max = kMaxTflops, .unit = "TFLOP/s", .label = "Peak nvfp4",
      .doc = "NVFP4: 4-bit values in 16-element blocks with fp8 scales (Blackwell)",
      .control = C::cluster, .scale = 1e12},
 };
@@ -674,20 +679,22 @@ constexpr Field<LinkSpec> kLink[] = {
                                      "between nodes"}),
     member<&LinkSpec::bandwidth_Bps_per_dir>({.object = "link", .name = "bandwidth_GBps_per_dir",
                                               .type = V::number, .fallback = D::required(),
-                                              .min = 0, .min_exclusive = true, .unit = "GB/s",
+                                              .min = kMinLinkBandwidth, .max = kMaxBandwidth,
+                                              .unit = "GB/s",
                                               .doc = "line-rate payload bandwidth per direction: "
                                                      "per GPU (intra-node) or per port",
                                               .scale = 1e9}),
     {{.object = "link", .name = "busbw_GBps", .type = V::number,
-      .fallback = D::rule("`bandwidth_GBps_per_dir`"), .min = 0, .min_exclusive = true,
-      .unit = "GB/s",
+      .fallback = D::rule("`bandwidth_GBps_per_dir`"), .min = kMinLinkBandwidth,
+      .max = kMaxBandwidth, .unit = "GB/s",
       .doc = "achievable NCCL ring bus bandwidth at large messages", .scale = 1e9},
      [](JsonReader& r, const KeyInfo& k, LinkSpec& l) {
        l.busbw_Bps = r.number(k, l.bandwidth_Bps_per_dir / k.scale);
      },
      &write_member<&LinkSpec::busbw_Bps>},
     {{.object = "link", .name = "allreduce_busbw_GBps", .type = V::number,
-      .fallback = D::rule("`busbw_GBps`"), .min = 0, .min_exclusive = true, .unit = "GB/s",
+      .fallback = D::rule("`busbw_GBps`"), .min = kMinLinkBandwidth, .max = kMaxBandwidth,
+      .unit = "GB/s",
       .doc = "achievable all-reduce bus bandwidth (higher where the switch reduces: NVLS)",
       .scale = 1e9},
      [](JsonReader& r, const KeyInfo& k, LinkSpec& l) {
@@ -696,11 +703,11 @@ constexpr Field<LinkSpec> kLink[] = {
      &write_member<&LinkSpec::allreduce_busbw_Bps>},
     member<&LinkSpec::half_peak_bytes>({.object = "link", .name = "half_peak_bytes",
                                         .type = V::number, .fallback = D::of(0.0), .min = 0,
-                                        .unit = "bytes",
+                                        .max = 1e15, .unit = "bytes",
                                         .doc = "message size at which half of the bus bandwidth "
                                                "is reached"}),
     member<&LinkSpec::latency_s>({.object = "link", .name = "latency_us", .type = V::number,
-                                  .fallback = D::of(0.0), .min = 0, .unit = "µs",
+                                  .fallback = D::of(0.0), .min = 0, .max = 1e9, .unit = "µs",
                                   .doc = "small-message time floor of one collective step",
                                   .scale = 1e-6}),
     {{.object = "link", .name = "source", .type = V::text, .fallback = D::absent(),
@@ -713,10 +720,10 @@ constexpr Field<LinkSpec> kLink[] = {
 
 constexpr KeyInfo kPage[] = {
     {.object = "page", .name = "tokens", .link = "tokens", .type = V::number,
-     .fallback = D::absent(), .min = 0, .unit = "tokens", .label = "Tokens to train",
+     .fallback = D::absent(), .min = 0, .max = 1e21, .unit = "tokens", .label = "Tokens to train",
      .doc = "tokens of the whole training run (time and cost to train)", .control = C::page},
     {.object = "page", .name = "price_per_gpu_hour", .link = "price", .type = V::number,
-     .fallback = D::absent(), .min = 0, .unit = "USD", .label = "Price per GPU-hour",
+     .fallback = D::absent(), .min = 0, .max = 1e6, .unit = "USD", .label = "Price per GPU-hour",
      .doc = "what one GPU-hour costs", .control = C::page},
 };
 

@@ -162,6 +162,10 @@ double slowest_unit_s(const Scenario& sc, const Plan& q, const PipelineLayout& l
 Plan plan_for(const Plan& p, int64_t micro_batches) {
   Plan q = p;  // the same plan, with this set's micro-batches per replica
   q.global_batch = micro_batches * p.micro_batch * p.dp;
+  // The layouts stay with the scenario (the steps read sc.plan's): a copy per replica set would
+  // grow with the square of plan.replicas.
+  q.stages.clear();
+  q.replicas.clear();
   return q;
 }
 

@@ -5,7 +5,7 @@
 
 namespace stepcast {
 
-PipelineTime pipeline_time(const std::vector<double>& u, long m, int v) {
+PipelineTime pipeline_time(const std::vector<double>& u, int64_t m, int v) {
   PipelineTime t;
   if (u.empty()) return t;
   const auto worst = std::max_element(u.begin(), u.end());
@@ -29,29 +29,30 @@ namespace {
 struct Block {
   bool forward;
   int chunk;
-  long micro_batch;
+  int64_t micro_batch;
 };
 
-std::vector<Block> rank_order(int stage, int p, int v, long m) {
+std::vector<Block> rank_order(int stage, int p, int v, int64_t m) {
   // Micro-batches go in groups of p (microbatch_group_size_per_vp_stage); within a group every
   // chunk runs all its micro-batches before the next chunk. (Callers guarantee m % p == 0.)
   std::vector<Block> forwards, backwards;
-  const long groups = (m + p - 1) / p;
-  for (long g = 0; g < groups; ++g) {
-    const long first = g * p, last = std::min<long>(m, first + p);
+  const int64_t groups = (m + p - 1) / p;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t first = g * p, last = std::min<int64_t>(m, first + p);
     for (int c = 0; c < v; ++c)
-      for (long mb = first; mb < last; ++mb) forwards.push_back({true, c, mb});
+      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({true, c, mb});
     for (int c = v - 1; c >= 0; --c)
-      for (long mb = first; mb < last; ++mb) backwards.push_back({false, c, mb});
+      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({false, c, mb});
   }
-  const long total = static_cast<long>(forwards.size());
-  const long warmup =
-      v == 1 ? std::min<long>(p - stage - 1, m)
-             : std::min<long>(2L * (p - stage - 1) + static_cast<long>(v - 1) * std::min<long>(p, m),
-                              total);
+  const int64_t total = static_cast<int64_t>(forwards.size());
+  const int64_t warmup =
+      v == 1 ? std::min<int64_t>(p - stage - 1, m)
+             : std::min<int64_t>(int64_t{2} * (p - stage - 1) +
+                                     static_cast<int64_t>(v - 1) * std::min<int64_t>(p, m),
+                                 total);
   std::vector<Block> order;
   order.reserve(2 * total);
-  long f = 0, b = 0;
+  int64_t f = 0, b = 0;
   for (; f < warmup; ++f) order.push_back(forwards[f]);
   while (f < total) {
     order.push_back(forwards[f++]);
@@ -64,7 +65,7 @@ std::vector<Block> rank_order(int stage, int p, int v, long m) {
 }  // namespace
 
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
-                                             const std::vector<double>& bwd, long m, int v,
+                                             const std::vector<double>& bwd, int64_t m, int v,
                                              double p2p_s, bool p2p_blocking,
                                              double* makespan_s) {
   return simulate_pipeline(fwd, bwd, m, v, std::vector<double>(fwd.size(), p2p_s), p2p_blocking,
@@ -72,7 +73,7 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
 }
 
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
-                                             const std::vector<double>& bwd, long m, int v,
+                                             const std::vector<double>& bwd, int64_t m, int v,
                                              const std::vector<double>& p2p,
                                              bool p2p_blocking, double* makespan_s) {
   // Every chunk of a stage takes 1/v of its time.
@@ -88,7 +89,7 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
 
 std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& fwd,
                                                      const std::vector<double>& bwd, int p,
-                                                     long m, int v,
+                                                     int64_t m, int v,
                                                      const std::vector<double>& p2p,
                                                      bool p2p_blocking, double* makespan_s) {
   std::vector<PipelineEvent> events;

@@ -1,7 +1,10 @@
 // Report -> JSON (the contract other tools read) and -> a text table for people.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "stepcast/estimate.h"
+#include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 
 namespace stepcast {
@@ -111,6 +114,32 @@ Json to_json(const Report& r) {
               {"timeline", timeline_json(r)}};
 }
 
+std::optional<std::string> non_finite_path(const Json& j) {
+  // "key" or "[i]" in front of what was found inside.
+  auto inside = [](std::string step, const std::string& rest) {
+    return rest.empty() || rest.front() == '[' ? step + rest : step + "." + rest;
+  };
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) return std::string();
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (auto path = non_finite_path(*it)) return inside(it.key(), *path);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i)
+      if (auto path = non_finite_path(j[i])) return inside(fmt::format("[{}]", i), *path);
+  }
+  return std::nullopt;
+}
+
+Result<Json> report_json(const Report& report) {
+  Json j = to_json(report);
+  if (auto path = non_finite_path(j))
+    return Error{ErrorCode::unsupported, "",
+                 fmt::format("the estimate's {} is not a finite number: the inputs are beyond "
+                             "what the model computes",
+                             *path)};
+  return j;
+}
+
 std::string to_text(const Report& r, const Scenario& sc) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   const Plan& p = sc.plan;
@@ -119,8 +148,10 @@ std::string to_text(const Report& r, const Scenario& sc) {
   std::string where;
   for (const auto& grp : sc.cluster.groups)
     where += fmt::format("{}{} x {} ({} nodes)", where.empty() ? "" : " + ", grp.gpus(),
-                         grp.gpu.name, grp.nodes);
-  fmt::format_to(it, "{} ({:.2f} B parameters) on {}\n", sc.model.name, r.parameters / 1e9, where);
+                         printable(grp.gpu.name, 80), grp.nodes);
+  // Names come from the document: printed as one line whatever they hold.
+  fmt::format_to(it, "{} ({:.2f} B parameters) on {}\n", printable(sc.model.name, 80),
+                 r.parameters / 1e9, where);
   fmt::format_to(it, "plan: tp={} pp={} dp={} cp={} vpp={} micro_batch={} global_batch={} ({} micro-batches), "
        "sp={} recompute={} zero={} {}\n",
        p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.global_batch, r.micro_batches,
@@ -164,8 +195,8 @@ std::string to_text(const Report& r, const Scenario& sc) {
   for (const auto& op : r.stages.front().communication)
     fmt::format_to(it, "  {:<15} {:<15} {:<14} {:>8} {:>11.3f} {:>5} {:<12} {:>10.4f}\n", to_string(op.kind),
          to_string(op.group), to_string(op.phase), op.count, op.bytes / (1024.0 * 1024.0),
-         op.group_size, op.link, op.total_s());
-  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", w);
+         op.group_size, printable(op.link, 80), op.total_s());
+  for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", printable(w, 400));
   return out;
 }
 

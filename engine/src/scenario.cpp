@@ -10,12 +10,21 @@
 #include "detail/fields.h"
 #include "detail/json_reader.h"
 #include "detail/specs_json.h"
+#include "stepcast/limits.h"
 
 namespace stepcast {
 
 namespace {
 
 using detail::JsonReader;
+
+// a·b for counts (GPUs, stages, replicas) of a plan not yet checked: each may be up to 2^24, so
+// the product of four can pass 2^63; it stops at 2^62, which no count reaches.
+constexpr int64_t kCeiling = int64_t{1} << 62;
+int64_t times(int64_t a, int64_t b) {
+  return b != 0 && a > kCeiling / b ? kCeiling : std::min(a * b, kCeiling);
+}
+int64_t plus(int64_t a, int64_t b) { return std::min(a, kCeiling - b) + b; }
 using detail::key_in;
 
 // A preset id, or an inline object of the same schema.
@@ -85,14 +94,24 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
   if (intra->scope != LinkScope::intra_node)
     return Error{ErrorCode::invalid_cluster, r.field("intra_node_link"),
                  fmt::format("{}=\"{}\" is an inter-node link; an intra-node fabric is needed",
-                             r.field("intra_node_link"), intra->id)};
+                             r.field("intra_node_link"), printable(intra->id))};
   if (inter->scope != LinkScope::inter_node)
     return Error{ErrorCode::invalid_cluster, r.field("inter_node_link"),
                  fmt::format("{}=\"{}\" is an intra-node fabric; a network link is needed",
-                             r.field("inter_node_link"), inter->id)};
+                             r.field("inter_node_link"), printable(inter->id))};
   g.intra_node_link = std::move(intra).value();
   g.inter_node_link = std::move(inter).value();
   return g;
+}
+
+// The GPUs of every group together, within what the engine counts (kMaxGpus).
+std::optional<Error> check_gpu_count(const ClusterSpec& cluster) {
+  int64_t gpus = 0;
+  for (const auto& g : cluster.groups) gpus += int64_t{g.gpus_per_node} * g.nodes;
+  if (gpus <= kMaxGpus) return std::nullopt;
+  const bool one = cluster.groups.size() == 1;
+  return Error{ErrorCode::budget_exceeded, one ? "cluster.nodes" : "cluster.groups",
+               fmt::format("the cluster has {} GPUs; at most {} are modelled", gpus, kMaxGpus)};
 }
 
 Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
@@ -101,6 +120,7 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
     auto g = parse_group(j, "cluster", catalog);
     if (!g) return g.error();
     cluster.groups.push_back(std::move(g).value());
+    if (auto e = check_gpu_count(cluster)) return *e;
     return cluster;
   }
   JsonReader r(j, "cluster");
@@ -110,11 +130,16 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
   if (!groups.is_array() || groups.empty())
     return Error{ErrorCode::type_error, "cluster.groups",
                  "cluster.groups must be a non-empty array of groups"};
+  if (groups.size() > kMaxGroups)
+    return Error{ErrorCode::budget_exceeded, "cluster.groups",
+                 fmt::format("cluster.groups has {} entries; at most {} are modelled",
+                             groups.size(), kMaxGroups)};
   for (size_t i = 0; i < groups.size(); ++i) {
     auto g = parse_group(groups[i], fmt::format("cluster.groups[{}]", i), catalog);
     if (!g) return g.error();
     cluster.groups.push_back(std::move(g).value());
   }
+  if (auto e = check_gpu_count(cluster)) return *e;
   if (r.has("inter_group_link")) {
     auto link = link_of(r, "inter_group_link", catalog);
     if (!link) return link.error();
@@ -122,7 +147,7 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
       return Error{ErrorCode::invalid_cluster, "cluster.inter_group_link",
                    fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
                                "network link is needed between groups",
-                               link->id)};
+                               printable(link->id))};
     cluster.inter_group_link = std::move(link).value();
   } else if (cluster.groups.size() > 1) {
     // Without a stated link, groups talk over the slowest of their own networks.
@@ -143,12 +168,19 @@ int64_t count_or_auto(JsonReader& e, const KeyInfo& k) {
 
 // Reads the entries of plan.stages or plan.replicas, each with `each`.
 template <class Each>
-void read_entries(JsonReader& r, std::string_view key, std::span<const KeyInfo> keys, Each each) {
+void read_entries(JsonReader& r, std::string_view key, std::span<const KeyInfo> keys,
+                  size_t max_entries, Each each) {
   const Json* list = r.raw(key);
   if (!list) return;
   const std::string path = r.field(key);
   if (!list->is_array() || list->empty()) {
     r.fail(ErrorCode::type_error, path, path + " must be a non-empty array");
+    return;
+  }
+  if (list->size() > max_entries) {
+    r.fail(ErrorCode::budget_exceeded, path,
+           fmt::format("{} has {} entries; at most {} are modelled", path, list->size(),
+                       max_entries));
     return;
   }
   static const std::vector<std::string_view> names = detail::names_of(keys);
@@ -203,22 +235,27 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   const int64_t model_parallel = int64_t{p.tp} * p.pp * p.cp;
   int64_t derived_dp = std::max<int64_t>(1, cluster_gpus / model_parallel);
   if (const Json* replicas = r.raw("replicas"); replicas && replicas->is_array()) {
+    // (Counts out of their range count as 1 here; the entry's own check reports them.)
+    const KeyInfo& count = key_in(detail::replica_keys(), "count");
     int64_t sum = 0;
-    for (const auto& rep : *replicas)
-      sum += rep.is_object() && rep.contains("count") && rep["count"].is_number_integer()
-                 ? rep["count"].get<int64_t>()
-                 : 1;
+    for (size_t i = 0; i < std::min(replicas->size(), kMaxReplicaSets); ++i) {
+      const Json& rep = (*replicas)[i];
+      const Json* n = rep.is_object() && rep.contains("count") ? &rep["count"] : nullptr;
+      const bool valid = n && n->is_number_integer() && n->get<int64_t>() >= count.min &&
+                         n->get<int64_t>() <= count.max;
+      sum += valid ? n->get<int64_t>() : 1;
+    }
     derived_dp = std::max<int64_t>(1, sum);
   }
   p.dp_derived = !r.has("dp");
   p.dp = static_cast<int>(r.integer(plan_key("dp"), std::min<int64_t>(derived_dp, 1 << 24)));
-  read_entries(r, "stages", detail::stage_keys(), [&](JsonReader& e) {
+  read_entries(r, "stages", detail::stage_keys(), kMaxStageEvaluations, [&](JsonReader& e) {
     StageAssignment s;
     s.group = static_cast<int>(e.integer(key_in(detail::stage_keys(), "group")));
     s.layers = count_or_auto(e, key_in(detail::stage_keys(), "layers"));
     p.stages.push_back(s);
   });
-  read_entries(r, "replicas", detail::replica_keys(), [&](JsonReader& e) {
+  read_entries(r, "replicas", detail::replica_keys(), kMaxReplicaSets, [&](JsonReader& e) {
     ReplicaAssignment a;
     a.group = static_cast<int>(e.integer(key_in(detail::replica_keys(), "group")));
     a.count = static_cast<int>(e.integer(key_in(detail::replica_keys(), "count")));
@@ -399,7 +436,7 @@ bool check_split(Rules& c, bool& even_rule) {
   if (accounted) {
     const int64_t total = L + p.embedding_in_split + p.loss_in_split;
     const int64_t chunks = int64_t{p.pp} * p.vpp;
-    if (total % chunks != 0 || total / chunks < 1 + (p.pp * p.vpp == 1 ? p.embedding_in_split + p.loss_in_split : 0))
+    if (total % chunks != 0 || total / chunks < 1 + (chunks == 1 ? p.embedding_in_split + p.loss_in_split : 0))
       return c.broken([&] {
         return rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
                     fmt::format("model.layers={} plus the {} counted as layers ({}) must be "
@@ -515,6 +552,49 @@ bool check_experts(Rules& c) {
   return c.ok();
 }
 
+// What an estimate of the plan costs (limits.h): stage evaluations, the balancer's work for
+// "auto" layers, and the model's size (the census counts operations in 64-bit integers).
+bool check_budget(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  const double parameters = count_parameters(m, m.vocab, m.seq_len).total;
+  if (parameters > kMaxParameters)
+    return c.broken([&] {
+      return Error{ErrorCode::out_of_range, "model",
+                   fmt::format("the model has {:.3g} parameters; at most {:.0e} are modelled",
+                               parameters, kMaxParameters),
+                   {"model.layers", "model.hidden", "model.vocab"}};
+    });
+  const bool auto_layers = std::any_of(p.stages.begin(), p.stages.end(),
+                                       [](const StageAssignment& a) { return a.layers == 0; });
+  const bool auto_batches =
+      std::any_of(p.replicas.begin(), p.replicas.end(),
+                  [](const ReplicaAssignment& a) { return a.micro_batches == 0; });
+  const int64_t sets = p.replicas.empty() ? 1 : static_cast<int64_t>(p.replicas.size());
+  const int64_t evaluations = sets * p.pp * (1 + (auto_layers ? 2 : 0) + (auto_batches ? 1 : 0));
+  if (evaluations > kMaxStageEvaluations)
+    return c.broken([&] {
+      return Error{ErrorCode::budget_exceeded, sets > 1 ? "plan.replicas" : "plan.pp",
+                   fmt::format("the plan costs {} stage evaluations ({} stage(s) x {} replica "
+                               "set(s){}); one estimate makes at most {}",
+                               evaluations, p.pp, sets,
+                               auto_layers    ? ", x3 to balance \"auto\" layers"
+                               : auto_batches ? ", x2 to balance \"auto\" micro-batches"
+                                              : "",
+                               kMaxStageEvaluations),
+                   {"plan.pp", "plan.replicas", "plan.stages"}};
+    });
+  if (auto_layers && m.layers * p.pp > kMaxBalanceWork)
+    return c.broken([&] {
+      return Error{ErrorCode::budget_exceeded, "plan.stages",
+                   fmt::format("balancing \"auto\" layers costs model.layers x plan.pp = {} x {}; "
+                               "at most {} (give the stages' layers)",
+                               m.layers, p.pp, kMaxBalanceWork),
+                   {"model.layers", "plan.pp"}};
+    });
+  return c.ok();
+}
+
 // Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
 bool check_layout(Rules& c) {
   const Scenario& s = c.s();
@@ -536,7 +616,7 @@ bool check_layout(Rules& c) {
                               "fall within one group each in rank order: give plan.stages "
                               "(which group runs each pipeline stage) or plan.replicas (which "
                               "group runs each data-parallel replica)",
-                              groups, mp * p.dp),
+                              groups, times(mp, p.dp)),
                   join({"plan.pp", "plan.tp"}, c.node_paths()));
     });
   if (!p.stages.empty()) {
@@ -568,7 +648,7 @@ bool check_layout(Rules& c) {
         return false;
       fixed += st.layers;
       autos += st.layers == 0;
-      used[st.group] += mp * p.dp;
+      used[st.group] = plus(used[st.group], times(mp, p.dp));
     }
     if (autos == 0 && fixed != m.layers && !c.broken([&] {
           return rule("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
@@ -596,9 +676,9 @@ bool check_layout(Rules& c) {
                                                    path, rep.group, groups));
         });
       replicas += rep.count;
-      fixed += rep.count * rep.micro_batches;
+      fixed = plus(fixed, times(rep.count, rep.micro_batches));
       autos += rep.micro_batches == 0 ? rep.count : 0;
-      used[rep.group] += mp * p.pp * rep.count;
+      used[rep.group] = plus(used[rep.group], times(times(mp, p.pp), rep.count));
     }
     if (replicas != p.dp && !c.broken([&] {
           return rule("plan.replicas", fmt::format("plan.replicas count {} replicas but "
@@ -625,7 +705,7 @@ bool check_layout(Rules& c) {
         }))
       return false;
   } else {
-    used[0] = mp * p.pp * p.dp;
+    used[0] = times(times(mp, p.pp), p.dp);
   }
   if (groups > 1 || !p.stages.empty() || !p.replicas.empty())
     for (int g = 0; g < groups; ++g)
@@ -648,21 +728,24 @@ bool check_layout(Rules& c) {
 void place_on_groups(Scenario& s) {
   Plan& p = s.plan;
   if (s.cluster.groups.size() < 2 || !p.stages.empty() || !p.replicas.empty()) return;
+  if (p.pp > kMaxStageEvaluations) return;  // over the budget: check_scenario says so
   std::vector<int64_t> first;  // first rank of each group
   int64_t rank = 0;
   for (const auto& g : s.cluster.groups) {
     first.push_back(rank);
     rank += g.gpus();
   }
+  // Ranks go in order, so each search starts at the group of the one before.
+  size_t from = 0;
   auto group_of = [&](int64_t begin, int64_t size) -> int {
-    for (size_t g = 0; g < first.size(); ++g) {
+    for (size_t& g = from; g < first.size(); ++g) {
       const int64_t end = first[g] + s.cluster.groups[g].gpus();
       if (begin >= first[g] && begin + size <= end) return static_cast<int>(g);
     }
     return -1;
   };
-  const int64_t per_stage = int64_t{p.tp} * p.cp * p.dp;
-  if (per_stage * p.pp == rank) {
+  const int64_t per_stage = times(times(p.tp, p.cp), p.dp);
+  if (times(per_stage, p.pp) == rank) {
     std::vector<StageAssignment> stages;
     for (int i = 0; i < p.pp; ++i) {
       const int g = group_of(i * per_stage, per_stage);
@@ -678,7 +761,8 @@ void place_on_groups(Scenario& s) {
     }
   }
   const int64_t per_replica = int64_t{p.tp} * p.cp * p.pp;
-  if (p.pp == 1 && per_replica * p.dp == rank) {
+  from = 0;
+  if (p.pp == 1 && times(per_replica, p.dp) == rank) {
     std::vector<ReplicaAssignment> sets;
     for (int r = 0; r < p.dp; ++r) {
       const int g = group_of(r * per_replica, per_replica);
@@ -696,11 +780,12 @@ void place_on_groups(Scenario& s) {
 
 bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   Rules c(s, errors);
+  if (!check_budget(c)) return false;  // the rules below assume counts the engine can hold
   if (!check_framework(c, s.framework) && !errors) return false;
   const Plan& p = s.plan;
   const ModelSpec& m = s.model;
   const int gpus = s.cluster.gpus();
-  const int64_t product = int64_t{p.tp} * p.pp * p.cp * p.dp;
+  const int64_t product = times(times(times(p.tp, p.pp), p.cp), p.dp);
   const int per_node = s.cluster.groups.front().gpus_per_node;
   // What the model allows first (the control that causes it), then what the cluster holds.
   for (const auto& divided : {std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
@@ -789,7 +874,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
               have += (have.empty() ? "" : ", ") + std::string(enum_names<Precision>()[q]);
           return rule("plan.precision",
                       fmt::format("plan.precision={} is not supported by {} (it has: {})",
-                                  to_string(p.precision), g.gpu.name, have));
+                                  to_string(p.precision), printable(g.gpu.name), have));
         }))
       return false;
     break;
@@ -864,6 +949,7 @@ Result<Scenario> read_scenario(const Json& doc, const Catalog& catalog) {
 std::vector<Error> scenario_errors(const Json& doc, const Catalog& catalog) {
   std::vector<Error> errors;
   if (auto s = read_keys(doc, catalog, errors)) check_scenario(*s, &errors);
+  if (errors.size() > kMaxErrors) errors.resize(kMaxErrors);  // 4,096 stages, each wrong
   return errors;
 }
 
@@ -876,10 +962,9 @@ Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
 }
 
 Result<Scenario> parse_scenario(std::string_view text, const Catalog& catalog) {
-  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded())
-    return Error{ErrorCode::parse_error, "", "the scenario is not valid JSON"};
-  return scenario_from_json(doc, catalog);
+  auto doc = parse_json(text);
+  if (!doc) return doc.error();
+  return scenario_from_json(*doc, catalog);
 }
 
 }  // namespace stepcast

@@ -8,13 +8,13 @@
 namespace stepcast::detail {
 
 PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
-                         bool simulate, bool want_events) {
+                         bool simulate, bool want_events, uint64_t& block_budget) {
   PipelineRun run;
   run.plan = p;
   run.layout = lay;
   for (int i = 0; i < p.pp; ++i) run.stages.push_back(stage_cost_of(sc, p, lay, i));
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
-  const long mb = static_cast<long>(p.micro_batches());
+  const int64_t mb = p.micro_batches();
   const double mbd = static_cast<double>(mb);
   std::vector<double> unit, p2p;
   // Block durations per virtual stage (chunk c of stage i is virtual stage c·pp + i): a block
@@ -46,10 +46,12 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
   }
   // The event simulation is the reference. The closed form is exact for 1F1B and for identical
   // interleaved stages (tests), and costs nothing; interleaved stages that differ (embedding,
-  // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast.
-  const size_t blocks = 2 * static_cast<size_t>(mb) * p.vpp * p.pp;
+  // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast
+  // (the estimate's block budget, shared by its replica sets: limits.h).
+  const uint64_t blocks = schedule_blocks(p);
   simulate = simulate || (p.vpp > 1 && p.pp > 1);
-  if ((simulate || want_events) && blocks <= 400000) {
+  if ((simulate || want_events) && blocks <= block_budget) {
+    block_budget -= blocks;
     double makespan = 0;
     run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p,
                                            p.pp > 1 && !p2p_hidden, &makespan);

@@ -47,6 +47,10 @@ std::vector<KeyInfo> all_keys() {
 std::string plain(double v) {
   if (v >= 65536 && std::floor(std::log2(v)) == std::log2(v))
     return fmt::format("2^{:.0f}", std::log2(v));
+  if (v > 0 && (v >= 1e6 || v < 1e-3)) {  // 10^6, 10^-6
+    const double e = std::round(std::log10(v));
+    if (std::fabs(std::pow(10.0, e) - v) <= 1e-12 * v) return fmt::format("10^{:.0f}", e);
+  }
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{}", v);
 }
@@ -74,6 +78,9 @@ std::string type_text(const KeyInfo& k) {
       return fmt::format("{} ≥ {}", t, plain(k.min));
     }
     case ValueType::number:
+      if (k.max > 0)
+        return fmt::format("number {}{}–{}", k.min_exclusive ? "> " : "", plain(k.min),
+                           plain(k.max));
       return fmt::format("number {} {}", k.min_exclusive ? ">" : "≥", plain(k.min));
     case ValueType::boolean: return "bool";
     case ValueType::choice: {
@@ -240,7 +247,9 @@ void echo_into(const Json& v, std::string& out, int depth, size_t budget) {
   if (v.is_array() || v.is_object()) {
     const bool array = v.is_array();
     if (depth >= 2 || v.size() > 8) {
-      out += array ? fmt::format("[… {} items]", v.size()) : fmt::format("{{… {} keys}}", v.size());
+      // (ASCII only: the cut in echo() must never fall inside a character.)
+      out += array ? fmt::format("[... {} items]", v.size())
+                   : fmt::format("{{... {} keys}}", v.size());
       return;
     }
     out += array ? '[' : '{';

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+
+#include "detail/step.h"
+#include "stepcast/limits.h"
 
 namespace stepcast {
 
@@ -66,56 +70,101 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   const int per_node = base.cluster.groups.front().gpus_per_node;
   std::vector<Error> own;
   if (check_scenario(base, &own))
-    result.baseline_s = estimate(base).iteration_time_s;
+    result.baseline_s = estimate(base).iteration_time_s;  // (checked finite below)
   else
     result.baseline_error = own.front();
 
-  std::vector<SearchCandidate> fitting;
-  // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
-  for (int tp : divisors_up_to(gpus, per_node)) {
-    if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
-    for (int cp : with_own(powers_of_two_up_to(8), base.plan.cp)) {
-      if (gpus % (tp * cp) || (cp > 1 && m.seq_len % (2 * cp))) continue;
-      for (int pp : divisors_up_to(gpus / (tp * cp), m.layers)) {
-        if ((gpus / (tp * cp)) % pp) continue;
-        const int dp = gpus / (tp * cp * pp);
-        for (int vpp : with_own(powers_of_two_up_to(options.max_vpp), base.plan.vpp)) {
-          if (m.layers % (int64_t{pp} * vpp) || (pp == 1 && vpp > 1)) continue;
-          for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
-                                 base.plan.micro_batch)) {
-            for (const ExpertPlan& x : expert_plans(m, base.plan, options, tp, tp * cp * dp)) {
-              for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
-                Scenario s = base;
-                Plan& p = s.plan;
-                p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
-                p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
-                p.dp_derived = true;
-                p.sequence_parallel = tp > 1;
-                p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
-                p.recompute =
-                    options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
-                p.stages.clear();
-                p.replicas.clear();
-                if (!check_scenario(s)) {
-                  ++result.rejected;
-                  continue;
+  // Every plan of the space the rules admit, in order (the rest are counted as rejected).
+  auto for_each_plan = [&](auto&& each) {
+    int64_t tried = 0;
+    // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
+    for (int tp : divisors_up_to(gpus, per_node)) {
+      if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
+      for (int cp : with_own(powers_of_two_up_to(8), base.plan.cp)) {
+        const int64_t tp_cp = int64_t{tp} * cp;
+        if (gpus % tp_cp || (cp > 1 && m.seq_len % (2 * int64_t{cp}))) continue;
+        for (int pp : divisors_up_to(gpus / tp_cp, m.layers)) {
+          if ((gpus / tp_cp) % pp) continue;
+          const int dp = static_cast<int>(gpus / (tp_cp * pp));
+          for (int vpp : with_own(powers_of_two_up_to(options.max_vpp), base.plan.vpp)) {
+            if (m.layers % (int64_t{pp} * vpp) || (pp == 1 && vpp > 1)) continue;
+            for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
+                                   base.plan.micro_batch)) {
+              for (const ExpertPlan& x :
+                   expert_plans(m, base.plan, options, tp, static_cast<int>(tp_cp * dp))) {
+                for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
+                  Scenario s = base;
+                  Plan& p = s.plan;
+                  p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+                  p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
+                  p.dp_derived = true;
+                  p.sequence_parallel = tp > 1;
+                  p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
+                  p.recompute =
+                      options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+                  p.stages.clear();
+                  p.replicas.clear();
+                  p.pipeline_layout.clear();
+                  ++tried;
+                  if (check_scenario(s)) each(s);
                 }
-                const Report r = estimate(s);
-                ++result.evaluated;
-                double peak = 0;
-                for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
-                if (!r.fits) {
-                  ++result.out_of_memory;
-                  continue;
-                }
-                fitting.push_back({p, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
               }
             }
           }
         }
       }
     }
-  }
+    return tried;
+  };
+
+  // What the search costs, before anything is estimated.
+  int64_t plans = 0, evaluations = 0;
+  uint64_t blocks = 0;
+  const int64_t tried = for_each_plan([&](const Scenario& s) {
+    ++plans;
+    evaluations += s.plan.pp;
+    if (s.plan.vpp > 1 && s.plan.pp > 1 && detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
+      blocks += detail::schedule_blocks(s.plan);  // simulated (estimate.cpp); else closed form
+  });
+  if (plans > options.max_plans || evaluations > options.max_stage_evaluations ||
+      blocks > options.max_simulated_blocks)
+    return Error{ErrorCode::budget_exceeded, "cluster",
+                 fmt::format("search: the {} plans the rules admit cost {} stage evaluations and "
+                             "{} simulated schedule blocks; a search makes at most {} plans, {} "
+                             "stage evaluations and {} blocks (search a smaller cluster or model)",
+                             plans, evaluations, blocks, options.max_plans,
+                             options.max_stage_evaluations, options.max_simulated_blocks),
+                 {"cluster.nodes", "model.layers", "plan.global_batch"}};
+  result.rejected = static_cast<int>(tried - plans);
+
+  // (A report never holds a number that is not finite: report_json.)
+  auto not_finite = [](std::string_view whose) {
+    return Error{ErrorCode::unsupported, "",
+                 fmt::format("search: {} estimate is not a finite number: the inputs are beyond "
+                             "what the model computes",
+                             whose)};
+  };
+  if (!std::isfinite(result.baseline_s)) return not_finite("the plan's");
+  std::vector<SearchCandidate> fitting;
+  std::optional<Error> non_finite;
+  for_each_plan([&](const Scenario& s) {
+    if (non_finite) return;
+    const Report r = estimate(s);
+    ++result.evaluated;
+    double peak = 0;
+    for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+    if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
+        !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
+      non_finite = not_finite("a plan's");
+      return;
+    }
+    if (!r.fits) {
+      ++result.out_of_memory;
+      return;
+    }
+    fitting.push_back({s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
+  });
+  if (non_finite) return *non_finite;
   if (result.evaluated == 0) {
     if (result.baseline_error) return *result.baseline_error;
     return Error{ErrorCode::invalid_plan, "plan",

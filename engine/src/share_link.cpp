@@ -1,5 +1,6 @@
 #include "stepcast/share_link.h"
 
+#include "stepcast/limits.h"
 #include "stepcast/schema.h"
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ struct Key {
   std::string link;  // key in the fragment
   Kind kind;
   Json fallback;     // left out of the link when equal (null: always written)
+  const KeyInfo* info = nullptr;  // its schema entry (range of numbers)
 };
 
 // The keys of one schema object that links carry on their own (schema.h: KeyInfo::link), with
@@ -51,7 +53,7 @@ std::vector<Key> link_keys(std::string_view object, std::initializer_list<std::s
       case DefaultValue::Kind::text: fallback = std::string(k.fallback.text); break;
       default: break;
     }
-    keys.push_back({std::string(k.name), std::string(k.link), kind, std::move(fallback)});
+    keys.push_back({std::string(k.name), std::string(k.link), kind, std::move(fallback), &k});
   }
   return keys;
 }
@@ -173,35 +175,6 @@ Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {
   return Error{code, "link", "link: " + std::move(message)};
 }
 
-// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF): a link's bytes
-// become JSON strings, which must be text.
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;  // continuation bytes
-    uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
-    else return false;
-    if (s.size() - i <= n) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
 // Numbers as people and JavaScript write them: digits, an optional sign, fraction and exponent;
 // no spaces, "+", hex, "inf" or "nan" (strtod would take them all).
 bool plain_number(std::string_view t, bool integer) {
@@ -263,9 +236,9 @@ std::optional<std::string> write_layout(const Json& entries, std::span<const cha
 
 std::optional<Json> read_layout(const std::string& text, std::string_view key) {
   if (!text.empty() && text[0] == '[') {
-    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_array()) return std::nullopt;
-    return j;
+    auto j = parse_json(text, key);
+    if (!j || !j->is_array()) return std::nullopt;
+    return std::move(j).value();
   }
   const std::span<const char* const> fields = layout_fields(key);
   Json out = Json::array();
@@ -347,9 +320,9 @@ std::optional<Json> read_value(const std::string& text, Kind kind, std::string_v
     case Kind::text: return Json(text);
     case Kind::json: {
       if (!text.empty() && (text[0] == '{' || text[0] == '[')) {
-        Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded()) return std::nullopt;
-        return j;
+        auto j = parse_json(text, key);
+        if (!j) return std::nullopt;
+        return std::move(j).value();
       }
       return Json(text);
     }
@@ -466,9 +439,10 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
   if (fragment[0] == '{' || fragment.substr(0, 3) == "%7B" || fragment.substr(0, 3) == "%7b") {
     auto text = percent_decode(fragment);
     if (!text) return link_error("bad percent-encoding");
-    doc.scenario = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (doc.scenario.is_discarded() || !doc.scenario.is_object())
-      return link_error("the scenario in the link is not a JSON object");
+    auto scenario = parse_json(*text, "the scenario in the link");
+    if (!scenario) return link_error(scenario.error().message);
+    if (!scenario->is_object()) return link_error("the scenario in the link is not a JSON object");
+    doc.scenario = std::move(scenario).value();
     fill_legacy_defaults(doc.scenario);
     return doc;
   }
@@ -533,10 +507,10 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
       continue;
     }
     if (key == "cluster") {
-      Json c = Json::parse(*value, nullptr, /*allow_exceptions=*/false);
-      if (c.is_discarded() || !c.is_object())
-        return link_error("cluster is not a JSON object", ErrorCode::type_error);
-      cluster = std::move(c);
+      auto c = parse_json(*value, "cluster");
+      if (!c) return link_error(c.error().message);
+      if (!c->is_object()) return link_error("cluster is not a JSON object", ErrorCode::type_error);
+      cluster = std::move(c).value();
       cluster_json = true;
       continue;
     }
@@ -553,6 +527,13 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     if (!v)
       return link_error(fmt::format("{}={} is not a valid value", key, short_text(*value)),
                         ErrorCode::type_error);
+    // The page's settings are not scenario keys (parse_scenario checks those): their range here.
+    const KeyInfo& info = *found->info;
+    if (target == &doc.page && v->is_number() &&
+        (v->get<double>() < info.min || (info.max > 0 && v->get<double>() > info.max)))
+      return link_error(fmt::format("{}={} must be between {:g} and {:g}", key,
+                                    short_text(*value), info.min, info.max),
+                        ErrorCode::out_of_range);
     (*target)[found->json] = std::move(*v);
   }
   if (version == 0) return link_error("the link has no format version (v=2)");

@@ -113,3 +113,41 @@ execute_process(COMMAND ${STEPCAST} search ${example} --top 0 RESULT_VARIABLE rc
 if(NOT rc EQUAL 2 OR NOT err MATCHES "--top=0 must be a whole number")
   message(FATAL_ERROR "search --top 0: ${rc} ${err}")
 endif()
+
+# Hostile input (issue 13). A batch survives any line: a line nested 200,000 arrays deep and a
+# line of ten million characters each give an error object, the lines around them their reports.
+string(REPEAT "[" 200000 open)
+string(REPEAT "]" 200000 close)
+string(REPEAT "[" 10000000 huge)
+string(REPLACE "\"global_batch\": 512" "\"global_batch\": 512, \"tp\": ${open}${close}" deep
+       "${scenario}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_hostile.jsonl
+     "${scenario}\n${deep}\n${huge}\n${scenario}\n")
+execute_process(COMMAND ${STEPCAST} estimate --batch ${CMAKE_CURRENT_BINARY_DIR}/cli_hostile.jsonl
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(REGEX MATCHALL "\n" newlines "${out}")
+list(LENGTH newlines count)
+if(NOT rc EQUAL 2 OR NOT count EQUAL 4 OR NOT out MATCHES
+   "^{\"bottleneck_stage[^\n]*\n{\"error[^\n]*more than 32 levels deep[^\n]*\n{\"error[^\n]*at most 1048576 are read[^\n]*\n{\"bottleneck_stage[^\n]*\n$")
+  message(FATAL_ERROR "hostile batch: rc=${rc}, ${count} lines")
+endif()
+
+# Every error is one line: keys, values and arguments holding newlines, ESC or DEL are escaped.
+string(ASCII 27 esc)
+string(ASCII 127 del)
+expect_error(key_newline "{\"model\": \"llama3-8b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}, \"plan\": {\"global_batch\": 8, \"a\\nerror: b\\u001b\\u007f\": 1}}"
+             "error: plan.a\\nerror: b\\u001b\\u007f is not a known key")
+execute_process(COMMAND ${STEPCAST} estimate --link "http://x/#v=2&model=llama3-8b%0Aerror%3A%20fake&node=dgx-h100&nodes=1&gbs=8"
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "^error: model=\"llama3-8b\\\\nerror: fake\" is not a model preset[^\n]*\n$")
+  message(FATAL_ERROR "forged error line: ${rc} ${err}")
+endif()
+foreach(args "estimate;${example};--format;te\nxt${esc}[31m${del}" "presets;a\nb"
+             "estimate;missing\nfile" "search;${example};--top;1\n2")
+  execute_process(COMMAND ${STEPCAST} ${args} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines count)
+  if(NOT rc EQUAL 2 OR NOT count EQUAL 1 OR err MATCHES "${esc}|${del}")
+    message(FATAL_ERROR "arguments ${args}: ${rc} ${err}")
+  endif()
+endforeach()

@@ -106,7 +106,7 @@ TEST(Link, UntrustedInputIsRefusedClearly) {
       {"#v=1&tp=2&tp=4", "appears twice"},
       {"#v=1&model=%ZZ", "bad percent-encoding"},
       {"#v=1&m.layers=4", "m.* keys need model=custom"},
-      {"#%7Bnot json", "not a JSON object"},
+      {"#%7Bnot json", "the scenario in the link is not valid JSON"},
       {"#v=1&groups=dgx-a100", "groups=dgx-a100 is not node:count"},
       {"#v=1&stages=0:auto:7", "stages=0:auto:7 is not a valid value"},
       {"#v=1&replicas=x:1:auto", "is not a valid value"},

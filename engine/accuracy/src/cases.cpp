@@ -4,6 +4,7 @@
 
 #include "cell_text.h"
 #include "stepcast/accuracy/sources.h"
+#include "stepcast/limits.h"
 
 namespace stepcast::accuracy {
 
@@ -73,10 +74,11 @@ Result<std::vector<Case>> parse_cases_jsonl(std::string_view text) {
       if (end == text.size()) break;
       continue;
     }
-    Json j = Json::parse(l, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded())
-      return Error{ErrorCode::parse_error, "", fmt::format("cases line {}: not valid JSON", line)};
-    auto c = case_from_json(j);
+    auto j = parse_json(l, "the line");  // bounded: a cases file is input like any other
+    if (!j)
+      return Error{ErrorCode::parse_error, "",
+                   fmt::format("cases line {}: {}", line, j.error().message)};
+    auto c = case_from_json(*j);
     if (!c) return Error{c.error().code, c.error().path,
                          fmt::format("cases line {}: {}", line, c.error().message)};
     cases.push_back(std::move(c).value());

@@ -65,7 +65,7 @@ struct TimelineEvent {
   TimelineKind kind = TimelineKind::forward;
   int stage = 0;
   int chunk = 0;
-  long micro_batch = 0;
+  int64_t micro_batch = 0;
   double start_s = 0;
   double end_s = 0;
   int replica = 0;  // index into Report::replicas (one pipeline per replica set)
@@ -118,6 +118,14 @@ Report estimate(const Scenario& scenario, const EstimateOptions& options = {});
 Json to_json(const Report& report);
 Json to_json(const Plan& plan);  // the resolved plan's main keys
 Json to_json(const Error& error);
+
+// The report as JSON, checked: every number in it finite. JSON has no word for NaN or infinity
+// (nlohmann writes null), and a report must never hold one: an estimate that would is an error
+// (`unsupported`, naming the first such number). The entry points (CLI, bindings) print this.
+Result<Json> report_json(const Report& report);
+
+// The first number in `json` that is NaN or infinite, as a JSON path ("breakdown_s.forward").
+std::optional<std::string> non_finite_path(const Json& json);
 
 // The same report as a table for people (`stepcast estimate --format text`).
 std::string to_text(const Report& report, const Scenario& scenario);

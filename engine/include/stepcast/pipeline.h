@@ -6,6 +6,7 @@
 // straggler form (m-1) max u + sum u (Aceso, Metis) for v = 1.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 
@@ -18,7 +19,7 @@ struct PipelineTime {
   int bottleneck = 0;   // the stage with the largest time per micro-batch
 };
 
-PipelineTime pipeline_time(const std::vector<double>& per_micro_batch_s, long micro_batches,
+PipelineTime pipeline_time(const std::vector<double>& per_micro_batch_s, int64_t micro_batches,
                            int virtual_stages);
 
 }  // namespace stepcast
@@ -30,7 +31,7 @@ struct PipelineEvent {
   enum class Kind { forward, backward, send } kind = Kind::forward;
   int stage = 0;
   int chunk = 0;  // virtual pipeline chunk (0 without interleaving)
-  long micro_batch = 0;
+  int64_t micro_batch = 0;
   double start_s = 0;
   double end_s = 0;
 };
@@ -45,7 +46,7 @@ struct PipelineEvent {
 // `makespan_s` receives the end of the last block.
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_s,
                                              const std::vector<double>& backward_s,
-                                             long micro_batches, int virtual_stages,
+                                             int64_t micro_batches, int virtual_stages,
                                              double p2p_s, bool p2p_blocking,
                                              double* makespan_s);
 
@@ -54,7 +55,7 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_
 // embedding and output layer on the model's first and last chunk), and a message time per link.
 std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& forward_s,
                                                      const std::vector<double>& backward_s,
-                                                     int stages, long micro_batches,
+                                                     int stages, int64_t micro_batches,
                                                      int virtual_stages,
                                                      const std::vector<double>& p2p_s,
                                                      bool p2p_blocking, double* makespan_s);
@@ -63,7 +64,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
 // last entry for the wrap from the last stage to the first (interleaved chunks).
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_s,
                                              const std::vector<double>& backward_s,
-                                             long micro_batches, int virtual_stages,
+                                             int64_t micro_batches, int virtual_stages,
                                              const std::vector<double>& p2p_s, bool p2p_blocking,
                                              double* makespan_s);
 

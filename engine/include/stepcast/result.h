@@ -23,13 +23,14 @@ enum class ErrorCode {
   invalid_cluster,  // a cluster that cannot exist (a network link used inside a node, ...)
   duplicate_key,    // a key given twice (links, where JSON objects cannot say it)
   unsupported,      // well-formed and valid, but outside what this entry point covers
+  budget_exceeded,  // more work than one call may do (limits.h: stages, list entries, plans)
 };
 template <>
 struct EnumNames<ErrorCode> {
-  static constexpr std::array<std::string_view, 11> values = {
-      "parse_error",   "unknown_key",     "missing_key",   "type_error",
-      "out_of_range",  "unknown_preset",  "invalid_plan",  "invalid_model",
-      "invalid_cluster", "duplicate_key", "unsupported"};
+  static constexpr std::array<std::string_view, 12> values = {
+      "parse_error",     "unknown_key",   "missing_key",   "type_error",
+      "out_of_range",    "unknown_preset", "invalid_plan", "invalid_model",
+      "invalid_cluster", "duplicate_key", "unsupported",  "budget_exceeded"};
 };
 inline const char* to_string(ErrorCode code) { return name_of(code).data(); }
 

@@ -16,6 +16,12 @@ struct SearchOptions {
   int max_vpp = 4;            // virtual stages tried: powers of two up to this, and the plan's own
   bool vary_recompute = true; // try none / selective / full
   bool vary_dispatcher = true;  // MoE models: try alltoall / allgather / flex
+  // The work budget (limits.h), counted before anything is estimated: plans the rules admit,
+  // their pipeline stages together, and the blocks their schedules simulate together. A search
+  // over more is an error (budget_exceeded), not a partial ranking. About 2 s natively at most.
+  int64_t max_plans = 32768;
+  int64_t max_stage_evaluations = int64_t{1} << 18;
+  uint64_t max_simulated_blocks = uint64_t{1} << 24;
 };
 
 struct SearchCandidate {

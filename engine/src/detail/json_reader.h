@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "stepcast/catalog.h"
+#include "stepcast/limits.h"
 #include "stepcast/result.h"
 #include "stepcast/schema.h"
 
@@ -56,14 +58,16 @@ class JsonReader {
     for (auto it = object_.begin(); it != object_.end(); ++it) {
       bool found = false;
       for (auto k : known) found = found || k == it.key();
-      if (found) continue;
+      if (found || errors_.size() >= kMaxErrors) continue;
       std::string list;
       for (auto k : known) {
         if (!list.empty()) list += ", ";
         list += k;
       }
-      fail(ErrorCode::unknown_key, field(it.key()),
-           fmt::format("{} is not a known key (known: {})", field(it.key()), list));
+      // A key can hold anything, a newline included: echo it as one short line.
+      const std::string name = field(printable(it.key(), 40));
+      fail(ErrorCode::unknown_key, name,
+           fmt::format("{} is not a known key (known: {})", name, list));
     }
   }
 
@@ -98,8 +102,9 @@ class JsonReader {
     const bool low = min_exclusive ? !(d > min) : !(d >= min);
     if (low || !std::isfinite(d) || (max > 0 && d > max)) {
       const std::string range =
-          max > 0 ? fmt::format("{} {} and <= {}", min_exclusive ? ">" : ">=", min, max)
-                  : fmt::format("{} {}", min_exclusive ? ">" : ">=", min);
+          max > 0 ? fmt::format("{} {} and <= {}", min_exclusive ? ">" : ">=", number_text(min),
+                                number_text(max))
+                  : fmt::format("{} {}", min_exclusive ? ">" : ">=", number_text(min));
       fail(ErrorCode::out_of_range, field(key),
            fmt::format("{}={} must be {}", field(key), echo(*v), range));
       return fallback.value_or(min);
@@ -191,13 +196,16 @@ class JsonReader {
     return choice(k.name, k.choices, fallback);
   }
 
+  // Errors past kMaxErrors are dropped: a document of a million bad keys reports the first ones.
   void fail(ErrorCode code, std::string path, std::string message,
             std::vector<std::string> related = {}) {
-    errors_.push_back(Error{code, std::move(path), std::move(message), std::move(related)});
+    fail(Error{code, std::move(path), std::move(message), std::move(related)});
   }
-  void fail(Error e) { errors_.push_back(std::move(e)); }
+  void fail(Error e) {
+    if (errors_.size() < kMaxErrors) errors_.push_back(std::move(e));
+  }
   void absorb(const std::vector<Error>& errors) {
-    errors_.insert(errors_.end(), errors.begin(), errors.end());
+    for (const Error& e : errors) fail(e);
   }
 
  private:
@@ -207,6 +215,12 @@ class JsonReader {
   }
   static std::string display(const std::string& path) {
     return path.empty() ? "the document" : path;
+  }
+  // 0.001, 1e+06, 1e-06, 1048576: a range's ends as people read them, exactly.
+  static std::string number_text(double v) {
+    std::string text = fmt::format("{:g}", v);
+    if (std::strtod(text.c_str(), nullptr) == v) return text;
+    return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{}", v);
   }
   static std::string range_text(int64_t min, int64_t max) {
     if (max >= (int64_t{1} << 50)) return fmt::format(">= {}", min);
