@@ -171,67 +171,79 @@ constexpr Field<AttentionSpec> kAttention[] = {
     member<&AttentionSpec::type>({.object = "model.attention", .name = "type", .type = V::choice,
                                   .fallback = D::of("gqa"),
                                   .choices = enum_names<AttentionType>(),
+                                  .label = "Attention type",
                                   .doc = "`gqa`: grouped-query attention over `kv_heads` heads of "
                                          "`head_dim`; `mla`: multi-head latent attention "
                                          "(DeepSeek-V2/V3), the ranks below"}),
     optional_count<&AttentionSpec::q_lora_rank>(
         {.object = "model.attention", .name = "q_lora_rank",
          .fallback = D::rule("none: queries projected from the hidden state directly"), .min = 1,
-         .max = 1 << 20, .doc = "MLA: rank of the query down-projection"}),
+         .max = 1 << 20, .label = "Query latent rank",
+         .doc = "MLA: rank of the query down-projection", .needs = "model.attention.type=mla"}),
     optional_count<&AttentionSpec::kv_lora_rank>(
         {.object = "model.attention", .name = "kv_lora_rank",
          .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 20,
-         .doc = "MLA: rank of the key/value latent"}),
+         .label = "KV latent rank", .doc = "MLA: rank of the key/value latent",
+         .needs = "model.attention.type=mla"}),
     optional_count<&AttentionSpec::qk_head_dim>(
         {.object = "model.attention", .name = "qk_head_dim",
          .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
-         .doc = "MLA: per-head query/key width without the rotary part"}),
+         .label = "Query/key head size",
+         .doc = "MLA: per-head query/key width without the rotary part",
+         .needs = "model.attention.type=mla"}),
     optional_count<&AttentionSpec::qk_rope_head_dim>(
         {.object = "model.attention", .name = "qk_rope_head_dim",
          .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
-         .doc = "MLA: per-head rotary query/key width (one rotary key shared by the heads)"}),
+         .label = "Rotary head size",
+         .doc = "MLA: per-head rotary query/key width (one rotary key shared by the heads)",
+         .needs = "model.attention.type=mla"}),
     optional_count<&AttentionSpec::v_head_dim>(
         {.object = "model.attention", .name = "v_head_dim",
          .fallback = D::rule("required for `mla`"), .min = 1, .max = 1 << 16,
-         .doc = "MLA: per-head value width"}),
+         .label = "Value head size", .doc = "MLA: per-head value width",
+         .needs = "model.attention.type=mla"}),
     optional_count<&AttentionSpec::window>(
         {.object = "model.attention", .name = "window", .fallback = D::absent(), .min = 1,
-         .max = 1 << 26, .unit = "tokens",
+         .max = 1 << 26, .unit = "tokens", .label = "Sliding window",
          .doc = "sliding window: keys each query attends to (GPT-OSS: 128)"}),
     member<&AttentionSpec::window_layers>(
         {.object = "model.attention", .name = "window_layers", .type = V::choice,
          .fallback = D::of("all"), .choices = enum_names<WindowLayers>(),
-         .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)"}),
+         .label = "Windowed layers",
+         .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)",
+         .needs = "model.attention.window"}),
 };
 
 constexpr Field<MoeSpec> kMoe[] = {
     member<&MoeSpec::experts>({.object = "model.moe", .name = "experts", .fallback = D::required(),
                                .min = 1, .max = 1 << 20, .unit = "experts",
-                               .doc = "routed experts per MoE layer"}),
+                               .label = "Experts", .doc = "routed experts per MoE layer"}),
     member<&MoeSpec::top_k>({.object = "model.moe", .name = "top_k", .fallback = D::required(),
-                             .min = 1, .max = 1 << 20, .unit = "experts",
+                             .min = 1, .max = 1 << 20, .unit = "experts", .label = "Top-k",
                              .doc = "experts each token is routed to; ≤ `experts`"}),
     member<&MoeSpec::ffn_hidden>({.object = "model.moe", .name = "ffn_hidden",
                                   .fallback = D::required(), .min = 1, .max = 1 << 26,
+                                  .label = "Expert FFN size",
                                   .doc = "one routed expert's MLP width (same `ffn_type` as the "
                                          "model)"}),
     member<&MoeSpec::shared_experts>({.object = "model.moe", .name = "shared_experts",
                                       .fallback = D::of(0.0), .min = 0, .max = 1 << 10,
-                                      .unit = "experts",
+                                      .unit = "experts", .label = "Shared experts",
                                       .doc = "experts every token goes through"}),
     {{.object = "model.moe", .name = "shared_ffn_hidden", .fallback = D::rule("`ffn_hidden`"),
-      .min = 1, .max = 1 << 26, .doc = "one shared expert's width"},
+      .min = 1, .max = 1 << 26, .label = "Shared expert FFN size",
+      .doc = "one shared expert's width"},
      [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
        e.shared_ffn_hidden = r.integer(k, e.ffn_hidden);
      },
      &write_member<&MoeSpec::shared_ffn_hidden>},
     member<&MoeSpec::first_dense_layers>({.object = "model.moe", .name = "first_dense_layers",
                                           .fallback = D::of(0.0), .min = 0, .max = 100000,
-                                          .unit = "layers",
+                                          .unit = "layers", .label = "Dense first layers",
                                           .doc = "leading layers that stay dense (model "
                                                  "`ffn_hidden`), whatever `layer_freq` says"}),
     {{.object = "model.moe", .name = "layer_freq", .type = V::integer, .fallback = D::of(1.0),
-      .min = 1, .max = 100000,
+      .min = 1, .max = 100000, .label = "MoE layers",
       .doc = "an integer f (layers i with i % f = 0 are MoE) or a list of 0/1, one per layer "
              "(Megatron's --moe-layer-freq)"},
      [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
@@ -266,6 +278,7 @@ constexpr Field<MoeSpec> kMoe[] = {
      }},
     {{.object = "model.moe", .name = "capacity_factor", .type = V::number,
       .fallback = D::rule("null: dropless"), .min = 0, .max = 1024, .min_exclusive = true,
+      .label = "Capacity factor",
       .doc = "expert capacity over the balanced share; tokens past it are dropped and experts "
              "padded to it"},
      [](JsonReader& r, const KeyInfo& k, MoeSpec& e) {
@@ -277,12 +290,14 @@ constexpr Field<MoeSpec> kMoe[] = {
      }},
     optional_count<&MoeSpec::router_groups>(
         {.object = "model.moe", .name = "router_groups", .fallback = D::absent(), .min = 1,
-         .max = 1 << 20,
+         .max = 1 << 20, .label = "Router groups",
          .doc = "group-limited routing: experts in this many groups (one per node in "
                 "DeepSeek-V3's training)"}),
     optional_count<&MoeSpec::router_group_top_k>(
         {.object = "model.moe", .name = "router_group_top_k", .fallback = D::absent(), .min = 1,
-         .max = 1 << 20, .doc = "groups one token may be routed to; ≤ `router_groups`"}),
+         .max = 1 << 20, .label = "Groups per token",
+         .doc = "groups one token may be routed to; ≤ `router_groups`",
+         .needs = "model.moe.router_groups"}),
 };
 
 // The framework profiles (presets/frameworks/<id>.json); the ids are a contract.
@@ -331,12 +346,12 @@ constexpr Field<Plan> kPlan[] = {
                        .min = 1, .max = kHuge, .unit = "GPUs", .label = "EP",
                        .doc = "expert parallel size (MoE models): divides `moe.experts`; "
                               "`etp·ep·pp` divides the GPU count",
-                       .control = C::plan}),
+                       .control = C::plan, .needs = "model.moe"}),
     {{.object = "plan", .name = "etp", .link = "etp", .fallback = D::rule("`tp`"), .min = 1,
       .max = kHuge, .unit = "GPUs", .label = "Expert TP",
       .doc = "tensor parallel size of the experts (MoE models); the expert data-parallel size "
              "is GPUs / (etp·ep·pp)",
-      .control = C::plan},
+      .control = C::plan, .needs = "model.moe"},
      [](JsonReader& r, const KeyInfo& k, Plan& p) { p.etp = static_cast<int>(r.integer(k, p.tp)); },
      &write_member<&Plan::etp>},
     member<&Plan::moe_dispatcher>({.object = "plan", .name = "moe_dispatcher", .link = "disp",
@@ -347,19 +362,19 @@ constexpr Field<Plan> kPlan[] = {
                                           "`allgather` (all-gather and reduce-scatter over "
                                           "tp·ep), `flex` (DeepEP/HybridEP: fused permute, "
                                           "tokens sent once per node)",
-                                   .control = C::plan}),
+                                   .control = C::plan, .needs = "model.moe"}),
     member<&Plan::moe_overlap>({.object = "plan", .name = "moe_overlap", .link = "moeo",
                                 .type = V::boolean, .fallback = D::of(false),
                                 .label = "Overlap expert communication",
                                 .doc = "all-to-alls of one micro-batch overlap the compute of "
                                        "the next (--overlap-moe-expert-parallel-comm)",
-                                .control = C::advanced}),
+                                .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::moe_imbalance>({.object = "plan", .name = "moe_imbalance", .link = "imb",
                                   .type = V::number, .fallback = D::of(1.0), .min = 1,
                                   .max = 1024, .label = "Expert load imbalance",
                                   .doc = "tokens on the busiest expert over the mean (1: "
                                          "force-balanced routing, as NVIDIA's benchmarks run)",
-                                  .control = C::advanced}),
+                                  .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::micro_batch>({.object = "plan", .name = "micro_batch", .link = "mb",
                                 .fallback = D::of(1.0), .min = 1, .max = 1 << 24,
                                 .unit = "samples", .label = "Micro-batch",

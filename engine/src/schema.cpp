@@ -152,6 +152,7 @@ Json schema_json() {
       for (auto c : k.choices) choices.push_back(std::string(c));
       j["choices"] = std::move(choices);
     }
+    if (!k.needs.empty()) j["needs"] = std::string(k.needs);
     keys.push_back(std::move(j));
   }
   Json objects = Json::array();

@@ -2,6 +2,7 @@
 // and the documentation, so they cannot drift apart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -63,6 +64,28 @@ TEST(Schema, JsonCarriesEveryKeyWithItsDefault) {
   EXPECT_EQ(key("plan.global_batch")["default"], "required");
   EXPECT_TRUE(key("plan.dp")["default"].contains("rule"));
   EXPECT_EQ(key("plan.flash_attention")["control"], "advanced");
+  // Conditions name a key of the schema (and, after "=", one of its choices); the page hides
+  // expert parallelism for a dense model and MLA's ranks for grouped-query attention by them.
+  EXPECT_EQ(key("plan.ep")["needs"], "model.moe");
+  EXPECT_EQ(key("model.attention.kv_lora_rank")["needs"], "model.attention.type=mla");
+  EXPECT_FALSE(key("plan.tp").contains("needs"));
+  for (const auto& k : j["keys"]) {
+    if (!k.contains("needs")) continue;
+    const std::string needs = k["needs"];
+    const auto eq = needs.find('=');
+    const Json target = key(needs.substr(0, eq));
+    ASSERT_TRUE(target.is_object()) << k["path"] << " needs " << needs;
+    if (eq != std::string::npos) {
+      const Json value = needs.substr(eq + 1);
+      EXPECT_NE(std::find(target["choices"].begin(), target["choices"].end(), value),
+                target["choices"].end())
+          << k["path"] << " needs " << needs;
+    }
+  }
+  // The keys of the model's sub-objects have labels (the custom model form shows them).
+  for (const auto& k : j["keys"])
+    if (k["object"] == "model.moe" || k["object"] == "model.attention")
+      EXPECT_NE(k["label"], "") << k["path"];
 }
 
 // A document with several bad keys reports each of them, with its path.

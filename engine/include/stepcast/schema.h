@@ -78,6 +78,10 @@ struct KeyInfo {
   std::string_view doc = {};    // one line: what it means and the rules it obeys
   Control control = Control::none;
   double scale = 1;  // the JSON value times scale is the engine's value (GiB -> bytes)
+  // The key means something only when this input is given: a path ("model.moe") or a path and
+  // the value it must have ("model.attention.type=mla"); "" = always. For the page, which hides
+  // a control that does not apply (expert parallelism for a dense model).
+  std::string_view needs = {};
 
   // "plan.tp"; "plan.stages[].layers" for keys of list entries.
   std::string path() const;
@@ -94,7 +98,8 @@ std::span<const std::string_view> schema_objects();
 
 // The schema as JSON for the web page: {"version", "objects": [...], "keys": [{"path", "object",
 // "name", "link", "type", "default", "min", "max", "choices", "unit", "label", "doc",
-// "control"}]}. "default" is a value, null (absent), "required" or {"rule": "..."}.
+// "control", "needs" (only for a key with a condition)}]}. "default" is a value, null
+// (absent), "required" or {"rule": "..."}.
 Json schema_json();
 
 // docs/scenario.md's table of one object's keys (markdown), generated from the schema.
