@@ -8,9 +8,12 @@ import { groupColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
 
+// The report's breakdown_s parts, in its order. A part with a third entry, the schema path of the
+// input it needs ("model.moe": the token exchange of experts), is not listed among the parts that
+// are zero when the scenario lacks that input (a dense model has no expert comm to speak of).
 const PARTS = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['recompute', 'Recompute'],
-  ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['pp_comm', 'PP send/recv'],
+  ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['ep_comm', 'Expert comm', 'model.moe'], ['pp_comm', 'PP send/recv'],
   ['bubble', 'Pipeline bubble'], ['dp_comm', 'DP sync'], ['optimizer', 'Optimizer'],
   ['other', 'Other comm'], ['host', 'CPU launches'],
 ];
@@ -27,6 +30,8 @@ let timelineState = null;
 // 'stages', 'replicas' or 'none' (one group, even split).
 let groups = [];
 let layoutKind = 'none';
+// Whether the scenario of the report gives the input at a schema path (context.given).
+let given = () => true;
 const many = () => groups.length > 1;
 const gpuOf = (g) => groups[g]?.gpu ?? `group ${g}`;
 /** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */
@@ -118,7 +123,8 @@ function renderBreakdown(r) {
     h('td', null, duration(v)),
     h('td', null, percent(v / total)),
     h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
-  const zero = PARTS.filter(([k]) => !(r.breakdown_s[k] > 0)).map(([, l]) => l.toLowerCase());
+  const zero = PARTS.filter(([k, , needs]) => !(r.breakdown_s[k] > 0) && (!needs || given(needs)))
+    .map(([, l]) => l.toLowerCase());
   fill($('#breakdown'), bar,
     h('table', { class: 'parts' },
       h('caption', { class: 'sr-only' }, 'Time per iteration by part'),
@@ -414,12 +420,14 @@ export function summaryText(r) {
 
 /**
  * Renders a report (not an error) into every results section. `context`: the groups of the
- * cluster (groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it was for.
+ * cluster (groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it was for,
+ * and given(path): whether its scenario gives the input at a schema path ("model.moe").
  */
 export function renderReport(r, context = {}) {
   report = r;
   groups = context.groups ?? [];
   layoutKind = context.layout ?? 'none';
+  given = context.given ?? (() => true);
   renderMetrics(r);
   renderStageMap(r);
   renderCost();
