@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, watch } from './helpers.mjs';
 
@@ -179,6 +179,68 @@ describe('mixture of experts', () => {
     await p.fill('#f-m-attention-window', '128');
     await settle(p);
     assert.equal(await p.isVisible('#f-m-attention-window_layers'), true);
+    await p.close();
+  });
+
+  test('Faster plans: the CLI\'s plans with their EP, Expert TP and dispatcher; applying one sets them', async () => {
+    const p = await open(MOE_LINK);
+    await p.waitForFunction(() => {
+      const s = window.__stepcast;
+      return s.latest === s.rendered && s.search.for === s.latest && s.search.state === 'done';
+    }, null, { timeout: 30000 });
+    const cli = cliSearch(JSON.stringify(await pageScenario(p)), 10);
+    assert.equal(cli.status, 0, cli.stderr);
+    const rows = await p.$$eval('#search tbody tr', (trs) => trs.map((tr) => ({ plan: JSON.parse(tr.dataset.plan),
+      ep: tr.querySelector('[data-label="EP"]')?.textContent ?? null,
+      etp: tr.querySelector('[data-label="Expert TP"]')?.textContent ?? null,
+      disp: tr.querySelector('[data-label="Token dispatcher"]')?.textContent ?? null, yours: tr.classList.contains('yours') })));
+    assert.deepStrictEqual(rows.map((r) => r.plan), cli.result.best.map((b) => b.plan), 'the CLI\'s plans');
+    // A column where the plans differ (EP, the dispatcher here); one value for all (expert TP 1) is no column.
+    const varies = (name) => new Set(rows.map((r) => r.plan[name])).size > 1;
+    for (const r of rows) {
+      assert.deepEqual([r.ep, r.disp], [String(r.plan.ep), r.plan.moe_dispatcher], 'expert columns');
+      assert.equal(r.etp, varies('etp') ? String(r.plan.etp) : null, 'expert TP column only where it varies');
+      assert.equal(r.yours, false, 'no plan with another EP is "your plan"');
+    }
+    const rank = rows.findIndex((r) => r.plan.ep !== 8);
+    assert.ok(rank >= 0, 'a plan with another EP');
+    await p.locator(`#search tbody tr[data-rank="${rank + 1}"] .apply`).click();
+    await p.waitForFunction(() => window.__stepcast.search.applying === 0);
+    await settle(p);
+    assert.equal(await p.inputValue('#f-ep'), String(rows[rank].plan.ep));
+    assertNumbers(cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false }).report, await metrics(p), 'the applied plan');
+    assert.equal(Number(await p.getAttribute('#metrics [data-metric="iteration_time_s"]', 'data-value')),
+      cli.result.best[rank].iteration_time_s, 'the search\'s time for it');
+    await p.close();
+  });
+
+  test('the embed hides its expert controls for a dense model and leaves them out of its link', async () => {
+    const p = watch(await context.newPage(), problems);
+    await p.goto(`${site.url}examples/`);
+    await p.evaluate((scenario) => {
+      const el = document.createElement('stepcast-calculator');
+      el.id = 'calc-moe';
+      el.setAttribute('scenario', scenario);
+      el.setAttribute('controls', 'model,ep,moe_overlap,tp');
+      document.querySelector('main').prepend(el);
+    }, MOE_LINK);
+    const settled = () => p.waitForFunction(() => {
+      const el = document.querySelector('#calc-moe');
+      const text = el?.scenario && JSON.stringify(el.scenario);
+      return el?.dataset.state && el.rendered === text && el.linked === text;
+    }, null, { timeout: 20000 });
+    await settled();
+    const field = (name) => p.locator(`#calc-moe [data-control="${name}"]`);
+    assert.equal(await field('ep').isVisible(), true, 'EP for the MoE model');
+    assert.equal(await field('moe_overlap').isVisible(), true);
+    assert.match(await p.$eval('#calc-moe', (el) => el.link), /&ep=8&/);
+    await field('model').selectOption('llama3-8b');
+    await settled();
+    assert.equal(await field('ep').isVisible(), false, 'no EP for a dense model');
+    assert.equal(await field('moe_overlap').isVisible(), false);
+    assert.equal(await field('tp').isVisible(), true);
+    assert.equal(await p.$eval('#calc-moe', (el) => el.scenario.plan.ep), undefined);
+    assert.doesNotMatch(await p.$eval('#calc-moe', (el) => el.link), /[&#]ep=/);
     await p.close();
   });
 
