@@ -166,7 +166,7 @@ function defaultPlaceholder(k, el) {
 /**
  * What a disclosure's summary says of its object: its required keys (or, with none, its menus) as
  * set, or, left out, the engine's default ("grouped-query attention over kv_heads") or the keys to
- * fill in to add it ("none: fill in Experts, Top-k, Expert FFN size").
+ * fill in to add it ("none; fill in Experts, Top-k, Expert FFN size to add it").
  */
 function objectNote(o, value) {
   const keys = keysOf(o.path);
