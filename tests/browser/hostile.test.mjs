@@ -62,7 +62,8 @@ let defaultNumbers;
 async function goFresh(p, url) {
   await p.goto('about:blank');
   await p.goto(url);
-  await p.waitForFunction(() => (window.__stepcast?.opens ?? 0) >= 1 || window.__stepcast?.opened, null, { timeout: 20000 });
+  // `opened`: 'link', or why the link did not open.
+  await p.waitForFunction(() => window.__stepcast?.opened, null, { timeout: 20000 });
   // The page settles on an estimate, or on a message with none on its way.
   await p.waitForFunction(() => {
     const s = window.__stepcast;
@@ -132,6 +133,30 @@ describe('hostile links', () => {
       await p.close();
     });
   }
+});
+
+test('a plan of 512 stages: the page draws at most 48 rows per chart and says so', async () => {
+  const fragment = json({
+    model: { name: 'deep', layers: 513, hidden: 1024, heads: 8, ffn_hidden: 4096, ffn_type: 'gelu', position: 'learned', tied_embeddings: true, vocab: 32000, seq_len: 1024 },
+    // An uneven first stage, so the stage map is drawn too.
+    cluster: { node: 'dgx-h100', nodes: 64 }, plan: { pp: 512, global_batch: 512, first_stage_layers: 2 },
+  });
+  const p = watch(await context.newPage(), problems);
+  await goFresh(p, site.url + fragment);
+  assert.ok(await answerMs(p) < 1000, 'the main thread answers within 1 s');
+  const want = cliEstimateLink(site.url + fragment);
+  assert.equal(want.status, 0, want.stderr);
+  assertNumbers(want.report, await metrics(p), "the CLI's numbers");
+  assert.equal(await p.locator('#memory .mem-row').count(), 48);
+  assert.equal(await p.locator('#stagemap .sm-stage').count(), 48);
+  assert.ok(await p.locator('#census-stage option').count() <= 49);
+  assert.match(await p.textContent('#memory [data-capped]'), /^48 of 512 stages shown: the first, the last, the bottleneck/);
+  // The bottleneck and the stage with the most memory are among the rows.
+  const shown = await p.$$eval('#memory .mem-row', (rows) => rows.map((r) => Number(r.dataset.stage)));
+  const heaviest = want.report.stages.reduce((a, s) => (s.memory_bytes.total > a.memory_bytes.total ? s : a)).index;
+  assert.ok(shown.includes(heaviest) && shown.includes(0) && shown.includes(511), `${heaviest} in ${shown}`);
+  assert.ok((await p.$$eval('#stagemap .sm-stage', (rows) => rows.map((r) => Number(r.dataset.stage)))).includes(want.report.bottleneck_stage));
+  await p.close();
 });
 
 describe('Content-Security-Policy', () => {
