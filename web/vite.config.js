@@ -9,6 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { defineConfig } from 'vite';
+import { withPolicyMeta } from './scripts/csp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
@@ -76,12 +77,18 @@ function embedLoader() {
   };
 }
 
-/** Writes sw.js (cache named after a hash of every file) and prints the gzipped sizes. */
+/**
+ * Writes each built page's Content-Security-Policy (scripts/csp.mjs) into it, then sw.js (cache
+ * named after a hash of every file), and prints the gzipped sizes.
+ */
 function serviceWorkerAndReport() {
   return {
     name: 'stepcast-sw-and-report',
     apply: 'build',
     closeBundle() {
+      // The policy hashes the pages' inline blocks, so it is written last, into the final HTML.
+      for (const page of listFiles(outDir).filter((f) => f.endsWith('.html')))
+        writeFileSync(page, withPolicyMeta(readFileSync(page, 'utf8')));
       const files = listFiles(outDir).filter((f) => !f.endsWith('sw.js'));
       const hash = createHash('sha256');
       for (const f of files) hash.update(relative(outDir, f)).update(readFileSync(f));

@@ -177,14 +177,20 @@ describe('the example page with embedded calculators', () => {
     });
     assert.deepEqual(probe, plain);
     // A hostile style sheet: element and class rules, !important, inherited properties, the root
-    // font size, custom properties.
-    await page.addStyleTag({ content: `
+    // font size, custom properties. Adopted by the document (the example page's policy blocks an
+    // inline <style> a script adds; a site's own sheets apply the same way).
+    await page.evaluate((css) => {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(css);
+      document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+    }, `
       html { font-size: 10px !important; --sc-text: red; --sc-bg: red; }
       body { color: red; font: italic 30px/3 fantasy; letter-spacing: 3px; text-transform: uppercase; }
       * { line-height: 3 !important; }
       div, span, label { border: 4px solid rgb(255, 0, 0) !important; color: rgb(255, 0, 0) !important; padding: 9px; }
       input, select { background: rgb(255, 0, 0) !important; }
-      .sc, .sc-metric, .sc-value, .sc-title { font-size: 40px !important; color: red !important; }` });
+      .sc, .sc-metric, .sc-value, .sc-title { font-size: 40px !important; color: red !important; }`);
+    assert.equal(await page.$eval('body', (b) => getComputedStyle(b).letterSpacing), '3px', 'the sheet applies to the document');
     assert.deepEqual(await look(), before, 'the document\'s styles change nothing inside');
     await page.reload();
     await calcSettled('calc-70b');

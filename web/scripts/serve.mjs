@@ -1,9 +1,10 @@
 // A tiny static file server for the built site (no dependency): `node scripts/serve.mjs DIR PORT`
 // serves DIR on http://localhost:PORT/ until interrupted. Also imported by the browser tests.
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { policyForHtml } from './csp.mjs';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
@@ -32,11 +33,18 @@ export function serve(dir, port = 8080, host = '127.0.0.1') {
       if (statSync(file).isDirectory()) file = join(file, 'index.html');
       const st = statSync(file);
       const hashed = /[.-][A-Za-z0-9_-]{8,}\.(js|css)$/.test(file) && file.includes(`${sep}assets${sep}`);
-      res.writeHead(200, {
+      const headers = {
         'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
         'Content-Length': st.size,
         'Cache-Control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
-      });
+        'X-Content-Type-Options': 'nosniff',
+        'Referrer-Policy': 'no-referrer',
+      };
+      // Pages carry the policy in a header too: the one place frame-ancestors counts. Scripts
+      // carry it for the worker, whose policy is that of its own response.
+      if (extname(file) === '.html') headers['Content-Security-Policy'] = policyForHtml(readFileSync(file, 'utf8'), { header: true });
+      else if (extname(file) === '.js') headers['Content-Security-Policy'] = policyForHtml('', { header: true });
+      res.writeHead(200, headers);
       if (req.method === 'HEAD') res.end();
       else createReadStream(file).pipe(res);
     } catch {

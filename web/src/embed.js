@@ -27,7 +27,7 @@ import { duration, gib, money, percent } from './format.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { fullName, profile, setFrameworks, shortName } from './frameworks.js';
-import { choiceLabel, key, options, plainDefault, rule, setSchema } from './schema.js';
+import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from './schema.js';
 import css from './embed.css?inline';
 
 const TAG = 'stepcast-calculator';
@@ -318,7 +318,29 @@ class StepcastCalculator extends HTMLElement {
     el.hidden = !content.length;
   }
 
+  /**
+   * Leaves out of the scenario the keys that mean nothing for it (the schema's "needs": EP for a
+   * dense model) and hides their controls, as the full page does (form/needs.js).
+   */
+  prune() {
+    const s = this.scenario;
+    const view = () => ({ ...s, model: typeof s.model === 'string' ? this.presets.models.find((m) => m.id === s.model) : s.model });
+    for (const k of conditional()) {
+      if (applies(k, view())) continue;
+      const parts = k.path.split('.');
+      const parent = parts.slice(0, -1).reduce((o, p) => (o !== null && typeof o === 'object' ? o[p] : undefined), s);
+      if (parent !== null && typeof parent === 'object') delete parent[parts[parts.length - 1]];
+    }
+    for (const el of this.wrap.querySelectorAll('[data-control]')) {
+      const c = this.controls.find((x) => x.name === el.dataset.control);
+      const field = el.closest('.sc-field');
+      const hide = !applies(key(c.path), view());
+      if (field && field.hidden !== hide) field.hidden = hide;
+    }
+  }
+
   async update() {
+    this.prune();
     const s = this.scenario;
     this.$('.sc-title').textContent = this.title(s);
     this.software();

@@ -125,7 +125,7 @@ async function update(t0 = performance.now()) {
   } else {
     lastReport = r;
     $('#results').classList.remove('stale');
-    renderReport(r, { groups: form.groupInfo(), layout: form.layout() });
+    renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }) });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     if (r.fits) setStatus('ok');

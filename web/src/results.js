@@ -8,9 +8,12 @@ import { groupColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
 
+// The report's breakdown_s parts, in its order. A part with a third entry, the schema path of the
+// input it needs ("model.moe": the token exchange of experts), is not listed among the parts that
+// are zero when the scenario lacks that input (a dense model has no expert comm to speak of).
 const PARTS = [
   ['forward', 'Forward'], ['backward', 'Backward'], ['recompute', 'Recompute'],
-  ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['pp_comm', 'PP send/recv'],
+  ['tp_comm', 'TP comm'], ['cp_comm', 'CP comm'], ['ep_comm', 'Expert comm', 'model.moe'], ['pp_comm', 'PP send/recv'],
   ['bubble', 'Pipeline bubble'], ['dp_comm', 'DP sync'], ['optimizer', 'Optimizer'],
   ['other', 'Other comm'], ['host', 'CPU launches'],
 ];
@@ -27,11 +30,37 @@ let timelineState = null;
 // 'stages', 'replicas' or 'none' (one group, even split).
 let groups = [];
 let layoutKind = 'none';
+// Whether the scenario of the report gives the input at a schema path (context.given).
+let given = () => true;
 const many = () => groups.length > 1;
 const gpuOf = (g) => groups[g]?.gpu ?? `group ${g}`;
 /** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */
 const gpuWord = (g) => gpuOf(g).split(' ')[0];
 const swatch = (g) => h('span', { class: 'swatch', style: { background: groupColor(g) } });
+
+// Rows the page draws per stage at most. A plan may have thousands of stages (the engine allows
+// them); drawing each would build tens of thousands of elements and stall the page, and no reader
+// scans them all. Past this, the rows that answer the questions a reader has are kept.
+const MAX_STAGE_ROWS = 48;
+
+/**
+ * The stages to draw as rows, in order: all of them when few, else the first and the last, the
+ * bottleneck, those that do not fit and then the most loaded by `load(stage)`, up to
+ * MAX_STAGE_ROWS. `note`: what was left out, in words, or null.
+ */
+function shownStages(r, load) {
+  const n = r.stages.length;
+  if (n <= MAX_STAGE_ROWS) return { stages: r.stages, note: null };
+  const keep = new Set([0, n - 1, r.bottleneck_stage].filter((i) => Number.isInteger(i) && i >= 0 && i < n));
+  for (const s of r.stages) if (!s.fits && keep.size < MAX_STAGE_ROWS / 2) keep.add(s.index);
+  const byLoad = r.stages.map((s) => s.index).sort((a, b) => load(r.stages[b]) - load(r.stages[a]) || a - b);
+  for (const i of byLoad) { if (keep.size >= MAX_STAGE_ROWS) break; keep.add(i); }
+  return {
+    stages: [...keep].sort((a, b) => a - b).map((i) => r.stages[i]),
+    note: `${integer(keep.size)} of ${integer(n)} stages shown: the first, the last, the bottleneck, ` +
+      'those that do not fit and the most loaded.',
+  };
+}
 
 /**
  * A stage's layers in words: "20 layers", "16 layers + embedding" (the plan counts the input
@@ -118,7 +147,8 @@ function renderBreakdown(r) {
     h('td', null, duration(v)),
     h('td', null, percent(v / total)),
     h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
-  const zero = PARTS.filter(([k]) => !(r.breakdown_s[k] > 0)).map(([, l]) => l.toLowerCase());
+  const zero = PARTS.filter(([k, , needs]) => !(r.breakdown_s[k] > 0) && (!needs || given(needs)))
+    .map(([, l]) => l.toLowerCase());
   fill($('#breakdown'), bar,
     h('table', { class: 'parts' },
       h('caption', { class: 'sr-only' }, 'Time per iteration by part'),
@@ -135,7 +165,8 @@ function renderMemory(r) {
   const legend = h('ul', { class: 'legend' }, MEMORY.map(([k, label, term]) => h('li', null,
     h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label))),
   h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
-  const rows = r.stages.map((s) => {
+  const shown = shownStages(r, (s) => s.memory_bytes.total);
+  const rows = shown.stages.map((s) => {
     const m = s.memory_bytes;
     const pct = m.total / m.capacity;
     return h('div', {
@@ -158,14 +189,18 @@ function renderMemory(r) {
       `${gib(m.total)} / ${gib(m.capacity, 0)}`,
       h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
   });
-  fill($('#memory'), legend, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows));
+  fill($('#memory'), legend, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
+    shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null);
 }
 
 function renderCensus(r) {
   const n = r.stages.length;
   if (censusStage === null || censusStage >= n) censusStage = 0;
+  // A menu of the stages; past MAX_STAGE_ROWS, the shown ones and the one picked.
+  const listed = shownStages(r, (s) => s.forward_s + s.backward_s + s.recompute_s).stages;
+  if (!listed.some((s) => s.index === censusStage)) listed.push(r.stages[censusStage]);
   const select = h('select', { id: 'census-stage', 'data-local': 'true' },
-    r.stages.map((s) => h('option', { value: s.index },
+    listed.sort((a, b) => a.index - b.index).map((s) => h('option', { value: s.index },
       `Stage ${s.index}${many() ? ` (${gpuOf(s.group ?? 0)})` : ''}${s.index === r.bottleneck_stage ? ' (bottleneck)' : ''}`)));
   select.value = String(censusStage);
   select.addEventListener('change', () => { censusStage = Number(select.value); renderCensus(report); });
@@ -370,15 +405,19 @@ function renderStageMap(r) {
     return;
   }
   const total = r.stages.reduce((a, s) => a + s.layers, 0);
-  const per = r.stages.map((s) => s.forward_s + s.backward_s + s.recompute_s);
-  const maxPer = Math.max(...per);
+  const computeOf = (s) => s.forward_s + s.backward_s + s.recompute_s;
+  const shown = shownStages(r, computeOf);
+  const per = shown.stages.map(computeOf);
+  const maxPer = r.stages.reduce((a, s) => Math.max(a, computeOf(s)), 0);
+  const labelled = r.stages.length <= MAX_STAGE_ROWS; // past it, a block too narrow to read
   const strip = h('div', { class: 'sm-strip', role: 'img',
-    'aria-label': `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${layersOf(r, s)}`).join('; ')}` },
-  r.stages.map((s) => h('span', {
+    'aria-label': labelled ? `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${layersOf(r, s)}`).join('; ')}`
+      : `${integer(r.stages.length)} stages` },
+  labelled ? r.stages.map((s) => h('span', {
     class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0) },
     title: `stage ${s.index}: ${layersOf(r, s)} on ${gpuOf(s.group ?? 0)}`,
-  }, h('span', null, `${s.layers}`))));
-  const rows = r.stages.map((s, k) => h('div', {
+  }, h('span', null, `${s.layers}`))) : stripRuns(r));
+  const rows = shown.stages.map((s, k) => h('div', {
     class: `sm-stage${s.index === r.bottleneck_stage ? ' slowest' : ''}`, 'data-stage': s.index,
     'data-group': s.group ?? 0, 'data-layers': s.layers, 'data-compute': String(per[k]),
   },
@@ -392,7 +431,22 @@ function renderStageMap(r) {
     h('div', { class: 'sm-strip-wrap' }, strip, h('div', { class: 'hint' }, `${integer(total)} layers in ${r.stages.length} stages`)),
     h('p', { class: 'hint' }, 'Compute per micro-batch (forward + backward + recompute): the slowest stage sets the pace, ' +
       'the others wait (the idle time in the timeline).'),
-    h('div', { class: 'sm-rows' }, rows));
+    h('div', { class: 'sm-rows' }, rows),
+    shown.note ? h('p', { class: 'hint', 'data-capped': 'stages' }, shown.note) : null);
+}
+
+/** The strip of many stages: one block per run of consecutive stages on the same group. */
+function stripRuns(r) {
+  const runs = [];
+  for (const s of r.stages) {
+    const last = runs[runs.length - 1];
+    if (last && last.group === (s.group ?? 0)) { last.layers += s.layers; last.to = s.index; }
+    else runs.push({ group: s.group ?? 0, layers: s.layers, from: s.index, to: s.index });
+  }
+  return runs.map((x) => h('span', {
+    class: 'sm-block', style: { flexGrow: String(x.layers), background: groupColor(x.group) },
+    title: `stages ${x.from}–${x.to}: ${integer(x.layers)} layers on ${gpuOf(x.group)}`,
+  }));
 }
 
 function renderWarnings(r) {
@@ -414,12 +468,14 @@ export function summaryText(r) {
 
 /**
  * Renders a report (not an error) into every results section. `context`: the groups of the
- * cluster (groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it was for.
+ * cluster (groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it was for,
+ * and given(path): whether its scenario gives the input at a schema path ("model.moe").
  */
 export function renderReport(r, context = {}) {
   report = r;
   groups = context.groups ?? [];
   layoutKind = context.layout ?? 'none';
+  given = context.given ?? (() => true);
   renderMetrics(r);
   renderStageMap(r);
   renderCost();

@@ -32,6 +32,23 @@ export function rule(path) {
   return d && typeof d === 'object' && typeof d.rule === 'string' ? d.rule : '';
 }
 
+/**
+ * Whether key `k` means something in scenario `s` (the scenario with its model as an object): the
+ * schema's "needs" names the input it needs, a path ("model.moe": given) or a path and a value
+ * ("model.attention.type=mla"; a value left out is the key's default). A key without one always does.
+ */
+export function applies(k, s) {
+  if (!k?.needs) return true;
+  const cut = k.needs.indexOf('=');
+  const path = cut < 0 ? k.needs : k.needs.slice(0, cut);
+  const given = path.split('.').reduce((o, p) => (o !== null && typeof o === 'object' ? o[p] : undefined), s);
+  if (cut < 0) return given !== undefined && given !== null;
+  return String(given ?? plainDefault(path)) === k.needs.slice(cut + 1);
+}
+
+/** The keys that mean something only with another input (their "needs"). */
+export const conditional = () => all.filter((k) => k.needs);
+
 /** Whether a scenario must give the key (no default at all). */
 export const required = (path) => key(path)?.default === 'required';
 
@@ -39,6 +56,7 @@ export const required = (path) => key(path)?.default === 'required';
 const CHOICE_LABELS = {
   swiglu: 'SwiGLU', geglu: 'GeGLU', gelu: 'GeLU', relu: 'ReLU', squared_relu: 'squared ReLU',
   rope: 'RoPE / ALiBi', learned: 'learned', rmsnorm: 'RMSNorm', layernorm: 'LayerNorm',
+  gqa: 'GQA', mla: 'MLA',
 };
 export const choiceLabel = (value) => CHOICE_LABELS[value] ?? String(value);
 

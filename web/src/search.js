@@ -10,9 +10,10 @@
 // itself was not estimated (baseline_error); speed-ups are left out.
 import { $, fill, h } from './dom.js';
 import * as engine from './engine.js';
-import { applyPlan } from './form/index.js';
+import { applies, applyPlan } from './form/index.js';
 import { duration, gib, integer, percent } from './format.js';
 import { clusterGroups, describeGroups } from './groups.js';
+import { choiceLabel, keysFor } from './schema.js';
 import { tip } from './tooltip.js';
 
 const TOP = 10; // plans asked for
@@ -45,9 +46,15 @@ let group = 0; // the group searched in a cluster of several
 export const searchStats = { state: 'idle', for: undefined, runs: 0, busy: 0, applying: 0, ms: NaN, result: null, group: 0,
   fallback: null };
 
-const samePlan = (a, b) => !!a && !!b && SAME.every((k) => a[k] === b[k]);
+// The plan's main keys that mean something for some models only (the schema's "needs": EP, expert
+// TP and the token dispatcher for a model with experts, which the search varies too): a column
+// each, after Recompute, while they apply to the scenario on show; and part of what makes a plan
+// the same plan.
+const conditional = () => keysFor('plan').filter((k) => k.object === 'plan' && k.needs);
+const extraColumns = () => conditional().filter((k) => applies(k));
+const samePlan = (a, b) => !!a && !!b && [...SAME, ...conditional().map((k) => k.name)].every((k) => a[k] === b[k]);
 const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
-  `recompute ${p.recompute}`;
+  `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')}`;
 const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
 
 /** Builds the card's elements (once), in #search. */
@@ -192,7 +199,8 @@ function render() {
     h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
-    ` (TP, PP, CP, VPP, micro-batch and recompute varied; model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
+    ` (TP, PP, CP, VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
+    `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
   dom.table.hidden = r.best.length === 0;
@@ -248,6 +256,10 @@ function renderRows() {
   const capacity = s.report?.stages?.[0]?.memory_bytes?.capacity;
   const canApply = !s.many;
   const withSpeed = Number.isFinite(base);
+  // An expert column only where it tells plans apart (one value in every plan and yours: said
+  // once in the line above, not ten times; the table stays within the card).
+  const extra = extraColumns().filter((k) => new Set([...best.map((c) => c.plan[k.name]), yours?.[k.name]]
+    .filter((v) => v !== undefined)).size > 1);
   const rows = best.map((c, i) => {
     const p = c.plan;
     const mine = samePlan(p, yours);
@@ -261,6 +273,8 @@ function renderRows() {
     h('th', { scope: 'row', class: 'num rank' }, String(i + 1)),
     cell(1, String(p.tp)), cell(2, String(p.pp)), cell(3, String(p.dp)), cell(4, String(p.cp)), cell(5, String(p.vpp)),
     cell(6, String(p.micro_batch)), cell(7, p.recompute),
+    extra.map((k) => h('td', { class: k.type === 'choice' ? 'd' : 'num d', 'data-label': k.label || k.name },
+      k.type === 'choice' ? choiceLabel(p[k.name]) : String(p[k.name]))),
     cell(8, duration(c.iteration_time_s), { 'data-value': String(c.iteration_time_s) }),
     withSpeed ? cell(9, times(speed), { class: `num${speed > 1.0005 ? ' faster' : ''}`, 'data-value': String(speed) }) : null,
     cell(10, percent(c.mfu), { 'data-value': String(c.mfu) }),
@@ -275,9 +289,11 @@ function renderRows() {
     const cut = t.lastIndexOf(' ');
     return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? tip(term, t) : null)];
   };
-  const head = COLUMNS.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
+  const extraHead = extra.map((k) => [k.label || k.name, null, k.type === 'choice' ? 'd' : 'num d', k.doc.replace(/`/g, '')]);
+  const columns = [...COLUMNS.slice(0, 8), ...extraHead, ...COLUMNS.slice(8)];
+  const head = columns.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
     spelled ? h('abbr', { title: spelled }, t) : heading(t, term)));
-  fill(dom.table, h('table', { class: 'plans' },
+  fill(dom.table, h('table', { class: extra.length ? 'plans more-columns' : 'plans' },
     h('caption', { class: 'sr-only' }, `The ${best.length} fastest plans that fit, fastest first`),
     h('thead', null, h('tr', null, head, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Apply')))),
     h('tbody', null, rows)));

@@ -46,6 +46,9 @@ export const TERMS = {
     '(all-reduce, or all-gather + reduce-scatter with SP) × 2 per layer per pass'],
   cp_comm: ['CP communication', 'Context-parallel K/V ring exchange not hidden behind attention.',
     'exposed = max(0, comm − attention) + slowdown × overlapped part'],
+  ep_comm: ['Expert communication', 'Mixture of experts: the token exchange of the MoE layers (tokens to their ' +
+    'experts and back, their gradients, expert-TP gathers) not hidden behind compute.',
+  'all-to-all (or all-gather/reduce-scatter) per MoE layer per pass; less its overlap with the adjacent micro-batch'],
   pp_comm: ['PP send/receive', 'Pipeline activations and gradients sent between stages, on the critical path.',
     'bytes per message = b × s × h × 2 (÷ t with SP)'],
   bubble: ['Pipeline bubble', 'Idle time while the pipeline fills and drains.',
@@ -74,8 +77,9 @@ export const TERMS = {
   capacity: ['Capacity', 'Memory of one GPU.', 'from the GPU preset (memory_gib)'],
 
   // Census columns
-  census_kind: ['Kind', 'The NCCL collective (all_reduce, all_gather, reduce_scatter, send_recv, broadcast).', 'as nccl-tests names them'],
-  census_group: ['Group', 'The process group it runs in: tp, cp, pp, dp, embedding or model_parallel.', 'group size = GPUs that take part'],
+  census_kind: ['Kind', 'The NCCL collective (all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast).', 'as nccl-tests names them'],
+  census_group: ['Group', 'The process group it runs in: tp, cp, pp, dp, ep (experts), etp (expert TP), edp (expert DP), ' +
+    'embedding or model_parallel.', 'group size = GPUs that take part'],
   census_count: ['Count', 'Operations per GPU per iteration.', 'e.g. TP: 2 per layer per pass × layers × micro-batches'],
   census_bytes: ['Size', 'Bytes of one operation (the full tensor, as nccl-tests counts it).', 'e.g. b × s × h × 2 B for a layer\'s activations'],
   census_link: ['Link', 'The slowest link the group crosses.', 'intra-node fabric if the group fits in a node, else the network'],

@@ -58,9 +58,13 @@ export function radios(name, label, choices) {
       h('input', { type: 'radio', name, value, id: `f-${name}-${value}` }), h('span', null, text))));
 }
 
-/** The tooltip of a schema key: the page's term of the same name, else the engine's doc. */
+/**
+ * The tooltip of a schema key: the page's term of the same name, else the engine's doc. Keys of a
+ * nested object ("model.moe.ffn_hidden", one expert's width) are not the top-level key of their
+ * name (the model's FFN size): the engine's doc.
+ */
 export function keyTerm(k) {
-  return TERMS[k.name] ? k.name : { doc: k.doc };
+  return TERMS[k.name] && !k.object.includes('.') ? k.name : { doc: k.doc };
 }
 
 /**

@@ -17,11 +17,15 @@ import { listen, notify } from './bind.js';
 import * as cluster from './cluster.js';
 import { fieldFor, showProblems } from './errors.js';
 import * as model from './model.js';
+import * as needs from './needs.js';
 import * as placement from './placement.js';
 import * as planForm from './plan.js';
 import { groups, localProblems, plan, reset, state } from './state.js';
 
 export { fieldFor };
+
+/** Whether schema key `k` applies to the scenario on show (its "needs", needs.js). */
+export const applies = needs.appliesTo;
 
 /**
  * Builds every input from the presets and the schema; `onChange(timeStamp)` runs after each
@@ -36,8 +40,12 @@ export function buildForm(presets, schema, onChange) {
   listen($('#inputs'), onChange);
 }
 
-/** Renders the form from the state (and the engine's last answer). */
+/**
+ * Renders the form from the state (and the engine's last answer). First, the keys that do not
+ * apply to the scenario (needs.js) leave it: what is then shown, sent and linked is without them.
+ */
 export function render() {
+  needs.apply();
   model.render();
   cluster.render();
   planForm.render();
@@ -86,6 +94,7 @@ export function answer({ resolved, errors }) {
   state.errors = errors ?? [];
   render();
   planForm.reveal(state.errors);
+  model.reveal(state.errors);
   return showProblems(state.errors);
 }
 

@@ -1,24 +1,43 @@
 // The model: a preset (searchable list) or a custom shape. Custom fields are built from the
-// schema's model keys; a custom model starts as a copy of the preset on show, as the engine
-// resolved it (every key filled in).
-import { $, fill, h } from '../dom.js';
-import { keysFor, keysOf, required } from '../schema.js';
+// schema's model keys; a key that is an object of keys of its own (attention, mixture of experts)
+// is a disclosure of its keys, collapsed while the model leaves it out (a dense model), so that a
+// dense custom model becomes a mixture of experts by filling in its experts. A custom model starts
+// as a copy of the preset on show, as the engine resolved it (every key filled in).
+import { $, $$, fill, h } from '../dom.js';
+import { applies, choiceLabel, keysFor, keysOf, plainDefault, required, rule } from '../schema.js';
 import { field, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
 import { on } from './bind.js';
-import { edit, markLocal, state } from './state.js';
+import { edit, getIn, markLocal, setIn, state } from './state.js';
 
 let presets;
 const byId = (list, id) => list.find((x) => x.id === id);
-const customKeys = () => keysFor('model').filter((k) => k.object === 'model');
+const customKeys = () => keysFor('model').filter((k) => k.object === 'model' && k.type !== 'object');
+// The model's keys that hold keys of their own: a disclosure each ("model.attention", "model.moe").
+const subObjects = () => keysFor('model').filter((k) => k.object === 'model' && k.type === 'object' && keysOf(k.path).length);
 const isPreset = () => typeof state.scenario?.model === 'string';
+// f-m-layers, f-m-moe-experts: one id per key of the model and its objects.
+const idOf = (k) => `m-${k.path.slice('model.'.length).replaceAll('.', '-')}`;
+let shownModel = null; // the custom model whose disclosures were last opened or closed to fit it
 
-/** "80 layers · hidden 8,192 · 64 heads (8 KV) · FFN 28,672 SwiGLU · vocabulary 128,256 · trained at 8,192 tokens" */
+/** The model on show as an object: the custom one, or the preset's (null for a preset not known). */
+export function modelObject() {
+  const m = state.scenario?.model;
+  return typeof m === 'string' ? byId(presets?.models ?? [], m) ?? null : m ?? null;
+}
+
+/**
+ * "80 layers · hidden 8,192 · 64 heads (8 KV) · FFN 28,672 SwiGLU · vocabulary 128,256 · trained at
+ * 8,192 tokens", with "· 128 experts of FFN 768, 8 per token" for a mixture of experts.
+ */
 function modelCard(m) {
   if (!m) return '';
   const n = (x) => x.toLocaleString('en-US');
   const ffn = { swiglu: 'SwiGLU', geglu: 'GeGLU', gelu: 'GeLU', relu: 'ReLU', squared_relu: 'squared ReLU' }[m.ffn_type] ?? m.ffn_type;
   return `${m.layers} layers · hidden ${n(m.hidden)} · ${m.heads} heads` +
     `${m.kv_heads && m.kv_heads !== m.heads ? ` (${m.kv_heads} KV)` : ''} · FFN ${n(m.ffn_hidden)} ${ffn}` +
+    `${m.moe ? ` · ${n(m.moe.experts)} experts of FFN ${n(m.moe.ffn_hidden)}, ${m.moe.top_k} per token` +
+      `${m.moe.shared_experts ? ` + ${m.moe.shared_experts} shared` : ''}` : ''}` +
+    `${m.attention?.type === 'mla' ? ' · MLA attention' : ''}` +
     ` · vocabulary ${n(m.vocab)} · trained at ${n(m.seq_len)} tokens`;
 }
 
@@ -43,6 +62,10 @@ function copyOfPreset() {
   const out = {};
   for (const k of keysOf('model')) {
     if ((k.control !== 'none' || required(k.path)) && from[k.name] !== undefined) out[k.name] = from[k.name];
+  }
+  // An object's keys the engine resolved to null (no capacity factor: dropless) are left out.
+  for (const o of subObjects()) {
+    if (out[o.name]) out[o.name] = Object.fromEntries(Object.entries(out[o.name]).filter(([, v]) => v !== null));
   }
   out.name = `${from.name} (custom)`;
   return out;
@@ -71,8 +94,9 @@ export function build(thePresets) {
   });
   const select = on(h('select', { id: 'f-model', name: 'model', size: 7 }), (el) => { if (el.value) edit('model', el.value); });
   const custom = customKeys().sort((a, b) => rank(a) - rank(b)).map((k) => {
-    const f = keyField(k, k.path, `m-${k.name}`, { cls: k.type === 'text' ? 'wide' : '' });
-    const el = $(`#f-m-${k.name}`, f);
+    const f = keyField(k, k.path, idOf(k), { cls: k.type === 'text' ? 'wide' : '' });
+    const el = $(`#f-${idOf(k)}`, f);
+    defaultPlaceholder(k, el);
     on(el, () => {
       if (el.type === 'number') {
         const r = readNumber(el);
@@ -95,10 +119,75 @@ export function build(thePresets) {
         h('div', { class: 'control' }, search),
         h('p', { class: 'hint', id: 'model-count', 'aria-live': 'polite' })),
       field('model', 'model', 'Model preset', 'model', select, { hint: '' })),
-    h('div', { id: 'model-custom', class: 'panel grid', hidden: true }, custom));
+    h('div', { id: 'model-custom', class: 'panel', hidden: true },
+      h('div', { class: 'grid' }, custom), subObjects().map(disclosure)));
   $('#f-model-hint').id = 'model-card';
   select.setAttribute('aria-describedby', 'model-card');
   fillModelList('');
+}
+
+/**
+ * The disclosure of a model key that is an object (`o`): a field per key of it. An empty number
+ * box leaves its key out (the engine's default, or its "required" when the object needs it), and
+ * the object goes when its last key does (a mixture of experts cleared is a dense model again).
+ */
+function disclosure(o) {
+  // Menus first: the kind (attention's type) that decides which of the numbers apply.
+  const fields = keysOf(o.path).sort((a, b) => (a.type === 'choice' ? -1 : rank(a)) - (b.type === 'choice' ? -1 : rank(b))).map((k) => {
+    const f = keyField(k, k.path, idOf(k));
+    const el = $(`#f-${idOf(k)}`, f);
+    defaultPlaceholder(k, el);
+    on(el, () => {
+      let v;
+      if (el.type === 'number') {
+        const r = readNumber(el, { optional: true });
+        markLocal(el, k.path, r.message);
+        if (r.message) return;
+        v = r.value;
+      } else {
+        v = valueOf(el);
+      }
+      edit(k.path, v);
+      const object = getIn(state.scenario, o.path);
+      if (object && Object.keys(object).length === 0) setIn(state.scenario, o.path, undefined);
+    });
+    return f;
+  });
+  return h('details', { class: 'sub-object', 'data-object': o.path },
+    h('summary', null, o.label || o.name, h('span', { class: 'summary-note' })),
+    h('div', { class: 'grid' }, fields));
+}
+
+/** An empty number box of a key with a plain default shows it, greyed (the engine's value). */
+function defaultPlaceholder(k, el) {
+  if (el.type === 'number' && plainDefault(k.path) !== undefined) el.placeholder = String(plainDefault(k.path));
+}
+
+/**
+ * What a disclosure's summary says of its object: its required keys (or, with none, its menus) as
+ * set, or, left out, the engine's default ("grouped-query attention over kv_heads") or the keys to
+ * fill in to add it ("none; fill in Experts, Top-k, Expert FFN size to add it").
+ */
+function objectNote(o, value) {
+  const keys = keysOf(o.path);
+  if (value) {
+    const main = keys.filter((k) => required(k.path));
+    const s = { ...state.scenario, model: modelObject() };
+    const said = (main.length ? main : keys.filter((k) => k.type === 'choice' && applies(k, s)))
+      .map((k) => [k, value[k.name] ?? plainDefault(k.path)]).filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => `${k.label || k.name} ${k.type === 'choice' ? choiceLabel(v) : v}`);
+    return said.length ? ` · ${said.join(', ')}` : '';
+  }
+  const needed = keys.filter((k) => required(k.path)).map((k) => k.label || k.name);
+  if (needed.length) return ` · none; fill in ${needed.join(', ')} to add it`;
+  return rule(o.path) ? ` · ${rule(o.path).replace(/`/g, '')}` : ' · none';
+}
+
+/** Opens the disclosure of an object the engine has an error about (its field must be seen). */
+export function reveal(errors) {
+  for (const d of $$('#model-custom details[data-object]')) {
+    if (!d.open && errors.some((e) => e.path?.startsWith(`${d.dataset.object}.`))) d.open = true;
+  }
 }
 
 // Text first (the name, across the grid), then numbers, menus, checkboxes.
@@ -125,8 +214,23 @@ export function render() {
   }
   const m = state.scenario.model;
   const resolved = state.resolved?.model;
+  // A custom model newly on show (from a preset, a link, a file): its objects open if it has them.
+  const fresh = m !== shownModel;
+  shownModel = m;
+  for (const o of subObjects()) {
+    const d = $(`#model-custom details[data-object="${o.path}"]`);
+    if (fresh && d.open !== (m[o.name] !== undefined)) d.open = m[o.name] !== undefined;
+    setText($('.summary-note', d), objectNote(o, m[o.name]));
+    for (const k of keysOf(o.path)) {
+      const el = $(`#f-${idOf(k)}`);
+      // A number left out shows the engine's value, or none (its placeholder is the default); a
+      // menu cannot show none: the default.
+      const v = m[o.name]?.[k.name] ?? resolved?.[o.name]?.[k.name];
+      if (!state.local.has(el)) put(el, v ?? (el.type === 'number' ? '' : plainDefault(k.path)));
+    }
+  }
   for (const k of customKeys()) {
-    const el = $(`#f-m-${k.name}`);
+    const el = $(`#f-${idOf(k)}`);
     if (state.local.has(el)) continue;
     if (k.type === 'text') {
       // Left out, the engine names it: its name is the placeholder (the box stays empty to type in).

@@ -9,7 +9,7 @@
 // the plan, derived fields show no number and flags show the profile's own value.
 import { $, fill, h } from '../dom.js';
 import * as fw from '../frameworks.js';
-import { choiceLabel, keysFor, options, plainDefault, rule } from '../schema.js';
+import { choiceLabel, key, keysFor, options, plainDefault, rule } from '../schema.js';
 import { TERMS } from '../terms.js';
 import { on, onClick } from './bind.js';
 import { keyField, put, readNumber, selectInput, setText, show, valueOf } from './fields.js';
@@ -113,8 +113,15 @@ export function build(presets) {
   const main = shown('plan');
   const advanced = shown('advanced');
   const advancedFlags = advanced.filter(isFlag);
-  // The advanced keys that are no flag of the training software: how the layers split into stages.
-  const split = advanced.filter((k) => !isFlag(k));
+  // The advanced keys that are no flag of the training software: how the layers split into
+  // stages, and those that need an input (the schema's "needs": expert options need experts),
+  // under that input's label ("Mixture of experts"), hidden with their fields (needs.js).
+  const split = advanced.filter((k) => !isFlag(k) && !k.needs);
+  const needing = new Map();
+  for (const k of advanced.filter((x) => !isFlag(x) && x.needs)) {
+    const path = k.needs.split('=')[0];
+    needing.set(path, [...(needing.get(path) ?? []), k]);
+  }
   keys = [...(fwKey ? [fwKey] : []), ...main, ...advanced];
   advancedPaths = new Set(advanced.map((k) => k.path));
   const built = fill($('#plan-fields'),
@@ -129,6 +136,9 @@ export function build(presets) {
           state.lastChanged = FRAMEWORK;
         })),
       h('div', { class: 'grid', id: 'advanced-grid' }, advancedFlags.map(make)),
+      [...needing].map(([path, ks]) => h('div', { 'data-needs-group': path },
+        h('h3', { class: 'sub' }, key(path)?.label || path),
+        h('div', { class: 'grid' }, ks.map(make)))),
       h('h3', { class: 'sub' }, 'Pipeline split'),
       h('div', { class: 'grid', id: 'split-grid' }, split.map(make))));
   flags = keys.filter(isFlag).map((k) => {

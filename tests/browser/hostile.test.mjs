@@ -1,0 +1,208 @@
+// Hostile and extreme links in Chromium, and the Content-Security-Policy. Each fragment below was
+// once a crash, a hang, a frozen page or a wrong number (issue "hostile and extreme input"). For
+// each: no script runs, the main thread answers within a second, the page says what is wrong (or,
+// for a valid extreme plan, shows the CLI's numbers), and the page is usable afterwards. The
+// policy: every built page carries it, the server sends it, nothing the site does violates it, and
+// an injected inline script does not run.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CLI, SCENARIO_DIR, SITE, cliEstimate as cliEstimateFull, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
+import { launch, serveSite } from './browser.mjs';
+import { DESKTOP, assertNothingInjected, assertNumbers, metrics, settle, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+const cliEstimate = (text) => cliEstimateFull(text, { timeline: false });
+const DEFAULT = readFileSync(join(SCENARIO_DIR, 'llama3-70b_dgx-h100x8.json'), 'utf8');
+const ONE_NODE = 'v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=8';
+const BASE = `${ONE_NODE}&gbs=64`;
+/** A format-0 link: the scenario as JSON in the fragment. */
+const json = (doc) => '#' + encodeURIComponent(typeof doc === 'string' ? doc : JSON.stringify(doc));
+
+// [what, fragment, expected]: 'link' (the link is refused with a message), 'plan' (the link opens,
+// the form or the engine refuses the plan with a message) or 'estimate' (valid: the CLI's numbers).
+const HOSTILE = [
+  ['invalid UTF-8 in a name', `#${BASE}&name=%FF%FE`, 'link'],
+  ['an overlong UTF-8 form', '#v=2&model=%C0%AF&node=dgx-h100&nodes=1', 'link'],
+  ['a repeated model', `#${BASE}&model=llama3-70b`, 'link'],
+  ['a repeated version', `#${BASE}&v=2`, 'link'],
+  ['a repeated tp', `#${BASE}&tp=4`, 'link'],
+  ['a space before a number', '#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=%202', 'link'],
+  ['a plus sign', '#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=+2', 'link'],
+  ['a hexadecimal number', `#${BASE}&tokens=0x10`, 'link'],
+  ['a forged error line', `#${BASE}&name=x%0Aerror%3A%20fake`, 'estimate'],
+  ['escape and delete characters', `#${BASE}&name=%1B%5B31mred%7F`, 'estimate'],
+  ['a prototype key', `#${BASE}&__proto__=1`, 'link'],
+  ['a constructor key', `#${BASE}&constructor=1`, 'link'],
+  ['deep nesting', json(`{"model":"llama3-8b","cluster":{"node":"dgx-h100","nodes":1},"plan":{"tp":${'['.repeat(2000)}${']'.repeat(2000)}}}`), 'link'],
+  ['2^31 sequences', `#${ONE_NODE}&gbs=2147483648`, 'estimate'],
+  ['2^40 sequences', `#${ONE_NODE}&gbs=1099511627776`, 'estimate'],
+  ['2^40 sequences, pp 8, vpp 2', '#v=2&model=gpt3-175b&node=dgx-a100&nodes=16&tp=8&pp=8&vpp=2&gbs=1099511627776', 'estimate'],
+  ['"auto" replicas and a huge batch', json({
+    model: 'llama3-8b',
+    cluster: { groups: [{ node: 'dgx-h100', nodes: 1 }, { node: 'dgx-a100', nodes: 1 }] },
+    plan: { tp: 8, global_batch: 1e12, replicas: [{ group: 0, count: 1, micro_batches: 'auto' }, { group: 1, count: 1, micro_batches: 'auto' }] },
+  }), 'estimate'],
+  ['100,000 stages', json({
+    model: { name: 'deep', layers: 100000, hidden: 64, heads: 1, ffn_hidden: 256, vocab: 1000, seq_len: 128 },
+    cluster: { node: 'dgx-h100', nodes: 12500 }, plan: { pp: 100000, global_batch: 100000 },
+  }), 'plan'],
+  ['a huge GPU count', `#v=2&model=llama3-8b&node=dgx-h100&nodes=1000000000&tp=8&gbs=64`, 'plan'],
+];
+
+let site;
+let browser;
+let context;
+const problems = [];
+let defaultNumbers;
+
+/** Opens `url` in `p` (a fresh load) and waits until the page has handled it. */
+async function goFresh(p, url) {
+  await p.goto('about:blank');
+  await p.goto(url);
+  // `opened`: 'link', or why the link did not open.
+  await p.waitForFunction(() => window.__stepcast?.opened, null, { timeout: 20000 });
+  // The page settles on an estimate, or on a message with none on its way.
+  await p.waitForFunction(() => {
+    const s = window.__stepcast;
+    return s && (s.latest === null || s.latest === s.rendered) && document.body.dataset.updates;
+  }, null, { timeout: 20000 });
+}
+
+/** How long the main thread takes to answer, in ms. */
+async function answerMs(p) {
+  const t0 = Date.now();
+  await p.evaluate(() => new Promise((ok) => setTimeout(ok, 0)));
+  return Date.now() - t0;
+}
+
+before(async () => {
+  site = await serveSite();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP });
+  const cli = cliEstimate(DEFAULT);
+  assert.equal(cli.status, 0, cli.stderr);
+  defaultNumbers = cli.report;
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  assert.deepEqual(problems, [], 'no console errors, exceptions or dialogs');
+});
+
+describe('hostile links', () => {
+  for (const [what, fragment, expected] of HOSTILE) {
+    test(what, async () => {
+      const p = watch(await context.newPage(), problems);
+      const violations = [];
+      await p.exposeFunction('__cspViolation', (v) => violations.push(v));
+      await p.addInitScript(() => document.addEventListener('securitypolicyviolation',
+        (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
+      const t0 = Date.now();
+      await goFresh(p, site.url + fragment);
+      const handledMs = Date.now() - t0;
+      assert.ok(await answerMs(p) < 1000, `${what}: the main thread answers within 1 s`);
+      assert.equal(await p.evaluate(() => window.__pwned), undefined, `${what}: no script ran`);
+      await assertNothingInjected(p);
+      if (expected === 'link') {
+        const note = p.locator('#link-status');
+        assert.equal(await note.isVisible(), true, `${what}: a message (${handledMs} ms)`);
+        assert.match(await note.textContent(), /This link does not open a scenario: .+Showing the default scenario/s, what);
+        assert.doesNotMatch(await note.textContent(), /[\u0000-\u001f\u007f]/, `${what}: control characters escaped`);
+        assertNumbers(defaultNumbers, await metrics(p), `${what}: the default scenario`);
+      } else if (expected === 'plan') {
+        const status = p.locator('#status');
+        assert.equal(await status.isVisible(), true, `${what}: a message`);
+        assert.match(await status.textContent(), /(Invalid plan|Not estimated): .+/, what);
+      } else {
+        const want = cliEstimateLink(site.url + fragment);
+        assert.equal(want.status, 0, `${what}: the CLI estimates it (${want.stderr})`);
+        assertNumbers(want.report, await metrics(p), `${what}: the CLI's numbers`);
+        for (const v of Object.values(await metrics(p))) assert.ok(Number.isFinite(v) && v >= 0, `${what}: ${v}`);
+      }
+      // Usable afterwards: a change re-estimates.
+      await p.evaluate(() => { location.hash = '#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64'; });
+      await p.waitForFunction(() => document.querySelector('#f-tp')?.value === '4', null, { timeout: 15000 });
+      await settle(p);
+      const good = cliEstimateLink(`${site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64`);
+      assertNumbers(good.report, await metrics(p), `${what}: usable afterwards`);
+      assert.deepEqual(violations, [], `${what}: nothing violates the policy`);
+      await p.close();
+    });
+  }
+});
+
+test('a plan of 512 stages: the page draws at most 48 rows per chart and says so', async () => {
+  const fragment = json({
+    model: { name: 'deep', layers: 513, hidden: 1024, heads: 8, ffn_hidden: 4096, ffn_type: 'gelu', position: 'learned', tied_embeddings: true, vocab: 32000, seq_len: 1024 },
+    // An uneven first stage, so the stage map is drawn too.
+    cluster: { node: 'dgx-h100', nodes: 64 }, plan: { pp: 512, global_batch: 512, first_stage_layers: 2 },
+  });
+  const p = watch(await context.newPage(), problems);
+  await goFresh(p, site.url + fragment);
+  assert.ok(await answerMs(p) < 1000, 'the main thread answers within 1 s');
+  const want = cliEstimateLink(site.url + fragment);
+  assert.equal(want.status, 0, want.stderr);
+  assertNumbers(want.report, await metrics(p), "the CLI's numbers");
+  assert.equal(await p.locator('#memory .mem-row').count(), 48);
+  assert.equal(await p.locator('#stagemap .sm-stage').count(), 48);
+  assert.ok(await p.locator('#census-stage option').count() <= 49);
+  assert.match(await p.textContent('#memory [data-capped]'), /^48 of 512 stages shown: the first, the last, the bottleneck/);
+  // The bottleneck and the stage with the most memory are among the rows.
+  const shown = await p.$$eval('#memory .mem-row', (rows) => rows.map((r) => Number(r.dataset.stage)));
+  const heaviest = want.report.stages.reduce((a, s) => (s.memory_bytes.total > a.memory_bytes.total ? s : a)).index;
+  assert.ok(shown.includes(heaviest) && shown.includes(0) && shown.includes(511), `${heaviest} in ${shown}`);
+  assert.ok((await p.$$eval('#stagemap .sm-stage', (rows) => rows.map((r) => Number(r.dataset.stage)))).includes(want.report.bottleneck_stage));
+  await p.close();
+});
+
+describe('Content-Security-Policy', () => {
+  test('every built page carries it; the server sends it, with frame-ancestors', async () => {
+    for (const page of ['index.html', 'examples/index.html']) {
+      const html = readFileSync(join(SITE, page), 'utf8');
+      const meta = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/);
+      assert.ok(meta, `${page}: a policy <meta>`);
+      assert.match(meta[1], /default-src 'none'/);
+      assert.match(meta[1], /script-src 'self' 'wasm-unsafe-eval'/);
+      assert.doesNotMatch(meta[1], /'unsafe-eval'|'unsafe-inline'/, `${page}: neither eval nor inline code`);
+      assert.ok(html.indexOf('Content-Security-Policy') < html.indexOf('<script'), `${page}: before any script`);
+    }
+    const res = await fetch(site.url);
+    assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors \*/, 'frameable on purpose (?embed=1)');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  });
+
+  test('the page, the embeds and the iframe run under it; an injected inline script does not', async () => {
+    for (const path of ['', 'examples/', '?embed=1&controls=tp,pp#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=8']) {
+      const own = []; // the blocked injection logs an error of its own: only that one is expected
+      const p = watch(await context.newPage(), own);
+      const violations = [];
+      await p.exposeFunction('__cspViolation', (v) => violations.push(v));
+      await p.addInitScript(() => document.addEventListener('securitypolicyviolation',
+        (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
+      await p.goto(site.url + path);
+      if (path === 'examples/') {
+        await p.waitForFunction(() => [...document.querySelectorAll('stepcast-calculator')]
+          .every((el) => el.shadowRoot?.querySelector('[data-metric="iteration_time_s"]')?.dataset.value), null, { timeout: 20000 });
+      } else {
+        await p.waitForFunction(() => window.__stepcast?.rendered, null, { timeout: 20000 });
+      }
+      assert.deepEqual(violations, [], `${path || 'the page'}: nothing the site does violates the policy`);
+      const ran = await p.evaluate(() => {
+        const s = document.createElement('script');
+        s.textContent = 'window.__injected = 1';
+        document.head.append(s);
+        return window.__injected;
+      });
+      assert.equal(ran, undefined, `${path || 'the page'}: an injected inline script is blocked`);
+      for (let i = 0; i < 40 && violations.length === 0; i++) await p.waitForTimeout(50); // reported async
+      // Once per policy that blocks it (the <meta> and, for the pages, the header).
+      assert.ok(violations.length >= 1 && violations.every((v) => v === 'script-src-elem inline'), `reported: ${violations}`);
+      assert.ok(own.length >= 1 && own.every((m) => /^console: Executing inline script violates/.test(m)), `${own}`);
+      await p.close();
+    }
+  });
+});

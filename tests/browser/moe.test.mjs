@@ -1,0 +1,262 @@
+// Mixture of experts on the page, in Chromium: the expert-parallel controls (the schema's keys
+// with "needs": "model.moe") are hidden for a dense model and left out of its link, shown for a
+// MoE preset; a MoE link round-trips and its results show the expert communication part of the
+// breakdown and the all-to-all rows of the census, with the CLI's numbers; the custom model form
+// shows the attention and MoE objects (collapsed for a dense model, which becomes a mixture of
+// experts by filling in its experts); MLA's ranks are hidden for grouped-query attention.
+// Screenshots under build/screenshots/.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { launch, serveSite } from './browser.mjs';
+import { DESKTOP, assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const EXAMPLE = readFileSync(join(SCENARIO_DIR, 'qwen3-30b-a3b_dgx-b200x1_ep8.json'), 'utf8');
+const MOE_LINK = 'v=2&model=qwen3-30b-a3b&node=dgx-b200&nodes=1&ep=8&gbs=256&sp=0&rc=selective&do=1&seq=4096';
+// The plan controls that mean something only for a model with experts (engine's schema: needs model.moe).
+const EXPERT_CONTROLS = ['#f-ep', '#f-etp', '#f-moe_dispatcher', '#f-moe_overlap', '#f-moe_imbalance'];
+
+let site;
+let browser;
+let context;
+const problems = [];
+
+before(async () => {
+  site = await serveSite();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  assert.deepEqual(problems, [], 'console errors or exceptions');
+});
+
+async function open(fragment = '') {
+  const p = watch(await context.newPage(), problems);
+  await p.goto(`${site.url}${fragment ? `#${fragment}` : ''}`);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  await settle(p);
+  return p;
+}
+
+/** Whether each selector's field is on show (Advanced opened first: its fields count too). */
+async function shown(p, selectors) {
+  await p.evaluate(() => { document.querySelector('#advanced').open = true; });
+  return Promise.all(selectors.map((s) => p.isVisible(s)));
+}
+
+describe('mixture of experts', () => {
+  test('expert controls: hidden for llama3-8b and not in its link, shown for a MoE preset', async () => {
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=2&gbs=128');
+    assert.deepEqual(await shown(p, EXPERT_CONTROLS), EXPERT_CONTROLS.map(() => false), 'hidden for a dense model');
+    assert.equal(await p.isVisible('text=Mixture of experts'), false, 'no expert group in Advanced');
+    assert.equal(await p.isVisible('#f-tp'), true);
+    assert.doesNotMatch(await linked(p), /[&#](ep|etp|disp|moeo|imb)=/, 'a dense link has no expert key');
+
+    await p.click('#f-model-search');
+    await p.fill('#f-model-search', 'qwen3-30b');
+    await p.selectOption('#f-model', 'qwen3-30b-a3b');
+    await settle(p);
+    assert.deepEqual(await shown(p, EXPERT_CONTROLS), EXPERT_CONTROLS.map(() => true), 'shown for a MoE model');
+    assert.match(await p.textContent('#model-card'), /128 experts of FFN 768, 8 per token/);
+    await p.fill('#f-ep', '2');
+    await settle(p);
+    assert.match(await linked(p), /&ep=2&/);
+    assert.equal((await pageScenario(p)).plan.ep, 2);
+
+    // Back to a dense model: EP leaves the form, the scenario and the link.
+    await p.fill('#f-model-search', '');
+    await p.selectOption('#f-model', 'llama3-8b');
+    await settle(p);
+    assert.equal(await p.isVisible('#f-ep'), false);
+    assert.equal((await pageScenario(p)).plan.ep, undefined, 'EP left out of a dense scenario');
+    assert.doesNotMatch(await linked(p), /[&#]ep=/);
+    await p.close();
+  });
+
+  test('a MoE link round-trips with the CLI\'s estimate, expert comm and all-to-all rows', async () => {
+    const p = await open(MOE_LINK);
+    assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link');
+    const link = await linked(p);
+    assert.ok(link.includes(`#${MOE_LINK}&`), `the link is kept as it is: ${link}`);
+    const cli = cliEstimateLink(link);
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p), 'the CLI for the page\'s link');
+    // The same scenario as the example file (the example's name aside): the same estimate.
+    const fromFile = cliEstimate(EXAMPLE, { timeline: false });
+    assert.equal(fromFile.status, 0, fromFile.stderr);
+    assertNumbers(fromFile.report, await metrics(p), 'the CLI for the example');
+    assert.equal(await p.inputValue('#f-ep'), '8');
+
+    // Expert comm: a part of the breakdown, with the report's value.
+    const part = p.locator('#breakdown tr[data-part="ep_comm"]');
+    assert.match(await part.innerText(), /Expert comm/);
+    const value = Number(await part.getAttribute('data-value'));
+    assert.ok(value > 0);
+    assert.deepEqual(jsonDiff(fromFile.report.breakdown_s.ep_comm, value), [], 'expert comm is the report\'s');
+    // The census: every row of the report's stage 0, all-to-alls among them.
+    const rows = await p.$$eval('#census tbody tr', (trs) => trs.map((tr) => ({
+      kind: tr.querySelector('.kind').textContent, group: tr.children[1].textContent,
+      total: Number(tr.querySelector('[data-value]').dataset.value) })));
+    const want = fromFile.report.stages[0].communication;
+    assert.equal(rows.length, want.length);
+    assert.ok(rows.some((r) => r.kind === 'all_to_all' && r.group === 'ep (8)'), 'an all-to-all row over EP');
+    assert.deepEqual(jsonDiff(want.map((op) => op.total_time_s), rows.map((r) => r.total)), [], 'census totals');
+    await shootDesktop(p, 'moe-qwen3-30b-a3b');
+
+    // A fresh page from the link shows the same inputs.
+    const q = await open(link.slice(link.indexOf('#') + 1));
+    assert.equal(await q.inputValue('#f-ep'), '8');
+    assert.deepEqual(jsonDiff(await metrics(p), await metrics(q), { rel: 0, abs: 0 }), []);
+    await q.close();
+    await p.close();
+  });
+
+  test('the MoE example is listed and estimates as the CLI does', async () => {
+    const p = await open();
+    const option = await p.$$eval('#examples option', (os) => os.find((o) => /Qwen3-30B-A3B/.test(o.textContent))?.value);
+    assert.ok(option, 'the MoE example is in the menu');
+    await p.selectOption('#examples', option);
+    await p.waitForFunction(() => window.__stepcast.latest?.includes('qwen3-30b-a3b'));
+    await settle(p);
+    assertNumbers(cliEstimate(EXAMPLE, { timeline: false }).report, await metrics(p), 'the example');
+    await p.close();
+  });
+
+  test('custom model: the MoE and attention objects, a dense model made MoE, MLA ranks only for MLA', async () => {
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=2&gbs=128&do=1&rc=full');
+    await p.click('#f-model-mode-custom');
+    await settle(p);
+    const moe = p.locator('details[data-object="model.moe"]');
+    const attention = p.locator('details[data-object="model.attention"]');
+    assert.equal(await moe.evaluate((d) => d.open), false, 'collapsed for a dense model');
+    assert.equal(await attention.evaluate((d) => d.open), false);
+    assert.match(await moe.locator('summary').innerText(), /Mixture of experts · none; fill in Experts, Top-k, Expert FFN size/);
+    assert.equal(await p.isVisible('#f-ep'), false);
+
+    // Filling in the experts makes it a mixture of experts: EP shows, the estimate is the CLI's.
+    await moe.locator('summary').click();
+    assert.equal(await p.isVisible('label:has-text("Expert FFN size")'), true, 'the schema\'s labels');
+    await p.fill('#f-m-moe-experts', '8');
+    await p.fill('#f-m-moe-top_k', '2');
+    await p.fill('#f-m-moe-ffn_hidden', '14336');
+    await settle(p);
+    assert.equal(await p.isVisible('#f-ep'), true, 'EP for the model with experts');
+    await p.fill('#f-ep', '4');
+    await settle(p);
+    const s = await pageScenario(p);
+    assert.deepEqual(s.model.moe, { experts: 8, top_k: 2, ffn_hidden: 14336 });
+    assert.equal(s.plan.ep, 4);
+    const cli = cliEstimate(JSON.stringify(s), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p), 'the CLI for the custom MoE model');
+    assert.ok(await p.isVisible('#breakdown tr[data-part="ep_comm"]'), 'expert comm in the breakdown');
+    assert.match(await linked(p), /&m\.moe=.*&ep=4&/);
+
+    // Cleared again, it is dense: no moe object, no EP.
+    for (const f of ['experts', 'top_k', 'ffn_hidden']) await p.fill(`#f-m-moe-${f}`, '');
+    await settle(p);
+    const dense = await pageScenario(p);
+    assert.equal(dense.model.moe, undefined);
+    assert.equal(dense.plan.ep, undefined);
+    assert.equal(await p.isVisible('#f-ep'), false);
+
+    // MLA's ranks: hidden for grouped-query attention, shown for MLA; the window's layers with a window.
+    await attention.locator('summary').click();
+    assert.equal(await p.isVisible('#f-m-attention-kv_lora_rank'), false);
+    assert.equal(await p.isVisible('#f-m-attention-window_layers'), false);
+    await p.selectOption('#f-m-attention-type', 'mla');
+    await settle(p);
+    assert.equal(await p.isVisible('#f-m-attention-kv_lora_rank'), true);
+    assert.equal(await p.isVisible('#f-m-attention-q_lora_rank'), true);
+    await p.fill('#f-m-attention-window', '128');
+    await settle(p);
+    assert.equal(await p.isVisible('#f-m-attention-window_layers'), true);
+    await p.close();
+  });
+
+  test('Faster plans: the CLI\'s plans with their EP, Expert TP and dispatcher; applying one sets them', async () => {
+    const p = await open(MOE_LINK);
+    await p.waitForFunction(() => {
+      const s = window.__stepcast;
+      return s.latest === s.rendered && s.search.for === s.latest && s.search.state === 'done';
+    }, null, { timeout: 30000 });
+    const cli = cliSearch(JSON.stringify(await pageScenario(p)), 10);
+    assert.equal(cli.status, 0, cli.stderr);
+    const rows = await p.$$eval('#search tbody tr', (trs) => trs.map((tr) => ({ plan: JSON.parse(tr.dataset.plan),
+      ep: tr.querySelector('[data-label="EP"]')?.textContent ?? null,
+      etp: tr.querySelector('[data-label="Expert TP"]')?.textContent ?? null,
+      disp: tr.querySelector('[data-label="Token dispatcher"]')?.textContent ?? null, yours: tr.classList.contains('yours') })));
+    assert.deepStrictEqual(rows.map((r) => r.plan), cli.result.best.map((b) => b.plan), 'the CLI\'s plans');
+    // A column where the plans differ (EP, the dispatcher here); one value for all (expert TP 1) is no column.
+    const varies = (name) => new Set(rows.map((r) => r.plan[name])).size > 1;
+    for (const r of rows) {
+      assert.deepEqual([r.ep, r.disp], [String(r.plan.ep), r.plan.moe_dispatcher], 'expert columns');
+      assert.equal(r.etp, varies('etp') ? String(r.plan.etp) : null, 'expert TP column only where it varies');
+      assert.equal(r.yours, false, 'no plan with another EP is "your plan"');
+    }
+    const rank = rows.findIndex((r) => r.plan.ep !== 8);
+    assert.ok(rank >= 0, 'a plan with another EP');
+    await p.locator(`#search tbody tr[data-rank="${rank + 1}"] .apply`).click();
+    await p.waitForFunction(() => window.__stepcast.search.applying === 0);
+    await settle(p);
+    assert.equal(await p.inputValue('#f-ep'), String(rows[rank].plan.ep));
+    assertNumbers(cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false }).report, await metrics(p), 'the applied plan');
+    assert.equal(Number(await p.getAttribute('#metrics [data-metric="iteration_time_s"]', 'data-value')),
+      cli.result.best[rank].iteration_time_s, 'the search\'s time for it');
+    await p.close();
+  });
+
+  test('the embed hides its expert controls for a dense model and leaves them out of its link', async () => {
+    const p = watch(await context.newPage(), problems);
+    await p.goto(`${site.url}examples/`);
+    await p.evaluate((scenario) => {
+      const el = document.createElement('stepcast-calculator');
+      el.id = 'calc-moe';
+      el.setAttribute('scenario', scenario);
+      el.setAttribute('controls', 'model,ep,moe_overlap,tp');
+      document.querySelector('main').prepend(el);
+    }, MOE_LINK);
+    const settled = () => p.waitForFunction(() => {
+      const el = document.querySelector('#calc-moe');
+      const text = el?.scenario && JSON.stringify(el.scenario);
+      return el?.dataset.state && el.rendered === text && el.linked === text;
+    }, null, { timeout: 20000 });
+    await settled();
+    const field = (name) => p.locator(`#calc-moe [data-control="${name}"]`);
+    assert.equal(await field('ep').isVisible(), true, 'EP for the MoE model');
+    assert.equal(await field('moe_overlap').isVisible(), true);
+    assert.match(await p.$eval('#calc-moe', (el) => el.link), /&ep=8&/);
+    await field('model').selectOption('llama3-8b');
+    await settled();
+    assert.equal(await field('ep').isVisible(), false, 'no EP for a dense model');
+    assert.equal(await field('moe_overlap').isVisible(), false);
+    assert.equal(await field('tp').isVisible(), true);
+    assert.equal(await p.$eval('#calc-moe', (el) => el.scenario.plan.ep), undefined);
+    assert.doesNotMatch(await p.$eval('#calc-moe', (el) => el.link), /[&#]ep=/);
+    await p.close();
+  });
+
+  test('a MoE preset made custom keeps its experts and attention, open, and estimates the same', async () => {
+    const p = await open('v=2&model=deepseek-v2-lite&node=dgx-h100&nodes=2&ep=8&gbs=256&rc=full&do=1&seq=4096');
+    const before = await metrics(p);
+    await p.click('#f-model-mode-custom');
+    await settle(p);
+    assert.equal(await p.locator('details[data-object="model.moe"]').evaluate((d) => d.open), true);
+    assert.equal(await p.locator('details[data-object="model.attention"]').evaluate((d) => d.open), true);
+    assert.equal(await p.inputValue('#f-m-moe-experts'), '64');
+    assert.equal(await p.inputValue('#f-m-attention-type'), 'mla');
+    assert.equal(await p.inputValue('#f-m-attention-kv_lora_rank'), '512');
+    assert.deepEqual(jsonDiff(before, await metrics(p)), [], 'the copy estimates as the preset');
+    const s = await pageScenario(p);
+    assert.ok(!Object.values(s.model.moe).includes(null), 'no null in the copied experts');
+    await p.close();
+  });
+});
