@@ -17,6 +17,7 @@
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
+#include "stepcast/traffic.h"
 
 using namespace stepcast;
 using stepcast::cli::dump;
@@ -42,6 +43,11 @@ constexpr const char* kUsage = R"(usage:
                                                          every scenario key: type, range, default,
                                                          link name; --write-docs refreshes the
                                                          key tables of docs/scenario.md
+  stepcast traffic SCENARIO.json [--level gpu|node] [--by kind|tier] [--format json|csv]
+                                                         bytes each GPU (or node) sends each
+                                                         other per iteration, by group kind or
+                                                         link tier; group placement; effective
+                                                         bandwidth of every census operation
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -62,6 +68,7 @@ struct Args {
   std::string tokens, price;
   std::string top;
   std::string write_docs;
+  std::string level, by;
   bool timeline = false;
   std::string error;
 };
@@ -86,6 +93,8 @@ Args parse_args(int argc, char** argv, int first) {
     else if (arg == "--price") value(a.price);
     else if (arg == "--top") value(a.top);
     else if (arg == "--write-docs") value(a.write_docs);
+    else if (arg == "--level") value(a.level);
+    else if (arg == "--by") value(a.by);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
@@ -222,6 +231,44 @@ int run_search(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
+// The traffic matrix (traffic.h): JSON with placement and effective bandwidth, or the nonzero
+// cells as CSV.
+int run_traffic(const Args& args, const Catalog& catalog) {
+  if (args.positional.size() != 1) return fail("traffic takes one scenario file (or '-')");
+  const std::string format = args.format.empty() ? "json" : args.format;
+  if (format != "json" && format != "csv")
+    return fail(fmt::format("--format={} must be json or csv", format));
+  TrafficOptions options;
+  if (args.level == "gpu") options.level = TrafficLevel::gpu;
+  else if (args.level == "node") options.level = TrafficLevel::node;
+  else if (!args.level.empty())
+    return fail(fmt::format("--level={} must be gpu or node", args.level));
+  if (!args.by.empty() && args.by != "kind" && args.by != "tier")
+    return fail(fmt::format("--by={} must be kind or tier", args.by));
+  const bool by_kind = args.by != "tier";
+  std::string text;
+  if (!read_input(args.positional[0], text))
+    return fail(fmt::format("cannot read {}", args.positional[0]));
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  auto t = traffic(*scenario, options);
+  if (!t) return fail(t.error().message);
+  if (format == "csv") {
+    std::cout << to_csv(*t, by_kind);
+    return 0;
+  }
+  Json j = to_json(*t);
+  if (!by_kind)  // cells by tier: each cell lies on one tier, so its total is that tier's
+    for (auto& cell : j["cells"]) {
+      double total = 0;
+      for (const auto& b : cell["bytes"]) total += b.get<double>();
+      cell["bytes"] = {{cell["tier"].get<std::string>(), total}};
+    }
+  if (non_finite_path(j)) return fail("traffic: a number is not finite");
+  std::cout << dump(j, 2) << "\n";
+  return 0;
+}
+
 // Every problem of a scenario (exit 2, one line each, the first the usual one) or its resolved
 // form.
 int run_resolve(const Args& args, const Catalog& catalog) {
@@ -348,6 +395,7 @@ int main(int argc, char** argv) {
   if (command == "link") return run_link(args, catalog);
   if (command == "search") return run_search(args, catalog);
   if (command == "resolve") return run_resolve(args, catalog);
+  if (command == "traffic") return run_traffic(args, catalog);
   if (command == "schema") return run_schema(args);
   std::cerr << "error: unknown command " << printable(command) << "\n" << kUsage;
   return 2;

@@ -4,29 +4,35 @@
 #include <cmath>
 
 #include "stepcast/compute.h"
+#include "stepcast/ranks.h"
 
 namespace stepcast {
 
 StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
-  // Megatron's rank order is tp (innermost), cp, dp, pp: strides 1, tp, tp*cp, tp*cp*dp.
+  // Every group is placed where plan.rank_order puts its ranks (ranks.h). With Megatron's
+  // default order (tp innermost, then cp, dp, pp; the expert grid etp, ep, edp, pp) each group
+  // below is an arithmetic progression of ranks.
   const int g = c.gpus_per_node;
-  const int64_t tp_cp = int64_t{p.tp} * p.cp;
+  const RankGrid dense = dense_grid(p), expert = expert_grid(p);
+  const auto tp = dim_bit(Dim::tp), cp = dim_bit(Dim::cp), ep = dim_bit(Dim::ep),
+             dp = dim_bit(Dim::dp);
+  const int64_t pp_stride = dense.stride[static_cast<size_t>(Dim::pp)];
   StagePaths s;
-  s.tp = comm_path(c, place_group(p.tp, 1, g));
-  s.cp = comm_path(c, place_group(p.cp, p.tp, g));
-  // Gradients are reduced over DP x CP: contiguous ranks tp apart when cp > 1.
-  s.dp_placement = p.cp > 1 ? place_group(p.dp * p.cp, p.tp, g) : place_group(p.dp, tp_cp, g);
+  s.tp = comm_path(c, grid_placement(dense, tp, g));
+  s.cp = comm_path(c, grid_placement(dense, cp, g));
+  // Gradients are reduced over DP x CP.
+  s.dp_placement = grid_placement(dense, dp | cp, g);
   s.dp = comm_path(c, s.dp_placement);
-  const int64_t pp_stride = tp_cp * p.dp;
+  // Neighbouring stages, and the first and last stage, differ only in their pp coordinate.
   s.pp = comm_path(c, place_group(2, pp_stride, g));
   s.embedding = comm_path(c, place_group(2, pp_stride * std::max(1, p.pp - 1), g));
+  // The model-parallel group (tp x pp) carries one scalar; it is priced as if its members sat
+  // pp_stride apart, as it always has been (its true placement: `stepcast traffic`).
   s.model_parallel = comm_path(c, place_group(p.tp * p.pp, pp_stride, g));
-  // The expert grid's rank order is etp (innermost), ep, edp, pp (parallel_state.py).
-  const int64_t etp_ep = int64_t{p.etp} * p.ep;
-  s.ep = all_to_all_path(c, place_group(p.ep, p.etp, g));
-  s.etp = comm_path(c, place_group(p.etp, 1, g));
-  s.tp_ep = comm_path(c, place_group(static_cast<int>(etp_ep), 1, g));
-  s.edp = comm_path(c, place_group(std::max(1, p.edp()), etp_ep, g));
+  s.ep = all_to_all_path(c, grid_placement(expert, ep, g));
+  s.etp = comm_path(c, grid_placement(expert, tp, g));
+  s.tp_ep = comm_path(c, grid_placement(expert, tp | ep, g));
+  s.edp = comm_path(c, grid_placement(expert, dp, g));
   return s;
 }
 

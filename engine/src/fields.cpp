@@ -510,6 +510,15 @@ constexpr Field<Plan> kPlan[] = {
      [](const Plan& p, const KeyInfo& k, Json& out) {
        if (!p.pipeline_layout.empty()) out[std::string(k.name)] = p.pipeline_layout;
      }},
+    member<&Plan::rank_order>({.object = "plan", .name = "rank_order", .link = "ro",
+                               .type = V::text, .fallback = D::of("tp-cp-ep-dp-pp"),
+                               .label = "Rank order",
+                               .doc = "how Megatron-Core numbers ranks, innermost first: tp, cp, "
+                                      "ep, dp and pp once each, joined by `-` "
+                                      "(`tp-cp-ep-pp-dp` is --use-tp-pp-dp-mapping); consecutive "
+                                      "ranks share a node. One cluster group only; with pp not "
+                                      "last, the expert data-parallel size must equal dp",
+                               .control = C::advanced}),
     {{.object = "plan", .name = "stages", .link = "stages", .type = V::list,
       .fallback = D::rule("pp stages of layers/pp each; on several groups, stages in rank order "
                           "on the groups that hold their GPUs"),

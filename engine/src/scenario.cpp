@@ -2,6 +2,7 @@
 // then the plan's rules (check_scenario), each problem with its JSON path.
 #include "stepcast/scenario.h"
 #include "stepcast/pipeline_layout.h"
+#include "stepcast/ranks.h"
 
 #include <fmt/format.h>
 
@@ -778,6 +779,52 @@ void place_on_groups(Scenario& s) {
 
 }  // namespace
 
+// plan.rank_order (ranks.h): a permutation of Megatron-Core's five names, which its
+// initialize_model_parallel accepts only when the dense and the expert grid agree on the
+// pipeline groups (the asserts after building both RankGenerators).
+bool check_rank_order(Rules& c, bool counts_agree) {
+  const Plan& p = c.s().plan;
+  const char* path = "plan.rank_order";
+  if (!parse_rank_order(p.rank_order)) {
+    return !c.broken([&] {
+      Error e = rule(path, fmt::format("plan.rank_order=\"{}\" must name tp, cp, ep, dp and pp "
+                                       "once each, joined by '-' (innermost first)",
+                                       printable(p.rank_order)));
+      e.code = ErrorCode::out_of_range;
+      e.hint = "tp-cp-ep-dp-pp (Megatron's default) or tp-cp-ep-pp-dp";
+      return e;
+    }) && c.ok();
+  }
+  if (p.rank_order == kDefaultRankOrder) return c.ok();
+  // Several groups are placed stage by stage (plan.stages, plan.replicas), not by rank order.
+  if ((c.s().cluster.groups.size() > 1 || !p.stages.empty() || !p.replicas.empty()) &&
+      !c.broken([&] {
+        return rule(path,
+                    fmt::format("plan.rank_order=\"{}\" needs one cluster group and no "
+                                "plan.stages or plan.replicas: the engine places several groups "
+                                "stage by stage",
+                                printable(p.rank_order)),
+                    {"cluster.groups"});
+      }))
+    return false;
+  if (!counts_agree) return c.ok();
+  const bool pp_last = p.rank_order.ends_with("pp");
+  const size_t pp = static_cast<size_t>(Dim::pp);
+  if ((!(pp_last || p.pp == 1 || p.edp() == p.dp) ||
+       dense_grid(p).stride[pp] != expert_grid(p).stride[pp]) &&
+      !c.broken([&] {
+        return rule(path,
+                    fmt::format("plan.rank_order=\"{}\" puts pp before another dimension, so "
+                                "the expert data-parallel size ({}) must equal plan.dp={}: "
+                                "Megatron-Core requires the dense and expert grids to share "
+                                "their pipeline groups",
+                                printable(p.rank_order), p.edp(), p.dp),
+                    {"plan.ep", "plan.etp", "plan.dp"});
+      }))
+    return false;
+  return c.ok();
+}
+
 bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   Rules c(s, errors);
   if (!check_budget(c)) return false;  // the rules below assume counts the engine can hold
@@ -839,6 +886,9 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
       }))
     return false;
   if (product == gpus && !check_experts(c) && !errors) return false;
+  const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
+                       (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
+  if (!check_rank_order(c, grid_ok) && !errors) return false;
   if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
         return rule("plan.global_batch",
                     fmt::format("plan.global_batch={} must be divisible by "

@@ -75,6 +75,8 @@ struct Plan {
   double moe_imbalance = 1;   // busiest expert's tokens over the mean
   int64_t micro_batch = 1;
   int64_t global_batch = 1;
+  // How ranks are numbered, innermost first (Megatron-Core's RankGenerator order, ranks.h).
+  std::string rank_order = "tp-cp-ep-dp-pp";
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   bool distributed_optimizer = false;

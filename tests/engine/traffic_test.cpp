@@ -1,0 +1,248 @@
+// Rank placement (Megatron-Core's RankGenerator) and the traffic matrix, with values derived by
+// hand from the census formulas (census.cpp) and each collective's algorithm (traffic.h).
+#include "stepcast/traffic.h"
+
+#include <gtest/gtest.h>
+
+#include "stepcast/ranks.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+// A small dense model: h = 1024, s = 1024, so one micro-batch's hidden states are
+// b·s·h·2 = 2 MiB in bf16.
+std::string scenario_json(int gpus_per_node, int nodes, const std::string& plan) {
+  return fmt::format(R"({{"model": {{"name": "m", "layers": 4, "hidden": 1024, "heads": 8,
+      "ffn_hidden": 4096, "vocab": 1000, "seq_len": 1024, "ffn_type": "swiglu",
+      "position": "rope", "tied_embeddings": false}},
+      "cluster": {{"gpu": "h100-sxm5-80gb", "gpus_per_node": {}, "nodes": {},
+                   "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr"}},
+      "plan": {}}})",
+                     gpus_per_node, nodes, plan);
+}
+
+Traffic traffic_of(const std::string& json, TrafficLevel level = TrafficLevel::automatic) {
+  auto t = traffic(test::scenario(json), {level});
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  return t.ok() ? t.value() : Traffic{};
+}
+
+double cell(const Traffic& t, int64_t from, int64_t to, CommGroup kind) {
+  for (const auto& c : t.cells)
+    if (c.from == from && c.to == to) return c.bytes[static_cast<size_t>(kind)];
+  return 0;
+}
+
+double row(const Traffic& t, int64_t from) {
+  double s = 0;
+  for (const auto& c : t.cells)
+    if (c.from == from) s += c.total();
+  return s;
+}
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+TEST(Ranks, MegatronOrderAndGroups) {
+  // parallel_state.py's docstring example: order tp-pp-dp, sizes 2-2-2: dp groups
+  // [[0, 4], [1, 5], [2, 6], [3, 7]].
+  Plan p;
+  p.tp = 2, p.pp = 2, p.dp = 2;
+  p.rank_order = "tp-cp-ep-pp-dp";
+  const RankGrid g = dense_grid(p);
+  EXPECT_EQ(group_member(g, dim_bit(Dim::dp), 1, 1), 5);
+  EXPECT_EQ(ring_neighbour(g, dim_bit(Dim::dp), 6), 2);
+  EXPECT_EQ(ring_neighbour(g, dim_bit(Dim::pp), 1), 3);
+  EXPECT_EQ(g.rank_of(g.coords_of(7)), 7);
+  EXPECT_FALSE(parse_rank_order("tp-cp-ep-dp"));
+  EXPECT_FALSE(parse_rank_order("tp-tp-ep-dp-pp"));
+  EXPECT_FALSE(parse_rank_order("tp-cp-ep-dp-pp-"));
+  EXPECT_TRUE(parse_rank_order("pp-dp-ep-cp-tp"));
+}
+
+// The default order places every group exactly as the cost model always has
+// (collectives.h's tensor-innermost strides).
+TEST(Ranks, DefaultOrderKeepsTheCostModelsPlacement) {
+  for (int tp : {1, 2, 4, 8})
+    for (int cp : {1, 2})
+      for (int dp : {1, 2, 4, 16})
+        for (int g : {2, 4, 8}) {
+          Plan p;
+          p.tp = tp, p.cp = cp, p.dp = dp, p.pp = 2;
+          const RankGrid d = dense_grid(p);
+          auto same = [&](GroupPlacement a, GroupPlacement b) {
+            EXPECT_EQ(a.size, b.size);
+            EXPECT_EQ(a.per_node, b.per_node) << tp << " " << cp << " " << dp << " " << g;
+          };
+          same(grid_placement(d, dim_bit(Dim::tp), g), place_group(tp, 1, g));
+          same(grid_placement(d, dim_bit(Dim::cp), g), place_group(cp, tp, g));
+          same(grid_placement(d, dim_bit(Dim::dp) | dim_bit(Dim::cp), g),
+               cp > 1 ? place_group(dp * cp, tp, g) : place_group(dp, int64_t{tp} * cp, g));
+        }
+}
+
+const char* kSmallPlan = R"({"tp": 2, "dp": 2, "micro_batch": 1, "global_batch": 4,
+    "sequence_parallel": false, "recompute": "none", "distributed_optimizer": false})";
+
+// 2 nodes x 2 GPUs, tp 2, dp 2 (m = 2 micro-batches of 2 MiB hidden states), cell by cell.
+// Ranks 0,1 (node 0) and 2,3 (node 1) form the TP pairs; DP pairs are {0,2} and {1,3}.
+TEST(Traffic, SmallCaseCellByCell) {
+  const Traffic t = traffic_of(
+      scenario_json(2, 2, kSmallPlan));
+  ASSERT_TRUE(t.gpu_level);
+  // TP: per micro-batch 4 all-reduces per layer x 4 layers, plus the embedding's forward and
+  // the output layer's backward: 18 x 2 MiB; a 2-rank ring all-reduce sends 2(n-1)/n = 1 x S.
+  // Cross-entropy: 3 all-reduces of s x 4 bytes. The batch broadcast (first and last stage:
+  // 4 per micro-batch, s x 8 bytes) goes from TP rank 0 only.
+  const double m = 2;
+  const double ar = m * 18 * 2 * kMiB + m * 3 * 1024 * 4;
+  const double bcast = m * 4 * 1024 * 8;
+  EXPECT_DOUBLE_EQ(cell(t, 0, 1, CommGroup::tp), ar + bcast);
+  EXPECT_DOUBLE_EQ(cell(t, 1, 0, CommGroup::tp), ar);
+  EXPECT_DOUBLE_EQ(cell(t, 2, 3, CommGroup::tp), ar + bcast);
+  EXPECT_DOUBLE_EQ(cell(t, 3, 2, CommGroup::tp), ar);
+  // DP: the gradient all-reduce over 2 ranks sends each GPU's fp32 gradients once, plus the
+  // 8-byte logged loss; the gradient norm (4 bytes) goes round the model-parallel (TP) pair.
+  double grads = 0;
+  for (const auto& b : t.bandwidth)
+    if (b.op.group == CommGroup::dp) grads += b.op.count * b.op.bytes;
+  EXPECT_GT(grads, 8);
+  for (auto [from, to] : {std::pair{0, 2}, std::pair{2, 0}, std::pair{1, 3}, std::pair{3, 1}})
+    EXPECT_DOUBLE_EQ(cell(t, from, to, CommGroup::dp), grads) << from << "->" << to;
+  EXPECT_DOUBLE_EQ(cell(t, 0, 1, CommGroup::model_parallel), 4);
+  EXPECT_DOUBLE_EQ(cell(t, 0, 3, CommGroup::tp) + cell(t, 0, 3, CommGroup::dp), 0);
+  EXPECT_EQ(t.cells.size(), 8u);  // 4 TP cells, 4 DP cells
+  // Tiers: TP inside the nodes, DP between them.
+  EXPECT_DOUBLE_EQ(t.totals[size_t(CommGroup::tp)][size_t(LinkTier::scale_out)], 0);
+  EXPECT_DOUBLE_EQ(t.totals[size_t(CommGroup::dp)][size_t(LinkTier::scale_up)], 0);
+  EXPECT_DOUBLE_EQ(t.totals[size_t(CommGroup::dp)][size_t(LinkTier::scale_out)], 4 * grads);
+
+  // Node level: the same bytes, node 0 -> node 1 carrying 2 GPUs' DP traffic.
+  const Traffic n = traffic_of(
+      scenario_json(2, 2, kSmallPlan),
+      TrafficLevel::node);
+  ASSERT_FALSE(n.gpu_level);
+  EXPECT_DOUBLE_EQ(cell(n, 0, 1, CommGroup::dp), 2 * grads);
+  EXPECT_DOUBLE_EQ(cell(n, 0, 0, CommGroup::tp), 2 * ar + bcast);
+  EXPECT_DOUBLE_EQ(n.total(), t.total());
+}
+
+// Every GPU's row adds up to what the census says its stage's GPUs send (no broadcast here:
+// tp = 1), and the whole matrix to the census over all GPUs.
+TEST(Traffic, RowSumsEqualTheCensus) {
+  const std::string json = scenario_json(
+      4, 4, R"({"tp": 1, "cp": 2, "pp": 2, "dp": 4, "micro_batch": 1, "global_batch": 16,
+                "distributed_optimizer": true})");
+  const Scenario sc = test::scenario(json);
+  const Report r = estimate(sc);
+  const Traffic t = traffic_of(json);
+  std::vector<double> per_stage(2, 0);
+  for (const auto& st : r.stages)
+    for (const auto& op : st.communication) per_stage[st.index] += census_sent_bytes(op);
+  const RankGrid g = dense_grid(sc.plan);
+  double all = 0;
+  for (int64_t rank = 0; rank < 16; ++rank) {
+    const double expect = per_stage[g.coords_of(rank)[size_t(Dim::pp)]];
+    EXPECT_NEAR(row(t, rank), expect, 1e-9 * expect) << "rank " << rank;
+    all += expect;
+  }
+  EXPECT_NEAR(t.total(), all, 1e-9 * all);
+}
+
+TEST(Traffic, TotalEqualsTheCensusWithBroadcastsAndInterleaving) {
+  const std::string json = scenario_json(
+      8, 2, R"({"tp": 2, "pp": 2, "vpp": 2, "dp": 4, "micro_batch": 1, "global_batch": 16,
+                "sequence_parallel": true})");
+  const Report r = estimate(test::scenario(json));
+  const Traffic t = traffic_of(json);
+  double all = 0;
+  for (const auto& st : r.stages)
+    for (const auto& op : st.communication) all += 8 * census_sent_bytes(op);  // 8 GPUs a stage
+  EXPECT_NEAR(t.total(), all, 1e-9 * all);
+}
+
+TEST(Traffic, TensorParallelInsideANodeStaysOffTheNetwork) {
+  const Traffic t =
+      traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"));
+  EXPECT_GT(t.totals[size_t(CommGroup::tp)][size_t(LinkTier::scale_up)], 0);
+  EXPECT_DOUBLE_EQ(t.totals[size_t(CommGroup::tp)][size_t(LinkTier::scale_out)], 0);
+  for (const auto& g : t.groups) {
+    if (g.kind == CommGroup::tp) EXPECT_TRUE(g.inside_node());
+    if (g.kind == CommGroup::dp) EXPECT_EQ(g.spanning_groups, 8);
+  }
+}
+
+// dp innermost puts each TP pair across the two nodes: the same TP bytes move to the network,
+// and the cost model prices TP on the network link too.
+TEST(Traffic, RankOrderMovesTensorParallelAcrossNodes) {
+  const char* plan = R"({{"tp": 2, "dp": 2, "micro_batch": 1, "global_batch": 4{}}})";
+  const Traffic base = traffic_of(scenario_json(2, 2, fmt::format(fmt::runtime(plan), "")));
+  const std::string json =
+      scenario_json(2, 2, fmt::format(fmt::runtime(plan), R"(, "rank_order": "dp-tp-cp-ep-pp")"));
+  const Traffic moved = traffic_of(json);
+  const auto tp = size_t(CommGroup::tp), dp = size_t(CommGroup::dp);
+  const auto up = size_t(LinkTier::scale_up), out = size_t(LinkTier::scale_out);
+  EXPECT_DOUBLE_EQ(moved.totals[tp][up], 0);
+  EXPECT_DOUBLE_EQ(moved.totals[tp][out], base.totals[tp][up]);
+  EXPECT_DOUBLE_EQ(moved.totals[dp][out], 0);
+  EXPECT_DOUBLE_EQ(moved.totals[dp][up], base.totals[dp][out]);
+  EXPECT_GT(cell(moved, 0, 2, CommGroup::tp), 0);  // rank 2 is TP rank 1 of rank 0's group
+  const Report r = estimate(test::scenario(json));
+  for (const auto& op : r.stages.front().communication) {
+    if (op.group == CommGroup::tp) EXPECT_EQ(op.link, "ib-ndr") << op.what;
+    if (op.group == CommGroup::dp) EXPECT_EQ(op.link, "nvlink4") << op.what;
+  }
+}
+
+TEST(Traffic, RankOrderRules) {
+  auto bad = test::error_of(
+      scenario_json(2, 2, R"({"tp": 2, "dp": 2, "global_batch": 4, "rank_order": "tp-dp"})"));
+  EXPECT_EQ(bad.path, "plan.rank_order");
+  EXPECT_EQ(bad.code, ErrorCode::out_of_range);
+  // Megatron-Core: with pp not last, the expert data-parallel size must equal dp.
+  auto grid = test::error_of(R"({"model": "qwen3-30b-a3b",
+      "cluster": {"node": "dgx-h100", "nodes": 2},
+      "plan": {"pp": 2, "ep": 8, "global_batch": 16, "rank_order": "tp-cp-ep-pp-dp"}})");
+  EXPECT_EQ(grid.path, "plan.rank_order");
+  EXPECT_NE(grid.message.find("expert data-parallel size"), std::string::npos) << grid.message;
+}
+
+TEST(Traffic, HeterogeneousClustersAreUnsupported) {
+  const Scenario sc = test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}],
+                  "inter_group_link": "roce-100g"},
+      "plan": {"tp": 8, "pp": 2, "global_batch": 64,
+               "stages": [{"group": 0, "layers": 16}, {"group": 1, "layers": 16}]}})");
+  auto t = traffic(sc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().code, ErrorCode::unsupported);
+}
+
+TEST(Traffic, LargeClustersStayWithinBudget) {
+  // 2,048 GPUs: node level by default, a GPU x GPU matrix refused.
+  const std::string json = scenario_json(8, 256, R"({"tp": 8, "global_batch": 256})");
+  const Traffic t = traffic_of(json);
+  EXPECT_FALSE(t.gpu_level);
+  auto gpu = traffic(test::scenario(json), {TrafficLevel::gpu});
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.error().code, ErrorCode::budget_exceeded);
+  // 2^22 GPUs: not even the node matrix.
+  auto huge = traffic(test::scenario(scenario_json(
+      8, 1 << 19, R"({"tp": 8, "global_batch": 524288})")));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().code, ErrorCode::budget_exceeded);
+}
+
+TEST(Traffic, EffectiveBandwidthBelowPeak) {
+  const Traffic t = traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"));
+  ASSERT_FALSE(t.bandwidth.empty());
+  for (const auto& b : t.bandwidth) {
+    EXPECT_GT(b.algbw_Bps, 0) << b.op.what;
+    EXPECT_GT(b.fraction_of_peak, 0) << b.op.what;
+    EXPECT_LT(b.fraction_of_peak, 1) << b.op.what;
+    EXPECT_NEAR(b.algbw_Bps * b.op.time_s, b.op.bytes, 1e-6 * b.op.bytes);
+  }
+}
+
+}  // namespace
+}  // namespace stepcast
