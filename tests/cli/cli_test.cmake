@@ -151,3 +151,37 @@ foreach(args "estimate;${example};--format;te\nxt${esc}[31m${del}" "presets;a\nb
     message(FATAL_ERROR "arguments ${args}: ${rc} ${err}")
   endif()
 endforeach()
+
+# The traffic matrix (issue 14): bad flags exit 2 with one line; CSV and JSON of the example.
+function(expect_traffic_error name expected)
+  execute_process(COMMAND ${STEPCAST} traffic ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT err MATCHES "^error: " OR NOT out STREQUAL "")
+    message(FATAL_ERROR "traffic ${name}: rc=${rc} out=${out} err=${err}")
+  endif()
+  string(FIND "${err}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "traffic ${name}: '${expected}' not in: ${err}")
+  endif()
+endfunction()
+expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
+expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
+expect_traffic_error(format "--format=text must be json or csv" ${example} --format text)
+expect_traffic_error(no_file "traffic takes one scenario file" --level gpu)
+expect_traffic_error(missing_value "--level needs a value" ${example} --level)
+expect_traffic_error(unknown "unknown option --heatmap" ${example} --heatmap)
+expect_error(rank_order "{\"model\": \"llama3-8b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}, \"plan\": {\"tp\": 8, \"global_batch\": 8, \"rank_order\": \"tp-dp-pp\"}}"
+             "error: plan.rank_order=\"tp-dp-pp\" must name tp, cp, ep, dp and pp once each")
+execute_process(COMMAND ${STEPCAST} traffic ${example} --format csv --by tier RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^from,to,tier,scale_up_bytes,scale_out_bytes,total_bytes\n0,1,scale_up,")
+  message(FATAL_ERROR "traffic csv (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} traffic ${example} --level node RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\"inside_node\": true"
+   OR NOT out MATCHES "\"fraction_of_peak\"")
+  message(FATAL_ERROR "traffic json (${rc}): ${out}")
+endif()
