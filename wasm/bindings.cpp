@@ -14,6 +14,7 @@
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
+#include "stepcast/traffic.h"
 
 namespace {
 
@@ -139,6 +140,32 @@ std::string resolve_json(const std::string& scenario_json) {
   return text(stepcast::resolve_json(*doc, stepcast::builtin_catalog()));
 }
 
+// The traffic matrix (traffic.h) as `stepcast traffic` prints it; options {"level": "gpu" |
+// "node" | "auto"} (auto: GPUs up to 1,024, else nodes).
+std::string traffic_json(const std::string& scenario_json, const std::string& options_json) {
+  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
+  stepcast::TrafficOptions options;
+  auto opts = stepcast::parse_json(options_json.empty() ? "{}" : options_json, "the options");
+  if (!opts) return error_text(opts.error());
+  const std::string level =
+      opts->is_object() && opts->contains("level") && (*opts)["level"].is_string()
+          ? (*opts)["level"].get<std::string>()
+          : "auto";
+  if (level == "gpu") options.level = stepcast::TrafficLevel::gpu;
+  else if (level == "node") options.level = stepcast::TrafficLevel::node;
+  else if (level != "auto")
+    return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "level",
+                                      "level must be gpu, node or auto"});
+  auto t = stepcast::traffic(*scenario, options);
+  if (!t) return error_text(t.error());
+  const stepcast::Json j = stepcast::to_json(*t);
+  if (auto bad = stepcast::non_finite_path(j))
+    return error_text(stepcast::Error{stepcast::ErrorCode::unsupported, *bad,
+                                      "traffic: a number is not finite"});
+  return text(j);
+}
+
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }
 
 std::string version() { return STEPCAST_VERSION; }
@@ -155,5 +182,6 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("search", &search_json);
   emscripten::function("schema", &schema_json);
   emscripten::function("resolve", &resolve_json);
+  emscripten::function("traffic", &traffic_json);
   emscripten::function("timelineKinds", &timeline_kinds);
 }

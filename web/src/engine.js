@@ -148,3 +148,14 @@ export async function search(scenario, top = 10, channel = 'search') {
   const msg = await searcher.latest(channel, { type: 'search', scenario, top });
   return msg && { result: msg.result, engineMs: msg.engineMs };
 }
+
+/**
+ * The traffic matrix of a scenario (a JSON string): resolves to the engine's traffic() answer
+ * ({level, gpus, nodes, total_bytes, bytes_by_kind, bytes_by_tier, groups, cells, bandwidth} or
+ * {error}), or null when a newer request on `channel` superseded it before it ran.
+ */
+export async function traffic(scenario, options = {}, channel = 'traffic') {
+  await main.start();
+  const msg = await main.latest(channel, { type: 'traffic', scenario, options });
+  return msg && msg.result;
+}

@@ -16,6 +16,7 @@ import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from './results.js';
 import { initSearch, request as requestSearch, searchStats } from './search.js';
 import { resetColors } from './timeline.js';
+import { renderTraffic } from './traffic.js';
 import { tip } from './tooltip.js';
 import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
 
@@ -127,6 +128,7 @@ async function update(t0 = performance.now()) {
     $('#results').classList.remove('stale');
     renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }) });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
+    if (!EMBED) requestTraffic(text);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     if (r.fits) setStatus('ok');
     else {
@@ -149,6 +151,17 @@ async function update(t0 = performance.now()) {
   done(t0, answer.engineMs, text);
   // The plan search of this scenario, after a pause in the changes (its own worker).
   if (!EMBED) requestSearch(sent, text, r, answer.resolved);
+}
+
+/** The traffic matrix of the scenario on show, after its estimate (the card shows the latest). */
+function requestTraffic(text) {
+  engine.traffic(text).then((data) => {
+    if (!data || text !== lastSent) return;
+    renderTraffic(data, stats);
+    stats.traffic.scenario = text;
+  }, (err) => {
+    stats.traffic = { error: String(err.message), scenario: text };
+  });
 }
 
 /**

@@ -1,0 +1,95 @@
+// The Traffic card, in Chromium: its heatmap adds up to the communication census (every GPU's
+// census applied at every rank: the bytes each operation sends per GPU, nccl-tests' bus factors),
+// at the GPU level for the default example and the node level past 1,024 GPUs; the CSV holds one
+// row per nonzero cell; a cluster of several groups says why there is no matrix.
+// Screenshot under build/screenshots/.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { launch, serveSite } from './browser.mjs';
+import { DESKTOP, SHOTS, pageScenario, settle, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+let site;
+let browser;
+let context;
+const problems = [];
+
+before(async () => {
+  site = await serveSite();
+  browser = await launch();
+  context = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block', acceptDownloads: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  assert.deepEqual(problems, [], 'console errors or exceptions');
+});
+
+/** Bytes one GPU sends per iteration for a census operation (traffic.h's census_sent_bytes). */
+function sent(op) {
+  const n = op.group_size;
+  const s = op.count * op.bytes;
+  switch (op.kind) {
+    case 'all_reduce': return (s * 2 * (n - 1)) / n;
+    case 'all_gather': case 'reduce_scatter': case 'all_to_all': case 'broadcast': return (s * (n - 1)) / n;
+    case 'send_recv': return op.group === 'pp' ? s / 2 : s;
+    default: throw new Error(`unknown collective ${op.kind}`);
+  }
+}
+
+/** The census over every GPU: each stage's GPUs send what the census of one of them says. */
+function censusTotal(report) {
+  const perStage = report.gpus / report.stages.length;
+  return report.stages.reduce((a, st) => a + perStage * st.communication.reduce((b, op) => b + sent(op), 0), 0);
+}
+
+async function open(fragment = '') {
+  const p = watch(await context.newPage(), problems);
+  await p.goto(`${site.url}${fragment ? `#${fragment}` : ''}`);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  await settle(p);
+  await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
+  return p;
+}
+
+async function checkTotal(p, level) {
+  const shown = await p.evaluate(() => window.__stepcast.traffic);
+  const scenario = JSON.stringify(await pageScenario(p));
+  const { report } = cliEstimate(scenario, { timeline: false });
+  assert.equal(shown.level, level);
+  const want = censusTotal(report);
+  assert.ok(want > 0);
+  assert.ok(Math.abs(shown.heatmapTotal - want) <= 1e-9 * want, `heatmap ${shown.heatmapTotal} vs census ${want}`);
+  assert.ok(Math.abs(shown.total - want) <= 1e-9 * want, `total ${shown.total} vs census ${want}`);
+  const size = await p.$eval('#traffic canvas', (c) => [c.width, c.height]);
+  assert.deepEqual(size, [shown.endpoints, shown.endpoints]);
+  return shown;
+}
+
+describe('traffic card', () => {
+  test('the default example: GPU x GPU heatmap equals the census; CSV one row per cell', async () => {
+    const p = await open();
+    const shown = await checkTotal(p, 'gpu');
+    assert.equal(shown.endpoints, 64);
+    const [download] = await Promise.all([p.waitForEvent('download'), p.click('#traffic-csv')]);
+    const csv = await (await download.createReadStream()).toArray();
+    const lines = Buffer.concat(csv).toString('utf8').trim().split('\n');
+    assert.match(lines[0], /^from,to,tier,.*total_bytes$/);
+    assert.equal(lines.length - 1, shown.cells);
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.screenshot({ path: join(SHOTS, 'traffic.png') });
+    await p.close();
+  });
+
+  test('2,048 GPUs: the node x node heatmap, still the census', async () => {
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=256&tp=8&gbs=2048');
+    const shown = await checkTotal(p, 'node');
+    assert.equal(shown.endpoints, 256);
+    await p.close();
+  });
+});
