@@ -815,9 +815,9 @@ bool check_rank_order(Rules& c, bool counts_agree) {
       !c.broken([&] {
         return rule(path,
                     fmt::format("plan.rank_order=\"{}\" puts pp before another dimension, so "
-                                "the expert data-parallel size ({}) must equal plan.dp={}: "
-                                "Megatron-Core requires the dense and expert grids to share "
-                                "their pipeline groups",
+                                "the expert data-parallel size tp*cp*dp/(etp*ep)={} must equal "
+                                "plan.dp={}: Megatron-Core requires the dense and expert grids "
+                                "to share their pipeline groups (dense models too)",
                                 printable(p.rank_order), p.edp(), p.dp),
                     {"plan.ep", "plan.etp", "plan.dp"});
       }))
