@@ -184,6 +184,26 @@ TEST(Moe, ImbalanceStretchesTheBusiestRank) {
   EXPECT_GT(b.breakdown.forward, a.breakdown.forward);
 }
 
+// The grouped expert GEMMs run at grouped_gemm_factor x the dense GEMM efficiency; nothing else
+// in the layer changes (calibration.json rejects a factor above 1).
+TEST(Moe, GroupedGemmFactorSlowsOnlyTheExperts) {
+  const Scenario s = scenario(small(R"({"ep": 8, "micro_batch": 1, "global_batch": 8})"));
+  ArchCalibration cal = s.calibration.for_arch(s.cluster.groups[0].gpu.arch);
+  const Device full = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  Calibration halved = s.calibration;
+  cal.grouped_gemm_factor = 0.5;
+  halved.families = {{s.cluster.groups[0].gpu.arch, cal}};
+  const Device half = make_device(s.cluster.groups[0].gpu, s.plan.precision, halved);
+  const LayerCompute a = layer_compute(s.model, s.plan, full, {true, false});
+  const LayerCompute b = layer_compute(s.model, s.plan, half, {true, false});
+  EXPECT_GT(b.forward_s, a.forward_s);
+  EXPECT_DOUBLE_EQ(b.gemms.qkv_s, a.gemms.qkv_s);
+  EXPECT_DOUBLE_EQ(b.attention_forward_s, a.attention_forward_s);
+  const LayerCompute dense_a = layer_compute(s.model, s.plan, full, {false, false});
+  const LayerCompute dense_b = layer_compute(s.model, s.plan, half, {false, false});
+  EXPECT_DOUBLE_EQ(dense_b.forward_s, dense_a.forward_s);
+}
+
 // Megatron's theoretical_memory_usage.py: with the distributed optimizer and fp32 gradients,
 // 6 + 12/DP bytes per dense parameter and 6 + 12/EDP per expert parameter.
 TEST(Moe, ExpertStatesAreShardedOverExpertDataParallel) {
