@@ -64,7 +64,8 @@ double grouped_gemm_time_s(double groups, double m, double n, double k, double e
   if (groups <= 0 || m <= 0) return 0;
   constexpr double kTileRows = 128;  // CUTLASS/cuBLAS grouped-GEMM tile height
   const double rows = std::ceil(m / kTileRows) * kTileRows;
-  const double compute = groups * 2 * rows * n * k / (d.peak_flops * d.gemm_efficiency);
+  const double compute = groups * 2 * rows * n * k /
+                         (d.peak_flops * d.gemm_efficiency * d.cal.grouped_gemm_factor);
   const double traffic = groups * (element_bytes * (m * k + k * n) + 2 * m * n);
   const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
   return std::max(compute, memory) + d.cal.gemm_overhead_s;

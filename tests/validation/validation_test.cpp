@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -91,34 +92,39 @@ struct Limit {
 constexpr Limit kLimits[] = {
     {"SC21", 10, 4.2, 8.1},
     {"KORTH", 8, 5.8, 10.8},
-    {"MCORE", 9, 11.9, 18.0},
-    {"NEMO2407", 6, 6.6, 10.5},
-    {"MBRIDGE25.11", 3, 2.2, 3.7},
+    {"MCORE", 9, 11.8, 18.1},
+    {"NEMO2407", 6, 7.5, 11.3},
+    {"MBRIDGE25.11", 3, 3.4, 4.3},
     {"BLOOM", 1, 11.7, 11.7},
     {"MTNLG", 3, 20.6, 20.7},
     {"DTFM", 5, 12.6, 16.0},
-    {"LLMFOUNDRY", 9, 9.6, 10.1},
-    {"MBRIDGE26.04.01", 14, 4.5, 5.1},
-    {"MBRIDGE26.04", 13, 3.4, 4.2},
-    {"MBRIDGE26.02.01", 13, 6.2, 6.4},
-    {"MBRIDGE26.02", 14, 4.0, 4.8},
-    {"MBRIDGE25.09", 8, 3.8, 4.0},
+    {"LLMFOUNDRY", 9, 9.5, 10.1},
+    {"MBRIDGE26.04.01", 34, 10.5, 11.0},
+    {"MBRIDGE26.04", 32, 8.6, 8.9},
+    {"MBRIDGE26.02.01", 32, 10.9, 11.0},
+    {"MBRIDGE26.02", 33, 12.6, 12.9},
+    {"MBRIDGE25.09", 21, 10.9, 11.9},
+    {"MBSKILL", 10, 41.4, 44.0},
+    {"SIMUMAX", 12, 4.2, 4.3},
+    {"AUTOMODEL", 1, 4.1, 14.3},
 };
 constexpr double kMegatronMape = 7.2, kMegatronLosoMape = 12.2;
-constexpr double kOverallMape = 6.4, kOverallLosoMape = 8.2, kOverallWorst = 40.5;
+constexpr double kOverallMape = 11.2, kOverallLosoMape = 12.4, kOverallWorst = 67.1;
 // The groups the training-stacks goals name (README): rows run by Megatron software, Blackwell
-// rows, models under 3 B parameters. LOSO figures, measured, rounded up.
+// rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures, measured, rounded up.
 struct GroupLimit {
   const char* group;
   int rows;
   double loso_mape;
 };
 constexpr GroupLimit kGroups[] = {
-    {"Megatron software", 103, 7.7},
-    {"Blackwell GPUs", 53, 5.2},
-    {"models under 3 B", 7, 16.2},
+    {"Megatron software", 215, 12.4},
+    {"Blackwell GPUs", 140, 8.9},
+    {"models under 3 B", 7, 16.5},
+    {"MoE rows", 113, 16.5},
+    {"dense rows", 116, 8.5},
 };
-constexpr int kPublishedCases = 54, kModernCases = 62;
+constexpr int kPublishedCases = 54, kModernCases = 175;
 constexpr int kCases = kPublishedCases + kModernCases;
 
 TEST(Accuracy, CommittedCasesAreTheConversionOfBothTables) {
@@ -133,12 +139,20 @@ TEST(Accuracy, CommittedCasesAreTheConversionOfBothTables) {
   EXPECT_EQ(to_jsonl(all), read("tests/validation/cases.jsonl"))
       << "regenerate: stepcast validate tests/validation/published-runs.csv "
          "tests/validation/modern-runs.csv --write-cases tests/validation/cases.jsonl";
-  // Every dense modern row with an iteration time and a model shape is predicted: no row is
-  // skipped for a feature the engine lacks.
+  // Every modern row, dense or MoE, with an iteration time, a model shape and its parallel sizes
+  // is predicted: no row is skipped for a feature the engine lacks. The engine rejects only
+  // plans that cannot be: 25.09's GB200 DeepSeek-V3 MXFP8 row states pp 8 x ep 64 on 256 GPUs,
+  // and NeMo AutoModel's pipeline split of 61 layers over 32 stages is not published.
+  const std::set<std::string> impossible = {
+      "MBRIDGE25.09-DGX-GB200-DeepSeek-V3-256-MXFP8-alt-L610",
+      "AUTOMODEL-H100-DeepSeek_V3_671B-1024", "AUTOMODEL-H100-DeepSeek_V3_671B-256",
+      "AUTOMODEL-H100-Kimi_K2-256"};
   for (const auto& s : modern_runs.skipped)
-    EXPECT_TRUE(s.reason.find("mixture-of-experts") != std::string::npos ||
-                s.reason.find("model shape not stated") != std::string::npos ||
-                s.reason.find("no iteration time") != std::string::npos)
+    EXPECT_TRUE(s.reason.find("model shape not stated") != std::string::npos ||
+                s.reason.find("no iteration time") != std::string::npos ||
+                s.reason.find("gpu_count not stated") != std::string::npos ||
+                s.reason.find("(ep) not stated") != std::string::npos ||
+                (impossible.count(s.id) && s.reason.find("engine rejects") != std::string::npos))
         << s.id << ": " << s.reason;
 }
 
@@ -193,6 +207,7 @@ TEST(Accuracy, CalibrationJsonIsTheFitOfTheCommittedCases) {
     EXPECT_NEAR(have.memory_efficiency, f.constants.memory_efficiency, 1e-9) << f.arch;
     EXPECT_NEAR(have.gemm_overhead_s, f.constants.gemm_overhead_s, 1e-12) << f.arch;
     EXPECT_NEAR(have.layer_overhead_s, f.constants.layer_overhead_s, 1e-12) << f.arch;
+    EXPECT_NEAR(have.grouped_gemm_factor, f.constants.grouped_gemm_factor, 1e-9) << f.arch;
   }
   // fitted_on names every committed case of the family, and nothing else.
   std::string text;
@@ -402,6 +417,78 @@ TEST(Conversion, SkippedRowsSayWhy) {
             std::string::npos);
   EXPECT_NE(reason("MCORE-H100-177B-strong-96").find("not stated: tp, pp"), std::string::npos);
   EXPECT_NE(reason("LLAMA3-405B-8192-cp1").find("no iteration time"), std::string::npos);
+}
+
+TEST(Accuracy, MatchedMoeRunsRankInTheMeasuredOrder) {
+  // Megatron-Bridge's skills docs: matched A/B runs of one model, cluster and batch. The engine
+  // tells apart EP-overlap on and off, and recompute none and any module list (all priced as
+  // its selective recompute); it cannot order the module lists among themselves (core_attn,
+  // mla_up_proj, mla_up_proj+mlp, moe_act, layernorm+moe_act measured 0.466-0.507 s).
+  const Accuracy acc = evaluate(cases(), builtin_catalog().calibration);
+  std::map<std::string, double> t;
+  for (const auto& p : acc.rows) t[p.id] = p.predicted_s;
+  const std::string q = "MBSKILL-Qwen3-30B-16xH100-";
+  for (const char* on : {"overlap_on_search", "overlap_on_valid", "canonical"}) {
+    ASSERT_TRUE(t.count(q + on)) << on;
+    EXPECT_GT(t[q + "overlap_off"], t[q + on]) << on;  // 24.71 s off vs 20.15-21.07 s on
+  }
+  const std::string m = "MBSKILL-Moonlight16B-8xH100-";
+  for (const char* rc : {"core_attn", "mla_up_proj", "mla_up_proj-mlp", "moe_act",
+                         "layernorm-moe_act"}) {
+    ASSERT_TRUE(t.count(m + rc)) << rc;
+    EXPECT_LT(t[m + "none"], t[m + rc]) << rc;  // none is the fastest (0.457 s)
+  }
+}
+
+TEST(Conversion, MoeRowTakesTheRecipeOfItsModel) {
+  // DeepSeek-V3 on 256 GB200 (26.04.01): tp 1, pp 4, vp 4, ep 64, MXFP8; recompute, dispatcher
+  // and layout not stated: Megatron-Bridge's DeepSeek-V3 recipe (sources.json).
+  const Conversion conv =
+      convert_one("MBRIDGE26.04.01-DGX-GB200-DeepSeek-V3-256-MXFP8-main-L226", modern());
+  ASSERT_EQ(conv.cases.size(), 1u) << (conv.skipped.empty() ? "" : conv.skipped[0].reason);
+  const Json& s = conv.cases[0].scenario;
+  EXPECT_EQ(s["model"]["id"], "deepseek-v3");
+  EXPECT_EQ(s["model"]["moe"]["experts"], 256);
+  EXPECT_EQ(s["model"]["mtp_layers"], 1);
+  const Json& p = s["plan"];
+  EXPECT_EQ(p["ep"], 64);
+  EXPECT_EQ(p["etp"], 1);
+  EXPECT_EQ(p["vpp"], 4);
+  EXPECT_EQ(p["moe_dispatcher"], "flex");
+  EXPECT_EQ(p["recompute"], "selective");
+  EXPECT_EQ(p["pipeline_layout"], "Et*4|(t*4|)*14tmL");  // 16 stages
+  EXPECT_EQ(s["cluster"]["gpus_per_node"], 64);
+  // Qwen3-235B-A22B: 94 + embedding + loss over pp x vp (the recipe's account-for flags).
+  const Conversion qwen =
+      convert_one("MBRIDGE26.04.01-DGX-GB200-Qwen3-235B-A22B-256-MXFP8-main-L255", modern());
+  ASSERT_EQ(qwen.cases.size(), 1u) << (qwen.skipped.empty() ? "" : qwen.skipped[0].reason);
+  EXPECT_EQ(plan_of(qwen.cases[0])["embedding_in_split"], true);
+  EXPECT_EQ(plan_of(qwen.cases[0])["moe_dispatcher"], "alltoall");
+  EXPECT_EQ(plan_of(qwen.cases[0])["recompute"], "none");
+}
+
+TEST(Conversion, MoeRowsOfReducedModelsAndModuleLists) {
+  // SimuMax's 4-layer DeepSeek-V3: the architecture with 4 layers, 1 dense, no MTP, capacity 1.
+  const Conversion sim = convert_one("SIMUMAX-B200-deepseekv3-l4-ep4-pp2-mbc8", modern());
+  ASSERT_EQ(sim.cases.size(), 1u) << (sim.skipped.empty() ? "" : sim.skipped[0].reason);
+  const Json& m = sim.cases[0].scenario["model"];
+  EXPECT_EQ(m["layers"], 4);
+  EXPECT_EQ(m["moe"]["first_dense_layers"], 1);
+  EXPECT_EQ(m["mtp_layers"], 0);
+  EXPECT_DOUBLE_EQ(m["moe"]["capacity_factor"].get<double>(), 1.0);
+  EXPECT_EQ(plan_of(sim.cases[0])["recompute"], "none");
+  EXPECT_EQ(plan_of(sim.cases[0])["moe_dispatcher"], "alltoall");
+  // "selective [] (none)" recomputes nothing; a module list is the selective setting.
+  auto rc = [](const char* id) {
+    const Conversion c = convert_one(id, modern());
+    return c.cases.empty() ? std::string("skipped") : plan_of(c.cases[0])["recompute"].get<std::string>();
+  };
+  EXPECT_EQ(rc("MBSKILL-Moonlight16B-8xH100-none"), "none");
+  EXPECT_EQ(rc("MBSKILL-Moonlight16B-8xH100-mla_up_proj-mlp"), "selective");
+  const Conversion on = convert_one("MBSKILL-Qwen3-30B-16xH100-overlap_on_valid", modern());
+  ASSERT_EQ(on.cases.size(), 1u);
+  EXPECT_EQ(plan_of(on.cases[0])["moe_overlap"], true);
+  EXPECT_EQ(plan_of(on.cases[0])["moe_dispatcher"], "flex");
 }
 
 // ---------------------------------------------------------------------------------------------

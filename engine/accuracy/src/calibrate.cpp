@@ -23,6 +23,7 @@ double* slot(ArchCalibration& a, const std::string& key) {
   if (key == "memory_efficiency") return &a.memory_efficiency;
   if (key == "gemm_overhead_us") return &a.gemm_overhead_s;
   if (key == "layer_overhead_us") return &a.layer_overhead_s;
+  if (key == "grouped_gemm_factor") return &a.grouped_gemm_factor;
   return nullptr;
 }
 
@@ -82,10 +83,11 @@ ArchCalibration& family_slot(Calibration& cal, const std::string& arch) {
 std::vector<FitParameter> fit_parameters(const std::string& arch,
                                          const std::vector<PreparedCase>& rows,
                                          const Catalog& catalog) {
-  bool fp4 = false, fp8 = false, sixteen = false, flash = false;
+  bool fp4 = false, fp8 = false, sixteen = false, flash = false, moe = false;
   for (const auto& c : rows) {
     if (arch_of(c) != arch) continue;
     const Plan& p = c.scenario.plan;
+    moe = moe || c.scenario.model.moe.enabled();
     if (p.precision == Precision::nvfp4) fp4 = true;
     else if (low_precision(p.precision)) fp8 = true;
     else sixteen = true;
@@ -117,6 +119,10 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
   if (flash)
     out.push_back({"attention_efficiency", 0.2, 0.75,
                    "FlashAttention-2/3 forward+backward reach 35-75 % of dense peak"});
+  // Only MoE rows run grouped expert GEMMs: the dense rows keep pinning the constants above.
+  if (moe)
+    out.push_back({"grouped_gemm_factor", 0.3, 1.0,
+                   "grouped expert GEMMs reach at most the dense GEMM efficiency"});
   // Tried and left at the prior: gemm_overhead_us and layer_overhead_us (the fit drives both to
   // ~0 with no gain; see tests/validation/README.md), memory_efficiency (measured STREAM).
   return out;
@@ -209,18 +215,21 @@ CalibrationFit fit_calibration(const std::vector<PreparedCase>& cases, const Cal
       if (before - best < 1e-4) break;
     }
     // Round to what calibration.json stores (3 decimals, whole microseconds) and re-measure.
-    bool fp8_fitted = false, fp4_fitted = false;
+    bool fp8_fitted = false, fp4_fitted = false, grouped_fitted = false;
     for (const auto& p : params) {
       double* v = slot(fam, p.key);
       const double s = scale(p.key);
       *v = s != 1.0 ? std::round(*v / s) * s : std::round(*v * 1000) / 1000;
       fp8_fitted = fp8_fitted || p.key == "fp8_gemm_efficiency";
       fp4_fitted = fp4_fitted || p.key == "fp4_gemm_efficiency";
+      grouped_fitted = grouped_fitted || p.key == "grouped_gemm_factor";
     }
     // A family without fp8 (fp4) rows: the reader's default for an absent key (the 16-bit
     // value; the fp8 value).
     if (!fp8_fitted) fam.fp8_gemm_efficiency = fam.gemm_efficiency;
     if (!fp4_fitted) fam.fp4_gemm_efficiency = fam.fp8_gemm_efficiency;
+    // No MoE row in the family (or all left out): grouped GEMMs as dense ones.
+    if (!grouped_fitted) fam.grouped_gemm_factor = 1.0;
     FamilyFit ff;
     ff.arch = arch;
     ff.constants = fam;
@@ -306,6 +315,10 @@ std::string calibration_json(const CalibrationFit& fit, std::string_view origina
     fam["attention_efficiency"] = r3(c.attention_efficiency);
     fam["memory_efficiency"] = r3(c.memory_efficiency);
     fam["layer_overhead_us"] = us(c.layer_overhead_s);
+    const bool grouped = std::find(f.fitted_keys.begin(), f.fitted_keys.end(),
+                                   "grouped_gemm_factor") != f.fitted_keys.end();
+    if (grouped || fam.contains("grouped_gemm_factor"))
+      fam["grouped_gemm_factor"] = r3(c.grouped_gemm_factor);
     std::string keys;
     for (const auto& p : f.parameters)
       keys += fmt::format("{}{} (bounds {}-{:.3f}: {})", keys.empty() ? "" : "; ", p.key, p.lo,

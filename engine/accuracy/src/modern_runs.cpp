@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cell_text.h"
+#include "moe_rows.h"
 #include "stepcast/accuracy/hardware_map.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/sources.h"
@@ -21,10 +22,13 @@ using detail::leading_integer;
 using detail::leading_number;
 using detail::trim;
 
-struct Row {
+struct Row : detail::CellReader {
+  Row(const CsvTable& t, size_t i) : table(t), index(i) {}
   const CsvTable& table;
   size_t index;
-  std::string operator()(std::string_view column) const { return table.cell(index, column); }
+  std::string operator()(std::string_view column) const override {
+    return table.cell(index, column);
+  }
 };
 
 struct Skip {
@@ -137,9 +141,14 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   c.citation = cell("source");
   c.locator = cell("source_locator");
   const SourceFacts& facts = sources.facts_for(c.source);
-  if (!trim(cell("experts")).empty())
-    return Skip{"mixture-of-experts model: not modelled yet (expert parallelism)"};
-  auto model = model_of(cell);
+  const bool moe = !trim(cell("experts")).empty();
+  Step<Json> model = Skip{""};
+  if (moe) {
+    auto m = detail::moe_model_of(cell, catalog, c.assumptions);
+    model = m.value ? Step<Json>(std::move(*m.value)) : Step<Json>(Skip{m.skip});
+  } else {
+    model = model_of(cell);
+  }
   if (!model.value) return Skip{model.skip};
 
   const auto gpus = leading_integer(cell("gpu_count"));
@@ -167,7 +176,11 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   if (!precision.value) return Skip{precision.skip};
   const std::string rc = trim(cell("recompute"));
   std::string recompute;
-  if (rc.rfind("none", 0) == 0) recompute = "none";
+  if (moe) {
+    auto r = detail::moe_recompute_of(rc, facts, cell("model"), c.assumptions);
+    if (!r.value) return Skip{r.skip};
+    recompute = *r.value;
+  } else if (rc.rfind("none", 0) == 0) recompute = "none";
   else if (rc.rfind("selective", 0) == 0) recompute = "selective";
   else if (rc.rfind("full", 0) == 0) recompute = "full";
   else if (!facts.default_recompute.empty()) {
@@ -192,6 +205,12 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   }
   const Json layout = layout_flags(facts, cell("model"));
   for (auto it = layout.begin(); it != layout.end(); ++it) plan[it.key()] = *it;
+  if (moe) {
+    const int64_t layers = (*model.value)["layers"].get<int64_t>();
+    auto keys = detail::moe_plan_of(cell, facts, *pp * vpp, layers, c.assumptions);
+    if (!keys.value) return Skip{keys.skip};
+    for (auto it = keys.value->begin(); it != keys.value->end(); ++it) plan[it.key()] = *it;
+  }
 
   Json scenario = Json::object();
   scenario["name"] = c.id;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "data_tables.h"
 
 namespace stepcast::accuracy {
@@ -18,6 +20,12 @@ const SourceFacts& SourceTable::facts_for(std::string_view source) const {
     if (prefix ? source.starts_with(id) : source == id) return f;
   }
   return unlisted;
+}
+
+const SourceFacts::ModelRecipe* SourceFacts::recipe_for(std::string_view model) const {
+  for (const auto& r : model_recipes)
+    if (model.find(r.model_contains) != std::string_view::npos) return &r;
+  return nullptr;
 }
 
 std::string SourceTable::megatron_lm_name() const {
@@ -68,6 +76,49 @@ std::optional<SourceFacts::Layout> layout_entry(const Json& j, std::string path,
   return l;
 }
 
+// A string choice of a recipe, or empty for null.
+std::string optional_choice(JsonReader& r, std::string_view key,
+                            std::initializer_list<std::string_view> choices) {
+  if (is_null(r, key)) return "";
+  r.choice(key, choices, std::nullopt);
+  return r.ok() ? r.raw(key)->get<std::string>() : "";
+}
+
+std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string path,
+                                                     JsonReader& parent) {
+  JsonReader r(j, std::move(path));
+  r.reject_unknown_keys(
+      {"model_contains", "recompute", "moe_dispatcher", "etp", "pipeline_layouts", "why"});
+  SourceFacts::ModelRecipe m;
+  m.model_contains = r.string("model_contains", std::nullopt);
+  m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
+  m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
+  if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);
+  // {"16": "Et*4|(t*4|)*14tmL", ...}: the layout for each count of pipeline stages.
+  if (const Json* layouts = detail::required(r, "pipeline_layouts"); layouts && r.ok()) {
+    if (!layouts->is_object())
+      r.fail(ErrorCode::type_error, r.field("pipeline_layouts"),
+             r.field("pipeline_layouts") + " must be an object of stage count -> layout");
+    for (auto it = layouts->begin(); r.ok() && layouts->is_object() && it != layouts->end(); ++it) {
+      const std::string& key = it.key();
+      int64_t stages = 0;
+      const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), stages);
+      if (ec != std::errc() || end != key.data() + key.size() || stages <= 0 || !it->is_string())
+        r.fail(ErrorCode::type_error, r.field("pipeline_layouts") + "." + it.key(),
+               fmt::format("{}.{}: a stage count with a layout string", r.field("pipeline_layouts"),
+                           it.key()));
+      else
+        m.pipeline_layouts.emplace_back(stages, it->get<std::string>());
+    }
+  }
+  m.why = r.string("why", std::nullopt);
+  if (!r.ok()) {
+    parent.fail(r.error());
+    return std::nullopt;
+  }
+  return m;
+}
+
 // One entry of the table (`listed`) or the defaults for unlisted sources.
 Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
   JsonReader r(j, std::move(path));
@@ -75,7 +126,7 @@ Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
                          "sequence_parallel_with_selective", "overlap_grad_reduce_below_params_b",
                          "tied_embeddings", "default_micro_batch", "default_recompute",
                          "recompute_yes_means", "heads_when_unstated", "iter_time_from_tflops",
-                         "nvl72_gpus_per_domain", "layout", "why"});
+                         "nvl72_gpus_per_domain", "layout", "model_recipes", "why"});
   SourceFacts f;
   f.listed = listed;
   if (listed)
@@ -109,6 +160,10 @@ Result<SourceFacts> read_facts(const Json& j, std::string path, bool listed) {
     for (size_t i = 0; i < list->size(); ++i)
       if (auto l = layout_entry((*list)[i], fmt::format("{}[{}]", r.field("layout"), i), r))
         f.layout.push_back(std::move(*l));
+  if (const Json* list = detail::required(r, "model_recipes"); list && list->is_array())
+    for (size_t i = 0; i < list->size(); ++i)
+      if (auto m = recipe_entry((*list)[i], fmt::format("{}[{}]", r.field("model_recipes"), i), r))
+        f.model_recipes.push_back(std::move(*m));
   f.why = r.string("why", std::nullopt);
   if (!r.ok()) return r.error();
   return f;

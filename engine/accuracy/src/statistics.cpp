@@ -23,6 +23,7 @@ Prediction predict(const PreparedCase& c, const Calibration& calibration) {
   p.family = s.cluster.groups.front().gpu.arch;
   p.framework = s.plan.framework;
   p.parameters = r.parameters;
+  p.moe = s.model.moe.enabled();
   return p;
 }
 
@@ -64,7 +65,7 @@ Accuracy summarise(std::vector<Prediction> rows) {
   acc.overall = accumulate("overall", all);
   std::vector<std::string> families;
   std::map<std::string, std::vector<const Prediction*>> by_family;
-  std::vector<const Prediction*> megatron_family, blackwell, small;
+  std::vector<const Prediction*> megatron_family, blackwell, small, moe, dense;
   for (const auto& p : acc.rows) {
     if (!by_family.count(p.family)) families.push_back(p.family);
     by_family[p.family].push_back(&p);
@@ -72,11 +73,14 @@ Accuracy summarise(std::vector<Prediction> rows) {
       megatron_family.push_back(&p);
     if (p.family.rfind("blackwell", 0) == 0) blackwell.push_back(&p);
     if (p.parameters > 0 && p.parameters < 3e9) small.push_back(&p);
+    (p.moe ? moe : dense).push_back(&p);
   }
   for (const auto& f : families) acc.groups.push_back(accumulate("GPU family " + f, by_family[f]));
   acc.groups.push_back(accumulate("Megatron software", megatron_family));
   acc.groups.push_back(accumulate("Blackwell GPUs", blackwell));
   acc.groups.push_back(accumulate("models under 3 B", small));
+  acc.groups.push_back(accumulate("MoE rows", moe));
+  acc.groups.push_back(accumulate("dense rows", dense));
   return acc;
 }
 

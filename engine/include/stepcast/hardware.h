@@ -94,6 +94,10 @@ struct ArchCalibration {
   double attention_efficiency = 0.5;  // fused (flash) attention kernels, fraction of peak
   double memory_efficiency = 0.8;     // fraction of HBM bandwidth for element-wise kernels
   double layer_overhead_s = 0;        // framework time per layer per micro-batch (fwd + bwd)
+  // Grouped expert GEMMs (MoE layers) reach this fraction of the dense GEMM efficiency above:
+  // many narrow GEMMs of a few hundred rows each, launched as one kernel, fill the GPU's tiles
+  // and waves less well than one large GEMM. 1 where no MoE run pins it.
+  double grouped_gemm_factor = 1.0;
 };
 
 struct Calibration {

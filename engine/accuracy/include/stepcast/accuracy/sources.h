@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stepcast/catalog.h"
@@ -53,6 +54,21 @@ struct SourceFacts {
     std::string why;
   };
   std::vector<Layout> layout;
+  // What the source's published recipe for a model sets where its rows say "not stated (see
+  // perf_recipes)": recompute, the MoE token exchange, and the pipeline layouts by stage count
+  // (pp x vp) for models whose layers do not split evenly. The first entry whose model_contains
+  // is in the row's model name applies.
+  struct ModelRecipe {
+    std::string model_contains;
+    std::string recompute;       // none / selective / full; empty: the source's default
+    std::string moe_dispatcher;  // alltoall / allgather / flex; empty: the engine's default
+    std::optional<int64_t> etp;  // expert tensor parallel size; none: the engine's (tp)
+    std::vector<std::pair<int64_t, std::string>> pipeline_layouts;  // pp x vp -> layout
+    std::string why;
+  };
+  std::vector<ModelRecipe> model_recipes;
+  // The recipe for `model`, or nullptr.
+  const ModelRecipe* recipe_for(std::string_view model) const;
   std::string why;
 };
 

@@ -21,6 +21,7 @@ struct Prediction {
   std::string family;     // the GPU's architecture family (hopper, blackwell, ...)
   std::string framework;  // the plan's training software
   double parameters = 0;  // the model's parameter count
+  bool moe = false;       // a mixture-of-experts model
 };
 
 struct SourceAccuracy {

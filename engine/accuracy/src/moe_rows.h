@@ -1,0 +1,47 @@
+// Mixture-of-experts rows of modern-runs.csv: the model from its preset (the row names it and
+// repeats its shape), and the plan keys only MoE rows have (expert parallelism, the token
+// exchange, recompute modules, pipeline layouts). Private to the accuracy library.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/accuracy/sources.h"
+#include "stepcast/catalog.h"
+
+namespace stepcast::accuracy::detail {
+
+// The cells of one row, by column name.
+struct CellReader {
+  virtual std::string operator()(std::string_view column) const = 0;
+  virtual ~CellReader() = default;
+};
+
+// A value, or the reason the row cannot become a case.
+template <class T>
+struct MoeStep {
+  std::optional<T> value;
+  std::string skip;
+};
+
+// The preset architecture the row names ("DeepSeek-V3", "Qwen3-30B-A3B"; "DeepSeek-V2 (4-layer
+// reduced)" is that architecture with the row's layer count), checked against the row's shape,
+// with the row's sequence length. Assumptions go to `assumptions`.
+MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
+                           std::vector<std::string>& assumptions);
+
+// The recompute mode of a row's cell: "none", "selective [] (none)", a module list ("selective
+// mla_up_proj, mlp", "mlp, moe_act") or "full"; "not stated" takes the model's recipe, then the
+// source's default. Empty with the reason in `skip` when nothing applies.
+MoeStep<std::string> moe_recompute_of(std::string_view cell, const SourceFacts& facts,
+                                      std::string_view model,
+                                      std::vector<std::string>& assumptions);
+
+// The plan keys of a MoE row: ep, etp, moe_dispatcher, moe_overlap and the pipeline layout;
+// `stages` is pp x vp.
+MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
+                          int64_t layers, std::vector<std::string>& assumptions);
+
+}  // namespace stepcast::accuracy::detail
