@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include "stepcast/estimate.h"
+#include "stepcast/link_load.h"
 #include "stepcast/ranks.h"
 
 namespace stepcast {
@@ -21,6 +24,7 @@ struct OpGroup {
   const RankGrid* grid = nullptr;
   DimMask dims = 0;
   enum class Shape { grid, pipeline, ends } shape = Shape::grid;  // ends: first and last stage
+  double remote_scale = 1;  // cross-node share of an all-to-all on the wire (flex, census.h)
 };
 
 // Which group of which grid the census means, told apart by kind and size (census.cpp).
@@ -57,14 +61,32 @@ struct Walk {
   int64_t gpus_per_node = 1;
   bool gpu_level = true;
   int64_t endpoints = 1;
+  int64_t nics_per_node = 1;
+  int pp = 1;
   std::unordered_map<uint64_t, std::array<double, kGroupKinds>> cells;
   std::array<std::array<double, 2>, kGroupKinds> totals{};
+  // For the link load: the sender's stage and the operation's window, the bytes per tier by
+  // (stage, window), and scale-out bytes per NIC by (NIC x pp + stage, window).
+  int stage = 0;
+  size_t window = 0;
+  std::array<WindowBytes, 2> tier_window;
+  std::unordered_map<int64_t, std::array<double, kLoadWindows>> nic_window;
 
-  void send(int64_t from, int64_t to, CommGroup kind, double bytes) {
+  void send(int64_t from, int64_t to, CommGroup kind, double bytes, double remote_scale = 1) {
     if (bytes <= 0 || from == to) return;
     const int64_t nf = from / gpus_per_node, nt = to / gpus_per_node;
     const LinkTier tier = nf == nt ? LinkTier::scale_up : LinkTier::scale_out;
+    if (tier == LinkTier::scale_out) bytes *= remote_scale;
     totals[idx(kind)][static_cast<size_t>(tier)] += bytes;
+    tier_window[static_cast<size_t>(tier)][stage][window] += bytes;
+    if (tier == LinkTier::scale_out) {
+      // A GPU's NICs: nics / gpus of its own, or one shared with gpus / nics GPUs.
+      const int64_t local = from % gpus_per_node;
+      const bool own = nics_per_node > gpus_per_node;
+      const int64_t nic = nf * nics_per_node + local * nics_per_node / gpus_per_node;
+      const double per_nic = own ? bytes * gpus_per_node / nics_per_node : bytes;
+      nic_window[nic * pp + stage][window] += per_nic;
+    }
     const int64_t a = gpu_level ? from : nf, b = gpu_level ? to : nt;
     cells[static_cast<uint64_t>(a * endpoints + b)][idx(kind)] += bytes;
   }
@@ -115,7 +137,7 @@ void sends_of(const CommOp& op, const OpGroup& g, const Plan& p, int64_t micro_b
     case K::all_to_all:
       for (int64_t q = 0; q < n; ++q)
         w.send(rank, group_member(grid, g.dims, rank, q), op.group,
-               count * S / static_cast<double>(n));
+               count * S / static_cast<double>(n), g.remote_scale);
       return;
   }
 }
@@ -193,6 +215,103 @@ GroupPlacement placement_of(const OpGroup& g, const Plan& p, int gpus_per_node) 
   return grid_placement(*g.grid, g.dims, gpus_per_node);
 }
 
+// The path the cost model prices an operation on (collectives.h), as a curve's parameters.
+BandwidthCurve curve_of(const CommOp& op, const GroupPlacement& place, const ClusterGroup& c) {
+  BandwidthCurve curve;
+  if (op.kind == K::all_to_all) {
+    const AllToAllPath a = all_to_all_path(c, place);
+    const bool out = place.spans_nodes() && a.inter_Bps > 0;
+    curve.peak_Bps = out ? a.inter_Bps : a.intra_Bps;
+    curve.half_peak_bytes = out ? a.inter_half_peak_bytes : a.intra_half_peak_bytes;
+    curve.link = a.link ? a.link->id : std::string();
+  } else {
+    const CommPath path = comm_path(c, place);
+    curve.peak_Bps = op.kind == K::all_reduce ? path.allreduce_busbw_Bps : path.busbw_Bps;
+    curve.half_peak_bytes = path.half_peak_bytes;
+    curve.link = path.link ? path.link->id : std::string();
+  }
+  for (int i = 0; i < kCurveSizes; ++i) {
+    const double size = std::exp2(10.0 + 22.0 * i / (kCurveSizes - 1));  // 1 KiB .. 4 GiB
+    curve.sizes_bytes.push_back(size);
+    curve.busbw_Bps.push_back(curve.peak_Bps * size / (size + curve.half_peak_bytes));
+  }
+  return curve;
+}
+
+int curve_index(std::vector<BandwidthCurve>& curves, BandwidthCurve curve) {
+  for (size_t i = 0; i < curves.size(); ++i)
+    if (curves[i].link == curve.link && curves[i].peak_Bps == curve.peak_Bps &&
+        curves[i].half_peak_bytes == curve.half_peak_bytes)
+      return static_cast<int>(i);
+  curves.push_back(std::move(curve));
+  return static_cast<int>(curves.size() - 1);
+}
+
+// The expected and the busiest pair's and GPU's bytes of the MoE all-to-alls, per iteration.
+std::optional<TrafficRange> all_to_all_range(
+    const Scenario& sc, const std::vector<std::vector<std::pair<CommOp, OpGroup>>>& stage_ops,
+    int gpus_per_node) {
+  TrafficRange r;
+  r.imbalance = sc.model.moe.capacity_factor > 0 ? 1 : sc.plan.moe_imbalance;
+  bool any = false;
+  for (const auto& ops : stage_ops) {
+    double pair = 0, gpu = 0, remote_pair = 0;
+    for (const auto& [op, g] : ops) {
+      if (op.kind != K::all_to_all || op.group != CommGroup::ep) continue;
+      any = true;
+      const GroupPlacement place = grid_placement(*g.grid, g.dims, gpus_per_node);
+      const double one = static_cast<double>(op.count) * op.bytes / op.group_size;
+      pair += place.per_node > 1 ? one : 0;
+      remote_pair += place.spans_nodes() ? one * g.remote_scale : 0;
+      gpu += one * ((place.per_node - 1) + (place.size - place.per_node) * g.remote_scale);
+      r.flex_remote_scale = g.remote_scale;
+    }
+    r.expected_pair_bytes = std::max({r.expected_pair_bytes, pair, remote_pair});
+    r.expected_gpu_bytes = std::max(r.expected_gpu_bytes, gpu);
+  }
+  if (!any) return std::nullopt;
+  r.max_pair_bytes = r.expected_pair_bytes * r.imbalance;
+  r.max_gpu_bytes = r.expected_gpu_bytes * r.imbalance;
+  return r;
+}
+
+// The walk's bytes over the report's timeline (link_load.h), per second of each bin.
+LinkLoad link_load(const Report& report, const Walk& w, const ClusterGroup& c, int64_t gpus,
+                   int64_t nodes) {
+  LinkLoad load;
+  double span_s = report.iteration_time_s;
+  for (const auto& ev : report.timeline) span_s = std::max(span_s, ev.end_s);
+  load.bin_s = span_s / kLoadBins;
+  auto rate = [&](const WindowBytes& bytes) {
+    std::vector<double> v = spread_over_timeline(report.timeline, bytes, span_s, kLoadBins);
+    for (double& x : v) x = load.bin_s > 0 ? x / load.bin_s : 0;
+    return v;
+  };
+  load.scale_up_Bps = rate(w.tier_window[0]);
+  load.scale_out_Bps = rate(w.tier_window[1]);
+  load.scale_up_capacity_Bps = c.intra_node_link.bandwidth_Bps_per_dir * static_cast<double>(gpus);
+  load.nic_capacity_Bps = c.inter_node_link.bandwidth_Bps_per_dir;
+  load.scale_out_capacity_Bps =
+      nodes > 1 ? load.nic_capacity_Bps * static_cast<double>(w.nics_per_node * nodes) : 0;
+  // The busiest NIC: most bytes per iteration, the lowest number among equals.
+  std::unordered_map<int64_t, double> per_nic;
+  for (const auto& [key, windows] : w.nic_window)
+    for (double b : windows) per_nic[key / w.pp] += b;
+  load.busiest_nic = -1;
+  for (const auto& [nic, bytes] : per_nic)
+    if (bytes > load.busiest_nic_bytes ||
+        (bytes == load.busiest_nic_bytes && load.busiest_nic >= 0 && nic < load.busiest_nic)) {
+      load.busiest_nic = nic;
+      load.busiest_nic_bytes = bytes;
+    }
+  WindowBytes nic_bytes(static_cast<size_t>(w.pp));
+  for (const auto& [key, windows] : w.nic_window)
+    if (key / w.pp == load.busiest_nic) nic_bytes[static_cast<size_t>(key % w.pp)] = windows;
+  load.busiest_nic = std::max<int64_t>(load.busiest_nic, 0);
+  load.busiest_nic_Bps = rate(nic_bytes);
+  return load;
+}
+
 }  // namespace
 
 double TrafficCell::total() const {
@@ -248,7 +367,9 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
                              "GPUs, the cluster has {} nodes and {} GPUs",
                              kMaxTrafficNodes, kMaxTrafficWalkGpus, t.nodes, t.gpus)};
 
-  const Report report = estimate(sc);
+  EstimateOptions with_timeline;
+  with_timeline.timeline = true;
+  const Report report = estimate(sc, with_timeline);
   const RankGrid dense = dense_grid(p), expert = expert_grid(p);
   // Each stage's operations with their groups, and the walk's cost, before walking.
   std::vector<std::vector<std::pair<CommOp, OpGroup>>> stage_ops(p.pp);
@@ -261,12 +382,16 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
     for (const CommOp& op : st.communication) {
       auto g = op_group(op, p, dense, expert);
       if (!g) return g.error();
-      stage_ops[st.index].push_back({op, *g});
+      OpGroup group = *g;
+      const GroupPlacement place = placement_of(group, p, cluster.gpus_per_node);
+      if (op.kind == K::all_to_all)
+        group.remote_scale = flex_remote_scale(sc.model, p, all_to_all_path(cluster, place));
+      stage_ops[st.index].push_back({op, group});
       work += per_stage * peers(op);
-      t.bandwidth.push_back(bandwidth_of(st.index, op, placement_of(*g, p, cluster.gpus_per_node),
-                                         cluster));
+      t.bandwidth.push_back(bandwidth_of(st.index, op, place, cluster));
+      t.bandwidth.back().curve = curve_index(t.curves, curve_of(op, place, cluster));
       if (!kind_group[idx(op.group)]) {
-        kinds_seen.push_back(std::make_unique<OpGroup>(*g));
+        kinds_seen.push_back(std::make_unique<OpGroup>(group));
         kind_group[idx(op.group)] = kinds_seen.back().get();
       }
     }
@@ -280,12 +405,22 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
   w.gpus_per_node = cluster.gpus_per_node;
   w.gpu_level = t.gpu_level;
   w.endpoints = t.gpu_level ? t.gpus : t.nodes;
+  w.nics_per_node = std::max(1, cluster.nics_per_node);
+  w.pp = p.pp;
+  for (auto& tier : w.tier_window) tier.assign(static_cast<size_t>(p.pp), {});
   for (int64_t r = 0; r < t.gpus; ++r) {
     const int64_t stage = dense.coords_of(r)[idx(Dim::pp)];
-    for (const auto& entry : stage_ops[stage])
+    w.stage = static_cast<int>(stage);
+    for (const auto& entry : stage_ops[stage]) {
+      w.window = static_cast<size_t>(load_window(entry.first.phase));
       sends_of(entry.first, entry.second, p, report.micro_batches, r, w);
+    }
   }
   t.totals = w.totals;
+  if (auto range = all_to_all_range(sc, stage_ops, cluster.gpus_per_node))
+    t.ranges.push_back(*range);
+  if (!report.timeline_truncated) t.load = link_load(report, w, cluster, t.gpus, t.nodes);
+  t.has_load = !report.timeline_truncated;
   t.cells.reserve(w.cells.size());
   for (const auto& entry : w.cells) {
     TrafficCell cell;
@@ -358,8 +493,43 @@ Json to_json(const Traffic& t) {
                   {"algbw_Bps", b.algbw_Bps},
                   {"busbw_Bps", b.busbw_Bps},
                   {"peak_Bps", b.peak_Bps},
-                  {"fraction_of_peak", b.fraction_of_peak}});
+                  {"fraction_of_peak", b.fraction_of_peak},
+                  {"curve", b.curve}});
   j["bandwidth"] = bw;
+  Json curves = Json::array();
+  for (const auto& c : t.curves)
+    curves.push_back({{"link", c.link},
+                      {"peak_Bps", c.peak_Bps},
+                      {"half_peak_bytes", c.half_peak_bytes},
+                      {"sizes_bytes", c.sizes_bytes},
+                      {"busbw_Bps", c.busbw_Bps}});
+  j["curves"] = curves;
+  Json ranges = Json::array();
+  for (const auto& r : t.ranges)
+    ranges.push_back({{"kind", to_string(r.kind)},
+                      {"collective", "all_to_all"},
+                      {"imbalance", r.imbalance},
+                      {"expected_pair_bytes", r.expected_pair_bytes},
+                      {"max_pair_bytes", r.max_pair_bytes},
+                      {"expected_gpu_bytes", r.expected_gpu_bytes},
+                      {"max_gpu_bytes", r.max_gpu_bytes},
+                      {"flex_remote_scale", r.flex_remote_scale}});
+  j["ranges"] = ranges;
+  if (t.has_load) {
+    const LinkLoad& l = t.load;
+    j["load"] = {{"bins", l.scale_up_Bps.size()},
+                 {"bin_s", l.bin_s},
+                 {"scale_up_bytes_per_s", l.scale_up_Bps},
+                 {"scale_out_bytes_per_s", l.scale_out_Bps},
+                 {"busiest_nic_bytes_per_s", l.busiest_nic_Bps},
+                 {"scale_up_capacity_bytes_per_s", l.scale_up_capacity_Bps},
+                 {"scale_out_capacity_bytes_per_s", l.scale_out_capacity_Bps},
+                 {"nic_capacity_bytes_per_s", l.nic_capacity_Bps},
+                 {"busiest_nic", l.busiest_nic},
+                 {"busiest_nic_bytes", l.busiest_nic_bytes}};
+  } else {
+    j["load"] = nullptr;  // the schedule has more blocks than a timeline reports
+  }
   return j;
 }
 
