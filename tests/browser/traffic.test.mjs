@@ -1,7 +1,9 @@
 // The Traffic card, in Chromium: its heatmap adds up to the communication census (every GPU's
 // census applied at every rank: the bytes each operation sends per GPU, nccl-tests' bus factors),
 // at the GPU level for the default example and the node level past 1,024 GPUs; the CSV holds one
-// row per nonzero cell; a cluster of several groups says why there is no matrix.
+// row per nonzero cell; the link load integrates to the bytes inside and between nodes; the
+// bandwidth chart draws a curve per path and a point per operation; an MoE plan with an
+// imbalance shows its all-to-all as a range.
 // Screenshot under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -68,6 +70,17 @@ async function checkTotal(p, level) {
   assert.ok(Math.abs(shown.total - want) <= 1e-9 * want, `total ${shown.total} vs census ${want}`);
   const size = await p.$eval('#traffic canvas', (c) => [c.width, c.height]);
   assert.deepEqual(size, [shown.endpoints, shown.endpoints]);
+  // The load strips integrate to the bytes per tier the card states.
+  const tier = async (key) => Number(await p.$eval(`[data-traffic="${key}"]`, (el) => el.dataset.value));
+  for (const key of ['scale_up', 'scale_out']) {
+    const want = await tier(key);
+    if (want === 0 && !shown.load[key]) continue;
+    assert.ok(Math.abs(shown.load[key].bytes - want) <= 1e-9 * want, `${key} load ${shown.load[key].bytes} vs ${want}`);
+  }
+  if (shown.load.busiest_nic) assert.ok(shown.load.busiest_nic.bytes <= (await tier('scale_out')) * (1 + 1e-9));
+  assert.ok(shown.bandwidth.curves >= 1);
+  const ops = report.stages.reduce((a, st) => a + st.communication.filter((op) => op.time_s > 0).length, 0);
+  assert.equal(shown.bandwidth.points, ops);
   return shown;
 }
 
@@ -83,6 +96,20 @@ describe('traffic card', () => {
     assert.equal(lines.length - 1, shown.cells);
     await p.$eval('#traffic-card', (el) => el.scrollIntoView());
     await p.screenshot({ path: join(SHOTS, 'traffic.png') });
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-card.png') });
+    await p.close();
+  });
+
+  test('MoE, ep 16 over two nodes, imbalance 1.5: the all-to-all as a range', async () => {
+    const p = await open('v=2&model=qwen3-30b-a3b&node=dgx-h100&nodes=2&ep=16&gbs=256&imb=1.5');
+    const shown = await checkTotal(p, 'gpu');
+    assert.equal(shown.ranges.length, 1);
+    assert.match(shown.ranges[0], /^EP all-to-all: expected [\d.]+ GiB per GPU pair, up to [\d.]+ GiB with imbalance 1\.5/);
+    assert.ok(shown.load.busiest_nic.bytes > 0);
+    const text = await p.$eval('#traffic', (el) => el.textContent);
+    assert.ok(text.includes(shown.ranges[0]));
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-moe.png') });
     await p.close();
   });
 
