@@ -208,15 +208,52 @@ TEST(Traffic, RankOrderRules) {
   EXPECT_NE(grid.message.find("expert data-parallel size"), std::string::npos) << grid.message;
 }
 
-TEST(Traffic, HeterogeneousClustersAreUnsupported) {
-  const Scenario sc = test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
-      "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}],
-                  "inter_group_link": "roce-100g"},
-      "plan": {"tp": 8, "pp": 2, "global_batch": 64,
-               "stages": [{"group": 0, "layers": 16}, {"group": 1, "layers": 16}]}})");
-  auto t = traffic(sc);
-  ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error().code, ErrorCode::unsupported);
+// Two groups: one DGX A100 node (group 0, node 0, GPUs 0-7) and two DGX H100 nodes (group 1,
+// nodes 1-2, GPUs 8-23). tp 8, pp 3, dp 1, stages on groups 1, 0, 1: stage 0 takes GPUs 8-15,
+// stage 1 GPUs 0-7, stage 2 GPUs 16-23 (each stage the next 8 GPUs of its group). Activations
+// go 8+l -> l -> 16+l, gradients back, one message of S per micro-batch (64 of them), all
+// between nodes; the busiest NIC leaves its group over roce-100g, the slower port.
+TEST(Traffic, HeterogeneousStagesArePlacedOnTheirGroups) {
+  const std::string cluster = R"("cluster": {"groups": [{"node": "dgx-a100", "nodes": 1},
+      {"node": "dgx-h100", "nodes": 2}], "inter_group_link": "roce-100g"})";
+  const Traffic t = traffic_of(R"({"model": "llama3-8b", "seq_len": 4096, )" + cluster +
+                               R"(, "plan": {"tp": 8, "pp": 3, "global_batch": 64,
+      "stages": [{"group": 1, "layers": 12}, {"group": 0, "layers": 10},
+                 {"group": 1, "layers": 10}]}})");
+  EXPECT_EQ(t.gpus, 24);
+  EXPECT_EQ(t.nodes, 3);
+  ASSERT_EQ(t.cluster_groups.size(), 2u);
+  EXPECT_EQ(t.cluster_groups[1].nodes, 2);
+  double S = 0;
+  for (const auto& b : t.bandwidth)
+    if (b.op.group == CommGroup::pp) S = b.op.bytes;
+  ASSERT_GT(S, 0);
+  for (int l : {0, 5}) {
+    EXPECT_DOUBLE_EQ(cell(t, 8 + l, l, CommGroup::pp), 64 * S) << l;   // stage 0 -> 1
+    EXPECT_DOUBLE_EQ(cell(t, l, 16 + l, CommGroup::pp), 64 * S) << l;  // stage 1 -> 2
+    EXPECT_DOUBLE_EQ(cell(t, 16 + l, l, CommGroup::pp), 64 * S) << l;  // gradients 2 -> 1
+    EXPECT_DOUBLE_EQ(cell(t, l, 8 + l, CommGroup::pp), 64 * S) << l;   // gradients 1 -> 0
+    EXPECT_EQ(cell(t, 8 + l, 16 + l, CommGroup::pp), 0) << l;
+  }
+  EXPECT_GT(cell(t, 8, 9, CommGroup::tp), 0);  // tensor parallel inside node 1
+  EXPECT_EQ(cell(t, 7, 8, CommGroup::tp), 0);
+  for (const auto& c : t.cells)
+    EXPECT_EQ(c.tier == LinkTier::scale_up, c.from / 8 == c.to / 8) << c.from << " " << c.to;
+  const size_t pp = static_cast<size_t>(CommGroup::pp);
+  EXPECT_DOUBLE_EQ(t.totals[pp][1], 4 * 8 * 64 * S);
+  EXPECT_EQ(t.totals[pp][0], 0);
+  double census = 0;  // every stage's census at each of its 8 GPUs
+  for (const auto& b : t.bandwidth) census += 8 * census_sent_bytes(b.op);
+  EXPECT_NEAR(t.total(), census, 1e-9 * census);
+  ASSERT_TRUE(t.has_load);
+  EXPECT_DOUBLE_EQ(t.load.nic_capacity_Bps, 12.5e9);  // 100 Gb/s
+  // Replica sets each run their own census: not covered.
+  auto replicas = traffic(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096, )" +
+                                         cluster + R"(, "plan": {"tp": 8, "global_batch": 64,
+      "replicas": [{"group": 0, "count": 1}, {"group": 1, "count": 2}]}})"));
+  ASSERT_FALSE(replicas.ok());
+  EXPECT_EQ(replicas.error().code, ErrorCode::unsupported);
+  EXPECT_EQ(replicas.error().path, "plan.replicas");
 }
 
 TEST(Traffic, LargeClustersStayWithinBudget) {

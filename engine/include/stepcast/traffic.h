@@ -121,9 +121,17 @@ struct TrafficRange {
   double flex_remote_scale = 1;    // cross-node share the flex dispatcher still sends
 };
 
+// The nodes of one cluster group; groups are numbered one after the other (nodes, GPUs, NICs).
+struct TrafficNodes {
+  int gpus_per_node = 0;
+  int nodes = 0;
+};
+
 struct Traffic {
   std::string rank_order;
-  int64_t gpus = 0, nodes = 0, gpus_per_node = 0;
+  int64_t gpus = 0, nodes = 0;
+  int64_t gpus_per_node = 0;            // 0 when the cluster groups differ
+  std::vector<TrafficNodes> cluster_groups;
   bool gpu_level = true;                // cells are GPU x GPU (else node x node)
   std::vector<TrafficCell> cells;       // nonzero cells, sorted by (from, to)
   std::array<std::array<double, 2>, kGroupKinds> totals{};  // [kind][tier], bytes per iteration
@@ -136,8 +144,11 @@ struct Traffic {
   double total() const;
 };
 
-// The matrix of a checked scenario. Errors: unsupported for several cluster groups or replica
-// sets (placed stage by stage, not by rank order), budget_exceeded past the budgets above.
+// The matrix of a checked scenario. Several cluster groups with plan.stages: stage i runs on the
+// next tp·cp·dp GPUs of its group, the groups' nodes numbered one after the other; a pipeline or
+// embedding message between groups counts as scale-out. Errors: unsupported for plan.replicas
+// (each set runs its own census, and the estimate reports only the slowest set's),
+// budget_exceeded past the budgets above.
 Result<Traffic> traffic(const Scenario& scenario, const TrafficOptions& options = {});
 
 // Bytes one GPU of the stage sends per iteration for an operation, averaged over its group's
