@@ -3,13 +3,14 @@
 // at the GPU level for the default example and the node level past 1,024 GPUs; the CSV holds one
 // row per nonzero cell; the link load integrates to the bytes inside and between nodes; the
 // bandwidth chart draws a curve per path and a point per operation; an MoE plan with an
-// imbalance shows its all-to-all as a range.
+// imbalance shows its all-to-all as a range; two cluster groups with plan.stages get a matrix,
+// with plan.replicas the card says why there is none.
 // Screenshot under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { CLI, cliEstimate, cliLink, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, SHOTS, pageScenario, settle, watch } from './helpers.mjs';
 
@@ -50,9 +51,9 @@ function censusTotal(report) {
   return report.stages.reduce((a, st) => a + perStage * st.communication.reduce((b, op) => b + sent(op), 0), 0);
 }
 
-async function open(fragment = '') {
+async function open(fragment = '', url = null) {
   const p = watch(await context.newPage(), problems);
-  await p.goto(`${site.url}${fragment ? `#${fragment}` : ''}`);
+  await p.goto(url ?? `${site.url}${fragment ? `#${fragment}` : ''}`);
   await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
   await settle(p);
   await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
@@ -110,6 +111,31 @@ describe('traffic card', () => {
     assert.ok(text.includes(shown.ranges[0]));
     await p.$eval('#traffic-card', (el) => el.scrollIntoView());
     await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-moe.png') });
+    await p.close();
+  });
+
+  test('two cluster groups: plan.stages places each stage on its group; plan.replicas says why there is no matrix', async () => {
+    const cluster = { groups: [{ node: 'dgx-a100', nodes: 1 }, { node: 'dgx-h100', nodes: 1 }], inter_group_link: 'roce-100g' };
+    const stages = {
+      model: 'llama3-8b', seq_len: 4096, cluster,
+      plan: { tp: 8, pp: 2, global_batch: 64, stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] },
+    };
+    let made = cliLink(JSON.stringify(stages), { base: site.url });
+    assert.equal(made.status, 0, made.stderr);
+    let p = await open('', made.link);
+    const shown = await checkTotal(p, 'gpu');
+    assert.equal(shown.endpoints, 16);
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-hetero.png') });
+    await p.close();
+    const replicas = { ...stages, plan: { tp: 8, global_batch: 64, replicas: [{ group: 0, count: 1 }, { group: 1, count: 1 }] } };
+    made = cliLink(JSON.stringify(replicas), { base: site.url });
+    assert.equal(made.status, 0, made.stderr);
+    p = await open('', made.link);
+    const none = await p.evaluate(() => window.__stepcast.traffic);
+    assert.match(none.error, /plan\.replicas is not covered/);
+    const text = await p.$eval('#traffic', (el) => el.textContent);
+    assert.match(text, /^No traffic matrix: traffic: plan\.replicas is not covered/);
     await p.close();
   });
 
