@@ -47,7 +47,9 @@ constexpr const char* kUsage = R"(usage:
                                                          bytes each GPU (or node) sends each
                                                          other per iteration, by group kind or
                                                          link tier; group placement; effective
-                                                         bandwidth of every census operation
+                                                         bandwidth of every census operation and
+                                                         its path's curve; the MoE all-to-all's
+                                                         range; link load over the iteration
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]

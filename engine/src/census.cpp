@@ -36,9 +36,6 @@ StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
   return s;
 }
 
-namespace {
-
-// The share of an all-to-all's cross-node bytes the flex dispatcher still sends.
 double flex_remote_scale(const ModelSpec& m, const Plan& p, const AllToAllPath& path) {
   if (p.moe_dispatcher != MoeDispatcher::flex) return 1;
   // Nodes the expert-parallel group spans; a token's top_k experts fall on
@@ -52,8 +49,6 @@ double flex_remote_scale(const ModelSpec& m, const Plan& p, const AllToAllPath& 
     distinct = std::min(distinct, static_cast<double>(m.moe.router_group_top_k));
   return std::min(1.0, distinct / k);
 }
-
-}  // namespace
 
 int64_t dp_buckets(double parameters, const Plan& p) {
   if (!p.overlap_grad_reduce) return p.vpp;  // one buffer per model chunk

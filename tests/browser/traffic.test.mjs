@@ -1,13 +1,16 @@
 // The Traffic card, in Chromium: its heatmap adds up to the communication census (every GPU's
 // census applied at every rank: the bytes each operation sends per GPU, nccl-tests' bus factors),
 // at the GPU level for the default example and the node level past 1,024 GPUs; the CSV holds one
-// row per nonzero cell; a cluster of several groups says why there is no matrix.
+// row per nonzero cell; the link load integrates to the bytes inside and between nodes; the
+// bandwidth chart draws a curve per path and a point per operation; an MoE plan with an
+// imbalance shows its all-to-all as a range; two cluster groups with plan.stages get a matrix,
+// with plan.replicas the card says why there is none.
 // Screenshot under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { CLI, cliEstimate, cliLink, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, SHOTS, pageScenario, settle, watch } from './helpers.mjs';
 
@@ -48,9 +51,9 @@ function censusTotal(report) {
   return report.stages.reduce((a, st) => a + perStage * st.communication.reduce((b, op) => b + sent(op), 0), 0);
 }
 
-async function open(fragment = '') {
+async function open(fragment = '', url = null) {
   const p = watch(await context.newPage(), problems);
-  await p.goto(`${site.url}${fragment ? `#${fragment}` : ''}`);
+  await p.goto(url ?? `${site.url}${fragment ? `#${fragment}` : ''}`);
   await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
   await settle(p);
   await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
@@ -68,6 +71,17 @@ async function checkTotal(p, level) {
   assert.ok(Math.abs(shown.total - want) <= 1e-9 * want, `total ${shown.total} vs census ${want}`);
   const size = await p.$eval('#traffic canvas', (c) => [c.width, c.height]);
   assert.deepEqual(size, [shown.endpoints, shown.endpoints]);
+  // The load strips integrate to the bytes per tier the card states.
+  const tier = async (key) => Number(await p.$eval(`[data-traffic="${key}"]`, (el) => el.dataset.value));
+  for (const key of ['scale_up', 'scale_out']) {
+    const want = await tier(key);
+    if (want === 0 && !shown.load[key]) continue;
+    assert.ok(Math.abs(shown.load[key].bytes - want) <= 1e-9 * want, `${key} load ${shown.load[key].bytes} vs ${want}`);
+  }
+  if (shown.load.busiest_nic) assert.ok(shown.load.busiest_nic.bytes <= (await tier('scale_out')) * (1 + 1e-9));
+  assert.ok(shown.bandwidth.curves >= 1);
+  const ops = report.stages.reduce((a, st) => a + st.communication.filter((op) => op.time_s > 0).length, 0);
+  assert.equal(shown.bandwidth.points, ops);
   return shown;
 }
 
@@ -83,6 +97,45 @@ describe('traffic card', () => {
     assert.equal(lines.length - 1, shown.cells);
     await p.$eval('#traffic-card', (el) => el.scrollIntoView());
     await p.screenshot({ path: join(SHOTS, 'traffic.png') });
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-card.png') });
+    await p.close();
+  });
+
+  test('MoE, ep 16 over two nodes, imbalance 1.5: the all-to-all as a range', async () => {
+    const p = await open('v=2&model=qwen3-30b-a3b&node=dgx-h100&nodes=2&ep=16&gbs=256&imb=1.5');
+    const shown = await checkTotal(p, 'gpu');
+    assert.equal(shown.ranges.length, 1);
+    assert.match(shown.ranges[0], /^EP all-to-all: expected [\d.]+ GiB per GPU pair, up to [\d.]+ GiB with imbalance 1\.5/);
+    assert.ok(shown.load.busiest_nic.bytes > 0);
+    const text = await p.$eval('#traffic', (el) => el.textContent);
+    assert.ok(text.includes(shown.ranges[0]));
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-moe.png') });
+    await p.close();
+  });
+
+  test('two cluster groups: plan.stages places each stage on its group; plan.replicas says why there is no matrix', async () => {
+    const cluster = { groups: [{ node: 'dgx-a100', nodes: 1 }, { node: 'dgx-h100', nodes: 1 }], inter_group_link: 'roce-100g' };
+    const stages = {
+      model: 'llama3-8b', seq_len: 4096, cluster,
+      plan: { tp: 8, pp: 2, global_batch: 64, stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] },
+    };
+    let made = cliLink(JSON.stringify(stages), { base: site.url });
+    assert.equal(made.status, 0, made.stderr);
+    let p = await open('', made.link);
+    const shown = await checkTotal(p, 'gpu');
+    assert.equal(shown.endpoints, 16);
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-hetero.png') });
+    await p.close();
+    const replicas = { ...stages, plan: { tp: 8, global_batch: 64, replicas: [{ group: 0, count: 1 }, { group: 1, count: 1 }] } };
+    made = cliLink(JSON.stringify(replicas), { base: site.url });
+    assert.equal(made.status, 0, made.stderr);
+    p = await open('', made.link);
+    const none = await p.evaluate(() => window.__stepcast.traffic);
+    assert.match(none.error, /plan\.replicas is not covered/);
+    const text = await p.$eval('#traffic', (el) => el.textContent);
+    assert.match(text, /^No traffic matrix: traffic: plan\.replicas is not covered/);
     await p.close();
   });
 

@@ -182,6 +182,7 @@ endif()
 execute_process(COMMAND ${STEPCAST} traffic ${example} --level node RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\"inside_node\": true"
-   OR NOT out MATCHES "\"fraction_of_peak\"")
+   OR NOT out MATCHES "\"fraction_of_peak\"" OR NOT out MATCHES "\"busiest_nic_bytes_per_s\""
+   OR NOT out MATCHES "\"curves\"")
   message(FATAL_ERROR "traffic json (${rc}): ${out}")
 endif()

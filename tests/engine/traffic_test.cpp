@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "stepcast/link_load.h"
 #include "stepcast/ranks.h"
 #include "test_util.h"
 
@@ -207,15 +208,52 @@ TEST(Traffic, RankOrderRules) {
   EXPECT_NE(grid.message.find("expert data-parallel size"), std::string::npos) << grid.message;
 }
 
-TEST(Traffic, HeterogeneousClustersAreUnsupported) {
-  const Scenario sc = test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
-      "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}],
-                  "inter_group_link": "roce-100g"},
-      "plan": {"tp": 8, "pp": 2, "global_batch": 64,
-               "stages": [{"group": 0, "layers": 16}, {"group": 1, "layers": 16}]}})");
-  auto t = traffic(sc);
-  ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error().code, ErrorCode::unsupported);
+// Two groups: one DGX A100 node (group 0, node 0, GPUs 0-7) and two DGX H100 nodes (group 1,
+// nodes 1-2, GPUs 8-23). tp 8, pp 3, dp 1, stages on groups 1, 0, 1: stage 0 takes GPUs 8-15,
+// stage 1 GPUs 0-7, stage 2 GPUs 16-23 (each stage the next 8 GPUs of its group). Activations
+// go 8+l -> l -> 16+l, gradients back, one message of S per micro-batch (64 of them), all
+// between nodes; the busiest NIC leaves its group over roce-100g, the slower port.
+TEST(Traffic, HeterogeneousStagesArePlacedOnTheirGroups) {
+  const std::string cluster = R"("cluster": {"groups": [{"node": "dgx-a100", "nodes": 1},
+      {"node": "dgx-h100", "nodes": 2}], "inter_group_link": "roce-100g"})";
+  const Traffic t = traffic_of(R"({"model": "llama3-8b", "seq_len": 4096, )" + cluster +
+                               R"(, "plan": {"tp": 8, "pp": 3, "global_batch": 64,
+      "stages": [{"group": 1, "layers": 12}, {"group": 0, "layers": 10},
+                 {"group": 1, "layers": 10}]}})");
+  EXPECT_EQ(t.gpus, 24);
+  EXPECT_EQ(t.nodes, 3);
+  ASSERT_EQ(t.cluster_groups.size(), 2u);
+  EXPECT_EQ(t.cluster_groups[1].nodes, 2);
+  double S = 0;
+  for (const auto& b : t.bandwidth)
+    if (b.op.group == CommGroup::pp) S = b.op.bytes;
+  ASSERT_GT(S, 0);
+  for (int l : {0, 5}) {
+    EXPECT_DOUBLE_EQ(cell(t, 8 + l, l, CommGroup::pp), 64 * S) << l;   // stage 0 -> 1
+    EXPECT_DOUBLE_EQ(cell(t, l, 16 + l, CommGroup::pp), 64 * S) << l;  // stage 1 -> 2
+    EXPECT_DOUBLE_EQ(cell(t, 16 + l, l, CommGroup::pp), 64 * S) << l;  // gradients 2 -> 1
+    EXPECT_DOUBLE_EQ(cell(t, l, 8 + l, CommGroup::pp), 64 * S) << l;   // gradients 1 -> 0
+    EXPECT_EQ(cell(t, 8 + l, 16 + l, CommGroup::pp), 0) << l;
+  }
+  EXPECT_GT(cell(t, 8, 9, CommGroup::tp), 0);  // tensor parallel inside node 1
+  EXPECT_EQ(cell(t, 7, 8, CommGroup::tp), 0);
+  for (const auto& c : t.cells)
+    EXPECT_EQ(c.tier == LinkTier::scale_up, c.from / 8 == c.to / 8) << c.from << " " << c.to;
+  const size_t pp = static_cast<size_t>(CommGroup::pp);
+  EXPECT_DOUBLE_EQ(t.totals[pp][1], 4 * 8 * 64 * S);
+  EXPECT_EQ(t.totals[pp][0], 0);
+  double census = 0;  // every stage's census at each of its 8 GPUs
+  for (const auto& b : t.bandwidth) census += 8 * census_sent_bytes(b.op);
+  EXPECT_NEAR(t.total(), census, 1e-9 * census);
+  ASSERT_TRUE(t.has_load);
+  EXPECT_DOUBLE_EQ(t.load.nic_capacity_Bps, 12.5e9);  // 100 Gb/s
+  // Replica sets each run their own census: not covered.
+  auto replicas = traffic(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096, )" +
+                                         cluster + R"(, "plan": {"tp": 8, "global_batch": 64,
+      "replicas": [{"group": 0, "count": 1}, {"group": 1, "count": 2}]}})"));
+  ASSERT_FALSE(replicas.ok());
+  EXPECT_EQ(replicas.error().code, ErrorCode::unsupported);
+  EXPECT_EQ(replicas.error().path, "plan.replicas");
 }
 
 TEST(Traffic, LargeClustersStayWithinBudget) {
@@ -241,6 +279,115 @@ TEST(Traffic, EffectiveBandwidthBelowPeak) {
     EXPECT_GT(b.fraction_of_peak, 0) << b.op.what;
     EXPECT_LT(b.fraction_of_peak, 1) << b.op.what;
     EXPECT_NEAR(b.algbw_Bps * b.op.time_s, b.op.bytes, 1e-6 * b.op.bytes);
+  }
+}
+
+// Each window's bytes spread by hand: forward [0,1], backward [1,3], exposed sync [3,3.5],
+// optimizer [3.5,4], eight bins of 0.5 s. Gradient sync runs from the last backward block's
+// start to the sync's end ([1,3.5], 2.5 s); optimizer-phase bytes from there to the step's end.
+TEST(LinkLoad, SpreadsEachWindowOverItsBlocks) {
+  const std::vector<TimelineEvent> timeline = {
+      {TimelineKind::forward, 0, 0, 0, 0.0, 1.0},
+      {TimelineKind::backward, 0, 0, 0, 1.0, 3.0},
+      {TimelineKind::dp_sync, 0, 0, 0, 3.0, 3.5},
+      {TimelineKind::optimizer, 0, 0, 0, 3.5, 4.0}};
+  const WindowBytes bytes = {{10, 20, 6, 4}};
+  const std::vector<double> got = spread_over_timeline(timeline, bytes, 4.0, 8);
+  const std::vector<double> want = {5, 5, 5 + 1.2, 5 + 1.2, 5 + 1.2, 5 + 1.2, 1.2, 4};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+  // A stage with no blocks at all keeps its bytes (in the last bin).
+  const std::vector<double> lost = spread_over_timeline({}, bytes, 4.0, 8);
+  EXPECT_NEAR(lost.back(), 40, 1e-12);
+}
+
+// Over the iteration the load integrates to the matrix: every tier's bytes, and the busiest
+// NIC's. Two nodes of two GPUs with one NIC each (one NIC per two GPUs), dp 4: the gradient
+// ring 0->1->2->3->0 crosses nodes at 1->2 and 3->0, so GPU 1 and GPU 3 send their whole ring
+// share, 2 x 3/4 x G per all-reduce, over NICs 0 and 1; GPUs 0 and 2 send nothing out.
+TEST(LinkLoad, IntegratesToTheMatrixTotals) {
+  auto json = scenario_json(2, 2, R"({"dp": 4, "global_batch": 8})");
+  json.replace(json.find(R"("inter_node_link")"), 0, R"("nics_per_node": 1, )");
+  const Traffic t = traffic_of(json);
+  ASSERT_TRUE(t.has_load);
+  const LinkLoad& l = t.load;
+  ASSERT_EQ(l.scale_up_Bps.size(), static_cast<size_t>(kLoadBins));
+  double up = 0, out = 0, nic = 0;
+  for (int i = 0; i < kLoadBins; ++i) {
+    up += l.scale_up_Bps[i] * l.bin_s;
+    out += l.scale_out_Bps[i] * l.bin_s;
+    nic += l.busiest_nic_Bps[i] * l.bin_s;
+  }
+  double want_up = 0, want_out = 0;
+  for (const auto& kind : t.totals) want_up += kind[0], want_out += kind[1];
+  EXPECT_NEAR(up, want_up, 1e-9 * want_up);
+  EXPECT_NEAR(out, want_out, 1e-9 * want_out);
+  ASSERT_GT(want_out, 0);
+  // Two NICs carry the network traffic equally (GPU 1's and GPU 3's ring hops).
+  EXPECT_NEAR(l.busiest_nic_bytes, want_out / 2, 1e-9 * want_out);
+  EXPECT_NEAR(nic, l.busiest_nic_bytes, 1e-9 * want_out);
+  const double ib_ndr = 50e9;  // 400 Gb/s per port, one direction
+  EXPECT_DOUBLE_EQ(l.nic_capacity_Bps, ib_ndr);
+  EXPECT_DOUBLE_EQ(l.scale_out_capacity_Bps, 2 * ib_ndr);
+}
+
+// MoE all-to-all: an expected value under uniform routing; the busiest pair and GPU carry up to
+// plan.moe_imbalance times it. Qwen3-30B-A3B on 2 x 8 GPUs, ep 16: each all-to-all sends S/16 to
+// every member, so a pair carries sum(count x S) / 16 per iteration.
+TEST(Traffic, MoeAllToAllIsARange) {
+  const auto json = [](const std::string& dispatcher) {
+    return R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100", "nodes": 2},
+      "plan": {"ep": 16, "global_batch": 256, "moe_imbalance": 1.5, "moe_dispatcher": ")" +
+           dispatcher + R"("}})";
+  };
+  const Traffic t = traffic_of(json("alltoall"));
+  ASSERT_EQ(t.ranges.size(), 1u);
+  const TrafficRange& r = t.ranges[0];
+  double pair = 0;
+  for (const auto& b : t.bandwidth)
+    if (b.op.kind == CollectiveKind::all_to_all) pair += b.op.count * b.op.bytes / 16;
+  EXPECT_NEAR(r.expected_pair_bytes, pair, 1e-9 * pair);
+  EXPECT_NEAR(r.max_pair_bytes, 1.5 * pair, 1e-9 * pair);
+  EXPECT_NEAR(r.expected_gpu_bytes, 15 * pair, 1e-9 * pair);
+  EXPECT_NEAR(r.max_gpu_bytes, 1.5 * 15 * pair, 1e-9 * pair);
+  EXPECT_NEAR(cell(t, 0, 9, CommGroup::ep), pair, 1e-9 * pair);  // the matrix holds the mean
+  EXPECT_DOUBLE_EQ(r.flex_remote_scale, 1);
+  // Dense kinds are exact: no range.
+  EXPECT_TRUE(traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"))
+                  .ranges.empty());
+  // Flex sends a token once per destination node: the cross-node share of each all-to-all is
+  // scaled by the census's remote scale (8 of 16 peers sit in the other node), the rest not.
+  const Traffic f = traffic_of(json("flex"));
+  ASSERT_EQ(f.ranges.size(), 1u);
+  const double remote = f.ranges[0].flex_remote_scale;
+  EXPECT_LT(remote, 1);
+  double local = 0;
+  for (const auto& b : f.bandwidth)
+    if (b.op.kind == CollectiveKind::all_to_all) local += b.op.count * b.op.bytes / 16;
+  const size_t ep = static_cast<size_t>(CommGroup::ep);
+  EXPECT_NEAR(f.totals[ep][1], 16 * 8 * local * remote, 1e-9 * f.totals[ep][1]);
+  EXPECT_NEAR(f.totals[ep][0], 16 * 7 * local, 1e-9 * f.totals[ep][0]);
+  EXPECT_NEAR(cell(f, 0, 9, CommGroup::ep), local * remote, 1e-9 * local);
+}
+
+// The bandwidth curves are the cost model's busbw(S) = peak S / (S + S_half); each operation
+// names its curve and sits at or below it (it also pays a latency floor).
+TEST(Traffic, BandwidthCurvesBoundTheOperations) {
+  const Traffic t = traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"));
+  ASSERT_FALSE(t.curves.empty());
+  for (const auto& c : t.curves) {
+    ASSERT_EQ(c.sizes_bytes.size(), static_cast<size_t>(kCurveSizes));
+    EXPECT_DOUBLE_EQ(c.sizes_bytes.front(), 1024);
+    EXPECT_DOUBLE_EQ(c.sizes_bytes.back(), 4.0 * 1024 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(c.busbw_Bps[5], c.peak_Bps * c.sizes_bytes[5] /
+                                         (c.sizes_bytes[5] + c.half_peak_bytes));
+  }
+  for (const auto& b : t.bandwidth) {
+    ASSERT_GE(b.curve, 0);
+    const BandwidthCurve& c = t.curves[static_cast<size_t>(b.curve)];
+    EXPECT_EQ(c.link, b.op.link) << b.op.what;
+    const double S = b.op.bytes;
+    EXPECT_LE(b.busbw_Bps, c.peak_Bps * S / (S + c.half_peak_bytes) * (1 + 1e-9)) << b.op.what;
   }
 }
 

@@ -1,10 +1,14 @@
 // The Traffic card: the engine's traffic matrix (traffic(), `stepcast traffic`) as a heatmap of
 // bytes per iteration, GPU x GPU up to 1,024 GPUs and node x node above (the engine picks the
 // level), the bytes on each link tier and by group kind, where each kind of group sits, and the
-// nonzero cells as CSV. The heatmap is one pixel per cell, scaled up by CSS: its sum is kept
+// nonzero cells as CSV; the MoE all-to-all as a range (expected under uniform routing, up to the
+// imbalance times it); the link load over the iteration (link_load.js) and effective bandwidth
+// against message size (bandwidth_curve.js). The heatmap is one pixel per cell, scaled up by CSS: its sum is kept
 // (stats) so tests can check that it adds up to the census.
 import { $, fill, h } from './dom.js';
-import { bytes, integer } from './format.js';
+import { bandwidthChart } from './bandwidth_curve.js';
+import { bytes, integer, num } from './format.js';
+import { loadChart } from './link_load.js';
 
 const DECADES = 6; // the colour scale spans the largest cell down to a millionth of it
 let current = null; // {data, csv}
@@ -51,6 +55,15 @@ function drawHeatmap(canvas, data) {
   return total;
 }
 
+/** One sentence per inexact kind: "EP all-to-all: expected X per GPU pair, up to Y with imbalance Z". */
+function rangeText(r) {
+  const kind = r.kind.toUpperCase();
+  const flex = r.flex_remote_scale < 1 ? ` (flex sends ${num(100 * r.flex_remote_scale)} % of the cross-node share)` : '';
+  if (r.imbalance <= 1)
+    return `${kind} all-to-all: expected ${bytes(r.expected_pair_bytes)} per GPU pair, ${bytes(r.expected_gpu_bytes)} into each GPU per iteration (uniform routing, imbalance 1)${flex}.`;
+  return `${kind} all-to-all: expected ${bytes(r.expected_pair_bytes)} per GPU pair, up to ${bytes(r.max_pair_bytes)} with imbalance ${+r.imbalance.toPrecision(3)}; into the busiest GPU up to ${bytes(r.max_gpu_bytes)} (expected ${bytes(r.expected_gpu_bytes)}) per iteration${flex}. Dense traffic is exact.`;
+}
+
 /** Renders the engine's traffic() answer into the card; `stats` records what the heatmap shows. */
 export function renderTraffic(data, stats) {
   const root = $('#traffic');
@@ -77,6 +90,12 @@ export function renderTraffic(data, stats) {
     h('a', { href: url, download: 'traffic.csv' }).click();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   });
+  const ranges = (data.ranges ?? []).map(rangeText);
+  const load = data.load ? loadChart(data.load) : null;
+  const curves = bandwidthChart(data);
+  stats.traffic.ranges = ranges;
+  stats.traffic.load = load?.shown ?? null;
+  stats.traffic.bandwidth = curves.shown;
   fill(root,
     h('div', { class: 'metrics' },
       h('div', { class: 'metric', 'data-traffic': 'total', 'data-value': String(data.total_bytes) },
@@ -99,5 +118,12 @@ export function renderTraffic(data, stats) {
             return h('tr', null, h('td', null, kind), h('td', null, bytes(t.scale_up)), h('td', null, bytes(t.scale_out)),
               h('td', null, where));
           }))))),
+    ranges.map((t) => h('p', { class: 'traffic-range' }, t)),
+    h('div', { class: 'traffic-charts' },
+      h('figure', { class: 'traffic-chart', id: 'traffic-load' },
+        load ? load.canvas : h('p', { class: 'hint' }, 'No link load: the schedule has more blocks than a timeline reports.'),
+        h('figcaption', { class: 'hint' }, 'Link load over one iteration against capacity (dashed): each phase\'s bytes spread over its timeline blocks, a coarse view.')),
+      h('figure', { class: 'traffic-chart', id: 'traffic-bandwidth' }, curves.canvas,
+        h('figcaption', { class: 'hint' }, 'Bus bandwidth against message size on each path (lines) and the census\'s operations (points).'))),
     h('div', { class: 'buttons' }, download));
 }

@@ -72,6 +72,10 @@ StagePaths stage_paths(const Plan& plan, const ClusterGroup& cluster);
 std::vector<CommOp> stage_census(const ModelSpec& model, const Plan& plan, const StageShape& stage,
                                  const StagePaths& paths);
 
+// The share of an all-to-all's cross-node bytes the flex dispatcher still sends (1 otherwise):
+// a token goes once to each node holding one of its experts.
+double flex_remote_scale(const ModelSpec& model, const Plan& plan, const AllToAllPath& path);
+
 // Megatron's DDP bucket size in parameters: max(40 M, 1 M x DP size) when gradient reduction
 // overlaps the backward, else one bucket per buffer (megatron/core/distributed).
 int64_t dp_buckets(double parameters, const Plan& plan);

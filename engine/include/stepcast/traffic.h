@@ -9,7 +9,11 @@
 //   context-parallel ring step:    S to the ring successor,
 //   pipeline send/recv:            S per message to the neighbouring stage the schedule names
 //                                  (interleaved: rank pp-1 sends on to rank 0's next chunk).
-// S is the census's size of one operation. The census is per GPU and the same for every GPU of
+// S is the census's size of one operation. The flex dispatcher (DeepEP, HybridEP) sends a token
+// once per destination node: its all-to-alls' cross-node shares are scaled as the census's time
+// scales them (flex_remote_scale), so the matrix holds the bytes on the wire and its ep total is
+// below census_sent_bytes (the forwarding hop inside the destination node is not modelled, as in
+// the census). The census is per GPU and the same for every GPU of
 // a stage, so the matrix is the census applied at every rank.
 #pragma once
 
@@ -75,21 +79,76 @@ struct OpBandwidth {
   double busbw_Bps = 0;  // algbw x the bus factor
   double peak_Bps = 0;   // the line rate the operation could use per GPU (below)
   double fraction_of_peak = 0;
+  int curve = -1;        // index into Traffic::curves: the cost model's busbw for its path
+};
+
+// The cost model's bus bandwidth against message size on one path (collectives.h):
+// busbw(S) = peak x S / (S + S_half), sampled at kCurveSizes sizes from 1 KiB to 4 GiB. The
+// operations' own busbw sits at or a little below it (each also pays a latency floor).
+inline constexpr int kCurveSizes = 24;
+struct BandwidthCurve {
+  std::string link;            // link id
+  double peak_Bps = 0;         // the path's bus bandwidth per GPU at large messages
+  double half_peak_bytes = 0;  // where it reaches half of that
+  std::vector<double> sizes_bytes, busbw_Bps;
+};
+
+// Link load over the iteration (link_load.h): bytes per second sent on each tier by all GPUs,
+// and by the busiest NIC (the one sending most scale-out bytes per iteration; a GPU uses the
+// NICs of its share of the node: nics_per_node / gpus_per_node of them, or one NIC shared by
+// gpus_per_node / nics_per_node GPUs), with the capacities they are drawn against.
+struct LinkLoad {
+  double bin_s = 0;
+  std::vector<double> scale_up_Bps, scale_out_Bps, busiest_nic_Bps;
+  double scale_up_capacity_Bps = 0;   // every GPU's scale-up line rate, one direction
+  double scale_out_capacity_Bps = 0;  // every NIC's line rate, one direction
+  double nic_capacity_Bps = 0;        // one NIC (the inter-node link's per-port rate)
+  int64_t busiest_nic = 0;            // node x NICs-per-node numbering
+  double busiest_nic_bytes = 0;       // per iteration
+};
+
+// The predictability of one kind's traffic: dense collectives are exact; an MoE all-to-all is
+// an expected value under uniform routing, and the busiest GPU receives (and the busiest pair
+// carries) up to `imbalance` x the mean (plan.moe_imbalance; 1 when a capacity factor pads every
+// expert to its capacity, so the padded bytes are exact).
+struct TrafficRange {
+  CommGroup kind = CommGroup::ep;
+  double imbalance = 1;
+  double expected_pair_bytes = 0;  // one pair of the group per iteration, the largest stage's
+  double max_pair_bytes = 0;
+  double expected_gpu_bytes = 0;   // one GPU receives per iteration, the largest stage's
+  double max_gpu_bytes = 0;
+  double flex_remote_scale = 1;    // cross-node share the flex dispatcher still sends
+};
+
+// The nodes of one cluster group; groups are numbered one after the other (nodes, GPUs, NICs).
+struct TrafficNodes {
+  int gpus_per_node = 0;
+  int nodes = 0;
 };
 
 struct Traffic {
   std::string rank_order;
-  int64_t gpus = 0, nodes = 0, gpus_per_node = 0;
+  int64_t gpus = 0, nodes = 0;
+  int64_t gpus_per_node = 0;            // 0 when the cluster groups differ
+  std::vector<TrafficNodes> cluster_groups;
   bool gpu_level = true;                // cells are GPU x GPU (else node x node)
   std::vector<TrafficCell> cells;       // nonzero cells, sorted by (from, to)
   std::array<std::array<double, 2>, kGroupKinds> totals{};  // [kind][tier], bytes per iteration
   std::vector<GroupLocality> groups;    // the kinds the census uses
   std::vector<OpBandwidth> bandwidth;   // every census operation of every stage
+  std::vector<BandwidthCurve> curves;   // one per path the operations use
+  std::vector<TrafficRange> ranges;     // kinds whose bytes are not exact (MoE all-to-all)
+  bool has_load = false;                // false when the timeline is too long to report
+  LinkLoad load;
   double total() const;
 };
 
-// The matrix of a checked scenario. Errors: unsupported for several cluster groups or replica
-// sets (placed stage by stage, not by rank order), budget_exceeded past the budgets above.
+// The matrix of a checked scenario. Several cluster groups with plan.stages: stage i runs on the
+// next tp·cp·dp GPUs of its group, the groups' nodes numbered one after the other; a pipeline or
+// embedding message between groups counts as scale-out. Errors: unsupported for plan.replicas
+// (each set runs its own census, and the estimate reports only the slowest set's),
+// budget_exceeded past the budgets above.
 Result<Traffic> traffic(const Scenario& scenario, const TrafficOptions& options = {});
 
 // Bytes one GPU of the stage sends per iteration for an operation, averaged over its group's
