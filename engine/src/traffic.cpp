@@ -89,7 +89,7 @@ Result<OpGroup> op_group(const CommOp& op, const Plan& p, const RankGrid& dense,
              dp = dim_bit(Dim::dp), pp = dim_bit(Dim::pp);
   const int64_t n = op.group_size;
   auto on = [&](const RankGrid& g, DimMask dims) -> Result<OpGroup> {
-    if (group_size(g, dims) == n) return OpGroup{&g, dims};
+    if (group_size(g, dims) == n) return OpGroup{&g, dims, OpGroup::Shape::grid, 1, {}};
     return Error{ErrorCode::unsupported, "plan",
                  fmt::format("traffic: the census's {} group of {} ranks has no placement",
                              to_string(op.group), n)};
@@ -98,8 +98,8 @@ Result<OpGroup> op_group(const CommOp& op, const Plan& p, const RankGrid& dense,
     case CommGroup::tp: return on(dense, n == p.tp ? tp : tp | cp);
     case CommGroup::cp: return on(dense, cp);
     case CommGroup::dp: return on(dense, dp | cp);
-    case CommGroup::pp: return OpGroup{&dense, pp, OpGroup::Shape::pipeline};
-    case CommGroup::embedding: return OpGroup{&dense, pp, OpGroup::Shape::ends};
+    case CommGroup::pp: return OpGroup{&dense, pp, OpGroup::Shape::pipeline, 1, {}};
+    case CommGroup::embedding: return OpGroup{&dense, pp, OpGroup::Shape::ends, 1, {}};
     case CommGroup::model_parallel:
       return on(dense, n == int64_t{p.tp} * p.pp ? tp | pp : tp | cp | dp | pp);
     case CommGroup::ep: return on(expert, op.kind == K::all_to_all ? ep : tp | ep);
