@@ -467,6 +467,51 @@ TEST(Conversion, MoeRowTakesTheRecipeOfItsModel) {
   EXPECT_EQ(plan_of(qwen.cases[0])["recompute"], "none");
 }
 
+TEST(Tables, ModelRecipesMatchSourceGpuAndPrecision) {
+  // Entries are tried in order; an entry's filters (empty: any) must all hold.
+  const auto table = parse_source_table(R"({"unlisted": {
+    "framework": "megatron-core", "megatron_lm": false, "plan": {},
+    "sequence_parallel_with_selective": false, "overlap_grad_reduce_below_params_b": null,
+    "tied_embeddings": null, "default_micro_batch": null, "default_recompute": null,
+    "recompute_yes_means": null, "heads_when_unstated": null, "iter_time_from_tflops": false,
+    "nvl72_gpus_per_domain": null, "layout": [], "why": "test",
+    "model_recipes": [
+      {"model_contains": "M", "sources": ["S1"], "gpu_prefix": ["B200"], "precision": ["MXFP8"],
+       "recompute": "none", "moe_dispatcher": "flex", "etp": 1, "moe_overlap": true,
+       "cuda_graphs": true, "pipeline_layouts": {}, "why": "a"},
+      {"model_contains": "M", "gpu_prefix": ["H100"], "recompute": "none",
+       "moe_dispatcher": "alltoall", "etp": 1, "pipeline_layouts": {}, "why": "b"},
+      {"model_contains": "M", "recompute": "selective", "moe_dispatcher": null, "etp": null,
+       "pipeline_layouts": {}, "why": "c"}]},
+    "sources": []})");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  const SourceFacts& f = table->unlisted;
+  auto why = [&](std::string_view model, std::string_view source, std::string_view gpu,
+                 std::string_view precision) {
+    const auto* r = f.recipe_for(model, source, gpu, precision);
+    return r ? r->why : std::string("(none)");
+  };
+  EXPECT_EQ(why("M-1", "S1", "B200", "MXFP8"), "a");
+  EXPECT_EQ(why("M-1", "S1", "GB200 (NVL72)", "MXFP8"), "c");  // a prefix, not a substring
+  EXPECT_EQ(why("M-1", "S2", "B200", "MXFP8"), "c");
+  EXPECT_EQ(why("M-1", "S1", "B200", "FP8 (mixed)"), "c");
+  EXPECT_EQ(why("M-1", "S2", "H100-SXM5-80GB", "BF16"), "b");
+  EXPECT_EQ(why("X", "S1", "B200", "MXFP8"), "(none)");
+  const auto* a = f.recipe_for("M", "S1", "B200", "MXFP8 (blocks)");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->moe_overlap, std::optional<bool>(true));
+  EXPECT_EQ(a->cuda_graphs, std::optional<bool>(true));
+  EXPECT_FALSE(f.recipe_for("M", "S2", "H100", "BF16")->moe_overlap.has_value());
+  // A filter must be a non-empty array of strings.
+  Json bad = Json::parse(read("engine/accuracy/sources.json"));
+  bad["unlisted"]["model_recipes"] = Json::array({Json::parse(
+      R"({"model_contains": "M", "gpu_prefix": "B200", "recompute": null, "moe_dispatcher": null,
+          "etp": null, "pipeline_layouts": {}, "why": "x"})")});
+  const auto t = parse_source_table(bad.dump());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().path, "unlisted.model_recipes[0].gpu_prefix");
+}
+
 TEST(Conversion, MoeRowsOfReducedModelsAndModuleLists) {
   // SimuMax's 4-layer DeepSeek-V3: the architecture with 4 layers, 1 dense, no MTP, capacity 1.
   const Conversion sim = convert_one("SIMUMAX-B200-deepseekv3-l4-ep4-pp2-mbc8", modern());

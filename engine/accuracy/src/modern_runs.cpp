@@ -177,7 +177,7 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   const std::string rc = trim(cell("recompute"));
   std::string recompute;
   if (moe) {
-    auto r = detail::moe_recompute_of(rc, facts, cell("model"), c.assumptions);
+    auto r = detail::moe_recompute_of(rc, facts, cell, c.assumptions);
     if (!r.value) return Skip{r.skip};
     recompute = *r.value;
   } else if (rc.rfind("none", 0) == 0) recompute = "none";

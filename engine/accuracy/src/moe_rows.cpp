@@ -1,6 +1,7 @@
 #include "moe_rows.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
@@ -105,8 +106,22 @@ MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
   return {std::move(model), ""};
 }
 
+const SourceFacts::ModelRecipe* recipe_of(const CellReader& row, const SourceFacts& facts) {
+  return facts.recipe_for(row("model"), source_of(row("id")), row("gpu"), row("precision"));
+}
+
+namespace {
+// How an assumption names the recipe: its model and, where it has them, its filters.
+std::string recipe_name(const SourceFacts::ModelRecipe& r) {
+  std::string name = r.model_contains;
+  for (const auto* list : {&r.sources, &r.gpu_prefix, &r.precision})
+    if (!list->empty()) name += " " + fmt::format("{}", fmt::join(*list, "/"));
+  return name;
+}
+}  // namespace
+
 MoeStep<std::string> moe_recompute_of(std::string_view cell_text, const SourceFacts& facts,
-                                      std::string_view model,
+                                      const CellReader& row,
                                       std::vector<std::string>& assumptions) {
   const std::string rc = trim(cell_text);
   if (rc.rfind("full", 0) == 0) return {std::string("full"), ""};
@@ -114,11 +129,11 @@ MoeStep<std::string> moe_recompute_of(std::string_view cell_text, const SourceFa
   if (rc.rfind("none", 0) == 0 || contains(rc, "[]") || contains(rc, "(none)"))
     return {std::string("none"), ""};
   if (rc.empty() || contains(rc, "not stated")) {
-    const auto* recipe = facts.recipe_for(model);
+    const auto* recipe = recipe_of(row, facts);
     if (recipe && !recipe->recompute.empty()) {
       assumptions.push_back(fmt::format("recompute not stated: {} (the source's {} recipe, "
                                         "sources.json)",
-                                        recipe->recompute, recipe->model_contains));
+                                        recipe->recompute, recipe_name(*recipe)));
       return {recipe->recompute, ""};
     }
     if (!facts.default_recompute.empty()) {
@@ -144,14 +159,13 @@ MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int6
   const auto ep = leading_integer(cell("ep"));
   if (!ep) return {std::nullopt, "expert parallel size (ep) not stated"};
   plan["ep"] = *ep;
-  const std::string model = cell("model");
-  const auto* recipe = facts.recipe_for(model);
+  const auto* recipe = recipe_of(cell, facts);
   if (const auto etp = leading_integer(cell("etp"))) {
     plan["etp"] = *etp;
   } else if (recipe && recipe->etp) {
     plan["etp"] = *recipe->etp;
     assumptions.push_back(fmt::format("etp not stated: {} (the source's {} recipe, sources.json)",
-                                      *recipe->etp, recipe->model_contains));
+                                      *recipe->etp, recipe_name(*recipe)));
   } else {
     assumptions.push_back("etp not stated: tp (Megatron-Core's default)");
   }
@@ -166,7 +180,7 @@ MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int6
     plan["moe_dispatcher"] = recipe->moe_dispatcher;
     assumptions.push_back(fmt::format("dispatcher not stated: {} (the source's {} recipe, "
                                       "sources.json)",
-                                      recipe->moe_dispatcher, recipe->model_contains));
+                                      recipe->moe_dispatcher, recipe_name(*recipe)));
   } else {
     plan["moe_dispatcher"] = "alltoall";
     assumptions.push_back("dispatcher not stated: alltoall (Megatron-Core's default)");
@@ -175,6 +189,18 @@ MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int6
   const std::string notes = cell("notes");
   if (contains(notes, "EP overlap on")) plan["moe_overlap"] = true;
   if (contains(notes, "EP overlap off")) plan["moe_overlap"] = false;
+  if (!plan.contains("moe_overlap") && recipe && recipe->moe_overlap) {
+    plan["moe_overlap"] = *recipe->moe_overlap;
+    assumptions.push_back(fmt::format("EP overlap not stated: {} (the source's {} recipe, "
+                                      "sources.json)",
+                                      *recipe->moe_overlap ? "on" : "off", recipe_name(*recipe)));
+  }
+  if (recipe && recipe->cuda_graphs) {
+    plan["cuda_graphs"] = *recipe->cuda_graphs;
+    assumptions.push_back(fmt::format("CUDA graphs not stated: {} (the source's {} recipe, "
+                                      "sources.json)",
+                                      *recipe->cuda_graphs ? "on" : "off", recipe_name(*recipe)));
+  }
 
   if (recipe)
     for (const auto& [count, layout] : recipe->pipeline_layouts)
@@ -182,7 +208,7 @@ MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int6
         plan["pipeline_layout"] = layout;
         assumptions.push_back(fmt::format("pipeline layout '{}' for {} stages (the source's {} "
                                           "recipe, sources.json)",
-                                          layout, stages, recipe->model_contains));
+                                          layout, stages, recipe_name(*recipe)));
       }
   if (!plan.contains("pipeline_layout") && layers % stages != 0)
     assumptions.push_back(fmt::format("{} layers over {} stages: no layout stated, the "

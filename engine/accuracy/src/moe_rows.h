@@ -36,10 +36,14 @@ MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
 // mla_up_proj, mlp", "mlp, moe_act") or "full"; "not stated" takes the model's recipe, then the
 // source's default. Empty with the reason in `skip` when nothing applies.
 MoeStep<std::string> moe_recompute_of(std::string_view cell, const SourceFacts& facts,
-                                      std::string_view model,
+                                      const CellReader& row,
                                       std::vector<std::string>& assumptions);
 
-// The plan keys of a MoE row: ep, etp, moe_dispatcher, moe_overlap and the pipeline layout;
+// The source's recipe for the row (its model, source, gpu and precision cells), or nullptr.
+const SourceFacts::ModelRecipe* recipe_of(const CellReader& row, const SourceFacts& facts);
+
+// The plan keys of a MoE row: ep, etp, moe_dispatcher, moe_overlap, cuda_graphs and the pipeline
+// layout;
 // `stages` is pp x vp.
 MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
                           int64_t layers, std::vector<std::string>& assumptions);

@@ -22,9 +22,23 @@ const SourceFacts& SourceTable::facts_for(std::string_view source) const {
   return unlisted;
 }
 
-const SourceFacts::ModelRecipe* SourceFacts::recipe_for(std::string_view model) const {
+const SourceFacts::ModelRecipe* SourceFacts::recipe_for(std::string_view model,
+                                                        std::string_view source,
+                                                        std::string_view gpu,
+                                                        std::string_view precision) const {
+  const std::string_view word = precision.substr(0, precision.find_first_of(" \t("));
+  auto any = [](const std::vector<std::string>& list, auto&& pred) {
+    if (list.empty()) return true;
+    for (const auto& s : list)
+      if (pred(s)) return true;
+    return false;
+  };
   for (const auto& r : model_recipes)
-    if (model.find(r.model_contains) != std::string_view::npos) return &r;
+    if (model.find(r.model_contains) != std::string_view::npos &&
+        any(r.sources, [&](const std::string& s) { return source == s; }) &&
+        any(r.gpu_prefix, [&](const std::string& s) { return gpu.starts_with(s); }) &&
+        any(r.precision, [&](const std::string& s) { return word == s; }))
+      return &r;
   return nullptr;
 }
 
@@ -87,10 +101,29 @@ std::string optional_choice(JsonReader& r, std::string_view key,
 std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string path,
                                                      JsonReader& parent) {
   JsonReader r(j, std::move(path));
-  r.reject_unknown_keys(
-      {"model_contains", "recompute", "moe_dispatcher", "etp", "pipeline_layouts", "why"});
+  r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
+                         "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
+                         "pipeline_layouts", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
+  // Optional filters: arrays of strings.
+  for (auto [key, out] : {std::pair{"sources", &m.sources}, std::pair{"gpu_prefix", &m.gpu_prefix},
+                          std::pair{"precision", &m.precision}}) {
+    if (!r.has(key)) continue;
+    const Json* list = r.raw(key);
+    bool good = list && list->is_array() && !list->empty();
+    for (size_t i = 0; good && i < list->size(); ++i) good = (*list)[i].is_string();
+    if (!good) {
+      r.fail(ErrorCode::type_error, r.field(key),
+             r.field(key) + " must be a non-empty array of strings");
+      break;
+    }
+    for (const auto& s : *list) out->push_back(s.get<std::string>());
+  }
+  if (r.has("moe_overlap") && !is_null(r, "moe_overlap"))
+    m.moe_overlap = r.boolean("moe_overlap", std::nullopt);
+  if (r.has("cuda_graphs") && !is_null(r, "cuda_graphs"))
+    m.cuda_graphs = r.boolean("cuda_graphs", std::nullopt);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
   if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);
