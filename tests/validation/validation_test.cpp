@@ -119,6 +119,7 @@ struct GroupLimit {
 };
 constexpr GroupLimit kGroups[] = {
     {"Megatron software", 215, 12.4},
+    {"Megatron software, dense rows", 103, 7.9},
     {"Blackwell GPUs", 140, 8.9},
     {"models under 3 B", 7, 16.5},
     {"MoE rows", 113, 16.5},
