@@ -119,6 +119,7 @@ struct GroupLimit {
 };
 constexpr GroupLimit kGroups[] = {
     {"Megatron software", 215, 11.4},
+    {"Megatron software, dense rows", 103, 8.7},
     {"Blackwell GPUs", 140, 8.4},
     {"models under 3 B", 7, 14.9},
     {"MoE rows", 113, 13.9},
