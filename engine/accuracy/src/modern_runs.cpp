@@ -31,17 +31,8 @@ struct Row : detail::CellReader {
   }
 };
 
-struct Skip {
-  std::string reason;
-};
-
-template <class T>
-struct Step {
-  Step(T v) : value(std::move(v)) {}
-  Step(Skip s) : skip(std::move(s.reason)) {}
-  std::optional<T> value;
-  std::string skip;
-};
+using detail::Skip;
+using detail::Step;
 
 // The model: its shape from the cells, its architecture from its family's published config.
 Step<Json> model_of(const Row& cell) {
@@ -142,13 +133,7 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   c.locator = cell("source_locator");
   const SourceFacts& facts = sources.facts_for(c.source);
   const bool moe = !trim(cell("experts")).empty();
-  Step<Json> model = Skip{""};
-  if (moe) {
-    auto m = detail::moe_model_of(cell, catalog, c.assumptions);
-    model = m.value ? Step<Json>(std::move(*m.value)) : Step<Json>(Skip{m.skip});
-  } else {
-    model = model_of(cell);
-  }
+  Step<Json> model = moe ? detail::moe_model_of(cell, catalog, c.assumptions) : model_of(cell);
   if (!model.value) return Skip{model.skip};
 
   const auto gpus = leading_integer(cell("gpu_count"));
@@ -230,23 +215,10 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
 bool is_modern_table(const CsvTable& table) { return table.column("moe_ffn_hidden") >= 0; }
 
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog) {
-  const auto& sources = builtin_source_table();
-  const auto& hardware = builtin_hardware_map();
-  Conversion out;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    const Row cell{table, r};
-    Step<Case> row = !sources    ? Step<Case>(Skip{"built-in sources.json: " + sources.error().message})
-                     : !hardware ? Step<Case>(Skip{"built-in hardware_map.json: " +
-                                                   hardware.error().message})
-                                 : convert_row(cell, *sources, *hardware, catalog);
-    if (row.value) {
-      out.cases.push_back(std::move(*row.value));
-    } else {
-      const std::string id = table.cell(r, "id");
-      out.skipped.push_back(Skipped{id, source_of(id), row.skip});
-    }
-  }
-  return out;
+  return detail::convert_each(table, [&](size_t r, const SourceTable& sources,
+                                         const HardwareMap& hardware) {
+    return convert_row(Row{table, r}, sources, hardware, catalog);
+  });
 }
 
 }  // namespace stepcast::accuracy

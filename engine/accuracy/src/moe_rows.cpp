@@ -47,7 +47,7 @@ std::optional<double> number_after(std::string_view text, std::string_view key) 
 
 }  // namespace
 
-MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
+Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
                            std::vector<std::string>& assumptions) {
   const std::string name = trim(cell("model"));
   const std::string base = trim(std::string_view(name).substr(0, name.find(" (")));
@@ -56,18 +56,18 @@ MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
   for (const auto& m : catalog.models)
     if (m.moe.enabled() && (folded(m.name) == folded(base) || folded(m.id) == folded(base)))
       spec = &m;
-  if (!spec) return {std::nullopt, fmt::format("no MoE model preset is named '{}'", base)};
+  if (!spec) return Skip{fmt::format("no MoE model preset is named '{}'", base)};
   Json model = preset_json(spec->id);
   if (!model.is_object() || !model.contains("moe"))
-    return {std::nullopt, fmt::format("preset '{}' could not be read", spec->id)};
+    return Skip{fmt::format("preset '{}' could not be read", spec->id)};
   model.erase("source");
   model.erase("notes");
 
   // The row repeats the preset's shape; a difference means another model of the same name.
   const auto layers = leading_integer(cell("layers"));
   const auto seq = leading_integer(cell("seq_len"));
-  if (!layers) return {std::nullopt, "model shape not stated in the data (layers)"};
-  if (!seq) return {std::nullopt, "model shape not stated in the data (seq_len)"};
+  if (!layers) return Skip{"model shape not stated in the data (layers)"};
+  if (!seq) return Skip{"model shape not stated in the data (seq_len)"};
   const std::pair<const char*, Json> checks[] = {
       {"hidden", model["hidden"]},
       {"experts", model["moe"]["experts"]},
@@ -77,12 +77,12 @@ MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
   for (const auto& [column, want] : checks) {
     const auto have = leading_integer(cell(column));
     if (have && (!want.is_number_integer() || *have != want.get<int64_t>()))
-      return {std::nullopt, fmt::format("the row's {} {} is not preset {}'s {}", column, *have,
+      return Skip{fmt::format("the row's {} {} is not preset {}'s {}", column, *have,
                                         spec->id, want.dump())};
   }
   if (*layers != model["layers"].get<int64_t>()) {
     if (!reduced)
-      return {std::nullopt, fmt::format("the row's {} layers are not preset {}'s {}", *layers,
+      return Skip{fmt::format("the row's {} layers are not preset {}'s {}", *layers,
                                         spec->id, model["layers"].dump())};
     // A cut-down model for a timing harness: the architecture with fewer layers.
     model["layers"] = *layers;
@@ -103,7 +103,7 @@ MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
     model["moe"]["capacity_factor"] = *factor;
     assumptions.push_back(fmt::format("expert capacity factor {} (the dispatcher cell)", *factor));
   }
-  return {std::move(model), ""};
+  return model;
 }
 
 const SourceFacts::ModelRecipe* recipe_of(const CellReader& row, const SourceFacts& facts) {
@@ -115,33 +115,33 @@ namespace {
 std::string recipe_name(const SourceFacts::ModelRecipe& r) {
   std::string name = r.model_contains;
   for (const auto* list : {&r.sources, &r.gpu_prefix, &r.precision})
-    if (!list->empty()) name += " " + fmt::format("{}", fmt::join(*list, "/"));
+    if (!list->empty()) name += fmt::format(" {}", fmt::join(*list, "/"));
   return name;
 }
 }  // namespace
 
-MoeStep<std::string> moe_recompute_of(std::string_view cell_text, const SourceFacts& facts,
+Step<std::string> moe_recompute_of(std::string_view cell_text, const SourceFacts& facts,
                                       const CellReader& row,
                                       std::vector<std::string>& assumptions) {
   const std::string rc = trim(cell_text);
-  if (rc.rfind("full", 0) == 0) return {std::string("full"), ""};
+  if (rc.rfind("full", 0) == 0) return std::string("full");
   // "selective [] (none)": selective granularity with no modules recomputes nothing.
   if (rc.rfind("none", 0) == 0 || contains(rc, "[]") || contains(rc, "(none)"))
-    return {std::string("none"), ""};
+    return std::string("none");
   if (rc.empty() || contains(rc, "not stated")) {
     const auto* recipe = recipe_of(row, facts);
     if (recipe && !recipe->recompute.empty()) {
       assumptions.push_back(fmt::format("recompute not stated: {} (the source's {} recipe, "
                                         "sources.json)",
                                         recipe->recompute, recipe_name(*recipe)));
-      return {recipe->recompute, ""};
+      return recipe->recompute;
     }
     if (!facts.default_recompute.empty()) {
       assumptions.push_back(
           fmt::format("recompute not stated: {} (the source's default)", facts.default_recompute));
-      return {facts.default_recompute, ""};
+      return facts.default_recompute;
     }
-    return {std::nullopt, fmt::format("recompute '{}' not read", rc)};
+    return Skip{fmt::format("recompute '{}' not read", rc)};
   }
   // A module list (Megatron's --recompute-modules: core_attn, mla_up_proj, mlp, moe_act,
   // layernorm): Megatron's selective granularity. The engine's selective recompute re-runs the
@@ -150,14 +150,14 @@ MoeStep<std::string> moe_recompute_of(std::string_view cell_text, const SourceFa
       "recompute modules '{}': selective (the engine prices any module list as one re-run of "
       "the attention core per layer)",
       rc));
-  return {std::string("selective"), ""};
+  return std::string("selective");
 }
 
-MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
+Step<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
                           int64_t layers, std::vector<std::string>& assumptions) {
   Json plan = Json::object();
   const auto ep = leading_integer(cell("ep"));
-  if (!ep) return {std::nullopt, "expert parallel size (ep) not stated"};
+  if (!ep) return Skip{"expert parallel size (ep) not stated"};
   plan["ep"] = *ep;
   const auto* recipe = recipe_of(cell, facts);
   if (const auto etp = leading_integer(cell("etp"))) {
@@ -214,7 +214,7 @@ MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int6
     assumptions.push_back(fmt::format("{} layers over {} stages: no layout stated, the "
                                       "account-for flags or the engine's uneven split",
                                       layers, stages));
-  return {std::move(plan), ""};
+  return plan;
 }
 
 }  // namespace stepcast::accuracy::detail

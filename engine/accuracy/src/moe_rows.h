@@ -8,34 +8,22 @@
 #include <string_view>
 #include <vector>
 
+#include "conversion.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/catalog.h"
 
 namespace stepcast::accuracy::detail {
 
-// The cells of one row, by column name.
-struct CellReader {
-  virtual std::string operator()(std::string_view column) const = 0;
-  virtual ~CellReader() = default;
-};
-
-// A value, or the reason the row cannot become a case.
-template <class T>
-struct MoeStep {
-  std::optional<T> value;
-  std::string skip;
-};
-
 // The preset architecture the row names ("DeepSeek-V3", "Qwen3-30B-A3B"; "DeepSeek-V2 (4-layer
 // reduced)" is that architecture with the row's layer count), checked against the row's shape,
 // with the row's sequence length. Assumptions go to `assumptions`.
-MoeStep<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
+Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
                            std::vector<std::string>& assumptions);
 
 // The recompute mode of a row's cell: "none", "selective [] (none)", a module list ("selective
 // mla_up_proj, mlp", "mlp, moe_act") or "full"; "not stated" takes the model's recipe, then the
 // source's default. Empty with the reason in `skip` when nothing applies.
-MoeStep<std::string> moe_recompute_of(std::string_view cell, const SourceFacts& facts,
+Step<std::string> moe_recompute_of(std::string_view cell, const SourceFacts& facts,
                                       const CellReader& row,
                                       std::vector<std::string>& assumptions);
 
@@ -45,7 +33,7 @@ const SourceFacts::ModelRecipe* recipe_of(const CellReader& row, const SourceFac
 // The plan keys of a MoE row: ep, etp, moe_dispatcher, moe_overlap, cuda_graphs and the pipeline
 // layout;
 // `stages` is pp x vp.
-MoeStep<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
+Step<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t stages,
                           int64_t layers, std::vector<std::string>& assumptions);
 
 }  // namespace stepcast::accuracy::detail

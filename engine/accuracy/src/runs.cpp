@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cell_text.h"
+#include "conversion.h"
 #include "stepcast/accuracy/hardware_map.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/model.h"
@@ -27,19 +28,8 @@ struct Row {
   std::string operator()(std::string_view column) const { return table.cell(index, column); }
 };
 
-// Why a row is skipped.
-struct Skip {
-  std::string reason;
-};
-
-// One step of the conversion: its result, or why the row is skipped.
-template <class T>
-struct Step {
-  Step(T v) : value(std::move(v)) {}
-  Step(Skip s) : skip(std::move(s.reason)) {}
-  std::optional<T> value;
-  std::string skip;
-};
+using detail::Skip;
+using detail::Step;
 
 // ---------------------------------------------------------------------------------------------
 // The model: its shape from the cells, its architecture from the `arch` and `model` prose.
@@ -415,22 +405,10 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
 
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
   if (is_modern_table(table)) return convert_modern_runs(table, catalog);
-  const auto& sources = builtin_source_table();
-  const auto& hardware = builtin_hardware_map();
-  Conversion out;
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    Step<Case> row =
-        !sources    ? Step<Case>(Skip{"built-in sources.json: " + sources.error().message})
-        : !hardware ? Step<Case>(Skip{"built-in hardware_map.json: " + hardware.error().message})
-                    : convert_row(table, r, *sources, *hardware, catalog);
-    if (row.value) {
-      out.cases.push_back(std::move(*row.value));
-    } else {
-      const std::string id = table.cell(r, "id");
-      out.skipped.push_back(Skipped{id, source_of(id), row.skip});
-    }
-  }
-  return out;
+  return detail::convert_each(table, [&](size_t r, const SourceTable& sources,
+                                         const HardwareMap& hardware) {
+    return convert_row(table, r, sources, hardware, catalog);
+  });
 }
 
 }  // namespace stepcast::accuracy
