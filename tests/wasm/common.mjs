@@ -32,6 +32,20 @@ export function exampleScenarios() {
     .map((f) => [f, readFileSync(join(SCENARIO_DIR, f), 'utf8')]);
 }
 
+/** The text of the example scenario whose file name contains `part`. */
+export function exampleText(part) {
+  const found = exampleScenarios().find(([f]) => f.includes(part));
+  if (!found) throw new Error(`no example scenario named like ${part}`);
+  return found[1];
+}
+
+/** A scenario text with some of its plan keys replaced. */
+export function withPlan(text, plan) {
+  const s = JSON.parse(text);
+  Object.assign(s.plan, plan);
+  return JSON.stringify(s);
+}
+
 /**
  * Runs `stepcast estimate - --timeline` on a scenario text (the WebAssembly module always adds
  * the timeline; `timeline: false` leaves it out when only the numbers matter). Returns

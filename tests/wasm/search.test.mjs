@@ -4,31 +4,24 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 
-import { CLI, cliSearch, exampleScenarios, loadWasm, requireBuilt } from './common.mjs';
+import { CLI, cliSearch, exampleText, loadWasm, requireBuilt, withPlan } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
 let wasm;
 before(async () => { wasm = await loadWasm(); });
 
-const examples = exampleScenarios();
-const example = (part) => examples.find(([f]) => f.includes(part))[1];
-const variant = (text, plan) => {
-  const s = JSON.parse(text);
-  Object.assign(s.plan, plan);
-  return JSON.stringify(s);
-};
 
 // Single-group examples and a few variants (a ZeRO stage, fp8, another top count).
 const cases = [
-  ['the default example (Llama 3 70B on 8 DGX H100)', example('llama3-70b_dgx-h100x8'), 10],
-  ['Llama 3 8B on one DGX H100', example('llama3-8b_dgx-h100x1'), 10],
-  ['custom model on L40S PCIe', example('custom-7b_l40s-pcie'), 10],
-  ['GPT-3 175B on 128 DGX A100', example('gpt3-175b_dgx-a100x128'), 10],
-  ['the OOM example (few plans fit)', example('_oom'), 10],
-  ['Llama 3.1 405B fp8 (the rules refuse most plans)', example('405b'), 10],
-  ['ZeRO-3 kept, top 25', variant(example('llama3-8b_dgx-h100x1'), { zero_stage: 3, distributed_optimizer: false }), 25],
-  ['fp16, top 1', variant(example('llama3-70b_dgx-h100x8'), { precision: 'fp16' }), 1],
+  ['the default example (Llama 3 70B on 8 DGX H100)', exampleText('llama3-70b_dgx-h100x8'), 10],
+  ['Llama 3 8B on one DGX H100', exampleText('llama3-8b_dgx-h100x1'), 10],
+  ['custom model on L40S PCIe', exampleText('custom-7b_l40s-pcie'), 10],
+  ['GPT-3 175B on 128 DGX A100', exampleText('gpt3-175b_dgx-a100x128'), 10],
+  ['the OOM example (few plans fit)', exampleText('_oom'), 10],
+  ['Llama 3.1 405B fp8 (the rules refuse most plans)', exampleText('405b'), 10],
+  ['ZeRO-3 kept, top 25', withPlan(exampleText('llama3-8b_dgx-h100x1'), { zero_stage: 3, distributed_optimizer: false }), 25],
+  ['fp16, top 1', withPlan(exampleText('llama3-70b_dgx-h100x8'), { precision: 'fp16' }), 1],
 ];
 
 describe('search: WebAssembly equals stepcast search --format json', () => {
@@ -50,7 +43,7 @@ describe('search: WebAssembly equals stepcast search --format json', () => {
 
   test('a cluster of several groups is refused, as by the CLI', () => {
     for (const part of ['_stages', '_replicas']) {
-      const text = example(part);
+      const text = exampleText(part);
       const cli = cliSearch(text);
       assert.equal(cli.status, 2);
       const r = JSON.parse(wasm.search(text, 10));
@@ -60,7 +53,7 @@ describe('search: WebAssembly equals stepcast search --format json', () => {
   });
 
   test('a plan that breaks a rule the search varies is searched around, with its error', () => {
-    const text = variant(example('llama3-70b_dgx-h100x8'), { tp: 16 });
+    const text = withPlan(exampleText('llama3-70b_dgx-h100x8'), { tp: 16 });
     const cli = cliSearch(text);
     assert.equal(cli.status, 0, cli.stderr);
     const r = JSON.parse(wasm.search(text, 10));
@@ -73,7 +66,7 @@ describe('search: WebAssembly equals stepcast search --format json', () => {
   test('what cannot be searched gives the CLI\'s error, with its path', () => {
     // Keys that do not read (an unknown model) and rules no plan can satisfy (bf16 on V100).
     for (const [text, path] of [
-      [JSON.stringify({ ...JSON.parse(example('llama3-70b_dgx-h100x8')), model: 'gpt-9' }), 'model'],
+      [JSON.stringify({ ...JSON.parse(exampleText('llama3-70b_dgx-h100x8')), model: 'gpt-9' }), 'model'],
       [JSON.stringify({ model: 'gpt3-1.3b', cluster: { node: 'dgx-1-v100', nodes: 1 },
         plan: { global_batch: 8, precision: 'bf16' } }), 'plan.precision'],
     ]) {

@@ -6,20 +6,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
 
-import { CLI, exampleScenarios, jsonDiff, loadWasm, requireBuilt } from './common.mjs';
+import { CLI, exampleText, jsonDiff, loadWasm, requireBuilt, withPlan } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
 let wasm;
 before(async () => { wasm = await loadWasm(); });
 
-const examples = exampleScenarios();
-const example = (part) => examples.find(([f]) => f.includes(part))[1];
-const variant = (text, plan) => {
-  const s = JSON.parse(text);
-  Object.assign(s.plan, plan);
-  return JSON.stringify(s);
-};
 
 /** `stepcast traffic - [--level L] --format json`: {status, json, stderr}. */
 function cliTraffic(text, level) {
@@ -30,12 +23,12 @@ function cliTraffic(text, level) {
 }
 
 const cases = [
-  ['the default example (Llama 3 70B on 8 DGX H100)', example('llama3-70b_dgx-h100x8'), undefined],
-  ['the default example, node level', example('llama3-70b_dgx-h100x8'), 'node'],
-  ['TP across nodes (rank order dp first)', variant(example('llama3-70b_dgx-h100x8'), { rank_order: 'dp-tp-cp-ep-pp' }), undefined],
-  ['Qwen3-30B-A3B with EP 8', example('qwen3-30b-a3b'), undefined],
-  ['GPT-3 175B on 128 DGX A100 (node level by default)', example('gpt3-175b_dgx-a100x128'), undefined],
-  ['stages on two groups (A100 and H100 nodes)', example('llama3-8b_a100-and-h100_stages'), undefined],
+  ['the default example (Llama 3 70B on 8 DGX H100)', exampleText('llama3-70b_dgx-h100x8'), undefined],
+  ['the default example, node level', exampleText('llama3-70b_dgx-h100x8'), 'node'],
+  ['TP across nodes (rank order dp first)', withPlan(exampleText('llama3-70b_dgx-h100x8'), { rank_order: 'dp-tp-cp-ep-pp' }), undefined],
+  ['Qwen3-30B-A3B with EP 8', exampleText('qwen3-30b-a3b'), undefined],
+  ['GPT-3 175B on 128 DGX A100 (node level by default)', exampleText('gpt3-175b_dgx-a100x128'), undefined],
+  ['stages on two groups (A100 and H100 nodes)', exampleText('llama3-8b_a100-and-h100_stages'), undefined],
 ];
 
 describe('traffic: WebAssembly equals stepcast traffic --format json', () => {
@@ -52,9 +45,9 @@ describe('traffic: WebAssembly equals stepcast traffic --format json', () => {
 
   test('refusals: the same error from both', () => {
     const bad = [
-      variant(example('llama3-70b_dgx-h100x8'), { rank_order: 'tp-tp-ep-dp-pp' }),
-      variant(example('llama3-70b_dgx-h100x8'), { tp: 3 }),
-      example('llama3-70b_a100-and-h100_replicas'),
+      withPlan(exampleText('llama3-70b_dgx-h100x8'), { rank_order: 'tp-tp-ep-dp-pp' }),
+      withPlan(exampleText('llama3-70b_dgx-h100x8'), { tp: 3 }),
+      exampleText('llama3-70b_a100-and-h100_replicas'),
     ];
     for (const text of bad) {
       const cli = cliTraffic(text);
@@ -63,7 +56,7 @@ describe('traffic: WebAssembly equals stepcast traffic --format json', () => {
       assert.ok(mine.error, 'the module refuses it too');
       assert.equal(`error: ${mine.error.message}`, cli.stderr.trim().split('\n')[0]);
     }
-    const level = JSON.parse(wasm.traffic(example('llama3-8b_dgx-h100x1'), '{"level": "rack"}'));
+    const level = JSON.parse(wasm.traffic(exampleText('llama3-8b_dgx-h100x1'), '{"level": "rack"}'));
     assert.match(level.error.message, /level must be gpu, node or auto/);
   });
 });
