@@ -3,8 +3,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 
 import { ROOT, jsonDiff } from '../wasm/common.mjs';
+import { launch, serveSite } from './browser.mjs';
 
 export const SHOTS = join(ROOT, 'build', 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -17,6 +19,26 @@ export const FRAMEWORKS = Object.fromEntries(readdirSync(FRAMEWORK_DIR).filter((
   .map((f) => JSON.parse(readFileSync(join(FRAMEWORK_DIR, f), 'utf8'))).map((f) => [f.id, f]));
 /** Every plan flag a profile fills in. */
 export const FLAGS = [...new Set(Object.values(FRAMEWORKS).flatMap((f) => Object.keys(f.plan)))];
+
+/**
+ * A test file's fixtures: the built site served, Chromium and a browser context (desktop size
+ * plus `contextOptions`), opened before the file's tests and closed after them. `problems`
+ * collects what `watch` records and must be empty at the end.
+ */
+export function suite(contextOptions = {}) {
+  const fx = { site: null, browser: null, context: null, problems: [] };
+  before(async () => {
+    fx.site = await serveSite();
+    fx.browser = await launch();
+    fx.context = await fx.browser.newContext({ viewport: DESKTOP, ...contextOptions });
+  });
+  after(async () => {
+    await fx.browser?.close();
+    await fx.site?.close();
+    assert.deepEqual(fx.problems, [], 'no console errors, exceptions or dialogs');
+  });
+  return fx;
+}
 
 /** Records console errors, uncaught exceptions and dialogs (alert, confirm, ...) of a page. */
 export function watch(p, problems) {

@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 
 import { CLI, SCENARIO_DIR, SITE, cliEstimate as cliEstimateFull, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
-import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, assertNothingInjected, assertNumbers, metrics, settle, watch } from './helpers.mjs';
+import { assertNothingInjected, assertNumbers, metrics, settle, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 const cliEstimate = (text) => cliEstimateFull(text, { timeline: false });
@@ -52,11 +51,7 @@ const HOSTILE = [
   ['a huge GPU count', `#v=2&model=llama3-8b&node=dgx-h100&nodes=1000000000&tp=8&gbs=64`, 'plan'],
 ];
 
-let site;
-let browser;
-let context;
-const problems = [];
-let defaultNumbers;
+const fx = suite();
 
 /** Opens `url` in `p` (a fresh load) and waits until the page has handled it. */
 async function goFresh(p, url) {
@@ -78,31 +73,23 @@ async function answerMs(p) {
   return Date.now() - t0;
 }
 
-before(async () => {
-  site = await serveSite();
-  browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP });
+let defaultNumbers;
+before(() => {
   const cli = cliEstimate(DEFAULT);
   assert.equal(cli.status, 0, cli.stderr);
   defaultNumbers = cli.report;
 });
 
-after(async () => {
-  await browser?.close();
-  await site?.close();
-  assert.deepEqual(problems, [], 'no console errors, exceptions or dialogs');
-});
-
 describe('hostile links', () => {
   for (const [what, fragment, expected] of HOSTILE) {
     test(what, async () => {
-      const p = watch(await context.newPage(), problems);
+      const p = watch(await fx.context.newPage(), fx.problems);
       const violations = [];
       await p.exposeFunction('__cspViolation', (v) => violations.push(v));
       await p.addInitScript(() => document.addEventListener('securitypolicyviolation',
         (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
       const t0 = Date.now();
-      await goFresh(p, site.url + fragment);
+      await goFresh(p, fx.site.url + fragment);
       const handledMs = Date.now() - t0;
       assert.ok(await answerMs(p) < 1000, `${what}: the main thread answers within 1 s`);
       assert.equal(await p.evaluate(() => window.__pwned), undefined, `${what}: no script ran`);
@@ -118,7 +105,7 @@ describe('hostile links', () => {
         assert.equal(await status.isVisible(), true, `${what}: a message`);
         assert.match(await status.textContent(), /(Invalid plan|Not estimated): .+/, what);
       } else {
-        const want = cliEstimateLink(site.url + fragment);
+        const want = cliEstimateLink(fx.site.url + fragment);
         assert.equal(want.status, 0, `${what}: the CLI estimates it (${want.stderr})`);
         assertNumbers(want.report, await metrics(p), `${what}: the CLI's numbers`);
         for (const v of Object.values(await metrics(p))) assert.ok(Number.isFinite(v) && v >= 0, `${what}: ${v}`);
@@ -127,7 +114,7 @@ describe('hostile links', () => {
       await p.evaluate(() => { location.hash = '#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64'; });
       await p.waitForFunction(() => document.querySelector('#f-tp')?.value === '4', null, { timeout: 15000 });
       await settle(p);
-      const good = cliEstimateLink(`${site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64`);
+      const good = cliEstimateLink(`${fx.site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64`);
       assertNumbers(good.report, await metrics(p), `${what}: usable afterwards`);
       assert.deepEqual(violations, [], `${what}: nothing violates the policy`);
       await p.close();
@@ -141,10 +128,10 @@ test('a plan of 512 stages: the page draws at most 48 rows per chart and says so
     // An uneven first stage, so the stage map is drawn too.
     cluster: { node: 'dgx-h100', nodes: 64 }, plan: { pp: 512, global_batch: 512, first_stage_layers: 2 },
   });
-  const p = watch(await context.newPage(), problems);
-  await goFresh(p, site.url + fragment);
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await goFresh(p, fx.site.url + fragment);
   assert.ok(await answerMs(p) < 1000, 'the main thread answers within 1 s');
-  const want = cliEstimateLink(site.url + fragment);
+  const want = cliEstimateLink(fx.site.url + fragment);
   assert.equal(want.status, 0, want.stderr);
   assertNumbers(want.report, await metrics(p), "the CLI's numbers");
   assert.equal(await p.locator('#memory .mem-row').count(), 48);
@@ -170,7 +157,7 @@ describe('Content-Security-Policy', () => {
       assert.doesNotMatch(meta[1], /'unsafe-eval'|'unsafe-inline'/, `${page}: neither eval nor inline code`);
       assert.ok(html.indexOf('Content-Security-Policy') < html.indexOf('<script'), `${page}: before any script`);
     }
-    const res = await fetch(site.url);
+    const res = await fetch(fx.site.url);
     assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors \*/, 'frameable on purpose (?embed=1)');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
   });
@@ -178,12 +165,12 @@ describe('Content-Security-Policy', () => {
   test('the page, the embeds and the iframe run under it; an injected inline script does not', async () => {
     for (const path of ['', 'examples/', '?embed=1&controls=tp,pp#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=8']) {
       const own = []; // the blocked injection logs an error of its own: only that one is expected
-      const p = watch(await context.newPage(), own);
+      const p = watch(await fx.context.newPage(), own);
       const violations = [];
       await p.exposeFunction('__cspViolation', (v) => violations.push(v));
       await p.addInitScript(() => document.addEventListener('securitypolicyviolation',
         (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI}`)));
-      await p.goto(site.url + path);
+      await p.goto(fx.site.url + path);
       if (path === 'examples/') {
         await p.waitForFunction(() => [...document.querySelectorAll('stepcast-calculator')]
           .every((el) => el.shadowRoot?.querySelector('[data-metric="iteration_time_s"]')?.dataset.value), null, { timeout: 20000 });

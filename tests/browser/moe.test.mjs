@@ -8,11 +8,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
-import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, watch } from './helpers.mjs';
+import { assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -21,26 +20,11 @@ const MOE_LINK = 'v=2&model=qwen3-30b-a3b&node=dgx-b200&nodes=1&ep=8&gbs=256&sp=
 // The plan controls that mean something only for a model with experts (engine's schema: needs model.moe).
 const EXPERT_CONTROLS = ['#f-ep', '#f-etp', '#f-moe_dispatcher', '#f-moe_overlap', '#f-moe_imbalance'];
 
-let site;
-let browser;
-let context;
-const problems = [];
-
-before(async () => {
-  site = await serveSite();
-  browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block' });
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-  assert.deepEqual(problems, [], 'console errors or exceptions');
-});
+const fx = suite({ serviceWorkers: 'block' });
 
 async function open(fragment = '') {
-  const p = watch(await context.newPage(), problems);
-  await p.goto(`${site.url}${fragment ? `#${fragment}` : ''}`);
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await p.goto(`${fx.site.url}${fragment ? `#${fragment}` : ''}`);
   await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
   await settle(p);
   return p;
@@ -215,8 +199,8 @@ describe('mixture of experts', () => {
   });
 
   test('the embed hides its expert controls for a dense model and leaves them out of its link', async () => {
-    const p = watch(await context.newPage(), problems);
-    await p.goto(`${site.url}examples/`);
+    const p = watch(await fx.context.newPage(), fx.problems);
+    await p.goto(`${fx.site.url}examples/`);
     await p.evaluate((scenario) => {
       const el = document.createElement('stepcast-calculator');
       el.id = 'calc-moe';

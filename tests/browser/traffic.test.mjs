@@ -8,30 +8,14 @@
 // Screenshot under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, cliLink, requireBuilt } from '../wasm/common.mjs';
-import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, SHOTS, pageScenario, settle, watch } from './helpers.mjs';
+import { SHOTS, pageScenario, settle, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
-let site;
-let browser;
-let context;
-const problems = [];
-
-before(async () => {
-  site = await serveSite();
-  browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, serviceWorkers: 'block', acceptDownloads: true });
-});
-
-after(async () => {
-  await browser?.close();
-  await site?.close();
-  assert.deepEqual(problems, [], 'console errors or exceptions');
-});
+const fx = suite({ serviceWorkers: 'block', acceptDownloads: true });
 
 /** Bytes one GPU sends per iteration for a census operation (traffic.h's census_sent_bytes). */
 function sent(op) {
@@ -52,8 +36,8 @@ function censusTotal(report) {
 }
 
 async function open(fragment = '', url = null) {
-  const p = watch(await context.newPage(), problems);
-  await p.goto(url ?? `${site.url}${fragment ? `#${fragment}` : ''}`);
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await p.goto(url ?? `${fx.site.url}${fragment ? `#${fragment}` : ''}`);
   await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
   await settle(p);
   await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
@@ -120,7 +104,7 @@ describe('traffic card', () => {
       model: 'llama3-8b', seq_len: 4096, cluster,
       plan: { tp: 8, pp: 2, global_batch: 64, stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] },
     };
-    let made = cliLink(JSON.stringify(stages), { base: site.url });
+    let made = cliLink(JSON.stringify(stages), { base: fx.site.url });
     assert.equal(made.status, 0, made.stderr);
     let p = await open('', made.link);
     const shown = await checkTotal(p, 'gpu');
@@ -129,7 +113,7 @@ describe('traffic card', () => {
     await p.locator('#traffic-card').screenshot({ path: join(SHOTS, 'traffic-hetero.png') });
     await p.close();
     const replicas = { ...stages, plan: { tp: 8, global_batch: 64, replicas: [{ group: 0, count: 1 }, { group: 1, count: 1 }] } };
-    made = cliLink(JSON.stringify(replicas), { base: site.url });
+    made = cliLink(JSON.stringify(replicas), { base: fx.site.url });
     assert.equal(made.status, 0, made.stderr);
     p = await open('', made.link);
     const none = await p.evaluate(() => window.__stepcast.traffic);
