@@ -5,7 +5,9 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 
-import { ROOT, jsonDiff } from '../wasm/common.mjs';
+import { CLI, ROOT, cliRun, jsonDiff } from '../wasm/common.mjs';
+import { plainProblem } from '../../web/src/plain.js';
+import { setSchema } from '../../web/src/schema.js';
 import { launch, serveSite } from './browser.mjs';
 
 export const SHOTS = join(ROOT, 'build', 'screenshots');
@@ -49,6 +51,22 @@ export function watch(p, problems) {
     d.dismiss().catch(() => {});
   });
   return p;
+}
+
+let schemaSet = false;
+/**
+ * What the page says for an engine message (web/src/plain.js with the engine's schema): the page
+ * words the engine's rules with its labels; tests that compare with the CLI go through this.
+ * `gpusPerNode` as the page passes it for a one-group cluster.
+ */
+export function plainMessage(message, gpusPerNode) {
+  if (!schemaSet) {
+    const r = cliRun(['schema', '--format', 'json']);
+    assert.equal(r.status, 0, r.stderr);
+    setSchema(JSON.parse(r.stdout));
+    schemaSet = true;
+  }
+  return plainProblem({ message }, { gpusPerNode }).message;
 }
 
 /** Waits until the estimate on screen is the one for the scenario the form shows. */

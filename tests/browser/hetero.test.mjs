@@ -13,7 +13,7 @@ import {
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
-  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, settle, shootDesktop, watch,
+  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, plainMessage, settle, shootDesktop, watch,
 } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -91,9 +91,12 @@ const engineMessage = (scenario) => {
   return cli.stderr.replace(/^error: /, '').trim();
 };
 
+/** The same message as the page says it (web/src/plain.js). */
+const pageMessage = (scenario) => plainMessage(engineMessage(scenario));
+
 /** Every problem `stepcast resolve` has with a scenario is on the page, each at some field. */
 async function expectEveryProblemShown(scenario, p = page) {
-  const all = cliResolve(JSON.stringify(scenario)).errors;
+  const all = cliResolve(JSON.stringify(scenario)).errors.map((m) => plainMessage(m));
   assert.ok(all.length > 1, 'several problems');
   const shown = await p.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
   assert.deepEqual([...new Set(shown)].sort(), [...new Set(all)].sort(), 'every problem, each at a field');
@@ -178,7 +181,7 @@ describe('heterogeneous clusters', () => {
     await settle(page);
     const both0 = withPlan(STAGES, { stages: [{ group: 0, layers: 'auto' }, { group: 0, layers: 'auto' }] });
     assert.deepEqual((await pageScenario(page)).plan.stages, both0.plan.stages, 'the engine\'s placement, then the change');
-    assert.equal(await fieldError('plan.stages'), engineMessage(both0));
+    assert.equal(await fieldError('plan.stages'), pageMessage(both0));
     await expectEveryProblemShown(both0);
     assert.match(await page.textContent('#status'), /Invalid plan/);
     await page.locator('#placement-fieldset').screenshot({ path: join(SHOTS, 'hetero-error.png') });
@@ -197,7 +200,7 @@ describe('heterogeneous clusters', () => {
     await page.fill('#f-st0-layers', '0');
     await settle(page);
     assert.equal(await fieldError('plan.stages[0].layers'),
-      engineMessage(withPlan(STAGES, { stages: [{ group: 0, layers: 0 }, { group: 1, layers: 'auto' }] })));
+      pageMessage(withPlan(STAGES, { stages: [{ group: 0, layers: 0 }, { group: 1, layers: 'auto' }] })));
     assert.equal(await page.getAttribute('#f-st0-layers', 'aria-invalid'), 'true');
     await page.check('#f-st0-auto');
     await settle(page);
@@ -208,14 +211,14 @@ describe('heterogeneous clusters', () => {
     await settle(page);
     const g1 = structuredClone(STAGES);
     g1.cluster.groups[1].nodes = 0;
-    assert.equal(await fieldError('cluster.groups[1].nodes'), engineMessage(g1));
+    assert.equal(await fieldError('cluster.groups[1].nodes'), pageMessage(g1));
     await page.fill('#f-grp1-nodes', '1');
     await page.fill('#f-nodes', '0');
     await settle(page);
     const g0 = structuredClone(STAGES);
     g0.cluster.groups[0].nodes = 0;
     assert.match(engineMessage(g0), /^cluster\.groups\[0\]\.nodes/);
-    assert.equal(await fieldError('cluster.nodes'), engineMessage(g0), 'group 0 is the cluster form');
+    assert.equal(await fieldError('cluster.nodes'), pageMessage(g0), 'group 0 is the cluster form');
     await page.fill('#f-nodes', '1');
     await settle(page);
     await expectCli(STAGES);
@@ -226,7 +229,7 @@ describe('heterogeneous clusters', () => {
     await settle(page);
     // TP 8 x PP 2 is 16 GPUs per replica: more than a group has.
     const big = withPlan(STAGES, { stages: undefined, replicas: [{ group: 0, count: 1, micro_batches: 'auto' }, { group: 1, count: 1, micro_batches: 'auto' }] });
-    assert.equal(await fieldError('plan.replicas'), engineMessage(big));
+    assert.equal(await fieldError('plan.replicas'), pageMessage(big));
     await expectEveryProblemShown(big);
     await page.fill('#f-tp', '4');
     await settle(page);
@@ -266,7 +269,7 @@ describe('heterogeneous clusters', () => {
     await settle(page);
     const three = withPlan(twenty, { replicas: [...twenty.plan.replicas, { group: 1, count: 1, micro_batches: 'auto' }] });
     assert.deepEqual((await pageScenario(page)).plan.replicas, three.plan.replicas);
-    assert.equal(await fieldError('plan.replicas'), engineMessage(three));
+    assert.equal(await fieldError('plan.replicas'), pageMessage(three));
     await page.click('[aria-label="Remove replica set 2"]');
     await settle(page);
     await expectCli(twenty);

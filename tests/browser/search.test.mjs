@@ -14,7 +14,7 @@ import {
   CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliSearch, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, settle, watch } from './helpers.mjs';
+import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, settle, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -198,7 +198,7 @@ describe('the Faster plans card', () => {
     assert.ok(refused.baseline_error, 'the engine searches around it and says why it is not a plan');
     const summary = await page.textContent('#search-summary');
     assert.match(summary, /Your plan is not valid/);
-    assert.ok(summary.includes(refused.baseline_error.message.replace(/\.$/, '')), 'with the engine\'s reason');
+    assert.ok(summary.includes(plainMessage(refused.baseline_error.message).replace(/\.$/, '')), 'with the engine\'s reason, in the page\'s words');
     const cli = await expectCliPlans(scenario, { speedups: false });
     assert.equal(await page.locator('#search thead th', { hasText: 'Speed-up' }).count(), 0);
     // The card is not dimmed with the stale results: it is about the form as it stands.

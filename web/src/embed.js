@@ -26,6 +26,7 @@ import * as engine from './engine.js';
 import { duration, gib, money, percent } from './format.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
+import { plainProblem } from './plain.js';
 import { fullName, profile, setFrameworks, shortName } from './frameworks.js';
 import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from './schema.js';
 import css from './embed.css?inline';
@@ -384,7 +385,8 @@ class StepcastCalculator extends HTMLElement {
   }
 
   /** The engine's errors: every message in the status line, each marking the control it belongs to. */
-  refuse(errors) {
+  refuse(engineErrors) {
+    const errors = engineErrors.map((e) => plainProblem(e));
     this.wrap.classList.add('stale');
     const controls = [...this.wrap.querySelectorAll('[data-control]')];
     const controlOf = (path) => controls.find((el) => {

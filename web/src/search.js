@@ -14,6 +14,7 @@ import { applies, applyPlan } from './form/index.js';
 import { duration, gib, integer, percent } from './format.js';
 import { clusterGroups, describeGroups } from './groups.js';
 import { choiceLabel, keysFor } from './schema.js';
+import { plainProblem } from './plain.js';
 import { tip } from './tooltip.js';
 
 const TOP = 10; // plans asked for
@@ -226,7 +227,7 @@ function summary(s) {
   const fastest = [h('strong', null, duration(best.iteration_time_s)), ' per step'];
   if (s.many) return ['On group ', String(s.group), ' alone, the fastest plan takes ', ...fastest, ` (${plainPlan(best.plan)}).`];
   if (s.fallback) {
-    return [h('strong', null, 'Your plan is not valid'), ` (${s.fallback.message.replace(/\.$/, '')}); `,
+    return [h('strong', null, 'Your plan is not valid'), ` (${plainProblem(s.fallback).message.replace(/\.$/, '')}); `,
       'the fastest valid plan that fits takes ', ...fastest, '.'];
   }
   if (samePlan(best.plan, yours)) {

@@ -64,7 +64,9 @@ function clear() {
 function mark(el, messages, hints) {
   el.classList.add('invalid');
   const { error, fix } = ownLines(el);
-  error.replaceChildren(...messages.map((m) => Object.assign(document.createElement('span'), { className: 'msg', textContent: m })));
+  // The engine's own words on hover: what the command line says, and what a bug report quotes.
+  error.replaceChildren(...messages.map(({ text, engine }) => Object.assign(document.createElement('span'),
+    { className: 'msg', textContent: text, title: engine && engine !== text ? `Engine: ${engine}` : '' })));
   show(error, true);
   if (fix) {
     setText(fix, hints.length ? `Try: ${hints.join('; ')}.` : '');
@@ -93,7 +95,7 @@ export function showProblems(problems) {
     if (target) {
       if (!byField.has(target)) byField.set(target, { messages: [], hints: [] });
       const f = byField.get(target);
-      if (!f.messages.includes(p.message)) f.messages.push(p.message);
+      if (!f.messages.some((m) => m.text === p.message)) f.messages.push({ text: p.message, engine: p.engine });
       const hint = p.hint?.replace(/\.$/, '');
       if (hint && !f.hints.includes(hint)) f.hints.push(hint);
     }

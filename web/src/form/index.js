@@ -12,6 +12,7 @@
 //   errors.js     problems next to their controls
 import { $ } from '../dom.js';
 import * as engine from '../engine.js';
+import { plainProblem } from '../plain.js';
 import { plainDefault, setSchema } from '../schema.js';
 import { listen, notify } from './bind.js';
 import * as cluster from './cluster.js';
@@ -91,7 +92,9 @@ export function showLocal(problems) {
  */
 export function answer({ resolved, errors }) {
   state.resolved = resolved ?? null;
-  state.errors = errors ?? [];
+  // The engine's wording, with JSON paths, becomes the page's (the controls' labels and numbers).
+  const one = groups().length === 1 ? cluster.groupInfo()[0] : null;
+  state.errors = (errors ?? []).map((e) => plainProblem(e, { gpusPerNode: one?.gpusPerNode }));
   render();
   planForm.reveal(state.errors);
   model.reveal(state.errors);
