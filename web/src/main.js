@@ -3,12 +3,15 @@
 // recorded as the performance measure "stepcast:update".
 //
 // The scenario lives in the URL fragment (the engine's link format, see link.js): the page opens
-// the link it is loaded with, and keeps the address up to date with history.replaceState (never a
-// new history entry, at most every 0.4 s while typing). With ?embed=1 the page is the
+// the link it is loaded with, and keeps the address up to date (at most every 0.4 s while typing).
+// Each change the user makes after a pause, an applied plan and a chosen example is a history
+// entry, so the back button returns to the previous plan; the writes of one burst of typing
+// replace each other. With ?embed=1 the page is the
 // compact calculator for iframes (no header, key controls and results only).
 import './style.css';
 
 import { $, $$, h } from './dom.js';
+import * as compare from './compare.js';
 import * as engine from './engine.js';
 import * as form from './form/index.js';
 import { clusterGroups } from './groups.js';
@@ -119,12 +122,14 @@ async function update(t0 = performance.now()) {
     const first = placed[0];
     const message = first.hint ? `${first.message} (try: ${first.hint.replace(/\.$/, '')})` : first.message;
     renderSummaryBar('error', `Invalid plan: ${first.message}`);
+    compare.show(null);
     $('#results').classList.add('stale');
     setStatus('error', h('strong', null, 'Invalid plan: '), h('span', { class: 'engine-message' }, message),
       more(placed.length), ' ', focusButton(first.field),
       h('span', { class: 'hint' }, lastReport ? ' The results below are for the last valid plan.' : ''));
   } else {
     lastReport = r;
+    compare.show(r, sent, stats.linked === text ? stats.link : null);
     $('#results').classList.remove('stale');
     renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }) });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
@@ -192,6 +197,13 @@ const URL_INTERVAL_MS = 400;
 let currentScenario = null; // the last scenario read without a local error
 let urlTimer = 0;
 let urlWritten = 0;
+// History: `userChanged` marks a write as the user's (an edit, Apply, an example), not the page's
+// own (opening a link, back and forward). A user's write 1.5 s or more after their previous one
+// starts a new history entry; closer ones are the same burst of typing and replace it.
+const EDIT_BURST_MS = 1500;
+let userChanged = false;
+let lastUserWrite = -Infinity;
+let startedFrom = null; // the example the plan started from (Reset goes back to it)
 
 /** The address of the page without its fragment (and, for "Open in Stepcast", without ?embed). */
 function pageBase(full = false) {
@@ -213,8 +225,14 @@ function writeUrl(now = false) {
     const target = stats.link ?? pageBase();
     if (target === location.href) return;
     urlWritten = performance.now();
+    // Not in an iframe: its entries would be the host page's back button.
+    const push = !EMBED && userChanged && urlWritten - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
+    if (userChanged) lastUserWrite = urlWritten;
+    userChanged = false;
     try {
-      history.replaceState(history.state, '', target);
+      if (push) history.pushState(null, '', target);
+      else history.replaceState(history.state, '', target);
+      stats.historyLength = history.length;
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
   if (now) go();
@@ -240,6 +258,7 @@ async function syncLink(scenario = currentScenario, text = JSON.stringify(scenar
   }
   stats.link = r.link;
   stats.linked = text;
+  if (stats.rendered === text && lastReport) compare.show(lastReport, scenario, r.link);
   copy.disabled = false;
   copy.title = '';
   copy.dataset.link = r.link;
@@ -310,20 +329,40 @@ async function init() {
   defaultLabel = `the default scenario (${exampleLabel(defaultScenario, presets)})`;
   form.buildForm(ready.presets, ready.schema, (t) => {
     $('#examples').value = '';
+    userChanged = true;
     update(t);
   });
   if (EMBED) embedLayout();
   else initSearch(ready.presets);
+  // Pins live in the address (?compare=): the page's base, so every link written carries them.
+  compare.init(ready.presets, () => {
+    history.replaceState(history.state, '', compare.addressWith(location.href));
+    syncLink();
+  });
   const select = $('#examples');
   for (const [path, s] of Object.entries(examples).sort()) {
     const label = s.name ?? exampleLabel(s, ready.presets);
     select.append(h('option', { value: path }, s === defaultScenario ? `${label} (the default)` : label));
   }
-  select.addEventListener('change', () => { if (select.value) loadScenario(examples[select.value]); });
+  select.addEventListener('change', () => {
+    if (!select.value) return;
+    userChanged = true;
+    lastUserWrite = -Infinity; // an example is a new entry, however soon after an edit
+    startedFrom = select.value;
+    loadScenario(examples[select.value]);
+  });
+  $('#reset-example').addEventListener('click', () => {
+    const path = startedFrom ?? defaultPath();
+    userChanged = true;
+    lastUserWrite = -Infinity;
+    select.value = path;
+    loadScenario(examples[path]);
+  });
   $('#timeline-tip').replaceWith(tip('timeline'));
   $('#stagemap-tip').replaceWith(tip('stage_map'));
 
   $('#cost-form').addEventListener('input', () => {
+    userChanged = true;
     renderCost();
     syncLink();
   });
@@ -387,14 +426,18 @@ async function init() {
   });
 
   await openAddress();
+  const pinProblems = await compare.open(location.href);
+  if (pinProblems.length) linkNotice(h('strong', null, 'Some pinned plans of this link did not open: '), `${pinProblems.join('; ')}.`);
 }
+
+const defaultPath = () => Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
 
 /** Shows the scenario of the address, or the default one; counts in stats.opens when done. */
 async function openAddress() {
   if (!(await openLink())) {
     if (!location.hash || location.hash === '#') stats.opened = 'default';
     await loadScenario(defaultScenario);
-    $('#examples').value = Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
+    $('#examples').value = defaultPath();
   }
   stats.opens += 1;
 }

@@ -62,4 +62,10 @@ export function tip(term, label, doc) {
 }
 
 document.addEventListener('keydown', (e) => { if (e.key === 'Escape') hide(); });
-window.addEventListener('scroll', hide, { passive: true });
+// A scroll moves the page under a hover tooltip: hide it. But Tab scrolls the page to the button it
+// focuses, right after the focus showed the tooltip: a keyboard user's tooltip follows its button.
+// Captured: the form scrolls inside its own column too.
+document.addEventListener('scroll', () => {
+  if (owner && owner === document.activeElement) show(owner);
+  else hide();
+}, { capture: true, passive: true });

@@ -181,17 +181,50 @@ function groupCard(i) {
     h('p', { class: 'error', id: `group-${i}-error`, role: 'alert', hidden: true }));
 }
 
-// The node a new group gets: a common one the cluster does not have yet.
+// The node a new group gets: a common one the cluster does not have yet, wide enough for TP.
 const NEW_GROUP_NODES = ['dgx-h100', 'dgx-a100', 'hgx-h200', 'dgx-b200', 'mi300x-x8'];
+const gcd = (a, b) => (b ? gcd(b, a % b) : a);
 
+/**
+ * A group added to a cluster must be usable at once, or the estimate breaks on the first click
+ * (the engine refuses a group the plan leaves empty). The one layout every plan allows is whole
+ * replicas per group (TP and PP stay inside a group, as Megatron needs), so the new group gets
+ * the fewest nodes that hold whole replicas of tp·pp·cp GPUs, and every group becomes a replica
+ * set with micro-batches in proportion to its speed. When a group already there cannot hold whole
+ * replicas, the groups are added as written and the note beside the button says what to do.
+ */
 function addGroup() {
   const list = groups();
+  const p = state.resolved?.scenario?.plan ?? plan();
+  const tp = p.tp ?? 1;
+  const perReplica = tp * (p.pp ?? 1) * (p.cp ?? 1);
   const used = new Set(list.map((g) => g.node));
-  const node = NEW_GROUP_NODES.find((n) => !used.has(n) && byId(presets.nodes, n)) ?? presets.nodes[0].id;
+  const wide = (n) => n && n.gpus_per_node >= tp && n.gpus_per_node % tp === 0;
+  const node = NEW_GROUP_NODES.map((id) => byId(presets.nodes, id)).find((n) => wide(n) && !used.has(n.id))
+    ?? presets.nodes.find(wide) ?? presets.nodes[0];
+  const nodes = perReplica / gcd(perReplica, node.gpus_per_node);
   const c = state.scenario.cluster;
-  state.scenario.cluster = Array.isArray(c.groups) ? { ...c, groups: [...c.groups, { node, nodes: 1 }] }
-    : { groups: [c, { node, nodes: 1 }] };
+  const added = { node: node.id, nodes };
+  state.scenario.cluster = Array.isArray(c.groups) ? { ...c, groups: [...c.groups, added] } : { groups: [c, added] };
   dropLayouts();
+  const gpus = [...groupInfo().slice(0, list.length).map((g) => (Number.isFinite(g.gpus) ? g.gpus : g.nodes * g.gpusPerNode)),
+    nodes * node.gpus_per_node];
+  const whole = gpus.every((n) => Number.isInteger(n / perReplica) && n >= perReplica);
+  if (whole) {
+    const q = plan();
+    q.replicas = gpus.map((n, group) => ({ group, count: n / perReplica, micro_batches: 'auto' }));
+    delete q.dp; // the replica sets' counts add up to it
+  }
+  const note = $('#add-group-note');
+  if (note) {
+    note.textContent = whole
+      ? `Added ${nodes} × ${node.name.replace(/\s*\(.*\)$/, '')}: ${gpus[gpus.length - 1] / perReplica} more ` +
+        `replica${gpus[gpus.length - 1] / perReplica === 1 ? '' : 's'} of ${perReplica} GPUs (TP ${tp} × PP ${p.pp ?? 1}` +
+        `${(p.cp ?? 1) > 1 ? ` × CP ${p.cp}` : ''}), each group a replica set (Placement below).`
+      : `Added ${nodes} × ${node.name.replace(/\s*\(.*\)$/, '')}. Some group does not hold whole replicas of ` +
+        `${perReplica} GPUs: set its nodes, or place pipeline stages on the groups (Placement below).`;
+    note.hidden = false;
+  }
   state.lastChanged = 'cluster.groups';
 }
 
@@ -258,7 +291,8 @@ export function build(thePresets) {
     h('div', { class: 'group-tools' },
       onClick(h('button', { type: 'button', id: 'add-group' }, '+ Add a group of other nodes'), addGroup,
         () => $(`#f-grp${groups().length - 1}-node`)?.focus()),
-      tip('groups', 'groups of nodes')),
+      tip('groups', 'groups of nodes'),
+      h('p', { class: 'hint', id: 'add-group-note', role: 'status', hidden: true })),
     keyField(k('inter_group_link'), 'cluster.inter_group_link', 'inter_group_link', { control: igl, cls: 'igl', hint: '' }));
   $('#f-inter_group_link').closest('.field').hidden = true;
 }

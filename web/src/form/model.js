@@ -6,7 +6,7 @@
 import { $, $$, fill, h } from '../dom.js';
 import { applies, choiceLabel, keysFor, keysOf, plainDefault, required, rule } from '../schema.js';
 import { field, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
-import { on } from './bind.js';
+import { on, onClick } from './bind.js';
 import { edit, getIn, markLocal, setIn, state } from './state.js';
 
 let presets;
@@ -46,8 +46,11 @@ function fillModelList(query) {
   const current = isPreset() ? state.scenario.model : '';
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   const match = (m) => words.every((w) => `${m.name} ${m.id}`.toLowerCase().includes(w));
-  const shown = presets.models.filter((m) => match(m) || m.id === current);
-  fill(select, shown.map((m) => h('option', { value: m.id }, m.name)));
+  const shown = presets.models.filter(match);
+  // The model on show stays selectable, but apart: it is not one of the matches.
+  const onShow = current && !shown.some((m) => m.id === current) ? byId(presets.models, current) : null;
+  fill(select, shown.map((m) => h('option', { value: m.id }, m.name)),
+    onShow ? h('optgroup', { label: 'On show' }, h('option', { value: onShow.id }, onShow.name)) : null);
   if (current) select.value = current;
   setText($('#model-count'), words.length
     ? `${shown.filter(match).length} of ${presets.models.length} models match`
@@ -92,7 +95,13 @@ export function build(thePresets) {
   search.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowDown') { e.preventDefault(); $('#f-model').focus(); }
   });
-  const select = on(h('select', { id: 'f-model', name: 'model', size: 7 }), (el) => { if (el.value) edit('model', el.value); });
+  const select = on(h('select', { id: 'f-model', name: 'model', size: 7 }), (el) => {
+    const before = state.scenario.model;
+    if (!el.value || el.value === before) return; // "input" then "change": one choice
+    edit('model', el.value);
+    noteCarried(before, el.value);
+    fillModelList($('#f-model-search').value); // the model on show is now this one
+  });
   const custom = customKeys().sort((a, b) => rank(a) - rank(b)).map((k) => {
     const f = keyField(k, k.path, idOf(k), { cls: k.type === 'text' ? 'wide' : '' });
     const el = $(`#f-${idOf(k)}`, f);
@@ -118,7 +127,10 @@ export function build(thePresets) {
         h('div', { class: 'label-row' }, h('label', { for: 'f-model-search' }, 'Search models')),
         h('div', { class: 'control' }, search),
         h('p', { class: 'hint', id: 'model-count', 'aria-live': 'polite' })),
-      field('model', 'model', 'Model preset', 'model', select, { hint: '' })),
+      field('model', 'model', 'Model preset', 'model', select, { hint: '' }),
+      h('p', { class: 'hint carried', id: 'model-carried', role: 'status', hidden: true },
+        h('span', { id: 'model-carried-text' }), ' ',
+        onClick(h('button', { type: 'button', class: 'link', id: 'model-carried-use' }), useModelSeqLen))),
     h('div', { id: 'model-custom', class: 'panel', hidden: true },
       h('div', { class: 'grid' }, custom), subObjects().map(disclosure)));
   $('#f-model-hint').id = 'model-card';
@@ -196,6 +208,10 @@ const rank = (k) => ({ text: 0, integer: 1, number: 1, choice: 2, boolean: 3 }[k
 /** Shows the scenario's model (and, for a custom one, the engine's values of the keys it leaves out). */
 export function render() {
   const preset = isPreset();
+  if (carriedFor && state.scenario.model !== carriedFor) {
+    carriedFor = null;
+    show($('#model-carried'), false);
+  }
   $('#f-model-mode-preset').checked = preset;
   $('#f-model-mode-custom').checked = !preset;
   show($('#model-preset'), preset);
@@ -240,6 +256,43 @@ export function render() {
       put(el, m[k.name] ?? resolved?.[k.name]);
     }
   }
+}
+
+/**
+ * A new preset keeps the plan, the global batch and a sequence length the user set: say so beside
+ * the menu (a 70B run silently at the 8B example's 8,192 tokens is a surprise), with a button to
+ * take the new model's own training length.
+ */
+let carriedFor = null; // the model the note is about (another model on show hides it)
+
+function noteCarried(before, after) {
+  const from = typeof before === 'string' ? byId(presets.models, before) : null;
+  const to = byId(presets.models, after);
+  const note = $('#model-carried');
+  carriedFor = to && from && from.id !== to.id ? to.id : null;
+  if (!carriedFor) {
+    show(note, false);
+    return;
+  }
+  const n = (x) => Number(x).toLocaleString('en-US');
+  const seq = state.scenario.seq_len;
+  const kept = [seq !== undefined ? `sequence length ${n(seq)}` : null,
+    state.scenario.plan?.global_batch !== undefined ? `global batch ${n(state.scenario.plan.global_batch)}` : null,
+    'the plan'].filter(Boolean);
+  const last = kept.pop();
+  setText($('#model-carried-text'), `Kept from ${from.name}: ${kept.length ? `${kept.join(', ')} and ` : ''}${last}` +
+    `${seq !== undefined && seq !== to.seq_len ? ` (${to.name} was trained at ${n(to.seq_len)})` : ''}.`);
+  const use = $('#model-carried-use');
+  show(use, seq !== undefined && seq !== to.seq_len);
+  setText(use, `Use ${n(to.seq_len)} tokens`);
+  show(note, true);
+}
+
+function useModelSeqLen() {
+  const to = byId(presets.models, state.scenario.model);
+  if (to) edit('seq_len', to.seq_len);
+  show($('#model-carried-use'), false);
+  setText($('#model-carried-text'), `Sequence length set to ${to.name}'s ${to.seq_len.toLocaleString('en-US')}.`);
 }
 
 /** The preset's training context ("the model was trained at 8,192"), for the sequence length's hint. */

@@ -1,0 +1,204 @@
+// What a first-time user trips on (issue "the page, round 2"), in Chromium: adding a group of nodes
+// gives a valid plan at once; a tooltip opened from the keyboard survives the scroll Tab causes;
+// problems are said in the page's words with the numbers (and the engine's words on hover); a new
+// model says what it kept from the previous one; the cost inputs stay usable while the plan is
+// invalid. Screenshots under build/screenshots/.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { PHONE, SHOTS, assertNumbers, linked, metrics, pageScenario, settle, suite, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const fx = suite({ serviceWorkers: 'block' });
+const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+
+async function open(fragment = DEFAULT, options = {}) {
+  const p = watch(await fx.context.newPage(), fx.problems);
+  if (options.viewport) await p.setViewportSize(options.viewport);
+  await p.goto(`${fx.site.url}#${fragment}`);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  await settle(p);
+  return p;
+}
+
+async function setValue(p, selector, value) {
+  await p.fill(selector, String(value));
+  await settle(p);
+}
+
+const invalidFields = (p) => p.$$eval('#inputs .field.invalid', (els) => els.map((e) => e.dataset.path));
+const messagesAt = (p, path) => p.$$eval(`[data-path="${path}"] > .error .msg`, (els) => els.map((e) => e.textContent));
+
+describe('first use', () => {
+  test('adding a group of nodes gives a valid plan at once: whole replicas on the new group', async () => {
+    const p = await open();
+    await p.click('#add-group');
+    await settle(p);
+    assert.equal(await p.isVisible('#status'), false, 'no error after one click');
+    assert.deepEqual(await invalidFields(p), []);
+    const sent = await pageScenario(p);
+    // TP 8 × PP 4 = 32 GPUs a replica: the new group is 4 DGX A100 (32 GPUs), one replica; the
+    // 64 H100 hold two; micro-batches in proportion to speed, DP the counts added up (3).
+    assert.deepEqual(sent.cluster.groups, [{ node: 'dgx-h100', nodes: 8 }, { node: 'dgx-a100', nodes: 4 }]);
+    assert.deepEqual(sent.plan.replicas, [{ group: 0, count: 2, micro_batches: 'auto' }, { group: 1, count: 1, micro_batches: 'auto' }]);
+    assert.equal(sent.plan.dp, undefined);
+    assert.match(await p.textContent('#add-group-note'), /^Added 4 × NVIDIA DGX A100: 1 more replica of 32 GPUs \(TP 8 × PP 4\)/);
+    const cli = cliEstimate(JSON.stringify(sent), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p));
+    assert.equal(cli.report.plan.dp, 3);
+    await p.screenshot({ path: join(SHOTS, 'add-group.png') });
+    await p.close();
+  });
+
+  test('adding a group to a plan of 4-GPU replicas on 8-GPU nodes sizes the group to one node', async () => {
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64&seq=4096');
+    await p.click('#add-group');
+    await settle(p);
+    assert.equal(await p.isVisible('#status'), false);
+    const sent = await pageScenario(p);
+    assert.deepEqual(sent.cluster.groups[1], { node: 'dgx-a100', nodes: 1 });
+    assert.deepEqual(sent.plan.replicas.map((r) => r.count), [2, 2], '8 GPUs each: two replicas of TP 4');
+    await p.close();
+  });
+
+  test('a tooltip opened from the keyboard stays when Tab scrolls the page to it', async () => {
+    const p = await open();
+    // The census's "?" of "Time each", far below the first screen: Tab to it from the control before.
+    const last = p.locator('#results .tip[data-term="census_time"]').first();
+    await p.evaluate(() => window.scrollTo(0, 0));
+    const before = await last.evaluate((el) => {
+      const all = [...document.querySelectorAll('button, input, select, a[href], summary, [tabindex]')]
+        .filter((x) => x.tabIndex >= 0 && x.offsetParent !== null);
+      const i = all.indexOf(el);
+      return i > 0 ? (all[i - 1].focus(), i) : -1;
+    });
+    assert.ok(before > 0);
+    await p.evaluate(() => window.scrollTo(0, 0));
+    const y0 = await p.evaluate(() => window.scrollY);
+    await p.keyboard.press('Tab');
+    await p.waitForTimeout(300);
+    assert.equal(await last.evaluate((el) => el === document.activeElement), true);
+    assert.ok(await p.evaluate(() => window.scrollY) > y0 + 500, 'Tab scrolled the page');
+    assert.equal(await p.isVisible('#tooltip'), true, 'the tooltip is still on show');
+    // ... and beside its button.
+    const [tipBox, buttonBox] = [await p.locator('#tooltip').boundingBox(), await last.boundingBox()];
+    assert.ok(Math.abs(tipBox.y - (buttonBox.y + buttonBox.height)) < 20 || Math.abs(tipBox.y + tipBox.height - buttonBox.y) < 20,
+      `tooltip at ${tipBox.y}, button at ${buttonBox.y}`);
+    // A mouse user's scroll still hides it.
+    await p.keyboard.press('Escape');
+    await last.hover();
+    assert.equal(await p.isVisible('#tooltip'), true);
+    await p.mouse.move(5, 5);
+    await p.evaluate(() => window.scrollBy(0, -200));
+    await p.waitForTimeout(100);
+    assert.equal(await p.isVisible('#tooltip'), false);
+    await p.close();
+  });
+
+  test('problems in words a user reads, with the numbers, at the control changed', async () => {
+    const p = await open();
+    await setValue(p, '#f-tp', 3);
+    const atTp = await messagesAt(p, 'plan.tp');
+    assert.deepEqual(atTp.slice(0, 3), ['TP 3 does not divide the 64 attention heads', 'TP 3 does not divide the 8 KV heads',
+      'TP 3 does not divide the FFN size 28,672']);
+    assert.equal(await p.textContent('[data-path="plan.tp"] > .fix'), 'Try: TP 1, 2, 4 or 8.');
+    assert.equal(await p.getAttribute('[data-path="plan.tp"] > .error .msg', 'title'), 'Engine: plan.tp=3 must divide model.heads=64');
+    assert.match(await p.textContent('#status'), /^Invalid plan: TP 3 does not divide the 64 attention heads \(try: TP 1, 2, 4 or 8\)/);
+    assert.doesNotMatch(await p.textContent('#search'), /plan\.tp|model\.heads/, 'no JSON paths in the search card either');
+    await setValue(p, '#f-tp', 8);
+    // Nodes 7: the rule is DP's (derived, read-only), the control is Nodes, with the node counts that work.
+    await setValue(p, '#f-nodes', 7);
+    assert.deepEqual(await invalidFields(p), ['cluster.nodes']);
+    assert.deepEqual(await messagesAt(p, 'cluster.nodes'), ['The cluster\'s 56 GPUs do not split into whole model replicas of TP 8 × PP 4 = 32 GPUs']);
+    assert.equal(await p.textContent('[data-path="cluster.nodes"] > .fix'), 'Try: 4 or 8 nodes, or a TP × PP that divides 56 GPUs.');
+    assert.equal(await p.inputValue('#f-dp'), '', 'no rounded-down DP while the plan is refused');
+    await setValue(p, '#f-nodes', 8);
+    // PP 3: 80 layers.
+    await setValue(p, '#f-pp', 3);
+    assert.ok((await messagesAt(p, 'plan.pp')).includes('PP 3 does not divide the 80 layers into equal stages'));
+    await setValue(p, '#f-pp', 4);
+    assert.deepEqual(await invalidFields(p), []);
+    await p.close();
+  });
+
+  test('the cost inputs are not dimmed with the stale results', async () => {
+    const p = await open();
+    await setValue(p, '#f-tp', 3);
+    const opacity = (sel) => p.$eval(sel, (el) => {
+      let o = 1;
+      for (let e = el; e; e = e.parentElement) o *= Number(getComputedStyle(e).opacity);
+      return o;
+    });
+    assert.equal(await opacity('#f-tokens'), 1, 'the tokens input looks like an input');
+    assert.equal(await opacity('#f-price'), 1);
+    assert.ok(await opacity('#cost-out') < 0.6, 'the cost results are dimmed: they are for the last valid plan');
+    assert.ok(await opacity('#metrics') < 0.6);
+    await p.close();
+  });
+
+  test('a new model says what it kept from the previous one, and can take its own sequence length', async () => {
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=16384', { viewport: PHONE });
+    await p.fill('#f-model-search', 'llama 3 70');
+    // The search lists what matches; the model on show stays apart.
+    assert.deepEqual(await p.$$eval('#f-model > option', (os) => os.map((o) => o.textContent)), ['Llama 3 70B']);
+    assert.deepEqual(await p.$$eval('#f-model optgroup option', (os) => os.map((o) => o.textContent)), ['Llama 3 8B']);
+    await p.selectOption('#f-model', 'llama3-70b');
+    await settle(p);
+    assert.equal(await p.textContent('#model-carried-text'),
+      'Kept from Llama 3 8B: sequence length 16,384, global batch 512 and the plan (Llama 3 70B was trained at 8,192).');
+    await p.click('#model-carried-use');
+    await settle(p);
+    assert.equal((await pageScenario(p)).seq_len, 8192);
+    assert.equal(await p.inputValue('#f-seq_len'), '8192');
+    assert.equal(await p.isVisible('#model-carried-use'), false);
+    await p.screenshot({ path: join(SHOTS, 'model-carried-phone.png'), fullPage: false });
+    await p.close();
+  });
+
+  test('history: each change after a pause, and Apply, is a back-button step; Reset returns to the example', async () => {
+    const p = await open();
+    const start = await linked(p);
+    const length0 = await p.evaluate(() => history.length);
+    const plan = async () => { const s = await pageScenario(p); return [s.plan.tp, s.plan.pp]; };
+    await setValue(p, '#f-tp', 4);
+    const afterTp = await linked(p);
+    await p.waitForTimeout(1700); // a pause: the next change is a new entry
+    await setValue(p, '#f-pp', 2);
+    await linked(p);
+    assert.equal(await p.evaluate(() => history.length), length0 + 2);
+    await p.goBack();
+    await settle(p);
+    assert.deepEqual(await plan(), [4, 4], 'back: TP 4, PP 4');
+    assert.equal(await p.evaluate(() => location.href), afterTp);
+    const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
+    assertNumbers(cli.report, await metrics(p));
+    await p.goBack();
+    await settle(p);
+    assert.deepEqual(await plan(), [8, 4], 'back again: the plan the page opened with');
+    assert.equal(await p.evaluate(() => location.href), start);
+    await p.goForward();
+    await settle(p);
+    assert.deepEqual(await plan(), [4, 4], 'forward');
+    // Apply from the search is a step too.
+    await p.waitForSelector('#search button.apply, #search td button');
+    await p.waitForTimeout(1600);
+    await p.locator('#search tbody button').first().click();
+    await settle(p);
+    const applied = await plan();
+    assert.notDeepEqual(applied, [4, 4]);
+    await p.goBack();
+    await settle(p);
+    assert.deepEqual(await plan(), [4, 4], 'back undoes Apply');
+    // Reset: the example the page opened with (the default), as a new step.
+    await p.click('#reset-example');
+    await settle(p);
+    const reset = await pageScenario(p);
+    assert.deepEqual([reset.plan.tp, reset.plan.pp, reset.cluster.nodes], [8, 4, 8]);
+    assert.equal(await p.inputValue('#examples'), await p.$eval('#examples', (s) => [...s.options].find((o) => /\(the default\)/.test(o.textContent)).value));
+    await p.close();
+  });
+});
