@@ -12,6 +12,7 @@ import './style.css';
 
 import { $, $$, h } from './dom.js';
 import * as compare from './compare.js';
+import { save } from './download.js';
 import * as engine from './engine.js';
 import * as form from './form/index.js';
 import { clusterGroups } from './groups.js';
@@ -50,6 +51,15 @@ function setStatus(kind, ...content) {
   el.hidden = kind === 'ok';
   stats.state = kind;
   document.body.dataset.state = kind;
+}
+
+// Screen readers hear the headline numbers of each estimate (a polite live region), once typing
+// pauses: a change a keystroke would otherwise be read out mid-word.
+const ANNOUNCE_MS = 800;
+let announceTimer = 0;
+function announce(text) {
+  clearTimeout(announceTimer);
+  announceTimer = setTimeout(() => { $('#announce').textContent = text; }, ANNOUNCE_MS);
 }
 
 /** "Go to Heads": moves the focus to the field a problem went to. */
@@ -135,6 +145,7 @@ async function update(t0 = performance.now()) {
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
     if (!EMBED) requestTraffic(text);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
+    announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
     if (r.fits) setStatus('ok');
     else {
       const worst = r.stages.reduce((a, s) => (s.memory_bytes.total / s.memory_bytes.capacity >
@@ -400,12 +411,7 @@ async function init() {
     }
     setTimeout(() => { $('#copy-json').textContent = 'Copy'; }, 1500);
   });
-  $('#download-json').addEventListener('click', () => {
-    const url = URL.createObjectURL(new Blob([scenarioText + '\n'], { type: 'application/json' }));
-    const a = h('a', { href: url, download: 'scenario.json' });
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  });
+  $('#download-json').addEventListener('click', () => save('scenario.json', scenarioText + '\n', 'application/json'));
   $('#open-json').addEventListener('change', async (e) => {
     const file = e.target.files?.[0];
     if (!file) return;
@@ -420,6 +426,8 @@ async function init() {
     e.target.value = '';
   });
 
+  // Printing shows what the tables hold, not their closed disclosures.
+  window.addEventListener('beforeprint', () => { for (const d of $$('#results details')) d.open = true; });
   matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
     resetColors();
     requestAnimationFrame(drawTimeline);

@@ -2,6 +2,7 @@
 // pipeline timeline and the communication census. Every number carries its unit; exact values
 // sit in data-value attributes (the browser tests compare them with the CLI's).
 import { $, fill, h } from './dom.js';
+import { csvButton, pngButton, save } from './download.js';
 import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
 import { fullName } from './frameworks.js';
 import { groupColor } from './groups.js';
@@ -157,7 +158,9 @@ function renderBreakdown(r) {
       h('tbody', null, rows),
       h('tfoot', null, h('tr', null, h('th', { scope: 'row' }, 'Iteration'), h('td', null, duration(total)),
         h('td', null, '100 %'), h('td')))),
-    zero.length ? h('p', { class: 'hint' }, `Zero in this plan: ${zero.join(', ')}.`) : null);
+    zero.length ? h('p', { class: 'hint' }, `Zero in this plan: ${zero.join(', ')}.`) : null,
+    h('p', { class: 'buttons' }, 'Download ', csvButton('breakdown.csv', () => [['part', 'seconds', 'share'],
+      ...parts.map(([k, , v]) => [k, v, v / total]), ['iteration', total, 1]])));
 }
 
 function renderMemory(r) {
@@ -190,7 +193,60 @@ function renderMemory(r) {
       h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
   });
   fill($('#memory'), legend, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
-    shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null);
+    shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,
+    memoryTable(shown.stages),
+    h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', () => memoryRows(r.stages)),
+      h('button', { type: 'button', class: 'small', 'data-download': 'memory.svg', onclick: () => save('memory.svg', memorySvg(r), 'image/svg+xml') }, 'SVG')));
+}
+
+const GIB = 2 ** 30;
+
+/** Memory per GPU of each stage, in GiB, part by part (the CSV's rows). */
+function memoryRows(stages) {
+  return [['stage', 'layers', ...MEMORY.map(([k]) => `${k}_gib`), 'total_gib', 'capacity_gib', 'fits'],
+    ...stages.map((s) => [s.index, s.layers, ...MEMORY.map(([k]) => s.memory_bytes[k] / GIB),
+      s.memory_bytes.total / GIB, s.memory_bytes.capacity / GIB, s.fits])];
+}
+
+/** The bars' numbers as a table (what each part of each stage holds, in GiB). */
+function memoryTable(stages) {
+  const g = (x) => (x / GIB).toFixed(1);
+  return h('details', { class: 'mem-table' }, h('summary', null, 'Memory per stage as a table (GiB)'),
+    h('div', { class: 'table-scroll' }, h('table', { class: 'memory-table' },
+      h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), MEMORY.map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
+        h('th', { scope: 'col', class: 'num' }, 'Total'), h('th', { scope: 'col', class: 'num' }, 'Capacity'))),
+      h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
+        MEMORY.map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
+        h('td', { class: 'num' }, g(s.memory_bytes.total)), h('td', { class: 'num' }, g(s.memory_bytes.capacity))))))));
+}
+
+/** The memory chart as an SVG document: a stacked bar per stage against its capacity. */
+function memorySvg(r) {
+  const style = getComputedStyle(document.documentElement);
+  const colour = (k) => style.getPropertyValue(`--m-${k}`).trim() || '#888';
+  const rowH = 22;
+  const left = 90;
+  const width = 640;
+  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const x = (b) => left + (b / scale) * (width - left - 80);
+  const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const bars = r.stages.map((s, i) => {
+    let at = 0;
+    const y = 10 + i * rowH;
+    const segs = MEMORY.map(([k, label]) => {
+      const w = x(at + s.memory_bytes[k]) - x(at);
+      const seg = `<rect x="${x(at).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${colour(k)}"><title>${esc(label)}: ${gib(s.memory_bytes[k])}</title></rect>`;
+      at += s.memory_bytes[k];
+      return seg;
+    }).join('');
+    return `<text x="4" y="${y + 12}" font-size="11">Stage ${s.index}</text>${segs}` +
+      `<line x1="${x(s.memory_bytes.capacity).toFixed(1)}" x2="${x(s.memory_bytes.capacity).toFixed(1)}" y1="${y - 2}" y2="${y + rowH - 4}" stroke="#000" stroke-width="2"/>` +
+      `<text x="${(x(s.memory_bytes.capacity) + 6).toFixed(1)}" y="${y + 12}" font-size="11">${esc(gib(s.memory_bytes.total))}</text>`;
+  }).join('\n');
+  const height = 20 + r.stages.length * rowH;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">` +
+    `<title>Memory per GPU by pipeline stage</title>\n${bars}\n</svg>\n`;
 }
 
 function renderCensus(r) {
@@ -227,7 +283,10 @@ function renderCensus(r) {
           h('td', { class: 'num', 'data-label': 'Time each' }, duration(op.time_s)),
           h('td', { class: 'num', 'data-label': 'Total', 'data-value': String(op.total_time_s) }, duration(op.total_time_s))))),
         h('tfoot', null, h('tr', null, h('th', { scope: 'row', colspan: 7 }, 'All operations, before overlap'),
-          h('td', { class: 'num', 'data-label': 'Total' }, duration(total)))))));
+          h('td', { class: 'num', 'data-label': 'Total' }, duration(total)))))),
+    h('p', { class: 'buttons' }, 'Download ', csvButton(`census-stage-${censusStage}.csv`, () => [
+      ['kind', 'what', 'group', 'group_size', 'phase', 'count', 'bytes', 'link', 'time_s', 'total_time_s'],
+      ...st.communication.map((op) => [op.kind, op.what, op.group, op.group_size, op.phase, op.count, op.bytes, op.link, op.time_s, op.total_time_s])])));
 }
 
 // The timeline's elements are built once and updated in place: a change re-draws the canvas
@@ -252,6 +311,7 @@ function timelineDom() {
     h('div', { class: 'timeline-tools' }, legend,
       h('div', { class: 'timeline-selects' }, setTool, colorTool, h('label', { class: 'inline-check' }, 'Zoom ', zoom))),
     scroller,
+    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', () => canvas)),
     h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
       h('table', { class: 'idle' },
         h('caption', { class: 'sr-only' }, 'Idle time per stage'),

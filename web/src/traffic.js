@@ -6,6 +6,7 @@
 // against message size (bandwidth_curve.js). The heatmap is one pixel per cell, scaled up by CSS: its sum is kept
 // (stats) so tests can check that it adds up to the census.
 import { $, fill, h } from './dom.js';
+import { save } from './download.js';
 import { bandwidthChart } from './bandwidth_curve.js';
 import { bytes, integer, num } from './format.js';
 import { loadChart } from './link_load.js';
@@ -86,9 +87,7 @@ export function renderTraffic(data, stats) {
   const download = h('button', { type: 'button', id: 'traffic-csv' }, 'Download CSV');
   download.addEventListener('click', () => {
     current.csv ??= toCsv(current.data);
-    const url = URL.createObjectURL(new Blob([current.csv], { type: 'text/csv' }));
-    h('a', { href: url, download: 'traffic.csv' }).click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    save('traffic.csv', current.csv, 'text/csv');
   });
   const ranges = (data.ranges ?? []).map(rangeText);
   const load = data.load ? loadChart(data.load) : null;

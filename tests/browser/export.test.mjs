@@ -1,0 +1,94 @@
+// What a user takes away from the page, in Chromium: the memory per stage as a table and CSV (the
+// CLI's bytes), the breakdown and census as CSV, the memory chart as SVG, the timeline as PNG, a
+// print layout without the controls, and the headline numbers announced to screen readers.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+
+import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { pageScenario, settle, suite, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const fx = suite({ serviceWorkers: 'block', acceptDownloads: true });
+const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+const GIB = 2 ** 30;
+
+/** CSV text -> rows of fields (no quoted commas in these files but the census's descriptions). */
+function parseCsv(text) {
+  const rows = [];
+  let row = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; } else if (c === '\n') { row.push(field.replace(/\r$/, '')); rows.push(row); row = []; field = ''; } else field += c;
+  }
+  return rows;
+}
+
+async function download(p, selector) {
+  const [d] = await Promise.all([p.waitForEvent('download'), p.click(selector)]);
+  return { name: d.suggestedFilename(), body: readFileSync(await d.path()) };
+}
+
+let p;
+let report;
+
+describe('exports', () => {
+  test('memory per stage: a table and a CSV with the CLI\'s numbers', async () => {
+    p = watch(await fx.context.newPage(), fx.problems);
+    await p.goto(`${fx.site.url}#${DEFAULT}`);
+    await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+    await settle(p);
+    const cli = cliEstimate(JSON.stringify(await pageScenario(p)));
+    assert.equal(cli.status, 0, cli.stderr);
+    report = cli.report;
+    await p.click('.mem-table summary');
+    const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'other', 'total', 'capacity']
+      .map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    const { name, body } = await download(p, '[data-download="memory.csv"]');
+    assert.equal(name, 'memory.csv');
+    const rows = parseCsv(body.toString());
+    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
+    assert.equal(rows.length, 1 + report.stages.length);
+    for (const [i, s] of report.stages.entries()) {
+      assert.equal(Number(rows[i + 1][7]), s.memory_bytes.total / GIB, `stage ${i} total`);
+      assert.equal(rows[i + 1][9], String(s.fits));
+    }
+  });
+
+  test('breakdown and census as CSV, memory as SVG, timeline as PNG', async () => {
+    const breakdown = parseCsv((await download(p, '[data-download="breakdown.csv"]')).body.toString());
+    assert.deepEqual(breakdown[0], ['part', 'seconds', 'share']);
+    for (const [k, v, share] of breakdown.slice(1, -1)) {
+      assert.equal(Number(v), report.breakdown_s[k], k);
+      assert.equal(Number(share), report.breakdown_s[k] / report.iteration_time_s);
+    }
+    assert.deepEqual(breakdown.at(-1).slice(0, 2), ['iteration', String(report.iteration_time_s)]);
+    const census = parseCsv((await download(p, '[data-download="census-stage-0.csv"]')).body.toString());
+    assert.equal(census.length - 1, report.stages[0].communication.length);
+    assert.deepEqual(census.slice(1).map((r) => Number(r[9])), report.stages[0].communication.map((op) => op.total_time_s));
+    const svg = (await download(p, '[data-download="memory.svg"]')).body.toString();
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.equal((svg.match(/<rect /g) ?? []).length, 5 * report.stages.length, 'five parts per stage');
+    assert.doesNotMatch(svg, /var\(--/, 'colours written out, not the page\'s variables');
+    const png = (await download(p, '[data-download="timeline.png"]')).body;
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
+  });
+
+  test('print: the results without the controls; the headline numbers announced', async () => {
+    assert.equal(await p.textContent('#announce'), `${(report.iteration_time_s).toFixed(1)} s per step, ` +
+      `${Math.round(report.tokens_per_s).toLocaleString('en-US')} tokens/s, MFU ${(report.mfu * 100).toFixed(1)} %.`);
+    await p.emulateMedia({ media: 'print' });
+    assert.equal(await p.isVisible('#inputs'), false);
+    assert.equal(await p.isVisible('#metrics'), true);
+    assert.equal(await p.isVisible('[data-download="memory.csv"]'), false);
+    await p.emulateMedia({ media: 'screen' });
+    await p.close();
+  });
+});
