@@ -201,4 +201,27 @@ describe('first use', () => {
     assert.equal(await p.inputValue('#examples'), await p.$eval('#examples', (s) => [...s.options].find((o) => /\(the default\)/.test(o.textContent)).value));
     await p.close();
   });
+
+  test('the timeline stays readable: a band per stage at 256 micro-batches, a schematic past the engine\'s layout', async () => {
+    const p = await open();
+    await p.locator('#timeline').scrollIntoViewIfNeeded();
+    assert.equal(await p.getAttribute('.timeline-canvas', 'data-banded'), 'true', '256 micro-batches at 1×: banded');
+    assert.equal(await p.isVisible('.band-note'), true);
+    await p.selectOption('#timeline-zoom', '32');
+    assert.equal(await p.getAttribute('.timeline-canvas', 'data-banded'), 'false', 'zoomed in: every block');
+    assert.equal(await p.isVisible('.band-note'), false);
+    await p.selectOption('#timeline-zoom', '1');
+    await p.locator('#timeline').screenshot({ path: join(SHOTS, 'timeline-banded.png') });
+    // 65,536 sequences: 32,768 micro-batches per replica, more blocks than the engine lays out.
+    await setValue(p, '#f-global_batch', 65536);
+    assert.equal(await p.getAttribute('#timeline > .hint', 'data-timeline'), 'schematic');
+    assert.match(await p.textContent('#timeline > .hint'), /a schematic of it from each stage's times/);
+    assert.equal(await p.isVisible('.timeline-canvas'), true, 'something is drawn');
+    const idle = await p.$$eval('.idle tbody tr td:last-child', (tds) => tds.map((td) => parseFloat(td.textContent)));
+    assert.equal(idle.length, 4);
+    assert.ok(Math.min(...idle) < 0.1, `the bottleneck stage is busy all along (idle ${idle})`);
+    assert.ok(Math.max(...idle) < 10, `no stage mostly idle (idle ${idle})`);
+    await p.locator('#timeline').screenshot({ path: join(SHOTS, 'timeline-schematic.png') });
+    await p.close();
+  });
 });

@@ -304,10 +304,11 @@ describe('the page', () => {
     assert.deepEqual(jsonDiff(preset, await metrics()), []);
   });
 
-  test('says so when a schedule is too large for a timeline', async () => {
+  test('says so when a schedule is too large for a timeline, and draws a schematic of it', async () => {
     await setValue('#f-global_batch', 16384);
-    const note = page.locator('#timeline [data-timeline="truncated"]');
+    const note = page.locator('#timeline [data-timeline="schematic"]');
     assert.equal(await note.isVisible(), true);
+    assert.equal(await page.locator('#timeline canvas').isVisible(), true);
     await expectCliNumbers({ ...withPlan(DEFAULT, { dp: undefined, global_batch: 16384 }) });
     await setValue('#f-global_batch', DEFAULT.plan.global_batch);
     assert.equal(await page.locator('#timeline canvas').isVisible(), true);

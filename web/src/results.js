@@ -319,8 +319,12 @@ function timelineDom() {
           h('th', { scope: 'col' }, 'Idle'), h('th', { scope: 'col' }, 'Idle share'))),
         idleBody)));
   const note = h('p', { class: 'hint', hidden: true });
+  const bandNote = h('p', { class: 'hint band-note', hidden: true },
+    'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count: ' +
+    'the blocks would be narrower than a pixel. Zoom in to see every block.');
   fill($('#timeline'), note, chart);
-  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, width: 0, legendKey: '', setKey: '' };
+  chart.insertBefore(bandNote, scroller);
+  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, width: 0, legendKey: '', setKey: '' };
   zoom.addEventListener('change', drawTimeline);
   colorBy.addEventListener('change', () => { if (report) renderTimeline(report); });
   set.addEventListener('change', () => { if (report) renderTimeline(report); });
@@ -357,19 +361,30 @@ function rowName(replica, stage, group, sets, form = 'row') {
 function renderTimeline(r) {
   const dom = timelineDom();
   timelineState = null;
-  const cols = r.timeline ? tl.toColumns(r.timeline) : null;
-  if (!cols || r.timeline.truncated || cols.length === 0) {
+  let cols = r.timeline ? tl.toColumns(r.timeline) : null;
+  // Too many blocks for the engine to lay out: a schematic of the same pipeline from the stages'
+  // times (warm-up and drain in full, the steady state a band), said to be one.
+  let schematic = null;
+  if (r.timeline?.truncated || (cols && cols.length === 0)) {
+    const b = r.breakdown_s ?? {};
+    schematic = tl.schematic(r.stages, r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0));
+    cols = schematic.cols;
+  }
+  if (!cols) {
     dom.chart.hidden = true;
     dom.note.hidden = false;
-    dom.note.dataset.timeline = r.timeline ? 'truncated' : 'absent';
-    dom.note.textContent = r.timeline
-      ? `This schedule has ${integer(2 * r.micro_batches * r.stages.length)} or more blocks, more than the engine ` +
-        'lays out: no timeline for it (fewer micro-batches or stages show one). The breakdown above still holds.'
-      : 'This engine build reports no timeline.';
+    dom.note.dataset.timeline = 'absent';
+    dom.note.textContent = 'This engine build reports no timeline.';
     return;
   }
   dom.chart.hidden = false;
-  dom.note.hidden = true;
+  dom.note.hidden = !schematic;
+  dom.note.dataset.timeline = schematic ? 'schematic' : 'events';
+  if (schematic) {
+    dom.note.textContent = `This schedule has ${integer(2 * r.micro_batches * r.stages.length)} or more blocks, more ` +
+      'than the engine lays out: below is a schematic of it from each stage\'s times (warm-up and drain in full, ' +
+      'the steady state as one band per stage), not the engine\'s schedule. The breakdown above is exact.';
+  }
   // Replica sets on different groups: a row per set and stage (or one set, chosen).
   const sets = layoutKind === 'replicas' ? Math.max(1, r.replicas?.length ?? 1) : 1;
   const setKey = String(sets);
@@ -383,7 +398,16 @@ function renderTimeline(r) {
   dom.colorTool.hidden = !many();
   const only = sets > 1 ? Number(dom.set.value) : -1;
   const colorBy = many() ? dom.colorBy.value : 'kind';
-  const lay = tl.layout(cols, { stages: r.stages.length, replicas: sets, only }, r.iteration_time_s);
+  const lay = tl.layout(cols, { stages: r.stages.length, replicas: schematic ? 1 : sets, only: schematic ? -1 : only }, r.iteration_time_s);
+  if (schematic) {
+    lay.rows.forEach((row, k) => {
+      row.band = schematic.bands[k];
+      row.shown = row.events;
+      row.busy += row.band.busy;
+      row.idle = Math.max(0, lay.span - row.busy);
+    });
+  }
+  else tl.aggregate(cols, lay);
   const names = (form) => lay.rows.map((row) => rowName(row.replica, row.stage, row.group, sets > 1, form));
   const labels = names('row');
   dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages` +
@@ -417,7 +441,7 @@ function renderTimeline(r) {
   fill(dom.idleBody, lay.rows.map((row, k) => h('tr', { 'data-replica': row.replica, 'data-stage': row.stage, 'data-group': row.group },
     h('th', { scope: 'row' }, many() && row.group >= 0 ? swatch(row.group) : null, labels[k]),
     h('td', null, duration(row.busy)), h('td', null, duration(row.idle)), h('td', null, percent(row.idle / lay.span)))));
-  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets };
+  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets, schematic: !!schematic };
   drawTimeline();
 }
 
@@ -428,7 +452,12 @@ export function drawTimeline() {
   if (!tlDom.width) tlDom.width = tlDom.scroller.clientWidth;
   const width = Math.max(280, tlDom.width);
   const zoom = Number(tlDom.zoom.value) || 1;
-  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, Math.min(16000, width * zoom), { colorBy: st.colorBy, labels: st.labels });
+  const cssWidth = Math.min(16000, width * zoom);
+  // Blocks narrower than a few pixels: the steady state as a band (zoom in for every block).
+  const banded = st.schematic || tl.dense(st.cols, st.lay, cssWidth * 0.6);
+  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, cssWidth, { colorBy: st.colorBy, labels: st.labels, banded });
+  tlDom.canvas.dataset.banded = String(banded);
+  tlDom.bandNote.hidden = !banded || st.schematic;
 }
 
 // The stage map: which group each stage (or replica set) runs on, and the balance the engine chose.

@@ -58,6 +58,72 @@ export function layout(cols, { stages, replicas = 1, only = -1 }, span) {
   return { rows, span: total };
 }
 
+const FORWARD = KINDS.indexOf('forward');
+const BACKWARD = KINDS.indexOf('backward');
+
+/**
+ * The steady state of each row as one band: from its first backward to its last forward the
+ * schedule alternates forward and backward (1F1B, interleaved or not), and at hundreds of
+ * micro-batches those blocks are narrower than a pixel (a solid stripe). Sets row.band = {start,
+ * end, count (forwards in it)} and row.shown = the events outside it (warm-up, drain, sends,
+ * gradient sync, optimizer), drawn in full. Rows without both kinds keep every event.
+ */
+export function aggregate(cols, lay) {
+  for (const row of lay.rows) {
+    let first = Infinity;
+    let last = -Infinity;
+    for (const i of row.events) {
+      if (cols.kind[i] === BACKWARD) first = Math.min(first, cols.start[i]);
+      if (cols.kind[i] === FORWARD) last = Math.max(last, cols.end[i]);
+    }
+    if (!(last > first)) { row.band = null; row.shown = row.events; continue; }
+    const inside = (i) => cols.start[i] >= first && cols.end[i] <= last;
+    row.band = { start: first, end: last, count: row.events.filter((i) => inside(i) && cols.kind[i] === FORWARD).length };
+    row.shown = row.events.filter((i) => !inside(i));
+  }
+  return lay;
+}
+
+/** Average blocks per row: the chart is dense when they are narrower than `px` pixels at `width`. */
+export function dense(cols, lay, width, px = 3) {
+  const perRow = cols.length / Math.max(1, lay.rows.length);
+  return perRow > 0 && (width / perRow) < px;
+}
+
+/**
+ * A schematic of a schedule too large for the engine to lay out (no events): per stage of a 1F1B
+ * pipeline of `pp` stages and `m` micro-batches, its warm-up forwards, the steady band and the
+ * drain backwards, from the stage's forward and backward times per micro-batch; the pipeline ends
+ * at `end` (seconds). Returns columns shaped like toColumns' (and rows with their bands).
+ */
+export function schematic(stages, m, end) {
+  const pp = stages.length;
+  const ev = { start: [], end: [], stage: [], replica: [], group: [], kind: [], microBatch: [], chunk: [] };
+  const push = (stage, group, kind, a, b, mb) => {
+    ev.start.push(a); ev.end.push(b); ev.stage.push(stage); ev.replica.push(0); ev.group.push(group);
+    ev.kind.push(kind); ev.microBatch.push(mb); ev.chunk.push(0);
+  };
+  const bands = [];
+  // The report's per-micro-batch compute leaves out what runs on the critical path with it (TP
+  // communication, launches): scale every block so the bottleneck stage's (m + pp - 1) blocks
+  // fill the pipeline's time, as they do in the engine's own schedule.
+  const slowest = Math.max(...stages.map((st) => st.forward_s + st.backward_s + st.recompute_s));
+  const k = slowest > 0 ? end / ((m + pp - 1) * slowest) : 1;
+  for (const st of stages) {
+    const s = st.index;
+    const f = st.forward_s * k; // per micro-batch, as the report gives them
+    const b = (st.backward_s + st.recompute_s) * k;
+    const warm = Math.min(pp - 1 - s, m);
+    const t0 = s * f;
+    for (let k = 0; k < warm; k++) push(s, st.group ?? 0, FORWARD, t0 + k * f, t0 + (k + 1) * f, k);
+    const last = end - s * b; // stage 0 finishes last: the backward wave returns to it
+    for (let k = 0; k < warm; k++) push(s, st.group ?? 0, BACKWARD, last - (warm - k) * b, last - (warm - k - 1) * b, m - warm + k);
+    bands.push({ start: t0 + warm * f, end: last - warm * b, count: m - warm, busy: (m - warm) * (f + b) });
+  }
+  const cols = Object.fromEntries(Object.entries(ev).map(([k, v]) => [k, Float64Array.from(v)]));
+  return { cols: { ...cols, length: ev.start.length, kinds: KINDS }, bands };
+}
+
 function niceStep(span, target) {
   const raw = span / target;
   const p = 10 ** Math.floor(Math.log10(raw));
@@ -107,7 +173,7 @@ function colors(canvas) {
   const panel = v('--panel');
   const text = v('--text');
   palette = {
-    muted: v('--muted'), grid: v('--grid'), hatch,
+    muted: v('--muted'), grid: v('--grid'), hatch, bandText: v('--panel'),
     fills: [...KINDS, 'other'].map((k) => v(KIND_COLOR[k])),
     // Per group: forward (light), backward (full), send (dark).
     groups: Array.from({ length: GROUP_COLORS }, (_, g) => {
@@ -128,7 +194,7 @@ export function groupShades(g) {
  * opts: colorBy ('kind' or 'group'), labels (one per row; or a list of such lists, longest
  * first: the first that fits in a third of the width is drawn).
  */
-export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels } = {}) {
+export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels, banded = false } = {}) {
   const c = colors(canvas);
   const n = lay.rows.length;
   const height = AXIS + n * ROW + 4;
@@ -184,9 +250,12 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels } =
   const fills = [...c.fills, ...(byGroup ? c.groups.flat() : [])];
   const paths = fills.map(() => new Path2D());
   const h = ROW - 6;
+  const bands = [];
   for (let s = 0; s < n; s++) {
     const y = AXIS + s * ROW + 3;
-    for (const i of lay.rows[s].events) {
+    const row = lay.rows[s];
+    if (banded && row.band) bands.push([s, row.band]);
+    for (const i of banded && row.band ? row.shown : row.events) {
       const x0 = left + cols.start[i] * scale;
       const full = (cols.end[i] - cols.start[i]) * scale;
       const w = full > 3 ? full - 0.8 : Math.max(0.6, full); // a hairline between wide blocks
@@ -200,6 +269,24 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels } =
   for (let k = 0; k < fills.length; k++) {
     g.fillStyle = fills[k];
     g.fill(paths[k]);
+  }
+  // Steady-state bands: forward over backward (half each), the count written in when it fits.
+  for (const [s, band] of bands) {
+    const y = AXIS + s * ROW + 3;
+    const x0 = left + band.start * scale;
+    const w = Math.max(1, (band.end - band.start) * scale);
+    const shade = byGroup ? c.groups[lay.rows[s].group % GROUP_COLORS] : [c.fills[FORWARD], c.fills[BACKWARD]];
+    g.fillStyle = shade[0];
+    g.fillRect(x0, y, w, h / 2);
+    g.fillStyle = shade[1];
+    g.fillRect(x0, y + h / 2, w, h / 2);
+    const text = `${band.count.toLocaleString('en-US')} × (forward + backward)`;
+    if (g.measureText(text).width + 12 < w) {
+      g.fillStyle = c.bandText;
+      g.textAlign = 'center';
+      g.textBaseline = 'middle';
+      g.fillText(text, x0 + w / 2, y + h / 2);
+    }
   }
 
   // Labels: row names on the left, idle share on the right.
@@ -220,7 +307,9 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels } =
     const t = (px - left) / scale;
     const slack = 2 / scale;
     let best = -1;
-    for (const i of lay.rows[s].events) {
+    const row = lay.rows[s];
+    if (banded && row.band && t >= row.band.start && t <= row.band.end) return -1;
+    for (const i of banded && row.band ? row.shown : row.events) {
       if (cols.start[i] - slack <= t && t <= cols.end[i] + slack) {
         best = i;
         if (cols.start[i] <= t && t <= cols.end[i]) break;
