@@ -224,4 +224,63 @@ describe('first use', () => {
     await p.locator('#timeline').screenshot({ path: join(SHOTS, 'timeline-schematic.png') });
     await p.close();
   });
+
+  test('smaller things: help by "?" instead of forty Tab stops, formulas with the numbers, names not ids, contrast', async () => {
+    const p = await open();
+    // The form's "?" buttons are out of the Tab order; "?" on a field shows its help.
+    assert.equal(await p.$$eval('#inputs .tip', (bs) => bs.filter((b) => b.tabIndex >= 0).length), 0);
+    const stops = await p.$$eval('button, input, select, a[href], summary, [tabindex]', (els) => els
+      .filter((x) => x.tabIndex >= 0 && x.offsetParent !== null && !x.disabled).length);
+    const tipStops = await p.$$eval('.tip', (bs) => bs.filter((b) => b.tabIndex >= 0 && b.offsetParent !== null).length);
+    const cards = await p.$$eval('#results .card', (cs) => cs.filter((c) => c.offsetParent !== null && c.querySelector('.tip')).length);
+    assert.ok(tipStops <= cards, `${tipStops} "?" Tab stops for ${cards} cards`);
+    assert.ok(stops < 75, `${stops} Tab stops (97 with a stop per "?")`);
+    // In the results: a card's first "?" is a Tab stop, the arrow keys reach the others.
+    await p.focus('[data-metric="iteration_time_s"] .tip');
+    await p.keyboard.press('ArrowRight');
+    assert.equal(await p.evaluate(() => document.activeElement.closest('[data-metric]')?.dataset.metric), 'tokens_per_s');
+    await p.keyboard.press('Escape');
+    await p.focus('#f-tp');
+    await p.keyboard.press('?');
+    assert.equal(await p.isVisible('#tooltip'), true);
+    assert.match(await p.textContent('#tooltip'), /^TP/);
+    assert.equal(await p.inputValue('#f-tp'), '8', 'the "?" is not typed');
+    await p.keyboard.press('Tab');
+    assert.equal(await p.isVisible('#tooltip'), false, 'leaving the field hides it');
+    // The headline tooltips work the formula out with this estimate's numbers.
+    const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false }).report;
+    await p.focus('[data-metric="mfu"] .tip');
+    const tflops = (x) => (x >= 100 ? Math.round(x) : x.toPrecision(3));
+    assert.match(await p.textContent('#tooltip'),
+      new RegExp(`Here: ${tflops(cli.model_tflops_per_gpu)} ÷ ${tflops(cli.peak_tflops_per_gpu)} TFLOP/s = ${(cli.mfu * 100).toFixed(1)} %`));
+    await p.focus('[data-metric="micro_batches"] .tip');
+    assert.match(await p.textContent('#tooltip'), /Here: 512 ÷ \(1 × 2\) = 256/);
+    await p.keyboard.press('Escape');
+    // The bottleneck sits with the iteration time; the census names its links.
+    assert.match(await p.textContent('[data-metric="iteration_time_s"] .metric-sub'), /bottleneck: stage 3$/);
+    const links = await p.$$eval('#census td[data-label="Link"]', (tds) => tds.map((td) => [td.textContent, td.title]));
+    assert.ok(links.some(([name, id]) => id === 'nvlink4-nvswitch' || (id && name !== id)), JSON.stringify(links));
+    assert.ok(links.every(([name]) => !/^[a-z0-9-]+$/.test(name)), 'names, not ids');
+    // The example menu says the whole example name on hover.
+    await p.selectOption('#examples', { index: 1 });
+    await settle(p);
+    assert.equal(await p.getAttribute('#examples', 'title'), await p.$eval('#examples', (s) => s.selectedOptions[0].textContent));
+    // Text on a group's colour in the stage map reads at 4.5:1 or more, light and dark.
+    await p.goto(`${fx.site.url}#v=2&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&tp=8&pp=2&gbs=64&stages=0:auto,1:auto`);
+    await p.waitForSelector('#stagemap .sm-block', { timeout: 20000 });
+    for (const scheme of ['light', 'dark']) {
+      await p.emulateMedia({ colorScheme: scheme });
+      const ratios = await p.$$eval('#stagemap .sm-block', (els) => els.map((el) => {
+        const rgb = (c) => c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+        const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+          .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const st = getComputedStyle(el);
+        const [a, b] = [lum(rgb(st.color)), lum(rgb(st.backgroundColor))].sort((x, y) => y - x);
+        return (a + 0.05) / (b + 0.05);
+      }));
+      assert.ok(ratios.length >= 2 && Math.min(...ratios) >= 4.5, `${scheme}: ${ratios}`);
+    }
+    await p.emulateMedia({ colorScheme: 'light' });
+    await p.close();
+  });
 });

@@ -54,6 +54,11 @@ export function groupColor(i) {
   return `var(--g${((i % GROUP_COLORS) + GROUP_COLORS) % GROUP_COLORS})`;
 }
 
+/** The text colour on group i's colour: white or near-black, whichever reads at 4.5:1 (style.css). */
+export function groupTextColor(i) {
+  return `var(--g${((i % GROUP_COLORS) + GROUP_COLORS) % GROUP_COLORS}-text)`;
+}
+
 /**
  * Why the controls cannot hold a scenario's plan.stages / plan.replicas (a sentence part), or
  * null. Values the engine judges (a layer count of 0, a group count that does not add up) are

@@ -21,7 +21,7 @@ import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBa
 import { initSearch, request as requestSearch, searchStats } from './search.js';
 import { resetColors } from './timeline.js';
 import { renderTraffic } from './traffic.js';
-import { tip } from './tooltip.js';
+import { roveTips, tip } from './tooltip.js';
 import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
 
 const examples = import.meta.glob('../examples/scenarios/*.json', { eager: true, import: 'default' });
@@ -141,7 +141,7 @@ async function update(t0 = performance.now()) {
     lastReport = r;
     compare.show(r, sent, stats.linked === text ? stats.link : null);
     $('#results').classList.remove('stale');
-    renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }) });
+    renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
     if (!EMBED) requestTraffic(text);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
@@ -188,7 +188,7 @@ function exampleLabel(s, presets) {
   const model = typeof s.model === 'string' ? presets.models.find((m) => m.id === s.model)?.name ?? s.model : s.model.name ?? 'custom model';
   const cluster = clusterGroups(s.cluster).map((group) => {
     const node = group.node ? presets.nodes.find((n) => n.id === group.node)?.name ?? group.node : `${group.gpus_per_node}-GPU nodes`;
-    return `${group.nodes} × ${node.replace(/\s*\(.*\)$/, '')}`;
+    return `${group.nodes} × ${node.replace(/\s*\(.*\)$/, '').replace(/^(NVIDIA|AMD|Intel|Huawei) /, '')}`;
   }).join(' + ');
   const p = s.plan;
   return `${model} on ${cluster}, TP ${p.tp ?? 1} × PP ${p.pp ?? 1}`;
@@ -355,6 +355,9 @@ async function init() {
     const label = s.name ?? exampleLabel(s, ready.presets);
     select.append(h('option', { value: path }, s === defaultScenario ? `${label} (the default)` : label));
   }
+  // A long example name is cut in the closed menu: the whole of it on hover.
+  const titleOfChoice = () => { select.title = select.selectedOptions[0]?.textContent ?? ''; };
+  select.addEventListener('change', titleOfChoice);
   select.addEventListener('change', () => {
     if (!select.value) return;
     userChanged = true;
@@ -369,6 +372,7 @@ async function init() {
     select.value = path;
     loadScenario(examples[path]);
   });
+  roveTips($('#results'));
   $('#timeline-tip').replaceWith(tip('timeline'));
   $('#stagemap-tip').replaceWith(tip('stage_map'));
 
@@ -446,6 +450,7 @@ async function openAddress() {
     if (!location.hash || location.hash === '#') stats.opened = 'default';
     await loadScenario(defaultScenario);
     $('#examples').value = defaultPath();
+    $('#examples').title = $('#examples').selectedOptions[0]?.textContent ?? '';
   }
   stats.opens += 1;
 }

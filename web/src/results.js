@@ -5,7 +5,7 @@ import { $, fill, h } from './dom.js';
 import { csvButton, pngButton, save } from './download.js';
 import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
 import { fullName } from './frameworks.js';
-import { groupColor } from './groups.js';
+import { groupColor, groupTextColor } from './groups.js';
 import * as tl from './timeline.js';
 import { tip } from './tooltip.js';
 
@@ -33,6 +33,9 @@ let groups = [];
 let layoutKind = 'none';
 // Whether the scenario of the report gives the input at a schema path (context.given).
 let given = () => true;
+// The link presets (the census names a link by its id; the table shows its name).
+let links = [];
+const linkName = (id) => links.find((l) => l.id === id)?.name.replace(/\s*\(.*\)$/, '') ?? id;
 const many = () => groups.length > 1;
 const gpuOf = (g) => groups[g]?.gpu ?? `group ${g}`;
 /** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */
@@ -74,30 +77,42 @@ function layersOf(r, s) {
 }
 
 /** A headline number: `shown` is "12.3 s" (split at the first space into value and unit). */
-function metric(key, label, value, shown, sub, term = key) {
+function metric(key, label, value, shown, sub, term = key, worked = '') {
   const cut = shown.indexOf(' ');
   const big = cut < 0 ? shown : shown.slice(0, cut);
   const unit = cut < 0 ? '' : shown.slice(cut + 1);
+  const help = tip(term, label);
+  // The formula with this estimate's numbers in it, under the formula itself.
+  if (worked) help.dataset.more = `Here: ${worked}`;
   return h('div', { class: 'metric', 'data-metric': key, 'data-value': String(value) },
-    h('div', { class: 'metric-label' }, label, tip(term, label)),
+    h('div', { class: 'metric-label' }, label, help),
     h('div', { class: `metric-value${big.length > 6 ? ' long' : ''}` }, h('span', { class: 'metric-num' }, big),
       unit ? h('span', { class: 'metric-unit' }, ` ${unit}`) : null),
     sub ? h('div', { class: 'metric-sub' }, sub) : null);
 }
 
 function renderMetrics(r) {
+  const tokens = r.tokens_per_s * r.iteration_time_s;
+  const p = r.plan ?? {};
+  const b = r.breakdown_s ?? {};
+  const parts = PARTS.map(([k, name]) => [name, b[k] ?? 0]).filter(([, v]) => v > 0);
   fill($('#metrics'),
     metric('iteration_time_s', 'Iteration time', r.iteration_time_s, duration(r.iteration_time_s),
-      `per step of ${count(r.tokens_per_s * r.iteration_time_s)} tokens`),
+      `per step of ${count(tokens)} tokens` +
+      `${r.stages.length > 1 ? ` · bottleneck: stage ${r.bottleneck_stage}` : ''}`, undefined,
+      `${parts.map(([name, v]) => `${name.toLowerCase()} ${duration(v)}`).join(' + ')} = ${duration(r.iteration_time_s)}`),
     metric('tokens_per_s', 'Throughput', r.tokens_per_s, rate(r.tokens_per_s, 'tokens/s'),
-      `${num(r.samples_per_s)} samples/s`),
-    metric('mfu', 'MFU', r.mfu, percent(r.mfu), `HFU ${percent(r.hfu)}`),
+      `${num(r.samples_per_s)} samples/s`, undefined,
+      `${integer(p.global_batch)} × ${integer(Math.round(tokens / p.global_batch))} tokens ÷ ${duration(r.iteration_time_s)} = ${rate(r.tokens_per_s, 'tokens/s')}`),
+    metric('mfu', 'MFU', r.mfu, percent(r.mfu), `HFU ${percent(r.hfu)}`, undefined,
+      `${num(r.model_tflops_per_gpu)} ÷ ${num(r.peak_tflops_per_gpu)} TFLOP/s = ${percent(r.mfu)}`),
     metric('model_tflops_per_gpu', 'Model TFLOP/s per GPU', r.model_tflops_per_gpu,
-      `${num(r.model_tflops_per_gpu)} TFLOP/s`, `of ${num(r.peak_tflops_per_gpu)} TFLOP/s dense peak`),
+      `${num(r.model_tflops_per_gpu)} TFLOP/s`, `of ${num(r.peak_tflops_per_gpu)} TFLOP/s dense peak`, undefined,
+      `${num((r.model_tflops_per_gpu * r.gpus * r.iteration_time_s) / 1e3)} PFLOP per iteration ÷ ${duration(r.iteration_time_s)} ÷ ${integer(r.gpus)} GPUs`),
     metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches),
-      `per iteration and replica, on ${integer(r.gpus)} GPUs`),
-    metric('parameters', 'Parameters', r.parameters, count(r.parameters),
-      `bottleneck: stage ${r.bottleneck_stage}`));
+      `per iteration and replica, on ${integer(r.gpus)} GPUs`, undefined,
+      p.global_batch && p.dp && layoutKind !== 'replicas' ? `${integer(p.global_batch)} ÷ (${p.micro_batch} × ${p.dp}) = ${integer(r.micro_batches)}` : ''),
+    metric('parameters', 'Parameters', r.parameters, count(r.parameters), 'in the model'));
 }
 
 /**
@@ -279,7 +294,7 @@ function renderCensus(r) {
           h('td', { 'data-label': 'Phase' }, op.phase.replace('_', ' ')),
           h('td', { class: 'num', 'data-label': 'Count' }, integer(op.count)),
           h('td', { class: 'num', 'data-label': 'Size each' }, bytes(op.bytes)),
-          h('td', { 'data-label': 'Link' }, op.link),
+          h('td', { 'data-label': 'Link', title: op.link }, linkName(op.link)),
           h('td', { class: 'num', 'data-label': 'Time each' }, duration(op.time_s)),
           h('td', { class: 'num', 'data-label': 'Total', 'data-value': String(op.total_time_s) }, duration(op.total_time_s))))),
         h('tfoot', null, h('tr', null, h('th', { scope: 'row', colspan: 7 }, 'All operations, before overlap'),
@@ -503,7 +518,7 @@ function renderStageMap(r) {
     'aria-label': labelled ? `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${layersOf(r, s)}`).join('; ')}`
       : `${integer(r.stages.length)} stages` },
   labelled ? r.stages.map((s) => h('span', {
-    class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0) },
+    class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0), color: groupTextColor(s.group ?? 0) },
     title: `stage ${s.index}: ${layersOf(r, s)} on ${gpuOf(s.group ?? 0)}`,
   }, h('span', null, `${s.layers}`))) : stripRuns(r));
   const rows = shown.stages.map((s, k) => h('div', {
@@ -533,7 +548,7 @@ function stripRuns(r) {
     else runs.push({ group: s.group ?? 0, layers: s.layers, from: s.index, to: s.index });
   }
   return runs.map((x) => h('span', {
-    class: 'sm-block', style: { flexGrow: String(x.layers), background: groupColor(x.group) },
+    class: 'sm-block', style: { flexGrow: String(x.layers), background: groupColor(x.group), color: groupTextColor(x.group) },
     title: `stages ${x.from}–${x.to}: ${integer(x.layers)} layers on ${gpuOf(x.group)}`,
   }));
 }
@@ -565,6 +580,7 @@ export function renderReport(r, context = {}) {
   groups = context.groups ?? [];
   layoutKind = context.layout ?? 'none';
   given = context.given ?? (() => true);
+  links = context.links ?? [];
   renderMetrics(r);
   renderStageMap(r);
   renderCost();

@@ -4,7 +4,8 @@ import { h } from './dom.js';
 import { TERMS } from './terms.js';
 
 let bubble;
-let owner = null;
+let owner = null; // the "?" button the tooltip is for
+let keeper = null; // the element whose focus keeps it on show (the button, or the field "?" was pressed on)
 
 function ensureBubble() {
   if (!bubble) {
@@ -14,7 +15,7 @@ function ensureBubble() {
   return bubble;
 }
 
-function show(button) {
+function show(button, keptBy = button) {
   const [title, text, formula] = TERMS[button.dataset.term] ?? [button.dataset.title, button.dataset.doc, ''];
   const tip = ensureBubble();
   // data-more: lines the page adds to a term (the training software's value and its source).
@@ -24,6 +25,7 @@ function show(button) {
     ...more.map((line) => h('span', { class: 'tip-more' }, line)));
   tip.hidden = false;
   owner = button;
+  keeper = keptBy;
   button.setAttribute('aria-describedby', 'tooltip');
   const r = button.getBoundingClientRect();
   const w = Math.min(340, window.innerWidth - 16);
@@ -42,6 +44,7 @@ function hide() {
   bubble.hidden = true;
   owner?.removeAttribute('aria-describedby');
   owner = null;
+  keeper = null;
 }
 
 /**
@@ -61,11 +64,54 @@ export function tip(term, label, doc) {
   }, '?');
 }
 
-document.addEventListener('keydown', (e) => { if (e.key === 'Escape') hide(); });
+const ARROWS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+
+/**
+ * One Tab stop for the help of each card under `root`: its first "?" (the rest tabindex -1);
+ * the arrow keys move between the "?" of a card. Kept as the cards re-render (a MutationObserver,
+ * once a frame). Forty terms would otherwise be forty Tab stops.
+ */
+export function roveTips(root, card = '.card') {
+  let queued = false;
+  const apply = () => {
+    queued = false;
+    for (const c of root.querySelectorAll(card)) {
+      c.querySelectorAll('.tip').forEach((b, i) => { b.tabIndex = i === 0 ? 0 : -1; });
+    }
+  };
+  new MutationObserver(() => {
+    if (!queued) { queued = true; requestAnimationFrame(apply); }
+  }).observe(root, { childList: true, subtree: true });
+  apply();
+  root.addEventListener('keydown', (e) => {
+    const step = ARROWS[e.key];
+    if (!step || !e.target.classList?.contains('tip')) return;
+    const tips = [...(e.target.closest(card)?.querySelectorAll('.tip') ?? [])].filter((b) => b.offsetParent !== null);
+    const next = tips[tips.indexOf(e.target) + step];
+    if (next) {
+      e.preventDefault();
+      next.focus();
+    }
+  });
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape') hide();
+  // "?" on a field (not one that takes text): its term's help, as if its "?" were focused.
+  const el = e.target;
+  if (e.key === '?' && el instanceof Element && !(el.matches('input[type=text], input[type=search], textarea'))) {
+    const button = el.closest('.field, .metric')?.querySelector('.tip');
+    if (button && button !== el) {
+      e.preventDefault();
+      show(button, el); // hidden again when the field loses the focus, or on Escape
+      el.addEventListener('blur', hide, { once: true });
+    }
+  }
+});
 // A scroll moves the page under a hover tooltip: hide it. But Tab scrolls the page to the button it
 // focuses, right after the focus showed the tooltip: a keyboard user's tooltip follows its button.
 // Captured: the form scrolls inside its own column too.
 document.addEventListener('scroll', () => {
-  if (owner && owner === document.activeElement) show(owner);
+  if (keeper && keeper === document.activeElement) show(owner, keeper);
   else hide();
 }, { capture: true, passive: true });

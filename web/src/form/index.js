@@ -10,7 +10,7 @@
 //   plan.js       the plan and the Megatron-LM options (fields from the schema)
 //   placement.js  where stages or replica sets run (plan.stages / plan.replicas)
 //   errors.js     problems next to their controls
-import { $ } from '../dom.js';
+import { $, $$ } from '../dom.js';
 import * as engine from '../engine.js';
 import { plainProblem } from '../plain.js';
 import { plainDefault, setSchema } from '../schema.js';
@@ -51,6 +51,9 @@ export function render() {
   cluster.render();
   planForm.render();
   placement.render();
+  // The form's "?" buttons are not Tab stops (forty of them would double the cycle): a keyboard
+  // user presses "?" on a field for its help (tooltip.js); the mouse and touch still click them.
+  for (const b of $$('#inputs .tip:not([tabindex])')) b.tabIndex = -1;
 }
 
 /**
