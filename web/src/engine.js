@@ -159,3 +159,14 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
   const msg = await main.latest(channel, { type: 'traffic', scenario, options });
   return msg && msg.result;
 }
+
+/**
+ * The plan at other node counts and TP degrees (scaling.js), in the search worker: resolves to
+ * its {base, nodes, tp} or {error}, or null when a newer request on `channel` superseded it.
+ */
+export async function scaling(scenario, channel = 'scaling') {
+  searcher ??= connection();
+  await searcher.start();
+  const msg = await searcher.latest(channel, { type: 'scaling', scenario });
+  return msg && msg.result;
+}

@@ -19,6 +19,7 @@ import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from './results.js';
 import { initSearch, request as requestSearch, searchStats } from './search.js';
+import { render as renderScaling } from './scaling.js';
 import { resetColors } from './timeline.js';
 import { renderTraffic } from './traffic.js';
 import { roveTips, tip } from './tooltip.js';
@@ -51,6 +52,13 @@ function setStatus(kind, ...content) {
   el.hidden = kind === 'ok';
   stats.state = kind;
   document.body.dataset.state = kind;
+}
+
+/** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
+async function requestScaling(text) {
+  const data = await engine.scaling(text);
+  if (data && text === stats.rendered) renderScaling(data);
+  stats.scaling = data ? (data.error ? 'none' : data.nodes.length) : stats.scaling;
 }
 
 // Screen readers hear the headline numbers of each estimate (a polite live region), once typing
@@ -140,6 +148,7 @@ async function update(t0 = performance.now()) {
   } else {
     lastReport = r;
     compare.show(r, sent, stats.linked === text ? stats.link : null);
+    if (!EMBED) requestScaling(text);
     $('#results').classList.remove('stale');
     renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);

@@ -1,5 +1,5 @@
 // The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
-// message), then answers run (resolve and estimate), resolve, link, traffic and plan-search requests (the
+// message), then answers run (resolve and estimate), resolve, link, traffic, scaling and plan-search requests (the
 // page runs searches in a second instance of this worker, see engine.js). The module ships with
 // the page: every binding used here is there.
 //
@@ -9,6 +9,7 @@
 // copy, with each event's replica set and group).
 /* global createStepcast, importScripts */
 import { KINDS } from './kinds.js';
+import { series as scalingSeries } from './scaling.js';
 
 let engine;
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
@@ -85,6 +86,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'fromLink') result = JSON.parse(engine.fromLink(msg.url));
     else if (msg.type === 'search') result = JSON.parse(engine.search(msg.scenario, msg.top ?? 10));
     else if (msg.type === 'traffic') result = JSON.parse(engine.traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
+    else if (msg.type === 'scaling') result = scalingSeries(engine, msg.scenario);
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;
     self.postMessage({ type: 'result', id: msg.id, engineMs: result.engineMs ?? workerMs, workerMs, result }, transfer);

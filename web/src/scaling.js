@@ -1,0 +1,107 @@
+// Scaling: the plan on show estimated again by the engine at other node counts (DP follows, the
+// global batch stays) and at other TP degrees (same nodes): iteration time and tokens/s against
+// nodes, beside perfect scaling from the plan on show, so a user sees where adding nodes stops
+// paying. The estimates run in the search worker (`series`, given the module); the page draws the
+// answer (`render`) as an SVG chart, which downloads as it is, and a table.
+import { $, fill, h } from './dom.js';
+import { save } from './download.js';
+import { duration, integer, percent, rate } from './format.js';
+import { plainProblem } from './plain.js';
+
+const MAX_NODES = 4096;
+
+/** The engine's headline numbers of a scenario, or its first problem. */
+function point(engine, scenario) {
+  const r = JSON.parse(engine.estimateColumns(JSON.stringify(scenario)).json);
+  if (r.error) return { error: r.error.message };
+  return { iteration_time_s: r.iteration_time_s, tokens_per_s: r.tokens_per_s, mfu: r.mfu, fits: r.fits, gpus: r.gpus };
+}
+
+/**
+ * In the worker: {nodes: [{nodes, ...point}], tp: [{tp, ...point}], base: {nodes, tp}} for a
+ * one-group scenario (a JSON string), or {error} for a cluster of several groups.
+ */
+export function series(engine, text) {
+  const s = JSON.parse(text);
+  const c = s.cluster;
+  if (!c || typeof c !== 'object' || Array.isArray(c.groups)) {
+    return { error: 'scaling is shown for a cluster of one group of nodes' };
+  }
+  const n0 = Number(c.nodes ?? 1);
+  const plan = { ...(s.plan ?? {}) };
+  delete plan.dp; // derived from the GPUs at each size
+  const counts = [...new Set([1, n0 / 8, n0 / 4, n0 / 2, n0, n0 * 2, n0 * 4, n0 * 8])]
+    .filter((n) => Number.isInteger(n) && n >= 1 && n <= MAX_NODES).sort((a, b) => a - b);
+  const tps = [1, 2, 4, 8, 16];
+  return {
+    base: { nodes: n0, tp: plan.tp ?? 1 },
+    nodes: counts.map((nodes) => ({ nodes, ...point(engine, { ...s, cluster: { ...c, nodes }, plan }) })),
+    tp: tps.map((tp) => ({ tp, ...point(engine, { ...s, plan: { ...plan, tp } }) })),
+  };
+}
+
+const W = 560;
+const H = 220;
+const M = { left: 64, right: 56, top: 16, bottom: 34 };
+
+/** The chart as SVG text: tokens/s (bars) and perfect scaling from the plan on show (dashed) against nodes. */
+export function chartSvg(data) {
+  const ok = data.nodes.filter((p) => !p.error);
+  const base = ok.find((p) => p.nodes === data.base.nodes);
+  if (!ok.length || !base) return '';
+  const lo = Math.log2(ok[0].nodes);
+  const hi = Math.log2(ok[ok.length - 1].nodes);
+  const top = Math.max(...ok.map((p) => Math.max(p.tokens_per_s, (base.tokens_per_s * p.nodes) / base.nodes))) * 1.1;
+  const x = (n) => M.left + (hi > lo ? (Math.log2(n) - lo) / (hi - lo) : 0.5) * (W - M.left - M.right);
+  const y = (v) => H - M.bottom - (v / top) * (H - M.top - M.bottom);
+  const bw = Math.min(28, (W - M.left - M.right) / (ok.length * 1.6));
+  const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const bars = ok.map((p) => `<rect x="${(x(p.nodes) - bw / 2).toFixed(1)}" y="${y(p.tokens_per_s).toFixed(1)}" ` +
+    `width="${bw.toFixed(1)}" height="${(H - M.bottom - y(p.tokens_per_s)).toFixed(1)}" ` +
+    `fill="${p.fits ? '#3b82f6' : 'none'}" stroke="${p.fits ? 'none' : '#c01b1b'}" stroke-width="1.5" ` +
+    `data-nodes="${p.nodes}"><title>${esc(`${p.nodes} nodes: ${rate(p.tokens_per_s, 'tokens/s')}, ` +
+      `${duration(p.iteration_time_s)} per step${p.fits ? '' : ', does not fit in memory'}`)}</title></rect>`).join('');
+  const ideal = ok.map((p, i) => `${i ? 'L' : 'M'}${x(p.nodes).toFixed(1)} ${y((base.tokens_per_s * p.nodes) / base.nodes).toFixed(1)}`).join(' ');
+  const ticks = ok.map((p) => `<text x="${x(p.nodes).toFixed(1)}" y="${H - M.bottom + 14}" text-anchor="middle">${p.nodes}</text>`).join('');
+  const yTicks = [0, 0.5, 1].map((f) => `<text x="${M.left - 6}" y="${(y(top * f / 1.1) + 4).toFixed(1)}" text-anchor="end">` +
+    `${esc(rate((top * f) / 1.1, ''))}</text>`).join('');
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" font-family="sans-serif" font-size="11" role="img">` +
+    `<title>Tokens per second against nodes, with perfect scaling from ${data.base.nodes} nodes</title>` +
+    `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>${bars}` +
+    `<path d="${ideal}" fill="none" stroke="#666" stroke-dasharray="4 3"/>${ticks}${yTicks}` +
+    `<text x="${(W + M.left - M.right) / 2}" y="${H - 4}" text-anchor="middle">nodes</text>` +
+    `<text x="12" y="${M.top}" >tokens/s</text></svg>`;
+}
+
+/** Draws `data` (series()'s answer) into #scaling. */
+export function render(data) {
+  const box = $('#scaling');
+  if (!box) return;
+  if (!data || data.error) {
+    fill(box, h('p', { class: 'hint' }, data?.error ? `No scaling chart: ${data.error}.` : ''));
+    return;
+  }
+  const base = data.nodes.find((p) => p.nodes === data.base.nodes && !p.error);
+  const svg = chartSvg(data);
+  const chart = h('div', { class: 'scaling-chart' });
+  chart.innerHTML = svg; // built above from numbers and escaped text only
+  const efficiency = (p) => (base && !p.error ? (p.tokens_per_s / base.tokens_per_s) / (p.nodes / data.base.nodes) : NaN);
+  const row = (label, p, extra) => h('tr', { class: p.error ? 'refused' : p.fits ? '' : 'oom', 'data-value': String(p.tokens_per_s ?? '') },
+    h('th', { scope: 'row' }, label),
+    p.error ? h('td', { colspan: 4, class: 'hint' }, plainProblem({ message: p.error }).message)
+      : [h('td', null, duration(p.iteration_time_s)), h('td', null, rate(p.tokens_per_s, 'tokens/s')),
+        h('td', null, percent(p.mfu)), h('td', null, extra(p))]);
+  fill(box,
+    h('p', { class: 'hint' }, `The plan on show (${data.base.nodes} node${data.base.nodes === 1 ? '' : 's'}, TP ${data.base.tp}) at other ` +
+      'sizes: DP follows the GPUs, the global batch stays. Hollow red bars do not fit in memory; the dashed line is perfect scaling.'),
+    chart,
+    h('div', { class: 'table-scroll' }, h('table', { class: 'scaling-table' },
+      h('caption', { class: 'sr-only' }, 'Iteration time and throughput at other node counts and TP degrees'),
+      h('thead', null, h('tr', null, ['Nodes', 'Iteration time', 'Throughput', 'MFU', 'Scaling efficiency'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', null, data.nodes.map((p) => row(`${integer(p.nodes)}${p.nodes === data.base.nodes ? ' (on show)' : ''}`, p,
+        (q) => (p.nodes === data.base.nodes ? '100 %' : percent(efficiency(q), 0))))),
+      h('thead', null, h('tr', null, ['TP', 'Iteration time', 'Throughput', 'MFU', 'Fits'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', null, data.tp.map((p) => row(`${p.tp}${p.tp === data.base.tp ? ' (on show)' : ''}`, p, (q) => (q.fits ? 'yes' : 'no')))))),
+    h('p', { class: 'buttons' }, 'Download ',
+      h('button', { type: 'button', class: 'small', 'data-download': 'scaling.svg', onclick: () => save('scaling.svg', svg, 'image/svg+xml') }, 'SVG')));
+}
