@@ -434,7 +434,9 @@ class StepcastCalculator extends HTMLElement {
     bar.style.width = `${Math.min(100, (100 * m.total) / m.capacity)}%`;
     this.status(r.fits ? 'ok' : 'oom', ...(r.fits ? [] : [h('strong', null, 'Out of memory: '),
       `stage ${worst.index} needs ${gib(m.total)} per GPU, the GPU has ${gib(m.capacity, 0)}.`]));
+    // Bubbles (and leaves the shadow root): a documentation page can listen once on document.
     this.dispatchEvent(new CustomEvent('stepcast-estimate', {
+      bubbles: true, composed: true,
       detail: { iteration_time_s: r.iteration_time_s, tokens_per_s: r.tokens_per_s, mfu: r.mfu, fits: r.fits,
         memory_bytes: m.total, capacity_bytes: m.capacity },
     }));
