@@ -128,7 +128,7 @@ function render() {
         typeof x === 'number' && !Number.isFinite(x) ? '–' : row.format(x), d && d.text !== 'differs' ? h('span', { class: 'delta' }, ` ${d.text}`) : null);
     })));
   }
-  fill($('#compare'), h('div', { class: 'table-scroll' }, h('table', { class: 'compare-table' },
+  fill($('#compare'), h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Comparison table' }, h('table', { class: 'compare-table' },
     h('caption', { class: 'hint' }, 'Each value compared with the first column: ', h('span', { class: 'diff better' }, 'better'), ', ',
       h('span', { class: 'diff worse' }, 'worse'), ', or ', h('span', { class: 'diff' }, 'different'), '.'),
     h('thead', null, head), h('tbody', null, body))));

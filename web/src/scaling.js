@@ -95,7 +95,7 @@ export function render(data) {
     h('p', { class: 'hint' }, `The plan on show (${data.base.nodes} node${data.base.nodes === 1 ? '' : 's'}, TP ${data.base.tp}) at other ` +
       'sizes: DP follows the GPUs, the global batch stays. Hollow red bars do not fit in memory; the dashed line is perfect scaling.'),
     chart,
-    h('div', { class: 'table-scroll' }, h('table', { class: 'scaling-table' },
+    h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Scaling table' }, h('table', { class: 'scaling-table' },
       h('caption', { class: 'sr-only' }, 'Iteration time and throughput at other node counts and TP degrees'),
       h('thead', null, h('tr', null, ['Nodes', 'Iteration time', 'Throughput', 'MFU', 'Scaling efficiency'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', null, data.nodes.map((p) => row(`${integer(p.nodes)}${p.nodes === data.base.nodes ? ' (on show)' : ''}`, p,
