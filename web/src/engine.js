@@ -170,3 +170,24 @@ export async function scaling(scenario, channel = 'scaling') {
   const msg = await searcher.latest(channel, { type: 'scaling', scenario });
   return msg && msg.result;
 }
+
+/**
+ * A Hugging Face config.json (text) as the scenario's custom model (`stepcast import hf-config`):
+ * resolves to the model object or {error}.
+ */
+export async function importHfConfig(text) {
+  await main.start();
+  return (await main.send({ type: 'importHfConfig', text })).result;
+}
+
+/** A Megatron-LM command line (`stepcast import megatron-args`): {scenario, ignored, notes} or {error}. */
+export async function importMegatronArgs(text) {
+  await main.start();
+  return (await main.send({ type: 'importMegatronArgs', text })).result;
+}
+
+/** The plan of a scenario (JSON text) as `stepcast export KIND` writes it: {text} or {error}. */
+export async function exportPlan(scenario, kind) {
+  await main.start();
+  return (await main.send({ type: 'exportPlan', scenario, kind })).result;
+}

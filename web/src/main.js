@@ -15,6 +15,7 @@ import * as compare from './compare.js';
 import { save } from './download.js';
 import * as engine from './engine.js';
 import * as form from './form/index.js';
+import { init as initImportExport } from './importexport.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
 import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from './results.js';
@@ -382,6 +383,14 @@ async function init() {
     loadScenario(examples[path]);
   });
   roveTips($('#results'));
+  if (!EMBED) {
+    initImportExport(() => structuredClone(form.current().scenario), async (s) => {
+      userChanged = true;
+      lastUserWrite = -Infinity;
+      $('#examples').value = '';
+      await loadScenario(s);
+    });
+  }
   $('#timeline-tip').replaceWith(tip('timeline'));
   $('#stagemap-tip').replaceWith(tip('stage_map'));
 

@@ -1,5 +1,5 @@
 // The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
-// message), then answers run (resolve and estimate), resolve, link, traffic, scaling and plan-search requests (the
+// message), then answers run (resolve and estimate), resolve, link, traffic, scaling, import, export and plan-search requests (the
 // page runs searches in a second instance of this worker, see engine.js). The module ships with
 // the page: every binding used here is there.
 //
@@ -87,6 +87,9 @@ self.onmessage = async (event) => {
     else if (msg.type === 'search') result = JSON.parse(engine.search(msg.scenario, msg.top ?? 10));
     else if (msg.type === 'traffic') result = JSON.parse(engine.traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
     else if (msg.type === 'scaling') result = scalingSeries(engine, msg.scenario);
+    else if (msg.type === 'importHfConfig') result = JSON.parse(engine.importHfConfig(msg.text));
+    else if (msg.type === 'importMegatronArgs') result = JSON.parse(engine.importMegatronArgs(msg.text));
+    else if (msg.type === 'exportPlan') result = JSON.parse(engine.exportPlan(msg.scenario, msg.kind));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;
     self.postMessage({ type: 'result', id: msg.id, engineMs: result.engineMs ?? workerMs, workerMs, result }, transfer);

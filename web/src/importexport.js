@@ -1,0 +1,96 @@
+// Import and export, through the engine (the same code as `stepcast import` and `stepcast export`):
+// the plan on show as Megatron-LM arguments, a Megatron-Bridge recipe override or a torchrun line,
+// to copy or download; a pasted Hugging Face config.json becomes the custom model (cluster and plan
+// kept), a pasted Megatron-LM command line the model and plan (the cluster its torchrun prefix
+// gives, else the one on show), with the flags the engine does not model listed, never dropped
+// silently. Problems show beside the paste box.
+import { $, h } from './dom.js';
+import { save } from './download.js';
+import * as engine from './engine.js';
+
+const KINDS = {
+  'megatron-args': { label: 'Megatron-LM arguments', file: 'megatron-args.sh' },
+  'bridge-recipe': { label: 'Megatron-Bridge recipe', file: 'bridge-recipe.py' },
+  torchrun: { label: 'torchrun line', file: 'torchrun.sh' },
+};
+
+let exported = null; // {kind, text}
+
+function say(kind, ...content) {
+  const box = $('#import-status');
+  box.className = `import-status ${kind}`;
+  box.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+  box.replaceChildren(...content);
+  box.hidden = content.length === 0;
+}
+
+async function exportAs(kind, current) {
+  const r = await engine.exportPlan(JSON.stringify(current()), kind);
+  const pre = $('#export-text');
+  if (r.error) {
+    pre.textContent = `This plan cannot be exported: ${r.error.message}`;
+    exported = null;
+  } else {
+    pre.textContent = r.text;
+    exported = { kind, text: r.text };
+  }
+  pre.hidden = false;
+  pre.dataset.kind = kind;
+  $('#export-tools').hidden = !exported;
+}
+
+/** Which importer a pasted text is for: a JSON object is a config.json, anything else a command line. */
+export const importKind = (text) => (/^\s*\{/.test(text) ? 'hf-config' : 'megatron-args');
+
+async function importText(current, open) {
+  const text = $('#import-text').value;
+  if (!text.trim()) {
+    say('error', 'Paste a Hugging Face config.json or a Megatron-LM command line first.');
+    return;
+  }
+  if (importKind(text) === 'hf-config') {
+    const model = await engine.importHfConfig(text);
+    if (model.error) {
+      say('error', h('strong', null, 'Not a config.json this page can read: '), model.error.message);
+      return;
+    }
+    await open({ ...current(), model });
+    say('ok', h('strong', null, `Imported ${model.name ?? 'the model'}`), ' as a custom model; the cluster and the plan are as they were.');
+    return;
+  }
+  const r = await engine.importMegatronArgs(text);
+  if (r.error) {
+    say('error', h('strong', null, 'Not a command line this page can read: '), r.error.message);
+    return;
+  }
+  const scenario = { ...r.scenario, cluster: r.scenario.cluster ?? current().cluster };
+  await open(scenario);
+  const ignored = r.ignored ?? [];
+  const notes = r.notes ?? [];
+  say('ok', h('strong', null, 'Imported the model and the plan'),
+    r.scenario.cluster ? ' and the cluster from the launch line.' : '; the cluster is the one that was on show.',
+    notes.length ? h('span', { class: 'import-notes' }, ` ${notes.join(' ')}`) : null,
+    ignored.length ? h('span', { class: 'import-ignored' }, ` Not modelled, so not imported: ${ignored.join(', ')}.`) : null);
+}
+
+/**
+ * Wires the card. `current()`: the scenario on show (an object); `open(scenario)`: shows a scenario
+ * (a new history entry), resolving when the form holds it.
+ */
+export function init(current, open) {
+  for (const [kind, { label }] of Object.entries(KINDS)) {
+    $('#export-buttons').append(h('button', { type: 'button', 'data-export': kind, onclick: () => exportAs(kind, current) }, label), ' ');
+  }
+  $('#copy-export').addEventListener('click', async () => {
+    if (!exported) return;
+    try {
+      await navigator.clipboard.writeText(exported.text);
+      $('#copy-export').textContent = 'Copied';
+    } catch {
+      $('#copy-export').textContent = 'Select the text to copy';
+    }
+    setTimeout(() => { $('#copy-export').textContent = 'Copy'; }, 1500);
+  });
+  $('#download-export').addEventListener('click', () => exported && save(KINDS[exported.kind].file, exported.text));
+  $('#import-go').addEventListener('click', () => importText(current, open));
+}
