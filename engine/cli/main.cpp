@@ -50,6 +50,10 @@ constexpr const char* kUsage = R"(usage:
                                                          bandwidth of every census operation and
                                                          its path's curve; the MoE all-to-all's
                                                          range; link load over the iteration
+  stepcast import hf-config CONFIG.json [--format model|scenario]
+                                                         a Hugging Face config.json as the
+                                                         scenario's custom model (or a scenario
+                                                         around it: one DGX H100, data parallel)
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -370,6 +374,8 @@ int run_presets(const Args& args, const Catalog& catalog) {
 
 // validate / calibrate (engine/cli/validate_cli.cpp): accuracy against published runs.
 int run_validation_command(const std::string& command, int argc, char** argv);
+// import (engine/cli/io_cli.cpp): other tools' model descriptions.
+int run_io_command(const std::string& command, int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -387,6 +393,7 @@ int main(int argc, char** argv) {
   }
   if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
     return run_validation_command(command, argc, argv);
+  if (command == "import") return run_io_command(command, argc, argv);
   const Args args = parse_args(argc, argv, 2);
   if (!args.error.empty()) return fail(args.error);
   auto loaded = load_catalog(builtin_preset_files());

@@ -1,0 +1,193 @@
+// Importers: Hugging Face config.json -> model (import_hf_config.h), on the published configs of
+// tests/fixtures/hf-config/, against the bundled presets of the same models.
+#include <fstream>
+#include <sstream>
+
+#include "stepcast/import_hf_config.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+std::string fixture(const std::string& path) {
+  std::ifstream in(std::string(STEPCAST_SOURCE_DIR) + "/tests/fixtures/" + path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The imported model as the engine reads it (through a scenario, as a user would run it).
+ModelSpec imported(const std::string& file) {
+  auto model = model_from_hf_config(fixture("hf-config/" + file));
+  EXPECT_TRUE(model.ok()) << file << ": " << (model.ok() ? "" : model.error().message);
+  if (!model.ok()) return {};
+  return test::scenario(scenario_with_model(*model).dump()).model;
+}
+
+// Every dimension the engine reads.
+void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
+  EXPECT_EQ(a.layers, b.layers);
+  EXPECT_EQ(a.hidden, b.hidden);
+  EXPECT_EQ(a.heads, b.heads);
+  EXPECT_EQ(a.kv_heads, b.kv_heads);
+  EXPECT_EQ(a.head_dim(), b.head_dim());
+  EXPECT_EQ(a.ffn_hidden, b.ffn_hidden);
+  EXPECT_EQ(a.vocab, b.vocab);
+  EXPECT_EQ(a.seq_len, b.seq_len);
+  EXPECT_EQ(a.ffn_type, b.ffn_type);
+  EXPECT_EQ(a.position, b.position);
+  EXPECT_EQ(a.tied_embeddings, b.tied_embeddings);
+  EXPECT_EQ(a.norm, b.norm);
+  EXPECT_EQ(a.bias, b.bias);
+  EXPECT_EQ(a.mtp_layers, b.mtp_layers);
+  const AttentionSpec &x = a.attention, &y = b.attention;
+  EXPECT_EQ(x.type, y.type);
+  EXPECT_EQ(x.q_lora_rank, y.q_lora_rank);
+  EXPECT_EQ(x.kv_lora_rank, y.kv_lora_rank);
+  EXPECT_EQ(x.qk_head_dim, y.qk_head_dim);
+  EXPECT_EQ(x.qk_rope_head_dim, y.qk_rope_head_dim);
+  EXPECT_EQ(x.v_head_dim, y.v_head_dim);
+  EXPECT_EQ(x.window, y.window);
+  EXPECT_EQ(x.window_layers, y.window_layers);
+  const MoeSpec &e = a.moe, &f = b.moe;
+  EXPECT_EQ(e.experts, f.experts);
+  EXPECT_EQ(e.top_k, f.top_k);
+  EXPECT_EQ(e.ffn_hidden, f.ffn_hidden);
+  EXPECT_EQ(e.shared_experts, f.shared_experts);
+  EXPECT_EQ(e.shared_ffn_hidden, f.shared_ffn_hidden);
+  EXPECT_EQ(e.first_dense_layers, f.first_dense_layers);
+  EXPECT_EQ(e.layer_freq, f.layer_freq);
+  EXPECT_EQ(e.layer_pattern, f.layer_pattern);
+  EXPECT_EQ(e.router_groups, f.router_groups);
+  EXPECT_EQ(e.router_group_top_k, f.router_group_top_k);
+  // And so the same parameter count.
+  EXPECT_DOUBLE_EQ(count_parameters(a, a.vocab, a.seq_len).total,
+                   count_parameters(b, b.vocab, b.seq_len).total);
+}
+
+const ModelSpec& preset(const char* id) {
+  const ModelSpec* m = test::catalog().find_model(id);
+  EXPECT_NE(m, nullptr) << id;
+  static const ModelSpec none;
+  return m ? *m : none;
+}
+
+TEST(ImportHfConfig, EqualsThePresetInEveryDimension) {
+  // seq_len from rope_scaling.original_max_position_embeddings (405B, DeepSeek, GPT-OSS) or
+  // initial_context_length, else max_position_embeddings (Llama 3 8B, Mixtral).
+  for (auto [file, id] : {std::pair{"meta-llama-3-8b.json", "llama3-8b"},
+                          std::pair{"llama-3.1-405b.json", "llama3.1-405b"},
+                          std::pair{"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},
+                          std::pair{"deepseek-v3.json", "deepseek-v3"},
+                          std::pair{"deepseek-v2-lite.json", "deepseek-v2-lite"},
+                          std::pair{"gpt-oss-20b.json", "gpt-oss-20b"}}) {
+    SCOPED_TRACE(file);
+    expect_same_shape(imported(file), preset(id));
+  }
+}
+
+TEST(ImportHfConfig, QwenDiffersOnlyInTheContextLength) {
+  // Qwen's configs give only the extended context (max_position_embeddings); the presets train
+  // at the 4,096 tokens of the Qwen3 report's stages S1/S2 (and Megatron-Bridge's benchmarks).
+  for (auto [file, id, context] : {std::tuple{"qwen3-8b.json", "qwen3-8b", 40960},
+                                   std::tuple{"qwen3-30b-a3b.json", "qwen3-30b-a3b", 40960},
+                                   std::tuple{"qwen2.5-7b.json", "qwen2.5-7b", 131072}}) {
+    SCOPED_TRACE(file);
+    ModelSpec m = imported(file);
+    EXPECT_EQ(m.seq_len, context);
+    m.seq_len = preset(id).seq_len;
+    expect_same_shape(m, preset(id));
+  }
+}
+
+TEST(ImportHfConfig, MistralKeepsItsSlidingWindow) {
+  // The preset leaves Mistral 7B's 4,096-token window out and trains at 8,192; the config has
+  // the window on every layer and a 32,768-token context.
+  ModelSpec m = imported("mistral-7b-v0.1.json");
+  EXPECT_EQ(m.attention.window, 4096);
+  EXPECT_EQ(m.attention.window_layers, WindowLayers::all);
+  EXPECT_EQ(m.seq_len, 32768);
+  m.attention.window = 0;
+  m.seq_len = preset("mistral-7b").seq_len;
+  expect_same_shape(m, preset("mistral-7b"));
+}
+
+TEST(ImportHfConfig, QwenMoeLayerPatternFromSparseStepAndDenseLayers) {
+  Json c = Json::parse(fixture("hf-config/qwen3-30b-a3b.json"));
+  c["decoder_sparse_step"] = 2;  // layers 1, 3, 5, ... are MoE
+  c["mlp_only_layers"] = {3};
+  auto m = model_from_hf_config(c.dump());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const Json& freq = (*m)["moe"]["layer_freq"];
+  ASSERT_EQ(freq.size(), 48u);
+  EXPECT_EQ(freq[0], 0);
+  EXPECT_EQ(freq[1], 1);
+  EXPECT_EQ(freq[3], 0);
+  EXPECT_EQ(freq[5], 1);
+}
+
+Error import_error(const std::string& text) {
+  auto m = model_from_hf_config(text);
+  EXPECT_FALSE(m.ok()) << text;
+  return m.ok() ? Error{} : m.error();
+}
+
+TEST(ImportHfConfig, BadConfigsNameTheKey) {
+  const Json llama = Json::parse(fixture("hf-config/meta-llama-3-8b.json"));
+  EXPECT_EQ(import_error("{\"architectures\": [").code, ErrorCode::parse_error);
+  EXPECT_EQ(import_error("[1, 2]").code, ErrorCode::type_error);
+
+  Json c = llama;
+  c["architectures"] = {"BertForMaskedLM"};
+  Error e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::unsupported);
+  EXPECT_EQ(e.path, "architectures");
+  EXPECT_NE(e.message.find("BertForMaskedLM"), std::string::npos);
+
+  c = llama;
+  c.erase("architectures");
+  EXPECT_EQ(import_error(c.dump()).path, "architectures");
+
+  c = llama;
+  c.erase("num_hidden_layers");
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::missing_key);
+  EXPECT_EQ(e.message, "config.json has no num_hidden_layers");
+
+  c = llama;
+  c["hidden_size"] = "4096";
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::type_error);
+  EXPECT_EQ(e.path, "hidden_size");
+
+  c = llama;
+  c["num_attention_heads"] = 1e12;  // absurd: past any model
+  EXPECT_EQ(import_error(c.dump()).code, ErrorCode::out_of_range);
+
+  c = llama;
+  c["rope_scaling"] = {{"original_max_position_embeddings", -1}};
+  EXPECT_EQ(import_error(c.dump()).path, "rope_scaling.original_max_position_embeddings");
+
+  c = llama;
+  c["hidden_act"] = "relu";
+  EXPECT_EQ(import_error(c.dump()).path, "hidden_act");
+
+  c = llama;
+  c["num_key_value_heads"] = 7;  // the model's own rule: kv heads divide heads
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::invalid_model);
+  EXPECT_EQ(e.path, "model.kv_heads");
+
+  Json d = Json::parse(fixture("hf-config/deepseek-v3.json"));
+  d.erase("kv_lora_rank");
+  EXPECT_EQ(import_error(d.dump()).path, "kv_lora_rank");
+
+  Json g = Json::parse(fixture("hf-config/gpt-oss-20b.json"));
+  g["layer_types"][1] = "sliding_attention";  // neither every layer nor alternate ones
+  EXPECT_EQ(import_error(g.dump()).path, "layer_types");
+}
+
+}  // namespace
+}  // namespace stepcast
+
