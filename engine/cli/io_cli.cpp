@@ -8,6 +8,7 @@
 
 #include "cli_io.h"
 #include "stepcast/import_hf_config.h"
+#include "stepcast/import_megatron_args.h"
 
 using namespace stepcast;
 using stepcast::cli::dump;
@@ -19,6 +20,7 @@ namespace {
 struct IoArgs {
   std::vector<std::string> positional;
   std::string format;
+  std::string node;
   std::string error;
 };
 
@@ -31,6 +33,7 @@ IoArgs parse_io_args(int argc, char** argv, int first) {
       else into = argv[++i];
     };
     if (arg == "--format") value(a.format);
+    else if (arg == "--node") value(a.node);
     else if (arg.size() > 1 && arg[0] == '-') a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
   }
@@ -50,17 +53,45 @@ int import_hf_config(const IoArgs& args) {
   return 0;
 }
 
+// JSON {"scenario", "ignored", "notes"} (the page's binding returns the same), or the scenario
+// alone with each ignored flag and note as a "warning:" line on stderr.
+int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
+  const std::string format = args.format.empty() ? "json" : args.format;
+  if (format != "json" && format != "scenario")
+    return fail(fmt::format("--format={} must be json or scenario", format));
+  std::string text;
+  if (!read_input(args.positional[1], text))
+    return fail(fmt::format("cannot read {}", args.positional[1]));
+  MegatronImportOptions options;
+  if (!args.node.empty()) options.node = args.node;
+  auto imported = scenario_from_megatron_args(text, catalog, options);
+  if (!imported) return fail(imported.error().message);
+  if (format == "json") {
+    std::cout << dump(to_json(*imported), 2) << "\n";
+    return 0;
+  }
+  for (const auto& flag : imported->ignored)
+    std::cerr << "warning: not modelled, ignored: " << printable(flag, 200) << "\n";
+  for (const auto& note : imported->notes) std::cerr << "warning: " << printable(note, 400) << "\n";
+  std::cout << dump(imported->scenario, 2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 // `stepcast import KIND FILE`.
 int run_io_command(const std::string& command, int argc, char** argv) {
   const IoArgs args = parse_io_args(argc, argv, 2);
   if (!args.error.empty()) return fail(args.error);
+  auto loaded = load_catalog(builtin_preset_files());
+  if (!loaded) return fail("built-in presets: " + loaded.error().message);
   if (command == "import") {
     if (args.positional.size() != 2)
-      return fail("import takes a kind (hf-config) and one file (or '-')");
+      return fail("import takes a kind (hf-config, megatron-args) and one file (or '-')");
     if (args.positional[0] == "hf-config") return import_hf_config(args);
-    return fail(fmt::format("import {}: the kinds are hf-config", printable(args.positional[0])));
+    if (args.positional[0] == "megatron-args") return import_megatron_args(args, *loaded);
+    return fail(fmt::format("import {}: the kinds are hf-config, megatron-args",
+                            printable(args.positional[0])));
   }
   return fail("unknown command " + printable(command));
 }

@@ -54,6 +54,13 @@ constexpr const char* kUsage = R"(usage:
                                                          a Hugging Face config.json as the
                                                          scenario's custom model (or a scenario
                                                          around it: one DGX H100, data parallel)
+  stepcast import megatron-args ARGS.sh [--format json|scenario] [--node NODE]
+                                                         a Megatron-LM command line ('-' = stdin;
+                                                         torchrun prefix, continuations, quotes)
+                                                         as a scenario; flags not modelled are
+                                                         listed under "ignored"; torchrun's
+                                                         --nnodes/--nproc-per-node give the
+                                                         cluster, of NODE (default dgx-h100)
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -374,7 +381,7 @@ int run_presets(const Args& args, const Catalog& catalog) {
 
 // validate / calibrate (engine/cli/validate_cli.cpp): accuracy against published runs.
 int run_validation_command(const std::string& command, int argc, char** argv);
-// import (engine/cli/io_cli.cpp): other tools' model descriptions.
+// import (engine/cli/io_cli.cpp): other tools' model and plan descriptions.
 int run_io_command(const std::string& command, int argc, char** argv);
 
 int main(int argc, char** argv) {

@@ -192,7 +192,7 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\
 endif()
 
 # import (issue 16 item 15): bad input is one "error:" line naming the key or flag,
-# exit 2, nothing on stdout; good input prints the model or a scenario around it.
+# exit 2, nothing on stdout; good input prints the model or the scenario.
 function(expect_io_error name input expected)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt "${input}")
   expect_exit_2("${name}" "${expected}" ${ARGN} ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt)
@@ -205,7 +205,13 @@ expect_io_error(hf_missing "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden
 expect_io_error(hf_type "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": \"32\"}"
                 "config.json num_hidden_layers=\"32\" must be a whole number" import hf-config)
 expect_io_error(hf_format "{}" "--format=yaml must be model or scenario" import hf-config --format yaml)
-expect_io_error(kind "{}" "import yaml: the kinds are hf-config" import yaml)
+expect_io_error(mg_missing "--hidden-size 1024" "--num-layers is required" import megatron-args)
+expect_io_error(mg_value "--num-layers 4 --tensor-model-parallel-size"
+                "--tensor-model-parallel-size needs a value" import megatron-args)
+expect_io_error(mg_quote "--num-layers 4 --data-path 'x" "unclosed ' quote" import megatron-args)
+expect_io_error(mg_node "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py"
+                "node dgx-z is not a node preset" import megatron-args --node dgx-z)
+expect_io_error(kind "{}" "import yaml: the kinds are hf-config, megatron-args" import yaml)
 execute_process(COMMAND ${STEPCAST} import hf-config ${SOURCE_DIR}/tests/fixtures/hf-config/meta-llama-3-8b.json
                 --format scenario RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"node\": \"dgx-h100\"" OR NOT out MATCHES "\"ffn_hidden\": 14336")

@@ -191,3 +191,98 @@ TEST(ImportHfConfig, BadConfigsNameTheKey) {
 }  // namespace
 }  // namespace stepcast
 
+// --- Megatron-LM arguments in (import_megatron_args.h) ---
+
+#include "stepcast/import_megatron_args.h"
+
+namespace stepcast {
+namespace {
+
+Result<MegatronImport> import_args(const std::string& text, std::string node = "dgx-h100") {
+  return scenario_from_megatron_args(text, test::catalog(), {.node = std::move(node)});
+}
+
+TEST(MegatronArgs, ReadsALaunchScript) {
+  auto r = import_args(fixture("megatron-args/llama3-8b-torchrun.sh"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Scenario s = test::scenario(r->scenario.dump());
+  ModelSpec m = s.model;
+  m.seq_len = preset("llama3-8b").seq_len;
+  expect_same_shape(m, preset("llama3-8b"));
+  EXPECT_EQ(s.cluster.gpus(), 16);
+  EXPECT_EQ(r->scenario["cluster"], Json::parse(R"({"node": "dgx-h100", "nodes": 2})"));
+  EXPECT_EQ(s.plan.tp, 2);
+  EXPECT_EQ(s.plan.pp, 2);
+  EXPECT_EQ(s.plan.dp, 4);
+  EXPECT_EQ(s.plan.precision, Precision::fp8);
+  EXPECT_EQ(s.plan.recompute, Recompute::selective);
+  EXPECT_TRUE(s.plan.sequence_parallel);
+  EXPECT_FALSE(s.plan.tp_comm_overlap);  // not given: Megatron's default is off
+  // Every flag the engine does not model is listed with its value.
+  const std::vector<std::string> ignored = {
+      "--use-mcore-models", "--rotary-base 500000", "--tokenizer-type HuggingFaceTokenizer",
+      "--tokenizer-model meta-llama/Meta-Llama-3-8B", "--fp8-amax-history-len 1024",
+      "--lr 3e-4", "--min-lr 3e-5", "--lr-decay-style cosine", "--train-iters 1000",
+      "--data-path /data/my corpus_text_document", "--save $CHECKPOINT_PATH"};
+  EXPECT_EQ(r->ignored, ignored);
+}
+
+TEST(MegatronArgs, DefaultsAndLayerLists) {
+  // No --ffn-hidden-size with --swiglu: Megatron's 2/3 of 4h rounded down to 64.
+  const std::string base =
+      "--num-layers 4 --hidden-size 1000 --num-attention-heads 8 --seq-length 1024 "
+      "--vocab-size 5000 --global-batch-size 8 ";
+  auto r = import_args(base + "--swiglu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["ffn_hidden"], 2624);  // int(4000 * 2 / 3 / 64) * 64
+  EXPECT_EQ(r->scenario["plan"]["precision"], "fp32");
+  EXPECT_EQ(r->scenario["model"]["position"], "learned");
+  r = import_args(base + "--num-experts 4 --moe-layer-freq '([0]*1+[1]*3)'");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["first_dense_layers"], 1);
+  EXPECT_EQ(r->scenario["plan"]["moe_dispatcher"], "allgather");
+  r = import_args(base + "--num-experts 4 --moe-layer-freq [1,0,1,0]");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["layer_freq"], 2);
+  r = import_args(base + "--num-experts 4 --moe-layer-freq [0,1,1,0]");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["layer_freq"], Json::parse("[0,1,1,0]"));
+}
+
+Error args_error(const std::string& text) {
+  auto r = import_args(text);
+  EXPECT_FALSE(r.ok()) << text;
+  return r.ok() ? Error{} : r.error();
+}
+
+TEST(MegatronArgs, BadCommandLinesNameTheFlag) {
+  const std::string ok =
+      "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+      "--vocab-size 5000 --global-batch-size 8";
+  ASSERT_TRUE(import_args(ok).ok());
+  EXPECT_EQ(args_error(ok + " --data-path 'unclosed").code, ErrorCode::parse_error);
+  Error e = args_error("--hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+                       "--vocab-size 5000 --global-batch-size 8");
+  EXPECT_EQ(e.code, ErrorCode::missing_key);
+  EXPECT_EQ(e.message, "--num-layers is required");
+  e = args_error(ok + " --tensor-model-parallel-size");
+  EXPECT_EQ(e.message, "--tensor-model-parallel-size needs a value");
+  e = args_error(ok + " --micro-batch-size two");
+  EXPECT_EQ(e.code, ErrorCode::type_error);
+  EXPECT_EQ(e.path, "--micro-batch-size");
+  e = args_error(ok + " --tensor-model-parallel-size $TP");
+  EXPECT_EQ(e.path, "--tensor-model-parallel-size");
+  EXPECT_EQ(args_error(ok + " --pipeline-model-parallel-size 1e15").code, ErrorCode::out_of_range);
+  EXPECT_EQ(args_error(ok + " --recompute-granularity some").path, "--recompute-granularity");
+  EXPECT_EQ(args_error(ok + " --sequence-parallel=yes").path, "--sequence-parallel");
+  EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [2]*4").path, "--moe-layer-freq");
+  EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [1]*3").path, "--moe-layer-freq");
+  // The model's own rules: query groups divide the heads.
+  e = args_error(ok + " --group-query-attention --num-query-groups 3");
+  EXPECT_EQ(e.code, ErrorCode::invalid_model);
+  e = args_error("torchrun --nnodes 1:4 --nproc-per-node 8 pretrain_gpt.py " + ok);
+  EXPECT_EQ(e.path, "--nnodes");
+}
+
+}  // namespace
+}  // namespace stepcast
