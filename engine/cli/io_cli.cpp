@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "cli_io.h"
+#include "stepcast/export_megatron.h"
 #include "stepcast/import_hf_config.h"
 #include "stepcast/import_megatron_args.h"
+#include "stepcast/share_link.h"
 
 using namespace stepcast;
 using stepcast::cli::dump;
@@ -20,6 +22,7 @@ namespace {
 struct IoArgs {
   std::vector<std::string> positional;
   std::string format;
+  std::string link;
   std::string node;
   std::string error;
 };
@@ -33,6 +36,7 @@ IoArgs parse_io_args(int argc, char** argv, int first) {
       else into = argv[++i];
     };
     if (arg == "--format") value(a.format);
+    else if (arg == "--link") value(a.link);
     else if (arg == "--node") value(a.node);
     else if (arg.size() > 1 && arg[0] == '-') a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
@@ -77,9 +81,28 @@ int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
   return 0;
 }
 
+int export_plan_text(const IoArgs& args, const Catalog& catalog) {
+  const auto kind = plan_export_kind(args.positional[0]);
+  if (!kind)
+    return fail(fmt::format("export {}: the kinds are megatron-args, bridge-recipe, torchrun",
+                            printable(args.positional[0])));
+  std::string text;
+  if (!args.link.empty()) {  // a link and a JSON file are interchangeable, as for estimate
+    auto doc = scenario_from_link(args.link);
+    if (!doc) return fail(doc.error().message);
+    text = dump(doc->scenario);
+  } else if (!read_input(args.positional[1], text)) {
+    return fail(fmt::format("cannot read {}", args.positional[1]));
+  }
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  std::cout << export_plan(*scenario, *kind);
+  return 0;
+}
+
 }  // namespace
 
-// `stepcast import KIND FILE`.
+// `stepcast import KIND FILE` and `stepcast export KIND SCENARIO.json`.
 int run_io_command(const std::string& command, int argc, char** argv) {
   const IoArgs args = parse_io_args(argc, argv, 2);
   if (!args.error.empty()) return fail(args.error);
@@ -93,5 +116,8 @@ int run_io_command(const std::string& command, int argc, char** argv) {
     return fail(fmt::format("import {}: the kinds are hf-config, megatron-args",
                             printable(args.positional[0])));
   }
-  return fail("unknown command " + printable(command));
+  if (args.positional.size() != (args.link.empty() ? 2u : 1u))
+    return fail("export takes a kind (megatron-args, bridge-recipe, torchrun) and one scenario "
+                "file (or '-'), or --link URL");
+  return export_plan_text(args, *loaded);
 }

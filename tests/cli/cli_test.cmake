@@ -191,8 +191,8 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\
   message(FATAL_ERROR "traffic json (${rc}): ${out}")
 endif()
 
-# import (issue 16 item 15): bad input is one "error:" line naming the key or flag,
-# exit 2, nothing on stdout; good input prints the model or the scenario.
+# import / export (issue 16 items 14, 15): bad input is one "error:" line naming the key or flag,
+# exit 2, nothing on stdout; good input prints the model, the scenario or the arguments.
 function(expect_io_error name input expected)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt "${input}")
   expect_exit_2("${name}" "${expected}" ${ARGN} ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt)
@@ -212,6 +212,10 @@ expect_io_error(mg_quote "--num-layers 4 --data-path 'x" "unclosed ' quote" impo
 expect_io_error(mg_node "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py"
                 "node dgx-z is not a node preset" import megatron-args --node dgx-z)
 expect_io_error(kind "{}" "import yaml: the kinds are hf-config, megatron-args" import yaml)
+expect_io_error(export_kind "{}" "export slurm: the kinds are megatron-args, bridge-recipe, torchrun"
+                export slurm)
+expect_io_error(export_invalid "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}, \"plan\": {\"tp\": 3, \"global_batch\": 8}}"
+                "plan.tp=3 must divide model.heads=64" export megatron-args)
 execute_process(COMMAND ${STEPCAST} import hf-config ${SOURCE_DIR}/tests/fixtures/hf-config/meta-llama-3-8b.json
                 --format scenario RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"node\": \"dgx-h100\"" OR NOT out MATCHES "\"ffn_hidden\": 14336")
@@ -222,4 +226,14 @@ execute_process(COMMAND ${STEPCAST} estimate ${CMAKE_CURRENT_BINARY_DIR}/cli_io_
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
   message(FATAL_ERROR "estimate of an imported config (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} export torchrun ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "torchrun --nnodes 8 --nproc-per-node 8"
+   OR NOT out MATCHES "--tensor-model-parallel-size 8 \\\\\n")
+  message(FATAL_ERROR "export torchrun (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} export bridge-recipe --link ${link} RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "cfg.model.tensor_model_parallel_size = 8\n")
+  message(FATAL_ERROR "export bridge-recipe --link (${rc}): ${out}")
 endif()

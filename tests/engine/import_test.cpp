@@ -191,8 +191,9 @@ TEST(ImportHfConfig, BadConfigsNameTheKey) {
 }  // namespace
 }  // namespace stepcast
 
-// --- Megatron-LM arguments in (import_megatron_args.h) ---
+// --- Megatron-LM arguments in and out (import_megatron_args.h, export_megatron.h) ---
 
+#include "stepcast/export_megatron.h"
 #include "stepcast/import_megatron_args.h"
 
 namespace stepcast {
@@ -200,6 +201,107 @@ namespace {
 
 Result<MegatronImport> import_args(const std::string& text, std::string node = "dgx-h100") {
   return scenario_from_megatron_args(text, test::catalog(), {.node = std::move(node)});
+}
+
+void expect_same_plan(const Plan& a, const Plan& b) {
+  EXPECT_EQ(a.framework, b.framework);
+  EXPECT_EQ(a.tp, b.tp);
+  EXPECT_EQ(a.pp, b.pp);
+  EXPECT_EQ(a.dp, b.dp);
+  EXPECT_EQ(a.cp, b.cp);
+  EXPECT_EQ(a.vpp, b.vpp);
+  EXPECT_EQ(a.ep, b.ep);
+  EXPECT_EQ(a.etp, b.etp);
+  EXPECT_EQ(a.moe_dispatcher, b.moe_dispatcher);
+  EXPECT_EQ(a.moe_overlap, b.moe_overlap);
+  EXPECT_EQ(a.micro_batch, b.micro_batch);
+  EXPECT_EQ(a.global_batch, b.global_batch);
+  EXPECT_EQ(a.rank_order, b.rank_order);
+  EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
+  EXPECT_EQ(a.recompute, b.recompute);
+  EXPECT_EQ(a.effective_zero_stage(), b.effective_zero_stage());
+  EXPECT_EQ(a.precision, b.precision);
+  EXPECT_EQ(a.flash_attention, b.flash_attention);
+  EXPECT_EQ(a.overlap_grad_reduce, b.overlap_grad_reduce);
+  EXPECT_EQ(a.overlap_param_gather, b.overlap_param_gather);
+  EXPECT_EQ(a.tp_comm_overlap, b.tp_comm_overlap);
+  EXPECT_EQ(a.overlap_p2p, b.overlap_p2p);
+  EXPECT_EQ(a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
+  EXPECT_EQ(a.pp_scatter_gather, b.pp_scatter_gather);
+  EXPECT_EQ(a.fp8_param_gather, b.fp8_param_gather);
+  EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
+  EXPECT_EQ(a.first_stage_layers, b.first_stage_layers);
+  EXPECT_EQ(a.last_stage_layers, b.last_stage_layers);
+  EXPECT_EQ(a.embedding_in_split, b.embedding_in_split);
+  EXPECT_EQ(a.loss_in_split, b.loss_in_split);
+  EXPECT_EQ(a.pipeline_layout, b.pipeline_layout);
+}
+
+// Export, import, and the same model and plan come back (the cluster is not in Megatron's
+// arguments: the original's is put back; torchrun's line carries it).
+const char* const kRoundTrips[] = {
+    // dense GQA, selective recompute, distributed optimizer
+    R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+        "plan": {"tp": 8, "pp": 2, "global_batch": 128, "recompute": "selective"}})",
+    // MoE with expert parallelism, all-to-all dispatcher, fp8
+    R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "nodes": 4},
+        "plan": {"tp": 2, "pp": 2, "ep": 8, "global_batch": 256, "precision": "fp8",
+                 "moe_dispatcher": "alltoall", "tp_comm_overlap": false}})",
+    // interleaved 1F1B, no distributed optimizer, cuda graphs
+    R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 2},
+        "plan": {"tp": 2, "pp": 4, "vpp": 4, "global_batch": 64, "distributed_optimizer": false,
+                 "cuda_graphs": true, "overlap_param_gather": false}})",
+    // full recompute; GPT-3: learned positions, GELU, LayerNorm, biases, tied embeddings
+    R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16},
+        "plan": {"tp": 8, "pp": 8, "vpp": 3, "global_batch": 512, "recompute": "full",
+                 "sequence_parallel": false, "tp_comm_overlap": false}})",
+    // MLA, first dense layers, router groups, MTP, uneven first stage, expert TP 1
+    R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100", "nodes": 32},
+        "plan": {"tp": 2, "pp": 4, "ep": 16, "etp": 1, "first_stage_layers": 13,
+                 "global_batch": 1024, "recompute": "full", "moe_dispatcher": "flex"}})",
+};
+
+TEST(MegatronArgs, ExportThenImportGivesTheSameScenario) {
+  for (const char* text : kRoundTrips) {
+    SCOPED_TRACE(text);
+    const Json original = Json::parse(text);
+    const Scenario a = test::scenario(text);
+    const std::string args = export_plan(a, PlanExport::megatron_args);
+    auto back = import_args(args);
+    ASSERT_TRUE(back.ok()) << back.error().message << "\n" << args;
+    EXPECT_EQ(back->ignored, std::vector<std::string>{}) << args;
+    Json doc = back->scenario;
+    EXPECT_FALSE(doc.contains("cluster"));
+    doc["cluster"] = original["cluster"];
+    const Scenario b = test::scenario(doc.dump());
+    expect_same_shape(b.model, a.model);
+    expect_same_plan(b.plan, a.plan);
+
+    // torchrun's line carries the cluster as well (node and GPU counts; the node preset is the
+    // importer's option).
+    auto launched = import_args(export_plan(a, PlanExport::torchrun),
+                                original["cluster"]["node"].get<std::string>());
+    ASSERT_TRUE(launched.ok()) << launched.error().message;
+    EXPECT_EQ(launched->scenario["cluster"], original["cluster"]);
+    const Scenario c = test::scenario(launched->scenario.dump());
+    expect_same_shape(c.model, a.model);
+    expect_same_plan(c.plan, a.plan);
+  }
+}
+
+TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
+  const Scenario s = test::scenario(R"({"model": "mixtral-8x7b",
+      "cluster": {"node": "dgx-h100", "nodes": 2},
+      "plan": {"ep": 8, "global_batch": 64, "moe_imbalance": 1.3, "zero_stage": 3}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# plan.moe_imbalance 1.3"), std::string::npos) << args;
+  EXPECT_NE(args.find("# plan.zero_stage 3"), std::string::npos) << args;
+  EXPECT_NE(args.find("--expert-model-parallel-size 8 \\\n"), std::string::npos) << args;
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("cfg.model.expert_model_parallel_size = 8\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.train.global_batch_size = 64\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.mixed_precision = \"bf16_mixed\"\n"), std::string::npos);
+  EXPECT_NE(recipe.find("# plan.zero_stage 3"), std::string::npos) << recipe;
 }
 
 TEST(MegatronArgs, ReadsALaunchScript) {
