@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "detail/specs_json.h"
+#include "stepcast/schema.h"
 #include "stepcast/limits.h"
 
 namespace stepcast {
@@ -156,6 +157,7 @@ std::string ffn_type(ConfigReader& r) {
 // Qwen's MoE layers: layer i is MoE when (i + 1) % decoder_sparse_step == 0 and i is not in
 // mlp_only_layers. Written as layer_freq 1 when every layer is, else as the 0/1 list.
 Json qwen_layer_freq(ConfigReader& r, int64_t layers) {
+  if (r.error()) return 1;  // the layer count may be the one at fault: size nothing by it
   const int64_t step = r.integer("decoder_sparse_step", 1);
   std::vector<int> pattern(static_cast<size_t>(layers), 0);
   for (int64_t i = 0; i < layers; ++i) pattern[static_cast<size_t>(i)] = (i + 1) % step == 0;
@@ -240,7 +242,12 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   Json m = Json::object();
   m["name"] = r.string("_name_or_path", "");
   if (m["name"].get<std::string>().empty()) m["name"] = "imported " + arch;
+  // The scenario's own bound on layers, checked before anything is sized by the layer count.
+  const int64_t max_layers = static_cast<int64_t>(find_key("model", "layers")->max);
   const int64_t layers = r.integer("num_hidden_layers");
+  if (layers > max_layers)
+    r.fail(ErrorCode::out_of_range, "num_hidden_layers",
+           fmt::format("config.json num_hidden_layers={} must be at most {}", layers, max_layers));
   const int64_t hidden = r.integer("hidden_size");
   const int64_t heads = r.integer("num_attention_heads");
   m["layers"] = layers;

@@ -428,13 +428,14 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   p["pp"] = pp;
   p["cp"] = r.integer("context-parallel-size").value_or(1);
   if (auto per_stage = r.integer("num-layers-per-virtual-pipeline-stage")) {
-    if (layers % (pp * *per_stage) != 0)
+    // (Divided in turn, not multiplied: each count may be as large as 2^40.)
+    if (layers % pp != 0 || (layers / pp) % *per_stage != 0)
       r.fail(ErrorCode::out_of_range, "num-layers-per-virtual-pipeline-stage",
              fmt::format("--num-layers-per-virtual-pipeline-stage {} times "
                          "--pipeline-model-parallel-size {} must divide --num-layers {}",
                          *per_stage, pp, layers));
-    else if (layers / (pp * *per_stage) > 1)
-      p["vpp"] = layers / (pp * *per_stage);
+    else if (layers / pp / *per_stage > 1)
+      p["vpp"] = layers / pp / *per_stage;
   }
   // --virtual-pipeline-model-parallel-size: the name NeMo and older launch scripts use.
   for (const char* flag : {"num-virtual-stages-per-pipeline-rank",

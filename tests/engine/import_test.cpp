@@ -165,6 +165,13 @@ TEST(ImportHfConfig, BadConfigsNameTheKey) {
   c["num_attention_heads"] = 1e12;  // absurd: past any model
   EXPECT_EQ(import_error(c.dump()).code, ErrorCode::out_of_range);
 
+  Json q = Json::parse(fixture("hf-config/qwen3-30b-a3b.json"));
+  q["num_hidden_layers"] = 1 << 29;  // refused before a per-layer list is built
+  q["decoder_sparse_step"] = 2;
+  e = import_error(q.dump());
+  EXPECT_EQ(e.path, "num_hidden_layers");
+  EXPECT_EQ(e.message, "config.json num_hidden_layers=536870912 must be at most 100000");
+
   c = llama;
   c["rope_scaling"] = {{"original_max_position_embeddings", -1}};
   EXPECT_EQ(import_error(c.dump()).path, "rope_scaling.original_max_position_embeddings");
@@ -376,6 +383,11 @@ TEST(MegatronArgs, BadCommandLinesNameTheFlag) {
   EXPECT_EQ(e.path, "--tensor-model-parallel-size");
   EXPECT_EQ(args_error(ok + " --pipeline-model-parallel-size 1e15").code, ErrorCode::out_of_range);
   EXPECT_EQ(args_error(ok + " --recompute-granularity some").path, "--recompute-granularity");
+  // Counts near the 2^40 bound neither overflow nor pass.
+  EXPECT_EQ(args_error(ok + " --pipeline-model-parallel-size 1099511627776"
+                            " --num-layers-per-virtual-pipeline-stage 1099511627776").path,
+            "--num-layers-per-virtual-pipeline-stage");
+  EXPECT_EQ(args_error(ok + " --num-layers 1099511627776").path, "model.layers");
   EXPECT_EQ(args_error(ok + " --sequence-parallel=yes").path, "--sequence-parallel");
   EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [2]*4").path, "--moe-layer-freq");
   EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [1]*3").path, "--moe-layer-freq");
