@@ -21,7 +21,8 @@ namespace {
 // Flags the engine reads that take a value ...
 constexpr std::string_view kValueFlags[] = {
     "num-layers", "hidden-size", "ffn-hidden-size", "num-attention-heads", "num-query-groups",
-    "kv-channels", "seq-length", "max-position-embeddings", "vocab-size", "micro-batch-size",
+    "kv-channels", "seq-length", "max-position-embeddings", "vocab-size", "padded-vocab-size",
+    "micro-batch-size",
     "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size",
     "num-layers-per-virtual-pipeline-stage", "num-virtual-stages-per-pipeline-rank",
     "virtual-pipeline-model-parallel-size",
@@ -349,10 +350,26 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   // Megatron's default widths: 4h, or 2/3 of it rounded down to a multiple of 64 for SwiGLU.
   const int64_t default_ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
   m["ffn_hidden"] = r.integer("ffn-hidden-size").value_or(default_ffn);
-  if (!f.value("vocab-size") && !r.error())
+  // The engine pads the vocabulary itself (to 128·tp, as Megatron does by default): it reads
+  // --vocab-size, or the padded size when only that is given.
+  const auto padded = r.integer("padded-vocab-size");
+  if (!f.value("vocab-size") && !padded && !r.error())
     r.fail(ErrorCode::missing_key, "vocab-size",
-           "--vocab-size is required (the importer does not read tokenizer files)");
-  m["vocab"] = r.integer("vocab-size").value_or(0);
+           "--vocab-size (or --padded-vocab-size) is required (the importer does not read "
+           "tokenizer files)");
+  if (const auto vocab = r.integer("vocab-size")) {
+    m["vocab"] = *vocab;
+    if (padded)
+      out.notes.push_back(fmt::format("--padded-vocab-size {}: not used; the engine pads "
+                                      "--vocab-size {} to a multiple of 128·tp itself",
+                                      *padded, *vocab));
+  } else {
+    m["vocab"] = padded.value_or(0);
+    if (padded)
+      out.notes.push_back(fmt::format("--padded-vocab-size {} taken as the vocabulary (padded "
+                                      "again to a multiple of 128·tp where it is not one)",
+                                      *padded));
+  }
   m["seq_len"] = r.required("seq-length");
   m["ffn_type"] = ffn_type;
   const std::string pos = r.choice("position-embedding-type",

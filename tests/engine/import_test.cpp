@@ -346,6 +346,17 @@ TEST(MegatronArgs, DefaultsAndLayerLists) {
   EXPECT_EQ(r->scenario["model"]["ffn_hidden"], 2624);  // int(4000 * 2 / 3 / 64) * 64
   EXPECT_EQ(r->scenario["plan"]["precision"], "fp32");
   EXPECT_EQ(r->scenario["model"]["position"], "learned");
+  // --padded-vocab-size stands in for a missing --vocab-size, and is noted either way.
+  r = import_args("--num-layers 4 --hidden-size 1000 --num-attention-heads 8 --seq-length 1024 "
+                  "--global-batch-size 8 --padded-vocab-size 5120");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["vocab"], 5120);
+  EXPECT_NE(r->notes[0].find("--padded-vocab-size 5120 taken as the vocabulary"),
+            std::string::npos);
+  r = import_args(base + "--padded-vocab-size 5120");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["vocab"], 5000);
+  EXPECT_NE(r->notes[0].find("--padded-vocab-size 5120: not used"), std::string::npos);
   r = import_args(base + "--num-experts 4 --moe-layer-freq '([0]*1+[1]*3)'");
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->scenario["model"]["moe"]["first_dense_layers"], 1);

@@ -32,8 +32,9 @@ struct MegatronImportOptions {
 //
 // Errors (each naming the flag as its path): parse_error (an unclosed quote), missing_key (a
 // required flag: --num-layers, --hidden-size, --num-attention-heads, --seq-length,
-// --vocab-size, --global-batch-size), type_error (a value that is not a number, a $VARIABLE the
-// importer cannot expand), out_of_range (a choice Megatron does not have, a count out of range).
+// --vocab-size or --padded-vocab-size, --global-batch-size), type_error (a value that is not a
+// number, a $VARIABLE the importer cannot expand), out_of_range (a choice Megatron does not
+// have, a count out of range).
 Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line,
                                                    const Catalog& catalog,
                                                    const MegatronImportOptions& options = {});
