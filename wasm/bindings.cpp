@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "stepcast/estimate.h"
+#include "stepcast/export_megatron.h"
+#include "stepcast/import_hf_config.h"
+#include "stepcast/import_megatron_args.h"
 #include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 #include "stepcast/schema.h"
@@ -166,6 +169,34 @@ std::string traffic_json(const std::string& scenario_json, const std::string& op
   return text(j);
 }
 
+// A Hugging Face config.json -> the model object `stepcast import hf-config` prints.
+std::string import_hf_config_json(const std::string& config_json) {
+  auto model = stepcast::model_from_hf_config(config_json);
+  if (!model) return error_text(model.error());
+  return text(*model);
+}
+
+// A Megatron-LM command line -> {"scenario", "ignored", "notes"}, as `stepcast import
+// megatron-args` prints it (the default node, dgx-h100, for a torchrun prefix's counts).
+std::string import_megatron_args_json(const std::string& command_line) {
+  auto imported =
+      stepcast::scenario_from_megatron_args(command_line, stepcast::builtin_catalog());
+  if (!imported) return error_text(imported.error());
+  return text(stepcast::to_json(*imported));
+}
+
+// A scenario's plan as `stepcast export KIND` prints it: {"text": "..."}; kind is
+// "megatron-args", "bridge-recipe" or "torchrun".
+std::string export_plan_json(const std::string& scenario_json, const std::string& kind) {
+  const auto which = stepcast::plan_export_kind(kind);
+  if (!which)
+    return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "kind",
+                                      "kind must be megatron-args, bridge-recipe or torchrun"});
+  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
+  return text(stepcast::Json{{"text", stepcast::export_plan(*scenario, *which)}});
+}
+
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }
 
 std::string version() { return STEPCAST_VERSION; }
@@ -184,4 +215,7 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("resolve", &resolve_json);
   emscripten::function("traffic", &traffic_json);
   emscripten::function("timelineKinds", &timeline_kinds);
+  emscripten::function("importHfConfig", &import_hf_config_json);
+  emscripten::function("importMegatronArgs", &import_megatron_args_json);
+  emscripten::function("exportPlan", &export_plan_json);
 }

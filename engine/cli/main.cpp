@@ -50,6 +50,23 @@ constexpr const char* kUsage = R"(usage:
                                                          bandwidth of every census operation and
                                                          its path's curve; the MoE all-to-all's
                                                          range; link load over the iteration
+  stepcast import hf-config CONFIG.json [--format model|scenario]
+                                                         a Hugging Face config.json as the
+                                                         scenario's custom model (or a scenario
+                                                         around it: one DGX H100, data parallel)
+  stepcast import megatron-args ARGS.sh [--format json|scenario] [--node NODE]
+                                                         a Megatron-LM command line ('-' = stdin;
+                                                         torchrun prefix, continuations, quotes)
+                                                         as a scenario; flags not modelled are
+                                                         listed under "ignored"; torchrun's
+                                                         --nnodes/--nproc-per-node give the
+                                                         cluster, of NODE (default dgx-h100)
+  stepcast export megatron-args|bridge-recipe|torchrun SCENARIO.json
+  stepcast export megatron-args|bridge-recipe|torchrun --link 'URL'
+                                                         the plan as Megatron-LM arguments, a
+                                                         Megatron-Bridge recipe override or a
+                                                         torchrun line; what they cannot say is
+                                                         a '#' comment
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
@@ -370,6 +387,8 @@ int run_presets(const Args& args, const Catalog& catalog) {
 
 // validate / calibrate (engine/cli/validate_cli.cpp): accuracy against published runs.
 int run_validation_command(const std::string& command, int argc, char** argv);
+// import / export (engine/cli/io_cli.cpp): other tools' model and plan descriptions.
+int run_io_command(const std::string& command, int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -387,6 +406,7 @@ int main(int argc, char** argv) {
   }
   if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
     return run_validation_command(command, argc, argv);
+  if (command == "import" || command == "export") return run_io_command(command, argc, argv);
   const Args args = parse_args(argc, argv, 2);
   if (!args.error.empty()) return fail(args.error);
   auto loaded = load_catalog(builtin_preset_files());

@@ -153,18 +153,22 @@ foreach(args "estimate;${example};--format;te\nxt${esc}[31m${del}" "presets;a\nb
 endforeach()
 
 # The traffic matrix (issue 14): bad flags exit 2 with one line; CSV and JSON of the example.
-function(expect_traffic_error name expected)
-  execute_process(COMMAND ${STEPCAST} traffic ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+# `stepcast ARGN...` exits 2 with one "error:" line holding `expected` and prints nothing.
+function(expect_exit_2 label expected)
+  execute_process(COMMAND ${STEPCAST} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   string(REGEX MATCHALL "\n" newlines "${err}")
   list(LENGTH newlines lines)
   if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT err MATCHES "^error: " OR NOT out STREQUAL "")
-    message(FATAL_ERROR "traffic ${name}: rc=${rc} out=${out} err=${err}")
+    message(FATAL_ERROR "${label}: rc=${rc} out=${out} err=${err}")
   endif()
   string(FIND "${err}" "${expected}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "traffic ${name}: '${expected}' not in: ${err}")
+    message(FATAL_ERROR "${label}: '${expected}' not in: ${err}")
   endif()
+endfunction()
+function(expect_traffic_error name expected)
+  expect_exit_2("traffic ${name}" "${expected}" traffic ${ARGN})
 endfunction()
 expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
 expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
@@ -185,4 +189,51 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\
    OR NOT out MATCHES "\"fraction_of_peak\"" OR NOT out MATCHES "\"busiest_nic_bytes_per_s\""
    OR NOT out MATCHES "\"curves\"")
   message(FATAL_ERROR "traffic json (${rc}): ${out}")
+endif()
+
+# import / export (issue 16 items 14, 15): bad input is one "error:" line naming the key or flag,
+# exit 2, nothing on stdout; good input prints the model, the scenario or the arguments.
+function(expect_io_error name input expected)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt "${input}")
+  expect_exit_2("${name}" "${expected}" ${ARGN} ${CMAKE_CURRENT_BINARY_DIR}/cli_io_${name}.txt)
+endfunction()
+expect_io_error(hf_not_json "{\"architectures\": [" "not valid JSON" import hf-config)
+expect_io_error(hf_arch "{\"architectures\": [\"BertForMaskedLM\"]}"
+                "architectures[0]=BertForMaskedLM is not one the importer reads" import hf-config)
+expect_io_error(hf_missing "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 4096}"
+                "config.json has no num_hidden_layers" import hf-config)
+expect_io_error(hf_type "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": \"32\"}"
+                "config.json num_hidden_layers=\"32\" must be a whole number" import hf-config)
+expect_io_error(hf_format "{}" "--format=yaml must be model or scenario" import hf-config --format yaml)
+expect_io_error(mg_missing "--hidden-size 1024" "--num-layers is required" import megatron-args)
+expect_io_error(mg_value "--num-layers 4 --tensor-model-parallel-size"
+                "--tensor-model-parallel-size needs a value" import megatron-args)
+expect_io_error(mg_quote "--num-layers 4 --data-path 'x" "unclosed ' quote" import megatron-args)
+expect_io_error(mg_node "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py"
+                "node dgx-z is not a node preset" import megatron-args --node dgx-z)
+expect_io_error(kind "{}" "import yaml: the kinds are hf-config, megatron-args" import yaml)
+expect_io_error(export_kind "{}" "export slurm: the kinds are megatron-args, bridge-recipe, torchrun"
+                export slurm)
+expect_io_error(export_invalid "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}, \"plan\": {\"tp\": 3, \"global_batch\": 8}}"
+                "plan.tp=3 must divide model.heads=64" export megatron-args)
+execute_process(COMMAND ${STEPCAST} import hf-config ${SOURCE_DIR}/tests/fixtures/hf-config/meta-llama-3-8b.json
+                --format scenario RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"node\": \"dgx-h100\"" OR NOT out MATCHES "\"ffn_hidden\": 14336")
+  message(FATAL_ERROR "import hf-config --format scenario (${rc}): ${out}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_io_imported.json "${out}")
+execute_process(COMMAND ${STEPCAST} estimate ${CMAKE_CURRENT_BINARY_DIR}/cli_io_imported.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
+  message(FATAL_ERROR "estimate of an imported config (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} export torchrun ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "torchrun --nnodes 8 --nproc-per-node 8"
+   OR NOT out MATCHES "--tensor-model-parallel-size 8 \\\\\n")
+  message(FATAL_ERROR "export torchrun (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} export bridge-recipe --link ${link} RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "cfg.model.tensor_model_parallel_size = 8\n")
+  message(FATAL_ERROR "export bridge-recipe --link (${rc}): ${out}")
 endif()

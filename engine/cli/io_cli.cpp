@@ -1,0 +1,123 @@
+// stepcast import / export: other tools' descriptions of a model or a plan in, the plan out as
+// other tools' arguments. Thin: read, call the engine's importers and exporters, print.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_io.h"
+#include "stepcast/export_megatron.h"
+#include "stepcast/import_hf_config.h"
+#include "stepcast/import_megatron_args.h"
+#include "stepcast/share_link.h"
+
+using namespace stepcast;
+using stepcast::cli::dump;
+using stepcast::cli::fail;
+using stepcast::cli::read_input;
+
+namespace {
+
+struct IoArgs {
+  std::vector<std::string> positional;
+  std::string format;
+  std::string link;
+  std::string node;
+  std::string error;
+};
+
+IoArgs parse_io_args(int argc, char** argv, int first) {
+  IoArgs a;
+  for (int i = first; i < argc && a.error.empty(); ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 >= argc) a.error = arg + " needs a value";
+      else into = argv[++i];
+    };
+    if (arg == "--format") value(a.format);
+    else if (arg == "--link") value(a.link);
+    else if (arg == "--node") value(a.node);
+    else if (arg.size() > 1 && arg[0] == '-') a.error = "unknown option " + arg;
+    else a.positional.push_back(arg);
+  }
+  return a;
+}
+
+int import_hf_config(const IoArgs& args) {
+  const std::string format = args.format.empty() ? "model" : args.format;
+  if (format != "model" && format != "scenario")
+    return fail(fmt::format("--format={} must be model or scenario", format));
+  std::string text;
+  if (!read_input(args.positional[1], text))
+    return fail(fmt::format("cannot read {}", args.positional[1]));
+  auto model = model_from_hf_config(text);
+  if (!model) return fail(model.error().message);
+  std::cout << dump(format == "model" ? *model : scenario_with_model(*model), 2) << "\n";
+  return 0;
+}
+
+// JSON {"scenario", "ignored", "notes"} (the page's binding returns the same), or the scenario
+// alone with each ignored flag and note as a "warning:" line on stderr.
+int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
+  const std::string format = args.format.empty() ? "json" : args.format;
+  if (format != "json" && format != "scenario")
+    return fail(fmt::format("--format={} must be json or scenario", format));
+  std::string text;
+  if (!read_input(args.positional[1], text))
+    return fail(fmt::format("cannot read {}", args.positional[1]));
+  MegatronImportOptions options;
+  if (!args.node.empty()) options.node = args.node;
+  auto imported = scenario_from_megatron_args(text, catalog, options);
+  if (!imported) return fail(imported.error().message);
+  if (format == "json") {
+    std::cout << dump(to_json(*imported), 2) << "\n";
+    return 0;
+  }
+  for (const auto& flag : imported->ignored)
+    std::cerr << "warning: not modelled, ignored: " << printable(flag, 200) << "\n";
+  for (const auto& note : imported->notes) std::cerr << "warning: " << printable(note, 400) << "\n";
+  std::cout << dump(imported->scenario, 2) << "\n";
+  return 0;
+}
+
+int export_plan_text(const IoArgs& args, const Catalog& catalog) {
+  const auto kind = plan_export_kind(args.positional[0]);
+  if (!kind)
+    return fail(fmt::format("export {}: the kinds are megatron-args, bridge-recipe, torchrun",
+                            printable(args.positional[0])));
+  std::string text;
+  if (!args.link.empty()) {  // a link and a JSON file are interchangeable, as for estimate
+    auto doc = scenario_from_link(args.link);
+    if (!doc) return fail(doc.error().message);
+    text = dump(doc->scenario);
+  } else if (!read_input(args.positional[1], text)) {
+    return fail(fmt::format("cannot read {}", args.positional[1]));
+  }
+  auto scenario = parse_scenario(text, catalog);
+  if (!scenario) return fail(scenario.error().message);
+  std::cout << export_plan(*scenario, *kind);
+  return 0;
+}
+
+}  // namespace
+
+// `stepcast import KIND FILE` and `stepcast export KIND SCENARIO.json`.
+int run_io_command(const std::string& command, int argc, char** argv) {
+  const IoArgs args = parse_io_args(argc, argv, 2);
+  if (!args.error.empty()) return fail(args.error);
+  auto loaded = load_catalog(builtin_preset_files());
+  if (!loaded) return fail("built-in presets: " + loaded.error().message);
+  if (command == "import") {
+    if (args.positional.size() != 2)
+      return fail("import takes a kind (hf-config, megatron-args) and one file (or '-')");
+    if (args.positional[0] == "hf-config") return import_hf_config(args);
+    if (args.positional[0] == "megatron-args") return import_megatron_args(args, *loaded);
+    return fail(fmt::format("import {}: the kinds are hf-config, megatron-args",
+                            printable(args.positional[0])));
+  }
+  if (args.positional.size() != (args.link.empty() ? 2u : 1u))
+    return fail("export takes a kind (megatron-args, bridge-recipe, torchrun) and one scenario "
+                "file (or '-'), or --link URL");
+  return export_plan_text(args, *loaded);
+}

@@ -1,0 +1,413 @@
+// Importers: Hugging Face config.json -> model (import_hf_config.h), on the published configs of
+// tests/fixtures/hf-config/, against the bundled presets of the same models.
+#include <fstream>
+#include <sstream>
+
+#include "stepcast/import_hf_config.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+std::string fixture(const std::string& path) {
+  std::ifstream in(std::string(STEPCAST_SOURCE_DIR) + "/tests/fixtures/" + path);
+  EXPECT_TRUE(in) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The imported model as the engine reads it (through a scenario, as a user would run it).
+ModelSpec imported(const std::string& file) {
+  auto model = model_from_hf_config(fixture("hf-config/" + file));
+  EXPECT_TRUE(model.ok()) << file << ": " << (model.ok() ? "" : model.error().message);
+  if (!model.ok()) return {};
+  return test::scenario(scenario_with_model(*model).dump()).model;
+}
+
+// Every dimension the engine reads.
+void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
+  EXPECT_EQ(a.layers, b.layers);
+  EXPECT_EQ(a.hidden, b.hidden);
+  EXPECT_EQ(a.heads, b.heads);
+  EXPECT_EQ(a.kv_heads, b.kv_heads);
+  EXPECT_EQ(a.head_dim(), b.head_dim());
+  EXPECT_EQ(a.ffn_hidden, b.ffn_hidden);
+  EXPECT_EQ(a.vocab, b.vocab);
+  EXPECT_EQ(a.seq_len, b.seq_len);
+  EXPECT_EQ(a.ffn_type, b.ffn_type);
+  EXPECT_EQ(a.position, b.position);
+  EXPECT_EQ(a.tied_embeddings, b.tied_embeddings);
+  EXPECT_EQ(a.norm, b.norm);
+  EXPECT_EQ(a.bias, b.bias);
+  EXPECT_EQ(a.mtp_layers, b.mtp_layers);
+  const AttentionSpec &x = a.attention, &y = b.attention;
+  EXPECT_EQ(x.type, y.type);
+  EXPECT_EQ(x.q_lora_rank, y.q_lora_rank);
+  EXPECT_EQ(x.kv_lora_rank, y.kv_lora_rank);
+  EXPECT_EQ(x.qk_head_dim, y.qk_head_dim);
+  EXPECT_EQ(x.qk_rope_head_dim, y.qk_rope_head_dim);
+  EXPECT_EQ(x.v_head_dim, y.v_head_dim);
+  EXPECT_EQ(x.window, y.window);
+  EXPECT_EQ(x.window_layers, y.window_layers);
+  const MoeSpec &e = a.moe, &f = b.moe;
+  EXPECT_EQ(e.experts, f.experts);
+  EXPECT_EQ(e.top_k, f.top_k);
+  EXPECT_EQ(e.ffn_hidden, f.ffn_hidden);
+  EXPECT_EQ(e.shared_experts, f.shared_experts);
+  EXPECT_EQ(e.shared_ffn_hidden, f.shared_ffn_hidden);
+  EXPECT_EQ(e.first_dense_layers, f.first_dense_layers);
+  EXPECT_EQ(e.layer_freq, f.layer_freq);
+  EXPECT_EQ(e.layer_pattern, f.layer_pattern);
+  EXPECT_EQ(e.router_groups, f.router_groups);
+  EXPECT_EQ(e.router_group_top_k, f.router_group_top_k);
+  // And so the same parameter count.
+  EXPECT_DOUBLE_EQ(count_parameters(a, a.vocab, a.seq_len).total,
+                   count_parameters(b, b.vocab, b.seq_len).total);
+}
+
+const ModelSpec& preset(const char* id) {
+  const ModelSpec* m = test::catalog().find_model(id);
+  EXPECT_NE(m, nullptr) << id;
+  static const ModelSpec none;
+  return m ? *m : none;
+}
+
+TEST(ImportHfConfig, EqualsThePresetInEveryDimension) {
+  // seq_len from rope_scaling.original_max_position_embeddings (405B, DeepSeek, GPT-OSS) or
+  // initial_context_length, else max_position_embeddings (Llama 3 8B, Mixtral).
+  for (auto [file, id] : {std::pair{"meta-llama-3-8b.json", "llama3-8b"},
+                          std::pair{"llama-3.1-405b.json", "llama3.1-405b"},
+                          std::pair{"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},
+                          std::pair{"deepseek-v3.json", "deepseek-v3"},
+                          std::pair{"deepseek-v2-lite.json", "deepseek-v2-lite"},
+                          std::pair{"gpt-oss-20b.json", "gpt-oss-20b"}}) {
+    SCOPED_TRACE(file);
+    expect_same_shape(imported(file), preset(id));
+  }
+}
+
+TEST(ImportHfConfig, QwenDiffersOnlyInTheContextLength) {
+  // Qwen's configs give only the extended context (max_position_embeddings); the presets train
+  // at the 4,096 tokens of the Qwen3 report's stages S1/S2 (and Megatron-Bridge's benchmarks).
+  for (auto [file, id, context] : {std::tuple{"qwen3-8b.json", "qwen3-8b", 40960},
+                                   std::tuple{"qwen3-30b-a3b.json", "qwen3-30b-a3b", 40960},
+                                   std::tuple{"qwen2.5-7b.json", "qwen2.5-7b", 131072}}) {
+    SCOPED_TRACE(file);
+    ModelSpec m = imported(file);
+    EXPECT_EQ(m.seq_len, context);
+    m.seq_len = preset(id).seq_len;
+    expect_same_shape(m, preset(id));
+  }
+}
+
+TEST(ImportHfConfig, MistralKeepsItsSlidingWindow) {
+  // The preset leaves Mistral 7B's 4,096-token window out and trains at 8,192; the config has
+  // the window on every layer and a 32,768-token context.
+  ModelSpec m = imported("mistral-7b-v0.1.json");
+  EXPECT_EQ(m.attention.window, 4096);
+  EXPECT_EQ(m.attention.window_layers, WindowLayers::all);
+  EXPECT_EQ(m.seq_len, 32768);
+  m.attention.window = 0;
+  m.seq_len = preset("mistral-7b").seq_len;
+  expect_same_shape(m, preset("mistral-7b"));
+}
+
+TEST(ImportHfConfig, QwenMoeLayerPatternFromSparseStepAndDenseLayers) {
+  Json c = Json::parse(fixture("hf-config/qwen3-30b-a3b.json"));
+  c["decoder_sparse_step"] = 2;  // layers 1, 3, 5, ... are MoE
+  c["mlp_only_layers"] = {3};
+  auto m = model_from_hf_config(c.dump());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const Json& freq = (*m)["moe"]["layer_freq"];
+  ASSERT_EQ(freq.size(), 48u);
+  EXPECT_EQ(freq[0], 0);
+  EXPECT_EQ(freq[1], 1);
+  EXPECT_EQ(freq[3], 0);
+  EXPECT_EQ(freq[5], 1);
+}
+
+Error import_error(const std::string& text) {
+  auto m = model_from_hf_config(text);
+  EXPECT_FALSE(m.ok()) << text;
+  return m.ok() ? Error{} : m.error();
+}
+
+TEST(ImportHfConfig, BadConfigsNameTheKey) {
+  const Json llama = Json::parse(fixture("hf-config/meta-llama-3-8b.json"));
+  EXPECT_EQ(import_error("{\"architectures\": [").code, ErrorCode::parse_error);
+  EXPECT_EQ(import_error("[1, 2]").code, ErrorCode::type_error);
+
+  Json c = llama;
+  c["architectures"] = {"BertForMaskedLM"};
+  Error e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::unsupported);
+  EXPECT_EQ(e.path, "architectures");
+  EXPECT_NE(e.message.find("BertForMaskedLM"), std::string::npos);
+
+  c = llama;
+  c.erase("architectures");
+  EXPECT_EQ(import_error(c.dump()).path, "architectures");
+
+  c = llama;
+  c.erase("num_hidden_layers");
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::missing_key);
+  EXPECT_EQ(e.message, "config.json has no num_hidden_layers");
+
+  c = llama;
+  c["hidden_size"] = "4096";
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::type_error);
+  EXPECT_EQ(e.path, "hidden_size");
+
+  c = llama;
+  c["num_attention_heads"] = 1e12;  // absurd: past any model
+  EXPECT_EQ(import_error(c.dump()).code, ErrorCode::out_of_range);
+
+  Json q = Json::parse(fixture("hf-config/qwen3-30b-a3b.json"));
+  q["num_hidden_layers"] = 1 << 29;  // refused before a per-layer list is built
+  q["decoder_sparse_step"] = 2;
+  e = import_error(q.dump());
+  EXPECT_EQ(e.path, "num_hidden_layers");
+  EXPECT_EQ(e.message, "config.json num_hidden_layers=536870912 must be at most 100000");
+
+  c = llama;
+  c["rope_scaling"] = {{"original_max_position_embeddings", -1}};
+  EXPECT_EQ(import_error(c.dump()).path, "rope_scaling.original_max_position_embeddings");
+
+  c = llama;
+  c["hidden_act"] = "relu";
+  EXPECT_EQ(import_error(c.dump()).path, "hidden_act");
+
+  c = llama;
+  c["num_key_value_heads"] = 7;  // the model's own rule: kv heads divide heads
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::invalid_model);
+  EXPECT_EQ(e.path, "model.kv_heads");
+
+  Json d = Json::parse(fixture("hf-config/deepseek-v3.json"));
+  d.erase("kv_lora_rank");
+  EXPECT_EQ(import_error(d.dump()).path, "kv_lora_rank");
+
+  Json g = Json::parse(fixture("hf-config/gpt-oss-20b.json"));
+  g["layer_types"][1] = "sliding_attention";  // neither every layer nor alternate ones
+  EXPECT_EQ(import_error(g.dump()).path, "layer_types");
+}
+
+}  // namespace
+}  // namespace stepcast
+
+// --- Megatron-LM arguments in and out (import_megatron_args.h, export_megatron.h) ---
+
+#include "stepcast/export_megatron.h"
+#include "stepcast/import_megatron_args.h"
+
+namespace stepcast {
+namespace {
+
+Result<MegatronImport> import_args(const std::string& text, std::string node = "dgx-h100") {
+  return scenario_from_megatron_args(text, test::catalog(), {.node = std::move(node)});
+}
+
+void expect_same_plan(const Plan& a, const Plan& b) {
+  EXPECT_EQ(a.framework, b.framework);
+  EXPECT_EQ(a.tp, b.tp);
+  EXPECT_EQ(a.pp, b.pp);
+  EXPECT_EQ(a.dp, b.dp);
+  EXPECT_EQ(a.cp, b.cp);
+  EXPECT_EQ(a.vpp, b.vpp);
+  EXPECT_EQ(a.ep, b.ep);
+  EXPECT_EQ(a.etp, b.etp);
+  EXPECT_EQ(a.moe_dispatcher, b.moe_dispatcher);
+  EXPECT_EQ(a.moe_overlap, b.moe_overlap);
+  EXPECT_EQ(a.micro_batch, b.micro_batch);
+  EXPECT_EQ(a.global_batch, b.global_batch);
+  EXPECT_EQ(a.rank_order, b.rank_order);
+  EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
+  EXPECT_EQ(a.recompute, b.recompute);
+  EXPECT_EQ(a.effective_zero_stage(), b.effective_zero_stage());
+  EXPECT_EQ(a.precision, b.precision);
+  EXPECT_EQ(a.flash_attention, b.flash_attention);
+  EXPECT_EQ(a.overlap_grad_reduce, b.overlap_grad_reduce);
+  EXPECT_EQ(a.overlap_param_gather, b.overlap_param_gather);
+  EXPECT_EQ(a.tp_comm_overlap, b.tp_comm_overlap);
+  EXPECT_EQ(a.overlap_p2p, b.overlap_p2p);
+  EXPECT_EQ(a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
+  EXPECT_EQ(a.pp_scatter_gather, b.pp_scatter_gather);
+  EXPECT_EQ(a.fp8_param_gather, b.fp8_param_gather);
+  EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
+  EXPECT_EQ(a.first_stage_layers, b.first_stage_layers);
+  EXPECT_EQ(a.last_stage_layers, b.last_stage_layers);
+  EXPECT_EQ(a.embedding_in_split, b.embedding_in_split);
+  EXPECT_EQ(a.loss_in_split, b.loss_in_split);
+  EXPECT_EQ(a.pipeline_layout, b.pipeline_layout);
+}
+
+// Export, import, and the same model and plan come back (the cluster is not in Megatron's
+// arguments: the original's is put back; torchrun's line carries it).
+const char* const kRoundTrips[] = {
+    // dense GQA, selective recompute, distributed optimizer
+    R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+        "plan": {"tp": 8, "pp": 2, "global_batch": 128, "recompute": "selective"}})",
+    // MoE with expert parallelism, all-to-all dispatcher, fp8
+    R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "nodes": 4},
+        "plan": {"tp": 2, "pp": 2, "ep": 8, "global_batch": 256, "precision": "fp8",
+                 "moe_dispatcher": "alltoall", "tp_comm_overlap": false}})",
+    // interleaved 1F1B, no distributed optimizer, cuda graphs
+    R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 2},
+        "plan": {"tp": 2, "pp": 4, "vpp": 4, "global_batch": 64, "distributed_optimizer": false,
+                 "cuda_graphs": true, "overlap_param_gather": false}})",
+    // full recompute; GPT-3: learned positions, GELU, LayerNorm, biases, tied embeddings
+    R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16},
+        "plan": {"tp": 8, "pp": 8, "vpp": 3, "global_batch": 512, "recompute": "full",
+                 "sequence_parallel": false, "tp_comm_overlap": false}})",
+    // MLA, first dense layers, router groups, MTP, uneven first stage, expert TP 1
+    R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100", "nodes": 32},
+        "plan": {"tp": 2, "pp": 4, "ep": 16, "etp": 1, "first_stage_layers": 13,
+                 "global_batch": 1024, "recompute": "full", "moe_dispatcher": "flex"}})",
+};
+
+TEST(MegatronArgs, ExportThenImportGivesTheSameScenario) {
+  for (const char* text : kRoundTrips) {
+    SCOPED_TRACE(text);
+    const Json original = Json::parse(text);
+    const Scenario a = test::scenario(text);
+    const std::string args = export_plan(a, PlanExport::megatron_args);
+    auto back = import_args(args);
+    ASSERT_TRUE(back.ok()) << back.error().message << "\n" << args;
+    EXPECT_EQ(back->ignored, std::vector<std::string>{}) << args;
+    Json doc = back->scenario;
+    EXPECT_FALSE(doc.contains("cluster"));
+    doc["cluster"] = original["cluster"];
+    const Scenario b = test::scenario(doc.dump());
+    expect_same_shape(b.model, a.model);
+    expect_same_plan(b.plan, a.plan);
+
+    // torchrun's line carries the cluster as well (node and GPU counts; the node preset is the
+    // importer's option).
+    auto launched = import_args(export_plan(a, PlanExport::torchrun),
+                                original["cluster"]["node"].get<std::string>());
+    ASSERT_TRUE(launched.ok()) << launched.error().message;
+    EXPECT_EQ(launched->scenario["cluster"], original["cluster"]);
+    const Scenario c = test::scenario(launched->scenario.dump());
+    expect_same_shape(c.model, a.model);
+    expect_same_plan(c.plan, a.plan);
+  }
+}
+
+TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
+  const Scenario s = test::scenario(R"({"model": "mixtral-8x7b",
+      "cluster": {"node": "dgx-h100", "nodes": 2},
+      "plan": {"ep": 8, "global_batch": 64, "moe_imbalance": 1.3, "zero_stage": 3}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# plan.moe_imbalance 1.3"), std::string::npos) << args;
+  EXPECT_NE(args.find("# plan.zero_stage 3"), std::string::npos) << args;
+  EXPECT_NE(args.find("--expert-model-parallel-size 8 \\\n"), std::string::npos) << args;
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("cfg.model.expert_model_parallel_size = 8\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.train.global_batch_size = 64\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.mixed_precision = \"bf16_mixed\"\n"), std::string::npos);
+  EXPECT_NE(recipe.find("# plan.zero_stage 3"), std::string::npos) << recipe;
+}
+
+TEST(MegatronArgs, ReadsALaunchScript) {
+  auto r = import_args(fixture("megatron-args/llama3-8b-torchrun.sh"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Scenario s = test::scenario(r->scenario.dump());
+  ModelSpec m = s.model;
+  m.seq_len = preset("llama3-8b").seq_len;
+  expect_same_shape(m, preset("llama3-8b"));
+  EXPECT_EQ(s.cluster.gpus(), 16);
+  EXPECT_EQ(r->scenario["cluster"], Json::parse(R"({"node": "dgx-h100", "nodes": 2})"));
+  EXPECT_EQ(s.plan.tp, 2);
+  EXPECT_EQ(s.plan.pp, 2);
+  EXPECT_EQ(s.plan.dp, 4);
+  EXPECT_EQ(s.plan.precision, Precision::fp8);
+  EXPECT_EQ(s.plan.recompute, Recompute::selective);
+  EXPECT_TRUE(s.plan.sequence_parallel);
+  EXPECT_FALSE(s.plan.tp_comm_overlap);  // not given: Megatron's default is off
+  // Every flag the engine does not model is listed with its value.
+  const std::vector<std::string> ignored = {
+      "--use-mcore-models", "--rotary-base 500000", "--tokenizer-type HuggingFaceTokenizer",
+      "--tokenizer-model meta-llama/Meta-Llama-3-8B", "--fp8-amax-history-len 1024",
+      "--lr 3e-4", "--min-lr 3e-5", "--lr-decay-style cosine", "--train-iters 1000",
+      "--data-path /data/my corpus_text_document", "--save $CHECKPOINT_PATH"};
+  EXPECT_EQ(r->ignored, ignored);
+}
+
+TEST(MegatronArgs, DefaultsAndLayerLists) {
+  // No --ffn-hidden-size with --swiglu: Megatron's 2/3 of 4h rounded down to 64.
+  const std::string base =
+      "--num-layers 4 --hidden-size 1000 --num-attention-heads 8 --seq-length 1024 "
+      "--vocab-size 5000 --global-batch-size 8 ";
+  auto r = import_args(base + "--swiglu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["ffn_hidden"], 2624);  // int(4000 * 2 / 3 / 64) * 64
+  EXPECT_EQ(r->scenario["plan"]["precision"], "fp32");
+  EXPECT_EQ(r->scenario["model"]["position"], "learned");
+  // --padded-vocab-size stands in for a missing --vocab-size, and is noted either way.
+  r = import_args("--num-layers 4 --hidden-size 1000 --num-attention-heads 8 --seq-length 1024 "
+                  "--global-batch-size 8 --padded-vocab-size 5120");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["vocab"], 5120);
+  EXPECT_NE(r->notes[0].find("--padded-vocab-size 5120 taken as the vocabulary"),
+            std::string::npos);
+  r = import_args(base + "--padded-vocab-size 5120");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["vocab"], 5000);
+  EXPECT_NE(r->notes[0].find("--padded-vocab-size 5120: not used"), std::string::npos);
+  r = import_args(base + "--num-experts 4 --moe-layer-freq '([0]*1+[1]*3)'");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["first_dense_layers"], 1);
+  EXPECT_EQ(r->scenario["plan"]["moe_dispatcher"], "allgather");
+  r = import_args(base + "--num-experts 4 --moe-layer-freq [1,0,1,0]");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["layer_freq"], 2);
+  r = import_args(base + "--num-experts 4 --moe-layer-freq [0,1,1,0]");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["model"]["moe"]["layer_freq"], Json::parse("[0,1,1,0]"));
+}
+
+Error args_error(const std::string& text) {
+  auto r = import_args(text);
+  EXPECT_FALSE(r.ok()) << text;
+  return r.ok() ? Error{} : r.error();
+}
+
+TEST(MegatronArgs, BadCommandLinesNameTheFlag) {
+  const std::string ok =
+      "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+      "--vocab-size 5000 --global-batch-size 8";
+  ASSERT_TRUE(import_args(ok).ok());
+  EXPECT_EQ(args_error(ok + " --data-path 'unclosed").code, ErrorCode::parse_error);
+  Error e = args_error("--hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+                       "--vocab-size 5000 --global-batch-size 8");
+  EXPECT_EQ(e.code, ErrorCode::missing_key);
+  EXPECT_EQ(e.message, "--num-layers is required");
+  e = args_error(ok + " --tensor-model-parallel-size");
+  EXPECT_EQ(e.message, "--tensor-model-parallel-size needs a value");
+  e = args_error(ok + " --micro-batch-size two");
+  EXPECT_EQ(e.code, ErrorCode::type_error);
+  EXPECT_EQ(e.path, "--micro-batch-size");
+  e = args_error(ok + " --tensor-model-parallel-size $TP");
+  EXPECT_EQ(e.path, "--tensor-model-parallel-size");
+  EXPECT_EQ(args_error(ok + " --pipeline-model-parallel-size 1e15").code, ErrorCode::out_of_range);
+  EXPECT_EQ(args_error(ok + " --recompute-granularity some").path, "--recompute-granularity");
+  // Counts near the 2^40 bound neither overflow nor pass.
+  EXPECT_EQ(args_error(ok + " --pipeline-model-parallel-size 1099511627776"
+                            " --num-layers-per-virtual-pipeline-stage 1099511627776").path,
+            "--num-layers-per-virtual-pipeline-stage");
+  EXPECT_EQ(args_error(ok + " --num-layers 1099511627776").path, "model.layers");
+  EXPECT_EQ(args_error(ok + " --sequence-parallel=yes").path, "--sequence-parallel");
+  EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [2]*4").path, "--moe-layer-freq");
+  EXPECT_EQ(args_error(ok + " --num-experts 4 --moe-layer-freq [1]*3").path, "--moe-layer-freq");
+  // The model's own rules: query groups divide the heads.
+  e = args_error(ok + " --group-query-attention --num-query-groups 3");
+  EXPECT_EQ(e.code, ErrorCode::invalid_model);
+  e = args_error("torchrun --nnodes 1:4 --nproc-per-node 8 pretrain_gpt.py " + ok);
+  EXPECT_EQ(e.path, "--nnodes");
+}
+
+}  // namespace
+}  // namespace stepcast
