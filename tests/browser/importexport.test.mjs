@@ -1,0 +1,99 @@
+// Import and export on the page, in Chromium: the plan leaves as the CLI's `stepcast export` text
+// (Megatron-LM arguments, Megatron-Bridge recipe, torchrun), copied or downloaded; pasted back in,
+// the Megatron-LM arguments give the same plan and estimate; a published config.json becomes the
+// custom model with the preset's numbers; text the importers cannot read is refused beside the box.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { CLI, ROOT, cliEstimate, requireBuilt } from '../wasm/common.mjs';
+import { assertNumbers, metrics, pageScenario, settle, suite, watch } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const fx = suite({ serviceWorkers: 'block', acceptDownloads: true });
+const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+
+function cli(args, input) {
+  const r = spawnSync(CLI, [...args, '-'], { input, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return r;
+}
+
+async function open() {
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await p.goto(`${fx.site.url}#${DEFAULT}`);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  await settle(p);
+  return p;
+}
+
+async function importText(p, text) {
+  await p.fill('#import-text', text);
+  await p.click('#import-go');
+  await p.waitForSelector('#import-status:not([hidden])');
+  await settle(p);
+}
+
+describe('import and export', () => {
+  test('export: the CLI\'s text for each kind; the Megatron-LM arguments imported back give the same plan', async () => {
+    const p = await open();
+    const scenario = await pageScenario(p);
+    for (const kind of ['megatron-args', 'bridge-recipe', 'torchrun']) {
+      await p.click(`[data-export="${kind}"]`);
+      await p.waitForFunction((k) => document.querySelector('#export-text').dataset.kind === k, kind);
+      const want = cli(['export', kind], JSON.stringify(scenario));
+      assert.equal(want.status, 0, want.stderr);
+      assert.equal(await p.textContent('#export-text'), want.stdout, kind);
+    }
+    await p.click('[data-export="megatron-args"]');
+    await p.waitForFunction(() => document.querySelector('#export-text').dataset.kind === 'megatron-args');
+    const args = await p.textContent('#export-text');
+    assert.match(args, /--tensor-model-parallel-size 8/);
+    const [d] = await Promise.all([p.waitForEvent('download'), p.click('#download-export')]);
+    assert.equal(d.suggestedFilename(), 'megatron-args.sh');
+    assert.equal(readFileSync(await d.path(), 'utf8'), args);
+
+    // Change the plan, then paste the exported arguments: the plan comes back, the cluster stays.
+    await p.fill('#f-tp', '4');
+    await settle(p);
+    await importText(p, args);
+    assert.match(await p.textContent('#import-status'), /^Imported the model and the plan/);
+    const back = await pageScenario(p);
+    for (const k of Object.keys(scenario.plan)) assert.deepEqual(back.plan[k], scenario.plan[k], k);
+    assert.equal(back.plan.tp, 8);
+    assert.deepEqual(back.cluster, scenario.cluster, 'the cluster on show');
+    const cli8 = cliEstimate(JSON.stringify(back), { timeline: false });
+    assert.equal(cli8.status, 0, cli8.stderr);
+    assertNumbers(cli8.report, await metrics(p));
+    const original = cliEstimate(JSON.stringify(scenario), { timeline: false }).report;
+    assert.ok(Math.abs(cli8.report.iteration_time_s / original.iteration_time_s - 1) < 1e-9,
+      'the same estimate as the plan exported (the model as a custom object with the preset\'s numbers)');
+    await p.close();
+  });
+
+  test('a published config.json becomes the custom model; bad text is refused beside the box', async () => {
+    const p = await open();
+    const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'meta-llama-3-8b.json'), 'utf8');
+    await importText(p, config);
+    assert.match(await p.textContent('#import-status'), /as a custom model; the cluster and the plan are as they were\./);
+    const s = await pageScenario(p);
+    const model = JSON.parse(cli(['import', 'hf-config'], config).stdout);
+    assert.deepEqual(s.model, model);
+    assert.equal(await p.isChecked('#f-model-mode-custom'), true);
+    const cli8 = cliEstimate(JSON.stringify(s), { timeline: false });
+    assertNumbers(cli8.report, await metrics(p));
+    for (const [text, what] of [['{"architectures": ["BertForMaskedLM"]}', /^Not a config\.json this page can read: /],
+      ['--num-layers four', /^Not a command line this page can read: /], ['   ', /^Paste a Hugging Face config\.json/]]) {
+      await p.fill('#import-text', text);
+      await p.click('#import-go');
+      await p.waitForFunction(() => document.querySelector('#import-status').classList.contains('error'));
+      assert.match(await p.textContent('#import-status'), what);
+      assert.equal(await p.getAttribute('#import-status', 'role'), 'alert');
+    }
+    assert.deepEqual((await pageScenario(p)).model, model, 'a refused import changes nothing');
+    await p.close();
+  });
+});
