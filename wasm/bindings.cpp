@@ -30,9 +30,9 @@ std::string estimate_json(const std::string& scenario_json) {
   if (!scenario) return error_text(scenario.error());
   stepcast::EstimateOptions options;
   options.timeline = true;
-  auto report = stepcast::report_json(stepcast::estimate(*scenario, options));
+  auto report = stepcast::report_text(stepcast::estimate(*scenario, options));
   if (!report) return error_text(report.error());
-  return text(*report);
+  return std::move(report).value();
 }
 
 // The names of the timeline's event kinds, in the order of their numbers in estimateColumns.
@@ -72,7 +72,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
     placement.insert(placement.end(),
                      {static_cast<double>(e.replica), static_cast<double>(e.group)});
   }
-  auto json = stepcast::report_json(report);  // the events, moved out, are checked below
+  auto json = stepcast::report_text(report);  // the events, moved out, are checked below
   if (!json) {
     out.set("json", error_text(json.error()));
     return out;
@@ -84,7 +84,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
                                                  "the inputs are beyond what the model computes"}));
       return out;
     }
-  out.set("json", text(*json));
+  out.set("json", *json);
   // slice() copies the view out of the module's memory into an array JavaScript owns.
   out.set("events", emscripten::val(emscripten::typed_memory_view(packed.size(), packed.data()))
                         .call<emscripten::val>("slice"));

@@ -114,14 +114,14 @@ int run_batch(const std::string& path, const Catalog& catalog, const EstimateOpt
   while (std::getline(lines, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto scenario = parse_scenario(line, catalog);
-    Result<Json> report = scenario ? report_json(estimate(*scenario, options))
-                                   : Result<Json>(scenario.error());
+    Result<std::string> report = scenario ? report_text(estimate(*scenario, options))
+                                          : Result<std::string>(scenario.error());
     if (!report) {
       any_error = true;
       std::cout << dump(to_json(report.error())) << "\n";
       continue;
     }
-    std::cout << dump(*report) << "\n";
+    std::cout << *report << "\n";
   }
   return any_error ? 2 : 0;
 }
@@ -146,12 +146,12 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   const Report report = estimate(*scenario, options);
-  auto json = report_json(report);  // checked: every number finite
+  auto json = report_text(report, 2);  // checked: every number finite
   if (!json) return fail(json.error().message);
   if (format == "text")
     std::cout << to_text(report, *scenario);
   else
-    std::cout << dump(*json, 2) << "\n";
+    std::cout << *json << "\n";
   return 0;
 }
 

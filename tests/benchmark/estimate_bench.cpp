@@ -26,10 +26,11 @@ stepcast::Scenario parsed(const char* text) {
   return *stepcast::parse_scenario(text, stepcast::builtin_catalog());
 }
 
-// What a user receives: the checked report, serialised as the CLI's --batch and the bindings do.
+// What a user receives: the checked report as one line of JSON, as --batch and the bindings
+// write it.
 std::string delivered(const stepcast::Report& report) {
-  auto json = stepcast::report_json(report);
-  return json ? json->dump() : std::string();
+  auto text = stepcast::report_text(report);
+  return text ? std::move(text).value() : std::string();
 }
 
 void BM_Estimate(benchmark::State& state) {
