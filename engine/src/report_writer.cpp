@@ -97,13 +97,15 @@ void write_op(JsonWriter& w, const CommOp& op) {
   w.end_object();
 }
 
-void write_stage(JsonWriter& w, const StageReport& st) {
+void write_stage(JsonWriter& w, const StageReport& st, ReportKind kind) {
   w.begin_object();
   w.member("backward_s", st.backward_s);
-  w.key("communication");
-  w.begin_array();
-  for (const auto& op : st.communication) write_op(w, op);
-  w.end_array();
+  if (kind == ReportKind::full) {
+    w.key("communication");
+    w.begin_array();
+    for (const auto& op : st.communication) write_op(w, op);
+    w.end_array();
+  }
   w.member("dp_sync_s", st.dp_sync_s);
   w.member("fits", st.memory.fits());
   w.member("forward_s", st.forward_s);
@@ -163,7 +165,7 @@ void write_breakdown(JsonWriter& w, const Breakdown& b) {
   w.end_object();
 }
 
-void write_report(JsonWriter& w, const Report& r) {
+void write_report(JsonWriter& w, const Report& r, ReportKind kind) {
   w.begin_object();
   w.member("bottleneck_stage", r.bottleneck_stage);
   w.key("breakdown_s");
@@ -186,7 +188,7 @@ void write_report(JsonWriter& w, const Report& r) {
   w.member("samples_per_s", r.samples_per_s);
   w.key("stages");
   w.begin_array();
-  for (const auto& st : r.stages) write_stage(w, st);
+  for (const auto& st : r.stages) write_stage(w, st, kind);
   w.end_array();
   w.key("timeline");
   w.begin_object();
@@ -206,11 +208,11 @@ void write_report(JsonWriter& w, const Report& r) {
 
 }  // namespace
 
-Result<std::string> report_text(const Report& report, int indent) {
+Result<std::string> report_text(const Report& report, int indent, ReportKind kind) {
   std::string out;
   out.reserve(4096 + 4096 * report.stages.size() + 160 * report.timeline.size());
   JsonWriter w(out, indent);
-  write_report(w, report);
+  write_report(w, report, kind);
   if (!w.non_finite()) return out;
   // Rare: the tree names the first number that is not finite (report_json's message).
   auto tree = report_json(report);

@@ -27,9 +27,10 @@ stepcast::Scenario parsed(const char* text) {
 }
 
 // What a user receives: the checked report as one line of JSON, as --batch and the bindings
-// write it.
-std::string delivered(const stepcast::Report& report) {
-  auto text = stepcast::report_text(report);
+// write it (full, or --report summary).
+std::string delivered(const stepcast::Report& report,
+                      stepcast::ReportKind kind = stepcast::ReportKind::full) {
+  auto text = stepcast::report_text(report, -1, kind);
   return text ? std::move(text).value() : std::string();
 }
 
@@ -39,38 +40,43 @@ void BM_Estimate(benchmark::State& state) {
 }
 BENCHMARK(BM_Estimate)->Unit(benchmark::kMicrosecond);
 
-void BM_EstimateReportFull(benchmark::State& state) {
+// Argument 0: the full report; 1: --report summary.
+stepcast::ReportKind kind_of(const benchmark::State& state) {
+  return state.range(0) ? stepcast::ReportKind::summary : stepcast::ReportKind::full;
+}
+
+void BM_EstimateReport(benchmark::State& state) {
   const auto scenario = parsed(kScenario);
   size_t bytes = 0;
   for (auto _ : state) {
-    const std::string text = delivered(stepcast::estimate(scenario));
+    const std::string text = delivered(stepcast::estimate(scenario), kind_of(state));
     bytes = text.size();
     benchmark::DoNotOptimize(text.data());
   }
   state.counters["report_bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_EstimateReportFull)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EstimateReport)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_ParseEstimateReport(benchmark::State& state) {
   for (auto _ : state) {
-    const std::string text = delivered(stepcast::estimate(parsed(kScenario)));
+    const std::string text = delivered(stepcast::estimate(parsed(kScenario)), kind_of(state));
     benchmark::DoNotOptimize(text.data());
   }
 }
-BENCHMARK(BM_ParseEstimateReport)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ParseEstimateReport)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // One line of `stepcast estimate --batch`: parse the line, estimate, report, write it out.
 void BM_BatchLine(benchmark::State& state) {
   std::FILE* sink = std::fopen("/dev/null", "w");
   for (auto _ : state) {
     auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
-    const std::string text = delivered(stepcast::estimate(*scenario));
+    const std::string text = delivered(stepcast::estimate(*scenario), kind_of(state));
     std::fwrite(text.data(), 1, text.size(), sink);
     std::fputc('\n', sink);
   }
   std::fclose(sink);
 }
-BENCHMARK(BM_BatchLine)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BatchLine)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_EstimateInterleaved(benchmark::State& state) {
   const auto scenario = parsed(kInterleaved);

@@ -67,6 +67,28 @@ TEST(ReportWriter, SameDocumentAsTheTreeOnEveryScenario) {
   EXPECT_GE(timelines, 3u);
 }
 
+// --report summary: every key and value of the full report but each stage's census operations.
+TEST(ReportWriter, SummaryIsTheFullReportLessTheCensusOperations) {
+  for (const auto& text : scenario_texts()) {
+    const Report r = estimate(test::scenario(text));
+    const auto summary = report_text(r, -1, ReportKind::summary);
+    ASSERT_TRUE(summary.ok());
+    Json full = Json::parse(*report_text(r));
+    const Json brief = Json::parse(*summary);
+    ASSERT_FALSE(full["stages"].empty());
+    for (auto& st : full["stages"]) {
+      EXPECT_FALSE(st["communication"].empty()) << text;
+      st.erase("communication");
+    }
+    for (const auto& st : brief["stages"]) EXPECT_FALSE(st.contains("communication"));
+    EXPECT_EQ(brief, full) << text;
+    EXPECT_LT(summary->size(), report_text(r)->size()) << text;
+  }
+  EXPECT_EQ(enum_from<ReportKind>("summary"), ReportKind::summary);
+  EXPECT_EQ(enum_from<ReportKind>("full"), ReportKind::full);
+  EXPECT_FALSE(enum_from<ReportKind>("Summary").has_value());
+}
+
 // Numbers and strings where dump()'s formatting changes style.
 TEST(ReportWriter, EdgeNumbersAndStringsAsDumpWritesThem) {
   const Report base = estimate(test::scenario(scenario_texts().front()));

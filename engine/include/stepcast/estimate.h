@@ -124,10 +124,21 @@ Json to_json(const Error& error);
 // (`unsupported`, naming the first such number). The entry points (CLI, bindings) print this.
 Result<Json> report_json(const Report& report);
 
-// The same checked report as JSON text: exactly what report_json(report)->dump(indent) prints
-// (ensure_ascii off, invalid UTF-8 replaced; indent < 0: one line), written straight into one
-// string without the tree. Errors as report_json's. What the entry points print.
-Result<std::string> report_text(const Report& report, int indent = -1);
+// What a JSON report holds (`stepcast estimate --report`, the bindings' `report` option): `full`,
+// every key (the document report_json builds); `summary`, the same without each stage's census
+// operation list (`stages[].communication`, three quarters of a full report's bytes), for
+// sweeps: every total, time, memory and headline key stays, with the same values.
+enum class ReportKind { full, summary };
+template <>
+struct EnumNames<ReportKind> {
+  static constexpr std::array<std::string_view, 2> values = {"full", "summary"};
+};
+
+// The same checked report as JSON text: for `full`, exactly what report_json(report)->dump(indent)
+// prints (ensure_ascii off, invalid UTF-8 replaced; indent < 0: one line), written straight into
+// one string without the tree. Errors as report_json's. What the entry points print.
+Result<std::string> report_text(const Report& report, int indent = -1,
+                                ReportKind kind = ReportKind::full);
 
 // The first number in `json` that is NaN or infinite, as a JSON path ("breakdown_s.forward").
 std::optional<std::string> non_finite_path(const Json& json);
