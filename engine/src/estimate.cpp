@@ -34,7 +34,8 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   std::vector<PipelineRun> runs;
   for (const auto& set : sets)
     runs.push_back(run_pipeline(sc, plan_for(p, set.micro_batches), set.layout,
-                                mixed_stages || options.simulate, want_events, block_budget));
+                                mixed_stages || options.simulate, options.closed_form,
+                                want_events, block_budget));
   size_t critical = 0;
   for (size_t i = 0; i < runs.size(); ++i)
     if (runs[i].pipe_s + runs[i].fill_s > runs[critical].pipe_s + runs[critical].fill_s)

@@ -78,11 +78,14 @@ void BM_BatchLine(benchmark::State& state) {
 }
 BENCHMARK(BM_BatchLine)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
+// Argument 0: as estimate() does (the event simulation); 1: the closed form (as search ranks).
 void BM_EstimateInterleaved(benchmark::State& state) {
   const auto scenario = parsed(kInterleaved);
-  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario));
+  stepcast::EstimateOptions options;
+  options.closed_form = state.range(0) != 0;
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario, options));
 }
-BENCHMARK(BM_EstimateInterleaved)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EstimateInterleaved)->ArgName("closed_form")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // The schedule simulation at scale: 64 stages, 512 micro-batches.
 void BM_SimulatePipeline64x512(benchmark::State& state) {

@@ -88,6 +88,9 @@ struct EstimateOptions {
   bool timeline = false;            // simulate the schedule and report every block
   bool simulate = false;            // take the pipeline time from the event simulation even
                                     // where the closed form applies (identical stages)
+  bool closed_form = false;         // take it from the closed form even for interleaved stages
+                                    // that differ (the search ranks with it: search.cpp);
+                                    // `simulate` and a timeline take precedence
   size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
 };
 
