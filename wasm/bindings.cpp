@@ -27,15 +27,37 @@ std::string text(const stepcast::Json& j) {
 }
 std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
 
-std::string estimate_json(const std::string& scenario_json) {
+// The estimate options: {"report": "full" | "summary"} (estimate.h's ReportKind; full when
+// absent, as with no options at all).
+stepcast::Result<stepcast::ReportKind> report_kind(const std::string& options_json) {
+  auto opts = stepcast::parse_json(options_json.empty() ? "{}" : options_json, "the options");
+  if (!opts) return opts.error();
+  if (!opts->is_object() || !opts->contains("report")) return stepcast::ReportKind::full;
+  const stepcast::Json& report = (*opts)["report"];
+  const auto kind = report.is_string()
+                        ? stepcast::enum_from<stepcast::ReportKind>(report.get<std::string>())
+                        : std::nullopt;
+  if (!kind)
+    return stepcast::Error{stepcast::ErrorCode::out_of_range, "report",
+                           "report must be full or summary"};
+  return *kind;
+}
+
+// estimate(scenario) or estimate(scenario, options): the report, or the error.
+std::string estimate_with(const std::string& scenario_json, const std::string& options_json) {
+  const auto kind = report_kind(options_json);
+  if (!kind) return error_text(kind.error());
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) return error_text(scenario.error());
   stepcast::EstimateOptions options;
   options.timeline = true;
-  auto report = stepcast::report_json(stepcast::estimate(*scenario, options));
+  auto report = stepcast::report_text(stepcast::estimate(*scenario, options), -1, *kind);
   if (!report) return error_text(report.error());
-  return text(*report);
+  return std::move(report).value();
+}
+std::string estimate_json(const std::string& scenario_json) {
+  return estimate_with(scenario_json, "");
 }
 
 // The names of the timeline's event kinds, in the order of their numbers in estimateColumns.
@@ -50,10 +72,16 @@ emscripten::val timeline_kinds() {
 // `kinds`) instead of JSON objects, whose building costs ~1 us per event (most of an estimate).
 // Returns {json, events, kinds, placement}; `json` is the report with "timeline": {"events": [],
 // ...}, or the error; `kinds` names the kind numbers (timelineKinds()); `placement` holds 2
-// numbers per event (replica, group).
+// numbers per event (replica, group). Options as estimate()'s.
 // tests/wasm checks that it rebuilds to exactly estimate()'s report.
-emscripten::val estimate_columns(const std::string& scenario_json) {
+emscripten::val estimate_columns_with(const std::string& scenario_json,
+                                      const std::string& options_json) {
   emscripten::val out = emscripten::val::object();
+  const auto kind = report_kind(options_json);
+  if (!kind) {
+    out.set("json", error_text(kind.error()));
+    return out;
+  }
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) {
@@ -75,7 +103,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
     placement.insert(placement.end(),
                      {static_cast<double>(e.replica), static_cast<double>(e.group)});
   }
-  auto json = stepcast::report_json(report);  // the events, moved out, are checked below
+  auto json = stepcast::report_text(report, -1, *kind);  // the events, moved out: checked below
   if (!json) {
     out.set("json", error_text(json.error()));
     return out;
@@ -87,7 +115,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
                                                  "the inputs are beyond what the model computes"}));
       return out;
     }
-  out.set("json", text(*json));
+  out.set("json", *json);
   // slice() copies the view out of the module's memory into an array JavaScript owns.
   out.set("events", emscripten::val(emscripten::typed_memory_view(packed.size(), packed.data()))
                         .call<emscripten::val>("slice"));
@@ -96,6 +124,9 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
               .call<emscripten::val>("slice"));
   out.set("kinds", timeline_kinds());
   return out;
+}
+emscripten::val estimate_columns(const std::string& scenario_json) {
+  return estimate_columns_with(scenario_json, "");
 }
 
 // {"scenario": {...}, "page": {...}} -> {"link": "<base>#v=1&..."}
@@ -204,8 +235,11 @@ std::string version() { return STEPCAST_VERSION; }
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(stepcast) {
+  // Overloaded by argument count: (scenario) as ever, or (scenario, options JSON).
   emscripten::function("estimate", &estimate_json);
+  emscripten::function("estimate", &estimate_with);
   emscripten::function("estimateColumns", &estimate_columns);
+  emscripten::function("estimateColumns", &estimate_columns_with);
   emscripten::function("presets", &presets_json);
   emscripten::function("version", &version);
   emscripten::function("toLink", &to_link_json);

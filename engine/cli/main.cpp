@@ -27,11 +27,15 @@ using stepcast::cli::read_input;
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  stepcast estimate SCENARIO.json [--format json|text] [--timeline]
+  stepcast estimate SCENARIO.json [--format json|text] [--timeline] [--report full|summary]
                                                          estimate one scenario ('-' = stdin);
-                                                         --timeline adds every schedule block
-  stepcast estimate --batch FILE.jsonl [--timeline]      one scenario per line -> one report per line
-  stepcast estimate --link 'URL' [--format json|text]    estimate the plan a Stepcast link holds
+                                                         --timeline adds every schedule block;
+                                                         --report summary leaves each stage's
+                                                         census operations out of the JSON
+  stepcast estimate --batch FILE.jsonl [--timeline] [--report full|summary]
+                                                         one scenario per line -> one report per line
+  stepcast estimate --link 'URL' [--format json|text] [--report full|summary]
+                                                         estimate the plan a Stepcast link holds
   stepcast search SCENARIO.json [--top N] [--format text|json]
                                                          rank the plans the cluster admits for the
                                                          scenario's model and global batch
@@ -88,6 +92,7 @@ struct Args {
   std::string top;
   std::string write_docs;
   std::string level, by;
+  std::string report;
   bool timeline = false;
   std::string error;
 };
@@ -106,6 +111,7 @@ Args parse_args(int argc, char** argv, int first) {
     if (arg == "--format") value(a.format);
     else if (arg == "--batch") value(a.batch);
     else if (arg == "--timeline") a.timeline = true;
+    else if (arg == "--report") value(a.report);
     else if (arg == "--link") value(a.link);
     else if (arg == "--base") value(a.base);
     else if (arg == "--tokens") value(a.tokens);
@@ -122,7 +128,8 @@ Args parse_args(int argc, char** argv, int first) {
 }
 
 // One report or error per line, whatever the line holds (each is bounded: limits.h).
-int run_batch(const std::string& path, const Catalog& catalog, const EstimateOptions& options) {
+int run_batch(const std::string& path, const Catalog& catalog, const EstimateOptions& options,
+              ReportKind kind) {
   std::string text;
   if (!read_input(path, text)) return fail(fmt::format("cannot read {}", path));
   std::istringstream lines(text);
@@ -131,14 +138,14 @@ int run_batch(const std::string& path, const Catalog& catalog, const EstimateOpt
   while (std::getline(lines, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto scenario = parse_scenario(line, catalog);
-    Result<Json> report = scenario ? report_json(estimate(*scenario, options))
-                                   : Result<Json>(scenario.error());
+    Result<std::string> report = scenario ? report_text(estimate(*scenario, options), -1, kind)
+                                          : Result<std::string>(scenario.error());
     if (!report) {
       any_error = true;
       std::cout << dump(to_json(report.error())) << "\n";
       continue;
     }
-    std::cout << dump(*report) << "\n";
+    std::cout << *report << "\n";
   }
   return any_error ? 2 : 0;
 }
@@ -146,7 +153,9 @@ int run_batch(const std::string& path, const Catalog& catalog, const EstimateOpt
 int run_estimate(const Args& args, const Catalog& catalog) {
   EstimateOptions options;
   options.timeline = args.timeline;
-  if (!args.batch.empty()) return run_batch(args.batch, catalog, options);
+  const auto kind = enum_from<ReportKind>(args.report.empty() ? "full" : args.report);
+  if (!kind) return fail(fmt::format("--report={} must be full or summary", args.report));
+  if (!args.batch.empty()) return run_batch(args.batch, catalog, options, *kind);
   if (args.positional.size() != (args.link.empty() ? 1u : 0u))
     return fail("estimate takes one scenario file (or '-'), or --link URL");
   const std::string format = args.format.empty() ? "json" : args.format;
@@ -163,12 +172,12 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   const Report report = estimate(*scenario, options);
-  auto json = report_json(report);  // checked: every number finite
+  auto json = report_text(report, 2, *kind);  // checked: every number finite
   if (!json) return fail(json.error().message);
   if (format == "text")
     std::cout << to_text(report, *scenario);
   else
-    std::cout << dump(*json, 2) << "\n";
+    std::cout << *json << "\n";
   return 0;
 }
 

@@ -69,11 +69,11 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
   const bool sp = p.sequence_parallel && p.tp > 1;
   const bool full = p.recompute == Recompute::full;
 
-  auto add = [&](CollectiveKind kind, CommGroup group, Phase phase, std::string what,
+  auto add = [&](CollectiveKind kind, CommGroup group, Phase phase, std::string_view what,
                  int64_t count, double bytes, int size, const CommPath& path) {
     if (count <= 0 || bytes <= 0) return;
     if (size <= 1 && kind != CollectiveKind::send_recv) return;  // Megatron skips 1-rank groups
-    CommOp op{kind, group, phase, std::move(what), count, bytes, size,
+    CommOp op{kind, group, phase, what, count, bytes, size,
               path.link ? path.link->id : std::string(), 0};
     op.time_s = collective_time_s(kind, bytes, size, path);
     ops.push_back(std::move(op));
@@ -201,9 +201,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
                                       ? gemm_element_bytes(p.precision)
                                       : a;
     const double remote = flex_remote_scale(m, p, paths.ep);
-    auto a2a = [&](Phase phase, std::string what, int64_t count, double bytes) {
+    auto a2a = [&](Phase phase, std::string_view what, int64_t count, double bytes) {
       if (p.ep <= 1 || count <= 0 || bytes <= 0) return;
-      CommOp op{K::all_to_all, CommGroup::ep, phase, std::move(what), count, bytes, p.ep,
+      CommOp op{K::all_to_all, CommGroup::ep, phase, what, count, bytes, p.ep,
                 paths.ep.link ? paths.ep.link->id : std::string(), 0};
       op.time_s = all_to_all_time_s(bytes * busiest, paths.ep, remote);
       ops.push_back(std::move(op));

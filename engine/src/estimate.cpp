@@ -34,7 +34,8 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   std::vector<PipelineRun> runs;
   for (const auto& set : sets)
     runs.push_back(run_pipeline(sc, plan_for(p, set.micro_batches), set.layout,
-                                mixed_stages || options.simulate, want_events, block_budget));
+                                mixed_stages || options.simulate, options.closed_form,
+                                want_events, block_budget));
   size_t critical = 0;
   for (size_t i = 0; i < runs.size(); ++i)
     if (runs[i].pipe_s + runs[i].fill_s > runs[critical].pipe_s + runs[critical].fill_s)
@@ -48,13 +49,15 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   r.plan = p;
   r.micro_batches = run.plan.micro_batches();
   r.bottleneck_stage = run.bottleneck;
-  for (const auto& s : run.stages) r.stages.push_back(s.report);
   r.iteration_time_s = run.pipe_s + run.fill_s + end.total();
 
   // 5-7. Breakdown of the critical path, timeline, summary.
   r.breakdown = breakdown(run, end);
   add_timeline(r, runs, critical, end, options);
   summarise(r, sc, sets, runs);
+  // The critical set's stage reports, moved: nothing reads the runs after this.
+  r.stages.reserve(runs[critical].stages.size());
+  for (auto& s : runs[critical].stages) r.stages.push_back(std::move(s.report));
   return r;
 }
 

@@ -8,7 +8,8 @@
 namespace stepcast::detail {
 
 PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
-                         bool simulate, bool want_events, uint64_t& block_budget) {
+                         bool simulate, bool closed_form, bool want_events,
+                         uint64_t& block_budget) {
   PipelineRun run;
   run.plan = p;
   run.layout = lay;
@@ -49,7 +50,7 @@ PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout
   // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast
   // (the estimate's block budget, shared by its replica sets: limits.h).
   const uint64_t blocks = schedule_blocks(p);
-  simulate = simulate || (p.vpp > 1 && p.pp > 1);
+  simulate = simulate || (p.vpp > 1 && p.pp > 1 && !closed_form);
   if ((simulate || want_events) && blocks <= block_budget) {
     block_budget -= blocks;
     double makespan = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 
 #include "detail/step.h"
 #include "stepcast/limits.h"
@@ -58,6 +59,32 @@ std::vector<ExpertPlan> expert_plans(const ModelSpec& m, const Plan& base,
   return out;
 }
 
+// The plan's memory as estimate() finds it (stage_cost.cpp: the same stage shapes and
+// stage_memory), without timing anything: most plans a search admits do not fit.
+struct MemoryCheck {
+  double peak_bytes = 0;  // the fullest stage's total per GPU
+  bool fits = true;
+};
+MemoryCheck memory_check(const Scenario& s) {
+  MemoryCheck out;
+  for (const auto& set : detail::replica_sets(s)) {
+    const Plan p = detail::plan_for(s.plan, set.micro_batches);
+    for (int i = 0; i < p.pp; ++i) {
+      detail::LayerMix mix;
+      for (const auto& c : set.layout.chunk_mix[i]) mix += c;
+      const MemoryBreakdown m =
+          stage_memory(s.model, p, detail::stage_shape(s.model, p, i, mix),
+                       s.cluster.groups[set.layout.groups[i]].gpu, s.calibration);
+      out.fits = out.fits && m.fits();
+      out.peak_bytes = std::max(out.peak_bytes, m.total);
+    }
+  }
+  return out;
+}
+
+// Plans whose pipeline time the closed form only approximates (the simulation is exact).
+bool interleaved(const Plan& p) { return p.vpp > 1 && p.pp > 1; }
+
 }  // namespace
 
 Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& options) {
@@ -74,9 +101,14 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   else
     result.baseline_error = own.front();
 
-  // Every plan of the space the rules admit, in order (the rest are counted as rejected).
+  // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
+  // scenario, its plan rewritten for each: every field the search varies is set every time.
   auto for_each_plan = [&](auto&& each) {
     int64_t tried = 0;
+    Scenario s = base;
+    s.plan.stages.clear();
+    s.plan.replicas.clear();
+    s.plan.pipeline_layout.clear();
     // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
     for (int tp : divisors_up_to(gpus, per_node)) {
       if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
@@ -93,7 +125,6 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
               for (const ExpertPlan& x :
                    expert_plans(m, base.plan, options, tp, static_cast<int>(tp_cp * dp))) {
                 for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
-                  Scenario s = base;
                   Plan& p = s.plan;
                   p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
                   p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
@@ -102,9 +133,6 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                   p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
                   p.recompute =
                       options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
-                  p.stages.clear();
-                  p.replicas.clear();
-                  p.pipeline_layout.clear();
                   ++tried;
                   if (check_scenario(s)) each(s);
                 }
@@ -145,24 +173,46 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                              whose)};
   };
   if (!std::isfinite(result.baseline_s)) return not_finite("the plan's");
-  std::vector<SearchCandidate> fitting;
+  // Memory first; then the plans that fit, timed by the closed form (exact unless interleaved).
+  // Each keeps its place in the enumeration: plans of equal time rank in that order.
+  struct Ranked {
+    SearchCandidate c;
+    size_t order = 0;
+  };
+  std::vector<Ranked> fitting;
   std::optional<Error> non_finite;
-  for_each_plan([&](const Scenario& s) {
-    if (non_finite) return;
-    const Report r = estimate(s);
-    ++result.evaluated;
+  EstimateOptions ranking;
+  ranking.closed_form = !options.rank_exactly;
+  auto timed = [&](const Scenario& s, const EstimateOptions& how) -> std::optional<SearchCandidate> {
+    const Report r = estimate(s, how);
     double peak = 0;
     for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
     if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
         !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
       non_finite = not_finite("a plan's");
+      return std::nullopt;
+    }
+    return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits};
+  };
+  for_each_plan([&](const Scenario& s) {
+    if (non_finite) return;
+    ++result.evaluated;
+    const MemoryCheck memory = memory_check(s);
+    if (!std::isfinite(memory.peak_bytes)) {
+      non_finite = not_finite("a plan's");
       return;
     }
-    if (!r.fits) {
+    if (!memory.fits) {
       ++result.out_of_memory;
       return;
     }
-    fitting.push_back({s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, true});
+    auto c = timed(s, ranking);
+    if (!c) return;
+    if (!c->fits) {  // (never: the same memory as above; kept so the two cannot drift apart)
+      ++result.out_of_memory;
+      return;
+    }
+    fitting.push_back({std::move(*c), fitting.size()});
   });
   if (non_finite) return *non_finite;
   if (result.evaluated == 0) {
@@ -172,11 +222,39 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                              "and cluster",
                              result.rejected)};
   }
-  std::sort(fitting.begin(), fitting.end(), [](const auto& a, const auto& b) {
-    return a.iteration_time_s < b.iteration_time_s;
-  });
+  // Fastest first; plans of equal time in the order they were enumerated.
+  auto by_time = [](const Ranked& a, const Ranked& b) {
+    return a.c.iteration_time_s != b.c.iteration_time_s
+               ? a.c.iteration_time_s < b.c.iteration_time_s
+               : a.order < b.order;
+  };
+  std::sort(fitting.begin(), fitting.end(), by_time);
+  if (!options.rank_exactly) {
+    // In closed-form order, the interleaved plans estimated again exactly, until the next plan's
+    // closed-form time is beyond the top-th exact time by more than the closed form's tolerance
+    // both ways: its exact time cannot reach the top.
+    const double reach = (1 + kClosedFormTolerance) / (1 - kClosedFormTolerance);
+    std::priority_queue<double> leading;  // the `top` smallest exact times so far
+    size_t kept = 0;
+    Scenario s = base;
+    s.plan.stages.clear(), s.plan.replicas.clear(), s.plan.pipeline_layout.clear();
+    for (; kept < fitting.size(); ++kept) {
+      SearchCandidate& c = fitting[kept].c;
+      if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
+      if (interleaved(c.plan)) {
+        s.plan = c.plan;
+        auto exact = timed(s, EstimateOptions{});
+        if (!exact) return *non_finite;
+        c = std::move(*exact);
+      }
+      leading.push(c.iteration_time_s);
+      if (leading.size() > options.top) leading.pop();
+    }
+    fitting.resize(kept);
+    std::sort(fitting.begin(), fitting.end(), by_time);
+  }
   if (fitting.size() > options.top) fitting.resize(options.top);
-  result.best = std::move(fitting);
+  for (auto& r : fitting) result.best.push_back(std::move(r.c));
   return result;
 }
 

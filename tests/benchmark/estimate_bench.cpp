@@ -1,5 +1,9 @@
-// How long one estimate takes (goal: well under 20 us natively), and the parts around it.
+// The figures of issue 12's table, natively: one estimate alone, with its JSON report, from
+// text to report, one `estimate --batch` line, an interleaved plan, and the plan search (plans
+// per second). Figures only: nothing here passes or fails on time.
 #include <benchmark/benchmark.h>
+
+#include <cstdio>
 
 #include "stepcast/estimate.h"
 #include "stepcast/pipeline.h"
@@ -12,25 +16,76 @@ const char* kScenario = R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100
            "sequence_parallel": true, "recompute": "selective", "distributed_optimizer": true,
            "precision": "bf16"}, "seq_len": 4096})";
 
+// The same model and cluster, interleaved: 4 stages of 5 virtual chunks each.
+const char* kInterleaved = R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+  "plan": {"tp": 8, "pp": 4, "dp": 2, "vpp": 5, "micro_batch": 1, "global_batch": 512,
+           "sequence_parallel": true, "recompute": "selective", "distributed_optimizer": true,
+           "precision": "bf16"}, "seq_len": 4096})";
+
+stepcast::Scenario parsed(const char* text) {
+  return *stepcast::parse_scenario(text, stepcast::builtin_catalog());
+}
+
+// What a user receives: the checked report as one line of JSON, as --batch and the bindings
+// write it (full, or --report summary).
+std::string delivered(const stepcast::Report& report,
+                      stepcast::ReportKind kind = stepcast::ReportKind::full) {
+  auto text = stepcast::report_text(report, -1, kind);
+  return text ? std::move(text).value() : std::string();
+}
+
 void BM_Estimate(benchmark::State& state) {
-  const auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
-  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(*scenario));
+  const auto scenario = parsed(kScenario);
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario));
 }
 BENCHMARK(BM_Estimate)->Unit(benchmark::kMicrosecond);
 
-void BM_ParseAndEstimate(benchmark::State& state) {
+// Argument 0: the full report; 1: --report summary.
+stepcast::ReportKind kind_of(const benchmark::State& state) {
+  return state.range(0) ? stepcast::ReportKind::summary : stepcast::ReportKind::full;
+}
+
+void BM_EstimateReport(benchmark::State& state) {
+  const auto scenario = parsed(kScenario);
+  size_t bytes = 0;
   for (auto _ : state) {
-    auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
-    benchmark::DoNotOptimize(stepcast::estimate(*scenario));
+    const std::string text = delivered(stepcast::estimate(scenario), kind_of(state));
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["report_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_EstimateReport)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+void BM_ParseEstimateReport(benchmark::State& state) {
+  for (auto _ : state) {
+    const std::string text = delivered(stepcast::estimate(parsed(kScenario)), kind_of(state));
+    benchmark::DoNotOptimize(text.data());
   }
 }
-BENCHMARK(BM_ParseAndEstimate)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ParseEstimateReport)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-void BM_EstimateToJson(benchmark::State& state) {
-  const auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
-  for (auto _ : state) benchmark::DoNotOptimize(stepcast::to_json(stepcast::estimate(*scenario)).dump());
+// One line of `stepcast estimate --batch`: parse the line, estimate, report, write it out.
+void BM_BatchLine(benchmark::State& state) {
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  for (auto _ : state) {
+    auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
+    const std::string text = delivered(stepcast::estimate(*scenario), kind_of(state));
+    std::fwrite(text.data(), 1, text.size(), sink);
+    std::fputc('\n', sink);
+  }
+  std::fclose(sink);
 }
-BENCHMARK(BM_EstimateToJson)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BatchLine)->ArgName("summary")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Argument 0: as estimate() does (the event simulation); 1: the closed form (as search ranks).
+void BM_EstimateInterleaved(benchmark::State& state) {
+  const auto scenario = parsed(kInterleaved);
+  stepcast::EstimateOptions options;
+  options.closed_form = state.range(0) != 0;
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario, options));
+}
+BENCHMARK(BM_EstimateInterleaved)->ArgName("closed_form")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // The schedule simulation at scale: 64 stages, 512 micro-batches.
 void BM_SimulatePipeline64x512(benchmark::State& state) {
@@ -42,10 +97,20 @@ void BM_SimulatePipeline64x512(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulatePipeline64x512)->Unit(benchmark::kMillisecond);
 
-// The plan search over every plan 64 H100s admit for Llama 3 70B (about 1,150 estimates).
+// The plan search over every plan 64 H100s admit for Llama 3 70B; `plans` is how many it
+// estimated (and the rules admitted), `plans_per_s` the rate.
 void BM_SearchPlans(benchmark::State& state) {
-  const auto scenario = stepcast::parse_scenario(kScenario, stepcast::builtin_catalog());
-  for (auto _ : state) benchmark::DoNotOptimize(stepcast::search_plans(*scenario).ok());
+  const auto scenario = parsed(kScenario);
+  int64_t plans = 0;
+  for (auto _ : state) {
+    auto result = stepcast::search_plans(scenario);
+    plans = result ? result->evaluated : 0;
+    benchmark::DoNotOptimize(result.ok());
+  }
+  state.counters["plans"] = static_cast<double>(plans);
+  state.counters["plans_per_s"] = benchmark::Counter(
+      static_cast<double>(plans) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SearchPlans)->Unit(benchmark::kMillisecond);
 

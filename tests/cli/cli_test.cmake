@@ -102,6 +102,42 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "--price=-1 must be a positive number")
   message(FATAL_ERROR "link --price -1: ${rc} ${err}")
 endif()
 
+# --report summary: each stage without its census operations, every other key as in the full
+# report (in estimate, --batch and --link); --report with anything else is bad input.
+execute_process(COMMAND ${STEPCAST} estimate ${example} --report summary RESULT_VARIABLE rc
+                OUTPUT_VARIABLE summary)
+execute_process(COMMAND ${STEPCAST} estimate ${example} --report full OUTPUT_VARIABLE full)
+execute_process(COMMAND ${STEPCAST} estimate ${example} OUTPUT_VARIABLE plain)
+string(JSON t_summary GET "${summary}" iteration_time_s)
+string(JSON t_full GET "${full}" iteration_time_s)
+string(JSON ops ERROR_VARIABLE no_ops GET "${summary}" stages 0 communication)
+string(JSON full_ops LENGTH "${full}" stages 0 communication)
+if(NOT rc EQUAL 0 OR NOT t_summary STREQUAL t_full OR no_ops STREQUAL "NOTFOUND"
+   OR full_ops LESS 1 OR NOT full STREQUAL plain)
+  message(FATAL_ERROR "--report summary: rc=${rc} ${t_summary} vs ${t_full}, ops ${no_ops}: ${summary}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --batch ${CMAKE_CURRENT_BINARY_DIR}/cli_batch.jsonl
+                --report summary RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 2 OR NOT out MATCHES "iteration_time_s" OR out MATCHES "communication")
+  message(FATAL_ERROR "batch --report summary: rc=${rc}: ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --link ${link} --report summary RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "iteration_time_s" OR out MATCHES "communication")
+  message(FATAL_ERROR "estimate --link --report summary: rc=${rc}: ${out}")
+endif()
+foreach(args "${example};--report;short" "--batch;${CMAKE_CURRENT_BINARY_DIR}/cli_batch.jsonl;--report;x"
+             "${example};--report")
+  execute_process(COMMAND ${STEPCAST} estimate ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines lines)
+  if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT err MATCHES "^error: --report"
+     OR NOT out STREQUAL "")
+    message(FATAL_ERROR "estimate ${args}: rc=${rc}: ${err}")
+  endif()
+endforeach()
+
 # Plan search: a ranked table, or JSON with the best plans.
 execute_process(COMMAND ${STEPCAST} search ${example} --top 3 --format json RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out)

@@ -2,6 +2,10 @@
 // the best is never slower than the plan the user started from when that plan is in the space.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
 #include "stepcast/search.h"
 #include "test_util.h"
 
@@ -78,6 +82,94 @@ TEST(Search, WhatItCannotSearchIsAnError) {
       "dgx-1-v100", "nodes": 1}, "plan": {"global_batch": 8, "precision": "bf16"}})"));
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().path, "plan.precision");
+}
+
+}  // namespace
+}  // namespace stepcast
+
+namespace stepcast {
+namespace {
+
+// Interleaved plans of a dense, a wide and an MoE model: the schedule's closed form against the
+// event simulation, relative. The search ranks by the closed form within kClosedFormTolerance
+// (search.h) of it; the sweep measures how far apart they are (printed) and asserts the bound
+// on the plans that fit, the only ones a search times.
+TEST(Search, ClosedFormWithinToleranceOfTheSimulationOnInterleavedPlans) {
+  const char* bases[] = {
+      R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8}, "seq_len": 4096,
+          "plan": {"tp": 8, "pp": 4, "global_batch": 512}})",
+      R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16}, "seq_len": 2048,
+          "plan": {"tp": 8, "pp": 8, "global_batch": 1536}})",
+      R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "nodes": 4}, "seq_len": 4096,
+          "plan": {"tp": 2, "pp": 4, "ep": 4, "global_batch": 256, "sequence_parallel": true}})"};
+  std::vector<double> fitting, all;
+  for (const char* text : bases) {
+    const Scenario base = test::scenario(text);
+    for (int pp : {2, 4, 8})
+      for (int vpp : {2, 4, 8})
+        for (int mb : {1, 2, 4})
+          for (int rc = 0; rc < 3; ++rc) {
+            Scenario s = base;
+            s.plan.pp = pp, s.plan.vpp = vpp, s.plan.micro_batch = mb;
+            s.plan.dp = static_cast<int>(s.cluster.gpus() / (s.plan.tp * pp * s.plan.cp));
+            s.plan.recompute = static_cast<Recompute>(rc);
+            if (!check_scenario(s)) continue;
+            EstimateOptions closed;
+            closed.closed_form = true;
+            const Report a = estimate(s, closed), b = estimate(s);
+            const double diff = std::abs(a.iteration_time_s / b.iteration_time_s - 1);
+            all.push_back(diff);
+            if (b.fits) fitting.push_back(diff);
+          }
+  }
+  ASSERT_GE(fitting.size(), 40u);
+  std::sort(fitting.begin(), fitting.end());
+  std::sort(all.begin(), all.end());
+  std::cout << fmt::format("closed form vs simulation, {} interleaved plans that fit: median {:.2e}, "
+                           "largest {:.2e}; all {} plans: largest {:.2e}\n",
+                           fitting.size(), fitting[fitting.size() / 2], fitting.back(), all.size(),
+                           all.back());
+  EXPECT_LE(fitting.back(), kClosedFormTolerance);
+  EXPECT_GT(fitting.back(), 0.0);  // they do differ: the search must re-estimate
+}
+
+// The ranked search (memory first, closed form, the leaders re-estimated exactly) returns what
+// estimating every plan exactly returns: the same plans in the same order with the same values.
+TEST(Search, RankingByTheClosedFormKeepsTheTopResults) {
+  const char* scenarios[] = {
+      kScenario,  // dense
+      R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16}, "seq_len": 2048,
+          "plan": {"tp": 8, "pp": 8, "vpp": 3, "global_batch": 512}})",  // interleaved-heavy
+      R"({"model": "mixtral-8x7b", "cluster": {"node": "dgx-h100", "nodes": 4}, "seq_len": 4096,
+          "plan": {"tp": 2, "pp": 4, "ep": 4, "global_batch": 256, "sequence_parallel": true}})",
+      R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-b200", "nodes": 1}, "seq_len": 4096,
+          "plan": {"ep": 8, "global_batch": 256}})"};
+  for (const char* text : scenarios) {
+    const Scenario base = test::scenario(text);
+    SearchOptions ranked, exact;
+    ranked.top = exact.top = 15;
+    exact.rank_exactly = true;
+    const auto a = search_plans(base, ranked), b = search_plans(base, exact);
+    ASSERT_TRUE(a.ok() && b.ok()) << text;
+    EXPECT_EQ(a->evaluated, b->evaluated);
+    EXPECT_EQ(a->rejected, b->rejected);
+    EXPECT_EQ(a->out_of_memory, b->out_of_memory);
+    EXPECT_EQ(a->baseline_s, b->baseline_s);
+    ASSERT_EQ(a->best.size(), b->best.size()) << text;
+    ASSERT_FALSE(a->best.empty()) << text;
+    bool any_interleaved = false;
+    for (size_t i = 0; i < a->best.size(); ++i) {
+      const SearchCandidate &x = a->best[i], &y = b->best[i];
+      EXPECT_EQ(to_json(x.plan), to_json(y.plan)) << text << " rank " << i;
+      EXPECT_EQ(x.iteration_time_s, y.iteration_time_s) << text << " rank " << i;
+      EXPECT_EQ(x.mfu, y.mfu);
+      EXPECT_EQ(x.tokens_per_s, y.tokens_per_s);
+      EXPECT_EQ(x.peak_memory_bytes, y.peak_memory_bytes);
+      any_interleaved = any_interleaved || (x.plan.vpp > 1 && x.plan.pp > 1);
+    }
+    if (std::string(text).find("gpt3-175b") != std::string::npos)
+      EXPECT_TRUE(any_interleaved) << "the interleaved-heavy case ranks interleaved plans";
+  }
 }
 
 }  // namespace

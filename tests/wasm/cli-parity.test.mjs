@@ -2,6 +2,7 @@
 // 1e-9 relative: the two builds may round transcendental functions differently), the same error
 // messages, the same presets and version.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
 
 import {
@@ -112,6 +113,38 @@ describe('reports: WebAssembly equals the native CLI', () => {
     const first = wasm.estimate(text);
     wasm.estimate('{not json');
     assert.equal(wasm.estimate(text), first);
+  });
+});
+
+// The `report` option: {"report": "summary"} is `stepcast estimate --report summary` (each stage
+// without its census operations), {"report": "full"} the report with no options.
+describe('the report option: WebAssembly equals the CLI\'s --report', () => {
+  const interleaved = variants.find(([name]) => name.startsWith('interleaved'))[1];
+  test('summary: the CLI\'s summary, the full report less stages[].communication', () => {
+    const cli = spawnSync(CLI, ['estimate', '-', '--timeline', '--report', 'summary'],
+      { input: interleaved, encoding: 'utf8', maxBuffer: 1 << 30 });
+    assert.equal(cli.status, 0, cli.stderr);
+    const summary = JSON.parse(wasm.estimate(interleaved, '{"report": "summary"}'));
+    assert.deepEqual(jsonDiff(JSON.parse(cli.stdout), summary), []);
+    const full = JSON.parse(wasm.estimate(interleaved));
+    for (const st of full.stages) {
+      assert.ok(st.communication.length > 0);
+      delete st.communication;
+    }
+    assert.deepEqual(summary, full);
+  });
+  test('full is the report without options; columns take the option too', () => {
+    assert.equal(wasm.estimate(interleaved, '{"report": "full"}'), wasm.estimate(interleaved));
+    const columns = wasm.estimateColumns(interleaved, '{"report": "summary"}');
+    assert.equal(JSON.parse(columns.json).stages[0].communication, undefined);
+  });
+  test('an unknown report kind is an error naming the option', () => {
+    for (const options of ['{"report": "short"}', '{"report": 1}']) {
+      const out = JSON.parse(wasm.estimate(interleaved, options));
+      assert.deepEqual(out.error, { code: 'out_of_range', path: 'report',
+        message: 'report must be full or summary' });
+    }
+    assert.equal(JSON.parse(wasm.estimate(interleaved, '{not json')).error.code, 'parse_error');
   });
 });
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stepcast/collectives.h"
@@ -34,7 +35,7 @@ struct CommOp {
   CollectiveKind kind = CollectiveKind::all_reduce;
   CommGroup group = CommGroup::tp;
   Phase phase = Phase::forward;
-  std::string what;       // which tensor, in Megatron-LM's terms
+  std::string_view what;  // which tensor, in Megatron-LM's terms (a static string: no copy)
   int64_t count = 0;      // operations per GPU per iteration
   double bytes = 0;       // size of one operation (the full tensor, as nccl-tests counts it)
   int group_size = 1;

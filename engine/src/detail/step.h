@@ -133,14 +133,15 @@ double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase)
 
 // 3. schedule.cpp. Blocks of the schedule (a forward and a backward per micro-batch, virtual
 // stage and stage): what its event simulation costs. The simulation runs when `simulate` (or
-// interleaving) asks for it or `want_events`, and when the blocks fit in `block_budget` (the
-// simulation then takes them from it); otherwise the closed form stands.
+// interleaving, unless `closed_form`) asks for it or `want_events`, and when the blocks fit in
+// `block_budget` (the simulation then takes them from it); otherwise the closed form stands.
 inline uint64_t schedule_blocks(const Plan& p) {
   return 2 * static_cast<uint64_t>(p.micro_batches()) * static_cast<uint64_t>(p.vpp) *
          static_cast<uint64_t>(p.pp);
 }
 PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
-                         bool simulate, bool want_events, uint64_t& block_budget);
+                         bool simulate, bool closed_form, bool want_events,
+                         uint64_t& block_budget);
 
 // 4. tail.cpp
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);

@@ -1,0 +1,144 @@
+// The streamed report (report_text) is the document the JSON tree (report_json) dumps, byte for
+// byte: on the page's examples and a set chosen to reach every key (interleaved, heterogeneous
+// groups, MoE with DeepSeek-V3, a plan that does not fit, timelines, escaped names), in both
+// the one-line form (--batch, the bindings) and the indented one (estimate), and on numbers
+// and strings at the edges of dump()'s formatting.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "stepcast/estimate.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> scenario_texts() {
+  const std::filesystem::path root = STEPCAST_SOURCE_DIR;
+  std::vector<std::string> out;
+  std::vector<std::filesystem::path> examples;
+  for (const auto& entry : std::filesystem::directory_iterator(root / "web/examples/scenarios"))
+    examples.push_back(entry.path());
+  std::sort(examples.begin(), examples.end());
+  for (const auto& path : examples) out.push_back(read_file(path));
+  std::istringstream lines(read_file(root / "tests/engine/reports/scenarios.jsonl"));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+std::string tree_text(const Report& report, int indent) {
+  auto json = report_json(report);
+  EXPECT_TRUE(json.ok());
+  return json ? json->dump(indent, ' ', false, Json::error_handler_t::replace) : "";
+}
+
+TEST(ReportWriter, SameDocumentAsTheTreeOnEveryScenario) {
+  const auto texts = scenario_texts();
+  ASSERT_GE(texts.size(), 17u);  // 9 examples, 8 more
+  size_t timelines = 0;
+  for (const auto& text : texts) {
+    const Scenario s = test::scenario(text);
+    for (bool timeline : {false, true}) {
+      EstimateOptions options;
+      options.timeline = timeline;
+      const Report r = estimate(s, options);
+      if (r.timeline.size() > 3000) continue;  // keeps the test quick; small ones cover it
+      timelines += timeline;
+      for (int indent : {-1, 2}) {
+        auto streamed = report_text(r, indent);
+        ASSERT_TRUE(streamed.ok()) << text;
+        EXPECT_EQ(*streamed, tree_text(r, indent)) << text << " indent " << indent;
+      }
+    }
+  }
+  EXPECT_GE(timelines, 3u);
+}
+
+// --report summary: every key and value of the full report but each stage's census operations.
+TEST(ReportWriter, SummaryIsTheFullReportLessTheCensusOperations) {
+  for (const auto& text : scenario_texts()) {
+    const Report r = estimate(test::scenario(text));
+    const auto summary = report_text(r, -1, ReportKind::summary);
+    ASSERT_TRUE(summary.ok());
+    Json full = Json::parse(*report_text(r));
+    const Json brief = Json::parse(*summary);
+    ASSERT_FALSE(full["stages"].empty());
+    for (auto& st : full["stages"]) {
+      EXPECT_FALSE(st["communication"].empty()) << text;
+      st.erase("communication");
+    }
+    for (const auto& st : brief["stages"]) EXPECT_FALSE(st.contains("communication"));
+    EXPECT_EQ(brief, full) << text;
+    EXPECT_LT(summary->size(), report_text(r)->size()) << text;
+  }
+  EXPECT_EQ(enum_from<ReportKind>("summary"), ReportKind::summary);
+  EXPECT_EQ(enum_from<ReportKind>("full"), ReportKind::full);
+  EXPECT_FALSE(enum_from<ReportKind>("Summary").has_value());
+}
+
+// Numbers and strings where dump()'s formatting changes style.
+TEST(ReportWriter, EdgeNumbersAndStringsAsDumpWritesThem) {
+  const Report base = estimate(test::scenario(scenario_texts().front()));
+  const double values[] = {0.0,     -0.0,    1.0,     -1.0,   0.1,     1e-4,    1.5e-5,
+                           1e-300,  5e-324,  1e15,    1e16,   1.25e17, 123456789012345.6,
+                           1e21,    -2.5e-7, 1e308,   std::numeric_limits<double>::max(),
+                           0.30000000000000004};
+  const std::string names[] = {"plain", "tab\there", "quote \" and \\ backslash", "line\nbreak",
+                               "\x01\x1f control", "naïve ✓", "bad \xff\xfe utf-8",
+                               "cut \xe2\x9c"};
+  for (size_t i = 0; i < std::size(values); ++i) {
+    Report r = base;
+    r.iteration_time_s = values[i];
+    r.breakdown.bubble = values[(i + 3) % std::size(values)];
+    r.stages.front().memory.total = values[(i + 7) % std::size(values)];
+    r.stages.front().communication.front().bytes = values[(i + 11) % std::size(values)];
+    r.stages.front().gpu = names[i % std::size(names)];
+    r.warnings = {names[(i + 1) % std::size(names)], names[(i + 2) % std::size(names)]};
+    r.stages.front().communication.front().link = names[(i + 5) % std::size(names)];
+    for (int indent : {-1, 0, 2, 4}) {
+      auto streamed = report_text(r, indent);
+      ASSERT_TRUE(streamed.ok());
+      EXPECT_EQ(*streamed, tree_text(r, indent)) << "value " << values[i] << " indent " << indent;
+    }
+  }
+}
+
+// An empty report: empty arrays stay [] in the indented form as in dump().
+TEST(ReportWriter, EmptyContainersAsDumpWritesThem) {
+  const Report r;
+  for (int indent : {-1, 2}) EXPECT_EQ(*report_text(r, indent), tree_text(r, indent));
+}
+
+// A number that is not finite: the same error, naming the same first path, as report_json.
+TEST(ReportWriter, NonFiniteNumberIsTheSameError) {
+  Report r = estimate(test::scenario(scenario_texts().front()));
+  r.stages.back().communication.back().time_s = std::numeric_limits<double>::quiet_NaN();
+  r.tokens_per_s = std::numeric_limits<double>::infinity();
+  const auto streamed = report_text(r);
+  ASSERT_FALSE(streamed.ok());
+  const auto tree = report_json(r);
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(streamed.error().message, tree.error().message);
+  EXPECT_EQ(streamed.error().code, ErrorCode::unsupported);
+  const size_t last = r.stages.size() - 1, op = r.stages.back().communication.size() - 1;
+  EXPECT_NE(streamed.error().message.find(
+                fmt::format("stages[{}].communication[{}].time_s", last, op)),
+            std::string::npos)
+      << streamed.error().message;
+}
+
+}  // namespace
+}  // namespace stepcast
