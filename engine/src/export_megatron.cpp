@@ -44,9 +44,16 @@ std::string layer_freq_text(const ModelSpec& m) {
   return out;
 }
 
-// A value the shell must not split or expand.
+// A value as one shell word, never split or expanded: in single quotes unless it is plain, an
+// embedded quote written '\'' (what the importer's splitter reads back).
 std::string quoted(const std::string& v) {
-  return v.find_first_of(" |()*$\"\\[]") == std::string::npos ? v : "'" + v + "'";
+  const bool plain = !v.empty() && v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
+                                                       "opqrstuvwxyz0123456789_./:=,+-") ==
+                                       std::string::npos;
+  if (plain) return v;
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 Lines megatron_lines(const Scenario& s) {

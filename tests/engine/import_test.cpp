@@ -262,6 +262,9 @@ const char* const kRoundTrips[] = {
     R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16},
         "plan": {"tp": 8, "pp": 8, "vpp": 3, "global_batch": 512, "recompute": "full",
                  "sequence_parallel": false, "tp_comm_overlap": false}})",
+    // a free-form pipeline layout (quoted for the shell), embedding and loss in the split
+    R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+        "plan": {"tp": 4, "pp": 2, "global_batch": 16, "pipeline_layout": "Et*16|t*16L"}})",
     // MLA, first dense layers, router groups, MTP, uneven first stage, expert TP 1
     R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100", "nodes": 32},
         "plan": {"tp": 2, "pp": 4, "ep": 16, "etp": 1, "first_stage_layers": 13,

@@ -1,0 +1,34 @@
+# stepcast export torchrun: run on each of the 1 nodes (NODE_RANK 0 to 0, MASTER_ADDR the rank-0 node)
+torchrun --nnodes 1 --nproc-per-node 8 --node-rank $NODE_RANK --master-addr $MASTER_ADDR --master-port 6000 \
+  pretrain_gpt.py \
+  --num-layers 48 \
+  --hidden-size 2048 \
+  --ffn-hidden-size 6144 \
+  --num-attention-heads 32 \
+  --group-query-attention \
+  --num-query-groups 4 \
+  --kv-channels 128 \
+  --seq-length 4096 \
+  --max-position-embeddings 4096 \
+  --vocab-size 151936 \
+  --swiglu \
+  --position-embedding-type rope \
+  --normalization RMSNorm \
+  --disable-bias-linear \
+  --untie-embeddings-and-output-weights \
+  --num-experts 128 \
+  --moe-router-topk 8 \
+  --moe-ffn-hidden-size 768 \
+  --moe-token-dispatcher-type alltoall \
+  --expert-model-parallel-size 8 \
+  --expert-tensor-parallel-size 1 \
+  --tensor-model-parallel-size 1 \
+  --pipeline-model-parallel-size 1 \
+  --micro-batch-size 1 \
+  --global-batch-size 256 \
+  --recompute-granularity selective \
+  --use-distributed-optimizer \
+  --bf16 \
+  --overlap-grad-reduce \
+  --overlap-param-gather \
+  --grad-reduce-in-bf16
