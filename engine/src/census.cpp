@@ -61,6 +61,7 @@ int64_t dp_buckets(double parameters, const Plan& p) {
 std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageShape& st,
                                  const StagePaths& paths) {
   std::vector<CommOp> ops;
+  ops.reserve(64);  // a stage's census is a few dozen operations: no regrowth
   const int64_t mb = p.micro_batches();
   const double a = activation_bytes(p.precision);
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;

@@ -103,7 +103,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
 
   // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
   // scenario, its plan rewritten for each: every field the search varies is set every time.
-  auto for_each_plan = [&](auto&& each) {
+  // `sliced`: only the plans of options' slice.
+  auto for_each_plan = [&](bool sliced, auto&& each) {
     int64_t tried = 0;
     Scenario s = base;
     s.plan.stages.clear();
@@ -133,8 +134,12 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                   p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
                   p.recompute =
                       options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
-                  ++tried;
-                  if (check_scenario(s)) each(s);
+                  const int64_t index = tried++;
+                  if (sliced && (index < options.first_plan ||
+                                 (options.plan_count >= 0 &&
+                                  index - options.first_plan >= options.plan_count)))
+                    continue;
+                  each(s, check_scenario(s));
                 }
               }
             }
@@ -148,7 +153,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // What the search costs, before anything is estimated.
   int64_t plans = 0, evaluations = 0;
   uint64_t blocks = 0;
-  const int64_t tried = for_each_plan([&](const Scenario& s) {
+  result.space = for_each_plan(false, [&](const Scenario& s, bool admitted) {
+    if (!admitted) return;
     ++plans;
     evaluations += s.plan.pp;
     if (s.plan.vpp > 1 && s.plan.pp > 1 && detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
@@ -163,7 +169,6 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                              plans, evaluations, blocks, options.max_plans,
                              options.max_stage_evaluations, options.max_simulated_blocks),
                  {"cluster.nodes", "model.layers", "plan.global_batch"}};
-  result.rejected = static_cast<int>(tried - plans);
 
   // (A report never holds a number that is not finite: report_json.)
   auto not_finite = [](std::string_view whose) {
@@ -194,8 +199,12 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     }
     return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits};
   };
-  for_each_plan([&](const Scenario& s) {
+  for_each_plan(true, [&](const Scenario& s, bool admitted) {
     if (non_finite) return;
+    if (!admitted) {
+      ++result.rejected;
+      return;
+    }
     ++result.evaluated;
     const MemoryCheck memory = memory_check(s);
     if (!std::isfinite(memory.peak_bytes)) {
@@ -215,7 +224,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     fitting.push_back({std::move(*c), fitting.size()});
   });
   if (non_finite) return *non_finite;
-  if (result.evaluated == 0) {
+  const bool whole = options.first_plan <= 0 && options.plan_count < 0;
+  if (result.evaluated == 0 && whole) {
     if (result.baseline_error) return *result.baseline_error;
     return Error{ErrorCode::invalid_plan, "plan",
                  fmt::format("search: none of the {} plans tried passes the rules for this model "
@@ -256,6 +266,25 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   if (fitting.size() > options.top) fitting.resize(options.top);
   for (auto& r : fitting) result.best.push_back(std::move(r.c));
   return result;
+}
+
+SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top) {
+  SearchResult out;
+  if (parts.empty()) return out;
+  out.baseline_s = parts.front().baseline_s;
+  out.baseline_error = parts.front().baseline_error;
+  out.space = parts.front().space;
+  for (const auto& part : parts) {
+    out.evaluated += part.evaluated;
+    out.rejected += part.rejected;
+    out.out_of_memory += part.out_of_memory;
+    out.best.insert(out.best.end(), part.best.begin(), part.best.end());
+  }
+  std::stable_sort(out.best.begin(), out.best.end(), [](const auto& a, const auto& b) {
+    return a.iteration_time_s < b.iteration_time_s;
+  });
+  if (out.best.size() > top) out.best.resize(top);
+  return out;
 }
 
 Json to_json(const SearchResult& r) {

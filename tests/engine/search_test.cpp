@@ -174,3 +174,54 @@ TEST(Search, RankingByTheClosedFormKeepsTheTopResults) {
 
 }  // namespace
 }  // namespace stepcast
+
+namespace stepcast {
+namespace {
+
+// A search slice by slice, merged, is the search of the whole: counts, plans, order, values.
+TEST(Search, SlicesMergeIntoTheWholeSearch) {
+  const char* scenarios[] = {
+      kScenario,
+      R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100", "nodes": 16}, "seq_len": 2048,
+          "plan": {"tp": 8, "pp": 8, "vpp": 3, "global_batch": 512}})"};
+  for (const char* text : scenarios) {
+    const Scenario base = test::scenario(text);
+    SearchOptions options;
+    options.top = 12;
+    const auto whole = search_plans(base, options);
+    ASSERT_TRUE(whole.ok());
+    EXPECT_EQ(whole->space, whole->evaluated + whole->rejected);
+    std::vector<SearchResult> parts;
+    const int64_t size = whole->space / 3 + 1;  // three slices, the last one shorter
+    for (int64_t first = 0; first < whole->space; first += size) {
+      SearchOptions slice = options;
+      slice.first_plan = first, slice.plan_count = size;
+      auto part = search_plans(base, slice);
+      ASSERT_TRUE(part.ok());
+      EXPECT_LE(part->evaluated + part->rejected, size);
+      parts.push_back(*part);
+    }
+    ASSERT_EQ(parts.size(), 3u);
+    const SearchResult merged = merge_searches(parts, options.top);
+    EXPECT_EQ(merged.evaluated, whole->evaluated);
+    EXPECT_EQ(merged.rejected, whole->rejected);
+    EXPECT_EQ(merged.out_of_memory, whole->out_of_memory);
+    EXPECT_EQ(merged.baseline_s, whole->baseline_s);
+    ASSERT_EQ(merged.best.size(), whole->best.size());
+    for (size_t i = 0; i < merged.best.size(); ++i) {
+      EXPECT_EQ(to_json(merged.best[i].plan), to_json(whole->best[i].plan)) << text << " " << i;
+      EXPECT_EQ(merged.best[i].iteration_time_s, whole->best[i].iteration_time_s);
+      EXPECT_EQ(merged.best[i].peak_memory_bytes, whole->best[i].peak_memory_bytes);
+    }
+    // A slice past the end holds nothing, and is not an error.
+    SearchOptions beyond = options;
+    beyond.first_plan = whole->space;
+    const auto none = search_plans(base, beyond);
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(none->evaluated + none->rejected, 0);
+    EXPECT_TRUE(none->best.empty());
+  }
+}
+
+}  // namespace
+}  // namespace stepcast

@@ -33,6 +33,13 @@ struct SearchOptions {
   // The work budget (limits.h), counted before anything is estimated: plans the rules admit,
   // their pipeline stages together, and the blocks their schedules simulate together. A search
   // over more is an error (budget_exceeded), not a partial ranking. About 2 s natively at most.
+  // A slice of the space: the plans enumerated at [first_plan, first_plan + plan_count) in the
+  // search's order (SearchResult::space counts them all; plan_count < 0: to the end). A caller
+  // searches slice by slice (a worker showing progress between calls, able to stop) and merges
+  // the parts with merge_searches(): the result of one search of the whole. The work budget
+  // below is always that of the whole space.
+  int64_t first_plan = 0;
+  int64_t plan_count = -1;
   int64_t max_plans = 32768;
   int64_t max_stage_evaluations = int64_t{1} << 18;
   uint64_t max_simulated_blocks = uint64_t{1} << 24;
@@ -53,6 +60,7 @@ struct SearchResult {
   int rejected = 0;                   // plans the rules refuse (divisibility, sizes)
   int out_of_memory = 0;              // plans over capacity (not timed)
   double baseline_s = 0;              // the scenario's own plan, for comparison (0: none)
+  int64_t space = 0;                  // plans enumerated in the whole space (admitted or not)
   std::optional<Error> baseline_error;  // why the scenario's own plan was not estimated
 };
 
@@ -64,6 +72,11 @@ struct SearchResult {
 // of several groups (unsupported), or no plan the rules admit (the scenario's own error, or
 // invalid_plan).
 Result<SearchResult> search_plans(const Scenario& scenario, const SearchOptions& options = {});
+
+// Searches of consecutive slices of one space (in slice order) as one search of them all: the
+// counts added, the `top` fastest of the parts' best (ties in slice order, as one search ranks
+// them).
+SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top);
 
 Json to_json(const SearchResult& result);
 
