@@ -58,6 +58,10 @@ constexpr const char* kUsage = R"(usage:
   stepcast calibrate RUNS.csv|CASES.jsonl [--exclude-source S]... [--write CALIBRATION.json]
                                                          fit the per-family efficiency constants,
                                                          with a leave-one-source-out table
+  stepcast calibrate --nccl-tests FILE... [--nics-per-node N] [--write LINK.json] [--format json|text]
+                                                         fit a link (bus bandwidth, half-peak
+                                                         size, latency) to nccl-tests output, for
+                                                         cluster.intra_node_link / inter_node_link
 Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
 )";
 
@@ -370,6 +374,8 @@ int run_presets(const Args& args, const Catalog& catalog) {
 
 // validate / calibrate (engine/cli/validate_cli.cpp): accuracy against published runs.
 int run_validation_command(const std::string& command, int argc, char** argv);
+// calibrate --nccl-tests (engine/cli/nccl_cli.cpp): a link fitted to nccl-tests output.
+int run_nccl_calibration(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -385,6 +391,9 @@ int main(int argc, char** argv) {
     std::cout << "stepcast " << STEPCAST_VERSION << "\n";
     return 0;
   }
+  if (command == "calibrate")
+    for (int i = 2; i < argc; ++i)
+      if (std::string(argv[i]) == "--nccl-tests") return run_nccl_calibration(argc, argv);
   if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
     return run_validation_command(command, argc, argv);
   const Args args = parse_args(argc, argv, 2);

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(scenario batch link search resolve)
+((${#targets[@]})) || targets=(scenario batch link search resolve nccl_tests)
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTEPCAST_FUZZ=ON >/dev/null
@@ -21,6 +21,7 @@ total=0
 for t in "${targets[@]}"; do
   dict=tests/fuzz/json.dict
   [[ $t == link ]] && dict=tests/fuzz/link.dict
+  [[ $t == nccl_tests ]] && dict=tests/fuzz/nccl_tests.dict
   mkdir -p "build-fuzz/corpus/$t"
   log="build-fuzz/fuzz_$t.log"
   if ! "build-fuzz/tests/fuzz/fuzz_$t" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \
