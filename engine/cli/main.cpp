@@ -27,16 +27,19 @@ using stepcast::cli::read_input;
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  stepcast estimate SCENARIO.json [--format json|text] [--timeline]
+  stepcast estimate SCENARIO.json [--format json|text] [--timeline] [--calibration CAL.json]
                                                          estimate one scenario ('-' = stdin);
-                                                         --timeline adds every schedule block
+                                                         --timeline adds every schedule block;
+                                                         --calibration sets its `calibration`
+                                                         (measured runs, fitted links, scales)
   stepcast estimate --batch FILE.jsonl [--timeline]      one scenario per line -> one report per line
   stepcast estimate --link 'URL' [--format json|text]    estimate the plan a Stepcast link holds
-  stepcast search SCENARIO.json [--top N] [--format text|json]
+  stepcast search SCENARIO.json [--top N] [--format text|json] [--calibration CAL.json]
                                                          rank the plans the cluster admits for the
                                                          scenario's model and global batch
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
-                                                         print the page's link for a scenario
+                [--calibration CAL.json]                 print the page's link for a scenario
+                                                         (a calibration as its fitted scales)
   stepcast resolve SCENARIO.json                         the scenario with every default and derived
                                                          value filled in (JSON), or every problem
   stepcast schema [--format json|markdown] [--write-docs DOC.md]
@@ -53,8 +56,10 @@ constexpr const char* kUsage = R"(usage:
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
-                                                         predict published runs: error per row,
-                                                         MAPE and worst error per source
+                   [--anchored]                          predict published runs: error per row,
+                                                         MAPE and worst error per source;
+                                                         --anchored: calibrated on one or two
+                                                         runs of each cluster, the rest predicted
   stepcast calibrate RUNS.csv|CASES.jsonl [--exclude-source S]... [--write CALIBRATION.json]
                                                          fit the per-family efficiency constants,
                                                          with a leave-one-source-out table
@@ -75,6 +80,7 @@ struct Args {
   std::string top;
   std::string write_docs;
   std::string level, by;
+  std::string calibration;  // CAL.json: the scenario's `calibration` key
   bool timeline = false;
   std::string error;
 };
@@ -101,11 +107,31 @@ Args parse_args(int argc, char** argv, int first) {
     else if (arg == "--write-docs") value(a.write_docs);
     else if (arg == "--level") value(a.level);
     else if (arg == "--by") value(a.by);
+    else if (arg == "--calibration") value(a.calibration);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
   }
   return a;
+}
+
+// --calibration CAL.json: its object (or its `calibration` key) becomes the scenario's
+// `calibration`, replacing one the file has. Empty on success, else the error.
+std::string with_calibration(std::string& text, const std::string& path) {
+  if (path.empty()) return "";
+  std::string cal_text;
+  if (!read_input(path, cal_text)) return fmt::format("cannot read {}", path);
+  auto cal = parse_json(cal_text, path);
+  if (!cal) return fmt::format("{}: {}", path, cal.error().message);
+  auto parsed = parse_json(text);
+  if (!parsed) return parsed.error().message;
+  Json doc = *parsed;
+  if (!doc.is_object()) return "the scenario must be a JSON object";
+  const Json& c = *cal;
+  const bool wrapped = c.is_object() && c.size() == 1 && c.contains("calibration");
+  doc["calibration"] = wrapped ? c["calibration"] : c;
+  text = dump(doc);
+  return "";
 }
 
 // One report or error per line, whatever the line holds (each is bounded: limits.h).
@@ -147,6 +173,7 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   } else if (!read_input(args.positional[0], text)) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
   }
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   const Report report = estimate(*scenario, options);
@@ -177,10 +204,14 @@ int run_link(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // Only a valid scenario gets a link: the page would refuse anything else anyway.
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   LinkDocument doc{*parse_json(text), Json::object()};  // parsed above
+  // A link carries what was fitted, never the runs behind it (measured_runs.h).
+  if (scenario->fit)
+    doc.scenario["calibration"] = compact_calibration(doc.scenario["calibration"], *scenario->fit);
   if (!number_flag(args.tokens, "--tokens", doc.page, "tokens") ||
       !number_flag(args.price, "--price", doc.page, "price_per_gpu_hour"))
     return 2;
@@ -206,6 +237,7 @@ int run_search(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // The plan itself may break a rule the search varies: read its keys, let the search judge.
   const auto doc = parse_json(text);
   if (!doc) return fail(doc.error().message);

@@ -55,6 +55,10 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   r.breakdown = breakdown(run, end);
   add_timeline(r, runs, critical, end, options);
   summarise(r, sc, sets, runs);
+  if (sc.fit) {
+    r.calibration = sc.fit;
+    r.warnings.insert(r.warnings.end(), sc.fit->warnings.begin(), sc.fit->warnings.end());
+  }
   return r;
 }
 

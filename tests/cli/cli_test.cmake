@@ -153,18 +153,22 @@ foreach(args "estimate;${example};--format;te\nxt${esc}[31m${del}" "presets;a\nb
 endforeach()
 
 # The traffic matrix (issue 14): bad flags exit 2 with one line; CSV and JSON of the example.
-function(expect_traffic_error name expected)
-  execute_process(COMMAND ${STEPCAST} traffic ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+# Any command: exit 2, one 'error:' line naming `expected`, nothing on stdout.
+function(expect_command_error name expected)
+  execute_process(COMMAND ${STEPCAST} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   string(REGEX MATCHALL "\n" newlines "${err}")
   list(LENGTH newlines lines)
   if(NOT rc EQUAL 2 OR NOT lines EQUAL 1 OR NOT err MATCHES "^error: " OR NOT out STREQUAL "")
-    message(FATAL_ERROR "traffic ${name}: rc=${rc} out=${out} err=${err}")
+    message(FATAL_ERROR "${name}: rc=${rc} out=${out} err=${err}")
   endif()
   string(FIND "${err}" "${expected}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "traffic ${name}: '${expected}' not in: ${err}")
+    message(FATAL_ERROR "${name}: '${expected}' not in: ${err}")
   endif()
+endfunction()
+function(expect_traffic_error name expected)
+  expect_command_error("traffic ${name}" "${expected}" traffic ${ARGN})
 endfunction()
 expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
 expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
@@ -185,4 +189,38 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "\"level\": \"node\"" OR NOT out MATCHES "\
    OR NOT out MATCHES "\"fraction_of_peak\"" OR NOT out MATCHES "\"busiest_nic_bytes_per_s\""
    OR NOT out MATCHES "\"curves\"")
   message(FATAL_ERROR "traffic json (${rc}): ${out}")
+endif()
+
+# Calibration (issue 15): nccl-tests output fits a link; a measured run calibrates an estimate.
+set(nccl ${SOURCE_DIR}/tests/engine/fixtures/nccl-tests)
+expect_command_error(nccl_not_output "not nccl-tests output" calibrate --nccl-tests ${example})
+expect_command_error(nccl_no_file "needs one or more nccl-tests output files" calibrate --nccl-tests)
+expect_command_error(nccl_nics "--nics-per-node=0 must be a whole number" calibrate --nccl-tests
+                     ${nccl}/all_reduce_perf-2node-ib-ndr.txt --nics-per-node 0)
+expect_command_error(nccl_tiers "runs inside one node and across nodes" calibrate --nccl-tests
+                     ${nccl}/all_reduce_perf-2node-ib-ndr.txt ${nccl}/all_gather_perf-dgx-h100-8gpu.txt)
+execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_perf-2node-ib-ndr.txt
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"scope\": \"inter_node\"" OR NOT out MATCHES "\"busbw_GBps\": 44\\.")
+  message(FATAL_ERROR "calibrate --nccl-tests (${rc}): ${out}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": -3}]}")
+expect_command_error(cal_negative "calibration.runs[0].measured_iteration_s=-3" estimate ${example}
+                     --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_plan.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 16, \"global_batch\": 512}, \"measured_iteration_s\": 30}]}")
+expect_command_error(cal_plan "calibration.runs[0]: the cluster's 64 GPUs are not divisible" search ${example}
+                     --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_plan.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json
+     "{\"calibration\": {\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": 45}]}}")
+execute_process(COMMAND ${STEPCAST} estimate ${example} --calibration
+                ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"compute_scale_fitted\": true" OR NOT out MATCHES "one measured run")
+  message(FATAL_ERROR "estimate --calibration (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} link ${example} --calibration
+                ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "&cal=%7B%22compute_scale%22" OR out MATCHES "runs")
+  message(FATAL_ERROR "link --calibration (${rc}): ${out}")
 endif()
