@@ -1,5 +1,7 @@
 #include "stepcast/nccl_tests.h"
 
+#include "detail/plain_number.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,11 +31,7 @@ std::vector<std::string_view> tokens_of(std::string_view line) {
   return out;
 }
 
-bool number(std::string_view s, double& v) {
-  if (s.empty()) return false;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() && std::isfinite(v);
-}
+bool number(std::string_view s, double& v) { return detail::plain_number(s, v); }
 
 bool integer(std::string_view s, long long& v) {
   if (s.empty()) return false;
