@@ -67,6 +67,10 @@ constexpr const char* kUsage = R"(usage:
                                                          fit a link (bus bandwidth, half-peak
                                                          size, latency) to nccl-tests output, for
                                                          cluster.intra_node_link / inter_node_link
+  stepcast calibrate --gemm GEMMS.csv --gpu ID [--format json|text]
+                                                         fit GEMM efficiencies and overhead to a
+                                                         benchmark table (m,n,k,dtype,tflops), for
+                                                         calibration.gemm
 Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
 )";
 
@@ -408,6 +412,8 @@ int run_presets(const Args& args, const Catalog& catalog) {
 int run_validation_command(const std::string& command, int argc, char** argv);
 // calibrate --nccl-tests (engine/cli/nccl_cli.cpp): a link fitted to nccl-tests output.
 int run_nccl_calibration(int argc, char** argv);
+// calibrate --gemm (engine/cli/gemm_cli.cpp): GEMM efficiencies fitted to a benchmark table.
+int run_gemm_calibration(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -424,8 +430,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "calibrate")
-    for (int i = 2; i < argc; ++i)
+    for (int i = 2; i < argc; ++i) {
       if (std::string(argv[i]) == "--nccl-tests") return run_nccl_calibration(argc, argv);
+      if (std::string(argv[i]) == "--gemm") return run_gemm_calibration(argc, argv);
+    }
   if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
     return run_validation_command(command, argc, argv);
   const Args args = parse_args(argc, argv, 2);

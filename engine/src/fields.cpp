@@ -562,6 +562,9 @@ constexpr KeyInfo kCalibration[] = {
     {.object = "calibration", .name = "inter_node_link", .type = V::reference,
      .fallback = D::absent(),
      .doc = "replaces every group's network port: a link object or id, scope `inter_node`"},
+    {.object = "calibration", .name = "gemm", .type = V::object, .fallback = D::absent(),
+     .doc = "GEMM efficiencies and overhead fitted to a benchmark table (`stepcast calibrate "
+            "--gemm`; keys below): replace the presets' for the cluster's GPUs"},
     {.object = "calibration", .name = "runs", .type = V::list, .fallback = D::absent(),
      .doc = "measured iterations on this cluster `{plan | scenario | link, "
             "measured_iteration_s}` (below), at most 16; fits the scales"},
@@ -575,6 +578,21 @@ constexpr KeyInfo kCalibration[] = {
      .doc = "multiplies every link's bus bandwidth (and half-peak size: the same fill time); "
             "fitted from `runs` that differ in communication",
      .needs = "calibration"},
+};
+
+constexpr KeyInfo kCalibrationGemm[] = {
+    {.object = "calibration.gemm", .name = "gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "fraction of the 16-bit dense peak large GEMMs reach"},
+    {.object = "calibration.gemm", .name = "fp8_gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "the same for fp8 and mxfp8 GEMMs"},
+    {.object = "calibration.gemm", .name = "fp4_gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "the same for nvfp4 GEMMs"},
+    {.object = "calibration.gemm", .name = "gemm_overhead_us", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1e4, .unit = "µs",
+     .doc = "fixed time per GEMM kernel (launch, wave tail)", .scale = 1e-6},
 };
 
 constexpr KeyInfo kCalibrationRun[] = {
@@ -811,6 +829,7 @@ std::span<const KeyInfo> peak_keys() { return kPeaks; }
 std::span<const KeyInfo> page_keys() { return kPage; }
 std::span<const KeyInfo> calibration_keys() { return kCalibration; }
 std::span<const KeyInfo> calibration_run_keys() { return kCalibrationRun; }
+std::span<const KeyInfo> calibration_gemm_keys() { return kCalibrationGemm; }
 
 const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name) {
   for (const KeyInfo& k : table)

@@ -145,6 +145,7 @@ Result<Run> read_run(const Json& entry, const std::string& path, const Json& doc
                  fmt::format("{} ran on {}, this cluster has {}: a measured run calibrates its own "
                              "cluster",
                              where, gpu_names(run.scenario), gpu_names(host))};
+  run.scenario.calibration = host.calibration;  // with calibration.gemm applied, same GPUs
   for (auto& g : run.scenario.cluster.groups) {
     if (!links_of.intra_node_link.empty()) g.intra_node_link = host.cluster.groups[0].intra_node_link;
     if (!links_of.inter_node_link.empty()) g.inter_node_link = host.cluster.groups[0].inter_node_link;
@@ -294,7 +295,36 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
       s.cluster.inter_group_link = *link;
   }
 
-  // 2. Measured runs: the scales.
+  // 2. GEMM efficiencies from a benchmark table (gemm_fit.h), for the families of the cluster's
+  // GPUs (a family the presets never fitted gets its own entry).
+  if (const Json* gemm = r.raw("gemm")) {
+    JsonReader g(*gemm, r.field("gemm"));
+    const auto gkeys = detail::calibration_gemm_keys();
+    static const std::vector<std::string_view> gnames = detail::names_of(gkeys);
+    g.reject_unknown(gnames);
+    if (!g.is_object()) return g.error();
+    std::vector<std::optional<double>> v;
+    for (const auto& k : gkeys) {
+      v.push_back(g.has(k.name) ? std::optional<double>(g.number(k)) : std::nullopt);
+    }
+    if (!g.ok()) return g.error();
+    for (const auto& group : s.cluster.groups) {
+      const std::string& arch = group.gpu.arch;
+      auto it = std::find_if(s.calibration.families.begin(), s.calibration.families.end(),
+                             [&](const auto& f) { return f.first == arch; });
+      if (it == s.calibration.families.end()) {
+        s.calibration.families.emplace_back(arch, s.calibration.fallback);
+        it = s.calibration.families.end() - 1;
+      }
+      ArchCalibration& a = it->second;
+      if (v[0]) a.gemm_efficiency = *v[0];
+      if (v[1]) a.fp8_gemm_efficiency = *v[1];
+      if (v[2]) a.fp4_gemm_efficiency = *v[2];
+      if (v[3]) a.gemm_overhead_s = *v[3];
+    }
+  }
+
+  // 3. Measured runs: the scales.
   const Json* runs_json = r.raw("runs");
   if (!runs_json) {
     scale_scenario(s, fit.compute_scale, fit.network_scale);

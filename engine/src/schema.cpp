@@ -16,7 +16,8 @@ namespace {
 constexpr std::string_view kObjects[] = {"scenario", "model", "model.attention", "model.moe",
                                          "cluster", "plan", "plan.stages[]",
                                          "plan.replicas[]", "gpu", "gpu.peak_tflops", "link",
-                                         "calibration", "calibration.runs[]", "page"};
+                                         "calibration", "calibration.gemm", "calibration.runs[]",
+                                         "page"};
 
 std::vector<KeyInfo> all_keys() {
   std::vector<KeyInfo> keys;
@@ -40,6 +41,7 @@ std::vector<KeyInfo> all_keys() {
   add(detail::peak_keys());
   add(detail::link_fields());
   add(detail::calibration_keys());
+  add(detail::calibration_gemm_keys());
   add(detail::calibration_run_keys());
   add(detail::page_keys());
   return keys;

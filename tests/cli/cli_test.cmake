@@ -224,3 +224,11 @@ execute_process(COMMAND ${STEPCAST} link ${example} --calibration
 if(NOT rc EQUAL 0 OR NOT out MATCHES "&cal=%7B%22compute_scale%22" OR out MATCHES "runs")
   message(FATAL_ERROR "link --calibration (${rc}): ${out}")
 endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv "m,n,k,dtype,tflops\n4096,4096,4096,bf16,650\n8192,8192,8192,bf16,700\n")
+expect_command_error(gemm_no_gpu "--gemm needs --gpu ID" calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv)
+expect_command_error(gemm_garbled "line 1: the header must name" calibrate --gemm ${example} --gpu h100-sxm5-80gb)
+execute_process(COMMAND ${STEPCAST} calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv
+                --gpu h100-sxm5-80gb RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"gemm_efficiency\": 0\\.7")
+  message(FATAL_ERROR "calibrate --gemm (${rc}): ${out}")
+endif()
