@@ -401,7 +401,7 @@ Json calibration_json(const CalibrationFit& fit) {
 
 Json compact_calibration(const Json& calibration, const CalibrationFit& fit) {
   Json out = Json::object();
-  for (const char* key : {"intra_node_link", "inter_node_link"})
+  for (const char* key : {"intra_node_link", "inter_node_link", "gemm"})
     if (calibration.contains(key)) out[key] = calibration[key];
   auto rounded = [](double v) { return std::round(v * 1e6) / 1e6; };
   if (fit.compute_scale != 1) out["compute_scale"] = rounded(fit.compute_scale);

@@ -164,10 +164,12 @@ TEST(MeasuredRuns, ShareLinksCarryTheFittedScalesNotTheRuns) {
   // Runs become the scales they fit.
   Json runs = base();
   runs["calibration"] = {
-      {"runs", {{{"plan", runs["plan"]}, {"measured_iteration_s", 1.5 * time_of(base())}}}}};
+      {"runs", {{{"plan", runs["plan"]}, {"measured_iteration_s", 1.5 * time_of(base())}}}},
+      {"gemm", {{"gemm_overhead_us", 12}}}};
   const Scenario s = test::scenario(runs.dump());
   const Json compact = compact_calibration(runs["calibration"], *s.fit);
   EXPECT_FALSE(compact.contains("runs"));
+  EXPECT_EQ(compact["gemm"], runs["calibration"]["gemm"]);
   Json linked = base();
   linked["calibration"] = compact;
   EXPECT_NEAR(time_of(linked), 1.5 * time_of(base()), 1e-5 * time_of(base()));
