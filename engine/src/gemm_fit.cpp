@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
