@@ -13,6 +13,7 @@
 #include "stepcast/import_hf_config.h"
 #include "stepcast/import_megatron_args.h"
 #include "stepcast/limits.h"
+#include "stepcast/nccl_tests.h"
 #include "stepcast/resolve.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
@@ -164,6 +165,61 @@ std::string search_json(const std::string& scenario_json, int top) {
   return text(stepcast::to_json(*result));
 }
 
+// nccl-tests output -> a fitted link (`stepcast calibrate --nccl-tests`). In:
+// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0}; out:
+// {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an error.
+std::string nccl_link_json(const std::string& request_json) {
+  auto doc = stepcast::parse_json(request_json, "the request");
+  if (!doc) return error_text(doc.error());
+  const stepcast::Json& req = *doc;
+  if (!req.is_object() || !req.contains("files") || !req["files"].is_array())
+    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "files",
+                                      "expected {\"files\": [{\"name\", \"text\"}]}"});
+  std::vector<stepcast::NcclTestRun> runs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < req["files"].size(); ++i) {
+    const stepcast::Json& f = req["files"][i];
+    const std::string path = "files[" + std::to_string(i) + "]";
+    if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
+      return error_text(stepcast::Error{stepcast::ErrorCode::type_error, path,
+                                        path + " needs \"text\": the nccl-tests output"});
+    const std::string name = f.contains("name") && f["name"].is_string()
+                                 ? f["name"].get<std::string>() : std::string();
+    auto run = stepcast::parse_nccl_tests(f["text"].get<std::string>(), name);
+    if (!run) {
+      auto e = run.error();
+      e.path = path;
+      return error_text(e);
+    }
+    runs.push_back(std::move(run).value());
+    names.push_back(name.empty() ? "pasted" : name);
+  }
+  const int nics = req.contains("nics_per_node") && req["nics_per_node"].is_number_integer()
+                       ? std::clamp(req["nics_per_node"].get<int>(), 0, 4096) : 0;
+  auto fit = stepcast::fit_nccl_link(runs, nics);
+  if (!fit) return error_text(fit.error());
+  stepcast::Json checks = stepcast::Json::array();
+  for (const auto& c : fit->checks)
+    checks.push_back({{"label", c.label}, {"points", c.points},
+                      {"max_busbw_error", c.max_busbw_error},
+                      {"mean_busbw_error", c.mean_busbw_error}});
+  return text(stepcast::Json{{"link", stepcast::nccl_link_json(*fit, names)},
+                             {"checks", std::move(checks)}});
+}
+
+// A scenario whose `calibration` has measured runs -> the same scenario with the calibration as
+// a link carries it (the scales fitted from the runs, links kept): {"scenario": {...}}.
+std::string compact_calibration_json(const std::string& scenario_json) {
+  auto doc = stepcast::parse_json(scenario_json);
+  if (!doc) return error_text(doc.error());
+  auto scenario = stepcast::scenario_from_json(*doc, stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
+  stepcast::Json out = *doc;
+  if (scenario->fit)
+    out["calibration"] = stepcast::compact_calibration(out["calibration"], *scenario->fit);
+  return text(stepcast::Json{{"scenario", std::move(out)}});
+}
+
 // Every key of a scenario: type, range or choices, default, unit, doc, link name, page control.
 std::string schema_json() { return stepcast::schema_json().dump(); }
 
@@ -252,4 +308,6 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("importHfConfig", &import_hf_config_json);
   emscripten::function("importMegatronArgs", &import_megatron_args_json);
   emscripten::function("exportPlan", &export_plan_json);
+  emscripten::function("ncclLink", &nccl_link_json);
+  emscripten::function("compactCalibration", &compact_calibration_json);
 }

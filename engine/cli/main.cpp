@@ -28,19 +28,22 @@ namespace {
 
 constexpr const char* kUsage = R"(usage:
   stepcast estimate SCENARIO.json [--format json|text] [--timeline] [--report full|summary]
-                                                         estimate one scenario ('-' = stdin);
+                  [--calibration CAL.json]               estimate one scenario ('-' = stdin);
                                                          --timeline adds every schedule block;
                                                          --report summary leaves each stage's
-                                                         census operations out of the JSON
+                                                         census operations out of the JSON;
+                                                         --calibration sets its `calibration`
+                                                         (measured runs, fitted links, scales)
   stepcast estimate --batch FILE.jsonl [--timeline] [--report full|summary]
                                                          one scenario per line -> one report per line
   stepcast estimate --link 'URL' [--format json|text] [--report full|summary]
                                                          estimate the plan a Stepcast link holds
-  stepcast search SCENARIO.json [--top N] [--format text|json]
+  stepcast search SCENARIO.json [--top N] [--format text|json] [--calibration CAL.json]
                                                          rank the plans the cluster admits for the
                                                          scenario's model and global batch
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
-                                                         print the page's link for a scenario
+                [--calibration CAL.json]                 print the page's link for a scenario
+                                                         (a calibration as its fitted scales)
   stepcast resolve SCENARIO.json                         the scenario with every default and derived
                                                          value filled in (JSON), or every problem
   stepcast schema [--format json|markdown] [--write-docs DOC.md]
@@ -74,11 +77,21 @@ constexpr const char* kUsage = R"(usage:
   stepcast presets [gpus|links|nodes|models] [--format text|json]
   stepcast version
   stepcast validate RUNS.csv|CASES.jsonl [--format text|json] [--write-cases OUT.jsonl]
-                                                         predict published runs: error per row,
-                                                         MAPE and worst error per source
+                   [--anchored]                          predict published runs: error per row,
+                                                         MAPE and worst error per source;
+                                                         --anchored: calibrated on one or two
+                                                         runs of each cluster, the rest predicted
   stepcast calibrate RUNS.csv|CASES.jsonl [--exclude-source S]... [--write CALIBRATION.json]
                                                          fit the per-family efficiency constants,
                                                          with a leave-one-source-out table
+  stepcast calibrate --nccl-tests FILE... [--nics-per-node N] [--write LINK.json] [--format json|text]
+                                                         fit a link (bus bandwidth, half-peak
+                                                         size, latency) to nccl-tests output, for
+                                                         cluster.intra_node_link / inter_node_link
+  stepcast calibrate --gemm GEMMS.csv --gpu ID [--format json|text]
+                                                         fit GEMM efficiencies and overhead to a
+                                                         benchmark table (m,n,k,dtype,tflops), for
+                                                         calibration.gemm
 Scenario keys: docs/scenario.md. Exit status: 0 ok, 2 bad input.
 )";
 
@@ -93,6 +106,7 @@ struct Args {
   std::string write_docs;
   std::string level, by;
   std::string report;
+  std::string calibration;  // CAL.json: the scenario's `calibration` key
   bool timeline = false;
   std::string error;
 };
@@ -120,11 +134,31 @@ Args parse_args(int argc, char** argv, int first) {
     else if (arg == "--write-docs") value(a.write_docs);
     else if (arg == "--level") value(a.level);
     else if (arg == "--by") value(a.by);
+    else if (arg == "--calibration") value(a.calibration);
     else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
     else a.positional.push_back(arg);
     if (!a.error.empty()) break;
   }
   return a;
+}
+
+// --calibration CAL.json: its object (or its `calibration` key) becomes the scenario's
+// `calibration`, replacing one the file has. Empty on success, else the error.
+std::string with_calibration(std::string& text, const std::string& path) {
+  if (path.empty()) return "";
+  std::string cal_text;
+  if (!read_input(path, cal_text)) return fmt::format("cannot read {}", path);
+  auto cal = parse_json(cal_text, path);
+  if (!cal) return fmt::format("{}: {}", path, cal.error().message);
+  auto parsed = parse_json(text);
+  if (!parsed) return parsed.error().message;
+  Json doc = *parsed;
+  if (!doc.is_object()) return "the scenario must be a JSON object";
+  const Json& c = *cal;
+  const bool wrapped = c.is_object() && c.size() == 1 && c.contains("calibration");
+  doc["calibration"] = wrapped ? c["calibration"] : c;
+  text = dump(doc);
+  return "";
 }
 
 // One report or error per line, whatever the line holds (each is bounded: limits.h).
@@ -169,6 +203,7 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   } else if (!read_input(args.positional[0], text)) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
   }
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   const Report report = estimate(*scenario, options);
@@ -199,10 +234,14 @@ int run_link(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // Only a valid scenario gets a link: the page would refuse anything else anyway.
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error().message);
   LinkDocument doc{*parse_json(text), Json::object()};  // parsed above
+  // A link carries what was fitted, never the runs behind it (measured_runs.h).
+  if (scenario->fit)
+    doc.scenario["calibration"] = compact_calibration(doc.scenario["calibration"], *scenario->fit);
   if (!number_flag(args.tokens, "--tokens", doc.page, "tokens") ||
       !number_flag(args.price, "--price", doc.page, "price_per_gpu_hour"))
     return 2;
@@ -228,6 +267,7 @@ int run_search(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // The plan itself may break a rule the search varies: read its keys, let the search judge.
   const auto doc = parse_json(text);
   if (!doc) return fail(doc.error().message);
@@ -398,6 +438,10 @@ int run_presets(const Args& args, const Catalog& catalog) {
 int run_validation_command(const std::string& command, int argc, char** argv);
 // import / export (engine/cli/io_cli.cpp): other tools' model and plan descriptions.
 int run_io_command(const std::string& command, int argc, char** argv);
+// calibrate --nccl-tests (engine/cli/nccl_cli.cpp): a link fitted to nccl-tests output.
+int run_nccl_calibration(int argc, char** argv);
+// calibrate --gemm (engine/cli/gemm_cli.cpp): GEMM efficiencies fitted to a benchmark table.
+int run_gemm_calibration(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -413,6 +457,11 @@ int main(int argc, char** argv) {
     std::cout << "stepcast " << STEPCAST_VERSION << "\n";
     return 0;
   }
+  if (command == "calibrate")
+    for (int i = 2; i < argc; ++i) {
+      if (std::string(argv[i]) == "--nccl-tests") return run_nccl_calibration(argc, argv);
+      if (std::string(argv[i]) == "--gemm") return run_gemm_calibration(argc, argv);
+    }
   if (command == "validate" || command == "calibrate")  // own options: engine/cli/validate_cli.cpp
     return run_validation_command(command, argc, argv);
   if (command == "import" || command == "export") return run_io_command(command, argc, argv);

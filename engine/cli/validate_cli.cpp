@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_io.h"
+#include "stepcast/accuracy/anchored.h"
 #include "stepcast/accuracy/calibrate.h"
 #include "stepcast/accuracy/cases.h"
 #include "stepcast/accuracy/csv.h"
@@ -42,6 +43,7 @@ struct Options {
   std::string write_cases;
   std::string write;
   std::vector<std::string> exclude;
+  bool anchored = false;  // validate: calibrated on one or two runs of each cluster
   std::string error;
 };
 
@@ -56,6 +58,7 @@ Options parse(int argc, char** argv) {
     if (arg == "--format") value(o.format);
     else if (arg == "--write-cases") value(o.write_cases);
     else if (arg == "--write") value(o.write);
+    else if (arg == "--anchored") o.anchored = true;
     else if (arg == "--exclude-source") {
       std::string s;
       value(s);
@@ -110,6 +113,16 @@ int run_validate(const Options& o, const Catalog& catalog) {
     return fail(fmt::format("cannot write {}", o.write_cases));
   auto prepared = prepare(conv.cases, catalog);
   if (!prepared) return fail(prepared.error().message);
+  if (o.anchored) {  // engine/accuracy/include/stepcast/accuracy/anchored.h
+    const AnchoredAccuracy cluster = anchored_accuracy(*prepared, catalog.calibration);
+    const AnchoredAccuracy model = anchored_accuracy(*prepared, catalog.calibration, true);
+    if (o.format == "json")
+      std::cout << Json{{"cluster", to_json(cluster)}, {"model", to_json(model)}}.dump(2) << "\n";
+    else
+      std::cout << "runs on one cluster\n" << to_text(cluster) << "\nruns of one model on one cluster\n"
+                << to_text(model);
+    return 0;
+  }
   ValidationReport report;
   report.accuracy = evaluate(*prepared, catalog.calibration);
   report.skipped = conv.skipped;

@@ -58,6 +58,10 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   // The critical set's stage reports, moved: nothing reads the runs after this.
   r.stages.reserve(runs[critical].stages.size());
   for (auto& s : runs[critical].stages) r.stages.push_back(std::move(s.report));
+  if (sc.fit) {
+    r.calibration = sc.fit;
+    r.warnings.insert(r.warnings.end(), sc.fit->warnings.begin(), sc.fit->warnings.end());
+  }
   return r;
 }
 

@@ -547,6 +547,67 @@ constexpr KeyInfo kScenario[] = {
      .control = C::plan},
     {.object = "scenario", .name = "name", .link = "name", .type = V::text,
      .fallback = D::absent(), .doc = "free text, ignored by the engine"},
+    {.object = "scenario", .name = "calibration", .link = "cal", .type = V::object,
+     .fallback = D::absent(),
+     .doc = "this cluster as measured: fitted links, and measured runs or the factors fitted "
+            "from them (keys below)"},
+};
+
+// A calibration: what was measured on the cluster (engine/src/measured_runs.cpp).
+constexpr KeyInfo kCalibration[] = {
+    {.object = "calibration", .name = "intra_node_link", .type = V::reference,
+     .fallback = D::absent(),
+     .doc = "replaces every group's scale-up fabric: a link object (`stepcast calibrate "
+            "--nccl-tests`) or id, scope `intra_node`"},
+    {.object = "calibration", .name = "inter_node_link", .type = V::reference,
+     .fallback = D::absent(),
+     .doc = "replaces every group's network port: a link object or id, scope `inter_node`"},
+    {.object = "calibration", .name = "gemm", .type = V::object, .fallback = D::absent(),
+     .doc = "GEMM efficiencies and overhead fitted to a benchmark table (`stepcast calibrate "
+            "--gemm`; keys below): replace the presets' for the cluster's GPUs"},
+    {.object = "calibration", .name = "runs", .type = V::list, .fallback = D::absent(),
+     .doc = "measured iterations on this cluster `{plan | scenario | link, "
+            "measured_iteration_s}` (below), at most 16; fits the scales"},
+    {.object = "calibration", .name = "compute_scale", .type = V::number, .fallback = D::of(1.0),
+     .min = 0.05, .max = 20,
+     .doc = "multiplies the compute efficiencies of the cluster's GPUs (and divides their fixed "
+            "kernel and layer overheads); fitted from `runs` when they are given",
+     .needs = "calibration"},
+    {.object = "calibration", .name = "network_scale", .type = V::number, .fallback = D::of(1.0),
+     .min = 0.01, .max = 100,
+     .doc = "multiplies every link's bus bandwidth (and half-peak size: the same fill time); "
+            "fitted from `runs` that differ in communication",
+     .needs = "calibration"},
+};
+
+constexpr KeyInfo kCalibrationGemm[] = {
+    {.object = "calibration.gemm", .name = "gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "fraction of the 16-bit dense peak large GEMMs reach"},
+    {.object = "calibration.gemm", .name = "fp8_gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "the same for fp8 and mxfp8 GEMMs"},
+    {.object = "calibration.gemm", .name = "fp4_gemm_efficiency", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1, .min_exclusive = true,
+     .doc = "the same for nvfp4 GEMMs"},
+    {.object = "calibration.gemm", .name = "gemm_overhead_us", .type = V::number,
+     .fallback = D::rule("the preset's"), .min = 0, .max = 1e4, .unit = "µs",
+     .doc = "fixed time per GEMM kernel (launch, wave tail)", .scale = 1e-6},
+};
+
+constexpr KeyInfo kCalibrationRun[] = {
+    {.object = "calibration.runs[]", .name = "plan", .type = V::object, .fallback = D::absent(),
+     .doc = "the plan that ran, on this scenario's model and cluster (one of plan, scenario, "
+            "link)"},
+    {.object = "calibration.runs[]", .name = "scenario", .type = V::object,
+     .fallback = D::absent(),
+     .doc = "the scenario that ran; without `cluster` or `model`, this scenario's; its GPUs must "
+            "be this cluster's"},
+    {.object = "calibration.runs[]", .name = "link", .type = V::text, .fallback = D::absent(),
+     .doc = "a Stepcast link to the scenario that ran"},
+    {.object = "calibration.runs[]", .name = "measured_iteration_s", .type = V::number,
+     .fallback = D::required(), .min = 0, .max = 1e7, .min_exclusive = true, .unit = "s",
+     .doc = "the measured time of one training iteration (steady state)"},
 };
 
 constexpr KeyInfo kCluster[] = {
@@ -766,6 +827,9 @@ std::span<const KeyInfo> stage_keys() { return kStage; }
 std::span<const KeyInfo> replica_keys() { return kReplica; }
 std::span<const KeyInfo> peak_keys() { return kPeaks; }
 std::span<const KeyInfo> page_keys() { return kPage; }
+std::span<const KeyInfo> calibration_keys() { return kCalibration; }
+std::span<const KeyInfo> calibration_run_keys() { return kCalibrationRun; }
+std::span<const KeyInfo> calibration_gemm_keys() { return kCalibrationGemm; }
 
 const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name) {
   for (const KeyInfo& k : table)

@@ -82,7 +82,7 @@ Json to_json(const Report& r) {
                           {"fits", st.memory.fits()},
                           {"communication", std::move(ops)}});
   }
-  return Json{{"plan", to_json(r.plan)},
+  Json out{{"plan", to_json(r.plan)},
               {"iteration_time_s", r.iteration_time_s},
               {"tokens_per_s", r.tokens_per_s},
               {"samples_per_s", r.samples_per_s},
@@ -112,6 +112,8 @@ Json to_json(const Report& r) {
               {"replicas", replicas_json(r)},
               {"warnings", r.warnings},
               {"timeline", timeline_json(r)}};
+  if (r.calibration) out["calibration"] = calibration_json(*r.calibration);  // measured_runs.h
+  return out;
 }
 
 std::optional<std::string> non_finite_path(const Json& j) {
@@ -196,6 +198,10 @@ std::string to_text(const Report& r, const Scenario& sc) {
     fmt::format_to(it, "  {:<15} {:<15} {:<14} {:>8} {:>11.3f} {:>5} {:<12} {:>10.4f}\n", to_string(op.kind),
          to_string(op.group), to_string(op.phase), op.count, op.bytes / (1024.0 * 1024.0),
          op.group_size, printable(op.link, 80), op.total_s());
+  if (const auto& c = r.calibration)
+    fmt::format_to(it, "calibrated: compute scale {:.3f} ({:+.1f} %{}), network scale {:.3f} ({:+.1f} %{})\n",
+                   c->compute_scale, 100 * (c->compute_scale - 1), c->compute_fitted ? ", fitted" : "",
+                   c->network_scale, 100 * (c->network_scale - 1), c->network_fitted ? ", fitted" : "");
   for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", printable(w, 400));
   return out;
 }

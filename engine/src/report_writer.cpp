@@ -6,6 +6,7 @@
 
 #include "detail/json_writer.h"
 #include "stepcast/estimate.h"
+#include "stepcast/measured_runs.h"
 
 namespace stepcast {
 
@@ -170,6 +171,10 @@ void write_report(JsonWriter& w, const Report& r, ReportKind kind) {
   w.member("bottleneck_stage", r.bottleneck_stage);
   w.key("breakdown_s");
   write_breakdown(w, r.breakdown);
+  if (r.calibration) {  // a small tree (measured_runs.h), only on calibrated estimates
+    w.key("calibration");
+    w.value(calibration_json(*r.calibration));
+  }
   w.member("fits", r.fits);
   w.member("gpus", r.gpus);
   w.member("hfu", r.hfu);

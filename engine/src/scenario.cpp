@@ -984,6 +984,14 @@ std::optional<Scenario> read_keys(const Json& doc, const Catalog& catalog,
   s.calibration = catalog.calibration;
   s.framework = catalog.find_framework(s.plan.framework);
   place_on_groups(s);
+  if (const auto cal = doc.find("calibration"); cal != doc.end()) {  // measured_runs.h
+    auto fit = apply_calibration(*cal, doc, s, catalog);
+    if (!fit) {
+      errors.push_back(fit.error());
+      return std::nullopt;
+    }
+    s.fit = std::move(fit).value();
+  }
   return s;
 }
 

@@ -16,6 +16,7 @@ namespace {
 constexpr std::string_view kObjects[] = {"scenario", "model", "model.attention", "model.moe",
                                          "cluster", "plan", "plan.stages[]",
                                          "plan.replicas[]", "gpu", "gpu.peak_tflops", "link",
+                                         "calibration", "calibration.gemm", "calibration.runs[]",
                                          "page"};
 
 std::vector<KeyInfo> all_keys() {
@@ -39,6 +40,9 @@ std::vector<KeyInfo> all_keys() {
   add(detail::gpu_fields());
   add(detail::peak_keys());
   add(detail::link_fields());
+  add(detail::calibration_keys());
+  add(detail::calibration_gemm_keys());
+  add(detail::calibration_run_keys());
   add(detail::page_keys());
   return keys;
 }

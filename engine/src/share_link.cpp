@@ -368,7 +368,8 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
   std::string out = fmt::format("{}#v={}", base, kLinkFormatVersion);
   for (auto it = s.begin(); it != s.end(); ++it) {
     const std::string& key = it.key();
-    if (key != "model" && key != "cluster" && key != "plan" && key != "seq_len" && key != "name")
+    if (key != "model" && key != "cluster" && key != "plan" && key != "seq_len" && key != "name" &&
+        key != "calibration")  // calibration: as JSON (`cal`), measured_runs.h
       return link_error(fmt::format("{} cannot be carried by a link", short_text(key)),
                         ErrorCode::unsupported);
   }

@@ -273,3 +273,44 @@ execute_process(COMMAND ${STEPCAST} export bridge-recipe --link ${link} RESULT_V
 if(NOT rc EQUAL 0 OR NOT out MATCHES "cfg.model.tensor_model_parallel_size = 8\n")
   message(FATAL_ERROR "export bridge-recipe --link (${rc}): ${out}")
 endif()
+# Calibration (issue 15): nccl-tests output fits a link; a measured run calibrates an estimate.
+set(nccl ${SOURCE_DIR}/tests/engine/fixtures/nccl-tests)
+expect_exit_2(nccl_not_output "not nccl-tests output" calibrate --nccl-tests ${example})
+expect_exit_2(nccl_no_file "needs one or more nccl-tests output files" calibrate --nccl-tests)
+expect_exit_2(nccl_nics "--nics-per-node=0 must be a whole number" calibrate --nccl-tests
+                     ${nccl}/all_reduce_perf-2node-ib-ndr.txt --nics-per-node 0)
+expect_exit_2(nccl_tiers "runs inside one node and across nodes" calibrate --nccl-tests
+                     ${nccl}/all_reduce_perf-2node-ib-ndr.txt ${nccl}/all_gather_perf-dgx-h100-8gpu.txt)
+execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_perf-2node-ib-ndr.txt
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"scope\": \"inter_node\"" OR NOT out MATCHES "\"busbw_GBps\": 44\\.")
+  message(FATAL_ERROR "calibrate --nccl-tests (${rc}): ${out}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": -3}]}")
+expect_exit_2(cal_negative "calibration.runs[0].measured_iteration_s=-3" estimate ${example}
+                     --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_plan.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 16, \"global_batch\": 512}, \"measured_iteration_s\": 30}]}")
+expect_exit_2(cal_plan "calibration.runs[0]: the cluster's 64 GPUs are not divisible" search ${example}
+                     --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_plan.json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json
+     "{\"calibration\": {\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": 45}]}}")
+execute_process(COMMAND ${STEPCAST} estimate ${example} --calibration
+                ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"compute_scale_fitted\": true" OR NOT out MATCHES "one measured run")
+  message(FATAL_ERROR "estimate --calibration (${rc}): ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} link ${example} --calibration
+                ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_ok.json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "&cal=%7B%22compute_scale%22" OR out MATCHES "runs")
+  message(FATAL_ERROR "link --calibration (${rc}): ${out}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv "m,n,k,dtype,tflops\n4096,4096,4096,bf16,650\n8192,8192,8192,bf16,700\n")
+expect_exit_2(gemm_no_gpu "--gemm needs --gpu ID" calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv)
+expect_exit_2(gemm_garbled "line 1: the header must name" calibrate --gemm ${example} --gpu h100-sxm5-80gb)
+execute_process(COMMAND ${STEPCAST} calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm.csv
+                --gpu h100-sxm5-80gb RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"gemm_efficiency\": 0\\.7")
+  message(FATAL_ERROR "calibrate --gemm (${rc}): ${out}")
+endif()

@@ -112,6 +112,7 @@ struct Report {
   std::vector<StageReport> stages;  // of the slowest replica set
   std::vector<ReplicaReport> replicas;
   std::vector<std::string> warnings;
+  std::optional<CalibrationFit> calibration;  // the scenario's, when it has one
   std::vector<TimelineEvent> timeline;  // empty unless EstimateOptions::timeline
   bool timeline_truncated = false;
 };

@@ -3,12 +3,14 @@
 // estimate() is a pure function.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "stepcast/catalog.h"
 #include "stepcast/hardware.h"
+#include "stepcast/measured_runs.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
 #include "stepcast/result.h"
@@ -22,6 +24,8 @@ struct Scenario {
   Calibration calibration;
   std::string name;  // the document's free-text name, if any
   const FrameworkProfile* framework = nullptr;  // the catalog's profile of plan.framework
+  // The document's `calibration`, applied above (links, scales); what was fitted, for the report.
+  std::optional<CalibrationFit> fit;
 };
 
 // Parses and checks a scenario document against the catalog's presets. Every problem is an

@@ -97,6 +97,9 @@ std::span<const KeyInfo> stage_keys();
 std::span<const KeyInfo> replica_keys();
 std::span<const KeyInfo> peak_keys();
 std::span<const KeyInfo> page_keys();
+std::span<const KeyInfo> calibration_keys();
+std::span<const KeyInfo> calibration_run_keys();
+std::span<const KeyInfo> calibration_gemm_keys();
 
 // The names of a table's keys (for unknown-key checks), built once.
 template <class Table>

@@ -1,0 +1,84 @@
+// `stepcast calibrate --nccl-tests FILE...`: a link description fitted to nccl-tests output
+// (engine/include/stepcast/nccl_tests.h), for cluster.intra_node_link / inter_node_link.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_io.h"
+#include "stepcast/nccl_tests.h"
+
+using namespace stepcast;
+using stepcast::cli::dump;
+using stepcast::cli::fail;
+
+int run_nccl_calibration(int argc, char** argv) {
+  std::vector<std::string> files;
+  std::string format = "json", write, nics_text;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string& into) {
+      if (i + 1 >= argc) return false;
+      into = argv[++i];
+      return true;
+    };
+    if (arg == "--nccl-tests") continue;
+    if (arg == "--format" || arg == "--write" || arg == "--nics-per-node") {
+      if (!value(arg == "--format" ? format : arg == "--write" ? write : nics_text))
+        return fail(arg + " needs a value");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return fail("unknown option " + arg + " (with --nccl-tests: --nics-per-node, --write, "
+                  "--format)");
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (files.empty()) return fail("--nccl-tests needs one or more nccl-tests output files");
+  if (format != "json" && format != "text")
+    return fail(fmt::format("--format={} must be json or text", format));
+  int nics = 0;
+  if (!nics_text.empty()) {
+    char* end = nullptr;
+    const long v = std::strtol(nics_text.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 4096)
+      return fail(fmt::format("--nics-per-node={} must be a whole number from 1 to 4096",
+                              nics_text));
+    nics = static_cast<int>(v);
+  }
+  std::vector<NcclTestRun> runs;
+  for (const auto& file : files) {
+    std::string text;
+    if (!stepcast::cli::read_input(file, text)) return fail(fmt::format("cannot read {}", file));
+    auto run = parse_nccl_tests(text, file);
+    if (!run) return fail(fmt::format("{}: {}", file, run.error().message));
+    runs.push_back(std::move(run).value());
+  }
+  auto fit = fit_nccl_link(runs, nics);
+  if (!fit) return fail(fit.error().message);
+  const Json link = nccl_link_json(*fit, files);
+  if (!write.empty()) {
+    std::ofstream out(write, std::ios::binary);
+    if (!(out << dump(link, 2) << "\n")) return fail(fmt::format("cannot write {}", write));
+  }
+  if (format == "json") {
+    std::cout << dump(link, 2) << "\n";
+    return 0;
+  }
+  const LinkSpec& l = fit->link;
+  std::cout << fmt::format(
+      "{} link ({} GPUs per node{}): busbw {:.1f} GB/s, all-reduce busbw {:.1f} GB/s, half-peak "
+      "{:.0f} bytes, latency {:.1f} us\n",
+      l.scope == LinkScope::intra_node ? "intra-node" : "inter-node", fit->ranks_per_host,
+      l.scope == LinkScope::inter_node ? fmt::format(", {} NICs; per port", fit->nics_per_node)
+                                       : "",
+      l.busbw_Bps / 1e9, l.allreduce_busbw_Bps / 1e9, l.half_peak_bytes, l.latency_s * 1e6);
+  for (const auto& c : fit->checks)
+    std::cout << fmt::format("  {}: busbw error over {} sizes >= 1 MiB: mean {:.1f} %, max {:.1f} %\n",
+                             c.label, c.points, 100 * c.mean_busbw_error, 100 * c.max_busbw_error);
+  if (!write.empty()) std::cout << "wrote " << write << "\n";
+  return 0;
+}

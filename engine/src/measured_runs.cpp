@@ -1,0 +1,412 @@
+#include "stepcast/measured_runs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "detail/fields.h"
+#include "detail/json_reader.h"
+#include "detail/specs_json.h"
+#include "stepcast/estimate.h"
+#include "stepcast/scenario.h"
+#include "stepcast/share_link.h"
+
+namespace stepcast {
+
+namespace {
+
+using detail::JsonReader;
+using detail::key_in;
+
+// Where each scale may go in a fit: a tenth to ten times the presets (a wider move says the
+// scenario, not the constants, is wrong).
+constexpr double kMinScale = 0.1, kMaxScale = 10;
+// The network scale moves less: a link runs at a fraction of its datasheet, not a tenth of it, and
+// a pair of runs that barely separates the two would otherwise throw it far. A ridge term pulls
+// it towards the presets unless the runs insist (kNetworkRidge, on log scale: the weight of a
+// 1/e error of one run against an e-fold network change is 1/kNetworkRidge).
+constexpr double kMinNetwork = 0.25, kMaxNetwork = 4, kNetworkRidge = 0.01;
+
+void scale_arch(ArchCalibration& a, double s) {
+  auto eff = [s](double& e) { e = std::min(1.0, e * s); };
+  eff(a.gemm_efficiency);
+  eff(a.fp8_gemm_efficiency);
+  eff(a.fp4_gemm_efficiency);
+  eff(a.attention_efficiency);
+  eff(a.memory_efficiency);
+  a.gemm_overhead_s /= s;
+  a.layer_overhead_s /= s;
+}
+
+void scale_link(LinkSpec& l, double s) {
+  l.bandwidth_Bps_per_dir *= s;
+  l.busbw_Bps *= s;
+  l.allreduce_busbw_Bps *= s;
+  l.half_peak_bytes *= s;  // the same fill time
+}
+
+// A link of the calibration: an object (nccl-tests fit) or a preset id, of the scope it replaces.
+Result<LinkSpec> calibration_link(const Json& v, const std::string& path, LinkScope scope,
+                                  const Catalog& catalog) {
+  LinkSpec link;
+  if (v.is_string()) {
+    const LinkSpec* found = catalog.find_link(v.get_ref<const std::string&>());
+    if (!found)
+      return Error{ErrorCode::unknown_preset, path,
+                   fmt::format("{}={} is not a link preset (see `stepcast presets links`)", path,
+                               detail::echo(v))};
+    link = *found;
+  } else if (v.is_object()) {
+    auto parsed = detail::link_from_json(v, path);
+    if (!parsed) return parsed.error();
+    link = std::move(parsed).value();
+  } else {
+    return Error{ErrorCode::type_error, path,
+                 fmt::format("{}={} must be a link preset id or a link object", path,
+                             detail::echo(v))};
+  }
+  if (link.scope != scope)
+    return Error{ErrorCode::invalid_cluster, path,
+                 fmt::format("{} must be a link of scope {}", path, to_string(scope))};
+  return link;
+}
+
+// A run's error, its path and message under the run's own.
+Error under(Error e, const std::string& prefix) {
+  e.path = e.path.empty() ? prefix : prefix + "." + e.path;
+  e.message = prefix + ": " + e.message;
+  for (auto& r : e.related) r = prefix + "." + r;
+  return e;
+}
+
+std::string gpu_names(const Scenario& s) {
+  std::string out;
+  for (const auto& g : s.cluster.groups)
+    if (out.find(g.gpu.name) == std::string::npos) out += (out.empty() ? "" : ", ") + g.gpu.name;
+  return out;
+}
+
+// One entry of calibration.runs: the scenario that ran, checked, on this cluster's GPUs, with
+// this calibration's links.
+struct Run {
+  Scenario scenario;
+  double measured_s = 0;
+};
+
+Result<Run> read_run(const Json& entry, const std::string& path, const Json& document,
+                     const Scenario& host, const CalibrationFit& links_of,
+                     const Catalog& catalog) {
+  JsonReader r(entry, path);
+  static const std::vector<std::string_view> names =
+      detail::names_of(detail::calibration_run_keys());
+  r.reject_unknown(names);
+  if (!r.is_object()) return r.error();
+  Run run;
+  run.measured_s = r.number(key_in(detail::calibration_run_keys(), "measured_iteration_s"));
+  if (!r.ok()) return r.error();
+  const int forms = r.has("plan") + r.has("scenario") + r.has("link");
+  if (forms != 1)
+    return Error{ErrorCode::missing_key, path,
+                 fmt::format("{} needs exactly one of plan, scenario and link", path)};
+  Json doc;
+  std::string where;
+  if (const Json* plan = r.raw("plan")) {
+    doc = document;
+    doc["plan"] = *plan;
+    where = path;  // errors read calibration.runs[0].plan.tp
+  } else {
+    if (const Json* given = r.raw("scenario")) {
+      doc = *given;
+      where = r.field("scenario");
+    } else {
+      const Json& link = *r.raw("link");
+      where = r.field("link");
+      if (!link.is_string())
+        return Error{ErrorCode::type_error, where, where + " must be a Stepcast link (text)"};
+      auto opened = scenario_from_link(link.get_ref<const std::string&>());
+      if (!opened) return under(opened.error(), where);
+      doc = std::move(opened->scenario);
+    }
+    if (!doc.is_object())
+      return Error{ErrorCode::type_error, where, where + " must be a scenario object"};
+    if (!doc.contains("cluster")) doc["cluster"] = document["cluster"];
+    if (!doc.contains("model")) doc["model"] = document["model"];
+  }
+  if (!r.has("plan") && doc.contains("calibration"))
+    return Error{ErrorCode::unsupported, where + ".calibration",
+                 where + ".calibration: a measured run cannot carry a calibration of its own"};
+  doc.erase("calibration");
+  auto parsed = scenario_from_json(doc, catalog);
+  if (!parsed) return under(parsed.error(), where);
+  run.scenario = std::move(parsed).value();
+  if (gpu_names(run.scenario) != gpu_names(host))
+    return Error{ErrorCode::invalid_cluster, where,
+                 fmt::format("{} ran on {}, this cluster has {}: a measured run calibrates its own "
+                             "cluster",
+                             where, gpu_names(run.scenario), gpu_names(host))};
+  run.scenario.calibration = host.calibration;  // with calibration.gemm applied, same GPUs
+  for (auto& g : run.scenario.cluster.groups) {
+    if (!links_of.intra_node_link.empty()) g.intra_node_link = host.cluster.groups[0].intra_node_link;
+    if (!links_of.inter_node_link.empty()) g.inter_node_link = host.cluster.groups[0].inter_node_link;
+  }
+  return run;
+}
+
+double log_error(const MeasuredRun& run, double compute, double network) {
+  return std::log(predicted_iteration_s(*run.scenario, compute, network) / run.measured_s);
+}
+
+// The compute scale alone: the predicted time falls with it, so the sum of squared log errors
+// has one minimum in [kMinScale, kMaxScale] (golden-section search on log scale).
+double fit_compute(const std::vector<MeasuredRun>& runs, double network) {
+  auto cost = [&](double log_c) {
+    double sum = 0;
+    for (const auto& r : runs) sum += std::pow(log_error(r, std::exp(log_c), network), 2);
+    return sum;
+  };
+  double lo = std::log(kMinScale), hi = std::log(kMaxScale);
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+  double fa = cost(a), fb = cost(b);
+  for (int i = 0; i < 48; ++i) {  // (0.618)^48 of ln 100: below 1e-9
+    if (fa < fb) {
+      hi = b, b = a, fb = fa;
+      a = hi - g * (hi - lo), fa = cost(a);
+    } else {
+      lo = a, a = b, fa = fb;
+      b = lo + g * (hi - lo), fb = cost(b);
+    }
+  }
+  return std::exp((lo + hi) / 2);
+}
+
+// d log(time) / d log(scale) for each run, compute and network, at (c, n).
+void sensitivities(const std::vector<MeasuredRun>& runs, double c, double n, std::vector<double>& dc,
+                   std::vector<double>& dn, std::vector<double>& e) {
+  constexpr double h = 1e-3;
+  dc.clear(), dn.clear(), e.clear();
+  for (const auto& r : runs) {
+    const double base = log_error(r, c, n);
+    e.push_back(base);
+    dc.push_back((log_error(r, c * std::exp(h), n) - base) / h);
+    dn.push_back((log_error(r, c, n * std::exp(h)) - base) / h);
+  }
+}
+
+// Whether the runs pin the network apart from compute: some run's time moves with the network
+// (more than 2 % per e-fold), and the runs' two sensitivities point in different directions
+// (the angle between the columns of the Jacobian over 0.1 rad).
+bool separable(const std::vector<double>& dc, const std::vector<double>& dn) {
+  if (dc.size() < 2) return false;
+  double cc = 0, nn = 0, cn = 0;
+  for (size_t i = 0; i < dc.size(); ++i) cc += dc[i] * dc[i], nn += dn[i] * dn[i], cn += dc[i] * dn[i];
+  if (std::sqrt(nn) < 0.02 || cc <= 0) return false;
+  const double cos2 = cn * cn / (cc * nn);
+  return 1 - cos2 > 0.01;  // sin > 0.1
+}
+
+// Both scales: Gauss-Newton on the log errors in log scale space, within the bounds.
+void fit_both(const std::vector<MeasuredRun>& runs, double& c, double& n) {
+  std::vector<double> dc, dn, e;
+  for (int it = 0; it < 20; ++it) {
+    sensitivities(runs, c, n, dc, dn, e);
+    double a = 0, b = 0, d = 0, gc = 0, gn = 0;
+    for (size_t i = 0; i < e.size(); ++i) {
+      a += dc[i] * dc[i], b += dc[i] * dn[i], d += dn[i] * dn[i];
+      gc += dc[i] * e[i], gn += dn[i] * e[i];
+    }
+    d += kNetworkRidge;
+    gn += kNetworkRidge * std::log(n);
+    const double det = a * d - b * b;
+    if (!(det > 0)) break;
+    const double step_c = -(d * gc - b * gn) / det, step_n = -(a * gn - b * gc) / det;
+    const double lc = std::clamp(std::log(c) + step_c, std::log(kMinScale), std::log(kMaxScale));
+    const double ln =
+        std::clamp(std::log(n) + step_n, std::log(kMinNetwork), std::log(kMaxNetwork));
+    const bool done = std::fabs(lc - std::log(c)) < 1e-7 && std::fabs(ln - std::log(n)) < 1e-7;
+    c = std::exp(lc), n = std::exp(ln);
+    if (done) break;
+  }
+}
+
+bool at_bound(double s, double lo, double hi) { return s <= lo * 1.001 || s >= hi * 0.999; }
+
+}  // namespace
+
+double predicted_iteration_s(const Scenario& scenario, double compute, double network) {
+  Scenario s = scenario;
+  scale_scenario(s, compute, network);
+  return estimate(s).iteration_time_s;
+}
+
+ScaleFit fit_scales(const std::vector<MeasuredRun>& runs) {
+  ScaleFit f;
+  if (runs.empty()) return f;
+  std::vector<double> dc, dn, e;
+  sensitivities(runs, 1, 1, dc, dn, e);
+  f.compute_scale = fit_compute(runs, 1);
+  if (separable(dc, dn)) {
+    fit_both(runs, f.compute_scale, f.network_scale);
+    f.network_fitted = true;
+  }
+  f.at_bound = at_bound(f.compute_scale, kMinScale, kMaxScale) ||
+               (f.network_fitted && at_bound(f.network_scale, kMinNetwork, kMaxNetwork));
+  return f;
+}
+
+void scale_scenario(Scenario& s, double compute, double network) {
+  if (compute != 1) {
+    for (auto& [arch, a] : s.calibration.families) scale_arch(a, compute);
+    scale_arch(s.calibration.fallback, compute);
+  }
+  if (network != 1) {
+    for (auto& g : s.cluster.groups) {
+      scale_link(g.intra_node_link, network);
+      scale_link(g.inter_node_link, network);
+    }
+    scale_link(s.cluster.inter_group_link, network);
+  }
+}
+
+Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& document,
+                                         Scenario& s, const Catalog& catalog) {
+  JsonReader r(calibration, "calibration");
+  static const std::vector<std::string_view> names = detail::names_of(detail::calibration_keys());
+  r.reject_unknown(names);
+  if (!r.is_object()) return r.error();
+  const auto keys = detail::calibration_keys();
+  CalibrationFit fit;
+  fit.compute_scale = r.number(key_in(keys, "compute_scale"));
+  fit.network_scale = r.number(key_in(keys, "network_scale"));
+  if (!r.ok()) return r.error();
+
+  // 1. Links measured with nccl-tests, for every group.
+  for (const auto& [key, scope] : {std::pair{"intra_node_link", LinkScope::intra_node},
+                                   std::pair{"inter_node_link", LinkScope::inter_node}}) {
+    const Json* v = r.raw(key);
+    if (!v) continue;
+    auto link = calibration_link(*v, r.field(key), scope, catalog);
+    if (!link) return link.error();
+    for (auto& g : s.cluster.groups)
+      (scope == LinkScope::intra_node ? g.intra_node_link : g.inter_node_link) = *link;
+    (scope == LinkScope::intra_node ? fit.intra_node_link : fit.inter_node_link) = link->name;
+    if (scope == LinkScope::inter_node && s.cluster.groups.size() > 1)
+      s.cluster.inter_group_link = *link;
+  }
+
+  // 2. GEMM efficiencies from a benchmark table (gemm_fit.h), for the families of the cluster's
+  // GPUs (a family the presets never fitted gets its own entry).
+  if (const Json* gemm = r.raw("gemm")) {
+    JsonReader g(*gemm, r.field("gemm"));
+    const auto gkeys = detail::calibration_gemm_keys();
+    static const std::vector<std::string_view> gnames = detail::names_of(gkeys);
+    g.reject_unknown(gnames);
+    if (!g.is_object()) return g.error();
+    std::vector<std::optional<double>> v;
+    for (const auto& k : gkeys) {
+      v.push_back(g.has(k.name) ? std::optional<double>(g.number(k)) : std::nullopt);
+    }
+    if (!g.ok()) return g.error();
+    for (const auto& group : s.cluster.groups) {
+      const std::string& arch = group.gpu.arch;
+      auto it = std::find_if(s.calibration.families.begin(), s.calibration.families.end(),
+                             [&](const auto& f) { return f.first == arch; });
+      if (it == s.calibration.families.end()) {
+        s.calibration.families.emplace_back(arch, s.calibration.fallback);
+        it = s.calibration.families.end() - 1;
+      }
+      ArchCalibration& a = it->second;
+      if (v[0]) a.gemm_efficiency = *v[0];
+      if (v[1]) a.fp8_gemm_efficiency = *v[1];
+      if (v[2]) a.fp4_gemm_efficiency = *v[2];
+      if (v[3]) a.gemm_overhead_s = *v[3];
+    }
+  }
+
+  // 3. Measured runs: the scales.
+  const Json* runs_json = r.raw("runs");
+  if (!runs_json) {
+    scale_scenario(s, fit.compute_scale, fit.network_scale);
+    return fit;
+  }
+  const std::string runs_path = r.field("runs");
+  if (r.has("compute_scale") || r.has("network_scale"))
+    return Error{ErrorCode::duplicate_key, runs_path,
+                 "calibration: give runs or the scales fitted from them, not both"};
+  if (!runs_json->is_array() || runs_json->empty())
+    return Error{ErrorCode::type_error, runs_path,
+                 runs_path + " must be a list of one or more measured runs"};
+  if (runs_json->size() > kMaxMeasuredRuns)
+    return Error{ErrorCode::budget_exceeded, runs_path,
+                 fmt::format("{} has {} runs; at most {} are fitted", runs_path, runs_json->size(),
+                             kMaxMeasuredRuns)};
+  std::vector<Run> read;
+  for (size_t i = 0; i < runs_json->size(); ++i) {
+    auto run = read_run((*runs_json)[i], fmt::format("{}[{}]", runs_path, i), document, s, fit,
+                        catalog);
+    if (!run) return run.error();
+    read.push_back(std::move(run).value());
+  }
+  std::vector<MeasuredRun> runs;
+  for (const auto& r : read) runs.push_back({&r.scenario, r.measured_s});
+  const ScaleFit scales = fit_scales(runs);
+  const double c = scales.compute_scale, n = scales.network_scale;
+  fit.network_fitted = scales.network_fitted;
+  if (!scales.network_fitted) {
+    fit.warnings.push_back(
+        runs.size() == 1
+            ? "calibration: one measured run fits the compute scale only, which then absorbs "
+              "the network's error too; a second run that differs in communication (another "
+              "tp, dp or node count) fits the network apart"
+            : "calibration: the measured runs cannot separate compute from network (their "
+              "communication shares are alike); the compute scale absorbs both");
+  }
+  fit.compute_fitted = true;
+  fit.compute_scale = c;
+  fit.network_scale = n;
+  if (scales.at_bound)
+    fit.warnings.push_back(fmt::format(
+        "calibration: a fitted scale reached its bound (compute {}..{}, network {}..{} times the "
+        "presets): the measured times are far from anything these scenarios predict; check the "
+        "runs' plans",
+        kMinScale, kMaxScale, kMinNetwork, kMaxNetwork));
+  for (const auto& run : runs)
+    fit.runs.push_back({run.measured_s, predicted_iteration_s(*run.scenario, 1, 1),
+                        predicted_iteration_s(*run.scenario, c, n)});
+  scale_scenario(s, c, n);
+  return fit;
+}
+
+Json calibration_json(const CalibrationFit& fit) {
+  auto pct = [](double scale) { return std::round((scale - 1) * 1000) / 10; };
+  Json out{{"compute_scale", fit.compute_scale},
+           {"compute_change_pct", pct(fit.compute_scale)},
+           {"compute_scale_fitted", fit.compute_fitted},
+           {"network_scale", fit.network_scale},
+           {"network_change_pct", pct(fit.network_scale)},
+           {"network_scale_fitted", fit.network_fitted}};
+  if (!fit.intra_node_link.empty()) out["intra_node_link"] = fit.intra_node_link;
+  if (!fit.inter_node_link.empty()) out["inter_node_link"] = fit.inter_node_link;
+  Json runs = Json::array();
+  for (const auto& r : fit.runs)
+    runs.push_back({{"measured_iteration_s", r.measured_s},
+                    {"preset_iteration_s", r.preset_s},
+                    {"calibrated_iteration_s", r.calibrated_s},
+                    {"calibrated_error_pct",
+                     std::round((r.calibrated_s / r.measured_s - 1) * 1000) / 10}});
+  if (!runs.empty()) out["runs"] = std::move(runs);
+  return out;
+}
+
+Json compact_calibration(const Json& calibration, const CalibrationFit& fit) {
+  Json out = Json::object();
+  for (const char* key : {"intra_node_link", "inter_node_link", "gemm"})
+    if (calibration.contains(key)) out[key] = calibration[key];
+  auto rounded = [](double v) { return std::round(v * 1e6) / 1e6; };
+  if (fit.compute_scale != 1) out["compute_scale"] = rounded(fit.compute_scale);
+  if (fit.network_scale != 1) out["network_scale"] = rounded(fit.network_scale);
+  return out;
+}
+
+}  // namespace stepcast

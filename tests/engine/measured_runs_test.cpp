@@ -1,0 +1,179 @@
+// A scenario's calibration: links from nccl-tests, measured runs fitting the compute and network
+// scales, the report's account of them, bad input with its path, and share links carrying it.
+#include <gtest/gtest.h>
+
+#include "stepcast/share_link.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+// Llama-2-7B on two DGX H100: two plans that spend different shares of their time
+// communicating (tp 8 inside a node vs dp 16 across both).
+Json base() {
+  return Json::parse(R"({"model": "llama2-7b", "cluster": {"node": "dgx-h100", "nodes": 2},
+    "plan": {"tp": 8, "pp": 1, "micro_batch": 1, "global_batch": 64, "precision": "bf16"}})");
+}
+const Json kOtherPlan = Json::parse(
+    R"({"tp": 1, "pp": 1, "micro_batch": 1, "global_batch": 64, "precision": "bf16",
+        "distributed_optimizer": true})");
+
+double time_of(const Json& doc) { return estimate(test::scenario(doc.dump())).iteration_time_s; }
+
+Json with_scales(Json doc, double compute, double network) {
+  doc["calibration"] = {{"compute_scale", compute}, {"network_scale", network}};
+  return doc;
+}
+
+TEST(MeasuredRuns, ScalesSlowComputeAndNetwork) {
+  const double preset = time_of(base());
+  const double slower_compute = time_of(with_scales(base(), 0.5, 1));
+  const double slower_network = time_of(with_scales(base(), 1, 0.5));
+  // Compute is about half of this tp-8 iteration (TP communication most of the rest).
+  EXPECT_GT(slower_compute, 1.4 * preset);
+  EXPECT_GT(slower_network, preset);
+  EXPECT_LT(slower_network, slower_compute);
+  EXPECT_DOUBLE_EQ(time_of(with_scales(base(), 1, 1)), preset);
+}
+
+TEST(MeasuredRuns, OneRunAtThePresetTimeFitsScaleOne) {
+  Json doc = base();
+  doc["calibration"] = {{"runs", {{{"plan", doc["plan"]}, {"measured_iteration_s", time_of(base())}}}}};
+  const Scenario s = test::scenario(doc.dump());
+  ASSERT_TRUE(s.fit.has_value());
+  EXPECT_NEAR(s.fit->compute_scale, 1, 1e-6);
+  EXPECT_FALSE(s.fit->network_fitted);
+  ASSERT_EQ(s.fit->warnings.size(), 1u);  // one run cannot separate compute from network
+  EXPECT_NE(s.fit->warnings[0].find("one measured run"), std::string::npos);
+}
+
+TEST(MeasuredRuns, OneRunRecoversTheComputeScaleThatMadeIt) {
+  const double measured = time_of(with_scales(base(), 0.8, 1));
+  Json doc = base();
+  doc["calibration"] = {{"runs", {{{"plan", doc["plan"]}, {"measured_iteration_s", measured}}}}};
+  const Report r = estimate(test::scenario(doc.dump()));
+  ASSERT_TRUE(r.calibration.has_value());
+  EXPECT_NEAR(r.calibration->compute_scale, 0.8, 1e-4);
+  EXPECT_NEAR(r.iteration_time_s, measured, measured * 1e-6);
+  auto json = report_json(r);
+  ASSERT_TRUE(json.ok());
+  const Json& c = (*json)["calibration"];
+  EXPECT_NEAR(c["compute_change_pct"].get<double>(), -20, 0.05);
+  EXPECT_EQ(c["compute_scale_fitted"], true);
+  EXPECT_EQ(c["network_scale_fitted"], false);
+  ASSERT_EQ(c["runs"].size(), 1u);
+  EXPECT_NEAR(c["runs"][0]["calibrated_error_pct"].get<double>(), 0, 0.05);
+  EXPECT_GT(c["runs"][0]["measured_iteration_s"].get<double>(),
+            c["runs"][0]["preset_iteration_s"].get<double>());
+  bool warned = false;
+  for (const auto& w : r.warnings) warned = warned || w.find("calibration:") == 0;
+  EXPECT_TRUE(warned);
+}
+
+TEST(MeasuredRuns, TwoRunsDifferingInCommunicationFitBothScales) {
+  Json other = base();
+  other["plan"] = kOtherPlan;
+  const double m1 = time_of(with_scales(base(), 0.85, 0.6));
+  const double m2 = time_of(with_scales(other, 0.85, 0.6));
+  Json doc = base();
+  doc["calibration"] = {{"runs", {{{"plan", base()["plan"]}, {"measured_iteration_s", m1}},
+                                  {{"plan", kOtherPlan}, {"measured_iteration_s", m2}}}}};
+  const Scenario s = test::scenario(doc.dump());
+  ASSERT_TRUE(s.fit.has_value());
+  EXPECT_TRUE(s.fit->network_fitted);
+  // The ridge on the network scale (measured_runs.cpp) pulls it from 0.6 towards 1 a little,
+  // and the compute scale makes up part of the difference.
+  EXPECT_NEAR(s.fit->compute_scale, 0.85, 0.85 * 0.05);
+  EXPECT_GT(s.fit->network_scale, 0.6);
+  EXPECT_LT(s.fit->network_scale, 0.75);
+  for (const auto& r : s.fit->runs) EXPECT_NEAR(r.calibrated_s / r.measured_s, 1, 0.03);
+  EXPECT_TRUE(s.fit->warnings.empty());
+  // The fitted cluster predicts a third plan as the scales that made the runs do.
+  Json third = base();
+  third["plan"]["tp"] = 4;
+  Json third_cal = third;
+  third_cal["calibration"] = doc["calibration"];
+  EXPECT_NEAR(time_of(third_cal), time_of(with_scales(third, 0.85, 0.6)),
+              0.03 * time_of(third_cal));
+}
+
+TEST(MeasuredRuns, LinksFromNcclTestsReplaceAPresetNodesLinks) {
+  Json doc = base();
+  doc["calibration"] = Json::parse(R"({"intra_node_link": {"name": "measured NVLink",
+      "scope": "intra_node", "bandwidth_GBps_per_dir": 200, "busbw_GBps": 180,
+      "half_peak_bytes": 1e6, "latency_us": 20, "source": "nccl-tests on box 7"}})");
+  const Scenario s = test::scenario(doc.dump());
+  EXPECT_EQ(s.cluster.groups[0].intra_node_link.name, "measured NVLink");
+  EXPECT_DOUBLE_EQ(s.cluster.groups[0].intra_node_link.busbw_Bps, 180e9);
+  EXPECT_DOUBLE_EQ(s.cluster.groups[0].intra_node_link.allreduce_busbw_Bps, 180e9);
+  EXPECT_GT(time_of(doc), time_of(base()));  // 180 GB/s is slower than NVLink 4's 370
+}
+
+TEST(MeasuredRuns, BadInputNamesItsPath) {
+  struct Case {
+    const char* calibration;
+    const char* path;
+    ErrorCode code;
+  };
+  const Case cases[] = {
+      {R"({"runs": [{"plan": {"tp": 8, "global_batch": 64}, "measured_iteration_s": -1}]})",
+       "calibration.runs[0].measured_iteration_s", ErrorCode::out_of_range},
+      {R"({"runs": [{"plan": {"tp": 8, "global_batch": 64}}]})",
+       "calibration.runs[0].measured_iteration_s", ErrorCode::missing_key},
+      {R"({"runs": [{"plan": {"tp": 32, "global_batch": 64}, "measured_iteration_s": 1}]})",
+       "calibration.runs[0].plan", ErrorCode::invalid_plan},
+      {R"({"runs": [{"plan": {"tp": 8, "global_batch": 64}, "measured_iteration_s": 1,
+           "speed": 3}]})", "calibration.runs[0].speed", ErrorCode::unknown_key},
+      {R"({"runs": [{"measured_iteration_s": 1}]})", "calibration.runs[0]",
+       ErrorCode::missing_key},
+      {R"({"runs": [{"scenario": {"cluster": {"node": "dgx-a100", "nodes": 2},
+           "plan": {"tp": 8, "global_batch": 64}}, "measured_iteration_s": 1}]})",
+       "calibration.runs[0].scenario", ErrorCode::invalid_cluster},
+      {R"({"runs": [], "compute_scale": 1})", "calibration.runs", ErrorCode::duplicate_key},
+      {R"({"runs": []})", "calibration.runs", ErrorCode::type_error},
+      {R"({"compute_scale": 0})", "calibration.compute_scale", ErrorCode::out_of_range},
+      {R"({"intra_node_link": "ib-ndr"})", "calibration.intra_node_link",
+       ErrorCode::invalid_cluster},
+      {R"({"runs": [{"link": "#v=2&model=nope", "measured_iteration_s": 1}]})",
+       "calibration.runs[0].link", ErrorCode::unknown_preset},
+      {R"({"colibration": 1})", "calibration.colibration", ErrorCode::unknown_key},
+  };
+  for (const auto& c : cases) {
+    Json doc = base();
+    doc["calibration"] = Json::parse(c.calibration);
+    const Error e = test::error_of(doc.dump());
+    EXPECT_EQ(e.path.rfind(c.path, 0), 0u) << c.calibration << " -> " << e.path << ": " << e.message;
+    EXPECT_EQ(e.code, c.code) << c.calibration << " -> " << e.message;
+    EXPECT_EQ(e.message.find('\n'), std::string::npos);
+  }
+}
+
+TEST(MeasuredRuns, ShareLinksCarryTheFittedScalesNotTheRuns) {
+  Json doc = base();
+  doc["calibration"] = Json::parse(R"({"compute_scale": 0.9, "network_scale": 1.25,
+      "inter_node_link": {"scope": "inter_node", "bandwidth_GBps_per_dir": 50,
+                          "busbw_GBps": 44.5, "latency_us": 9, "half_peak_bytes": 2e7}})");
+  auto link = scenario_to_link({doc}, "http://localhost:8080/");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_NE(link->find("&cal="), std::string::npos);
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario["calibration"], doc["calibration"]);
+  EXPECT_EQ(time_of(back->scenario), time_of(doc));
+
+  // Runs become the scales they fit.
+  Json runs = base();
+  runs["calibration"] = {
+      {"runs", {{{"plan", runs["plan"]}, {"measured_iteration_s", 1.5 * time_of(base())}}}},
+      {"gemm", {{"gemm_overhead_us", 12}}}};
+  const Scenario s = test::scenario(runs.dump());
+  const Json compact = compact_calibration(runs["calibration"], *s.fit);
+  EXPECT_FALSE(compact.contains("runs"));
+  EXPECT_EQ(compact["gemm"], runs["calibration"]["gemm"]);
+  Json linked = base();
+  linked["calibration"] = compact;
+  EXPECT_NEAR(time_of(linked), 1.5 * time_of(base()), 1e-5 * time_of(base()));
+}
+
+}  // namespace
+}  // namespace stepcast

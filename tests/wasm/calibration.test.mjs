@@ -1,0 +1,59 @@
+// Calibration (issue 15): the module's ncclLink() fits the link `stepcast calibrate --nccl-tests`
+// prints, and refuses what it refuses; a scenario with measured runs estimates as the CLI does,
+// and compactCalibration() keeps the fitted scales (no runs) so that a link built from it gives
+// the same estimate.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { CLI, ROOT, cliEstimate, cliRun, exampleText, jsonDiff, loadWasm, requireBuilt } from './common.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+let wasm;
+before(async () => { wasm = await loadWasm(); });
+
+const FIXTURES = join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests');
+
+describe('calibration: WebAssembly equals the command line', () => {
+  for (const name of ['all_reduce_perf-dgx-h100-8gpu.txt', 'all_reduce_perf-2node-ib-ndr.txt']) {
+    test(`ncclLink on ${name}`, () => {
+      const cli = cliRun(['calibrate', '--nccl-tests', join(FIXTURES, name)]);
+      assert.equal(cli.status, 0, cli.stderr);
+      const expected = JSON.parse(cli.stdout);
+      const mine = JSON.parse(wasm.ncclLink(JSON.stringify({
+        files: [{ name, text: readFileSync(join(FIXTURES, name), 'utf8') }] })));
+      assert.equal(mine.error, undefined, JSON.stringify(mine.error));
+      for (const key of ['scope', 'busbw_GBps', 'allreduce_busbw_GBps', 'half_peak_bytes', 'latency_us'])
+        assert.equal(mine.link[key], expected[key], key);
+      assert.ok(mine.checks[0].max_busbw_error < 0.05);
+    });
+  }
+
+  test('ncclLink refuses text that is not nccl-tests output, with one line', () => {
+    const r = JSON.parse(wasm.ncclLink(JSON.stringify({ files: [{ name: 'x', text: 'hello' }] })));
+    assert.equal(r.error.path, 'files[0]');
+    assert.match(r.error.message, /^not nccl-tests output/);
+    const bad = JSON.parse(wasm.ncclLink('{"files": 3}'));
+    assert.equal(bad.error.code, 'parse_error');
+  });
+
+  test('a measured run: estimate, then the compact calibration and its link', () => {
+    const doc = JSON.parse(exampleText('llama3-70b_dgx-h100x8'));
+    doc.calibration = { runs: [{ plan: doc.plan, measured_iteration_s: 45 }] };
+    const text = JSON.stringify(doc);
+    const cli = cliEstimate(text, { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    const mine = JSON.parse(wasm.estimate(text));
+    assert.equal(mine.error, undefined);
+    assert.deepEqual(jsonDiff(cli.report.calibration, mine.calibration), []);
+    assert.ok(Math.abs(mine.iteration_time_s / 45 - 1) < 1e-6);
+    const compact = JSON.parse(wasm.compactCalibration(text)).scenario;
+    assert.equal(compact.calibration.runs, undefined);
+    const link = JSON.parse(wasm.toLink(JSON.stringify({ scenario: compact }), 'http://localhost:8080/')).link;
+    const back = JSON.parse(wasm.fromLink(link)).scenario;
+    const again = JSON.parse(wasm.estimate(JSON.stringify(back)));
+    assert.ok(Math.abs(again.iteration_time_s / 45 - 1) < 1e-5);
+  });
+});
