@@ -117,7 +117,7 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
     per_layer.push_back(std::max(slope, 1e-12));
     fixed_s.push_back(one.unit_s - slope * p.vpp);
     const double mem_slope = (two.report.memory.total - one.report.memory.total) / p.vpp;
-    const double room = one.report.memory.capacity - one.report.memory.total;
+    const double room = one.report.memory.capacity - one.report.memory.headroom - one.report.memory.total;
     max_layers.push_back(
         mem_slope > 0 ? std::max<int64_t>(p.vpp, static_cast<int64_t>(room / mem_slope) + p.vpp)
                       : 0);

@@ -132,6 +132,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   mem.other = cal.framework_memory_bytes + cal.framework_memory_fraction * subtotal;
   mem.total = subtotal + mem.other;
   mem.capacity = gpu.memory_bytes;
+  mem.headroom = p.memory_headroom * gpu.memory_bytes;
   return mem;
 }
 

@@ -15,7 +15,7 @@ Json memory_json(const MemoryBreakdown& m) {
   return Json{{"weights", m.weights},         {"gradients", m.gradients},
               {"optimizer", m.optimizer},     {"activations", m.activations},
               {"other", m.other},             {"total", m.total},
-              {"capacity", m.capacity}};
+              {"capacity", m.capacity},       {"headroom", m.headroom}};
 }
 
 Json op_json(const CommOp& op) {

@@ -76,6 +76,7 @@ void write_memory(JsonWriter& w, const MemoryBreakdown& m) {
   w.member("activations", m.activations);
   w.member("capacity", m.capacity);
   w.member("gradients", m.gradients);
+  w.member("headroom", m.headroom);
   w.member("optimizer", m.optimizer);
   w.member("other", m.other);
   w.member("total", m.total);

@@ -23,10 +23,14 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
       r.fits = false;
       r.warnings.push_back(fmt::format(
           "stage {} does not fit: needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, "
-          "optimizer {:.1f}, activations {:.1f}, other {:.1f}) but {} has {:.1f} GiB",
+          "optimizer {:.1f}, activations {:.1f}, other {:.1f}) but {} has {:.1f} GiB{}",
           st.index, st.memory.total / GiB, st.memory.weights / GiB, st.memory.gradients / GiB,
           st.memory.optimizer / GiB, st.memory.activations / GiB, st.memory.other / GiB, st.gpu,
-          st.memory.capacity / GiB));
+          st.memory.capacity / GiB,
+          st.memory.headroom > 0 && st.memory.total <= st.memory.capacity
+              ? fmt::format(" and the plan keeps {:.1f} GiB free (plan.memory_headroom={})",
+                            st.memory.headroom / GiB, p.memory_headroom)
+              : ""));
     }
   for (const auto& g : sc.cluster.groups)
     if (p.tp > g.gpus_per_node)

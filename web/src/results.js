@@ -202,12 +202,18 @@ function renderMemory(r) {
       class: 'seg', style: { width: `${(100 * m[k]) / scale}%`, background: `var(--m-${k})` },
       title: `${label}: ${gib(m[k])}`,
     })),
+    m.headroom > 0 ? h('span', { class: 'headroom', title: `Headroom kept free: ${gib(m.headroom)}`,
+      style: { left: `${(100 * (m.capacity - m.headroom)) / scale}%`, width: `${(100 * m.headroom) / scale}%` } }) : null,
     h('span', { class: 'capacity', style: { left: `${(100 * m.capacity) / scale}%` } })),
     h('div', { class: 'mem-value' },
       `${gib(m.total)} / ${gib(m.capacity, 0)}`,
       h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
   });
-  fill($('#memory'), legend, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
+  const room = r.stages[0]?.memory_bytes.headroom ?? 0;
+  const headroomNote = room > 0 ? h('p', { class: 'hint', id: 'headroom-note' },
+    `A stage fits when it leaves the memory headroom free (hatched): ${percent(r.plan?.memory_headroom ?? 0, 0)} of the GPU, ` +
+    `${gib(room)} here, for allocator spikes the model does not count. Set it under Advanced; the faster plans keep it free too.`) : null;
+  fill($('#memory'), legend, headroomNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
     shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,
     memoryTable(shown.stages),
     h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', () => memoryRows(r.stages)),

@@ -19,7 +19,10 @@ struct MemoryBreakdown {
   double other = 0;
   double total = 0;
   double capacity = 0;
-  bool fits() const { return total <= capacity; }
+  // Bytes of the GPU the plan must leave free (plan.memory_headroom of the capacity): the fit
+  // verdict and the search want total + headroom within the capacity.
+  double headroom = 0;
+  bool fits() const { return total + headroom <= capacity; }
 };
 
 // Activation bytes one transformer layer keeps for the backward pass, one micro-batch, one GPU:

@@ -73,6 +73,8 @@ struct Plan {
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   bool moe_overlap = false;   // EP all-to-alls overlap the adjacent micro-batch's compute
   double moe_imbalance = 1;   // busiest expert's tokens over the mean
+  // Share of each GPU's memory a plan must leave free to be called fitting (fields.cpp: why 3 %).
+  double memory_headroom = 0.03;
   int64_t micro_batch = 1;
   int64_t global_batch = 1;
   // How ranks are numbered, innermost first (Megatron-Core's RankGenerator order, ranks.h).
