@@ -36,3 +36,6 @@ echo "== web page build and Node + browser tests"
 npm --prefix web ci --no-audit --no-fund
 npm --prefix web run build
 npm --prefix web test
+
+echo "== WebAssembly benchmark (figures, not pass/fail)"
+node tests/wasm/bench.mjs

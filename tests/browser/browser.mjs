@@ -17,13 +17,14 @@ export async function launch() {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }
 
-/** Serves build/web on a free port; resolves to {url, close()}. */
+/** Serves build/web on a free port; resolves to {url, server (the http.Server), close()}. */
 export async function serveSite() {
   requireBuilt(join(SITE, 'index.html'), 'build the site with npm --prefix web run build');
   const { serve } = await import(pathToFileURL(join(ROOT, 'web', 'scripts', 'serve.mjs')).href);
   const server = await serve(SITE, 0);
   return {
     url: `http://127.0.0.1:${server.address().port}/`,
+    server,
     close: () => new Promise((ok) => { server.closeAllConnections?.(); server.close(() => ok()); }),
   };
 }

@@ -123,14 +123,23 @@ export function cliRun(args) {
 }
 
 let modulePromise;
-/** The WebAssembly module, loaded once per process through its UMD factory. */
-export function loadWasm() {
+/** The .wasm beside the module's script (stepcast.js -> stepcast.wasm). */
+export const WASM_BINARY = WASM.replace(/\.js$/, '.wasm');
+
+/**
+ * Instantiates the module through its UMD factory with the .wasm's bytes (Node 20 has fetch,
+ * and the factory would try it on a file path). A fresh instance each call.
+ */
+export function instantiateWasm() {
   requireBuilt(WASM, 'build it with emcmake cmake -S . -B build-wasm && make -C build-wasm');
-  if (!modulePromise) {
-    const require = createRequire(import.meta.url);
-    const createStepcast = require(WASM);
-    modulePromise = createStepcast();
-  }
+  requireBuilt(WASM_BINARY, 'build it with emcmake cmake -S . -B build-wasm && make -C build-wasm');
+  const createStepcast = createRequire(import.meta.url)(WASM);
+  return createStepcast({ wasmBinary: readFileSync(WASM_BINARY) });
+}
+
+/** The WebAssembly module, loaded once per process. */
+export function loadWasm() {
+  modulePromise ??= instantiateWasm();
   return modulePromise;
 }
 

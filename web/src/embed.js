@@ -116,7 +116,12 @@ class StepcastCalculator extends HTMLElement {
   /** (Re)reads the attributes and builds the calculator. */
   async open() {
     const generation = ++this.generation;
-    this.wrap.replaceChildren(h('p', { class: 'sc-status' }, 'Loading Stepcast…'));
+    const loading = h('p', { class: 'sc-status' }, 'Loading Stepcast…');
+    this.wrap.replaceChildren(loading);
+    // The engine's download, in percent (every calculator of the page shares the one download).
+    const stopLoading = engine.onLoading(({ loaded, total }) => {
+      loading.textContent = `Loading Stepcast… ${Math.floor((100 * loaded) / total)} %`;
+    });
     let ready;
     let r;
     try {
@@ -125,6 +130,8 @@ class StepcastCalculator extends HTMLElement {
     } catch (err) {
       if (generation === this.generation) this.fail(`the engine did not load (${err.message})`);
       return;
+    } finally {
+      stopLoading();
     }
     if (generation !== this.generation) return;
     setSchema(ready.schema);

@@ -12,11 +12,16 @@
 //
 // The plan search (search()) runs in a second worker of its own, started on the first search: a
 // search takes 10-200 ms, and in the estimating worker it would hold up the estimate of every
-// change made meanwhile. Two workers, two modules: the estimate never waits for a search.
-import wasmUrl from 'virtual:stepcast-wasm';
+// change made meanwhile. Two workers, two modules: the estimate never waits for a search (the
+// second one finds the script and the .wasm in the HTTP cache).
+import { scriptUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
 
-/** One worker running the module: start() once, then send() / latest() messages to it. */
-function connection() {
+/**
+ * One worker running the module: start() once, then send() / latest() messages to it. `describe`:
+ * whether its ready answer carries the presets and the schema; `onProgress({loaded, total})`
+ * hears the .wasm's download.
+ */
+function connection({ describe, onProgress = () => {} }) {
   let worker;
   let readyPromise;
   let nextId = 1;
@@ -71,6 +76,10 @@ function connection() {
         worker = new Worker(new URL('./worker.js', import.meta.url));
         const first = (event) => {
           const msg = event.data;
+          if (msg.type === 'progress') {
+            onProgress({ loaded: msg.loaded, total: msg.total });
+            return;
+          }
           worker.removeEventListener('message', first);
           if (msg.type === 'ready') {
             worker.addEventListener('message', onMessage);
@@ -81,7 +90,7 @@ function connection() {
         };
         worker.addEventListener('message', first);
         worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
-        worker.postMessage({ type: 'init', wasmUrl });
+        worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, describe });
       });
     }
     return readyPromise;
@@ -90,7 +99,15 @@ function connection() {
   return { start, send, latest };
 }
 
-const main = connection();
+const progressListeners = new Set();
+let progress = { loaded: 0, total: wasmBytes };
+const main = connection({
+  describe: true,
+  onProgress: (p) => {
+    progress = p;
+    for (const listener of progressListeners) listener(p);
+  },
+});
 let searcher = null;
 
 /**
@@ -99,6 +116,16 @@ let searcher = null;
  */
 export function ready() {
   return main.start();
+}
+
+/**
+ * Calls `listener({loaded, total})` now and as the engine's .wasm downloads (bytes; total is
+ * known before the first byte comes). Returns the function that stops it.
+ */
+export function onLoading(listener) {
+  progressListeners.add(listener);
+  listener(progress);
+  return () => progressListeners.delete(listener);
 }
 
 /**
@@ -143,7 +170,7 @@ export async function fromLink(url) {
  * baseline_s} or {error}), or null when a newer search on `channel` superseded it before it ran.
  */
 export async function search(scenario, top = 10, channel = 'search') {
-  searcher ??= connection();
+  searcher ??= connection({ describe: false });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'search', scenario, top });
   return msg && { result: msg.result, engineMs: msg.engineMs };

@@ -337,13 +337,32 @@ async function openLink(url = location.href) {
   return true;
 }
 
+/** The loading bar in the status line: the .wasm's bytes so far. Returns the function that stops it. */
+function showLoading() {
+  const kb = (n) => `${Math.round(n / 1024).toLocaleString('en-US')} KB`;
+  return engine.onLoading(({ loaded, total }) => {
+    $('#engine-progress').value = loaded / total;
+    $('#engine-bytes').textContent = `${kb(loaded)} of ${kb(total)}`;
+  });
+}
+
+/** Registers the service worker once the engine is in: its precache then finds every file in the HTTP cache. */
+function registerServiceWorker() {
+  if (import.meta.env.PROD && 'serviceWorker' in navigator && location.protocol.startsWith('http'))
+    navigator.serviceWorker.register('./sw.js').catch(() => { /* the page works without it */ });
+}
+
 async function init() {
   let ready;
+  const stopLoading = showLoading();
   try {
     ready = await engine.ready();
   } catch (err) {
     setStatus('error', h('strong', null, 'The engine did not load: '), String(err.message));
     return;
+  } finally {
+    stopLoading();
+    registerServiceWorker();
   }
   $('#version').textContent = `engine ${ready.version}`;
   presets = ready.presets;
@@ -495,9 +514,3 @@ function embedLayout() {
 }
 
 init();
-
-if (import.meta.env.PROD && 'serviceWorker' in navigator && location.protocol.startsWith('http')) {
-  window.addEventListener('load', () => {
-    navigator.serviceWorker.register('./sw.js').catch(() => { /* the page works without it */ });
-  });
-}

@@ -2,14 +2,24 @@
 // this build under a cache named after a hash of their contents, serves them cache-first, so the
 // page works with the network off after its first load. A new build has a new name: it installs
 // beside the old cache and deletes it when it takes over.
+// The precache goes through the HTTP cache (the page registers this once the engine is in): the
+// files the page has loaded are not downloaded again. That is safe across builds: hashed files
+// never change under their name, and the server sends the others with no-cache (revalidated).
 const VERSION = __VERSION__;
 const ASSETS = __ASSETS__;
 const CACHE = `stepcast-${VERSION}`;
 
+/** A page's folder address (…/examples/ for …/examples/index.html), under which it is cached; else the URL. */
+function folderOf(url) {
+  const u = new URL(url);
+  if (u.pathname.endsWith('/index.html')) u.pathname = u.pathname.slice(0, -'index.html'.length);
+  return u.href;
+}
+
 self.addEventListener('install', (event) => {
   event.waitUntil(
     caches.open(CACHE)
-      .then((cache) => cache.addAll(ASSETS.map((url) => new Request(url, { cache: 'reload' }))))
+      .then((cache) => cache.addAll(ASSETS))
       .then(() => self.skipWaiting()),
   );
 });
@@ -29,7 +39,8 @@ self.addEventListener('fetch', (event) => {
   if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
-    const hit = await cache.match(request, { ignoreSearch: request.mode === 'navigate' });
+    const hit = await cache.match(request, { ignoreSearch: request.mode === 'navigate' }) ??
+      await cache.match(folderOf(request.url), { ignoreSearch: request.mode === 'navigate' });
     if (hit) return hit;
     try {
       return await fetch(request);

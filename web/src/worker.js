@@ -1,5 +1,7 @@
-// The engine in a Web Worker: loads the WebAssembly module once (its URL comes with the first
-// message), then answers run (resolve and estimate), resolve, link, traffic, scaling, import, export and plan-search requests (the
+// The engine in a Web Worker: loads the WebAssembly module once (the URLs of its script and its
+// .wasm come with the first message; the .wasm compiles while it downloads, and the page hears
+// how many bytes have come), then answers run (resolve and estimate), resolve, link, traffic,
+// scaling, import, export and plan-search requests (the
 // page runs searches in a second instance of this worker, see engine.js). The module ships with
 // the page: every binding used here is there.
 //
@@ -42,6 +44,37 @@ function columns(packed, placement) {
 }
 
 /**
+ * Emscripten's instantiateWasm hook: fetches the .wasm once and compiles it while it downloads
+ * (instantiateStreaming on the response itself, so the browser may cache the compiled code),
+ * reading a copy of the body to post {type: 'progress', loaded, total} (total: the .wasm's size,
+ * known at build time; Content-Length would be the compressed size). A server that sends the wrong
+ * Content-Type gets the non-streaming path. `failed` hears any error (Emscripten does not).
+ */
+function instantiate(wasmUrl, total, failed) {
+  return (imports, receive) => {
+    (async () => {
+      const response = await fetch(wasmUrl, { credentials: 'same-origin' });
+      if (!response.ok) throw new Error(`${wasmUrl}: HTTP ${response.status}`);
+      const counted = (async () => {
+        const reader = response.clone().body.getReader();
+        for (let loaded = 0; ;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          loaded += value.length;
+          self.postMessage({ type: 'progress', loaded: Math.min(loaded, total), total });
+        }
+      })();
+      const streaming = /^application\/wasm\b/.test(response.headers.get('Content-Type') ?? '');
+      const { instance, module } = streaming ? await WebAssembly.instantiateStreaming(response, imports)
+        : await WebAssembly.instantiate(await response.arrayBuffer(), imports);
+      await counted;
+      receive(instance, module);
+    })().catch(failed);
+    return {}; // the exports come later, through receive
+  };
+}
+
+/**
  * resolve() then, when the scenario has no problem, the estimate: {resolved, errors, report,
  * engineMs} (engineMs: the time in the module's two calls).
  */
@@ -66,14 +99,20 @@ self.onmessage = async (event) => {
   const msg = event.data;
   try {
     if (msg.type === 'init') {
-      importScripts(msg.wasmUrl);
-      engine = await createStepcast();
+      importScripts(msg.scriptUrl);
+      let failed;
+      const failure = new Promise((_, reject) => { failed = reject; });
+      engine = await Promise.race([failure, createStepcast({
+        locateFile: (path) => (path.endsWith('.wasm') ? msg.wasmUrl : path),
+        instantiateWasm: instantiate(msg.wasmUrl, msg.wasmBytes, failed),
+      })]);
       kindIndex = [...engine.timelineKinds()].map((name) => (KINDS.includes(name) ? KINDS.indexOf(name) : KINDS.length));
+      // The presets and the schema go to the page once: the search worker does not send them.
       self.postMessage({
         type: 'ready',
         version: engine.version(),
-        presets: JSON.parse(engine.presets()),
-        schema: JSON.parse(engine.schema()),
+        presets: msg.describe ? JSON.parse(engine.presets()) : null,
+        schema: msg.describe ? JSON.parse(engine.schema()) : null,
       });
       return;
     }
