@@ -7,20 +7,14 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, linked, settle, suite, watch } from './helpers.mjs';
+import { PHONE, SHOTS, linked, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
 const fx = suite({ serviceWorkers: 'block' });
 const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
 
-async function open(url) {
-  const p = watch(await fx.context.newPage(), fx.problems);
-  await p.goto(url);
-  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
-  await settle(p);
-  return p;
-}
+const open = (url) => openPage(fx, url);
 
 /** The comparison as shown: {heads: [column names], rows: {label: [{value, diff, text}]}}. */
 async function table(p) {

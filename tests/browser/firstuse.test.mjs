@@ -8,21 +8,14 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, assertNumbers, linked, metrics, pageScenario, settle, suite, watch } from './helpers.mjs';
+import { PHONE, SHOTS, assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
 const fx = suite({ serviceWorkers: 'block' });
 const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
 
-async function open(fragment = DEFAULT, options = {}) {
-  const p = watch(await fx.context.newPage(), fx.problems);
-  if (options.viewport) await p.setViewportSize(options.viewport);
-  await p.goto(`${fx.site.url}#${fragment}`);
-  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
-  await settle(p);
-  return p;
-}
+const open = (fragment = DEFAULT, options = {}) => openPage(fx, `${fx.site.url}#${fragment}`, options.viewport);
 
 async function setValue(p, selector, value) {
   await p.fill(selector, String(value));

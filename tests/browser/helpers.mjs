@@ -42,6 +42,16 @@ export function suite(contextOptions = {}) {
   return fx;
 }
 
+/** A new page of `fx` (suite()) at `url`, watched, once its first estimate is on screen. */
+export async function openPage(fx, url, viewport = null) {
+  const p = watch(await fx.context.newPage(), fx.problems);
+  if (viewport) await p.setViewportSize(viewport);
+  await p.goto(url);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  await settle(p);
+  return p;
+}
+
 /** Records console errors, uncaught exceptions and dialogs (alert, confirm, ...) of a page. */
 export function watch(p, problems) {
   p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });

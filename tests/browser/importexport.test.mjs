@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, ROOT, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { assertNumbers, metrics, pageScenario, settle, suite, watch } from './helpers.mjs';
+import { assertNumbers, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -22,13 +22,7 @@ function cli(args, input) {
   return r;
 }
 
-async function open() {
-  const p = watch(await fx.context.newPage(), fx.problems);
-  await p.goto(`${fx.site.url}#${DEFAULT}`);
-  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
-  await settle(p);
-  return p;
-}
+const open = () => openPage(fx, `${fx.site.url}#${DEFAULT}`);
 
 async function importText(p, text) {
   await p.fill('#import-text', text);
