@@ -218,3 +218,18 @@ export async function exportPlan(scenario, kind) {
   await main.start();
   return (await main.send({ type: 'exportPlan', scenario, kind })).result;
 }
+
+/**
+ * A link fitted to pasted nccl-tests output (`stepcast calibrate --nccl-tests`): {link, checks}
+ * or {error}. `files`: [{name, text}].
+ */
+export async function ncclLink(files) {
+  await main.start();
+  return (await main.send({ type: 'ncclLink', request: JSON.stringify({ files }) })).result;
+}
+
+/** A scenario (JSON text) with its measured runs replaced by the scales they fit: {scenario} or {error}. */
+export async function compactCalibration(scenario) {
+  await main.start();
+  return (await main.send({ type: 'compactCalibration', scenario })).result;
+}

@@ -55,6 +55,19 @@ function setStatus(kind, ...content) {
   document.body.dataset.state = kind;
 }
 
+/** The "calibrated" badge: what the engine fitted to the cluster's measurements, or nothing. */
+function renderCalibrated(c) {
+  const el = $('#calibrated');
+  el.hidden = !c;
+  if (!c) return;
+  const pct = (x) => `${x > 0 ? '+' : x < 0 ? '−' : '±'}${Math.abs(x).toFixed(1)} %`;
+  const parts = [`compute ×${c.compute_scale.toFixed(3)} (${pct(c.compute_change_pct)}${c.compute_scale_fitted ? `, fitted to ${c.runs?.length ?? 0} measured run${c.runs?.length === 1 ? '' : 's'}` : ''})`];
+  if (c.network_scale_fitted || c.network_scale !== 1) parts.push(`network ×${c.network_scale.toFixed(3)} (${pct(c.network_change_pct)}${c.network_scale_fitted ? ', fitted' : ''})`);
+  for (const [k, what] of [['intra_node_link', 'inside nodes'], ['inter_node_link', 'between nodes']])
+    if (c[k]) parts.push(`measured link ${what}`);
+  el.replaceChildren(h('span', { class: 'badge' }, 'Calibrated'), ` to your cluster: ${parts.join(', ')}.`);
+}
+
 /** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
 async function requestScaling(text) {
   const data = await engine.scaling(text);
@@ -153,6 +166,7 @@ async function update(t0 = performance.now()) {
     $('#results').classList.remove('stale');
     renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
+    renderCalibrated(r.calibration);
     if (!EMBED) requestTraffic(text);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
@@ -265,7 +279,13 @@ async function syncLink(scenario = currentScenario, text = JSON.stringify(scenar
   if (!scenario) return;
   currentScenario = scenario;
   const page = pageSettings($('#f-tokens').value, $('#f-price').value);
-  const r = await engine.toLink(scenario, page, pageBase(), 'link');
+  // A link carries what the measured runs fitted (the scales), not the runs themselves.
+  let linked = scenario;
+  if (Array.isArray(scenario.calibration?.runs)) {
+    const c = await engine.compactCalibration(JSON.stringify(scenario));
+    if (c.scenario) linked = c.scenario;
+  }
+  const r = await engine.toLink(linked, page, pageBase(), 'link');
   if (!r) return; // superseded
   const copy = $('#copy-link');
   if (r.error) {

@@ -129,6 +129,8 @@ self.onmessage = async (event) => {
     else if (msg.type === 'importHfConfig') result = JSON.parse(engine.importHfConfig(msg.text));
     else if (msg.type === 'importMegatronArgs') result = JSON.parse(engine.importMegatronArgs(msg.text));
     else if (msg.type === 'exportPlan') result = JSON.parse(engine.exportPlan(msg.scenario, msg.kind));
+    else if (msg.type === 'ncclLink') result = JSON.parse(engine.ncclLink(msg.request));
+    else if (msg.type === 'compactCalibration') result = JSON.parse(engine.compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;
     self.postMessage({ type: 'result', id: msg.id, engineMs: result.engineMs ?? workerMs, workerMs, result }, transfer);

@@ -9,12 +9,14 @@
 //   cluster.js    the cluster form (group 0), more groups, the link between them
 //   plan.js       the plan and the Megatron-LM options (fields from the schema)
 //   placement.js  where stages or replica sets run (plan.stages / plan.replicas)
+//   calibration.js  the scenario's calibration: nccl-tests links and measured runs
 //   errors.js     problems next to their controls
 import { $, $$ } from '../dom.js';
 import * as engine from '../engine.js';
 import { plainProblem } from '../plain.js';
 import { plainDefault, setSchema } from '../schema.js';
 import { listen, notify } from './bind.js';
+import * as calibration from './calibration.js';
 import * as cluster from './cluster.js';
 import { fieldFor, showProblems } from './errors.js';
 import * as model from './model.js';
@@ -38,7 +40,9 @@ export function buildForm(presets, schema, onChange) {
   cluster.build(presets);
   planForm.build(presets);
   placement.build();
+  calibration.build();
   listen($('#inputs'), onChange);
+  calibration.wire(notify);
 }
 
 /**
@@ -51,6 +55,7 @@ export function render() {
   cluster.render();
   planForm.render();
   placement.render();
+  calibration.render();
   // The form's "?" buttons are not Tab stops (forty of them would double the cycle): a keyboard
   // user presses "?" on a field for its help (tooltip.js); the mouse and touch still click them.
   for (const b of $$('#inputs .tip:not([tabindex])')) b.tabIndex = -1;

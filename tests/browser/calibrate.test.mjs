@@ -1,0 +1,90 @@
+// Calibrate to my cluster, in Chromium (issue "calibrate to your own cluster"): paste nccl-tests
+// output and a measured iteration time of the plan on show; the badge says what was fitted and the
+// estimate is the CLI's for the same calibration; the link carries it (the fitted scales, not the
+// runs) and a fresh page opened from it shows the same calibrated estimate; bad input gets a clear
+// message beside the boxes.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { CLI, ROOT, cliEstimate, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
+import { SHOTS, assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const fx = suite({ serviceWorkers: 'block' });
+const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+const NCCL = readFileSync(join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-dgx-h100-8gpu.txt'), 'utf8');
+
+const open = (url) => openPage(fx, url);
+
+describe('calibrate to my cluster', () => {
+  test('nccl-tests and a measured run: badge, the CLI\'s calibrated estimate, and the same after opening the link', async () => {
+    const p = await open(`${fx.site.url}#${DEFAULT}`);
+    const before = await metrics(p);
+    assert.equal(await p.isVisible('#calibrated'), false, 'not calibrated yet');
+    await p.fill('#cal-nccl', NCCL);
+    await p.click('#cal-nccl-fit');
+    await p.waitForFunction(() => /Fitted the link inside a node/.test(document.querySelector('#cal-status').textContent));
+    await settle(p);
+    await p.fill('#cal-measured', '45');
+    await p.click('#cal-add-run');
+    await settle(p);
+    assert.match(await p.textContent('#cal-runs'), /TP 8 · PP 4 · micro-batch 1 · global batch 512: 45 s/);
+    const scenario = await pageScenario(p);
+    assert.equal(scenario.calibration.intra_node_link.scope, 'intra_node');
+    assert.deepEqual(scenario.calibration.runs, [{ plan: { tp: 8, pp: 4, global_batch: 512 }, measured_iteration_s: 45 }]);
+    const cli = cliEstimate(JSON.stringify(scenario), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    const shown = await metrics(p);
+    assertNumbers(cli.report, shown);
+    assert.notEqual(shown.iteration_time_s, before.iteration_time_s, 'the estimate changed');
+    // One run of this very plan: the calibrated time is the measured one.
+    assert.ok(Math.abs(cli.report.iteration_time_s / 45 - 1) < 0.02, `${cli.report.iteration_time_s} s`);
+    assert.equal(await p.isVisible('#calibrated'), true);
+    assert.match(await p.textContent('#calibrated'), /^Calibrated to your cluster: compute ×\d\.\d{3} \([+−]\d+\.\d %, fitted to 1 measured run\), measured link inside nodes\.$/);
+    await p.locator('#results > section').first().screenshot({ path: join(SHOTS, 'calibrated.png') });
+
+    // The link: the fitted scale and link, not the run; a fresh page shows the same estimate.
+    const link = await linked(p);
+    assert.match(link, /&cal=/);
+    assert.doesNotMatch(decodeURIComponent(link), /measured_iteration_s/);
+    assert.deepEqual(cliEstimateLink(link).report.iteration_time_s, cli.report.iteration_time_s);
+    const q = await open(link);
+    assertNumbers(cli.report, await metrics(q));
+    assert.equal(await q.isVisible('#calibrated'), true, 'the badge on the fresh page');
+    await q.close();
+
+    // Clear: the presets again.
+    await p.click('#cal-clear');
+    await settle(p);
+    assert.deepEqual(await metrics(p), before);
+    assert.equal(await p.isVisible('#calibrated'), false);
+    await p.close();
+  });
+
+  test('bad input: not nccl-tests output, a negative time, a run whose plan the cluster cannot hold', async () => {
+    const p = await open(`${fx.site.url}#${DEFAULT}`);
+    await p.fill('#cal-nccl', 'hello, this is not nccl-tests output');
+    await p.click('#cal-nccl-fit');
+    await p.waitForFunction(() => document.querySelector('#cal-status').classList.contains('error'));
+    assert.match(await p.textContent('#cal-status'), /^Not nccl-tests output this page can read: /);
+    assert.equal(await p.getAttribute('#cal-status', 'role'), 'alert');
+    await p.fill('#cal-measured', '-3');
+    await p.click('#cal-add-run');
+    assert.equal(await p.textContent('#cal-status'), 'The measured iteration time must be a positive number of seconds (not “-3”).');
+    assert.equal((await pageScenario(p)).calibration, undefined, 'nothing added');
+    // A run of PP 16 on 64 GPUs with TP 8: the engine refuses it, said at the calibration.
+    await p.fill('#f-pp', '16');
+    await settle(p);
+    await p.fill('#cal-measured', '30');
+    await p.click('#cal-add-run');
+    await p.fill('#f-pp', '4');
+    await settle(p);
+    const error = await p.textContent('[data-path="calibration"] > .error');
+    assert.match(error, /calibration\.runs\[0\]|measured run/i);
+    assert.match(await p.textContent('#status'), /Invalid plan/);
+    await p.close();
+  });
+});
