@@ -76,14 +76,19 @@ function layersOf(r, s) {
   return `${s.layers} layers${extra}`;
 }
 
+/** A "?" with the term's formula worked out with this estimate's numbers under it. */
+function worked(button, text) {
+  if (button && text) button.dataset.more = `Here: ${text}`;
+  return button;
+}
+
 /** A headline number: `shown` is "12.3 s" (split at the first space into value and unit). */
-function metric(key, label, value, shown, sub, term = key, worked = '') {
+function metric(key, label, value, shown, sub, term = key, workedOut = '') {
   const cut = shown.indexOf(' ');
   const big = cut < 0 ? shown : shown.slice(0, cut);
   const unit = cut < 0 ? '' : shown.slice(cut + 1);
-  const help = tip(term, label);
   // The formula with this estimate's numbers in it, under the formula itself.
-  if (worked) help.dataset.more = `Here: ${worked}`;
+  const help = worked(tip(term, label), workedOut);
   return h('div', { class: 'metric', 'data-metric': key, 'data-value': String(value) },
     h('div', { class: 'metric-label' }, label, help),
     h('div', { class: `metric-value${big.length > 6 ? ' long' : ''}` }, h('span', { class: 'metric-num' }, big),
@@ -143,11 +148,14 @@ export function renderCost() {
   const cost = gpuHours * price;
   fill(out,
     metric('train_time_s', 'Time to train', valid ? seconds_ : NaN, valid ? duration(seconds_) : '–',
-      valid ? `at ${rate(report.tokens_per_s, 'tokens/s')}` : 'enter tokens and price', 'train_time'),
+      valid ? `at ${rate(report.tokens_per_s, 'tokens/s')}` : 'enter tokens and price', 'train_time',
+      valid ? `${count(tokens)} tokens ÷ ${rate(report.tokens_per_s, 'tokens/s')} = ${duration(seconds_)}` : ''),
     metric('gpu_hours', 'GPU-hours', valid ? gpuHours : NaN, valid ? `${integer(gpuHours)} GPU-hours` : '–',
-      valid ? `${integer(report.gpus)} GPUs × ${num(seconds_ / 3600)} h` : '', 'gpu_hours'),
+      valid ? `${integer(report.gpus)} GPUs × ${num(seconds_ / 3600)} h` : '', 'gpu_hours',
+      valid ? `${integer(report.gpus)} GPUs × ${num(seconds_ / 3600)} h = ${integer(gpuHours)} GPU-hours` : ''),
     metric('cost_usd', 'Cost', valid ? cost : NaN, valid ? money(cost) : '–',
-      valid ? `at $${num(price)} per GPU-hour` : '', 'cost'));
+      valid ? `at $${num(price)} per GPU-hour` : '', 'cost',
+      valid ? `${integer(gpuHours)} GPU-hours × $${num(price)} = ${money(cost)}` : ''));
 }
 
 function renderBreakdown(r) {
@@ -159,7 +167,8 @@ function renderBreakdown(r) {
       title: `${label}: ${duration(v)} (${percent(v / total)})`,
     })));
   const rows = parts.map(([k, label, v]) => h('tr', { 'data-part': k, 'data-value': String(v) },
-    h('th', { scope: 'row' }, h('span', { class: 'swatch', style: { background: `var(--c-${k})` } }), label, tip(k, label)),
+    h('th', { scope: 'row' }, h('span', { class: 'swatch', style: { background: `var(--c-${k})` } }), label,
+      worked(tip(k, label), `${duration(v)} of the ${duration(total)} step = ${percent(v / total)}`)),
     h('td', null, duration(v)),
     h('td', null, percent(v / total)),
     h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
