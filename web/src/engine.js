@@ -192,7 +192,7 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
  * its {base, nodes, tp} or {error}, or null when a newer request on `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {
-  searcher ??= connection();
+  searcher ??= connection({ describe: false });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'scaling', scenario });
   return msg && msg.result;
