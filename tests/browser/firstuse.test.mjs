@@ -60,8 +60,8 @@ describe('first use', () => {
 
   test('a tooltip opened from the keyboard stays when Tab scrolls the page to it', async () => {
     const p = await open();
-    // The census's "?" of "Time each", far below the first screen: Tab to it from the control before.
-    const last = p.locator('#results .tip[data-term="census_time"]').first();
+    // The census card's "?" (its Tab stop), far below the first screen: Tab to it from the control before.
+    const last = p.locator('[aria-labelledby="h-census"] .tip').first();
     await p.evaluate(() => window.scrollTo(0, 0));
     const before = await last.evaluate((el) => {
       const all = [...document.querySelectorAll('button, input, select, a[href], summary, [tabindex]')]
@@ -231,7 +231,8 @@ describe('first use', () => {
     const tipStops = await p.$$eval('.tip', (bs) => bs.filter((b) => b.tabIndex >= 0 && b.offsetParent !== null).length);
     const cards = await p.$$eval('#results .card', (cs) => cs.filter((c) => c.offsetParent !== null && c.querySelector('.tip')).length);
     assert.ok(tipStops <= cards, `${tipStops} "?" Tab stops for ${cards} cards`);
-    assert.ok(stops < 75, `${stops} Tab stops (97 with a stop per "?")`);
+    // The controls themselves: the form, the calibration and import boxes, each card's tools.
+    assert.ok(stops < 90, `${stops} Tab stops (113 with a stop per "?")`);
     // In the results: a card's first "?" is a Tab stop, the arrow keys reach the others.
     await p.focus('[data-metric="iteration_time_s"] .tip');
     await p.keyboard.press('ArrowRight');

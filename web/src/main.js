@@ -258,7 +258,10 @@ function writeUrl(now = false) {
     urlTimer = 0;
     // A scenario no link can carry leaves the address without a fragment (not a stale link).
     const target = stats.link ?? pageBase();
-    if (target === location.href) return;
+    if (target === location.href) {
+      userChanged = false; // a change that gave the same link is no step of history
+      return;
+    }
     urlWritten = performance.now();
     // Not in an iframe: its entries would be the host page's back button.
     const push = !EMBED && userChanged && urlWritten - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
@@ -456,6 +459,7 @@ async function init() {
   window.addEventListener('hashchange', (e) => {
     clearTimeout(urlTimer);
     urlTimer = 0;
+    userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
     if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
     if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
     openAddress();

@@ -433,6 +433,7 @@ function renderTimeline(r) {
     lay.rows.forEach((row, k) => {
       row.band = schematic.bands[k];
       row.shown = row.events;
+      if (row.group < 0) row.group = r.stages[k]?.group ?? 0; // a stage with no warm-up or drain block
       row.busy += row.band.busy;
       row.idle = Math.max(0, lay.span - row.busy);
     });

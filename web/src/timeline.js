@@ -275,7 +275,8 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels, ba
     const y = AXIS + s * ROW + 3;
     const x0 = left + band.start * scale;
     const w = Math.max(1, (band.end - band.start) * scale);
-    const shade = byGroup ? c.groups[lay.rows[s].group % GROUP_COLORS] : [c.fills[FORWARD], c.fills[BACKWARD]];
+    const group = lay.rows[s].group;
+    const shade = byGroup && group >= 0 ? c.groups[group % GROUP_COLORS] : [c.fills[FORWARD], c.fills[BACKWARD]];
     g.fillStyle = shade[0];
     g.fillRect(x0, y, w, h / 2);
     g.fillStyle = shade[1];
