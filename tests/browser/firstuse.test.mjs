@@ -281,4 +281,26 @@ describe('first use', () => {
     await p.emulateMedia({ colorScheme: 'light' });
     await p.close();
   });
+
+  test('memory headroom: a setting under Advanced, used by the fit verdict and the faster plans', async () => {
+    // Micro-batch 2 without recompute: the fullest stage needs 60 % of its H100.
+    const p = await open(`${DEFAULT}&mb=2&rc=none`);
+    assert.match(await p.textContent('#headroom-note'), /^A stage fits when it leaves the memory headroom free \(hatched\): 3 % of the GPU, 2\.4 GiB here/);
+    assert.equal(await p.locator('#memory .mem-bar .headroom').count(), 4, 'hatched on each stage\'s bar');
+    await p.evaluate(() => { document.querySelector('#advanced').open = true; });
+    // Half of each H100 kept free: the plan (48 GiB of 80 on its fullest stage) no longer fits.
+    await p.fill('#f-memory_headroom', '0.5');
+    await settle(p);
+    const s = await pageScenario(p);
+    assert.equal(s.plan.memory_headroom, 0.5);
+    const cli = cliEstimate(JSON.stringify(s), { timeline: false });
+    assert.equal(cli.report.fits, false);
+    assert.match(await p.textContent('#status'), /does not fit|Out of memory/i);
+    assert.match(await p.textContent('#headroom-note'), /50 % of the GPU, 40\.0 GiB here/);
+    // The faster plans leave it free too.
+    await p.waitForFunction(() => !document.querySelector('#search-card').classList.contains('busy'));
+    const peaks = await p.$$eval('#search tbody tr td:nth-last-child(2)', (tds) => tds.map((td) => parseFloat(td.textContent)));
+    assert.ok(peaks.length > 0 && peaks.every((g) => g <= 40), `peak memory of the faster plans: ${peaks}`);
+    await p.close();
+  });
 });
