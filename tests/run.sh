@@ -15,11 +15,12 @@ ctest --test-dir build --output-on-failure -j2
 
 echo "== checked build: no exceptions, AddressSanitizer + UndefinedBehaviorSanitizer"
 # The engine must not need exceptions (a throw aborts the WebAssembly module): prove it natively,
-# and run the engine's tests and the CLI contract under the sanitizers.
+# and run the engine's tests and the CLI contract under the sanitizers (the accuracy suites,
+# validation and anchored, run natively above).
 cmake -S . -B build-checked -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTEPCAST_NO_EXCEPTIONS=ON \
   -DSTEPCAST_SANITIZE=ON -DSTEPCAST_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-checked -j2 --target stepcast stepcast_tests
-ctest --test-dir build-checked --output-on-failure -j2 -E 'validation'
+ctest --test-dir build-checked --output-on-failure -j2 -E 'validation|anchored'
 
 echo "== fuzzing: every entry point for ${STEPCAST_FUZZ_SECONDS:-30} s (clang, libFuzzer + ASan + UBSan)"
 # Fails on any finding; a longer run and the figures: tests/fuzz/README.md.
