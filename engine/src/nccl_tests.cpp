@@ -1,5 +1,7 @@
 #include "stepcast/nccl_tests.h"
 
+#include "stepcast/limits.h"
+
 #include "detail/plain_number.h"
 
 #include <fmt/format.h>
@@ -330,9 +332,11 @@ Result<NcclLinkFit> fit_nccl_link(const std::vector<NcclTestRun>& runs, int nics
   l.bandwidth_Bps_per_dir = std::max(l.busbw_Bps, l.allreduce_busbw_Bps);
   l.latency_s = latency;
   l.half_peak_bytes = half_peak;
+  // The GPU's name comes from the output: any bytes. Echoed as valid UTF-8 (limits.h), so the
+  // link's JSON can always be written.
   l.name = fmt::format("fitted from nccl-tests ({})", runs.front().gpu_name.empty()
                                                           ? std::string("unknown GPU")
-                                                          : runs.front().gpu_name);
+                                                          : printable(runs.front().gpu_name, 80));
   for (const auto& r : runs) {
     NcclRunCheck check{run_label(r), 0, 0, 0};
     const double factor = busbw_factor(r.collective, r.ranks);
@@ -354,7 +358,7 @@ Json nccl_link_json(const NcclLinkFit& fit, const std::vector<std::string>& file
   const LinkSpec& l = fit.link;
   auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
   std::string source = "stepcast calibrate --nccl-tests";
-  for (const auto& f : files) source += " " + f;
+  for (const auto& f : files) source += " " + printable(f, 200);  // file names: any bytes too
   source += ": busbw(S) = peak*S/(S + half_peak) plus latency fitted to sizes >= 1 MiB (";
   for (size_t i = 0; i < fit.checks.size(); ++i)
     source += fmt::format("{}{}: max busbw error {:.1f} % over {} sizes", i ? "; " : "",

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "stepcast/limits.h"
 #include "stepcast/nccl_tests.h"
 #include "test_util.h"
 
@@ -193,6 +194,24 @@ TEST(NcclTests, EveryPrefixAndRandomBytesGiveAResultOrOneLine) {
     auto run = parse_nccl_tests(noisy, "");
     if (run.ok()) (void)fit_nccl_link({*run}, 0);
   }
+}
+
+// Found by fuzz_nccl_tests: a byte that is not UTF-8 in a rank line's device name reached the
+// fitted link's name, and writing its JSON threw (an abort in the module). It is echoed escaped.
+TEST(NcclTests, ADeviceNameThatIsNotUtf8IsEchoedEscaped) {
+  std::string text = fixture("all_reduce_perf-dgx-h100-8gpu.txt");
+  const auto at = text.find("HBM3");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 3] = '\xb3';
+  const auto run = parse_nccl_tests(text, "bad-name.txt");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  const auto fit = fit_nccl_link({*run}, 0);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  const Json link = nccl_link_json(*fit, {"out\xff.txt"});
+  const std::string dumped = link.dump();  // strict UTF-8: threw before
+  EXPECT_NE(dumped.find("HBM\\\\xb3"), std::string::npos) << dumped;
+  EXPECT_TRUE(valid_utf8(link["name"].get<std::string>()));
+  EXPECT_TRUE(valid_utf8(link["source"].get<std::string>()));
 }
 
 TEST(NcclTests, MpirunTagsAndInterleavedLogLinesAreRead) {
