@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -66,9 +68,11 @@ class ConfigReader {
       if (!fallback) fail(ErrorCode::missing_key, key, fmt::format("config.json has no {}{}", prefix_, key));
       return fallback.value_or(0);
     }
-    // JSON writers may give 4096.0 for 4096.
+    // JSON writers may give 4096.0 for 4096. (Compared without a cast: a float past int64's range
+    // cast to it is undefined behaviour; fuzz_import found 1.8e25.)
     const bool whole = v->is_number_integer() ||
-                       (v->is_number_float() && v->get<double>() == static_cast<int64_t>(v->get<double>()));
+                       (v->is_number_float() && std::isfinite(v->get<double>()) &&
+                        v->get<double>() == std::trunc(v->get<double>()));
     if (!whole) {
       fail(ErrorCode::type_error, key,
            fmt::format("config.json {}{}={} must be a whole number", prefix_, key, detail_echo(*v)));

@@ -149,6 +149,13 @@ TEST(ImportHfConfig, BadConfigsNameTheKey) {
   c.erase("architectures");
   EXPECT_EQ(import_error(c.dump()).path, "architectures");
 
+  // A float past int64's range (fuzz_import: 1.8e25, once cast to an integer unchecked).
+  c = llama;
+  c["num_hidden_layers"] = 1.77778e25;
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::out_of_range);
+  EXPECT_EQ(e.path, "num_hidden_layers");
+
   c = llama;
   c.erase("num_hidden_layers");
   e = import_error(c.dump());
