@@ -44,13 +44,25 @@ IoArgs parse_io_args(int argc, char** argv, int first) {
   return a;
 }
 
+// An import's --format (one of two, the first the default) and its input file: an empty
+// `format` after a failure, whose message is printed.
+std::string import_input(const IoArgs& args, const char* first, const char* second, std::string& text) {
+  const std::string format = args.format.empty() ? first : args.format;
+  if (format != first && format != second) {
+    fail(fmt::format("--format={} must be {} or {}", format, first, second));
+    return {};
+  }
+  if (!read_input(args.positional[1], text)) {
+    fail(fmt::format("cannot read {}", args.positional[1]));
+    return {};
+  }
+  return format;
+}
+
 int import_hf_config(const IoArgs& args) {
-  const std::string format = args.format.empty() ? "model" : args.format;
-  if (format != "model" && format != "scenario")
-    return fail(fmt::format("--format={} must be model or scenario", format));
   std::string text;
-  if (!read_input(args.positional[1], text))
-    return fail(fmt::format("cannot read {}", args.positional[1]));
+  const std::string format = import_input(args, "model", "scenario", text);
+  if (format.empty()) return 2;
   auto model = model_from_hf_config(text);
   if (!model) return fail(model.error().message);
   std::cout << dump(format == "model" ? *model : scenario_with_model(*model), 2) << "\n";
@@ -60,12 +72,9 @@ int import_hf_config(const IoArgs& args) {
 // JSON {"scenario", "ignored", "notes"} (the page's binding returns the same), or the scenario
 // alone with each ignored flag and note as a "warning:" line on stderr.
 int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
-  const std::string format = args.format.empty() ? "json" : args.format;
-  if (format != "json" && format != "scenario")
-    return fail(fmt::format("--format={} must be json or scenario", format));
   std::string text;
-  if (!read_input(args.positional[1], text))
-    return fail(fmt::format("cannot read {}", args.positional[1]));
+  const std::string format = import_input(args, "json", "scenario", text);
+  if (format.empty()) return 2;
   MegatronImportOptions options;
   if (!args.node.empty()) options.node = args.node;
   auto imported = scenario_from_megatron_args(text, catalog, options);

@@ -7,6 +7,7 @@
 import { $, fill, h } from './dom.js';
 import * as engine from './engine.js';
 import { duration, gib, integer, percent, rate } from './format.js';
+import { labelOf } from './plain.js';
 
 export const MAX_PINS = 4;
 const PARAM = 'compare';
@@ -54,9 +55,9 @@ const PART_LABELS = {
   ep_comm: 'Expert comm', pp_comm: 'PP send/recv', bubble: 'Pipeline bubble', dp_comm: 'DP sync',
   optimizer: 'Optimizer', other: 'Other comm', host: 'CPU launches',
 };
-const PLAN_KEYS = [['tp', 'TP'], ['pp', 'PP'], ['dp', 'DP'], ['cp', 'CP'], ['vpp', 'VPP'], ['ep', 'EP'],
-  ['micro_batch', 'Micro-batch'], ['global_batch', 'Global batch'], ['recompute', 'Recompute'],
-  ['sequence_parallel', 'Sequence parallel'], ['distributed_optimizer', 'Distributed optimizer'], ['precision', 'Precision']];
+// The plan's keys compared, labelled as the engine's schema labels them.
+const PLAN_KEYS = ['tp', 'pp', 'dp', 'cp', 'vpp', 'ep', 'micro_batch', 'global_batch', 'recompute',
+  'sequence_parallel', 'distributed_optimizer', 'precision'];
 
 /** The rows of the table for `columns` (reports): headline, memory per stage, breakdown, plan. */
 function rows(columns) {
@@ -71,9 +72,9 @@ function rows(columns) {
     if (columns.some((r) => (r.breakdown_s?.[key] ?? 0) > 0))
       out.push({ label, value: (r) => r.breakdown_s?.[key] ?? 0, format: duration, better: 'lower', group: 'breakdown' });
   }
-  for (const [key, label] of PLAN_KEYS) {
+  for (const key of PLAN_KEYS) {
     if (columns.some((r) => r.plan?.[key] !== undefined))
-      out.push({ label, value: (r) => r.plan?.[key] ?? '', format: (x) => (typeof x === 'boolean' ? (x ? 'on' : 'off') : String(x)), better: null, group: 'plan' });
+      out.push({ label: labelOf(`plan.${key}`), value: (r) => r.plan?.[key] ?? '', format: (x) => (typeof x === 'boolean' ? (x ? 'on' : 'off') : String(x)), better: null, group: 'plan' });
   }
   return out;
 }
