@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
+import { PHONE, SHOTS, assertNumbers, changes, linked, metrics, pageScenario, searchShown, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -167,32 +167,27 @@ describe('first use', () => {
     await setValue(p, '#f-pp', 2);
     await linked(p);
     assert.equal(await p.evaluate(() => history.length), length0 + 2);
-    await p.goBack();
-    await settle(p);
+    await changes(p, () => p.goBack());
     assert.deepEqual(await plan(), [4, 4], 'back: TP 4, PP 4');
     assert.equal(await p.evaluate(() => location.href), afterTp);
     const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
     assertNumbers(cli.report, await metrics(p));
-    await p.goBack();
-    await settle(p);
+    await changes(p, () => p.goBack());
     assert.deepEqual(await plan(), [8, 4], 'back again: the plan the page opened with');
     assert.equal(await p.evaluate(() => location.href), start);
-    await p.goForward();
-    await settle(p);
+    await changes(p, () => p.goForward());
     assert.deepEqual(await plan(), [4, 4], 'forward');
     // Apply from the search is a step too.
-    await p.waitForSelector('#search button.apply, #search td button');
+    await searchShown(p);
     await p.waitForTimeout(1600);
-    await p.locator('#search tbody button').first().click();
-    await settle(p);
+    await changes(p, () => p.locator('#search tbody button').first().click());
+    await linked(p);
     const applied = await plan();
     assert.notDeepEqual(applied, [4, 4]);
-    await p.goBack();
-    await settle(p);
+    await changes(p, () => p.goBack());
     assert.deepEqual(await plan(), [4, 4], 'back undoes Apply');
     // Reset: the example the page opened with (the default), as a new step.
-    await p.click('#reset-example');
-    await settle(p);
+    await changes(p, () => p.click('#reset-example'));
     const reset = await pageScenario(p);
     assert.deepEqual([reset.plan.tp, reset.plan.pp, reset.cluster.nodes], [8, 4, 8]);
     assert.equal(await p.inputValue('#examples'), await p.$eval('#examples', (s) => [...s.options].find((o) => /\(the default\)/.test(o.textContent)).value));

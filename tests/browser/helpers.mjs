@@ -87,6 +87,28 @@ export async function settle(p) {
   }, null, { timeout: 15000 });
 }
 
+/** Does `action` (a click, Back) and waits until the scenario on show is another one, then settles. */
+export async function changes(p, action) {
+  const before = await p.textContent('#scenario-json');
+  await action();
+  await p.waitForFunction((b) => document.querySelector('#scenario-json').textContent !== b, before, { timeout: 15000 });
+  await settle(p);
+}
+
+/**
+ * Waits until the faster-plans card shows the search of the scenario on show (and its estimate is
+ * on show); a plan being applied (Apply asks the engine before the form changes) is waited for first.
+ */
+export async function searchShown(p) {
+  await p.waitForFunction(() => window.__stepcast?.search.applying === 0, null, { timeout: 20000 });
+  await settle(p);
+  await p.waitForFunction(() => {
+    const s = window.__stepcast;
+    return s.latest === s.rendered && s.search.for === s.latest && ['done', 'error'].includes(s.search.state) &&
+      !document.querySelector('#search-card').classList.contains('busy');
+  }, null, { timeout: 20000 });
+}
+
 /** Waits until the address bar holds the link of the scenario on show. */
 export async function linked(p) {
   await settle(p);

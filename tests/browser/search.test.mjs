@@ -14,7 +14,7 @@ import {
   CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliSearch, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, settle, watch } from './helpers.mjs';
+import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, searchShown, settle, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -24,19 +24,7 @@ let context;
 let page;
 const problems = [];
 
-/**
- * Waits until the card shows the search of the scenario on show (and its estimate is on show); a
- * plan being applied (Apply asks the engine before the form changes) is waited for first.
- */
-async function searched(p = page) {
-  await p.waitForFunction(() => window.__stepcast?.search.applying === 0, null, { timeout: 20000 });
-  await settle(p);
-  await p.waitForFunction(() => {
-    const s = window.__stepcast;
-    return s.latest === s.rendered && s.search.for === s.latest && ['done', 'error'].includes(s.search.state) &&
-      !document.querySelector('#search-card').classList.contains('busy');
-  }, null, { timeout: 20000 });
-}
+const searched = (p = page) => searchShown(p);
 
 /** The card's plans: [{plan, time, speedup}], in order. */
 async function cardPlans(p = page) {

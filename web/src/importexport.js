@@ -44,6 +44,7 @@ export const importKind = (text) => (/^\s*\{/.test(text) ? 'hf-config' : 'megatr
 
 async function importText(current, open) {
   const text = $('#import-text').value;
+  say('busy', 'Reading the pasted text…'); // not the previous paste's verdict meanwhile
   if (!text.trim()) {
     say('error', 'Paste a Hugging Face config.json or a Megatron-LM command line first.');
     return;

@@ -251,8 +251,13 @@ function pageBase(full = false) {
   return url.href.replace(/#$/, '');
 }
 
-/** Writes the link into the address bar: replaceState, at most every 0.4 s while typing. */
+/**
+ * Writes the link into the address bar: replaceState, at most every 0.4 s while typing; a new
+ * history entry (Apply, an import, an edit after a pause) at once, so that Back right after it
+ * undoes it rather than skipping past it.
+ */
 function writeUrl(now = false) {
+  const starts = () => !EMBED && userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
   const go = () => {
     clearTimeout(urlTimer);
     urlTimer = 0;
@@ -264,7 +269,7 @@ function writeUrl(now = false) {
     }
     urlWritten = performance.now();
     // Not in an iframe: its entries would be the host page's back button.
-    const push = !EMBED && userChanged && urlWritten - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
+    const push = starts();
     if (userChanged) lastUserWrite = urlWritten;
     userChanged = false;
     try {
@@ -273,7 +278,7 @@ function writeUrl(now = false) {
       stats.historyLength = history.length;
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
-  if (now) go();
+  if (now || starts()) go();
   else if (!urlTimer) urlTimer = setTimeout(go, Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
 }
 
