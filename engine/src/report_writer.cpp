@@ -4,6 +4,7 @@
 // order nlohmann::json prints them (sorted), with the same types (integers stay integers).
 #include <fmt/format.h>
 
+#include "detail/fields.h"
 #include "detail/json_writer.h"
 #include "stepcast/estimate.h"
 #include "stepcast/measured_runs.h"
@@ -186,7 +187,7 @@ void write_report(JsonWriter& w, const Report& r, ReportKind kind) {
   w.member("parameters", r.parameters);
   w.member("peak_tflops_per_gpu", r.peak_tflops);
   w.key("plan");
-  w.value(to_json(r.plan));
+  detail::stream_resolved_plan(r.plan, w);
   w.key("replicas");
   w.begin_array();
   for (const auto& x : r.replicas) write_replica(w, x);

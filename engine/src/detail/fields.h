@@ -3,10 +3,13 @@
 // the member the physics reads. Private to the engine.
 #pragma once
 
+#include <algorithm>
 #include <span>
+#include <vector>
 #include <type_traits>
 
 #include "detail/json_reader.h"
+#include "detail/json_writer.h"
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
@@ -21,6 +24,8 @@ struct Field {
   void (*read)(JsonReader&, const KeyInfo&, Spec&) = nullptr;
   // Writes the resolved value (nullptr: written by hand, or not at all).
   void (*write)(const Spec&, const KeyInfo&, Json&) = nullptr;
+  // The same value streamed (reports: no tree); nullptr: `write` into a small tree instead.
+  void (*stream)(const Spec&, const KeyInfo&, JsonWriter&) = nullptr;
 };
 
 template <auto Member>
@@ -61,10 +66,60 @@ void write_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k, Js
   }
 }
 
+// What write_member writes, as the member of an object being streamed.
+template <auto Member>
+void stream_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k, JsonWriter& w) {
+  using T = typename MemberOf<Member>::type;
+  if constexpr (std::is_enum_v<T>) {
+    w.member(k.name, name_of(s.*Member));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    w.member(k.name, static_cast<double>(s.*Member / k.scale));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    w.member(k.name, s.*Member);
+  } else if constexpr (std::is_integral_v<T>) {
+    static_assert(std::is_signed_v<T>, "a member the tree would write as unsigned");
+    w.member(k.name, static_cast<int64_t>(s.*Member));
+  } else {
+    w.member(k.name, std::string_view(s.*Member));
+  }
+}
+
 // A key bound to a member, read and written by its type.
 template <auto Member>
 constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
-  return {info, &read_member<Member>, &write_member<Member>};
+  return {info, &read_member<Member>, &write_member<Member>, &stream_member<Member>};
+}
+
+// Streams the fields of `spec` as the members of an object (the writer's current one), in the
+// order nlohmann prints a tree's keys (sorted), skipping those `skip` names: the same members
+// and text as every `write` into a tree. `order` holds the fields' indices sorted by name.
+template <class Spec, class Skip>
+void stream_fields(std::span<const Field<Spec>> fields, std::span<const size_t> order,
+                   const Spec& spec, JsonWriter& w, Skip skip) {
+  for (const size_t i : order) {
+    const Field<Spec>& f = fields[i];
+    if (!f.write || skip(f.info.name)) continue;
+    if (f.stream) {
+      f.stream(spec, f.info, w);
+      continue;
+    }
+    Json one = Json::object();  // a hand-written key: its tree of one member (or none)
+    f.write(spec, f.info, one);
+    for (auto it = one.begin(); it != one.end(); ++it) {
+      w.key(it.key());
+      w.value(*it);
+    }
+  }
+}
+
+// The indices of a table's fields in key order (nlohmann's: std::less on the names).
+template <class Spec>
+std::vector<size_t> sorted_order(std::span<const Field<Spec>> fields) {
+  std::vector<size_t> order(fields.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return fields[a].info.name < fields[b].info.name; });
+  return order;
 }
 
 // Reads every key of a member-bound table into `spec` (keys without a reader are accepted and
@@ -113,6 +168,9 @@ std::vector<std::string_view> names_of(const Table& table) {
   }
   return names;
 }
+
+// The resolved plan (resolved_plan_json's object) streamed: reports write it with every estimate.
+void stream_resolved_plan(const Plan& plan, JsonWriter& w);
 
 // The key `name` of a hand-read table (a programming error when absent: the tables are fixed).
 const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name);
