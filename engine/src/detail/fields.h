@@ -3,7 +3,6 @@
 // the member the physics reads. Private to the engine.
 #pragma once
 
-#include <algorithm>
 #include <span>
 #include <vector>
 #include <type_traits>
@@ -84,10 +83,15 @@ void stream_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k, J
   }
 }
 
-// A key bound to a member, read and written by its type.
+// A key bound to a member, read and written by its type. Only the plan is streamed (in every
+// report); the other tables' streamers would only add to the WebAssembly's size.
 template <auto Member>
 constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
-  return {info, &read_member<Member>, &write_member<Member>, &stream_member<Member>};
+  using Spec = typename MemberOf<Member>::spec;
+  if constexpr (std::is_same_v<Spec, Plan>)
+    return {info, &read_member<Member>, &write_member<Member>, &stream_member<Member>};
+  else
+    return {info, &read_member<Member>, &write_member<Member>};
 }
 
 // Streams the fields of `spec` as the members of an object (the writer's current one), in the
@@ -115,10 +119,12 @@ void stream_fields(std::span<const Field<Spec>> fields, std::span<const size_t> 
 // The indices of a table's fields in key order (nlohmann's: std::less on the names).
 template <class Spec>
 std::vector<size_t> sorted_order(std::span<const Field<Spec>> fields) {
-  std::vector<size_t> order(fields.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return fields[a].info.name < fields[b].info.name; });
+  std::vector<size_t> order;  // insertion: run once per table, less code than std::sort
+  for (size_t i = 0; i < fields.size(); ++i) {
+    auto at = order.begin();
+    while (at != order.end() && fields[*at].info.name < fields[i].info.name) ++at;
+    order.insert(at, i);
+  }
   return order;
 }
 
