@@ -280,14 +280,13 @@ int run_search(const Args& args, const Catalog& catalog) {
     std::cout << dump(to_json(r), 2) << "\n";
     return 0;
   }
+  // Every plan the rules admit is memory-checked; only those that fit are timed.
+  fmt::print("{} plans checked: {} fit and were timed, {} out of memory, {} refused by the rules; ",
+             r.evaluated, r.evaluated - r.out_of_memory, r.out_of_memory, r.rejected);
   if (r.baseline_error)
-    fmt::print("{} plans estimated, {} out of memory, {} refused by the rules; your plan is not "
-               "one: {}\n\n",
-               r.evaluated, r.out_of_memory, r.rejected, r.baseline_error->message);
+    fmt::print("your plan is not one: {}\n\n", r.baseline_error->message);
   else
-    fmt::print("{} plans estimated, {} out of memory, {} refused by the rules; your plan: {:.3f} "
-               "s\n\n",
-               r.evaluated, r.out_of_memory, r.rejected, r.baseline_s);
+    fmt::print("your plan: {:.3f} s\n\n", r.baseline_s);
   fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>10} {:>7} {:>9}\n", "rank", "tp",
              "pp", "dp", "cp", "vpp", "mb", "recompute", "time s", "MFU %", "mem GiB");
   int rank = 0;

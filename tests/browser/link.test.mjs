@@ -229,6 +229,24 @@ describe('share by URL', () => {
     await p.close();
   });
 
+  test('a key that does nothing for the link\'s model is left out, and the page says so', async () => {
+    const fragment = '#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096&ep=8';
+    const refused = cliEstimateLink(fragment);
+    assert.equal(refused.status, 2, 'the CLI refuses EP on a dense model');
+    assert.match(refused.stderr, /plan\.ep=8 needs a mixture-of-experts model/);
+    const p = await open(site.url + fragment);
+    const note = p.locator('#link-status');
+    assert.equal(await note.isVisible(), true);
+    assert.match(await note.textContent(), /Left out of this link, as it does nothing here: plan\.ep=8 \(it needs model\.moe\)\./);
+    assert.equal((await pageScenario(p)).plan.ep, undefined);
+    const without = cliEstimateLink(fragment.replace('&ep=8', ''));
+    assert.equal(without.status, 0, without.stderr);
+    assertNumbers(without.report, await metrics(p), 'the link without EP');
+    await go(p, `${site.url}#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=512&seq=4096`);
+    assert.equal(await note.isVisible(), false, 'a link that keeps every key: no note');
+    await p.close();
+  });
+
   test('a link pasted into the open page opens (hashchange)', async () => {
     const p = await open(site.url);
     await linked(p);

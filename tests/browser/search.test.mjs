@@ -124,7 +124,7 @@ describe('the Faster plans card', () => {
     // The counts the CLI gives for the same search.
     const n = (x) => x.toLocaleString('en-US');
     assert.match(await page.textContent('#search-meta'), new RegExp(
-      `${n(cli.evaluated)} plans estimated in [\\d.]+ ms: ${n(cli.evaluated - cli.out_of_memory)} fit, ` +
+      `${n(cli.evaluated)} plans checked in [\\d.]+ ms: ${n(cli.evaluated - cli.out_of_memory)} fit, ` +
       `${n(cli.out_of_memory)} out of memory, ${n(cli.rejected)} refused`));
     // Units and tooltips.
     const row = await page.textContent('#search tbody tr[data-rank="1"]');

@@ -15,6 +15,7 @@ import * as compare from './compare.js';
 import { save } from './download.js';
 import * as engine from './engine.js';
 import * as form from './form/index.js';
+import { getIn } from './form/state.js';
 import { init as initImportExport } from './importexport.js';
 import { clusterGroups } from './groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
@@ -23,6 +24,7 @@ import { initSearch, request as requestSearch, searchStats } from './search.js';
 import { render as renderScaling } from './scaling.js';
 import { resetColors } from './timeline.js';
 import { renderTraffic } from './traffic.js';
+import { conditional } from './schema.js';
 import { roveTips, tip } from './tooltip.js';
 import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
 
@@ -358,7 +360,12 @@ async function openLink(url = location.href) {
   if (typeof r.page?.tokens === 'number') $('#f-tokens').value = billions(r.page.tokens);
   if (typeof r.page?.price_per_gpu_hour === 'number') $('#f-price').value = String(r.page.price_per_gpu_hour);
   stats.opened = 'link';
-  linkNotice();
+  // A key that does nothing for the link's model (EP for a dense one) is left out, as the form
+  // leaves it: said, not silently (the CLI refuses such a scenario).
+  const shown = form.current().scenario;
+  const dropped = conditional().filter((k) => getIn(r.scenario, k.path) !== undefined && getIn(shown, k.path) === undefined)
+    .map((k) => `${k.path}=${JSON.stringify(getIn(r.scenario, k.path))} (it needs ${k.needs})`);
+  linkNotice(...(dropped.length ? [h('strong', null, 'Left out of this link, as it does nothing here: '), `${dropped.join(', ')}.`] : []));
   $('#examples').value = '';
   lastSent = null;
   update();

@@ -195,7 +195,7 @@ function render() {
   dom.card.dataset.state = 'done';
   const fit = r.evaluated - r.out_of_memory;
   dom.meta.replaceChildren(
-    h('span', { 'data-count': 'evaluated', 'data-value': r.evaluated }, `${integer(r.evaluated)} plans estimated`),
+    h('span', { 'data-count': 'evaluated', 'data-value': r.evaluated }, `${integer(r.evaluated)} plans checked`),
     Number.isFinite(s.ms) ? ` in ${s.ms < 10 ? s.ms.toFixed(1) : Math.round(s.ms)} ms` : '', ': ',
     h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
