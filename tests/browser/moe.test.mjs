@@ -186,6 +186,10 @@ describe('mixture of experts', () => {
       assert.equal(r.etp, varies('etp') ? String(r.plan.etp) : null, 'expert TP column only where it varies');
       assert.equal(r.yours, false, 'no plan with another EP is "your plan"');
     }
+    // At 1280 px the expert columns still leave Apply in view: no sideways scroll in the card.
+    await p.setViewportSize({ width: 1280, height: 900 });
+    const [table, box] = await p.$eval('#search table', (t) => [t.scrollWidth, t.parentElement.clientWidth]);
+    assert.ok(table <= box, `the plans fit their card at 1280 px (${table} px in ${box} px)`);
     const rank = rows.findIndex((r) => r.plan.ep !== 8);
     assert.ok(rank >= 0, 'a plan with another EP');
     await p.locator(`#search tbody tr[data-rank="${rank + 1}"] .apply`).click();

@@ -285,9 +285,10 @@ function renderRows() {
       : canApply ? h('button', { type: 'button', class: 'apply', 'aria-label': `Apply ${label}`, title: `Put ${label} into the form`,
         onclick: () => apply(s, c) }, 'Apply') : null));
   });
-  // Headings may wrap between words; the last word keeps its tooltip button.
+  // Headings may wrap between words and after a hyphen ("Micro-batch"); the last word keeps its
+  // tooltip button.
   const heading = (t, term) => {
-    const cut = t.lastIndexOf(' ');
+    const cut = Math.max(t.lastIndexOf(' '), t.lastIndexOf('-'));
     return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? tip(term, t) : null)];
   };
   const extraHead = extra.map((k) => [k.label || k.name, null, k.type === 'choice' ? 'd' : 'num d', k.doc.replace(/`/g, '')]);
