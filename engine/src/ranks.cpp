@@ -12,7 +12,9 @@ size_t at(Dim d) { return static_cast<size_t>(d); }
 
 RankGrid make_grid(const Plan& p, const Coords& size) {
   RankGrid g;
-  g.order = parse_rank_order(p.rank_order).value_or(*parse_rank_order(kDefaultRankOrder));
+  // (value_or would parse the default on every call: this runs per stage of every estimate.)
+  const auto order = parse_rank_order(p.rank_order);
+  g.order = order ? *order : *parse_rank_order(kDefaultRankOrder);
   g.size = size;
   int64_t stride = 1;
   for (Dim d : g.order) {
