@@ -7,13 +7,39 @@
 
 namespace stepcast::detail {
 
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay) {
+  std::vector<StageCost> out;
+  out.reserve(static_cast<size_t>(p.pp));
+  const auto middle = [&](int i) { return i > 0 && i + 1 < p.pp; };
+  const auto next = [&](int i) { return lay.groups[static_cast<size_t>((i + 1) % p.pp)]; };
+  for (int i = 0; i < p.pp; ++i) {
+    int same = -1;
+    for (int j = 1; j < i && same < 0 && middle(i); ++j)
+      if (lay.groups[j] == lay.groups[i] && next(j) == next(i) &&
+          lay.chunk_mix[j] == lay.chunk_mix[i])
+        same = j;
+    if (same < 0) {
+      out.push_back(stage_cost_of(sc, p, lay, i));
+      continue;
+    }
+    StageCost c = out[static_cast<size_t>(same)];
+    LayerMix mix;
+    for (const auto& m : lay.chunk_mix[i]) mix += m;
+    c.report.index = i;
+    c.report.memory = stage_memory(sc.model, p, stage_shape(sc.model, p, i, mix),
+                                   sc.cluster.groups[lay.groups[i]].gpu, sc.calibration);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
                          uint64_t& block_budget) {
   PipelineRun run;
   run.plan = p;
   run.layout = lay;
-  for (int i = 0; i < p.pp; ++i) run.stages.push_back(stage_cost_of(sc, p, lay, i));
+  run.stages = stage_costs(sc, p, lay);
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const int64_t mb = p.micro_batches();
   const double mbd = static_cast<double>(mb);

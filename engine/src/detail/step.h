@@ -51,6 +51,7 @@ struct LayerMix {
   double dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
   double total() const { return dense + moe + dense_windowed + moe_windowed; }
   double moe_total() const { return moe + moe_windowed; }
+  bool operator==(const LayerMix&) const = default;
   LayerMix& operator+=(const LayerMix& o) {
     dense += o.dense, moe += o.moe, dense_windowed += o.dense_windowed;
     moe_windowed += o.moe_windowed;
@@ -120,6 +121,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const std::vector<LayerMix>& chunk_mix = {});
 // The stage i of a layout: its shape and its cost.
 StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
+// Every stage of a pipeline. A middle stage whose inputs are an earlier middle stage's (its group,
+// the next stage's group, its chunks' layers) costs the same: that cost is copied, with the
+// stage's own index and memory (fewer micro-batches in flight further down the pipeline), so a
+// pipeline of 16 identical stages is costed three times, not sixteen.
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay);
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
 double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
