@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, linked, settle, openPage, suite } from './helpers.mjs';
+import { PHONE, SHOTS, changes, linked, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -90,12 +90,12 @@ describe('compare plans', () => {
       await p.click('#pin-plan');
     }
     await p.fill('#f-pp', '2');
-    await settle(p);
+    await linked(p); // the plan on show gets its column once its link is in (it is what a pin keeps)
     assert.equal(await p.isDisabled('#pin-plan'), true, 'four pinned: no fifth');
     assert.match(await p.getAttribute('#pin-plan', 'title'), /At most 4 pinned plans/);
     assert.deepEqual((await table(p)).heads, ['Pinned 1', 'Pinned 2', 'Pinned 3', 'Pinned 4', 'On show']);
-    await p.locator('.cmp-show').nth(1).click();
-    await settle(p);
+    // "Show" is a link to the pinned plan's fragment: the page opens it asynchronously (hashchange).
+    await changes(p, () => p.locator('.cmp-show').nth(1).click());
     assert.equal(await p.inputValue('#f-tp'), '4');
     assert.equal(await p.inputValue('#f-pp'), '4');
     assert.deepEqual((await table(p)).heads, ['Pinned 1', 'Pinned 2', 'Pinned 3', 'Pinned 4'], 'the plan on show is pinned 2');

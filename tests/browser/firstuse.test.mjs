@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, assertNumbers, changes, linked, metrics, pageScenario, searchShown, settle, openPage, suite } from './helpers.mjs';
+import { PHONE, SHOTS, assertNumbers, changes, linked, metrics, pageScenario, reloads, searchShown, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -255,8 +255,7 @@ describe('first use', () => {
     assert.ok(links.some(([name, id]) => id === 'nvlink4-nvswitch' || (id && name !== id)), JSON.stringify(links));
     assert.ok(links.every(([name]) => !/^[a-z0-9-]+$/.test(name)), 'names, not ids');
     // The example menu says the whole example name on hover.
-    await p.selectOption('#examples', { index: 1 });
-    await settle(p);
+    await reloads(p, () => p.selectOption('#examples', { index: 1 }));
     assert.equal(await p.getAttribute('#examples', 'title'), await p.$eval('#examples', (s) => s.selectedOptions[0].textContent));
     // Text on a group's colour in the stage map reads at 4.5:1 or more, light and dark.
     await p.goto(`${fx.site.url}#v=2&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&tp=8&pp=2&gbs=64&stages=0:auto,1:auto`);

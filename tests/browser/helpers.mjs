@@ -96,6 +96,18 @@ export async function changes(p, action) {
 }
 
 /**
+ * Does `action` that loads a scenario anew (an example from the menu, a scenario file) and waits
+ * until the page has estimated it, then settles: unlike changes(), it also ends when the scenario
+ * loaded is the one already on show (the page estimates it again: `updates` counts up).
+ */
+export async function reloads(p, action) {
+  const before = await p.evaluate(() => window.__stepcast.updates);
+  await action();
+  await p.waitForFunction((n) => window.__stepcast.updates > n, before, { timeout: 15000 });
+  await settle(p);
+}
+
+/**
  * Waits until the faster-plans card shows the search of the scenario on show (and its estimate is
  * on show); a plan being applied (Apply asks the engine before the form changes) is waited for first.
  */

@@ -13,7 +13,7 @@ import {
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
-  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, plainMessage, settle, shootDesktop, watch,
+  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, plainMessage, reloads, settle, shootDesktop, watch,
 } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -129,6 +129,9 @@ describe('heterogeneous clusters', () => {
     await page.fill('#f-seq_len', '4096');
     await page.selectOption('#f-node', 'dgx-a100');
     await page.fill('#f-nodes', '1');
+    // "Add a group" sizes the new group and picks the layout from the engine's answer for the
+    // cluster on show (one DGX A100): wait for it, not the answer for the 8 DGX H100 before.
+    await settle(page);
     await page.click('#add-group');
     assert.equal(await page.inputValue('#f-grp1-node'), 'dgx-h100', 'the new group: the other common node');
     await page.fill('#f-grp1-nodes', '1');
@@ -313,7 +316,8 @@ describe('heterogeneous clusters', () => {
 
       // The scenario JSON card: its text, opened as a file, gives the same plan.
       const text = await page.textContent('#scenario-json');
-      await q.setInputFiles('#open-json', { name: 'scenario.json', mimeType: 'application/json', buffer: Buffer.from(text) });
+      // q shows that scenario already (from the link): wait for the file's own estimate, not that one.
+      await reloads(q, () => q.setInputFiles('#open-json', { name: 'scenario.json', mimeType: 'application/json', buffer: Buffer.from(text) }));
       await q.waitForFunction((t) => window.__stepcast.latest === JSON.stringify(JSON.parse(t)), text);
       await settle(q);
       assert.deepEqual(await inputsOnShow(q, mode), inputs, `${mode}: the same inputs from the file`);
@@ -402,8 +406,7 @@ describe('heterogeneous clusters', () => {
     for (const file of ['llama3-8b_a100-and-h100_stages.json', 'llama3-70b_a100-and-h100_replicas.json']) {
       const value = await page.$eval('#examples', (s, f) => [...s.options].find((o) => o.value.endsWith(`/${f}`))?.value, file);
       assert.ok(value, `${file} is listed`);
-      await page.selectOption('#examples', value);
-      await settle(page);
+      await reloads(page, () => page.selectOption('#examples', value));
       const scenario = JSON.parse(readFileSync(join(SCENARIO_DIR, file), 'utf8'));
       const report = await expectCli(scenario);
       if (scenario.plan.stages) assert.deepEqual((await stageMap()).map((s) => s.layers), report.stages.map((s) => s.layers));

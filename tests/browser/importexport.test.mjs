@@ -24,10 +24,15 @@ function cli(args, input) {
 
 const open = () => openPage(fx, `${fx.site.url}#${DEFAULT}`);
 
+/**
+ * Pastes `text`, imports it and waits for the box's verdict, then for the estimate of what it
+ * opened. The box shows "Reading the pasted text…" (class busy) meanwhile: waiting only for it to
+ * be on show would pass at once, before the import opened anything.
+ */
 async function importText(p, text) {
   await p.fill('#import-text', text);
   await p.click('#import-go');
-  await p.waitForSelector('#import-status:not([hidden])');
+  await p.waitForSelector('#import-status:not([hidden]):not(.busy)');
   await settle(p);
 }
 

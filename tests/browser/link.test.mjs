@@ -86,6 +86,9 @@ describe('share by URL', () => {
     await p.selectOption('#f-recompute', 'full');
     await p.fill('#f-tokens', '2500');
     await p.fill('#f-price', '3.1');
+    // The tokens and the price change the link, not the scenario: linked() alone could take the
+    // link of the same scenario written before them. Wait for the link that has the price first.
+    await p.waitForFunction(() => window.__stepcast.link?.endsWith('&price=3.1'), null, { timeout: 15000 });
     const link = await linked(p);
     const replaced = await p.evaluate(() => window.__replaced);
     assert.ok(replaced >= 1 && replaced <= 8, `the address was written ${replaced} times for 26 changes`);
@@ -281,7 +284,7 @@ describe('share by URL', () => {
     await linked(p);
     await p.screenshot({ path: join(SHOTS, 'embed-iframe.png') });
     await p.fill('#f-pp', '4');
-    await settle(p);
+    await linked(p); // "Open in Stepcast" follows the link, which comes after the estimate
     const full = await p.getAttribute('#open-full', 'href');
     assert.ok(full.startsWith(`${site.url}#v=2&`), `the full page, without ?embed (${full})`);
     assert.match(full, /&pp=4&/);

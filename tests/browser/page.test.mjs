@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliLink, cliResolve, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, plainMessage, shootDesktop as shootPage } from './helpers.mjs';
+import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, plainMessage, reloads, shootDesktop as shootPage } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 mkdirSync(SHOTS, { recursive: true });
@@ -81,9 +81,16 @@ async function expectFlags(scenario, id, name) {
   }
 }
 
+/**
+ * Chooses an example from the menu and waits for its estimate (the page loads it asynchronously:
+ * settle() alone would pass on the scenario still on show).
+ */
+async function openExample(value) {
+  await reloads(page, () => page.selectOption('#examples', value));
+}
+
 async function openDefault() {
-  await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
-  await settle();
+  await openExample(await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value));
 }
 
 /** Opens a scenario as a pasted link does. */
@@ -203,8 +210,7 @@ describe('the page', () => {
   });
 
   test('marks the control the user changed, with every problem the engine has and its hint', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
-    await settle();
+    await openDefault();
     const base = withPlan(DEFAULT, { dp: undefined });
     const messages = async (path) => page.$$eval(`[data-path="${path}"] > .error .msg`, (els) => els.map((e) => e.textContent));
     const invalid = () => page.$$eval('#inputs .field.invalid', (els) => els.map((e) => e.dataset.path));
@@ -251,8 +257,7 @@ describe('the page', () => {
     const oom = JSON.parse(readFileSync(join(SCENARIO_DIR, 'llama2-70b_dgx-a100x2_oom.json'), 'utf8'));
     const path = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_oom'))?.value);
     assert.ok(path, 'the OOM example is listed');
-    await page.selectOption('#examples', path);
-    await settle();
+    await openExample(path);
     const report = await expectCliNumbers(oom);
     assert.equal(report.fits, false);
     assert.match(await page.getAttribute('#status', 'class'), /\boom\b/);
@@ -271,8 +276,7 @@ describe('the page', () => {
     const files = readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.json'));
     assert.equal(options.length, files.length);
     for (const value of options) {
-      await page.selectOption('#examples', value);
-      await settle();
+      await openExample(value);
       const file = files.find((f) => value.endsWith(`/${f}`));
       const scenario = JSON.parse(readFileSync(join(SCENARIO_DIR, file), 'utf8'));
       await expectCliNumbers(scenario);
@@ -280,8 +284,7 @@ describe('the page', () => {
   });
 
   test('custom model and custom cluster give the same numbers as the presets they copy', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
-    await settle();
+    await openDefault();
     const preset = await metrics();
     await page.check('#f-model-mode-custom');
     await settle();
@@ -454,8 +457,7 @@ describe('the page', () => {
   });
 
   test('re-render time of each change (printed; budget: one frame, 16 ms)', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
-    await settle();
+    await openDefault();
     await page.evaluate(() => performance.clearMeasures('stepcast:update'));
     const values = [4, 8, 2, 8];
     const rounds = 40;
@@ -489,8 +491,7 @@ describe('the page', () => {
   });
 
   test('is readable at phone width and in dark mode', async () => {
-    await page.selectOption('#examples', (await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8'))?.value)));
-    await settle();
+    await openDefault();
     // The plan fieldset with the training software's flags open: plan-advanced(-phone)(-dark).png,
     // in a window tall enough for all of it (no inner scrolling, no bar over it).
     const plan = page.locator('fieldset:has(#plan-fields)');

@@ -14,7 +14,7 @@ import {
   CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliSearch, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, searchShown, settle, watch } from './helpers.mjs';
+import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, reloads, searchShown, settle, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -25,6 +25,15 @@ let page;
 const problems = [];
 
 const searched = (p = page) => searchShown(p);
+
+/**
+ * Chooses the example whose file name contains `part` and waits until the page estimated it (it
+ * loads asynchronously: the card of the scenario still on show would pass searched() at once).
+ */
+async function example(part) {
+  const value = await page.$eval('#examples', (s, x) => [...s.options].find((o) => o.value.includes(x)).value, part);
+  await reloads(page, () => page.selectOption('#examples', value));
+}
 
 /** The card's plans: [{plan, time, speedup}], in order. */
 async function cardPlans(p = page) {
@@ -160,7 +169,7 @@ describe('the Faster plans card', () => {
     const options = await page.$$eval('#examples option', (os) => os.map((o) => o.value).filter(Boolean));
     for (const part of ['_oom', 'custom-7b']) {
       const file = options.find((o) => o.includes(part));
-      await page.selectOption('#examples', file);
+      await reloads(page, () => page.selectOption('#examples', file));
       await searched();
       const scenario = JSON.parse(readFileSync(join(SCENARIO_DIR, file.split('/').pop()), 'utf8'));
       const cli = await expectCliPlans(await pageScenario(page));
@@ -176,7 +185,7 @@ describe('the Faster plans card', () => {
   });
 
   test('an invalid plan: searched around, said why, no speed-ups', async () => {
-    await page.selectOption('#examples', await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8')).value));
+    await example('llama3-70b_dgx-h100x8');
     await searched();
     await page.fill('#f-tp', '16');
     await searched();
@@ -198,7 +207,7 @@ describe('the Faster plans card', () => {
 
   test('several groups: one group searched, said so, nothing to apply', async () => {
     const file = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_stages')).value);
-    await page.selectOption('#examples', file);
+    await reloads(page, () => page.selectOption('#examples', file));
     await searched();
     const scenario = await pageScenario(page);
     assert.equal(scenario.cluster.groups.length, 2);
@@ -221,13 +230,13 @@ describe('the Faster plans card', () => {
     assert.match(await page.textContent('#search-summary'), /On group 1 alone/);
     await page.locator('#search-card').screenshot({ path: join(SHOTS, 'search-groups.png') });
     // Back to one group: the menu goes.
-    await page.selectOption('#examples', await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-8b_dgx-h100x1')).value));
+    await example('llama3-8b_dgx-h100x1');
     await searched();
     assert.equal(await page.isVisible('#search-group'), false);
   });
 
   test('the estimate of a change does not wait for a search running meanwhile', async () => {
-    await page.selectOption('#examples', await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('llama3-70b_dgx-h100x8')).value));
+    await example('llama3-70b_dgx-h100x8');
     await searched();
     // Each change is made while the search of the previous one runs in its worker.
     const runs = await page.evaluate(async (n) => {
