@@ -117,6 +117,29 @@ after(async () => {
 });
 
 describe('heterogeneous clusters', () => {
+  test('"Add a group" straight after an edit sizes the new group from the form, not the engine\'s last answer', async () => {
+    const p = watch(await context.newPage(), problems);
+    // Every message to the engine's workers arrives 600 ms late, so the click lands before the
+    // engine has answered for the edited cluster (a slow machine, or a quick user).
+    await p.addInitScript(() => {
+      const post = Worker.prototype.postMessage;
+      Worker.prototype.postMessage = function delayed(...args) { setTimeout(() => post.apply(this, args), 600); };
+    });
+    await p.goto(`${site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=64&seq=4096`);
+    await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 30000 });
+    await settle(p);
+    await p.selectOption('#f-node', 'dgx-a100');
+    await p.fill('#f-nodes', '1');
+    await p.click('#add-group');
+    // One DGX A100 (8 GPUs) holds no replica of TP 8 x PP 2 = 16 GPUs: the pipeline is split over
+    // the groups. From the answer for 8 DGX H100 it would have been two replica sets.
+    assert.match(await p.textContent('#add-group-note'), /^Added 2 × NVIDIA DGX H100\. Some group does not hold whole replicas of 16 GPUs/);
+    await settle(p);
+    assert.equal(await p.isChecked('#f-layout-stages'), true, 'the stages split over the groups');
+    assert.equal((await pageScenario(p)).plan.replicas, undefined, 'no replica sets');
+    await p.close();
+  });
+
   test('a two-group cluster built through the controls: stage map and timeline with the CLI\'s auto balance', async () => {
     await page.goto(site.url);
     await page.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });

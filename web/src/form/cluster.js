@@ -195,7 +195,9 @@ const gcd = (a, b) => (b ? gcd(b, a % b) : a);
  */
 function addGroup() {
   const list = groups();
-  const p = state.resolved?.scenario?.plan ?? plan();
+  // The form's own values: the engine's answer may still be for the cluster before the last edit
+  // (it fills in only what the form leaves out).
+  const p = { ...state.resolved?.scenario?.plan, ...plan() };
   const tp = p.tp ?? 1;
   const perReplica = tp * (p.pp ?? 1) * (p.cp ?? 1);
   const used = new Set(list.map((g) => g.node));
@@ -207,8 +209,7 @@ function addGroup() {
   const added = { node: node.id, nodes };
   state.scenario.cluster = Array.isArray(c.groups) ? { ...c, groups: [...c.groups, added] } : { groups: [c, added] };
   dropLayouts();
-  const gpus = [...groupInfo().slice(0, list.length).map((g) => (Number.isFinite(g.gpus) ? g.gpus : g.nodes * g.gpusPerNode)),
-    nodes * node.gpus_per_node];
+  const gpus = [...describeGroups(c, presets).map((g) => g.nodes * g.gpusPerNode), nodes * node.gpus_per_node];
   const whole = gpus.every((n) => Number.isInteger(n / perReplica) && n >= perReplica);
   if (whole) {
     const q = plan();
