@@ -5,6 +5,9 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
+#include <initializer_list>
 
 #include "stepcast/catalog.h"
 #include "stepcast/limits.h"
@@ -36,6 +39,44 @@ inline bool read_input(const std::string& path, std::string& out) {
   }
   out = ss.str();
   return true;
+}
+
+// One option of a command: a flag with a value (the last one given counts, or every one in
+// `all`), or a switch (`on`).
+struct Option {
+  std::string_view flag;
+  std::string* value = nullptr;
+  bool* on = nullptr;
+  std::vector<std::string>* all = nullptr;
+};
+
+// Reads argv[first..] against a command's options; anything else not starting with '-' ("-" is
+// standard input) goes to `positional`. Returns the error, empty when none: a flag without its
+// value, or an option the command does not have (with `hint`, the options it has).
+inline std::string read_options(int argc, char** argv, int first,
+                                std::initializer_list<Option> options,
+                                std::vector<std::string>& positional,
+                                std::string_view hint = {}) {
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const Option* o = nullptr;
+    for (const auto& option : options)
+      if (option.flag == arg) o = &option;
+    if (!o && arg.size() > 1 && arg[0] == '-')
+      return "unknown option " + arg + (hint.empty() ? "" : " (" + std::string(hint) + ")");
+    if (!o) {
+      positional.push_back(arg);
+    } else if (o->on) {
+      *o->on = true;
+    } else if (i + 1 >= argc) {
+      return arg + " needs a value";
+    } else if (o->all) {
+      o->all->push_back(argv[++i]);
+    } else {
+      *o->value = argv[++i];
+    }
+  }
+  return "";
 }
 
 }  // namespace stepcast::cli

@@ -14,15 +14,12 @@ using stepcast::cli::fail;
 
 int run_gemm_calibration(int argc, char** argv) {
   std::string file, gpu_id, format = "json";
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--gemm" || arg == "--gpu" || arg == "--format") {
-      if (i + 1 >= argc) return fail(arg + " needs a value");
-      (arg == "--gemm" ? file : arg == "--gpu" ? gpu_id : format) = argv[++i];
-    } else {
-      return fail("unknown argument " + arg + " (with --gemm: --gpu, --format)");
-    }
-  }
+  std::vector<std::string> extra;
+  const std::string error = stepcast::cli::read_options(
+      argc, argv, 2, {{"--gemm", &file}, {"--gpu", &gpu_id}, {"--format", &format}}, extra,
+      "with --gemm: --gpu, --format");
+  if (!error.empty()) return fail(error);
+  if (!extra.empty()) return fail("unknown argument " + extra.front() + " (with --gemm: --gpu, --format)");
   if (gpu_id.empty()) return fail("--gemm needs --gpu ID (`stepcast presets gpus`): its peaks");
   if (format != "json" && format != "text")
     return fail(fmt::format("--format={} must be json or text", format));

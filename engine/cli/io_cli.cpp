@@ -29,18 +29,9 @@ struct IoArgs {
 
 IoArgs parse_io_args(int argc, char** argv, int first) {
   IoArgs a;
-  for (int i = first; i < argc && a.error.empty(); ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string& into) {
-      if (i + 1 >= argc) a.error = arg + " needs a value";
-      else into = argv[++i];
-    };
-    if (arg == "--format") value(a.format);
-    else if (arg == "--link") value(a.link);
-    else if (arg == "--node") value(a.node);
-    else if (arg.size() > 1 && arg[0] == '-') a.error = "unknown option " + arg;
-    else a.positional.push_back(arg);
-  }
+  a.error = stepcast::cli::read_options(
+      argc, argv, first, {{"--format", &a.format}, {"--link", &a.link}, {"--node", &a.node}},
+      a.positional);
   return a;
 }
 

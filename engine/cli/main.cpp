@@ -113,32 +113,14 @@ struct Args {
 
 Args parse_args(int argc, char** argv, int first) {
   Args a;
-  for (int i = first; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](std::string& into) {
-      if (i + 1 >= argc) {
-        a.error = arg + " needs a value";
-        return;
-      }
-      into = argv[++i];
-    };
-    if (arg == "--format") value(a.format);
-    else if (arg == "--batch") value(a.batch);
-    else if (arg == "--timeline") a.timeline = true;
-    else if (arg == "--report") value(a.report);
-    else if (arg == "--link") value(a.link);
-    else if (arg == "--base") value(a.base);
-    else if (arg == "--tokens") value(a.tokens);
-    else if (arg == "--price") value(a.price);
-    else if (arg == "--top") value(a.top);
-    else if (arg == "--write-docs") value(a.write_docs);
-    else if (arg == "--level") value(a.level);
-    else if (arg == "--by") value(a.by);
-    else if (arg == "--calibration") value(a.calibration);
-    else if (arg.size() > 1 && arg[0] == '-' && arg != "-") a.error = "unknown option " + arg;
-    else a.positional.push_back(arg);
-    if (!a.error.empty()) break;
-  }
+  a.error = stepcast::cli::read_options(
+      argc, argv, first,
+      {{"--format", &a.format}, {"--batch", &a.batch}, {"--timeline", nullptr, &a.timeline},
+       {"--report", &a.report}, {"--link", &a.link}, {"--base", &a.base},
+       {"--tokens", &a.tokens}, {"--price", &a.price}, {"--top", &a.top},
+       {"--write-docs", &a.write_docs}, {"--level", &a.level}, {"--by", &a.by},
+       {"--calibration", &a.calibration}},
+      a.positional);
   return a;
 }
 

@@ -19,24 +19,13 @@ using stepcast::cli::fail;
 int run_nccl_calibration(int argc, char** argv) {
   std::vector<std::string> files;
   std::string format = "json", write, nics_text;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string& into) {
-      if (i + 1 >= argc) return false;
-      into = argv[++i];
-      return true;
-    };
-    if (arg == "--nccl-tests") continue;
-    if (arg == "--format" || arg == "--write" || arg == "--nics-per-node") {
-      if (!value(arg == "--format" ? format : arg == "--write" ? write : nics_text))
-        return fail(arg + " needs a value");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return fail("unknown option " + arg + " (with --nccl-tests: --nics-per-node, --write, "
-                  "--format)");
-    } else {
-      files.push_back(arg);
-    }
-  }
+  bool nccl_tests = false;  // the flag that chose this command
+  const std::string error = stepcast::cli::read_options(
+      argc, argv, 2,
+      {{"--nccl-tests", nullptr, &nccl_tests}, {"--format", &format}, {"--write", &write},
+       {"--nics-per-node", &nics_text}},
+      files, "with --nccl-tests: --nics-per-node, --write, --format");
+  if (!error.empty()) return fail(error);
   if (files.empty()) return fail("--nccl-tests needs one or more nccl-tests output files");
   if (format != "json" && format != "text")
     return fail(fmt::format("--format={} must be json or text", format));

@@ -49,24 +49,14 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string& into) {
-      if (i + 1 >= argc) o.error = arg + " needs a value";
-      else into = argv[++i];
-    };
-    if (arg == "--format") value(o.format);
-    else if (arg == "--write-cases") value(o.write_cases);
-    else if (arg == "--write") value(o.write);
-    else if (arg == "--anchored") o.anchored = true;
-    else if (arg == "--exclude-source") {
-      std::string s;
-      value(s);
-      if (!s.empty()) o.exclude.push_back(s);
-    } else if (arg.size() > 1 && arg[0] == '-') o.error = "unknown option " + arg;
-    else o.inputs.push_back(arg);
-    if (!o.error.empty()) break;
-  }
+  std::vector<std::string> excluded;
+  o.error = stepcast::cli::read_options(
+      argc, argv, 2,
+      {{"--format", &o.format}, {"--write-cases", &o.write_cases}, {"--write", &o.write},
+       {"--anchored", nullptr, &o.anchored}, {"--exclude-source", nullptr, nullptr, &excluded}},
+      o.inputs);
+  for (auto& s : excluded)
+    if (!s.empty()) o.exclude.push_back(std::move(s));
   if (o.error.empty() && o.inputs.empty())
     o.error = "give published-runs or modern-runs CSVs, or a cases JSONL";
   if (o.error.empty() && o.format != "text" && o.format != "json")
