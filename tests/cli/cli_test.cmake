@@ -314,3 +314,23 @@ execute_process(COMMAND ${STEPCAST} calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"gemm_efficiency\": 0\\.7")
   message(FATAL_ERROR "calibrate --gemm (${rc}): ${out}")
 endif()
+
+# The README's sample of `stepcast estimate --format text` is what the command prints (it had gone
+# stale after a refit): its lines up to "  ...", each the same as the output's.
+file(READ ${SOURCE_DIR}/README.md readme)
+string(FIND "${readme}" "```\nLlama 3 70B (70.55 B parameters)" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "README.md: the sample of stepcast estimate --format text is missing")
+endif()
+math(EXPR start "${start} + 4")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "  ...\n```" stop)
+string(SUBSTRING "${rest}" 0 ${stop} sample)
+execute_process(COMMAND ${STEPCAST} estimate ${example} --format text
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(LENGTH "${sample}" length)
+string(SUBSTRING "${out}" 0 ${length} head)
+if(NOT rc EQUAL 0 OR NOT head STREQUAL sample)
+  message(FATAL_ERROR "README.md's sample output differs from stepcast estimate ${example} "
+                      "--format text:\n${head}\n--- README:\n${sample}")
+endif()
