@@ -584,7 +584,7 @@ constexpr KeyInfo kCalibration[] = {
     {.object = "calibration", .name = "compute_scale", .type = V::number, .fallback = D::of(1.0),
      .min = 0.05, .max = 20,
      .doc = "multiplies the compute efficiencies of the cluster's GPUs (and divides their fixed "
-            "kernel and layer overheads); fitted from `runs` when they are given",
+            "kernel, layer and MoE host times); fitted from `runs` when they are given",
      .needs = "calibration"},
     {.object = "calibration", .name = "network_scale", .type = V::number, .fallback = D::of(1.0),
      .min = 0.01, .max = 100,

@@ -37,6 +37,7 @@ void scale_arch(ArchCalibration& a, double s) {
   eff(a.memory_efficiency);
   a.gemm_overhead_s /= s;
   a.layer_overhead_s /= s;
+  a.moe_host_s /= s;
 }
 
 void scale_link(LinkSpec& l, double s) {

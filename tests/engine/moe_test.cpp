@@ -207,6 +207,50 @@ TEST(Moe, GroupedGemmFactorSlowsOnlyTheExperts) {
   EXPECT_DOUBLE_EQ(dense_b.forward_s, dense_a.forward_s);
 }
 
+// The dispatcher's host time per MoE layer (calibration moe_host_us): after the token-count
+// sync the GPU waits for the CPU, so what exceeds the layer's forward (compute and token
+// exchange) adds to the step, once per MoE layer and micro-batch, twice under full recompute;
+// a run that drops tokens (capacity factor) has no sync, and a short host time hides.
+TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
+  auto with_host = [](Scenario s, double host_s) {
+    ArchCalibration cal = s.calibration.for_arch(s.cluster.groups[0].gpu.arch);
+    cal.moe_host_s = host_s;
+    s.calibration.families = {{s.cluster.groups[0].gpu.arch, cal}};
+    return s;
+  };
+  const Scenario s = with_host(scenario(small(R"({"ep": 8, "micro_batch": 1, "global_batch": 8})")), 0);
+  const Report base = estimate(s);
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  const double fwd = layer_compute(s.model, s.plan, d, {true, false}).forward_s;
+  double ep_forward = 0;  // the 4 layers' token exchange in the forward, one micro-batch
+  for (const auto& op : base.stages[0].communication)
+    if ((op.group == CommGroup::ep || op.group == CommGroup::etp) && op.phase == Phase::forward)
+      ep_forward += op.total_s();
+  const double per_layer_gpu = fwd + ep_forward / 4;
+  ASSERT_GT(per_layer_gpu, 0);
+
+  const double H = 3 * per_layer_gpu;  // a host-bound layer: 2 x its forward shows, per layer
+  const Report slow = estimate(with_host(s, H));
+  EXPECT_NEAR(slow.breakdown.host - base.breakdown.host, 4 * 2 * per_layer_gpu, 1e-9);
+  EXPECT_NEAR(slow.iteration_time_s - base.iteration_time_s, 8 * per_layer_gpu, 1e-9);
+  // Hidden behind the layer's own forward: no change.
+  EXPECT_DOUBLE_EQ(estimate(with_host(s, 0.9 * per_layer_gpu)).iteration_time_s,
+                   base.iteration_time_s);
+  // Full recompute replays the forward and its sync: twice the excess (the recomputed
+  // forward's GPU work is the same layer's).
+  Scenario full = with_host(s, 0);
+  full.plan.recompute = Recompute::full;
+  const Report full_base = estimate(full);
+  EXPECT_NEAR(estimate(with_host(full, H)).breakdown.host - full_base.breakdown.host,
+              2 * 4 * 2 * per_layer_gpu, 1e-9);
+  // Token dropping sizes the exchange without the host: no sync, no host time.
+  Scenario dropping = with_host(s, H);
+  dropping.model.moe.capacity_factor = 1.0;
+  Scenario dropping0 = with_host(s, 0);
+  dropping0.model.moe.capacity_factor = 1.0;
+  EXPECT_DOUBLE_EQ(estimate(dropping).breakdown.host, estimate(dropping0).breakdown.host);
+}
+
 // Megatron's theoretical_memory_usage.py: with the distributed optimizer and fp32 gradients,
 // 6 + 12/DP bytes per dense parameter and 6 + 12/EDP per expert parameter.
 TEST(Moe, ExpertStatesAreShardedOverExpertDataParallel) {

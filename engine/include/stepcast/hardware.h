@@ -98,6 +98,11 @@ struct ArchCalibration {
   // many narrow GEMMs of a few hundred rows each, launched as one kernel, fill the GPU's tiles
   // and waves less well than one large GEMM. 1 where no MoE run pins it.
   double grouped_gemm_factor = 1.0;
+  // CPU time per MoE layer and micro-batch in the forward that the GPU cannot run ahead of: a
+  // dropless layer copies its token counts to the host, so the queue drains, and the CPU then
+  // issues dispatch, experts, combine and the next attention from Python while the GPU waits
+  // (only what exceeds the layer's forward GPU work shows). 0 where no MoE run pins it.
+  double moe_host_s = 0;
 };
 
 struct Calibration {
