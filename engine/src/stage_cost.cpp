@@ -336,17 +336,19 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
   // A dropless MoE layer copies its token counts to the host before it can size the
-  // all-to-all: the CPU waits for the GPU, and the GPU then waits while the CPU launches the
-  // rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused ones: 5), graphs or
-  // not (token_dispatcher.py; the sync is what stops whole-layer CUDA graphs).
-  if (m.moe.enabled() && m.moe.capacity_factor == 0 && p.ep > 1)
+  // all-to-all (EP > 1) and the grouped GEMM, which takes them as a list of integers (TEGroupedMLP
+  // in experts.py, whatever the EP): the CPU waits for the GPU, and the GPU then waits while the
+  // CPU launches the rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused
+  // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs).
+  const bool synced = m.moe.enabled() && m.moe.capacity_factor == 0;
+  if (synced)
     t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
               sc.calibration.host_launch_s;
   // What the kernel count above misses: the Python of the dispatcher and the expert modules
   // between that sync and the next (a fitted time per layer, calibration.json's moe_host_us).
   // The GPU runs the layer's forward (compute and token exchange) while the CPU issues it, so
   // only the excess shows; a full recompute replays the forward and its sync.
-  if (m.moe.enabled() && m.moe.capacity_factor == 0 && p.ep > 1 && device.cal.moe_host_s > 0) {
+  if (synced && device.cal.moe_host_s > 0) {
     const double ep_forward = ep_time(Phase::forward) / std::max(1.0, mix.moe_total());
     const double passes = p.recompute == Recompute::full ? 2 : 1;
     for (const auto& k : kinds)

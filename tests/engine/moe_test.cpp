@@ -249,6 +249,12 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
   Scenario dropping0 = with_host(s, 0);
   dropping0.model.moe.capacity_factor = 1.0;
   EXPECT_DOUBLE_EQ(estimate(dropping).breakdown.host, estimate(dropping0).breakdown.host);
+  // Without expert parallelism the grouped GEMM still takes its 8 experts' token counts from
+  // the host (a list of integers): the same wait, beyond that plan's own layer forward.
+  const Scenario ep1 = with_host(scenario(small(R"({"ep": 1, "micro_batch": 1, "global_batch": 8})")), 0);
+  const double fwd1 = layer_compute(ep1.model, ep1.plan, d, {true, false}).forward_s;
+  EXPECT_NEAR(estimate(with_host(ep1, 3 * fwd1)).breakdown.host - estimate(ep1).breakdown.host,
+              4 * 2 * fwd1, 1e-9);
 }
 
 // Megatron's theoretical_memory_usage.py: with the distributed optimizer and fp32 gradients,

@@ -61,8 +61,8 @@ export const TERMS = {
     'sum of the small collectives after the backward'],
   host: ['CPU launches', 'Time the GPU waits for the CPU to launch its kernels: when a micro-batch has many small ' +
     'kernels (eager PyTorch, small layers or micro-batches), launching them takes longer than running them. ' +
-    'Fused kernels launch fewer; CUDA graphs launch a whole layer at once. A dropless MoE layer with expert ' +
-    'parallelism also copies its token counts to the CPU, then waits while Python issues its dispatch, experts and combine.',
+    'Fused kernels launch fewer; CUDA graphs launch a whole layer at once. A dropless MoE layer also copies its ' +
+    'token counts to the CPU, then waits while Python issues its dispatch, experts and combine.',
   'per micro-batch: max(0, kernels launched × launch time − GPU time of the stage) + per MoE layer ' +
     'max(0, fitted host time − the layer\'s forward); × micro-batches'],
 

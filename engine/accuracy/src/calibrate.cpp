@@ -89,8 +89,7 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
     if (arch_of(c) != arch) continue;
     const Plan& p = c.scenario.plan;
     moe = moe || c.scenario.model.moe.enabled();
-    synced = synced || (c.scenario.model.moe.enabled() && c.scenario.model.moe.capacity_factor == 0 &&
-                        p.ep > 1);
+    synced = synced || (c.scenario.model.moe.enabled() && c.scenario.model.moe.capacity_factor == 0);
     if (p.precision == Precision::nvfp4) fp4 = true;
     else if (low_precision(p.precision)) fp8 = true;
     else sixteen = true;
@@ -126,7 +125,7 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
   if (moe)
     out.push_back({"grouped_gemm_factor", 0.3, 1.0,
                    "grouped expert GEMMs reach at most the dense GEMM efficiency"});
-  // Only dropless MoE rows with expert parallelism wait on the host after the token-count sync.
+  // Only dropless MoE rows wait on the host after the token-count sync (stage_cost.cpp).
   if (synced)
     out.push_back({"moe_host_us", 0, 16000,
                    "upper bound: the most host-bound published run, Moonlight-16B on 8 H100 at one "
