@@ -19,7 +19,8 @@ int run_gemm_calibration(int argc, char** argv) {
       argc, argv, 2, {{"--gemm", &file}, {"--gpu", &gpu_id}, {"--format", &format}}, extra,
       "with --gemm: --gpu, --format");
   if (!error.empty()) return fail(error);
-  if (!extra.empty()) return fail("unknown argument " + extra.front() + " (with --gemm: --gpu, --format)");
+  if (!extra.empty())
+    return fail("unknown argument " + extra.front() + " (with --gemm: --gpu, --format)");
   if (gpu_id.empty()) return fail("--gemm needs --gpu ID (`stepcast presets gpus`): its peaks");
   if (format != "json" && format != "text")
     return fail(fmt::format("--format={} must be json or text", format));

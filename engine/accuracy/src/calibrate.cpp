@@ -89,7 +89,8 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
     if (arch_of(c) != arch) continue;
     const Plan& p = c.scenario.plan;
     moe = moe || c.scenario.model.moe.enabled();
-    synced = synced || (c.scenario.model.moe.enabled() && c.scenario.model.moe.capacity_factor == 0);
+    const MoeSpec& e = c.scenario.model.moe;
+    synced = synced || (e.enabled() && e.capacity_factor == 0);
     if (p.precision == Precision::nvfp4) fp4 = true;
     else if (low_precision(p.precision)) fp8 = true;
     else sixteen = true;
