@@ -83,18 +83,10 @@ std::vector<std::vector<int64_t>> megatron_split(const Plan& p, int64_t L) {
   return chunks;
 }
 
-// Layers per stage: as given, Megatron's split by default, or balanced by stage speed and memory.
+// Layers per stage of plan.stages: as given, or balanced by stage speed and memory where a
+// stage leaves them to the engine (layers 0). Without plan.stages, Megatron's split decides.
 std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& groups) {
   const Plan& p = sc.plan;
-  if (p.stages.empty()) {
-    std::vector<int64_t> layers;
-    for (const auto& chunk : megatron_split(p, sc.model.layers)) {
-      int64_t n = 0;
-      for (int64_t c : chunk) n += c;
-      layers.push_back(n);
-    }
-    return layers;
-  }
   std::vector<int64_t> fixed;
   bool any_auto = false;
   for (const auto& s : p.stages) {
@@ -130,10 +122,15 @@ PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>&
   PipelineLayout lay;
   for (int i = 0; i < p.pp; ++i)
     lay.groups.push_back(group >= 0 ? group : (p.stages.empty() ? 0 : p.stages[i].group));
-  lay.layers = stage_layers(sc, lay.groups);
   if (p.stages.empty()) {
     lay.chunk_layers = megatron_split(p, sc.model.layers);
+    for (const auto& chunks : lay.chunk_layers) {  // stage_layers' sums, without a second split
+      int64_t n = 0;
+      for (int64_t c : chunks) n += c;
+      lay.layers.push_back(n);
+    }
   } else {
+    lay.layers = stage_layers(sc, lay.groups);
     // Given layers split evenly over the stage's chunks, the embedding and the loss counted in
     // the first and last stage where the plan says so.
     for (size_t i = 0; i < lay.layers.size(); ++i) {

@@ -36,8 +36,8 @@ void JsonWriter::value(const Json& j) {
     case Json::value_t::number_integer: value(j.get<int64_t>()); return;
     case Json::value_t::number_unsigned: {
       separate();
-      std::array<char, 24> buffer;
-      out_.append(buffer.data(), fmt::format_to(buffer.data(), "{}", j.get<uint64_t>()));
+      const fmt::format_int digits(j.get<uint64_t>());
+      out_.append(digits.data(), digits.size());
       return;
     }
     case Json::value_t::number_float: value(j.get<double>()); return;

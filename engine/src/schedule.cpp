@@ -33,12 +33,13 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
   return out;
 }
 
-PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
                          uint64_t& block_budget) {
   PipelineRun run;
-  run.plan = p;
-  run.layout = lay;
+  run.plan = std::move(plan);
+  const Plan& p = run.plan;
+  run.layout = &lay;
   run.stages = stage_costs(sc, p, lay);
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const int64_t mb = p.micro_batches();

@@ -73,7 +73,7 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   r.parameters = count_parameters(m, m.vocab, m.seq_len).total;
 
   for (size_t i = 0; i < sets.size(); ++i) {
-    const auto& g = sc.cluster.groups[runs[i].layout.groups.front()];
+    const auto& g = sc.cluster.groups[runs[i].layout->groups.front()];
     ReplicaReport rep{sets[i].group, g.gpu.id.empty() ? g.gpu.name : g.gpu.id, sets[i].count,
                       sets[i].micro_batches, runs[i].pipe_s + runs[i].fill_s};
     for (const auto& s : runs[i].stages) {

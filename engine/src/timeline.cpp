@@ -41,7 +41,7 @@ void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critic
     for (const auto& ev : x.events) {
       r.timeline.push_back({kind_of(ev.kind), ev.stage, ev.chunk, ev.micro_batch,
                             ev.start_s * scale, ev.end_s * scale, static_cast<int>(set),
-                            x.layout.groups[ev.stage]});
+                            x.layout->groups[ev.stage]});
       stage_end[ev.stage] = std::max(stage_end[ev.stage], ev.end_s * scale);
     }
     if (set != critical) continue;
@@ -50,7 +50,7 @@ void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critic
       if (tail.stage_sync_s[i] > 0)
         r.timeline.push_back({TimelineKind::dp_sync, i, 0, 0, stage_end[i],
                               stage_end[i] + tail.stage_sync_s[i], static_cast<int>(set),
-                              x.layout.groups[i]});
+                              x.layout->groups[i]});
       sync_end = std::max(sync_end, stage_end[i] + tail.stage_sync_s[i]);
     }
     sync_end = std::max(sync_end, run.pipe_s + run.fill_s + tail.dp_exposed_s);
@@ -58,7 +58,7 @@ void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critic
     for (int i = 0; i < pp; ++i)
       r.timeline.push_back({TimelineKind::optimizer, i, 0, 0, start,
                             start + x.stages[i].report.optimizer_s, static_cast<int>(set),
-                            x.layout.groups[i]});
+                            x.layout->groups[i]});
   }
 }
 

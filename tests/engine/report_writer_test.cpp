@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 #include <sstream>
 
 #include "stepcast/estimate.h"
@@ -95,7 +96,9 @@ TEST(ReportWriter, EdgeNumbersAndStringsAsDumpWritesThem) {
   const double values[] = {0.0,     -0.0,    1.0,     -1.0,   0.1,     1e-4,    1.5e-5,
                            1e-300,  5e-324,  1e15,    1e16,   1.25e17, 123456789012345.6,
                            1e21,    -2.5e-7, 1e308,   std::numeric_limits<double>::max(),
-                           0.30000000000000004};
+                           0.30000000000000004, 999999999999999.0, -999999999999999.0,
+                           999999999999999.9, 4503599627370496.0, 85899345920.0, -7.0,
+                           1e14, 562949953421312.0};
   const std::string names[] = {"plain", "tab\there", "quote \" and \\ backslash", "line\nbreak",
                                "\x01\x1f control", "naïve ✓", "bad \xff\xfe utf-8",
                                "cut \xe2\x9c"};
@@ -114,6 +117,30 @@ TEST(ReportWriter, EdgeNumbersAndStringsAsDumpWritesThem) {
       EXPECT_EQ(*streamed, tree_text(r, indent)) << "value " << values[i] << " indent " << indent;
     }
   }
+}
+
+// Whole numbers of every size (the writer prints those below 10^15 without Grisu2): bytes,
+// counts and parameters as dump() writes them, from 1 to past 2^53, either sign.
+TEST(ReportWriter, WholeNumbersAsDumpWritesThem) {
+  Report r = estimate(test::scenario(scenario_texts().front()));
+  ASSERT_GE(r.stages.front().communication.size(), 4u);
+  std::mt19937_64 random(12);
+  int written = 0;
+  for (int round = 0; round < 300; ++round) {
+    for (auto& op : r.stages.front().communication) {
+      const int digits = static_cast<int>(random() % 18) + 1;  // 1 to 18 digits
+      double v = std::floor(std::ldexp(static_cast<double>(random() >> 11), -53) *
+                            std::pow(10.0, digits));
+      if (random() % 2) v = -v;
+      op.bytes = v;
+      ++written;
+    }
+    r.parameters = std::ldexp(1.0, static_cast<int>(random() % 60));  // powers of two, to 2^59
+    const auto streamed = report_text(r, -1);
+    ASSERT_TRUE(streamed.ok());
+    ASSERT_EQ(*streamed, tree_text(r, -1)) << "round " << round;
+  }
+  EXPECT_GT(written, 1000);
 }
 
 // An empty report: empty arrays stay [] in the indented form as in dump().

@@ -87,7 +87,8 @@ struct ReplicaSet {
 // One pipeline (a replica set) run through the schedule.
 struct PipelineRun {
   Plan plan;  // the scenario's plan with this set's micro-batch count
-  PipelineLayout layout;
+  // The set's layout, not a copy: the replica sets outlive the runs inside estimate().
+  const PipelineLayout* layout = nullptr;
   std::vector<StageCost> stages;
   double pipe_s = 0;  // forward-backward of all micro-batches, fill and drain included
   double fill_s = 0;  // send/receive of the fill and drain when the steady state hides it
@@ -145,7 +146,7 @@ inline uint64_t schedule_blocks(const Plan& p) {
   return 2 * static_cast<uint64_t>(p.micro_batches()) * static_cast<uint64_t>(p.vpp) *
          static_cast<uint64_t>(p.pp);
 }
-PipelineRun run_pipeline(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
                          uint64_t& block_budget);
 
