@@ -20,7 +20,7 @@ void JsonWriter::value(const Json& j) {
       for (auto it = j.begin(); it != j.end(); ++it) {
         separate();
         string(it.key());  // (a document's key may need escaping)
-        out_ += indent_ < 0 ? ":" : ": ";
+        put(indent_ < 0 ? ":" : ": ");
         after_key_ = true;
         value(*it);
       }
@@ -37,13 +37,13 @@ void JsonWriter::value(const Json& j) {
     case Json::value_t::number_unsigned: {
       separate();
       const fmt::format_int digits(j.get<uint64_t>());
-      out_.append(digits.data(), digits.size());
+      put(std::string_view(digits.data(), digits.size()));
       return;
     }
     case Json::value_t::number_float: value(j.get<double>()); return;
     default:  // null (a tree never holds the rest)
       separate();
-      out_ += "null";
+      put("null");
       return;
   }
 }
@@ -56,14 +56,14 @@ void JsonWriter::string(std::string_view s) {
       break;
     }
   if (plain) {
-    out_ += '"';
-    out_ += s;
-    out_ += '"';
+    put('"');
+    put(s);
+    put('"');
     return;
   }
   // Escapes and invalid UTF-8 (replaced by U+FFFD) exactly as the tree's dump() treats them.
-  out_ += Json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/false,
-                                    Json::error_handler_t::replace);
+  put(Json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/false,
+                                    Json::error_handler_t::replace));
 }
 
 }  // namespace detail
@@ -220,6 +220,7 @@ Result<std::string> report_text(const Report& report, int indent, ReportKind kin
   out.reserve(4096 + 4096 * report.stages.size() + 160 * report.timeline.size());
   JsonWriter w(out, indent);
   write_report(w, report, kind);
+  w.finish();
   if (!w.non_finite()) return out;
   // Rare: the tree names the first number that is not finite (report_json's message).
   auto tree = report_json(report);

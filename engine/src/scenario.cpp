@@ -215,11 +215,7 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   }
   p.execution = profile->execution;
   // The profile's values for what the plan leaves out, the plan's own for the rest.
-  Json merged = profile->plan_defaults;
-  if (r.is_object())
-    for (const auto& field : detail::plan_fields())
-      if (const Json* given = r.raw(field.info.name)) merged[std::string(field.info.name)] = *given;
-  JsonReader m(merged, "plan");
+  JsonReader m = r.with_defaults(profile->plan_defaults);
   for (const auto& f : detail::plan_fields())
     if (f.read && f.info.name != "framework") f.read(m, f.info, p);
   r.absorb(m.errors());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "detail/step.h"
@@ -152,27 +153,47 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
 
 namespace {
 
-// The layers of a mix with what each kind costs.
+// The layers of a mix with what each kind costs: at most the four kinds, held in place (an
+// estimate makes one per stage and chunk).
 struct KindCost {
   LayerKind kind;
   double count = 0;
   LayerCompute compute;
 };
+struct KindCosts {
+  std::array<KindCost, 4> items;
+  size_t size = 0;
+  const KindCost* begin() const { return items.data(); }
+  const KindCost* end() const { return items.data() + size; }
+};
 
-std::vector<KindCost> kind_costs(const ModelSpec& m, const Plan& p, const Device& d,
-                                 const LayerMix& mix) {
-  std::vector<KindCost> out;
-  for (const auto& [count, kind] :
-       {std::pair{mix.dense, LayerKind{false, false}}, std::pair{mix.moe, LayerKind{true, false}},
-        std::pair{mix.dense_windowed, LayerKind{false, true}},
-        std::pair{mix.moe_windowed, LayerKind{true, true}}})
-    if (count > 0) out.push_back({kind, count, layer_compute(m, p, d, kind)});
+// The mix's count of layers of one kind.
+double count_of(const LayerMix& mix, LayerKind kind) {
+  if (kind.moe) return kind.windowed ? mix.moe_windowed : mix.moe;
+  return kind.windowed ? mix.dense_windowed : mix.dense;
+}
+
+// `known`: costs already computed for the kinds of a mix holding this one (a stage's, for its
+// chunks): a layer's cost depends on its kind, not on how many there are.
+KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const LayerMix& mix,
+                     const KindCosts* known = nullptr) {
+  KindCosts out;
+  for (const LayerKind kind : {LayerKind{false, false}, LayerKind{true, false},
+                               LayerKind{false, true}, LayerKind{true, true}}) {
+    const double count = count_of(mix, kind);
+    if (!(count > 0)) continue;
+    const KindCost* same = nullptr;
+    if (known)
+      for (const auto& k : *known)
+        if (k.kind.moe == kind.moe && k.kind.windowed == kind.windowed) same = &k;
+    out.items[out.size++] = {kind, count, same ? same->compute : layer_compute(m, p, d, kind)};
+  }
   return out;
 }
 
 // A field of LayerCompute summed over the layers of a mix.
 template <class Field>
-double sum_of(const std::vector<KindCost>& kinds, Field field) {
+double sum_of(const KindCosts& kinds, Field field) {
   double total = 0;
   for (const auto& k : kinds) total += k.count * field(k.compute);
   return total;
@@ -194,7 +215,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
   const double slowdown = sc.calibration.overlap_slowdown;
-  const std::vector<KindCost> kinds = kind_costs(m, p, device, mix);
+  const KindCosts kinds = kind_costs(m, p, device, mix);
   const HeadCompute head = head_compute(m, p, device);
   const HeadCompute embed = embedding_compute(m, p, device);
   const double mbd = static_cast<double>(p.micro_batches());
@@ -246,7 +267,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   const int v = static_cast<int>(chunks.size());
   for (int k = 0; k < v; ++k) {
-    const std::vector<KindCost> in_chunk = kind_costs(m, p, device, chunks[k]);
+    const KindCosts in_chunk = kind_costs(m, p, device, chunks[k], &kinds);
     const bool model_first = shape.first && k == 0, model_last = shape.last && k == v - 1;
     c.chunk_forward_share.push_back(
         (sum_of(in_chunk, [](const LayerCompute& l) { return l.forward_s; }) +

@@ -43,11 +43,17 @@ class JsonReader {
     return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
   }
   bool is_object() const { return object_.is_object(); }
-  bool has(std::string_view key) const { return object_.is_object() && object_.contains(key); }
-  const Json* raw(std::string_view key) const {
-    if (!object_.is_object()) return nullptr;
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
+  bool has(std::string_view key) const { return find(key) != nullptr; }
+  const Json* raw(std::string_view key) const { return find(key); }
+
+  // A reader of the same object that takes a key the object lacks from `defaults` (an object:
+  // a framework profile's plan defaults), as if merged into it, without copying either. An
+  // object that is not one reads as empty (its own reader reports that).
+  JsonReader with_defaults(const Json& defaults) const {
+    static const Json empty = Json::object();
+    JsonReader m(object_.is_object() ? object_ : empty, path_);
+    if (defaults.is_object()) m.defaults_ = &defaults;
+    return m;
   }
 
   void reject_unknown_keys(std::initializer_list<std::string_view> known) {
@@ -226,18 +232,26 @@ class JsonReader {
     if (max >= (int64_t{1} << 50)) return fmt::format(">= {}", min);
     return fmt::format("between {} and {}", min, max);
   }
-  const Json* lookup(std::string_view key, bool optional) {
+  // The object's value for `key`, else the defaults', else null.
+  const Json* find(std::string_view key) const {
     if (!object_.is_object()) return nullptr;
-    auto it = object_.find(key);
-    if (it == object_.end() || (optional && it->is_null())) {
+    if (auto it = object_.find(key); it != object_.end()) return &*it;
+    if (!defaults_) return nullptr;
+    auto it = defaults_->find(key);
+    return it == defaults_->end() ? nullptr : &*it;
+  }
+  const Json* lookup(std::string_view key, bool optional) {
+    const Json* v = find(key);
+    if (!v || (optional && v->is_null())) {
       if (!optional)
         fail(ErrorCode::missing_key, field(key), fmt::format("{} is required", field(key)));
       return nullptr;
     }
-    return &*it;
+    return v;
   }
 
   const Json& object_;
+  const Json* defaults_ = nullptr;
   std::string path_;
   std::vector<Error> errors_;
 };

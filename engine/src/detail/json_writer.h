@@ -2,7 +2,8 @@
 // (same number formatting, same escaping, same indentation), without building the tree. Keys
 // must be written in the order dump() prints them (nlohmann::json sorts them). Private to the
 // engine: reports are written with it (report_writer.cpp), thousands of values without one
-// allocation each.
+// allocation each. The string is written through a position of the writer's own (one capacity
+// check per piece, fixed-size copies inlined) and cut to it by finish().
 #pragma once
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -22,7 +24,11 @@ namespace stepcast::detail {
 class JsonWriter {
  public:
   // indent < 0: one line, as dump(-1); otherwise dump(indent).
-  JsonWriter(std::string& out, int indent) : out_(out), indent_(indent) {}
+  JsonWriter(std::string& out, int indent) : out_(out), indent_(indent), pos_(out.size()) {
+    out_.resize(pos_ + 512);  // (resize fills: grow by what is written, not to capacity)
+  }
+  // The string holds what was written, and nothing after it.
+  void finish() { out_.resize(pos_); }
 
   void begin_object() { open('{'); }
   void end_object() { close('}'); }
@@ -32,21 +38,14 @@ class JsonWriter {
   // `name`: one of the engine's own keys, plain ASCII (nothing to escape).
   void key(std::string_view name) {
     separate();
-    // One append, not three: keys are a third of a summary report's characters.
-    std::array<char, 64> buffer;
-    if (name.size() + 4 > buffer.size()) {
-      out_ += '"';
-      out_ += name;
-      out_ += indent_ < 0 ? "\":" : "\": ";
-    } else {
-      char* p = buffer.data();
-      *p++ = '"';
-      p = std::copy(name.begin(), name.end(), p);
-      *p++ = '"';
-      *p++ = ':';
-      if (indent_ >= 0) *p++ = ' ';
-      out_.append(buffer.data(), p);
-    }
+    char* p = room(name.size() + 4);
+    *p++ = '"';
+    std::memcpy(p, name.data(), name.size());
+    p += name.size();
+    *p++ = '"';
+    *p++ = ':';
+    if (indent_ >= 0) *p++ = ' ';
+    pos_ = static_cast<size_t>(p - out_.data());
     after_key_ = true;
   }
 
@@ -54,23 +53,23 @@ class JsonWriter {
     separate();
     if (!std::isfinite(v)) {
       non_finite_ = true;
-      out_ += "null";
+      put("null");
       return;
     }
-    std::array<char, 64> buffer;
-    char* end = whole_number(buffer.data(), v);
-    if (!end) end = nlohmann::detail::to_chars(buffer.data(), buffer.data() + buffer.size(), v);
-    out_.append(buffer.data(), end);
+    char* p = room(64);
+    char* end = whole_number(p, v);
+    if (!end) end = nlohmann::detail::to_chars(p, p + 64, v);
+    pos_ = static_cast<size_t>(end - out_.data());
   }
   void value(int64_t v) {
     separate();
     const fmt::format_int digits(v);  // no format string to interpret
-    out_.append(digits.data(), digits.size());
+    put(std::string_view(digits.data(), digits.size()));
   }
   void value(int v) { value(static_cast<int64_t>(v)); }
   void value(bool v) {
     separate();
-    out_ += v ? "true" : "false";
+    put(v ? std::string_view("true") : std::string_view("false"));
   }
   void value(std::string_view s) {
     separate();
@@ -93,14 +92,14 @@ class JsonWriter {
  private:
   void open(char bracket) {
     separate();
-    out_ += bracket;
+    put(bracket);
     ++depth_;
     first_ = true;
   }
   void close(char bracket) {
     --depth_;
     if (!first_) newline();  // an empty container stays "[]" / "{}"
-    out_ += bracket;
+    put(bracket);
     first_ = false;
   }
   // Before a value or key: the comma after the previous element, and the line break.
@@ -110,14 +109,17 @@ class JsonWriter {
       return;
     }
     if (depth_ == 0) return;
-    if (!first_) out_ += ',';
+    if (!first_) put(',');
     first_ = false;
     newline();
   }
   void newline() {
     if (indent_ < 0) return;
-    out_ += '\n';
-    out_.append(static_cast<size_t>(indent_) * static_cast<size_t>(depth_), ' ');
+    const size_t n = static_cast<size_t>(indent_) * static_cast<size_t>(depth_);
+    char* p = room(n + 1);
+    *p = '\n';
+    std::memset(p + 1, ' ', n);
+    pos_ += n + 1;
   }
   // A whole number below 10^15 (counts, bytes, parameters: a third of a report's numbers) as
   // dump() prints it, its integer digits and ".0", without Grisu2's digit search: below 10^15 a
@@ -134,11 +136,25 @@ class JsonWriter {
     *out++ = '0';
     return out;
   }
+  // Room for `n` more characters at the write position (the string grows by doubling).
+  char* room(size_t n) {
+    if (pos_ + n > out_.size()) out_.resize(std::max(2 * out_.size(), pos_ + n));
+    return out_.data() + pos_;
+  }
+  void put(std::string_view text) {
+    std::memcpy(room(text.size()), text.data(), text.size());
+    pos_ += text.size();
+  }
+  void put(char c) {
+    *room(1) = c;
+    ++pos_;
+  }
   // Plain printable ASCII is copied; anything else is escaped by nlohmann itself.
   void string(std::string_view s);
 
   std::string& out_;
   int indent_;
+  size_t pos_;  // the end of what was written
   int depth_ = 0;
   bool first_ = true;
   bool after_key_ = false;
