@@ -28,32 +28,49 @@ std::string text(const stepcast::Json& j) {
 }
 std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
 
-// The estimate options: {"report": "full" | "summary"} (estimate.h's ReportKind; full when
-// absent, as with no options at all).
-stepcast::Result<stepcast::ReportKind> report_kind(const std::string& options_json) {
+// The estimate options: {"report": "full" | "summary", "timeline": true | false}
+// (estimate.h's ReportKind, full when absent; the schedule's events, there when absent: the
+// page draws them. A sweep asks for {"report": "summary", "timeline": false}, what
+// `stepcast estimate --report summary` writes.)
+struct ReportOptions {
+  stepcast::ReportKind kind = stepcast::ReportKind::full;
+  bool timeline = true;
+};
+stepcast::Result<ReportOptions> report_options(const std::string& options_json) {
   auto opts = stepcast::parse_json(options_json.empty() ? "{}" : options_json, "the options");
   if (!opts) return opts.error();
-  if (!opts->is_object() || !opts->contains("report")) return stepcast::ReportKind::full;
-  const stepcast::Json& report = (*opts)["report"];
-  const auto kind = report.is_string()
-                        ? stepcast::enum_from<stepcast::ReportKind>(report.get<std::string>())
-                        : std::nullopt;
-  if (!kind)
-    return stepcast::Error{stepcast::ErrorCode::out_of_range, "report",
-                           "report must be full or summary"};
-  return *kind;
+  ReportOptions out;
+  if (!opts->is_object()) return out;
+  if (opts->contains("report")) {
+    const stepcast::Json& report = (*opts)["report"];
+    const auto kind = report.is_string()
+                          ? stepcast::enum_from<stepcast::ReportKind>(report.get<std::string>())
+                          : std::nullopt;
+    if (!kind)
+      return stepcast::Error{stepcast::ErrorCode::out_of_range, "report",
+                             "report must be full or summary"};
+    out.kind = *kind;
+  }
+  if (opts->contains("timeline")) {
+    const stepcast::Json& timeline = (*opts)["timeline"];
+    if (!timeline.is_boolean())
+      return stepcast::Error{stepcast::ErrorCode::type_error, "timeline",
+                             "timeline must be true or false"};
+    out.timeline = timeline.get<bool>();
+  }
+  return out;
 }
 
 // estimate(scenario) or estimate(scenario, options): the report, or the error.
 std::string estimate_with(const std::string& scenario_json, const std::string& options_json) {
-  const auto kind = report_kind(options_json);
-  if (!kind) return error_text(kind.error());
+  const auto wanted = report_options(options_json);
+  if (!wanted) return error_text(wanted.error());
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) return error_text(scenario.error());
   stepcast::EstimateOptions options;
-  options.timeline = true;
-  auto report = stepcast::report_text(stepcast::estimate(*scenario, options), -1, *kind);
+  options.timeline = wanted->timeline;
+  auto report = stepcast::report_text(stepcast::estimate(*scenario, options), -1, wanted->kind);
   if (!report) return error_text(report.error());
   return std::move(report).value();
 }
@@ -78,9 +95,9 @@ emscripten::val timeline_kinds() {
 emscripten::val estimate_columns_with(const std::string& scenario_json,
                                       const std::string& options_json) {
   emscripten::val out = emscripten::val::object();
-  const auto kind = report_kind(options_json);
-  if (!kind) {
-    out.set("json", error_text(kind.error()));
+  const auto wanted = report_options(options_json);
+  if (!wanted) {
+    out.set("json", error_text(wanted.error()));
     return out;
   }
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
@@ -90,7 +107,7 @@ emscripten::val estimate_columns_with(const std::string& scenario_json,
     return out;
   }
   stepcast::EstimateOptions options;
-  options.timeline = true;
+  options.timeline = wanted->timeline;
   stepcast::Report report = stepcast::estimate(*scenario, options);
   std::vector<stepcast::TimelineEvent> events = std::move(report.timeline);
   report.timeline.clear();
@@ -104,7 +121,7 @@ emscripten::val estimate_columns_with(const std::string& scenario_json,
     placement.insert(placement.end(),
                      {static_cast<double>(e.replica), static_cast<double>(e.group)});
   }
-  auto json = stepcast::report_text(report, -1, *kind);  // the events, moved out: checked below
+  auto json = stepcast::report_text(report, -1, wanted->kind);  // events moved out: checked below
   if (!json) {
     out.set("json", error_text(json.error()));
     return out;

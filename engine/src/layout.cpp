@@ -29,18 +29,18 @@ LayerMix average_mix(const ModelSpec& m, double layers) {
 
 namespace {
 
-// The kinds of every chunk's layers: virtual stage v = c·pp + i holds the layers that follow
-// those of virtual stages 0 .. v-1 (Megatron's model-chunk order).
-std::vector<std::vector<LayerMix>> chunk_mixes(const ModelSpec& m,
-                                               const std::vector<std::vector<int64_t>>& chunks) {
-  const size_t pp = chunks.size();
-  std::vector<std::vector<LayerMix>> out(pp);
-  const size_t v = pp ? chunks.front().size() : 0;
+// The kinds of every chunk's layers (`chunks`: PipelineLayout::chunk_layers): virtual stage
+// c·pp + i holds the layers that follow those of virtual stages before it (Megatron's model-chunk
+// order).
+std::vector<LayerMix> chunk_mixes(const ModelSpec& m, const std::vector<int64_t>& chunks,
+                                  size_t pp, size_t v) {
+  std::vector<LayerMix> out(chunks.size());
   int64_t first = 0;
   for (size_t c = 0; c < v; ++c)
     for (size_t i = 0; i < pp; ++i) {
-      out[i].push_back(layer_mix(m, first, chunks[i][c]));
-      first += chunks[i][c];
+      const size_t k = i * v + c;
+      out[k] = layer_mix(m, first, chunks[k]);
+      first += chunks[k];
     }
   return out;
 }
@@ -50,16 +50,17 @@ std::vector<std::vector<LayerMix>> chunk_mixes(const ModelSpec& m,
 // split the rest evenly; --account-for-embedding/loss-in-pipeline-split count the embedding and
 // the loss as one layer each, so (L + 1 + 1) / (pp·vpp) per chunk and one fewer on the model's
 // first and last chunk (megatron/core/transformer/transformer_block.py, get_num_layers_to_build).
-std::vector<std::vector<int64_t>> megatron_split(const Plan& p, int64_t L) {
+// Flat, as PipelineLayout::chunk_layers: chunk c of stage i at i·vpp + c.
+std::vector<int64_t> megatron_split(const Plan& p, int64_t L) {
   const int64_t v = p.vpp;
+  std::vector<int64_t> chunks(static_cast<size_t>(p.pp * v), 0);
   if (!p.pipeline_layout.empty()) {
     // A free-form layout (checked by check_scenario): virtual stage k is rank k % pp, chunk
     // k / pp.
-    std::vector<std::vector<int64_t>> chunks(p.pp, std::vector<int64_t>(v, 0));
     auto stages = parse_pipeline_layout(p.pipeline_layout, "plan.pipeline_layout");
     if (stages.ok() && static_cast<int64_t>(stages.value().size()) == p.pp * v)
       for (size_t k = 0; k < stages.value().size(); ++k)
-        chunks[k % p.pp][k / p.pp] = stages.value()[k].layers;
+        chunks[(k % p.pp) * v + k / p.pp] = stages.value()[k].layers;
     return chunks;
   }
   std::vector<int64_t> stage(p.pp, L / p.pp);
@@ -71,15 +72,14 @@ std::vector<std::vector<int64_t>> megatron_split(const Plan& p, int64_t L) {
     if (p.first_stage_layers > 0) stage.front() = p.first_stage_layers;
     if (p.last_stage_layers > 0) stage.back() = p.last_stage_layers;
   }
-  std::vector<std::vector<int64_t>> chunks;
   if (p.embedding_in_split || p.loss_in_split) {
     const int64_t per_chunk = (L + p.embedding_in_split + p.loss_in_split) / (p.pp * v);
-    chunks.assign(p.pp, std::vector<int64_t>(v, per_chunk));
-    if (p.embedding_in_split) chunks.front().front() -= 1;
-    if (p.loss_in_split) chunks.back().back() -= 1;
+    chunks.assign(chunks.size(), per_chunk);
+    if (p.embedding_in_split) chunks.front() -= 1;
+    if (p.loss_in_split) chunks.back() -= 1;
     return chunks;
   }
-  for (const int64_t n : stage) chunks.push_back(std::vector<int64_t>(v, n / v));
+  for (size_t k = 0; k < chunks.size(); ++k) chunks[k] = stage[k / v] / v;
   return chunks;
 }
 
@@ -120,29 +120,31 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
 PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>& replica_groups) {
   const Plan& p = sc.plan;
   PipelineLayout lay;
+  lay.vpp = p.vpp;
+  lay.groups.reserve(static_cast<size_t>(p.pp));
   for (int i = 0; i < p.pp; ++i)
     lay.groups.push_back(group >= 0 ? group : (p.stages.empty() ? 0 : p.stages[i].group));
+  const size_t v = static_cast<size_t>(p.vpp);
   if (p.stages.empty()) {
     lay.chunk_layers = megatron_split(p, sc.model.layers);
-    for (const auto& chunks : lay.chunk_layers) {  // stage_layers' sums, without a second split
-      int64_t n = 0;
-      for (int64_t c : chunks) n += c;
-      lay.layers.push_back(n);
-    }
+    lay.layers.assign(static_cast<size_t>(p.pp), 0);  // the stages' sums
+    for (size_t k = 0; k < lay.chunk_layers.size(); ++k) lay.layers[k / v] += lay.chunk_layers[k];
   } else {
     lay.layers = stage_layers(sc, lay.groups);
     // Given layers split evenly over the stage's chunks, the embedding and the loss counted in
     // the first and last stage where the plan says so.
-    for (size_t i = 0; i < lay.layers.size(); ++i) {
+    const size_t pp = lay.layers.size();
+    lay.chunk_layers.resize(pp * v);
+    for (size_t i = 0; i < pp; ++i) {
       const bool emb = i == 0 && p.embedding_in_split;
-      const bool loss = i + 1 == lay.layers.size() && p.loss_in_split;
-      std::vector<int64_t> chunks(p.vpp, (lay.layers[i] + emb + loss) / p.vpp);
-      if (emb) chunks.front() -= 1;
-      if (loss) chunks.back() -= 1;
-      lay.chunk_layers.push_back(std::move(chunks));
+      const bool loss = i + 1 == pp && p.loss_in_split;
+      for (size_t c = 0; c < v; ++c)
+        lay.chunk_layers[i * v + c] = (lay.layers[i] + emb + loss) / p.vpp;
+      if (emb) lay.chunk_layers[i * v] -= 1;
+      if (loss) lay.chunk_layers[i * v + v - 1] -= 1;
     }
   }
-  lay.chunk_mix = chunk_mixes(sc.model, lay.chunk_layers);
+  lay.chunk_mix = chunk_mixes(sc.model, lay.chunk_layers, static_cast<size_t>(p.pp), v);
   lay.dp_groups = replica_groups;
   return lay;
 }

@@ -16,7 +16,8 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
     int same = -1;
     for (int j = 1; j < i && same < 0 && middle(i); ++j)
       if (lay.groups[j] == lay.groups[i] && next(j) == next(i) &&
-          lay.chunk_mix[j] == lay.chunk_mix[i])
+          std::equal(lay.chunks_of(j).begin(), lay.chunks_of(j).end(),
+                     lay.chunks_of(i).begin(), lay.chunks_of(i).end()))
         same = j;
     if (same < 0) {
       out.push_back(stage_cost_of(sc, p, lay, i));
@@ -24,7 +25,7 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
     }
     StageCost c = out[static_cast<size_t>(same)];
     LayerMix mix;
-    for (const auto& m : lay.chunk_mix[i]) mix += m;
+    for (const auto& m : lay.chunks_of(i)) mix += m;
     c.report.index = i;
     c.report.memory = stage_memory(sc.model, p, stage_shape(sc.model, p, i, mix),
                                    sc.cluster.groups[lay.groups[i]].gpu, sc.calibration);

@@ -71,7 +71,7 @@ MemoryCheck memory_check(const Scenario& s) {
     const Plan p = detail::plan_for(s.plan, set.micro_batches);
     for (int i = 0; i < p.pp; ++i) {
       detail::LayerMix mix;
-      for (const auto& c : set.layout.chunk_mix[i]) mix += c;
+      for (const auto& c : set.layout.chunks_of(i)) mix += c;
       const MemoryBreakdown m =
           stage_memory(s.model, p, detail::stage_shape(s.model, p, i, mix),
                        s.cluster.groups[set.layout.groups[i]].gpu, s.calibration);

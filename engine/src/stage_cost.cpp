@@ -203,14 +203,14 @@ double sum_of(const KindCosts& kinds, Field field) {
 
 StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
   LayerMix mix;
-  for (const auto& c : lay.chunk_mix[i]) mix += c;
+  for (const auto& c : lay.chunks_of(i)) mix += c;
   return stage_cost(sc, p, stage_shape(sc.model, p, i, mix), mix, lay.groups[i],
-                    paths_for_stage(sc, p, lay, i), lay.chunk_mix[i]);
+                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i));
 }
 
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& mix, int group, const StagePaths& paths,
-                     const std::vector<LayerMix>& chunk_mix) {
+                     std::span<const LayerMix> chunk_mix) {
   const ModelSpec& m = sc.model;
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
@@ -259,11 +259,13 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
 
   // Each virtual chunk's share: its layers, plus the embedding on the model's first chunk and the
   // output layer (and MTP) on its last (a backward block carries the chunk's recompute too).
-  std::vector<LayerMix> chunks = chunk_mix;
+  std::vector<LayerMix> even;  // without the chunks' kinds: vpp equal shares of the mix
+  std::span<const LayerMix> chunks = chunk_mix;
   if (chunks.empty()) {
     const double f = 1.0 / p.vpp;
-    chunks.assign(p.vpp, {mix.dense * f, mix.moe * f, mix.dense_windowed * f,
-                          mix.moe_windowed * f});
+    even.assign(p.vpp, {mix.dense * f, mix.moe * f, mix.dense_windowed * f,
+                        mix.moe_windowed * f});
+    chunks = even;
   }
   const int v = static_cast<int>(chunks.size());
   for (int k = 0; k < v; ++k) {

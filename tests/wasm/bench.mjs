@@ -39,9 +39,18 @@ const wasm = readFileSync(WASM_BINARY);
 console.log(`stepcast.wasm: ${wasm.length} bytes (${gzipSync(wasm, { level: 9 }).length} gzipped)`);
 console.log(`cold start (instantiate, then + first estimate): ${cold.map(([a, b]) => `${a.toFixed(0)} / ${b.toFixed(0)} ms`).join(', ')}`);
 
+// Issue 12's row: the estimate with the JSON a sweep reads ({"report": "summary", "timeline":
+// false}: `stepcast estimate --report summary`) and with the full report (census, no timeline);
+// then what the page asks for, the report with the schedule's every event.
+const SUMMARY = '{"report": "summary", "timeline": false}';
+const FULL = '{"report": "full", "timeline": false}';
 for (const [name, text] of [['Llama 3 70B, 64 H100', LLAMA], ['GPT-3 175B, 1,024 A100', GPT3]]) {
+  const summary = m.estimate(text, SUMMARY), full = m.estimate(text, FULL);
+  console.log(`${name}: estimate + summary report (${summary.length} bytes) ` +
+    `${fmt(median(() => m.estimate(text, SUMMARY), 500))}, + full report (${full.length} bytes) ` +
+    `${fmt(median(() => m.estimate(text, FULL), 200))}`);
   const report = m.estimate(text);
-  console.log(`${name}: estimate + report (JSON string, ${report.length} bytes) ${fmt(median(() => m.estimate(text), 20))}, ` +
+  console.log(`${name}: with the timeline (JSON string, ${report.length} bytes) ${fmt(median(() => m.estimate(text), 20))}, ` +
     `estimateColumns ${fmt(median(() => m.estimateColumns(text), 20))}, resolve ${fmt(median(() => m.resolve(text), 50))}`);
 }
 

@@ -138,6 +138,20 @@ describe('the report option: WebAssembly equals the CLI\'s --report', () => {
     const columns = wasm.estimateColumns(interleaved, '{"report": "summary"}');
     assert.equal(JSON.parse(columns.json).stages[0].communication, undefined);
   });
+  test('timeline false: the CLI without --timeline, a summary a sweep can afford', () => {
+    const cli = spawnSync(CLI, ['estimate', '-', '--report', 'summary'],
+      { input: interleaved, encoding: 'utf8', maxBuffer: 1 << 30 });
+    assert.equal(cli.status, 0, cli.stderr);
+    const options = '{"report": "summary", "timeline": false}';
+    const lean = JSON.parse(wasm.estimate(interleaved, options));
+    assert.deepEqual(jsonDiff(JSON.parse(cli.stdout), lean), []);
+    assert.deepEqual(lean.timeline.events, []);
+    assert.ok(JSON.parse(wasm.estimate(interleaved, '{"report": "summary"}')).timeline.events.length > 0);
+    assert.equal(wasm.estimateColumns(interleaved, options).events.length, 0);
+    const bad = JSON.parse(wasm.estimate(interleaved, '{"timeline": "no"}'));
+    assert.deepEqual(bad.error, { code: 'type_error', path: 'timeline',
+      message: 'timeline must be true or false' });
+  });
   test('an unknown report kind is an error naming the option', () => {
     for (const options of ['{"report": "short"}', '{"report": 1}']) {
       const out = JSON.parse(wasm.estimate(interleaved, options));

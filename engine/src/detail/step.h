@@ -16,6 +16,7 @@
 // Private to the engine.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "stepcast/census.h"
@@ -67,13 +68,21 @@ LayerMix average_mix(const ModelSpec& m, double layers);
 struct PipelineLayout {
   std::vector<int> groups;      // cluster group of each stage
   std::vector<int64_t> layers;  // transformer layers of each stage (all its chunks)
-  // Layers of each stage's virtual chunks (vpp each); equal shares unless Megatron counts the
-  // embedding or the loss as a layer (the first or last chunk then holds one fewer).
-  std::vector<std::vector<int64_t>> chunk_layers;
-  // The kinds of the layers of each stage's chunks (model chunk c·pp + i holds the layers after
-  // those of the model chunks before it).
-  std::vector<std::vector<LayerMix>> chunk_mix;
+  int vpp = 1;                  // virtual chunks per stage
+  // Layers of each stage's virtual chunks, stage by stage (chunk c of stage i at i·vpp + c; flat,
+  // as a search builds thousands of layouts); equal shares unless Megatron counts the embedding
+  // or the loss as a layer (the first or last chunk then holds one fewer).
+  std::vector<int64_t> chunk_layers;
+  // The kinds of the layers of each chunk, in the same order (model chunk c·pp + i holds the
+  // layers after those of the model chunks before it).
+  std::vector<LayerMix> chunk_mix;
   std::vector<int> dp_groups;   // groups the data-parallel ring of every stage crosses
+
+  // Stage i's chunks' kinds.
+  std::span<const LayerMix> chunks_of(int i) const {
+    return {chunk_mix.data() + static_cast<size_t>(i) * static_cast<size_t>(vpp),
+            static_cast<size_t>(vpp)};
+  }
 };
 
 // A set of identical data-parallel replicas and the pipeline layout they run.
@@ -119,7 +128,7 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
 // `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& layers, int group, const StagePaths& paths,
-                     const std::vector<LayerMix>& chunk_mix = {});
+                     std::span<const LayerMix> chunk_mix = {});
 // The stage i of a layout: its shape and its cost.
 StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 // Every stage of a pipeline. A middle stage whose inputs are an earlier middle stage's (its group,
