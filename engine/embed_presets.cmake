@@ -3,7 +3,8 @@
 # Usage: cmake -DPRESETS_DIR=... -DOUTPUT=... [-DFOR_BROWSER=ON] -P embed_presets.cmake
 # FOR_BROWSER (the WebAssembly build): calibration.json without each family's fitted_on and notes,
 # the provenance of the fit that the engine never reads and the page never shows (~5 KB of its
-# first visit); presets/calibration.json and the native build keep them.
+# first visit), and each GPU, link, node and model preset without its `notes` (the reasoning
+# behind its numbers, ~9 KB; its `source` stays); presets/ and the native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
 set(files "calibration.json")
@@ -29,6 +30,12 @@ endforeach()
 set(body "")
 foreach(path IN LISTS files)
   file(READ "${PRESETS_DIR}/${path}" text)
+  if(FOR_BROWSER AND path MATCHES "^(gpus|links|nodes|models)/")
+    string(JSON notes ERROR_VARIABLE no_notes GET "${text}" notes)
+    if(NOT no_notes)
+      string(JSON text REMOVE "${text}" notes)
+    endif()
+  endif()
   if(FOR_BROWSER AND path STREQUAL "calibration.json")
     string(JSON families_count LENGTH "${text}" families)
     math(EXPR last "${families_count} - 1")
