@@ -28,6 +28,21 @@ std::string text(const stepcast::Json& j) {
 }
 std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
 
+// Text out as a JavaScript string in one TextDecoder call: Embind's std::string result walks the
+// bytes one at a time in JavaScript (web/README.md, "Size and first load"). The same string,
+// invalid UTF-8 replaced the same way (U+FFFD).
+emscripten::val js_string(const std::string& s) {
+  static const emscripten::val decoder = emscripten::val::global("TextDecoder").new_();
+  return decoder.call<emscripten::val>(
+      "decode", emscripten::val(emscripten::typed_memory_view(
+                    s.size(), reinterpret_cast<const unsigned char*>(s.data()))));
+}
+// A binding that returns text, returning it as js_string does.
+template <auto F, class... Args>
+emscripten::val as_js(Args... args) {
+  return js_string(F(args...));
+}
+
 // The estimate options: {"report": "full" | "summary", "timeline": true | false}
 // (estimate.h's ReportKind, full when absent; the schedule's events, there when absent: the
 // page draws them. A sweep asks for {"report": "summary", "timeline": false}, what
@@ -97,13 +112,13 @@ emscripten::val estimate_columns_with(const std::string& scenario_json,
   emscripten::val out = emscripten::val::object();
   const auto wanted = report_options(options_json);
   if (!wanted) {
-    out.set("json", error_text(wanted.error()));
+    out.set("json", js_string(error_text(wanted.error())));
     return out;
   }
   const stepcast::Catalog& catalog = stepcast::builtin_catalog();
   auto scenario = stepcast::parse_scenario(scenario_json, catalog);
   if (!scenario) {
-    out.set("json", error_text(scenario.error()));
+    out.set("json", js_string(error_text(scenario.error())));
     return out;
   }
   stepcast::EstimateOptions options;
@@ -123,17 +138,17 @@ emscripten::val estimate_columns_with(const std::string& scenario_json,
   }
   auto json = stepcast::report_text(report, -1, wanted->kind);  // events moved out: checked below
   if (!json) {
-    out.set("json", error_text(json.error()));
+    out.set("json", js_string(error_text(json.error())));
     return out;
   }
   for (const auto& e : events)
     if (!std::isfinite(e.start_s) || !std::isfinite(e.end_s)) {
-      out.set("json", error_text(stepcast::Error{stepcast::ErrorCode::unsupported, "",
+      out.set("json", js_string(error_text(stepcast::Error{stepcast::ErrorCode::unsupported, "",
                                                  "the estimate's timeline is not finite numbers: "
-                                                 "the inputs are beyond what the model computes"}));
+                                                 "the inputs are beyond what the model computes"})));
       return out;
     }
-  out.set("json", *json);
+  out.set("json", js_string(*json));
   // slice() copies the view out of the module's memory into an array JavaScript owns.
   out.set("events", emscripten::val(emscripten::typed_memory_view(packed.size(), packed.data()))
                         .call<emscripten::val>("slice"));
@@ -309,18 +324,18 @@ std::string version() { return STEPCAST_VERSION; }
 
 EMSCRIPTEN_BINDINGS(stepcast) {
   // Overloaded by argument count: (scenario) as ever, or (scenario, options JSON).
-  emscripten::function("estimate", &estimate_json);
-  emscripten::function("estimate", &estimate_with);
+  emscripten::function("estimate", &as_js<estimate_json, const std::string&>);
+  emscripten::function("estimate", &as_js<estimate_with, const std::string&, const std::string&>);
   emscripten::function("estimateColumns", &estimate_columns);
   emscripten::function("estimateColumns", &estimate_columns_with);
-  emscripten::function("presets", &presets_json);
+  emscripten::function("presets", &as_js<presets_json>);
   emscripten::function("version", &version);
   emscripten::function("toLink", &to_link_json);
   emscripten::function("fromLink", &from_link_json);
-  emscripten::function("search", &search_json);
-  emscripten::function("schema", &schema_json);
-  emscripten::function("resolve", &resolve_json);
-  emscripten::function("traffic", &traffic_json);
+  emscripten::function("search", &as_js<search_json, const std::string&, int>);
+  emscripten::function("schema", &as_js<schema_json>);
+  emscripten::function("resolve", &as_js<resolve_json, const std::string&>);
+  emscripten::function("traffic", &as_js<traffic_json, const std::string&, const std::string&>);
   emscripten::function("timelineKinds", &timeline_kinds);
   emscripten::function("importHfConfig", &import_hf_config_json);
   emscripten::function("importMegatronArgs", &import_megatron_args_json);

@@ -48,6 +48,8 @@ void JsonWriter::value(const Json& j) {
   }
 }
 
+void JsonWriter::grow(size_t n) { out_.resize(std::max(2 * out_.size(), pos_ + n)); }
+
 void JsonWriter::string(std::string_view s) {
   bool plain = true;
   for (const char c : s)

@@ -138,9 +138,10 @@ class JsonWriter {
   }
   // Room for `n` more characters at the write position (the string grows by doubling).
   char* room(size_t n) {
-    if (pos_ + n > out_.size()) out_.resize(std::max(2 * out_.size(), pos_ + n));
+    if (pos_ + n > out_.size()) grow(n);  // rare: the test inlined, the growth not
     return out_.data() + pos_;
   }
+  void grow(size_t n);
   void put(std::string_view text) {
     std::memcpy(room(text.size()), text.data(), text.size());
     pos_ += text.size();
