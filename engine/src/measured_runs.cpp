@@ -349,6 +349,26 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
     if (!run) return run.error();
     read.push_back(std::move(run).value());
   }
+  // A run the engine predicts out of memory still ran: its time is fitted as measured, but the
+  // plan as written is likely not what ran (recompute, offloading or a framework's memory
+  // savings left out), so the fit may be off: say so, naming the run.
+  for (size_t i = 0; i < read.size(); ++i) {
+    const Report predicted = estimate(read[i].scenario);
+    if (predicted.fits) continue;
+    const StageReport* fullest = nullptr;
+    for (const auto& st : predicted.stages)
+      if (!fullest || st.memory.total / st.memory.capacity >
+                          fullest->memory.total / fullest->memory.capacity)
+        fullest = &st;
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    fit.warnings.push_back(fmt::format(
+        "{}[{}]: Stepcast predicts this plan does not fit in memory{}; its measured time is "
+        "fitted as given, but check the plan for what it left out (recompute, offloading)",
+        runs_path, i,
+        fullest ? fmt::format(" (stage {} needs {:.1f} GiB of {:.1f} GiB)", fullest->index,
+                              fullest->memory.total / kGiB, fullest->memory.capacity / kGiB)
+                : std::string()));
+  }
   std::vector<MeasuredRun> runs;
   for (const auto& r : read) runs.push_back({&r.scenario, r.measured_s});
   const ScaleFit scales = fit_scales(runs);

@@ -90,4 +90,26 @@ describe('calibrate to my cluster', () => {
     assert.match(await p.textContent('#status'), /Invalid plan/);
     await p.close();
   });
+
+  test('a run whose plan Stepcast predicts out of memory: fitted, with a warning beside the runs', async () => {
+    const p = await open(`${fx.site.url}#${DEFAULT}`);
+    assert.equal(await p.isVisible('#cal-warnings'), false);
+    // Llama 3 70B with TP 1 and PP 1: ~300 GB of weights, gradients and optimizer state per GPU.
+    await p.fill('#f-tp', '1');
+    await p.fill('#f-pp', '1');
+    await settle(p);
+    await p.fill('#cal-measured', '60');
+    await p.click('#cal-add-run');
+    await p.fill('#f-tp', '8');
+    await p.fill('#f-pp', '4');
+    await settle(p);
+    assert.equal(await p.isVisible('#calibrated'), true, 'the run was fitted');
+    assert.equal(await p.isVisible('#cal-warnings'), true);
+    assert.match(await p.textContent('#cal-warnings'),
+      /^calibration\.runs\[0\]: Stepcast predicts this plan does not fit in memory \(stage 0 needs \d+\.\d GiB of 80\.0 GiB\)/);
+    await p.click('#cal-clear');
+    await settle(p);
+    assert.equal(await p.isVisible('#cal-warnings'), false, 'gone with the calibration');
+    await p.close();
+  });
 });

@@ -47,6 +47,30 @@ TEST(MeasuredRuns, OneRunAtThePresetTimeFitsScaleOne) {
   EXPECT_NE(s.fit->warnings[0].find("one measured run"), std::string::npos);
 }
 
+// A run whose plan the engine predicts out of memory still calibrates (it ran: the plan left
+// something out), with a warning naming it and its fullest stage: Llama-2-7B with tp 1 and no
+// distributed optimizer holds 7B x (2 + 2 + 12) bytes, about 104 GiB, of weights, gradients and Adam
+// state per GPU, more than an H100's 80 GiB.
+TEST(MeasuredRuns, ARunPredictedOutOfMemoryIsFittedWithAWarning) {
+  Json doc = base();
+  Json oom = kOtherPlan;
+  oom["distributed_optimizer"] = false;
+  doc["calibration"] = {{"runs", {{{"plan", doc["plan"]}, {"measured_iteration_s", 2.0}},
+                                  {{"plan", oom}, {"measured_iteration_s", 5.0}}}}};
+  const Scenario s = test::scenario(doc.dump());
+  ASSERT_TRUE(s.fit.has_value());
+  int named = 0;
+  for (const auto& w : s.fit->warnings) {
+    if (w.find("calibration.runs[1]: Stepcast predicts this plan does not fit in memory") == 0) {
+      ++named;
+      EXPECT_NE(w.find("of 80.0 GiB"), std::string::npos) << w;
+    }
+    EXPECT_EQ(w.find("calibration.runs[0]"), std::string::npos) << w;  // that one fits
+  }
+  EXPECT_EQ(named, 1);
+  EXPECT_EQ(s.fit->runs.size(), 2u);
+}
+
 TEST(MeasuredRuns, OneRunRecoversTheComputeScaleThatMadeIt) {
   const double measured = time_of(with_scales(base(), 0.8, 1));
   Json doc = base();

@@ -169,6 +169,7 @@ async function update(t0 = performance.now()) {
     renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
     renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
     renderCalibrated(r.calibration);
+    form.showCalibrationWarnings(r.warnings);
     if (!EMBED) requestTraffic(text);
     renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
     announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);

@@ -100,12 +100,22 @@ export function build() {
         h('button', { type: 'button', id: 'cal-download', onclick: () => save('calibration.json',
           `${JSON.stringify({ calibration: calibration() ?? {} }, null, 2)}\n`, 'application/json') }, 'Download JSON')),
       h('p', { id: 'cal-status', class: 'cal-status', hidden: true }),
+      h('ul', { id: 'cal-warnings', class: 'cal-warnings', role: 'status', hidden: true }),
       h('p', { class: 'error', id: 'calibration-error', role: 'alert', hidden: true })));
 }
 
 /** Wires the button that needs the engine (the others change the state through onClick). */
 export function wire(notify) {
   $('#cal-nccl-fit').addEventListener('click', () => fitNccl(notify));
+}
+
+/** The estimate's warnings about its calibration (a run predicted out of memory, runs that cannot
+ * separate compute from network), next to the runs they are about; none after an error. */
+export function showWarnings(warnings = []) {
+  const list = $('#cal-warnings');
+  const mine = warnings.filter((w) => w.startsWith('calibration'));
+  list.hidden = mine.length === 0;
+  fill(list, mine.map((w) => h('li', null, w)));
 }
 
 /** Shows the scenario's calibration: its measured runs, each with a remove button. */

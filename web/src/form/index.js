@@ -114,6 +114,7 @@ export const layout = () => placement.mode();
 
 /** Each group's name, GPU and GPU count (for the results). */
 export const groupInfo = () => cluster.groupInfo();
+export const showCalibrationWarnings = (warnings) => calibration.showWarnings(warnings);
 
 /**
  * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key):
