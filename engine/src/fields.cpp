@@ -578,6 +578,9 @@ constexpr KeyInfo kCalibration[] = {
     {.object = "calibration", .name = "gemm", .type = V::object, .fallback = D::absent(),
      .doc = "GEMM efficiencies and overhead fitted to a benchmark table (`stepcast calibrate "
             "--gemm`; keys below): replace the presets' for the cluster's GPUs"},
+    {.object = "calibration", .name = "layer_profiles", .type = V::list, .fallback = D::absent(),
+     .doc = "measured layer times on the cluster's GPUs (below), at most 64: replace the "
+            "roofline's where a stage's GPU and the plan's shape match"},
     {.object = "calibration", .name = "runs", .type = V::list, .fallback = D::absent(),
      .doc = "measured iterations on this cluster `{plan | scenario | link, "
             "measured_iteration_s}` (below), at most 16; fits the scales"},
@@ -606,6 +609,31 @@ constexpr KeyInfo kCalibrationGemm[] = {
     {.object = "calibration.gemm", .name = "gemm_overhead_us", .type = V::number,
      .fallback = D::rule("the preset's"), .min = 0, .max = 1e4, .unit = "µs",
      .doc = "fixed time per GEMM kernel (launch, wave tail)", .scale = 1e-6},
+};
+
+constexpr std::string_view kProfileLayers[] = {"all", "dense", "moe"};
+constexpr KeyInfo kCalibrationLayer[] = {
+    {.object = "calibration.layer_profiles[]", .name = "gpu", .type = V::text,
+     .fallback = D::required(),
+     .doc = "the id of the cluster's GPU that was profiled"},
+    {.object = "calibration.layer_profiles[]", .name = "micro_batch", .fallback = D::required(),
+     .min = 1, .max = 1 << 20, .doc = "the micro-batch size profiled"},
+    {.object = "calibration.layer_profiles[]", .name = "seq_len", .fallback = D::rule(
+     "the scenario's"), .min = 1, .max = 1 << 26, .unit = "tokens",
+     .doc = "the sequence length profiled"},
+    {.object = "calibration.layer_profiles[]", .name = "tp", .fallback = D::of(1.0), .min = 1,
+     .max = 1024, .doc = "the tensor-parallel size profiled"},
+    {.object = "calibration.layer_profiles[]", .name = "cp", .fallback = D::of(1.0), .min = 1,
+     .max = 1024, .doc = "the context-parallel size profiled"},
+    {.object = "calibration.layer_profiles[]", .name = "layers", .type = V::choice,
+     .fallback = D::of("all"), .choices = kProfileLayers,
+     .doc = "the layers profiled: all, or a model's dense or MoE ones"},
+    {.object = "calibration.layer_profiles[]", .name = "forward_s", .type = V::number,
+     .fallback = D::required(), .min = 0, .max = 1e3, .min_exclusive = true, .unit = "s",
+     .doc = "one layer's forward kernels per micro-batch, without its communication"},
+    {.object = "calibration.layer_profiles[]", .name = "backward_s", .type = V::number,
+     .fallback = D::required(), .min = 0, .max = 1e3, .min_exclusive = true, .unit = "s",
+     .doc = "its backward kernels (input and weight gradients), without recompute"},
 };
 
 constexpr KeyInfo kCalibrationRun[] = {
@@ -843,6 +871,7 @@ std::span<const KeyInfo> page_keys() { return kPage; }
 std::span<const KeyInfo> calibration_keys() { return kCalibration; }
 std::span<const KeyInfo> calibration_run_keys() { return kCalibrationRun; }
 std::span<const KeyInfo> calibration_gemm_keys() { return kCalibrationGemm; }
+std::span<const KeyInfo> calibration_layer_keys() { return kCalibrationLayer; }
 
 const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name) {
   for (const KeyInfo& k : table)

@@ -325,7 +325,69 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
     }
   }
 
-  // 3. Measured runs: the scales.
+  // 3. Layer profiles (HATP's input): measured layer times on a GPU of the cluster, for one
+  // shape each; stage_cost.cpp uses them where a stage's GPU and the plan's shape match.
+  if (const Json* profiles = r.raw("layer_profiles")) {
+    const std::string path = r.field("layer_profiles");
+    if (!profiles->is_array() || profiles->empty())
+      return Error{ErrorCode::type_error, path,
+                   path + " must be a list of one or more layer profiles"};
+    if (profiles->size() > kMaxLayerProfiles)
+      return Error{ErrorCode::budget_exceeded, path,
+                   fmt::format("{} has {} profiles; at most {} are read", path,
+                               profiles->size(), kMaxLayerProfiles)};
+    const auto lkeys = detail::calibration_layer_keys();
+    static const std::vector<std::string_view> lnames = detail::names_of(lkeys);
+    for (size_t i = 0; i < profiles->size(); ++i) {
+      JsonReader e((*profiles)[i], fmt::format("{}[{}]", path, i));
+      e.reject_unknown(lnames);
+      if (!e.is_object()) return e.error();
+      LayerProfile lp;
+      lp.gpu = e.string(key_in(lkeys, "gpu"));
+      lp.micro_batch = e.integer(key_in(lkeys, "micro_batch"));
+      lp.seq_len = e.integer(key_in(lkeys, "seq_len"), s.model.seq_len);
+      lp.tp = static_cast<int>(e.integer(key_in(lkeys, "tp")));
+      lp.cp = static_cast<int>(e.integer(key_in(lkeys, "cp")));
+      lp.layers = e.choice(key_in(lkeys, "layers"));
+      lp.forward_s = e.number(key_in(lkeys, "forward_s"));
+      lp.backward_s = e.number(key_in(lkeys, "backward_s"));
+      if (!e.ok()) return e.error();
+      std::string ids;
+      bool known = false;
+      for (const auto& g : s.cluster.groups) {
+        const std::string& id = g.gpu.id.empty() ? g.gpu.name : g.gpu.id;
+        known = known || id == lp.gpu;
+        if (ids.find(id) == std::string::npos) ids += (ids.empty() ? "" : ", ") + id;
+      }
+      if (!known)
+        return Error{ErrorCode::invalid_cluster, e.field("gpu"),
+                     fmt::format("{}={} is not a GPU of this cluster ({}): a layer profile "
+                                 "calibrates the GPUs it ran on",
+                                 e.field("gpu"), printable(lp.gpu, 40), ids)};
+      // A profile of another shape serves measured runs and searches of that shape; say when
+      // the plan on show is not one.
+      const Plan& p = s.plan;
+      ++fit.layer_profiles;
+      const bool this_shape = lp.micro_batch == p.micro_batch && lp.seq_len == s.model.seq_len &&
+                              lp.tp == p.tp && lp.cp == p.cp;
+      fit.layer_profiles_used += this_shape;
+      if (!this_shape)
+        fit.warnings.push_back(fmt::format(
+            "{}: profiled at micro-batch {}, sequence {}, TP {}, CP {}; this plan runs micro-batch "
+            "{}, sequence {}, TP {}, CP {}: its layers keep the roofline's time",
+            e.path(), lp.micro_batch, lp.seq_len, lp.tp, lp.cp, p.micro_batch, s.model.seq_len,
+            p.tp, p.cp));
+      bool any_moe = false, any_dense = false;
+      for (int64_t l = 0; l < s.model.layers; ++l)
+        (s.model.is_moe_layer(l) ? any_moe : any_dense) = true;
+      if ((lp.layers == 2 && !any_moe) || (lp.layers == 1 && !any_dense))
+        fit.warnings.push_back(fmt::format("{}: profiles the {} layers, and this model has none",
+                                           e.path(), lp.layers == 2 ? "MoE" : "dense"));
+      s.calibration.layer_profiles.push_back(std::move(lp));
+    }
+  }
+
+  // 4. Measured runs: the scales.
   const Json* runs_json = r.raw("runs");
   if (!runs_json) {
     scale_scenario(s, fit.compute_scale, fit.network_scale);
@@ -409,6 +471,10 @@ Json calibration_json(const CalibrationFit& fit) {
            {"network_scale_fitted", fit.network_fitted}};
   if (!fit.intra_node_link.empty()) out["intra_node_link"] = fit.intra_node_link;
   if (!fit.inter_node_link.empty()) out["inter_node_link"] = fit.inter_node_link;
+  if (fit.layer_profiles > 0) {
+    out["layer_profiles"] = fit.layer_profiles;
+    out["layer_profiles_used"] = fit.layer_profiles_used;
+  }
   Json runs = Json::array();
   for (const auto& r : fit.runs)
     runs.push_back({{"measured_iteration_s", r.measured_s},
@@ -422,7 +488,7 @@ Json calibration_json(const CalibrationFit& fit) {
 
 Json compact_calibration(const Json& calibration, const CalibrationFit& fit) {
   Json out = Json::object();
-  for (const char* key : {"intra_node_link", "inter_node_link", "gemm"})
+  for (const char* key : {"intra_node_link", "inter_node_link", "gemm", "layer_profiles"})
     if (calibration.contains(key)) out[key] = calibration[key];
   auto rounded = [](double v) { return std::round(v * 1e6) / 1e6; };
   if (fit.compute_scale != 1) out["compute_scale"] = rounded(fit.compute_scale);

@@ -202,6 +202,9 @@ std::string to_text(const Report& r, const Scenario& sc) {
     fmt::format_to(it, "calibrated: compute scale {:.3f} ({:+.1f} %{}), network scale {:.3f} ({:+.1f} %{})\n",
                    c->compute_scale, 100 * (c->compute_scale - 1), c->compute_fitted ? ", fitted" : "",
                    c->network_scale, 100 * (c->network_scale - 1), c->network_fitted ? ", fitted" : "");
+  if (const auto& c = r.calibration; c && c->layer_profiles > 0)
+    fmt::format_to(it, "measured layers: {} of {} layer profiles of this plan's shape\n",
+                   c->layer_profiles_used, c->layer_profiles);
   for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", printable(w, 400));
   return out;
 }

@@ -191,6 +191,26 @@ KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const L
   return out;
 }
 
+// A layer's compute as measured (calibration.layer_profiles): its forward and backward seconds,
+// their parts (GEMMs, attention core, recompute) in the roofline's proportions, which the
+// overlap model needs and a profile of the whole layer does not give.
+void use_profile(LayerCompute& c, const LayerProfile& lp) {
+  const double f = c.forward_s > 0 ? lp.forward_s / c.forward_s : 1;
+  const double b = c.backward_s > 0 ? lp.backward_s / c.backward_s : 1;
+  c.forward_s = lp.forward_s;
+  c.backward_s = lp.backward_s;
+  c.recompute_s *= f;
+  c.linear_forward_s *= f;
+  c.linear_backward_s *= b;
+  c.linear_recompute_s *= f;
+  c.attention_forward_s *= f;
+  c.attention_backward_s *= b;
+  c.attention_recompute_s *= f;
+  for (double* g : {&c.gemms.qkv_s, &c.gemms.proj_s, &c.gemms.fc1_s, &c.gemms.fc2_s,
+                    &c.gemms.experts_s})
+    *g *= f;
+}
+
 // A field of LayerCompute summed over the layers of a mix.
 template <class Field>
 double sum_of(const KindCosts& kinds, Field field) {
@@ -215,7 +235,13 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
   const double slowdown = sc.calibration.overlap_slowdown;
-  const KindCosts kinds = kind_costs(m, p, device, mix);
+  KindCosts kinds = kind_costs(m, p, device, mix);
+  for (size_t i = 0; i < kinds.size; ++i) {  // measured layers replace the roofline's
+    KindCost& k = kinds.items[i];
+    if (const LayerProfile* lp = sc.calibration.layer_profile(
+            gpu.id.empty() ? gpu.name : gpu.id, p.micro_batch, m.seq_len, p.tp, p.cp, k.kind.moe))
+      use_profile(k.compute, *lp);
+  }
   const HeadCompute head = head_compute(m, p, device);
   const HeadCompute embed = embedding_compute(m, p, device);
   const double mbd = static_cast<double>(p.micro_batches());

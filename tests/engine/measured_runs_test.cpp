@@ -161,6 +161,22 @@ TEST(MeasuredRuns, BadInputNamesItsPath) {
       {R"({"runs": [{"link": "#v=2&model=nope", "measured_iteration_s": 1}]})",
        "calibration.runs[0].link", ErrorCode::unknown_preset},
       {R"({"colibration": 1})", "calibration.colibration", ErrorCode::unknown_key},
+      {R"({"layer_profiles": {}})", "calibration.layer_profiles", ErrorCode::type_error},
+      {R"({"layer_profiles": [{"gpu": "a100-sxm4-80gb", "micro_batch": 1, "forward_s": 0.01,
+           "backward_s": 0.02}]})", "calibration.layer_profiles[0].gpu",
+       ErrorCode::invalid_cluster},
+      {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1, "forward_s": -1,
+           "backward_s": 0.02}]})", "calibration.layer_profiles[0].forward_s",
+       ErrorCode::out_of_range},
+      {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1,
+           "forward_s": 0.01}]})", "calibration.layer_profiles[0].backward_s",
+       ErrorCode::missing_key},
+      {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1, "forward_s": 0.01,
+           "backward_s": 0.02, "layers": "odd"}]})", "calibration.layer_profiles[0].layers",
+       ErrorCode::out_of_range},
+      {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1, "forward_s": 0.01,
+           "backward_s": 0.02, "speed": 1}]})", "calibration.layer_profiles[0].speed",
+       ErrorCode::unknown_key},
   };
   for (const auto& c : cases) {
     Json doc = base();
@@ -170,6 +186,65 @@ TEST(MeasuredRuns, BadInputNamesItsPath) {
     EXPECT_EQ(e.code, c.code) << c.calibration << " -> " << e.message;
     EXPECT_EQ(e.message.find('\n'), std::string::npos);
   }
+}
+
+// A layer profile (HATP's input) replaces the roofline's layer compute where the stage's GPU and
+// the plan's shape match: Llama-2-7B in 4 stages of 8 layers on H100s, one layer measured at
+// 10 ms forward and 20 ms backward per micro-batch, so a middle stage takes 8 x 10 = 80 ms and
+// 8 x 20 = 160 ms; the first stage adds its embedding as before; under full recompute the
+// layers' recompute is their forward again.
+Json profiled(int micro_batch) {
+  Json doc = Json::parse(R"({"model": "llama2-7b", "cluster": {"node": "dgx-h100", "nodes": 2},
+    "plan": {"tp": 1, "pp": 4, "micro_batch": 1, "global_batch": 64, "precision": "bf16",
+             "distributed_optimizer": true}})");
+  doc["calibration"] = {{"layer_profiles", {{{"gpu", "h100-sxm5-80gb"},
+                                             {"micro_batch", micro_batch},
+                                             {"forward_s", 0.010},
+                                             {"backward_s", 0.020}}}}};
+  return doc;
+}
+
+TEST(MeasuredRuns, ALayerProfileReplacesTheRooflinesLayerTime) {
+  Json plain = profiled(1);
+  plain.erase("calibration");
+  const Report before = estimate(test::scenario(plain.dump()));
+  const Report after = estimate(test::scenario(profiled(1).dump()));
+  ASSERT_EQ(after.stages.size(), 4u);
+  EXPECT_NEAR(after.stages[1].forward_s, 0.080, 1e-12);
+  EXPECT_NEAR(after.stages[1].backward_s, 0.160, 1e-12);
+  EXPECT_NEAR(after.stages[2].forward_s, 0.080, 1e-12);
+  // The embedding's time on stage 0 is the roofline's, as before.
+  EXPECT_NEAR(after.stages[0].forward_s - 0.080,
+              before.stages[0].forward_s - before.stages[1].forward_s, 1e-9);
+  EXPECT_GT(after.iteration_time_s, 2 * before.iteration_time_s);  // 10 ms against ~3 ms
+  ASSERT_TRUE(after.calibration.has_value());
+  EXPECT_EQ(after.calibration->layer_profiles, 1);
+  EXPECT_EQ(after.calibration->layer_profiles_used, 1);
+  EXPECT_EQ(calibration_json(*after.calibration)["layer_profiles_used"], 1);
+
+  Json full = profiled(1);
+  full["plan"]["recompute"] = "full";
+  const Report recomputed = estimate(test::scenario(full.dump()));
+  EXPECT_NEAR(recomputed.stages[1].recompute_s, 0.080, 1e-9);  // per micro-batch, as forward_s
+
+  // Profiled at another micro-batch: kept, with a warning; this plan keeps the roofline.
+  const Scenario other = test::scenario(profiled(2).dump());
+  ASSERT_TRUE(other.fit.has_value());
+  ASSERT_EQ(other.fit->warnings.size(), 1u);
+  EXPECT_EQ(other.fit->warnings[0].find("calibration.layer_profiles[0]: profiled at micro-batch "
+                                        "2, sequence 4096, TP 1, CP 1; this plan runs "
+                                        "micro-batch 1"),
+            0u)
+      << other.fit->warnings[0];
+  EXPECT_DOUBLE_EQ(estimate(other).iteration_time_s, before.iteration_time_s);
+  EXPECT_EQ(other.fit->layer_profiles_used, 0);
+
+  // The link carries the profiles (measured inputs, not fitted from runs).
+  auto link = scenario_to_link({profiled(1)}, "http://localhost:8080/");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_NEAR(time_of(back->scenario), after.iteration_time_s, 1e-9 * after.iteration_time_s);
 }
 
 TEST(MeasuredRuns, ShareLinksCarryTheFittedScalesNotTheRuns) {

@@ -67,6 +67,7 @@ function renderCalibrated(c) {
   if (c.network_scale_fitted || c.network_scale !== 1) parts.push(`network ×${c.network_scale.toFixed(3)} (${pct(c.network_change_pct)}${c.network_scale_fitted ? ', fitted' : ''})`);
   for (const [k, what] of [['intra_node_link', 'inside nodes'], ['inter_node_link', 'between nodes']])
     if (c[k]) parts.push(`measured link ${what}`);
+  if (c.layer_profiles) parts.push(`measured layers (${c.layer_profiles_used} of ${c.layer_profiles} profiles of this plan's shape)`);
   el.replaceChildren(h('span', { class: 'badge' }, 'Calibrated'), ` to your cluster: ${parts.join(', ')}.`);
 }
 

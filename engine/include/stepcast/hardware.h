@@ -105,8 +105,23 @@ struct ArchCalibration {
   double moe_host_s = 0;
 };
 
+// One transformer layer as measured on a GPU (calibration.layer_profiles, HATP's input): its
+// forward and backward kernels' seconds per micro-batch of one shape. Where a stage's GPU and the
+// plan's shape match, these replace the roofline's layer compute (stage_cost.cpp).
+struct LayerProfile {
+  std::string gpu;           // the GPU's id
+  int64_t micro_batch = 1;
+  int64_t seq_len = 1;
+  int tp = 1;
+  int cp = 1;
+  int layers = 0;            // which layers: 0 all, 1 dense only, 2 MoE only
+  double forward_s = 0;
+  double backward_s = 0;
+};
+
 struct Calibration {
   std::vector<std::pair<std::string, ArchCalibration>> families;  // arch -> constants
+  std::vector<LayerProfile> layer_profiles;  // measured layers (a scenario's calibration)
   ArchCalibration fallback;           // for families never fitted
   double overlap_slowdown = 0.189;    // compute slowdown while communication overlaps it
   double host_launch_s = 5e-6;        // CPU time to issue one kernel in eager training
@@ -114,6 +129,10 @@ struct Calibration {
   double framework_memory_fraction = 0;  // fragmentation, as a fraction of the rest
 
   const ArchCalibration& for_arch(const std::string& arch) const;
+  // The layer profile measured on GPU `gpu_id` for this shape (micro-batch, sequence, TP, CP)
+  // and layer kind (dense or MoE), or null: the roofline then stands.
+  const LayerProfile* layer_profile(const std::string& gpu_id, int64_t micro_batch,
+                                    int64_t seq_len, int tp, int cp, bool moe) const;
 };
 
 }  // namespace stepcast

@@ -21,6 +21,7 @@ namespace stepcast {
 struct Scenario;
 
 inline constexpr size_t kMaxMeasuredRuns = 16;
+inline constexpr size_t kMaxLayerProfiles = 64;
 
 struct MeasuredRunFit {
   double measured_s = 0;
@@ -35,6 +36,8 @@ struct CalibrationFit {
   bool network_fitted = false;
   std::string intra_node_link;  // names of the links the calibration put in (empty: none)
   std::string inter_node_link;
+  int layer_profiles = 0;       // calibration.layer_profiles given
+  int layer_profiles_used = 0;  // of them, those of this plan's shape (used where GPUs match)
   std::vector<MeasuredRunFit> runs;
   std::vector<std::string> warnings;
 };
