@@ -10,6 +10,7 @@
 
 #include "stepcast/estimate.h"
 #include "stepcast/export_megatron.h"
+#include "stepcast/gemm_fit.h"
 #include "stepcast/import_hf_config.h"
 #include "stepcast/import_megatron_args.h"
 #include "stepcast/limits.h"
@@ -21,6 +22,13 @@
 #include "stepcast/traffic.h"
 
 namespace {
+
+// A binding a user's action calls once (a paste, an import, an export, a link, the traffic card):
+// built for size and never inlined, so that link-time optimisation does not copy the engine code
+// it calls into it at -O3 (the traffic card's alone was 24 KB of the module). Only the function
+// itself is marked: the engine code it calls keeps its own optimisation, and the estimate's and
+// the search's paths are not touched.
+#define STEPCAST_COLD_BINDING __attribute__((minsize, noinline))
 
 // JSON out: whatever a string holds, the serialiser cannot abort the module.
 std::string text(const stepcast::Json& j) {
@@ -163,7 +171,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
 }
 
 // {"scenario": {...}, "page": {...}} -> {"link": "<base>#v=1&..."}
-std::string to_link_json(const std::string& document_json, const std::string& base) {
+STEPCAST_COLD_BINDING std::string to_link_json(const std::string& document_json, const std::string& base) {
   auto doc = stepcast::parse_json(document_json, "the document");
   if (!doc) return error_text(doc.error());
   if (!doc->is_object() || !doc->contains("scenario"))
@@ -177,7 +185,7 @@ std::string to_link_json(const std::string& document_json, const std::string& ba
 }
 
 // A URL (or its fragment) -> {"scenario": {...}, "page": {...}}
-std::string from_link_json(const std::string& url) {
+STEPCAST_COLD_BINDING std::string from_link_json(const std::string& url) {
   auto doc = stepcast::scenario_from_link(url);
   if (!doc) return error_text(doc.error());
   return text(stepcast::Json{{"scenario", doc->scenario}, {"page", doc->page}});
@@ -200,7 +208,7 @@ std::string search_json(const std::string& scenario_json, int top) {
 // nccl-tests output -> a fitted link (`stepcast calibrate --nccl-tests`). In:
 // {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0}; out:
 // {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an error.
-std::string nccl_link_json(const std::string& request_json) {
+STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json) {
   auto doc = stepcast::parse_json(request_json, "the request");
   if (!doc) return error_text(doc.error());
   const stepcast::Json& req = *doc;
@@ -239,9 +247,29 @@ std::string nccl_link_json(const std::string& request_json) {
                              {"checks", std::move(checks)}});
 }
 
+// A GEMM benchmark table -> `calibration.gemm` (`stepcast calibrate --gemm`), fitted on the GPU of
+// the scenario's cluster. In: {"text": "m,n,k,dtype,tflops\n...", "scenario": {...}}; out:
+// {"gemm": {...}, "gpu", "rows", "max_time_error", "mean_time_error", "preset": {...}} or an
+// error (on "text" for the table, on the scenario's own path for the scenario).
+STEPCAST_COLD_BINDING std::string gemm_fit_request(const std::string& request_json) {
+  auto doc = stepcast::parse_json(request_json, "the request");
+  if (!doc) return error_text(doc.error());
+  const stepcast::Json& req = *doc;
+  if (!req.is_object() || !req.contains("text") || !req["text"].is_string() ||
+      !req.contains("scenario"))
+    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "",
+                                      "expected {\"text\": GEMM table, \"scenario\": {...}}"});
+  auto scenario = stepcast::read_scenario(req["scenario"], stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
+  auto fit = stepcast::fit_gemm_table_on(req["text"].get<std::string>(), *scenario,
+                                         stepcast::builtin_catalog());
+  if (!fit) return error_text(fit.error());
+  return text(*fit);
+}
+
 // A scenario whose `calibration` has measured runs -> the same scenario with the calibration as
 // a link carries it (the scales fitted from the runs, links kept): {"scenario": {...}}.
-std::string compact_calibration_json(const std::string& scenario_json) {
+STEPCAST_COLD_BINDING std::string compact_calibration_json(const std::string& scenario_json) {
   auto doc = stepcast::parse_json(scenario_json);
   if (!doc) return error_text(doc.error());
   auto scenario = stepcast::scenario_from_json(*doc, stepcast::builtin_catalog());
@@ -264,7 +292,7 @@ std::string resolve_json(const std::string& scenario_json) {
 
 // The traffic matrix (traffic.h) as `stepcast traffic` prints it; options {"level": "gpu" |
 // "node" | "auto"} (auto: GPUs up to 1,024, else nodes).
-std::string traffic_json(const std::string& scenario_json, const std::string& options_json) {
+STEPCAST_COLD_BINDING std::string traffic_json(const std::string& scenario_json, const std::string& options_json) {
   auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
   if (!scenario) return error_text(scenario.error());
   stepcast::TrafficOptions options;
@@ -289,7 +317,7 @@ std::string traffic_json(const std::string& scenario_json, const std::string& op
 }
 
 // A Hugging Face config.json -> the model object `stepcast import hf-config` prints.
-std::string import_hf_config_json(const std::string& config_json) {
+STEPCAST_COLD_BINDING std::string import_hf_config_json(const std::string& config_json) {
   auto model = stepcast::model_from_hf_config(config_json);
   if (!model) return error_text(model.error());
   return text(*model);
@@ -297,7 +325,7 @@ std::string import_hf_config_json(const std::string& config_json) {
 
 // A Megatron-LM command line -> {"scenario", "ignored", "notes"}, as `stepcast import
 // megatron-args` prints it (the default node, dgx-h100, for a torchrun prefix's counts).
-std::string import_megatron_args_json(const std::string& command_line) {
+STEPCAST_COLD_BINDING std::string import_megatron_args_json(const std::string& command_line) {
   auto imported =
       stepcast::scenario_from_megatron_args(command_line, stepcast::builtin_catalog());
   if (!imported) return error_text(imported.error());
@@ -306,7 +334,7 @@ std::string import_megatron_args_json(const std::string& command_line) {
 
 // A scenario's plan as `stepcast export KIND` prints it: {"text": "..."}; kind is
 // "megatron-args", "bridge-recipe" or "torchrun".
-std::string export_plan_json(const std::string& scenario_json, const std::string& kind) {
+STEPCAST_COLD_BINDING std::string export_plan_json(const std::string& scenario_json, const std::string& kind) {
   const auto which = stepcast::plan_export_kind(kind);
   if (!which)
     return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "kind",
@@ -341,5 +369,6 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("importMegatronArgs", &import_megatron_args_json);
   emscripten::function("exportPlan", &export_plan_json);
   emscripten::function("ncclLink", &nccl_link_json);
+  emscripten::function("gemmFit", &gemm_fit_request);
   emscripten::function("compactCalibration", &compact_calibration_json);
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, transformWithEsbuild } from 'vite';
 import { withPolicyMeta } from './scripts/csp.mjs';
 import { COMPRESSED, compressAll } from './scripts/compress.mjs';
 
@@ -42,7 +42,7 @@ function stepcastWasm() {
   return {
     name: 'stepcast-wasm',
     resolveId: (source) => (source === id ? '\0' + id : null),
-    load(loadId) {
+    async load(loadId) {
       if (loadId !== '\0' + id) return null;
       for (const f of [wasmJs, wasmBin]) {
         if (!existsSync(f))
@@ -54,10 +54,13 @@ function stepcastWasm() {
       if (this.meta.watchMode)
         return `export const scriptUrl = ${JSON.stringify('/@fs' + wasmJs)};\n` +
           `export const wasmUrl = ${JSON.stringify('/@fs' + wasmBin)};\n` + bytes;
-      const url = (name, file) => `new URL(import.meta.ROLLUP_FILE_URL_${
-        this.emitFile({ type: 'asset', name, source: readFileSync(file) })}, import.meta.url).href`;
-      return `export const scriptUrl = ${url('stepcast.js', wasmJs)};\n` +
-        `export const wasmUrl = ${url('stepcast.wasm', wasmBin)};\n` + bytes;
+      const url = (name, source) => `new URL(import.meta.ROLLUP_FILE_URL_${
+        this.emitFile({ type: 'asset', name, source })}, import.meta.url).href`;
+      // Emscripten's glue keeps its local names (no Closure Compiler here): esbuild renames
+      // them, as it does the page's own code (~2.5 KB of brotli); exported names are strings.
+      const script = (await transformWithEsbuild(readFileSync(wasmJs, 'utf8'), wasmJs, { minify: true })).code;
+      return `export const scriptUrl = ${url('stepcast.js', script)};\n` +
+        `export const wasmUrl = ${url('stepcast.wasm', readFileSync(wasmBin))};\n` + bytes;
     },
   };
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stepcast/compute.h"
+#include "stepcast/scenario.h"
 
 namespace stepcast {
 
@@ -199,6 +200,41 @@ Json gemm_fit_json(const GemmFit& f) {
   if (f.fp8_gemm_efficiency) out["fp8_gemm_efficiency"] = round4(*f.fp8_gemm_efficiency);
   if (f.fp4_gemm_efficiency) out["fp4_gemm_efficiency"] = round4(*f.fp4_gemm_efficiency);
   out["gemm_overhead_us"] = round4(f.gemm_overhead_s * 1e6);
+  return out;
+}
+
+const ClusterGroup* other_gpu_type(const ClusterSpec& cluster) {
+  for (const auto& g : cluster.groups)
+    if (g.gpu.arch != cluster.groups.front().gpu.arch) return &g;
+  return nullptr;
+}
+
+Result<Json> fit_gemm_table_on(std::string_view csv, const Scenario& scenario,
+                               const Catalog& catalog) {
+  const GpuSpec& gpu = scenario.cluster.groups.front().gpu;
+  if (const ClusterGroup* other = other_gpu_type(scenario.cluster))
+    return Error{ErrorCode::unsupported, "",
+                 fmt::format("a GEMM table fits one GPU type, and this cluster mixes {} and {}",
+                             gpu.name, other->gpu.name)};
+  const ArchCalibration& preset = catalog.calibration.for_arch(gpu.arch);
+  auto fit = fit_gemm_table(csv, gpu, preset);
+  if (!fit) {
+    Error e = fit.error();
+    e.path = "text";
+    return e;
+  }
+  Json out = Json::object();
+  out["gemm"] = gemm_fit_json(*fit);
+  out["gpu"] = gpu.name;
+  out["rows"] = fit->rows;
+  out["max_time_error"] = fit->max_time_error;
+  out["mean_time_error"] = fit->mean_time_error;
+  GemmFit was;
+  was.gemm_efficiency = preset.gemm_efficiency;
+  was.fp8_gemm_efficiency = preset.fp8_gemm_efficiency;
+  was.fp4_gemm_efficiency = preset.fp4_gemm_efficiency;
+  was.gemm_overhead_s = preset.gemm_overhead_s;
+  out["preset"] = gemm_fit_json(was);
   return out;
 }
 

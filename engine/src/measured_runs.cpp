@@ -9,6 +9,7 @@
 #include "detail/json_reader.h"
 #include "detail/specs_json.h"
 #include "stepcast/estimate.h"
+#include "stepcast/gemm_fit.h"
 #include "stepcast/scenario.h"
 #include "stepcast/share_link.h"
 
@@ -309,6 +310,15 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
       v.push_back(g.has(k.name) ? std::optional<double>(g.number(k)) : std::nullopt);
     }
     if (!g.ok()) return g.error();
+    // On a cluster that mixes GPU types one table would set all of them to one GPU's
+    // efficiencies, silently wrong for the others.
+    if (const ClusterGroup* other = other_gpu_type(s.cluster))
+      return Error{ErrorCode::unsupported, r.field("gemm"),
+                   fmt::format("{} fits one GPU type, and this cluster mixes {} and {}: give "
+                               "the measured runs instead, or calibrate one group's cluster",
+                               r.field("gemm"), s.cluster.groups.front().gpu.name,
+                               other->gpu.name)};
+    const ArchCalibration preset = s.calibration.for_arch(s.cluster.groups.front().gpu.arch);
     for (const auto& group : s.cluster.groups) {
       const std::string& arch = group.gpu.arch;
       auto it = std::find_if(s.calibration.families.begin(), s.calibration.families.end(),
@@ -323,6 +333,12 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
       if (v[2]) a.fp4_gemm_efficiency = *v[2];
       if (v[3]) a.gemm_overhead_s = *v[3];
     }
+    const double presets[] = {preset.gemm_efficiency, preset.fp8_gemm_efficiency,
+                              preset.fp4_gemm_efficiency, preset.gemm_overhead_s};
+    for (size_t i = 0; i < gkeys.size() && i < 4; ++i)
+      if (v[i])
+        fit.gemm.push_back({std::string(gkeys[i].name), *v[i] / gkeys[i].scale,
+                            presets[i] / gkeys[i].scale});
   }
 
   // 3. Layer profiles (HATP's input): measured layer times on a GPU of the cluster, for one
@@ -471,6 +487,12 @@ Json calibration_json(const CalibrationFit& fit) {
            {"network_scale_fitted", fit.network_fitted}};
   if (!fit.intra_node_link.empty()) out["intra_node_link"] = fit.intra_node_link;
   if (!fit.inter_node_link.empty()) out["inter_node_link"] = fit.inter_node_link;
+  for (const auto& g : fit.gemm)  // what the GEMM table moved, beside the preset's value
+    out["gemm"][g.key] = {{"value", g.value},
+                          {"preset", g.preset},
+                          {"change_pct", g.preset > 0
+                                             ? std::round((g.value / g.preset - 1) * 1000) / 10
+                                             : 0.0}};
   if (fit.layer_profiles > 0) {
     out["layer_profiles"] = fit.layer_profiles;
     out["layer_profiles_used"] = fit.layer_profiles_used;

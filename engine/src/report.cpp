@@ -202,6 +202,12 @@ std::string to_text(const Report& r, const Scenario& sc) {
     fmt::format_to(it, "calibrated: compute scale {:.3f} ({:+.1f} %{}), network scale {:.3f} ({:+.1f} %{})\n",
                    c->compute_scale, 100 * (c->compute_scale - 1), c->compute_fitted ? ", fitted" : "",
                    c->network_scale, 100 * (c->network_scale - 1), c->network_fitted ? ", fitted" : "");
+  if (const auto& c = r.calibration; c && !c->gemm.empty()) {
+    fmt::format_to(it, "calibrated GEMMs:");
+    for (const auto& g : c->gemm)
+      fmt::format_to(it, " {} {:.4g} (preset {:.4g}){}", g.key, g.value, g.preset,
+                     &g == &c->gemm.back() ? "\n" : ",");
+  }
   if (const auto& c = r.calibration; c && c->layer_profiles > 0)
     fmt::format_to(it, "measured layers: {} of {} layer profiles of this plan's shape\n",
                    c->layer_profiles_used, c->layer_profiles);

@@ -1,5 +1,5 @@
 // Calibrate to my cluster, in Chromium (issue "calibrate to your own cluster"): paste nccl-tests
-// output and a measured iteration time of the plan on show; the badge says what was fitted and the
+// output, a GEMM table, one layer's measured times and a measured iteration time of the plan on show; the badge says what was fitted and the
 // estimate is the CLI's for the same calibration; the link carries it (the fitted scales, not the
 // runs) and a fresh page opened from it shows the same calibrated estimate; bad input gets a clear
 // message beside the boxes.
@@ -8,13 +8,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { CLI, ROOT, cliEstimate, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, cliEstimate, cliEstimateLink, cliRun, requireBuilt } from '../wasm/common.mjs';
 import { SHOTS, assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
 const fx = suite({ serviceWorkers: 'block' });
 const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+const GEMM_FILE = join(ROOT, 'tests', 'engine', 'fixtures', 'gemm', 'h100-bf16-fp8.csv');
+const GEMM = readFileSync(GEMM_FILE, 'utf8');
 const NCCL = readFileSync(join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-dgx-h100-8gpu.txt'), 'utf8');
 
 const open = (url) => openPage(fx, url);
@@ -64,6 +66,54 @@ describe('calibrate to my cluster', () => {
     await settle(p);
     assert.deepEqual(await metrics(p), before);
     assert.equal(await p.isVisible('#calibrated'), false);
+    await p.close();
+  });
+
+  test('a GEMM table and a layer profile: badge, the CLI\'s estimate, and the same after opening the link', async () => {
+    const p = await open(`${fx.site.url}#${DEFAULT}`);
+    const before = await metrics(p);
+    await p.fill('#cal-gemm', GEMM);
+    await p.click('#cal-gemm-fit');
+    await p.waitForFunction(() => /^Fitted on the NVIDIA H100/.test(document.querySelector('#cal-status').textContent));
+    await settle(p);
+    const fitted = cliRun(['calibrate', '--gemm', GEMM_FILE, '--gpu', 'h100-sxm5-80gb']);
+    assert.equal(fitted.status, 0, fitted.stderr);
+    assert.deepEqual((await pageScenario(p)).calibration, { gemm: JSON.parse(fitted.stdout) });
+    assert.match(await p.textContent('#cal-status'), /from 16 GEMMs: bf16 efficiency 0\.70\d+ \(preset 0\.693\).*within \d\.\d %\.$/);
+    assert.match(await p.textContent('#calibrated'), /measured GEMMs \(bf16 [+−]\d+\.\d %, fp8 [+−]\d+\.\d %, per-kernel time [+−]\d+\.\d %\)/);
+
+    // One layer of Llama 3 70B at TP 8, micro-batch 1, 4,096 tokens: 6.1 ms forward, 12.5 backward.
+    await p.fill('#cal-fwd', '6.1');
+    await p.fill('#cal-bwd', '12.5');
+    await p.click('#cal-add-profile');
+    await settle(p);
+    const scenario = await pageScenario(p);
+    assert.deepEqual(scenario.calibration.layer_profiles, [{ gpu: 'h100-sxm5-80gb', micro_batch: 1, seq_len: 4096,
+      tp: 8, cp: 1, forward_s: 0.0061, backward_s: 0.0125 }]);
+    assert.match(await p.textContent('#cal-profiles'), /one layer on h100-sxm5-80gb, TP 8 · CP 1 · micro-batch 1 · sequence 4096: 6\.1 ms forward, 12\.5 ms backward/);
+    assert.match(await p.textContent('#calibrated'), /measured layers \(1 of 1 profiles of this plan's shape\)/);
+    const cli = cliEstimate(JSON.stringify(scenario), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    const shown = await metrics(p);
+    assertNumbers(cli.report, shown);
+    assert.notEqual(shown.iteration_time_s, before.iteration_time_s, 'the estimate changed');
+
+    // The link carries both; a fresh page shows the same estimate and badge.
+    const link = await linked(p);
+    const q = await open(link);
+    assertNumbers(cli.report, await metrics(q));
+    assert.match(await q.textContent('#calibrated'), /measured GEMMs .*measured layers/);
+    await q.close();
+
+    // Bad input, beside the boxes: not a table, a negative layer time.
+    await p.fill('#cal-gemm', 'hello');
+    await p.click('#cal-gemm-fit');
+    await p.waitForFunction(() => document.querySelector('#cal-status').classList.contains('error'));
+    assert.match(await p.textContent('#cal-status'), /^Not a GEMM table this page can fit: line 1: the header must name the columns m, n, k, dtype and tflops$/);
+    await p.fill('#cal-fwd', '-2');
+    await p.click('#cal-add-profile');
+    assert.equal(await p.textContent('#cal-status'), 'The forward and backward times of one layer must be positive numbers of milliseconds.');
+    assert.equal((await pageScenario(p)).calibration.layer_profiles.length, 1, 'nothing added');
     await p.close();
   });
 

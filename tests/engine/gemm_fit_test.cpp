@@ -1,9 +1,11 @@
 // A GEMM benchmark table fitted to the engine's GEMM model, and calibration.gemm in a scenario.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "stepcast/gemm_fit.h"
+#include "stepcast/measured_runs.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -83,6 +85,35 @@ TEST(GemmFit, CalibrationGemmReplacesThePresetsForTheClustersGpus) {
                                 R"(, "calibration": {"gemm": {"gemm_efficiency": 1.5}})"));
   EXPECT_EQ(e.path, "calibration.gemm.gemm_efficiency");
   EXPECT_EQ(e.code, ErrorCode::out_of_range);
+}
+
+TEST(GemmFit, TheReportSaysWhatTheTableMovedFromThePreset) {
+  const Scenario s = test::scenario(R"({"model": "llama2-7b",
+    "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 8, "global_batch": 8},
+    "calibration": {"gemm": {"gemm_efficiency": 0.4, "gemm_overhead_us": 20}}})");
+  const auto& preset = builtin_catalog().calibration.for_arch(s.cluster.groups[0].gpu.arch);
+  const Report r = estimate(s);
+  ASSERT_TRUE(r.calibration.has_value());
+  const Json j = calibration_json(*r.calibration);
+  // Only what the table set, each beside the preset's value, in the key's unit.
+  ASSERT_EQ(j["gemm"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["gemm"]["gemm_efficiency"]["value"].get<double>(), 0.4);
+  EXPECT_DOUBLE_EQ(j["gemm"]["gemm_efficiency"]["preset"].get<double>(), preset.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(j["gemm"]["gemm_efficiency"]["change_pct"].get<double>(),
+                   std::round((0.4 / preset.gemm_efficiency - 1) * 1000) / 10);
+  EXPECT_DOUBLE_EQ(j["gemm"]["gemm_overhead_us"]["value"].get<double>(), 20);
+  EXPECT_NEAR(j["gemm"]["gemm_overhead_us"]["preset"].get<double>(),
+              preset.gemm_overhead_s * 1e6, 1e-9);
+}
+
+TEST(GemmFit, OneTableCannotCalibrateAClusterOfTwoGpuTypes) {
+  const Error e = test::error_of(R"({"model": "llama2-7b",
+    "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},
+    "plan": {"tp": 8, "pp": 2, "global_batch": 8},
+    "calibration": {"gemm": {"gemm_efficiency": 0.6}}})");
+  EXPECT_EQ(e.code, ErrorCode::unsupported);
+  EXPECT_EQ(e.path, "calibration.gemm");
+  EXPECT_NE(e.message.find("mixes"), std::string::npos) << e.message;
 }
 
 }  // namespace

@@ -39,6 +39,38 @@ describe('calibration: WebAssembly equals the command line', () => {
     assert.equal(bad.error.code, 'parse_error');
   });
 
+  test('gemmFit on a GEMM table equals `stepcast calibrate --gemm`, on the cluster\'s GPU', () => {
+    const file = join(ROOT, 'tests', 'engine', 'fixtures', 'gemm', 'h100-bf16-fp8.csv');
+    const cli = cliRun(['calibrate', '--gemm', file, '--gpu', 'h100-sxm5-80gb']);
+    assert.equal(cli.status, 0, cli.stderr);
+    const doc = JSON.parse(exampleText('llama3-70b_dgx-h100x8'));
+    const mine = JSON.parse(wasm.gemmFit(JSON.stringify({ text: readFileSync(file, 'utf8'), scenario: doc })));
+    assert.equal(mine.error, undefined, JSON.stringify(mine.error));
+    assert.deepEqual(mine.gemm, JSON.parse(cli.stdout));
+    // The fixture was made at 0.70 and 0.55 with 8 us per kernel, 2 % noise.
+    assert.ok(Math.abs(mine.gemm.gemm_efficiency - 0.70) < 0.01, `${mine.gemm.gemm_efficiency}`);
+    assert.ok(Math.abs(mine.gemm.fp8_gemm_efficiency - 0.55) < 0.01, `${mine.gemm.fp8_gemm_efficiency}`);
+    assert.equal(mine.rows, 16);
+    assert.ok(mine.max_time_error < 0.03, `${mine.max_time_error}`);
+    assert.match(mine.gpu, /H100/);
+    // In the scenario, the report says what moved from the preset.
+    doc.calibration = { gemm: mine.gemm };
+    const report = JSON.parse(wasm.estimate(JSON.stringify(doc)));
+    assert.equal(report.calibration.gemm.gemm_efficiency.value, mine.gemm.gemm_efficiency);
+    assert.ok(Math.abs(report.calibration.gemm.gemm_efficiency.preset - mine.preset.gemm_efficiency) < 1e-4);
+  });
+
+  test('gemmFit refuses a table it cannot read and a cluster of two GPU types', () => {
+    const doc = JSON.parse(exampleText('llama3-70b_dgx-h100x8'));
+    const bad = JSON.parse(wasm.gemmFit(JSON.stringify({ text: 'm,n,k,dtype,tflops\n1024,1024,1024,bf16,-3\n', scenario: doc })));
+    assert.equal(bad.error.path, 'text');
+    assert.match(bad.error.message, /^line 2: /);
+    const mixed = { ...doc, cluster: { groups: [{ node: 'dgx-a100', nodes: 1 }, { node: 'dgx-h100', nodes: 1 }] } };
+    const two = JSON.parse(wasm.gemmFit(JSON.stringify({ text: 'm,n,k,dtype,tflops\n', scenario: mixed })));
+    assert.match(two.error.message, /mixes/);
+    assert.equal(JSON.parse(wasm.gemmFit('{"text": 3}')).error.code, 'parse_error');
+  });
+
   test('a measured run: estimate, then the compact calibration and its link', () => {
     const doc = JSON.parse(exampleText('llama3-70b_dgx-h100x8'));
     doc.calibration = { runs: [{ plan: doc.plan, measured_iteration_s: 45 }] };

@@ -228,6 +228,12 @@ export async function ncclLink(files) {
   return (await main.send({ type: 'ncclLink', request: JSON.stringify({ files }) })).result;
 }
 
+/** A GEMM table (text) fitted on the GPU of `scenario`'s cluster: {gemm, gpu, rows, max_time_error, preset} or {error}. */
+export async function gemmFit(text, scenario) {
+  await main.start();
+  return (await main.send({ type: 'gemmFit', request: JSON.stringify({ text, scenario }) })).result;
+}
+
 /** A scenario (JSON text) with its measured runs replaced by the scales they fit: {scenario} or {error}. */
 export async function compactCalibration(scenario) {
   await main.start();

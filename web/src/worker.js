@@ -130,6 +130,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'importMegatronArgs') result = JSON.parse(engine.importMegatronArgs(msg.text));
     else if (msg.type === 'exportPlan') result = JSON.parse(engine.exportPlan(msg.scenario, msg.kind));
     else if (msg.type === 'ncclLink') result = JSON.parse(engine.ncclLink(msg.request));
+    else if (msg.type === 'gemmFit') result = JSON.parse(engine.gemmFit(msg.request));
     else if (msg.type === 'compactCalibration') result = JSON.parse(engine.compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;

@@ -12,6 +12,8 @@
 
 namespace stepcast {
 
+struct Scenario;
+
 struct GemmFit {
   std::optional<double> gemm_efficiency;      // bf16 / fp16 rows
   std::optional<double> fp8_gemm_efficiency;  // fp8 / mxfp8 rows
@@ -28,5 +30,16 @@ Result<GemmFit> fit_gemm_table(std::string_view csv, const GpuSpec& gpu, const A
 
 // The fit as `calibration.gemm` takes it.
 Json gemm_fit_json(const GemmFit& fit);
+
+// One table measures one GPU type: the first group whose GPU is of another type than the first
+// group's (nullptr when the cluster has one type).
+const ClusterGroup* other_gpu_type(const ClusterSpec& cluster);
+
+// The table fitted on the GPU of a scenario's cluster (the page's "GEMM table" box): {"gemm":
+// gemm_fit_json, "gpu": its name, "rows", "max_time_error", "mean_time_error", "preset": the
+// values it replaces}. A cluster of two GPU types is refused (one table measures one type);
+// errors in the table have the path "text".
+Result<Json> fit_gemm_table_on(std::string_view csv, const Scenario& scenario,
+                               const Catalog& catalog);
 
 }  // namespace stepcast

@@ -36,6 +36,11 @@ struct CalibrationFit {
   bool network_fitted = false;
   std::string intra_node_link;  // names of the links the calibration put in (empty: none)
   std::string inter_node_link;
+  struct GemmChange {           // a value calibration.gemm set, and the preset's it replaced
+    std::string key;            // calibration.gemm's key
+    double value = 0, preset = 0;  // in the key's unit (µs for gemm_overhead_us)
+  };
+  std::vector<GemmChange> gemm;
   int layer_profiles = 0;       // calibration.layer_profiles given
   int layer_profiles_used = 0;  // of them, those of this plan's shape (used where GPUs match)
   std::vector<MeasuredRunFit> runs;

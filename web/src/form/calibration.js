@@ -1,6 +1,8 @@
 // Calibrate to my cluster: the scenario's `calibration` (the engine's, see docs/scenario.md). Paste
 // nccl-tests output and the engine fits the link it measured (inside a node or between nodes,
-// from its ranks' hosts), which replaces the presets' link of that tier; give the measured time of
+// from its ranks' hosts), which replaces the presets' link of that tier; paste a GEMM table and it
+// fits the GPU's GEMM efficiencies; give one layer's measured kernel times for the plan's shape
+// and they replace the roofline's layer compute on that GPU (HATP's input); give the measured time of
 // one iteration of the plan on show (and of other plans) and the engine fits the cluster's compute
 // scale (and, from plans that differ in communication, a network scale), then predicts every plan
 // with them. What was fitted shows as a badge on the estimate (main.js); the link carries the
@@ -56,6 +58,37 @@ async function fitNccl(notify) {
   return undefined;
 }
 
+// A GEMM table: fitted by the engine on the cluster's GPU (one type; the engine refuses a mix).
+async function fitGemm(notify) {
+  const text = $('#cal-gemm').value;
+  if (!text.trim()) return say('error', 'Paste a GEMM table (m,n,k,dtype,tflops; the README shows a PyTorch loop that prints one) first.');
+  const mine = (fitting = {});
+  const r = await engine.gemmFit(text, { ...state.scenario, calibration: undefined });
+  if (mine !== fitting) return undefined;
+  if (r.error) return say('error', `Not a GEMM table this page can fit: ${r.error.message}`);
+  setCalibration({ ...calibration(), gemm: r.gemm });
+  const words = ['gemm', 'fp8_gemm', 'fp4_gemm'].filter((k) => `${k}_efficiency` in r.gemm).map((k) =>
+    `${k.replace('gemm', '').replace('_', '') || 'bf16'} efficiency ${r.gemm[`${k}_efficiency`]} (preset ${+r.preset[`${k}_efficiency`].toFixed(4)})`);
+  words.push(`${r.gemm.gemm_overhead_us.toFixed(2)} µs per kernel (preset ${+r.preset.gemm_overhead_us.toFixed(2)})`);
+  say('ok', `Fitted on the ${r.gpu} from ${r.rows} GEMMs: ${words.join(', ')}; it reproduces their times within ${(100 * r.max_time_error).toFixed(1)} %.`);
+  notify();
+  return undefined;
+}
+
+// A layer profile: one layer's measured kernel times, for the shape of the plan on show.
+function addProfile() {
+  // Milliseconds to seconds as the decimal text says (6.1 ms is 0.0061 s, not 0.006099999...).
+  const [fwd, bwd] = ['#cal-fwd', '#cal-bwd'].map((id) => Number(`${$(id).value.trim()}e-3`));
+  const r = state.resolved;
+  if (!(fwd > 0 && bwd > 0)) return say('error', 'The forward and backward times of one layer must be positive numbers of milliseconds.'), false;
+  if (!r) return say('error', 'Fix the scenario first: a layer profile takes the shape of the plan on show.'), false;
+  const p = r.scenario.plan;
+  const profile = { gpu: $('#cal-gpu').value || r.groups[0].gpu, micro_batch: p.micro_batch, seq_len: r.model.seq_len, tp: p.tp, cp: p.cp, forward_s: fwd, backward_s: bwd };
+  setCalibration({ ...calibration(), layer_profiles: [...(calibration()?.layer_profiles ?? []), profile] });
+  say('ok', `Added: one layer on the ${profile.gpu} at micro-batch ${p.micro_batch}, sequence ${r.model.seq_len}, TP ${p.tp}, CP ${p.cp}.`);
+  return true;
+}
+
 function addRun() {
   const field = $('#cal-measured');
   const v = Number(field.value);
@@ -72,9 +105,8 @@ function addRun() {
   return true;
 }
 
-function removeRun(i) {
-  const runs = (calibration()?.runs ?? []).filter((_, k) => k !== i);
-  setCalibration({ ...calibration(), runs });
+function remove(key, i) {
+  setCalibration({ ...calibration(), [key]: (calibration()?.[key] ?? []).filter((_, k) => k !== i) });
 }
 
 /** Builds the calibration fields into #calibration-fields. */
@@ -88,11 +120,23 @@ export function build() {
         h('span', { class: 'unit' }, 's'),
         onClick(h('button', { type: 'button', id: 'cal-add-run' }, 'Add as a measured run'), addRun)),
       h('ul', { id: 'cal-runs', class: 'cal-runs' }),
+      h('label', { for: 'cal-fwd' }, 'Measured kernel time of one layer, one micro-batch of the plan on show'),
+      h('div', { class: 'control' },
+        h('select', { id: 'cal-gpu', 'aria-label': 'The GPU profiled', 'data-local': 'true' }),
+        h('input', { id: 'cal-fwd', type: 'number', min: '0', step: 'any', placeholder: 'forward', 'aria-label': 'Forward', 'data-local': 'true' }),
+        h('input', { id: 'cal-bwd', type: 'number', min: '0', step: 'any', placeholder: 'backward', 'aria-label': 'Backward', 'data-local': 'true' }),
+        h('span', { class: 'unit' }, 'ms'),
+        onClick(h('button', { type: 'button', id: 'cal-add-profile' }, 'Add as a layer profile'), addProfile)),
+      h('ul', { id: 'cal-profiles', class: 'cal-runs' }),
       h('label', { for: 'cal-nccl' }, 'nccl-tests output (inside a node or across nodes)'),
       h('textarea', { id: 'cal-nccl', rows: 4, spellcheck: 'false', 'data-local': 'true',
         placeholder: '# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 ...' }),
       h('div', { class: 'buttons' },
-        h('button', { type: 'button', id: 'cal-nccl-fit' }, 'Fit the link'),
+        h('button', { type: 'button', id: 'cal-nccl-fit' }, 'Fit the link')),
+      h('label', { for: 'cal-gemm' }, 'GEMM table (m,n,k,dtype,tflops) from one GPU of the cluster'),
+      h('textarea', { id: 'cal-gemm', rows: 3, spellcheck: 'false', 'data-local': 'true', placeholder: 'm,n,k,dtype,tflops\n8192,8192,8192,bf16,690.5' }),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', id: 'cal-gemm-fit' }, 'Fit the GEMMs'),
         onClick(h('button', { type: 'button', id: 'cal-clear' }, 'Clear the calibration'), () => {
           setCalibration(null);
           say('ok', 'Calibration cleared: the presets again.');
@@ -107,6 +151,7 @@ export function build() {
 /** Wires the button that needs the engine (the others change the state through onClick). */
 export function wire(notify) {
   $('#cal-nccl-fit').addEventListener('click', () => fitNccl(notify));
+  $('#cal-gemm-fit').addEventListener('click', () => fitGemm(notify));
 }
 
 /** The estimate's warnings about its calibration (a run predicted out of memory, runs that cannot
@@ -118,14 +163,27 @@ export function showWarnings(warnings = []) {
   fill(list, mine.map((w) => h('li', null, w)));
 }
 
-/** Shows the scenario's calibration: its measured runs, each with a remove button. */
+/** A list of the calibration's entries under `key`, each in words with a remove button. */
+function renderList(id, key, words) {
+  const items = calibration()?.[key] ?? [];
+  const list = $(id);
+  const text = JSON.stringify(items);
+  if (list.dataset.key === text) return;
+  list.dataset.key = text;
+  fill(list, items.map((item, i) => h('li', null, `${words(item)} `,
+    onClick(h('button', { type: 'button', class: 'link', 'aria-label': `Remove ${key.replace('_', ' ')} ${i + 1}` }, 'Remove'), () => remove(key, i)))));
+}
+
+/** Shows the scenario's calibration: its measured runs and layer profiles; the GPUs to profile. */
 export function render() {
-  const runs = calibration()?.runs ?? [];
-  const list = $('#cal-runs');
-  const key = JSON.stringify(runs);
-  if (list.dataset.key === key) return;
-  list.dataset.key = key;
-  fill(list, runs.map((run, i) => h('li', null,
-    `${planWords(run.plan ?? run.scenario?.plan)}: ${run.measured_iteration_s} s `,
-    onClick(h('button', { type: 'button', class: 'link', 'aria-label': `Remove measured run ${i + 1}` }, 'Remove'), () => removeRun(i)))));
+  renderList('#cal-runs', 'runs', (run) => `${planWords(run.plan ?? run.scenario?.plan)}: ${run.measured_iteration_s} s`);
+  renderList('#cal-profiles', 'layer_profiles', (l) => `one layer on ${l.gpu}, TP ${l.tp ?? 1} · CP ${l.cp ?? 1} · micro-batch ${l.micro_batch} · sequence ${l.seq_len ?? 'the scenario\'s'}: ` +
+    `${+(l.forward_s * 1e3).toPrecision(4)} ms forward, ${+(l.backward_s * 1e3).toPrecision(4)} ms backward`);
+  const gpus = [...new Set((state.resolved?.groups ?? []).map((g) => g.gpu))];
+  const select = $('#cal-gpu');
+  select.hidden = gpus.length < 2;  // one GPU type: the list of profiles names it
+  if (gpus.length && select.dataset.key !== gpus.join()) {
+    select.dataset.key = gpus.join();
+    fill(select, gpus.map((g) => h('option', { value: g }, g)));
+  }
 }

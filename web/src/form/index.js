@@ -9,7 +9,7 @@
 //   cluster.js    the cluster form (group 0), more groups, the link between them
 //   plan.js       the plan and the Megatron-LM options (fields from the schema)
 //   placement.js  where stages or replica sets run (plan.stages / plan.replicas)
-//   calibration.js  the scenario's calibration: nccl-tests links and measured runs
+//   calibration.js  the scenario's calibration: nccl-tests links, GEMM tables, layer profiles and measured runs
 //   errors.js     problems next to their controls
 import { $, $$ } from '../dom.js';
 import * as engine from '../engine.js';
