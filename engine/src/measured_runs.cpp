@@ -399,6 +399,16 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
       if ((lp.layers == 2 && !any_moe) || (lp.layers == 1 && !any_dense))
         fit.warnings.push_back(fmt::format("{}: profiles the {} layers, and this model has none",
                                            e.path(), lp.layers == 2 ? "MoE" : "dense"));
+      // Two profiles of one GPU, shape and layer kind: which one to believe is the user's call.
+      const auto& kept = s.calibration.layer_profiles;
+      for (size_t k = 0; k < kept.size(); ++k)
+        if (kept[k].gpu == lp.gpu && kept[k].micro_batch == lp.micro_batch &&
+            kept[k].seq_len == lp.seq_len && kept[k].tp == lp.tp && kept[k].cp == lp.cp &&
+            kept[k].layers == lp.layers)
+          return Error{ErrorCode::duplicate_key, e.path(),
+                       fmt::format("{} profiles the same GPU, shape and layers as {}[{}]: keep "
+                                   "one (or their mean)",
+                                   e.path(), path, k)};
       s.calibration.layer_profiles.push_back(std::move(lp));
     }
   }

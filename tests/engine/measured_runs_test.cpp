@@ -177,6 +177,12 @@ TEST(MeasuredRuns, BadInputNamesItsPath) {
       {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1, "forward_s": 0.01,
            "backward_s": 0.02, "speed": 1}]})", "calibration.layer_profiles[0].speed",
        ErrorCode::unknown_key},
+      // The same GPU, shape and layers twice (seq_len given once, defaulted once: the same).
+      {R"({"layer_profiles": [{"gpu": "h100-sxm5-80gb", "micro_batch": 1, "forward_s": 0.01,
+           "backward_s": 0.02}, {"gpu": "h100-sxm5-80gb", "micro_batch": 2, "forward_s": 0.02,
+           "backward_s": 0.04}, {"gpu": "h100-sxm5-80gb", "micro_batch": 1, "seq_len": 4096,
+           "forward_s": 0.011, "backward_s": 0.021}]})", "calibration.layer_profiles[2]",
+       ErrorCode::duplicate_key},
   };
   for (const auto& c : cases) {
     Json doc = base();
