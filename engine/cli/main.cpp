@@ -276,14 +276,24 @@ int run_search(const Args& args, const Catalog& catalog) {
     fmt::print("your plan is not one: {}\n\n", r.baseline_error->message);
   else
     fmt::print("your plan: {:.3f} s\n\n", r.baseline_s);
-  fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>10} {:>7} {:>9}\n", "rank", "tp",
-             "pp", "dp", "cp", "vpp", "mb", "recompute", "time s", "MFU %", "mem GiB");
+  // MoE models: the expert layout and dispatcher too. `overlap`: the communication the plan
+  // overlaps with compute (TP collectives, EP exchanges), on wherever the search could set it.
+  const bool moe = scenario->model.moe.enabled();
+  fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>7}", "rank", "tp", "pp", "dp",
+             "cp", "vpp", "mb", "recompute", "overlap");
+  if (moe) fmt::print(" {:>4} {:>4} {:>9}", "ep", "etp", "dispatch");
+  fmt::print(" {:>10} {:>7} {:>9}\n", "time s", "MFU %", "mem GiB");
   int rank = 0;
-  for (const auto& c : r.best)
-    fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>10.3f} {:>7.1f} {:>9.1f}\n",
-               ++rank, c.plan.tp, c.plan.pp, c.plan.dp, c.plan.cp, c.plan.vpp, c.plan.micro_batch,
-               to_string(c.plan.recompute), c.iteration_time_s, 100 * c.mfu,
+  for (const auto& c : r.best) {
+    const Plan& p = c.plan;
+    const bool tp = p.tp_comm_overlap && p.tp > 1, ep = p.moe_overlap && moe;
+    fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>7}", ++rank, p.tp, p.pp, p.dp,
+               p.cp, p.vpp, p.micro_batch, to_string(p.recompute),
+               tp && ep ? "tp+ep" : tp ? "tp" : ep ? "ep" : "none");
+    if (moe) fmt::print(" {:>4} {:>4} {:>9}", p.ep, p.etp, to_string(p.moe_dispatcher));
+    fmt::print(" {:>10.3f} {:>7.1f} {:>9.1f}\n", c.iteration_time_s, 100 * c.mfu,
                c.peak_memory_bytes / (1024.0 * 1024 * 1024));
+  }
   return 0;
 }
 

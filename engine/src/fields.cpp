@@ -367,7 +367,9 @@ constexpr Field<Plan> kPlan[] = {
                                 .type = V::boolean, .fallback = D::of(false),
                                 .label = "Overlap expert communication",
                                 .doc = "all-to-alls of one micro-batch overlap the compute of "
-                                       "the next (--overlap-moe-expert-parallel-comm)",
+                                       "the next (--overlap-moe-expert-parallel-comm; needs ep "
+                                       "> 1, alltoall or flex, no full recompute, vpp > 1 when "
+                                       "pp > 1)",
                                 .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::moe_imbalance>({.object = "plan", .name = "moe_imbalance", .link = "imb",
                                   .type = V::number, .fallback = D::of(1.0), .min = 1,

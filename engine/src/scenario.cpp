@@ -509,6 +509,33 @@ bool check_experts(Rules& c) {
       return false;
     return c.ok();
   }
+  // EP communication overlap (--overlap-moe-expert-parallel-comm) as Megatron-Core admits it
+  // (TransformerConfig.__post_init__, megatron/core/transformer/transformer_config.py): expert
+  // parallelism to overlap, the alltoall or flex dispatcher, no full recompute, the interleaved
+  // schedule when pipelined (combined_1f1b pairs chunks), and at most one MTP layer; each named
+  // (moe_overlap_admitted, below, is the same conditions at once, for the search).
+  if (p.moe_overlap && !moe_overlap_admitted(m, p)) {
+    auto needs = [&](bool ok, const char* path, std::string what,
+                     std::vector<std::string> related) {
+      return ok || c.broken([&] {
+               return rule(path,
+                           "plan.moe_overlap=true (Megatron-Core's EP overlap) needs " + what,
+                           std::move(related));
+             });
+    };
+    if (!needs(p.ep > 1, "plan.ep", fmt::format("plan.ep > 1, not {}", p.ep),
+               {"plan.moe_overlap"}) ||
+        !needs(p.moe_dispatcher != MoeDispatcher::allgather, "plan.moe_dispatcher",
+               "plan.moe_dispatcher alltoall or flex, not allgather", {"plan.moe_overlap"}) ||
+        !needs(p.recompute != Recompute::full, "plan.recompute",
+               "plan.recompute none or selective, not full", {"plan.moe_overlap"}) ||
+        !needs(p.pp == 1 || p.vpp > 1, "plan.vpp",
+               fmt::format("plan.vpp > 1 with plan.pp={} (the interleaved schedule)", p.pp),
+               {"plan.moe_overlap", "plan.pp"}) ||
+        !needs(m.mtp_layers <= 1, "model.mtp_layers",
+               fmt::format("at most one MTP layer, not {}", m.mtp_layers), {"plan.moe_overlap"}))
+      return false;
+  }
   const MoeSpec& e = m.moe;
   if (e.experts % p.ep != 0 && !c.broken([&] {
         Error err = rule("plan.ep",
@@ -992,6 +1019,11 @@ std::optional<Scenario> read_keys(const Json& doc, const Catalog& catalog,
 }
 
 }  // namespace
+
+bool moe_overlap_admitted(const ModelSpec& m, const Plan& p) {
+  return m.moe.enabled() && p.ep > 1 && p.moe_dispatcher != MoeDispatcher::allgather &&
+         p.recompute != Recompute::full && (p.pp == 1 || p.vpp > 1) && m.mtp_layers <= 1;
+}
 
 Result<Scenario> read_scenario(const Json& doc, const Catalog& catalog) {
   std::vector<Error> errors;

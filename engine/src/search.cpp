@@ -101,6 +101,27 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   else
     result.baseline_error = own.front();
 
+  // Communication overlap, the framework flags a plan most depends on: TP collectives hidden
+  // behind GEMMs (Transformer Engine), EP exchanges behind the other micro-batch's compute
+  // (Megatron-Core's combined 1F1B). The engine never predicts either slower than leaving it off
+  // (what it hides is at least what it costs: overlap.cpp), and neither changes memory, so the
+  // search turns each on wherever the framework can do it and the rules admit it (TP > 1, under
+  // the sequence parallelism the search always sets; EP as check_experts in scenario.cpp says)
+  // instead of doubling the space with plans that cannot win. Elsewhere the scenario's, EP
+  // overlap off where the rules refuse it.
+  auto can = [&](std::string_view key) {
+    if (!base.framework) return true;
+    for (const auto& c : base.framework->cannot)
+      if (c.first == key) return false;
+    return true;
+  };
+  const bool tp_on = options.overlap && can("tp_comm_overlap");
+  const bool ep_on = options.overlap && can("moe_overlap");
+  auto set_overlap = [&](Plan& p) {
+    p.tp_comm_overlap = (p.tp > 1 && tp_on) || base.plan.tp_comm_overlap;
+    p.moe_overlap = moe_overlap_admitted(m, p) && (ep_on || base.plan.moe_overlap);
+  };
+
   // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
   // scenario, its plan rewritten for each: every field the search varies is set every time.
   // `sliced`: only the plans of options' slice.
@@ -134,6 +155,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                   p.distributed_optimizer = dp * cp > 1 || base.plan.distributed_optimizer;
                   p.recompute =
                       options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+                  set_overlap(p);
                   const int64_t index = tried++;
                   if (sliced && (index < options.first_plan ||
                                  (options.plan_count >= 0 &&

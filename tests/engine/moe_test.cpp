@@ -376,6 +376,15 @@ TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
       {R"("ep": 8, "etp": 2)", "", "plan.ep", "must divide the 8 GPUs"},
       {R"("tp": 2, "ep": 4, "sequence_parallel": false)", "", "plan.sequence_parallel",
        "needs plan.sequence_parallel=true"},
+      // EP overlap as Megatron-Core's TransformerConfig admits it.
+      {R"("ep": 1, "moe_overlap": true)", "", "plan.ep", "plan.moe_overlap=true (Megatron-Core's "
+       "EP overlap) needs plan.ep > 1, not 1"},
+      {R"("ep": 8, "moe_overlap": true, "moe_dispatcher": "allgather")", "", "plan.moe_dispatcher",
+       "needs plan.moe_dispatcher alltoall or flex, not allgather"},
+      {R"("ep": 8, "moe_overlap": true, "recompute": "full")", "", "plan.recompute",
+       "needs plan.recompute none or selective, not full"},
+      {R"("pp": 2, "ep": 4, "moe_overlap": true)", "", "plan.vpp",
+       "needs plan.vpp > 1 with plan.pp=2 (the interleaved schedule)"},
   };
   for (const auto& c : cases) {
     const Error e = test::error_of(small(fmt::format(
@@ -459,6 +468,30 @@ TEST(Moe, SearchVariesExpertParallelism) {
   }
   EXPECT_TRUE(ep8);
   EXPECT_TRUE(flex);
+}
+
+// The search turns EP overlap on wherever Megatron-Core admits it (the engine never predicts it
+// slower: OverlappingTheExchangeIsFaster) and keeps it off elsewhere; overlap=false keeps the
+// scenario's. Qwen3-30B-A3B on 8 B200 from a plan without it.
+TEST(Moe, SearchTurnsExpertOverlapOnWhereItIsAdmitted) {
+  const Scenario s = scenario(R"({"model": "qwen3-30b-a3b", "seq_len": 4096,
+    "cluster": {"node": "dgx-b200", "nodes": 1},
+    "plan": {"ep": 8, "global_batch": 256, "moe_overlap": false}})");
+  SearchOptions o;
+  o.top = 1000;
+  auto r = search_plans(s, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->best.empty());
+  EXPECT_TRUE(r->best.front().plan.moe_overlap);
+  EXPECT_LT(r->best.front().iteration_time_s, r->baseline_s);
+  for (const auto& c : r->best)
+    EXPECT_EQ(c.plan.moe_overlap, moe_overlap_admitted(s.model, c.plan)) << to_json(c.plan).dump();
+  o.overlap = false;
+  auto off = search_plans(s, o);
+  ASSERT_TRUE(off.ok());
+  for (const auto& c : off->best) EXPECT_FALSE(c.plan.moe_overlap);
+  EXPECT_GT(off->best.front().iteration_time_s, r->best.front().iteration_time_s);
+  EXPECT_EQ(off->evaluated, r->evaluated);  // the same plans: one flag set, not a larger space
 }
 
 }  // namespace

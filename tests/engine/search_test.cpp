@@ -1,5 +1,6 @@
 // The plan search: every plan it returns is valid, fits, is ranked, and is what estimate() says;
 // the best is never slower than the plan the user started from when that plan is in the space.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,6 +70,29 @@ TEST(Search, StartsFromAPlanThatBreaksARuleItVaries) {
   EXPECT_EQ(searched->baseline_error->path, "plan.tp");
   EXPECT_EQ(searched->baseline_s, 0);
   EXPECT_FALSE(searched->best.empty());
+}
+
+// TP communication overlap is on in every plan with TP > 1 where the framework has it
+// (Megatron-Core: Transformer Engine's userbuffers) and never where it has not (Megatron-
+// DeepSpeed), from a plan without it.
+TEST(Search, TurnsTensorParallelOverlapOnWhereTheFrameworkCan) {
+  auto searched = [](const char* framework) {
+    SearchOptions o;
+    o.top = 200;
+    return search_plans(test::scenario(fmt::format(R"({{"model": "llama3-70b", "seq_len": 4096,
+        "cluster": {{"node": "dgx-h100", "nodes": 8}}, "plan": {{"tp": 8, "pp": 4,
+        "global_batch": 512, "framework": "{}", "tp_comm_overlap": false}}}})", framework)), o);
+  };
+  const auto core = searched("megatron-core"), ds = searched("megatron-deepspeed");
+  ASSERT_TRUE(core.ok() && ds.ok());
+  int with_tp = 0;
+  for (const auto& c : core->best) {
+    EXPECT_EQ(c.plan.tp_comm_overlap, c.plan.tp > 1) << to_json(c.plan).dump();
+    with_tp += c.plan.tp > 1;
+  }
+  EXPECT_GT(with_tp, 0);
+  for (const auto& c : ds->best) EXPECT_FALSE(c.plan.tp_comm_overlap);
+  EXPECT_LT(core->best.front().iteration_time_s, core->baseline_s);
 }
 
 TEST(Search, WhatItCannotSearchIsAnError) {

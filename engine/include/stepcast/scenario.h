@@ -48,4 +48,8 @@ Result<Scenario> read_scenario(const Json& document, const Catalog& catalog);
 // the first and formats nothing (the plan search checks thousands of plans).
 bool check_scenario(const Scenario& scenario, std::vector<Error>* errors = nullptr);
 
+// Whether Megatron-Core admits EP communication overlap (plan.moe_overlap) for this model and
+// plan: the conditions check_scenario names one by one when it is set.
+bool moe_overlap_admitted(const ModelSpec& model, const Plan& plan);
+
 }  // namespace stepcast

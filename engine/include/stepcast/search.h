@@ -27,6 +27,9 @@ struct SearchOptions {
   int max_vpp = 4;            // virtual stages tried: powers of two up to this, and the plan's own
   bool vary_recompute = true; // try none / selective / full
   bool vary_dispatcher = true;  // MoE models: try alltoall / allgather / flex
+  // TP and EP communication overlap (tp_comm_overlap, moe_overlap) on wherever the framework can
+  // do it and the rules admit it (the engine never predicts it slower); false: the scenario's.
+  bool overlap = true;
   // Every plan that fits estimated exactly (the event simulation for interleaved ones), not
   // ranked by the closed form first: the reference the ranking is tested against.
   bool rank_exactly = false;
@@ -66,8 +69,10 @@ struct SearchResult {
 
 // Searches around `scenario`: same model, cluster, global batch, sequence length and precision;
 // tp, pp, dp (derived), cp, vpp, micro-batch, sequence parallelism, recompute and the
-// distributed optimizer vary; for MoE models also ep (divisors of the experts), etp (1 or tp)
-// and the token dispatcher. The scenario's own plan may break a rule (it is what the search
+// distributed optimizer vary, and TP communication overlap is on where it can be; for MoE
+// models also ep (divisors of the experts), etp (1 or tp) and the token dispatcher vary, and EP
+// communication overlap is on where Megatron-Core admits it. The framework's other flags are
+// the scenario's. The scenario's own plan may break a rule (it is what the search
 // varies: read it with read_scenario); it is then reported in baseline_error. Errors: a cluster
 // of several groups (unsupported), or no plan the rules admit (the scenario's own error, or
 // invalid_plan).
