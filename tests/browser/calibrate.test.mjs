@@ -114,6 +114,10 @@ describe('calibrate to my cluster', () => {
     await p.click('#cal-add-profile');
     assert.equal(await p.textContent('#cal-status'), 'The forward and backward times of one layer must be positive numbers of milliseconds.');
     assert.equal((await pageScenario(p)).calibration.layer_profiles.length, 1, 'nothing added');
+    // Removed: the calibration keeps the GEMMs only.
+    await p.click('[aria-label="Remove layer profile 1"]');
+    await settle(p);
+    assert.deepEqual(Object.keys((await pageScenario(p)).calibration), ['gemm']);
     await p.close();
   });
 

@@ -163,21 +163,21 @@ export function showWarnings(warnings = []) {
   fill(list, mine.map((w) => h('li', null, w)));
 }
 
-/** A list of the calibration's entries under `key`, each in words with a remove button. */
-function renderList(id, key, words) {
+/** A list of the calibration's entries under `key` (each a `noun`), in words with a remove button. */
+function renderList(id, key, noun, words) {
   const items = calibration()?.[key] ?? [];
   const list = $(id);
   const text = JSON.stringify(items);
   if (list.dataset.key === text) return;
   list.dataset.key = text;
   fill(list, items.map((item, i) => h('li', null, `${words(item)} `,
-    onClick(h('button', { type: 'button', class: 'link', 'aria-label': `Remove ${key.replace('_', ' ')} ${i + 1}` }, 'Remove'), () => remove(key, i)))));
+    onClick(h('button', { type: 'button', class: 'link', 'aria-label': `Remove ${noun} ${i + 1}` }, 'Remove'), () => remove(key, i)))));
 }
 
 /** Shows the scenario's calibration: its measured runs and layer profiles; the GPUs to profile. */
 export function render() {
-  renderList('#cal-runs', 'runs', (run) => `${planWords(run.plan ?? run.scenario?.plan)}: ${run.measured_iteration_s} s`);
-  renderList('#cal-profiles', 'layer_profiles', (l) => `one layer on ${l.gpu}, TP ${l.tp ?? 1} · CP ${l.cp ?? 1} · micro-batch ${l.micro_batch} · sequence ${l.seq_len ?? 'the scenario\'s'}: ` +
+  renderList('#cal-runs', 'runs', 'measured run', (run) => `${planWords(run.plan ?? run.scenario?.plan)}: ${run.measured_iteration_s} s`);
+  renderList('#cal-profiles', 'layer_profiles', 'layer profile', (l) => `one layer on ${l.gpu}, TP ${l.tp ?? 1} · CP ${l.cp ?? 1} · micro-batch ${l.micro_batch} · sequence ${l.seq_len ?? 'the scenario\'s'}: ` +
     `${+(l.forward_s * 1e3).toPrecision(4)} ms forward, ${+(l.backward_s * 1e3).toPrecision(4)} ms backward`);
   const gpus = [...new Set((state.resolved?.groups ?? []).map((g) => g.gpu))];
   const select = $('#cal-gpu');
