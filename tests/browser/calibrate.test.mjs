@@ -80,17 +80,19 @@ describe('calibrate to my cluster', () => {
     assert.equal(fitted.status, 0, fitted.stderr);
     assert.deepEqual((await pageScenario(p)).calibration, { gemm: JSON.parse(fitted.stdout) });
     assert.match(await p.textContent('#cal-status'), /from 16 GEMMs: bf16 efficiency 0\.70\d+ \(preset 0\.693\).*within \d\.\d %\.$/);
-    assert.match(await p.textContent('#calibrated'), /measured GEMMs \(bf16 [+−]\d+\.\d %, fp8 [+−]\d+\.\d %, per-kernel time [+−]\d+\.\d %\)/);
+    // Nothing but the GEMMs fitted: the badge says only that (no compute scale of 1).
+    assert.match(await p.textContent('#calibrated'), /^Calibrated to your cluster: measured GEMMs \(bf16 [+−]\d+\.\d %, fp8 [+−]\d+\.\d %, per-kernel time [+−]\d+\.\d %\)\.$/);
 
-    // One layer of Llama 3 70B at TP 8, micro-batch 1, 4,096 tokens: 6.1 ms forward, 12.5 backward.
-    await p.fill('#cal-fwd', '6.1');
-    await p.fill('#cal-bwd', '12.5');
+    // One layer of Llama 3 70B at TP 8, micro-batch 1, 4,096 tokens: 1.7 ms forward, 3.4 backward
+    // (~0.95 TFLOP a GPU forward at ~570 TFLOP/s).
+    await p.fill('#cal-fwd', '1.7');
+    await p.fill('#cal-bwd', '3.4');
     await p.click('#cal-add-profile');
     await settle(p);
     const scenario = await pageScenario(p);
     assert.deepEqual(scenario.calibration.layer_profiles, [{ gpu: 'h100-sxm5-80gb', micro_batch: 1, seq_len: 4096,
-      tp: 8, cp: 1, forward_s: 0.0061, backward_s: 0.0125 }]);
-    assert.match(await p.textContent('#cal-profiles'), /one layer on h100-sxm5-80gb, TP 8 · CP 1 · micro-batch 1 · sequence 4096: 6\.1 ms forward, 12\.5 ms backward/);
+      tp: 8, cp: 1, forward_s: 0.0017, backward_s: 0.0034 }]);
+    assert.match(await p.textContent('#cal-profiles'), /one layer on h100-sxm5-80gb, TP 8 · CP 1 · micro-batch 1 · sequence 4096: 1\.7 ms forward, 3\.4 ms backward/);
     assert.match(await p.textContent('#calibrated'), /measured layers \(1 of 1 profiles of this plan's shape\)/);
     const cli = cliEstimate(JSON.stringify(scenario), { timeline: false });
     assert.equal(cli.status, 0, cli.stderr);

@@ -63,13 +63,16 @@ function renderCalibrated(c) {
   el.hidden = !c;
   if (!c) return;
   const pct = (x) => `${x > 0 ? '+' : x < 0 ? '−' : '±'}${Math.abs(x).toFixed(1)} %`;
-  const parts = [`compute ×${c.compute_scale.toFixed(3)} (${pct(c.compute_change_pct)}${c.compute_scale_fitted ? `, fitted to ${c.runs?.length ?? 0} measured run${c.runs?.length === 1 ? '' : 's'}` : ''})`];
+  // The compute scale when it was fitted or given (or when it is all there is to say).
+  const compute = `compute ×${c.compute_scale.toFixed(3)} (${pct(c.compute_change_pct)}${c.compute_scale_fitted ? `, fitted to ${c.runs?.length ?? 0} measured run${c.runs?.length === 1 ? '' : 's'}` : ''})`;
+  const parts = [];
   if (c.network_scale_fitted || c.network_scale !== 1) parts.push(`network ×${c.network_scale.toFixed(3)} (${pct(c.network_change_pct)}${c.network_scale_fitted ? ', fitted' : ''})`);
   for (const [k, what] of [['intra_node_link', 'inside nodes'], ['inter_node_link', 'between nodes']])
     if (c[k]) parts.push(`measured link ${what}`);
   const gemm = { gemm_efficiency: 'bf16', fp8_gemm_efficiency: 'fp8', fp4_gemm_efficiency: 'fp4', gemm_overhead_us: 'per-kernel time' };
   if (c.gemm) parts.push(`measured GEMMs (${Object.keys(gemm).filter((k) => c.gemm[k]).map((k) => `${gemm[k]} ${pct(c.gemm[k].change_pct)}`).join(', ')})`);
   if (c.layer_profiles) parts.push(`measured layers (${c.layer_profiles_used} of ${c.layer_profiles} profiles of this plan's shape)`);
+  if (c.compute_scale_fitted || c.compute_scale !== 1 || !parts.length) parts.unshift(compute);
   el.replaceChildren(h('span', { class: 'badge' }, 'Calibrated'), ` to your cluster: ${parts.join(', ')}.`);
 }
 
