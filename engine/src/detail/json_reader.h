@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -30,6 +31,8 @@ class JsonReader {
   JsonReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
     if (!object_.is_object())
       fail(ErrorCode::type_error, path_, fmt::format("{} must be an object", display(path_)));
+    else
+      index(object_);
   }
 
   bool ok() const { return errors_.empty(); }
@@ -52,7 +55,7 @@ class JsonReader {
   JsonReader with_defaults(const Json& defaults) const {
     static const Json empty = Json::object();
     JsonReader m(object_.is_object() ? object_ : empty, path_);
-    if (defaults.is_object()) m.defaults_ = &defaults;
+    if (defaults.is_object()) m.index(defaults);
     return m;
   }
 
@@ -62,8 +65,9 @@ class JsonReader {
   void reject_unknown(std::span<const std::string_view> known) {
     if (!object_.is_object()) return;
     for (auto it = object_.begin(); it != object_.end(); ++it) {
+      const std::string_view key = it.key();  // once per key, not once per known name
       bool found = false;
-      for (auto k : known) found = found || k == it.key();
+      for (auto k : known) found = found || same_text(k, key);
       if (found || errors_.size() >= kMaxErrors) continue;
       std::string list;
       for (auto k : known) {
@@ -232,13 +236,26 @@ class JsonReader {
     if (max >= (int64_t{1} << 50)) return fmt::format(">= {}", min);
     return fmt::format("between {} and {}", min, max);
   }
-  // The object's value for `key`, else the defaults', else null.
+  // The object's keys (then the defaults'), listed once. A reader looks up every key its schema
+  // knows, most of them absent: comparing lengths first, in a plain loop, is several times faster
+  // than the object's own map in code compiled for size (the WebAssembly build), where each step
+  // of a map search, and each string comparison, is a chain of calls.
+  struct Entry {
+    std::string_view key;
+    const Json* value;
+  };
+  static bool same_text(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+  }
+  void index(const Json& object) {
+    for (auto it = object.begin(); it != object.end(); ++it)
+      entries_.push_back({it.key(), &*it});
+  }
+  // The object's value for `key`, else the defaults' (listed after it), else null.
   const Json* find(std::string_view key) const {
-    if (!object_.is_object()) return nullptr;
-    if (auto it = object_.find(key); it != object_.end()) return &*it;
-    if (!defaults_) return nullptr;
-    auto it = defaults_->find(key);
-    return it == defaults_->end() ? nullptr : &*it;
+    for (const Entry& e : entries_)
+      if (same_text(e.key, key)) return e.value;
+    return nullptr;
   }
   const Json* lookup(std::string_view key, bool optional) {
     const Json* v = find(key);
@@ -251,7 +268,7 @@ class JsonReader {
   }
 
   const Json& object_;
-  const Json* defaults_ = nullptr;
+  std::vector<Entry> entries_;  // the object's, then the defaults'
   std::string path_;
   std::vector<Error> errors_;
 };
