@@ -84,7 +84,7 @@ describe('calibrate to my cluster', () => {
     assert.match(await p.textContent('#calibrated'), /^Calibrated to your cluster: measured GEMMs \(bf16 [+−]\d+\.\d %, fp8 [+−]\d+\.\d %, per-kernel time [+−]\d+\.\d %\)\.$/);
 
     // One layer of Llama 3 70B at TP 8, micro-batch 1, 4,096 tokens: 1.7 ms forward, 3.4 backward
-    // (~0.95 TFLOP a GPU forward at ~570 TFLOP/s).
+    // (~0.95 TFLOP a GPU forward at ~560 TFLOP/s).
     await p.fill('#cal-fwd', '1.7');
     await p.fill('#cal-bwd', '3.4');
     await p.click('#cal-add-profile');

@@ -81,6 +81,7 @@ class JsonWriter {
   void value(int v) { value(static_cast<int64_t>(v)); }
   void value(bool v) {
     separate();
+    // (KeyName for its compile-time length, as for keys: no strlen at -Oz.)
     put(v ? KeyName("true").text : KeyName("false").text);
   }
   void value(std::string_view s) {
