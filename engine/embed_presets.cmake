@@ -1,10 +1,11 @@
 # Writes a C++ source that embeds every preset file listed in presets/index.json, so the engine
 # (native and WebAssembly) carries its presets and never reads files at run time.
 # Usage: cmake -DPRESETS_DIR=... -DOUTPUT=... [-DFOR_BROWSER=ON] -P embed_presets.cmake
-# FOR_BROWSER (the WebAssembly build): calibration.json without each family's fitted_on and notes,
+# FOR_BROWSER (the WebAssembly build): calibration.json without its fitted_on lists and notes,
 # the provenance of the fit that the engine never reads and the page never shows (~5 KB of its
-# first visit), and each GPU, link, node and model preset without its `notes` (the reasoning
-# behind its numbers, ~9 KB; its `source` stays); presets/ and the native build keep them all.
+# first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
+# its numbers, ~9 KB; its `source` stays), and every file without the blanks between tokens;
+# presets/ and the native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
 set(files "calibration.json")
@@ -28,23 +29,20 @@ foreach(kind gpus links nodes models frameworks)
 endforeach()
 
 set(body "")
+set(string_value "\"([^\"\\\\]|\\\\.)*\"")  # a JSON string literal, escapes included
 foreach(path IN LISTS files)
   file(READ "${PRESETS_DIR}/${path}" text)
-  if(FOR_BROWSER AND path MATCHES "^(gpus|links|nodes|models)/")
-    string(JSON notes ERROR_VARIABLE no_notes GET "${text}" notes)
-    if(NOT no_notes)
-      string(JSON text REMOVE "${text}" notes)
-    endif()
+  if(FOR_BROWSER AND path MATCHES "^(gpus|links|nodes|models)/|^calibration.json$")
+    # Members removed as text, not through string(JSON REMOVE), which would rewrite every number
+    # in 17 digits (0.688 as 0.68799999999999994). A member after a comma: a string value cannot
+    # hold an unescaped quote, so the pattern never starts inside one.
+    string(REGEX REPLACE ",[ \n]*\"notes\":[ \n]*${string_value}" "" text "${text}")
+    string(REGEX REPLACE ",[ \n]*\"fitted_on\":[ \n]*\\[[^]]*\\]" "" text "${text}")
   endif()
-  if(FOR_BROWSER AND path STREQUAL "calibration.json")
-    string(JSON families_count LENGTH "${text}" families)
-    math(EXPR last "${families_count} - 1")
-    foreach(i RANGE ${last})
-      string(JSON family MEMBER "${text}" families ${i})
-      foreach(key fitted_on notes)
-        string(JSON text REMOVE "${text}" families ${family} ${key})
-      endforeach()
-    endforeach()
+  if(FOR_BROWSER)
+    # The layout between tokens (line breaks, indentation, the blank after ':' and ','): each
+    # match is one string literal or one other character, kept, and the blanks after it, dropped.
+    string(REGEX REPLACE "(${string_value}|[^ \n\"])[ \n]*" "\\1" text "${text}")
   endif()
   string(APPEND body "    {\"${path}\", R\"stepcast_preset(${text})stepcast_preset\"},\n")
 endforeach()
