@@ -89,8 +89,7 @@ bool load_cases(const Options& o, const Catalog& catalog, Conversion& conv, std:
       }
       one = convert_runs(*table, catalog);
     }
-    for (auto& c : one.cases) conv.cases.push_back(std::move(c));
-    for (auto& s : one.skipped) conv.skipped.push_back(std::move(s));
+    add_table(conv, std::move(one));
   }
   return true;
 }

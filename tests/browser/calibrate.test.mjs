@@ -17,6 +17,10 @@ const fx = suite({ serviceWorkers: 'block' });
 const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
 const GEMM_FILE = join(ROOT, 'tests', 'engine', 'fixtures', 'gemm', 'h100-bf16-fp8.csv');
 const GEMM = readFileSync(GEMM_FILE, 'utf8');
+// The Hopper bf16 GEMM efficiency the presets carry (fitted on the published runs), which the
+// status line quotes as the preset.
+const HOPPER_GEMM = JSON.parse(readFileSync(join(ROOT, 'presets', 'calibration.json'), 'utf8'))
+  .families.hopper.gemm_efficiency;
 const NCCL = readFileSync(join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-dgx-h100-8gpu.txt'), 'utf8');
 
 const open = (url) => openPage(fx, url);
@@ -79,7 +83,8 @@ describe('calibrate to my cluster', () => {
     const fitted = cliRun(['calibrate', '--gemm', GEMM_FILE, '--gpu', 'h100-sxm5-80gb']);
     assert.equal(fitted.status, 0, fitted.stderr);
     assert.deepEqual((await pageScenario(p)).calibration, { gemm: JSON.parse(fitted.stdout) });
-    assert.match(await p.textContent('#cal-status'), /from 16 GEMMs: bf16 efficiency 0\.70\d+ \(preset 0\.693\).*within \d\.\d %\.$/);
+    assert.match(await p.textContent('#cal-status'), /from 16 GEMMs: bf16 efficiency 0\.70\d+ \(preset ([\d.]+)\).*within \d\.\d %\.$/);
+    assert.equal(Number((await p.textContent('#cal-status')).match(/\(preset ([\d.]+)\)/)[1]), HOPPER_GEMM);
     // Nothing but the GEMMs fitted: the badge says only that (no compute scale of 1).
     assert.match(await p.textContent('#calibrated'), /^Calibrated to your cluster: measured GEMMs \(bf16 [+−]\d+\.\d %, fp8 [+−]\d+\.\d %, per-kernel time [+−]\d+\.\d %\)\.$/);
 

@@ -1,6 +1,7 @@
 // What converting a published table row by row shares between the tables (runs.cpp,
 // modern_runs.cpp, moe_rows.cpp): a step's result or the reason the row is skipped, reading a
-// row's cells by column name, and the loop over the rows. Private to the accuracy library.
+// row's cells by column name, converting a row of the modern schema, and the loop over the rows.
+// Private to the accuracy library.
 #pragma once
 
 #include <optional>
@@ -34,6 +35,12 @@ struct CellReader {
   virtual std::string operator()(std::string_view column) const = 0;
   virtual ~CellReader() = default;
 };
+
+// A row in modern-runs.csv's column names (modern_runs.cpp): dense Llama rows from their cells,
+// MoE rows from their model's preset and their source's recipes. published-runs.csv's MoE rows
+// come here too, their cells renamed.
+Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources,
+                              const HardwareMap& hardware, const Catalog& catalog);
 
 // Every row of `table` through `convert(row, sources, hardware)` -> Step<Case>: the cases, and
 // the rows skipped with their reasons (every row, when a built-in table does not read).

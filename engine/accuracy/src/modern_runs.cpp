@@ -35,7 +35,7 @@ using detail::Skip;
 using detail::Step;
 
 // The model: its shape from the cells, its architecture from its family's published config.
-Step<Json> model_of(const Row& cell) {
+Step<Json> model_of(const detail::CellReader& cell) {
   const std::string name = cell("model");
   const auto layers = leading_integer(cell("layers"));
   const auto hidden = leading_integer(cell("hidden"));
@@ -70,7 +70,7 @@ Step<Json> model_of(const Row& cell) {
 
 // The cluster: DGX nodes of 8 GPUs by their node preset; NVL72 racks as one NVLink domain of
 // the GPUs the run used (up to 72, else the source's GPUs per domain).
-Step<Json> cluster_of(const Row& cell, int64_t gpus, const SourceFacts& facts,
+Step<Json> cluster_of(const detail::CellReader& cell, int64_t gpus, const SourceFacts& facts,
                       const HardwareMap& hardware, const Catalog& catalog, Case& c) {
   const GpuRule* rule = hardware.gpu_for(cell("gpu"));
   if (!rule) return Skip{fmt::format("GPU '{}' has no preset", cell("gpu"))};
@@ -103,7 +103,7 @@ Step<Json> cluster_of(const Row& cell, int64_t gpus, const SourceFacts& facts,
               {"nics_per_node", per_domain}};
 }
 
-Step<std::string> precision_of(const Row& cell, Case& c) {
+Step<std::string> precision_of(const detail::CellReader& cell, Case& c) {
   const std::string p = cell("precision");
   if (contains_nocase(p, "nvfp4")) return std::string("nvfp4");
   if (contains_nocase(p, "mxfp8") || contains_nocase(p, "fp8-mx")) return std::string("mxfp8");
@@ -124,8 +124,12 @@ Step<std::string> precision_of(const Row& cell, Case& c) {
   return Skip{fmt::format("precision '{}' not recognised", p)};
 }
 
-Step<Case> convert_row(const Row& cell, const SourceTable& sources, const HardwareMap& hardware,
-                       const Catalog& catalog) {
+}  // namespace
+
+namespace detail {
+
+Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources,
+                              const HardwareMap& hardware, const Catalog& catalog) {
   Case c;
   c.id = cell("id");
   c.source = source_of(c.id);
@@ -210,14 +214,14 @@ Step<Case> convert_row(const Row& cell, const SourceTable& sources, const Hardwa
   return c;
 }
 
-}  // namespace
+}  // namespace detail
 
 bool is_modern_table(const CsvTable& table) { return table.column("moe_ffn_hidden") >= 0; }
 
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog) {
   return detail::convert_each(table, [&](size_t r, const SourceTable& sources,
                                          const HardwareMap& hardware) {
-    return convert_row(Row{table, r}, sources, hardware, catalog);
+    return detail::convert_modern_row(Row{table, r}, sources, hardware, catalog);
   });
 }
 

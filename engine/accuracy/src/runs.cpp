@@ -31,6 +31,21 @@ struct Row {
 using detail::Skip;
 using detail::Step;
 
+// A MoE row's cells under modern-runs.csv's column names: experts and top-k from moe_experts and
+// moe_topk, the expert FFN width from ffn_hidden ("2880 (expert)"), Megatron FSDP from the
+// sharding column; etp, dispatcher and moe_layer_freq are not columns here and read empty.
+struct MoeCells : detail::CellReader {
+  explicit MoeCells(const Row& r) : row(r) {}
+  const Row& row;
+  std::string operator()(std::string_view column) const override {
+    if (column == "experts") return row("moe_experts");
+    if (column == "topk") return row("moe_topk");
+    if (column == "moe_ffn_hidden") return row("ffn_hidden");
+    if (column == "dp" && contains(row("sharding"), "FSDP")) return "FSDP=" + row("dp");
+    return row(column);
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // The model: its shape from the cells, its architecture from the `arch` and `model` prose.
 
@@ -343,9 +358,15 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
   c.locator = cell("source_locator");
   const SourceFacts& facts = sources.facts_for(c.source);
 
-  // What the engine does not model.
-  if (!trim(cell("moe_experts")).empty())
-    return Skip{"mixture-of-experts model (the engine models dense transformers only)"};
+  // A mixture-of-experts row: converted as modern-runs.csv's MoE rows are (the model from its
+  // preset, the expert plan from its source's recipes), its cells read in that table's names.
+  if (!trim(cell("moe_experts")).empty()) {
+    auto moe = detail::convert_modern_row(MoeCells{cell}, sources, hardware, catalog);
+    const std::string derived = cell("derived_fields");
+    if (moe.value && contains(derived, "iter_time_s"))
+      moe.value->iter_time = "derived by the data file: " + derived;
+    return moe;
+  }
 
   const auto model = model_of(cell, facts, c);
   if (!model.value) return Skip{model.skip};
@@ -409,6 +430,42 @@ Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
                                          const HardwareMap& hardware) {
     return convert_row(table, r, sources, hardware, catalog);
   });
+}
+
+namespace {
+// scenario[object][key], or null where the case's scenario has no such member.
+Json member(const Case& c, const char* object, const char* key) {
+  const Json& s = c.scenario;
+  if (!s.is_object() || !s.contains(object) || !s[object].is_object()) return nullptr;
+  const Json& o = s[object];
+  return key ? (o.contains(key) ? o[key] : Json()) : o;
+}
+
+// One run reported twice carries the same numbers in both rows.
+bool same_run(const Case& a, const Case& b) {
+  return a.source == b.source && a.measured_iter_time_s == b.measured_iter_time_s &&
+         member(a, "model", "name") == member(b, "model", "name") &&
+         member(a, "cluster", nullptr) == member(b, "cluster", nullptr) &&
+         member(a, "plan", "precision") == member(b, "plan", "precision");
+}
+}  // namespace
+
+void add_table(Conversion& all, Conversion table) {
+  std::vector<Case> kept;
+  for (auto& c : all.cases) {
+    const auto again = std::find_if(table.cases.begin(), table.cases.end(),
+                                    [&](const Case& t) { return same_run(c, t); });
+    if (again == table.cases.end()) {
+      kept.push_back(std::move(c));
+    } else {
+      all.skipped.push_back(Skipped{c.id, c.source,
+                                    fmt::format("the same run as {} (counted once, from that row)",
+                                                again->id)});
+    }
+  }
+  all.cases = std::move(kept);
+  for (auto& c : table.cases) all.cases.push_back(std::move(c));
+  for (auto& s : table.skipped) all.skipped.push_back(std::move(s));
 }
 
 }  // namespace stepcast::accuracy

@@ -23,15 +23,22 @@ struct Conversion {
   std::vector<Skipped> skipped;
 };
 
-// Builds a scenario per row of a published-runs table. Rows that cannot be modelled (MoE,
-// heterogeneous networks, no iteration time or rate, an unstated plan) are skipped with the
-// reason; rows whose scenario the engine rejects are skipped with the engine's error.
+// Builds a scenario per row of a published-runs table (its MoE rows as modern-runs.csv's are).
+// Rows that cannot be modelled (heterogeneous networks, no iteration time or rate, an unstated
+// plan) are skipped with the reason; rows whose scenario the engine rejects are skipped with the
+// engine's error.
 // Tables in modern-runs.csv's schema (a moe_ffn_hidden column) go to convert_modern_runs.
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog);
 
 // The rows of a modern-runs table (shared/data/modern-runs.csv: 2025-26 stacks).
 bool is_modern_table(const CsvTable& table);
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog);
+
+// Adds one table's cases and skipped rows to `all`, counting each run once: a case already in
+// `all` that the table repeats (the same source, model, cluster, precision and measured time:
+// Megatron-Bridge 25.09's DeepSeek-V3 run is a row of both published-runs.csv and
+// modern-runs.csv) gives way to the table's, and is listed as skipped with that row's id.
+void add_table(Conversion& all, Conversion table);
 
 struct SourceFacts;
 // The pipeline-split flags the source's recipes state for a model (sources.json "layout").
