@@ -456,6 +456,35 @@ describe('the page', () => {
     await page.click('details.advanced summary');
   });
 
+  test('pipeline layout and rank order: text the engine reads, its refusal under the field, empty gives it back', async () => {
+    await openDefault();
+    await page.click('details.advanced summary');
+    assert.equal(await page.inputValue('#f-pipeline_layout'), '', 'no layout: the even split');
+    assert.equal(await page.inputValue('#f-rank_order'), 'tp-cp-ep-dp-pp', "the engine's rank order");
+    // Megatron's layout string: the embedding with 19 layers first, the loss after the last 20.
+    const layout = 'Et*19|t*21|t*20|t*20L';
+    await setValue('#f-pipeline_layout', layout);
+    const report = await expectCliNumbers(withPlan(DEFAULT, { dp: undefined, pipeline_layout: layout }));
+    assert.deepEqual(report.stages.map((st) => st.layers), [19, 21, 20, 20]);
+    assert.deepEqual(await page.$$eval('#stagemap .sm-stage', (els) => els.map((e) => Number(e.dataset.layers))), [19, 21, 20, 20]);
+    // 79 layers for an 80-layer model: the engine's message under the field, no number on show.
+    await setValue('#f-pipeline_layout', 'Et*19|t*20|t*20|t*20L');
+    assert.equal(await page.isVisible('#f-pipeline_layout-error'), true);
+    assert.match(await page.textContent('#f-pipeline_layout-error'), /layout/i);
+    await setValue('#f-pipeline_layout', '');
+    assert.equal((await pageScenario()).plan.pipeline_layout, undefined, 'empty: no layout');
+    // Pipeline ranks innermost but one (Megatron's --use-tp-pp-dp-mapping), then a rank order
+    // that names no dp or pp.
+    await setValue('#f-rank_order', 'tp-cp-ep-pp-dp');
+    await expectCliNumbers(withPlan(DEFAULT, { dp: undefined, rank_order: 'tp-cp-ep-pp-dp' }));
+    await setValue('#f-rank_order', 'tp-cp-ep');
+    assert.match(await page.textContent('#f-rank_order-error'), /must name tp, cp, ep, dp and pp once each/);
+    await setValue('#f-rank_order', ' ');
+    assert.equal((await pageScenario()).plan.rank_order, undefined, 'blank: the default order');
+    await expectCliNumbers(withPlan(DEFAULT, { dp: undefined }));
+    await page.click('details.advanced summary');
+  });
+
   test('re-render time of each change (printed; budget: one frame, 16 ms)', async () => {
     await openDefault();
     await page.evaluate(() => performance.clearMeasures('stepcast:update'));

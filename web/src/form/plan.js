@@ -17,10 +17,15 @@ import { presetSeqLen } from './model.js';
 import { ppChanged } from './placement.js';
 import { edit, getIn, markLocal, plan, state } from './state.js';
 
-// Numbers first (the plan's, then the scenario's sequence length), then menus, then checkboxes.
-const TYPE_RANK = { integer: 0, number: 0, choice: 1, boolean: 2 };
+// Numbers first (the plan's, then the scenario's sequence length), then menus, then checkboxes,
+// then text (Megatron's pipeline layout, the rank order).
+const TYPE_RANK = { integer: 0, number: 0, choice: 1, boolean: 2, text: 3 };
 const OBJECT_RANK = { plan: 0, scenario: 1 };
 const WITH_HINT = new Set(['plan.dp', 'plan.global_batch', 'seq_len']);
+// The advanced keys that split the layers into stages; the others that are no flag of the
+// training software (the memory headroom, the rank order) go under a heading of their own.
+const SPLIT = new Set(['plan.first_stage_layers', 'plan.last_stage_layers', 'plan.embedding_in_split',
+  'plan.loss_in_split', 'plan.pipeline_layout']);
 const FRAMEWORK = 'plan.framework';
 const shown = (control) => keysFor(control).filter((k) => TYPE_RANK[k.type] !== undefined && k.path !== FRAMEWORK)
   .sort((a, b) => TYPE_RANK[a.type] - TYPE_RANK[b.type] || (OBJECT_RANK[a.object] ?? 2) - (OBJECT_RANK[b.object] ?? 2));
@@ -50,7 +55,9 @@ function bind(k, el) {
       return;
     }
     const v = valueOf(el);
-    edit(k.path, k.type === 'integer' ? Number(v) : v);
+    // Text left empty gives the key back to the engine (no layout; the default rank order).
+    if (k.type === 'text') edit(k.path, v.trim() === '' ? undefined : v);
+    else edit(k.path, k.type === 'integer' ? Number(v) : v);
   });
 }
 
@@ -114,9 +121,10 @@ export function build(presets) {
   const advanced = shown('advanced');
   const advancedFlags = advanced.filter(isFlag);
   // The advanced keys that are no flag of the training software: how the layers split into
-  // stages, and those that need an input (the schema's "needs": expert options need experts),
+  // stages, the rest, and those that need an input (the schema's "needs": expert options need experts),
   // under that input's label ("Mixture of experts"), hidden with their fields (needs.js).
-  const split = advanced.filter((k) => !isFlag(k) && !k.needs);
+  const split = advanced.filter((k) => !isFlag(k) && !k.needs && SPLIT.has(k.path));
+  const other = advanced.filter((k) => !isFlag(k) && !k.needs && !SPLIT.has(k.path));
   const needing = new Map();
   for (const k of advanced.filter((x) => !isFlag(x) && x.needs)) {
     const path = k.needs.split('=')[0];
@@ -140,7 +148,9 @@ export function build(presets) {
         h('h3', { class: 'sub' }, key(path)?.label || path),
         h('div', { class: 'grid' }, ks.map(make)))),
       h('h3', { class: 'sub' }, 'Pipeline split'),
-      h('div', { class: 'grid', id: 'split-grid' }, split.map(make))));
+      h('div', { class: 'grid', id: 'split-grid' }, split.map(make)),
+      other.length ? [h('h3', { class: 'sub' }, 'Memory and rank placement'),
+        h('div', { class: 'grid', id: 'other-grid' }, other.map(make))] : null));
   flags = keys.filter(isFlag).map((k) => {
     const field = $(`[data-path="${k.path}"]`, built);
     const origin = $(`#f-${idOf(k)}-origin`, field);
