@@ -165,6 +165,27 @@ describe('the Faster plans card', () => {
     await page.locator('#search-card').screenshot({ path: join(SHOTS, 'search-applied.png') });
   });
 
+  test('an Overlap column where the plans differ in it from yours (TP comm overlap off in the form)', async () => {
+    await example('llama3-70b_dgx-h100x8');
+    await searched();
+    // Every plan and the example overlap TP: said once in the line above, no column.
+    assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 0);
+    assert.match(await page.textContent('#search-meta'), /TP and EP communication overlapped wherever the training software can/);
+    await page.click('details.advanced summary');
+    await page.uncheck('#f-tp_comm_overlap');
+    await searched();
+    const scenario = await pageScenario(page);
+    assert.equal(scenario.plan.tp_comm_overlap, false);
+    const cli = await expectCliPlans(scenario);
+    // The search turns it on again wherever TP > 1 (stepcast search prints "tp" for those plans).
+    assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 1);
+    const cells = await page.$$eval('#search tbody td[data-label="Overlap"]', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(cells, cli.best.map((b) => (b.plan.tp > 1 && b.plan.tp_comm_overlap ? 'TP' : 'none')));
+    assert.ok(cells.includes('TP'));
+    assert.match(await page.getAttribute('#search tbody tr[data-rank="1"] .apply', 'aria-label'), /overlap (TP|none)$/);
+    await page.click('details.advanced summary');
+  });
+
   test('applies plans of the OOM example and of a custom cluster', async () => {
     const options = await page.$$eval('#examples option', (os) => os.map((o) => o.value).filter(Boolean));
     for (const part of ['_oom', 'custom-7b']) {

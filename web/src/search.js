@@ -21,7 +21,8 @@ const TOP = 10; // plans asked for
 const SHOWN = 5; // plans shown before "Show all"
 const DELAY_MS = 400; // after the last change
 // What makes two resolved plans the same plan.
-const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision'];
+const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision',
+  'tp_comm_overlap', 'moe_overlap'];
 // Table columns: [heading, term (a tooltip), class, abbreviation spelled out].
 const COLUMNS = [
   ['#', null, 'num'], ['TP', null, 'num d', 'tensor-parallel GPUs'], ['PP', null, 'num d', 'pipeline stages'],
@@ -55,7 +56,17 @@ const conditional = () => keysFor('plan').filter((k) => k.object === 'plan' && k
 const extraColumns = () => conditional().filter((k) => applies(k));
 const samePlan = (a, b) => !!a && !!b && [...SAME, ...conditional().map((k) => k.name)].every((k) => a[k] === b[k]);
 const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
-  `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')}`;
+  `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')} · ` +
+  `overlap ${overlapOf(p)}`;
+// The communication a plan overlaps with compute, as `stepcast search` prints it: TP collectives
+// (behind the GEMMs, with TP > 1) and EP exchanges (behind the other micro-batch). The search
+// turns each on wherever the training software can do it and the rules admit it.
+const overlapOf = (p) => {
+  const tp = !!p.tp_comm_overlap && p.tp > 1;
+  const ep = !!p.moe_overlap;
+  return tp && ep ? 'TP + EP' : tp ? 'TP' : ep ? 'EP' : 'none';
+};
+const OVERLAP_HEAD = ['Overlap', null, 'd', 'communication overlapped with compute: TP collectives, EP exchanges'];
 const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
 
 /** Builds the card's elements (once), in #search. */
@@ -201,6 +212,7 @@ function render() {
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, CP, VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
+    'TP and EP communication overlapped wherever the training software can; ' +
     `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
@@ -261,6 +273,8 @@ function renderRows() {
   // once in the line above, not ten times; the table stays within the card).
   const extra = extraColumns().filter((k) => new Set([...best.map((c) => c.plan[k.name]), yours?.[k.name]]
     .filter((v) => v !== undefined)).size > 1);
+  // The overlap likewise: a column where plans (or yours) differ in it.
+  const overlap = new Set([...best.map((c) => overlapOf(c.plan)), ...(yours ? [overlapOf(yours)] : [])]).size > 1;
   const rows = best.map((c, i) => {
     const p = c.plan;
     const mine = samePlan(p, yours);
@@ -276,6 +290,7 @@ function renderRows() {
     cell(6, String(p.micro_batch)), cell(7, p.recompute),
     extra.map((k) => h('td', { class: k.type === 'choice' ? 'd' : 'num d', 'data-label': k.label || k.name },
       k.type === 'choice' ? choiceLabel(p[k.name]) : String(p[k.name]))),
+    overlap ? h('td', { class: 'd', 'data-label': 'Overlap' }, overlapOf(p)) : null,
     cell(8, duration(c.iteration_time_s), { 'data-value': String(c.iteration_time_s) }),
     withSpeed ? cell(9, times(speed), { class: `num${speed > 1.0005 ? ' faster' : ''}`, 'data-value': String(speed) }) : null,
     cell(10, percent(c.mfu), { 'data-value': String(c.mfu) }),
@@ -292,10 +307,10 @@ function renderRows() {
     return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? tip(term, t) : null)];
   };
   const extraHead = extra.map((k) => [k.label || k.name, null, k.type === 'choice' ? 'd' : 'num d', k.doc.replace(/`/g, '')]);
-  const columns = [...COLUMNS.slice(0, 8), ...extraHead, ...COLUMNS.slice(8)];
+  const columns = [...COLUMNS.slice(0, 8), ...extraHead, ...(overlap ? [OVERLAP_HEAD] : []), ...COLUMNS.slice(8)];
   const head = columns.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
     spelled ? h('abbr', { title: spelled }, t) : heading(t, term)));
-  fill(dom.table, h('table', { class: extra.length ? 'plans more-columns' : 'plans' },
+  fill(dom.table, h('table', { class: extra.length || overlap ? 'plans more-columns' : 'plans' },
     h('caption', { class: 'sr-only' }, `The ${best.length} fastest plans that fit, fastest first`),
     h('thead', null, h('tr', null, head, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Apply')))),
     h('tbody', null, rows)));

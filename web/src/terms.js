@@ -153,7 +153,8 @@ export const TERMS = {
     'node), PP (dividing the layers), VPP (1, 2, 4 with PP > 1), the micro-batch (1, 2, 4, 8) and recompute (none, selective, ' +
     'full); DP is what the GPUs leave, sequence parallelism is on with TP > 1, the distributed optimizer with DP × CP > 1. ' +
     'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ZeRO ' +
-    'stage and the overlap options. Clusters of one group of nodes only.',
+    'stage and the data-parallel and pipeline overlaps; TP and EP overlap are on wherever the software can do them. ' +
+    'Clusters of one group of nodes only.',
   'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
   speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
     'speed-up = your plan\'s iteration time ÷ this plan\'s iteration time'],
