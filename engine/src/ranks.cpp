@@ -29,6 +29,9 @@ bool in(DimMask dims, Dim d) { return (dims & dim_bit(d)) != 0; }
 }  // namespace
 
 std::optional<std::array<Dim, kDims>> parse_rank_order(std::string_view text) {
+  // The default, which nearly every plan keeps, without the search by name: this runs for every
+  // grid an estimate builds (1.7 µs of an estimate in the WebAssembly module, built for size).
+  if (text == kDefaultRankOrder) return std::array<Dim, kDims>{Dim::tp, Dim::cp, Dim::ep, Dim::dp, Dim::pp};
   if (std::count(text.begin(), text.end(), '-') != kDims - 1) return std::nullopt;
   std::array<Dim, kDims> out{};
   unsigned seen = 0;

@@ -58,7 +58,10 @@ TEST(Ranks, MegatronOrderAndGroups) {
   EXPECT_FALSE(parse_rank_order("tp-cp-ep-dp"));
   EXPECT_FALSE(parse_rank_order("tp-tp-ep-dp-pp"));
   EXPECT_FALSE(parse_rank_order("tp-cp-ep-dp-pp-"));
-  EXPECT_TRUE(parse_rank_order("pp-dp-ep-cp-tp"));
+  EXPECT_EQ(*parse_rank_order("pp-dp-ep-cp-tp"), (std::array{Dim::pp, Dim::dp, Dim::ep, Dim::cp, Dim::tp}));
+  EXPECT_EQ(*parse_rank_order("tp-cp-ep-pp-dp"), (std::array{Dim::tp, Dim::cp, Dim::ep, Dim::pp, Dim::dp}));
+  // The default (read without the search by name): the names in the order written.
+  EXPECT_EQ(*parse_rank_order(kDefaultRankOrder), (std::array{Dim::tp, Dim::cp, Dim::ep, Dim::dp, Dim::pp}));
 }
 
 // The default order places every group exactly as the cost model always has
