@@ -152,6 +152,10 @@ export default defineConfig({
     outDir,
     emptyOutDir: true,
     target: 'es2022',
+    // Terser, two passes: 1.7 KB of brotli less than esbuild's minifier on the first visit
+    // (measured at 300,073 against 298,381 bytes); a third pass saves nothing more.
+    minify: 'terser',
+    terserOptions: { compress: { passes: 2 }, format: { comments: false } },
     modulePreload: false,
     reportCompressedSize: false,
     assetsInlineLimit: 0,

@@ -128,6 +128,40 @@ describe('calibrate to my cluster', () => {
     await p.close();
   });
 
+  test('a model with dense and MoE layers: the profile says which, and the estimate is the CLI\'s', async () => {
+    // Llama 3 70B has no experts: no menu, every layer profiled.
+    const dense = await open(`${fx.site.url}#${DEFAULT}`);
+    assert.equal(await dense.isVisible('#cal-layers'), false);
+    await dense.close();
+    // Moonlight-16B-A3B: its first layer dense, 26 MoE layers (EP 8 on one DGX H100).
+    const p = await open(`${fx.site.url}#v=2&model=moonlight-16b-a3b&node=dgx-h100&nodes=1&ep=8&gbs=64&seq=4096`);
+    const before = await metrics(p);
+    assert.equal(await p.isVisible('#cal-layers'), true);
+    await p.selectOption('#cal-layers', 'moe');
+    await p.fill('#cal-fwd', '2.5');
+    await p.fill('#cal-bwd', '5');
+    await p.click('#cal-add-profile');
+    await settle(p);
+    const scenario = await pageScenario(p);
+    assert.deepEqual(scenario.calibration.layer_profiles, [{ gpu: 'h100-sxm5-80gb', micro_batch: 1, seq_len: 4096,
+      tp: 1, cp: 1, layers: 'moe', forward_s: 0.0025, backward_s: 0.005 }]);
+    assert.match(await p.textContent('#cal-status'), /^Added: one MoE layer on the h100-sxm5-80gb/);
+    assert.match(await p.textContent('#cal-profiles'), /one MoE layer on h100-sxm5-80gb, TP 1 · CP 1/);
+    const cli = cliEstimate(JSON.stringify(scenario), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p));
+    assert.notEqual((await metrics(p)).iteration_time_s, before.iteration_time_s, 'the estimate changed');
+    // The dense layer keeps the roofline's time: the same profile of all layers gives another estimate.
+    const all = structuredClone(scenario);
+    delete all.calibration.layer_profiles[0].layers;
+    assert.notEqual(cliEstimate(JSON.stringify(all), { timeline: false }).report.iteration_time_s, cli.report.iteration_time_s);
+    // The link carries the kind: a fresh page shows the same estimate.
+    const q = await open(await linked(p));
+    assertNumbers(cli.report, await metrics(q));
+    await q.close();
+    await p.close();
+  });
+
   test('bad input: not nccl-tests output, a negative time, a run whose plan the cluster cannot hold', async () => {
     const p = await open(`${fx.site.url}#${DEFAULT}`);
     await p.fill('#cal-nccl', 'hello, this is not nccl-tests output');

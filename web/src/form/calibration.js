@@ -75,6 +75,17 @@ async function fitGemm(notify) {
   return undefined;
 }
 
+// A model with both dense and MoE layers (DeepSeek-V3's first three are dense): a profile is of
+// one kind, as the engine reads `layers` (all, dense, moe), and the panel asks which.
+function mixedLayers(m) {
+  const moe = m?.moe;
+  if (!moe) return false;
+  const freq = moe.layer_freq ?? 1;
+  return (moe.first_dense_layers ?? 0) > 0 || (Array.isArray(freq) ? freq.includes(0) && freq.includes(1) : freq > 1);
+}
+const KINDS = { all: '', dense: 'dense ', moe: 'MoE ' };
+const layerWords = (kind = 'all') => `one ${KINDS[kind] ?? ''}layer`;
+
 // A layer profile: one layer's measured kernel times, for the shape of the plan on show.
 function addProfile() {
   // Milliseconds to seconds as the decimal text says (6.1 ms is 0.0061 s, not 0.006099999...).
@@ -83,9 +94,11 @@ function addProfile() {
   if (!(fwd > 0 && bwd > 0)) return say('error', 'The forward and backward times of one layer must be positive numbers of milliseconds.'), false;
   if (!r) return say('error', 'Fix the scenario first: a layer profile takes the shape of the plan on show.'), false;
   const p = r.scenario.plan;
-  const profile = { gpu: $('#cal-gpu').value || r.groups[0].gpu, micro_batch: p.micro_batch, seq_len: r.model.seq_len, tp: p.tp, cp: p.cp, forward_s: fwd, backward_s: bwd };
+  const layers = mixedLayers(r.model) ? $('#cal-layers').value : 'all';
+  const profile = { gpu: $('#cal-gpu').value || r.groups[0].gpu, micro_batch: p.micro_batch, seq_len: r.model.seq_len, tp: p.tp, cp: p.cp,
+    ...(layers === 'all' ? {} : { layers }), forward_s: fwd, backward_s: bwd };
   setCalibration({ ...calibration(), layer_profiles: [...(calibration()?.layer_profiles ?? []), profile] });
-  say('ok', `Added: one layer on the ${profile.gpu} at micro-batch ${p.micro_batch}, sequence ${r.model.seq_len}, TP ${p.tp}, CP ${p.cp}.`);
+  say('ok', `Added: ${layerWords(layers)} on the ${profile.gpu} at micro-batch ${p.micro_batch}, sequence ${r.model.seq_len}, TP ${p.tp}, CP ${p.cp}.`);
   return true;
 }
 
@@ -123,6 +136,8 @@ export function build() {
       h('label', { for: 'cal-fwd' }, 'Measured kernel time of one layer, one micro-batch of the plan on show'),
       h('div', { class: 'control' },
         h('select', { id: 'cal-gpu', 'aria-label': 'The GPU profiled', 'data-local': 'true' }),
+        h('select', { id: 'cal-layers', 'aria-label': 'The layers profiled', 'data-local': 'true', hidden: true },
+          Object.entries(KINDS).map(([v, t]) => h('option', { value: v }, t.trim() || 'all'))),
         h('input', { id: 'cal-fwd', type: 'number', min: '0', step: 'any', placeholder: 'forward', 'aria-label': 'Forward', 'data-local': 'true' }),
         h('input', { id: 'cal-bwd', type: 'number', min: '0', step: 'any', placeholder: 'backward', 'aria-label': 'Backward', 'data-local': 'true' }),
         h('span', { class: 'unit' }, 'ms'),
@@ -177,8 +192,11 @@ function renderList(id, key, noun, words) {
 /** Shows the scenario's calibration: its measured runs and layer profiles; the GPUs to profile. */
 export function render() {
   renderList('#cal-runs', 'runs', 'measured run', (run) => `${planWords(run.plan ?? run.scenario?.plan)}: ${run.measured_iteration_s} s`);
-  renderList('#cal-profiles', 'layer_profiles', 'layer profile', (l) => `one layer on ${l.gpu}, TP ${l.tp ?? 1} · CP ${l.cp ?? 1} · micro-batch ${l.micro_batch} · sequence ${l.seq_len ?? 'the scenario\'s'}: ` +
+  renderList('#cal-profiles', 'layer_profiles', 'layer profile', (l) => `${layerWords(l.layers)} on ${l.gpu}, TP ${l.tp ?? 1} · CP ${l.cp ?? 1} · micro-batch ${l.micro_batch} · sequence ${l.seq_len ?? 'the scenario\'s'}: ` +
     `${+(l.forward_s * 1e3).toPrecision(4)} ms forward, ${+(l.backward_s * 1e3).toPrecision(4)} ms backward`);
+  // Dense or MoE: asked only of a model that has both (every other profile is of all its layers).
+  const layers = $('#cal-layers');
+  layers.hidden = !mixedLayers(state.resolved?.model);
   const gpus = [...new Set((state.resolved?.groups ?? []).map((g) => g.gpu))];
   const select = $('#cal-gpu');
   select.hidden = gpus.length < 2;  // one GPU type: the list of profiles names it
