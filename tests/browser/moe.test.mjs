@@ -3,14 +3,15 @@
 // MoE preset; a MoE link round-trips and its results show the expert communication part of the
 // breakdown and the all-to-all rows of the census, with the CLI's numbers; the custom model form
 // shows the attention and MoE objects (collapsed for a dense model, which becomes a mixture of
-// experts by filling in its experts); MLA's ranks are hidden for grouped-query attention.
+// experts by filling in its experts); MLA's ranks are hidden for grouped-query attention; MoE
+// layers given as a list (Megatron's --moe-layer-freq) are said in their number box.
 // Screenshots under build/screenshots/.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
 import { assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -245,6 +246,33 @@ describe('mixture of experts', () => {
     assert.deepEqual(jsonDiff(before, await metrics(p)), [], 'the copy estimates as the preset');
     const s = await pageScenario(p);
     assert.ok(!Object.values(s.model.moe).includes(null), 'no null in the copied experts');
+    await p.close();
+  });
+
+  test('MoE layers as a list (Megatron\'s --moe-layer-freq): the box says so, and a number typed replaces it', async () => {
+    // DeepSeek-V2-Lite's shape, its dense first layer written as a list of 27 (26 MoE layers).
+    const model = { name: 'V2-Lite, listed', layers: 27, hidden: 2048, heads: 16, ffn_hidden: 10944, vocab: 102400, seq_len: 4096,
+      position: 'rope',
+      ffn_type: 'swiglu', norm: 'rmsnorm', bias: false, tied_embeddings: false,
+      attention: { type: 'mla', kv_lora_rank: 512, qk_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128 },
+      moe: { experts: 64, top_k: 6, ffn_hidden: 1408, shared_experts: 2, shared_ffn_hidden: 1408, layer_freq: [0, ...Array(26).fill(1)] } };
+    const scenario = { model, cluster: { node: 'dgx-h100', nodes: 2 }, plan: { ep: 8, global_batch: 256, recompute: 'full' }, seq_len: 4096 };
+    const made = cliLink(JSON.stringify(scenario), {});
+    assert.equal(made.status, 0, made.stderr);
+    const p = await open(made.link.slice(made.link.indexOf('#') + 1));
+    assert.equal(await p.inputValue('#f-m-moe-layer_freq'), '');
+    assert.equal(await p.getAttribute('#f-m-moe-layer_freq', 'placeholder'), 'list: 26 of 27');
+    const cli = cliEstimate(JSON.stringify(scenario), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p));
+    // The same as its first layer dense, the preset's way.
+    const preset = cliEstimate(JSON.stringify({ ...scenario, model: 'deepseek-v2-lite' }), { timeline: false });
+    assert.deepEqual(jsonDiff(preset.report.iteration_time_s, cli.report.iteration_time_s), []);
+    // Every other layer MoE, typed: the list gives way to the number, the default placeholder back.
+    await p.fill('#f-m-moe-layer_freq', '2');
+    await settle(p);
+    assert.equal((await pageScenario(p)).model.moe.layer_freq, 2);
+    assert.equal(await p.getAttribute('#f-m-moe-layer_freq', 'placeholder'), '1');
     await p.close();
   });
 });

@@ -165,12 +165,12 @@ describe('the Faster plans card', () => {
     await page.locator('#search-card').screenshot({ path: join(SHOTS, 'search-applied.png') });
   });
 
-  test('an Overlap column where the plans differ in it from yours (TP comm overlap off in the form)', async () => {
+  test('overlap: said in the search line when the plans listed share it and yours differs, a column where they differ', async () => {
     await example('llama3-70b_dgx-h100x8');
     await searched();
-    // Every plan and the example overlap TP: said once in the line above, no column.
+    // Every plan and the example overlap TP: no column, no note.
     assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 0);
-    assert.match(await page.textContent('#search-meta'), /TP and EP communication overlapped wherever the training software can/);
+    assert.match(await page.textContent('#search-meta'), /TP and EP communication overlapped wherever the training software can;/);
     await page.click('details.advanced summary');
     await page.uncheck('#f-tp_comm_overlap');
     await searched();
@@ -178,12 +178,19 @@ describe('the Faster plans card', () => {
     assert.equal(scenario.plan.tp_comm_overlap, false);
     const cli = await expectCliPlans(scenario);
     // The search turns it on again wherever TP > 1 (stepcast search prints "tp" for those plans).
+    assert.ok(cli.best.every((b) => b.plan.tp > 1 && b.plan.tp_comm_overlap));
+    assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 0);
+    assert.match(await page.textContent('#search-meta'), /overlapped wherever the training software can \(every plan listed: TP; yours: none\);/);
+    assert.match(await page.getAttribute('#search tbody tr[data-rank="1"] .apply', 'aria-label'), /overlap TP$/);
+    await page.click('details.advanced summary');
+    // Llama 3 8B on one DGX H100: plans with TP 1 (nothing to overlap) and TP > 1 among the ten.
+    await example('llama3-8b_dgx-h100x1');
+    await searched();
+    const eight = await expectCliPlans(await pageScenario(page));
     assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 1);
     const cells = await page.$$eval('#search tbody td[data-label="Overlap"]', (tds) => tds.map((td) => td.textContent));
-    assert.deepEqual(cells, cli.best.map((b) => (b.plan.tp > 1 && b.plan.tp_comm_overlap ? 'TP' : 'none')));
-    assert.ok(cells.includes('TP'));
-    assert.match(await page.getAttribute('#search tbody tr[data-rank="1"] .apply', 'aria-label'), /overlap (TP|none)$/);
-    await page.click('details.advanced summary');
+    assert.deepEqual(cells, eight.best.map((b) => (b.plan.tp > 1 && b.plan.tp_comm_overlap ? 'TP' : 'none')));
+    assert.deepEqual(new Set(cells), new Set(['TP', 'none']));
   });
 
   test('applies plans of the OOM example and of a custom cluster', async () => {

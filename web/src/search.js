@@ -66,6 +66,12 @@ const overlapOf = (p) => {
   const ep = !!p.moe_overlap;
   return tp && ep ? 'TP + EP' : tp ? 'TP' : ep ? 'EP' : 'none';
 };
+/** " (every plan listed: TP; yours: none)" when the plans listed overlap alike, and yours otherwise. */
+function overlapNote(best, yours) {
+  const all = new Set(best.map((c) => overlapOf(c.plan)));
+  const mine = yours && overlapOf(yours);
+  return all.size === 1 && mine && !all.has(mine) ? ` (every plan listed: ${[...all][0]}; yours: ${mine})` : '';
+}
 const OVERLAP_HEAD = ['Overlap', null, 'd', 'communication overlapped with compute: TP collectives, EP exchanges'];
 const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
 
@@ -212,7 +218,7 @@ function render() {
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, CP, VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
-    'TP and EP communication overlapped wherever the training software can; ' +
+    `TP and EP communication overlapped wherever the training software can${overlapNote(r.best, s.report?.plan)}; ` +
     `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
@@ -273,8 +279,9 @@ function renderRows() {
   // once in the line above, not ten times; the table stays within the card).
   const extra = extraColumns().filter((k) => new Set([...best.map((c) => c.plan[k.name]), yours?.[k.name]]
     .filter((v) => v !== undefined)).size > 1);
-  // The overlap likewise: a column where plans (or yours) differ in it.
-  const overlap = new Set([...best.map((c) => overlapOf(c.plan)), ...(yours ? [overlapOf(yours)] : [])]).size > 1;
+  // The overlap: a column where the plans listed differ in it (one value for all, other than
+  // yours, is said in the line above: a column more would not fit the card beside the expert ones).
+  const overlap = new Set(best.map((c) => overlapOf(c.plan))).size > 1;
   const rows = best.map((c, i) => {
     const p = c.plan;
     const mine = samePlan(p, yours);

@@ -242,7 +242,16 @@ export function render() {
       // A number left out shows the engine's value, or none (its placeholder is the default); a
       // menu cannot show none: the default.
       const v = m[o.name]?.[k.name] ?? resolved?.[o.name]?.[k.name];
-      if (!state.local.has(el)) put(el, v ?? (el.type === 'number' ? '' : plainDefault(k.path)));
+      // A list (the MoE layers as Megatron's --moe-layer-freq lists them, one 0/1 per layer, from an
+      // import or a link) a number box cannot show: its count says it is there; a number typed
+      // replaces it.
+      const list = Array.isArray(v);
+      if (list) el.placeholder = `list: ${v.filter(Boolean).length} of ${v.length}`;
+      else if (el.type === 'number' && el.placeholder.startsWith('list')) {
+        el.placeholder = '';
+        defaultPlaceholder(k, el);
+      }
+      if (!state.local.has(el)) put(el, list ? '' : v ?? (el.type === 'number' ? '' : plainDefault(k.path)));
     }
   }
   for (const k of customKeys()) {
