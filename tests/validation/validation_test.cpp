@@ -6,6 +6,7 @@
 // in README.md (commands in README.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -519,6 +520,31 @@ TEST(Conversion, PublishedMoeRowsReadAsModernRows) {
   EXPECT_EQ(plan_of(oss.cases[0])["micro_batch"], 4);
   EXPECT_EQ(plan_of(oss.cases[0])["recompute"], "none");
   EXPECT_EQ(plan_of(oss.cases[0])["moe_overlap"], false);
+}
+
+TEST(Conversion, PublishedMoeRowWithFsdpShardingRunsMegatronFsdp) {
+  // No published MoE row shards with FSDP yet; one that did would say so in its sharding column,
+  // which reads as the modern table's "FSDP=dp" cell: Megatron FSDP over the row's 16 replicas.
+  CsvTable table = runs();
+  const int sharding = table.column("sharding");
+  ASSERT_GE(sharding, 0);
+  bool found = false;
+  for (auto& row : table.rows)
+    if (row[table.column("id")] == "MBRIDGE25.11-DGX-H100-Qwen3-235B-A22B-256") {
+      row[static_cast<size_t>(sharding)] = "Megatron FSDP";
+      found = true;
+    }
+  ASSERT_TRUE(found);
+  const Conversion fsdp = convert_one("MBRIDGE25.11-DGX-H100-Qwen3-235B-A22B-256", table);
+  ASSERT_EQ(fsdp.cases.size(), 1u) << (fsdp.skipped.empty() ? "" : fsdp.skipped[0].reason);
+  EXPECT_EQ(plan_of(fsdp.cases[0])["framework"], "megatron-fsdp");
+  EXPECT_EQ(plan_of(fsdp.cases[0])["dp"], 16);
+  const auto& said = fsdp.cases[0].assumptions;
+  EXPECT_NE(std::find(said.begin(), said.end(), "FSDP=16: megatron-fsdp"), said.end());
+  // As published (DDP + distributed optimizer): the source's own software.
+  const Conversion ddp = convert_one("MBRIDGE25.11-DGX-H100-Qwen3-235B-A22B-256");
+  ASSERT_EQ(ddp.cases.size(), 1u);
+  EXPECT_NE(plan_of(ddp.cases[0]).value("framework", ""), "megatron-fsdp");
 }
 
 TEST(Conversion, ARunInBothTablesCountsOnce) {
