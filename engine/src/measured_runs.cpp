@@ -39,6 +39,7 @@ void scale_arch(ArchCalibration& a, double s) {
   a.gemm_overhead_s /= s;
   a.layer_overhead_s /= s;
   a.moe_host_s /= s;
+  a.moe_host_expert_s /= s;
 }
 
 void scale_link(LinkSpec& l, double s) {

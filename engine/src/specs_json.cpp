@@ -196,7 +196,7 @@ Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::str
   r.reject_unknown_keys({"gemm_efficiency", "fp8_gemm_efficiency", "fp4_gemm_efficiency",
                          "gemm_overhead_us", "attention_efficiency",
                          "memory_efficiency", "layer_overhead_us", "grouped_gemm_factor",
-                         "moe_host_us", "fitted_on", "source", "notes"});
+                         "moe_host_us", "moe_host_expert_us", "fitted_on", "source", "notes"});
   ArchCalibration c;
   c.gemm_efficiency = r.number("gemm_efficiency", std::nullopt);
   c.fp8_gemm_efficiency = r.number("fp8_gemm_efficiency", c.gemm_efficiency);
@@ -207,6 +207,7 @@ Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::str
   c.layer_overhead_s = r.number("layer_overhead_us", std::nullopt, 0, false) * 1e-6;
   c.grouped_gemm_factor = r.number("grouped_gemm_factor", 1.0);
   c.moe_host_s = r.number("moe_host_us", 0.0, 0, false) * 1e-6;
+  c.moe_host_expert_s = r.number("moe_host_expert_us", 0.0, 0, false) * 1e-6;
   if (c.grouped_gemm_factor > 1)
     r.fail(ErrorCode::out_of_range, r.field("grouped_gemm_factor"),
            r.field("grouped_gemm_factor") + " must be at most 1 (a fraction of gemm efficiency)");

@@ -394,16 +394,18 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
               sc.calibration.host_launch_s;
   // What the kernel count above misses: the Python of the dispatcher and the expert modules
-  // between that sync and the next (a fitted time per layer, calibration.json's moe_host_us).
-  // The GPU runs the layer's forward (compute and token exchange) while the CPU issues it, so
-  // only the excess shows; a full recompute replays the forward and its sync.
-  if (synced && device.cal.moe_host_s > 0) {
+  // between that sync and the next (fitted: calibration.json's moe_host_us per layer, plus
+  // moe_host_expert_us per local expert for the grouped linear's loop over its experts). The GPU
+  // runs the layer's forward (compute and token exchange) while the CPU issues it, so only the
+  // excess shows; a full recompute replays the forward and its sync.
+  const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
+  const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
+  if (synced && moe_host > 0) {
     const double ep_forward = ep_time(Phase::forward) / std::max(1.0, mix.moe_total());
     const double passes = p.recompute == Recompute::full ? 2 : 1;
     for (const auto& k : kinds)
       if (k.kind.moe)
-        t.host += passes * k.count *
-                  std::max(0.0, device.cal.moe_host_s - k.compute.forward_s - ep_forward);
+        t.host += passes * k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
   }
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);

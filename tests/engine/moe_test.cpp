@@ -212,9 +212,10 @@ TEST(Moe, GroupedGemmFactorSlowsOnlyTheExperts) {
 // exchange) adds to the step, once per MoE layer and micro-batch, twice under full recompute;
 // a run that drops tokens (capacity factor) has no sync, and a short host time hides.
 TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
-  auto with_host = [](Scenario s, double host_s) {
+  auto with_host = [](Scenario s, double host_s, double per_expert_s = 0) {
     ArchCalibration cal = s.calibration.for_arch(s.cluster.groups[0].gpu.arch);
     cal.moe_host_s = host_s;
+    cal.moe_host_expert_s = per_expert_s;
     s.calibration.families = {{s.cluster.groups[0].gpu.arch, cal}};
     return s;
   };
@@ -257,6 +258,17 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
       with_host(scenario(small(R"({"ep": 1, "micro_batch": 1, "global_batch": 8})")), 0);
   const double fwd1 = layer_compute(ep1.model, ep1.plan, d, {true, false}).forward_s;
   EXPECT_NEAR(estimate(with_host(ep1, 3 * fwd1)).breakdown.host - estimate(ep1).breakdown.host,
+              4 * 2 * fwd1, 1e-9);
+  // The per-expert share (moe_host_expert_us) counts the GPU's local experts: at EP 1 all 8, so
+  // H/8 per expert is the same wait as H per layer; at EP 8 one expert each, so the same
+  // per-expert time is an eighth of it and hides behind the layer's forward.
+  EXPECT_NEAR(estimate(with_host(ep1, 0, 3 * fwd1 / 8)).breakdown.host -
+                  estimate(ep1).breakdown.host,
+              4 * 2 * fwd1, 1e-9);
+  EXPECT_DOUBLE_EQ(estimate(with_host(s, 0, H / 8)).iteration_time_s, base.iteration_time_s);
+  // Per layer and per expert add: H/2 per layer plus H/16 for each of EP 1's 8 experts.
+  EXPECT_NEAR(estimate(with_host(ep1, 1.5 * fwd1, 1.5 * fwd1 / 8)).breakdown.host -
+                  estimate(ep1).breakdown.host,
               4 * 2 * fwd1, 1e-9);
 }
 

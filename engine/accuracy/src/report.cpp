@@ -133,10 +133,11 @@ std::string to_text(const CalibrationReport& r) {
     out += fmt::format(
         "           gemm_efficiency {:.3f}  fp8_gemm_efficiency {:.3f}  attention_efficiency "
         "{:.3f}\n           memory_efficiency {:.3f}  gemm_overhead_us {:.0f}  layer_overhead_us "
-        "{:.0f}\n           grouped_gemm_factor {:.3f}  moe_host_us {:.0f}   (fitted: ",
+        "{:.0f}\n           grouped_gemm_factor {:.3f}  moe_host_us {:.0f}  moe_host_expert_us {:.0f}"
+        "   (fitted: ",
         c.gemm_efficiency, c.fp8_gemm_efficiency, c.attention_efficiency, c.memory_efficiency,
         c.gemm_overhead_s * 1e6, c.layer_overhead_s * 1e6, c.grouped_gemm_factor,
-        c.moe_host_s * 1e6);
+        c.moe_host_s * 1e6, c.moe_host_expert_s * 1e6);
     for (size_t i = 0; i < f.fitted_keys.size(); ++i) out += (i ? ", " : "") + f.fitted_keys[i];
     out += ")\n";
     for (const auto& p : f.parameters)

@@ -103,6 +103,11 @@ struct ArchCalibration {
   // issues dispatch, experts, combine and the next attention from Python while the GPU waits
   // (only what exceeds the layer's forward GPU work shows). 0 where no MoE run pins it.
   double moe_host_s = 0;
+  // The same CPU time's share that grows with the experts on this GPU: Transformer Engine's
+  // GroupedLinear splits the tokens per local expert, issues one GEMM (and, in FP8, one
+  // quantisation) per expert and walks the experts' weights in Python. Added to moe_host_s per
+  // local expert. 0 where no MoE run pins it.
+  double moe_host_expert_s = 0;
 };
 
 // One transformer layer as measured on a GPU (calibration.layer_profiles, HATP's input): its
