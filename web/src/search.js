@@ -64,7 +64,7 @@ const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} �
 const overlapOf = (p) => {
   const tp = !!p.tp_comm_overlap && p.tp > 1;
   const ep = !!p.moe_overlap;
-  return tp && ep ? 'TP + EP' : tp ? 'TP' : ep ? 'EP' : 'none';
+  return tp && ep ? 'TP+EP' : tp ? 'TP' : ep ? 'EP' : 'none';
 };
 /** " (every plan listed: TP; yours: none)" when the plans listed overlap alike, and yours otherwise. */
 function overlapNote(best, yours) {
@@ -317,7 +317,8 @@ function renderRows() {
   const columns = [...COLUMNS.slice(0, 8), ...extraHead, ...(overlap ? [OVERLAP_HEAD] : []), ...COLUMNS.slice(8)];
   const head = columns.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
     spelled ? h('abbr', { title: spelled }, t) : heading(t, term)));
-  fill(dom.table, h('table', { class: extra.length || overlap ? 'plans more-columns' : 'plans' },
+  const added = extra.length + (overlap ? 1 : 0);
+  fill(dom.table, h('table', { class: added >= 3 ? 'plans more-columns most-columns' : added ? 'plans more-columns' : 'plans' },
     h('caption', { class: 'sr-only' }, `The ${best.length} fastest plans that fit, fastest first`),
     h('thead', null, h('tr', null, head, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Apply')))),
     h('tbody', null, rows)));
