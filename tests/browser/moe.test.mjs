@@ -189,10 +189,20 @@ describe('mixture of experts', () => {
       assert.equal(r.etp, varies('etp') ? String(r.plan.etp) : null, 'expert TP column only where it varies');
       assert.equal(r.yours, false, 'no plan with another EP is "your plan"');
     }
-    // At 1280 px the expert columns still leave Apply in view: no sideways scroll in the card.
-    await p.setViewportSize({ width: 1280, height: 900 });
-    const [table, box] = await p.$eval('#search table', (t) => [t.scrollWidth, t.parentElement.clientWidth]);
-    assert.ok(table <= box, `the plans fit their card at 1280 px (${table} px in ${box} px)`);
+    // At 1280 px the expert columns still leave Apply in view: no sideways scroll in the card,
+    // here (EP, dispatcher, overlap) and on one node (dispatcher, overlap).
+    const fits = async (page, what) => {
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const [table, box] = await page.$eval('#search table', (t) => [t.scrollWidth, t.parentElement.clientWidth]);
+      assert.ok(table <= box, `${what}: the plans fit their card at 1280 px (${table} px in ${box} px)`);
+    };
+    await fits(p, 'two nodes');
+    const one = await open(MOE_LINK);
+    await one.waitForFunction(() => window.__stepcast.search.state === 'done' && window.__stepcast.search.for === window.__stepcast.latest,
+      null, { timeout: 30000 });
+    assert.equal(await one.$$eval('#search thead th', (ths) => ths.some((th) => th.textContent.startsWith('Overlap'))), true);
+    await fits(one, 'one node');
+    await one.close();
     const rank = rows.findIndex((r) => r.plan.ep !== 8);
     assert.ok(rank >= 0, 'a plan with another EP');
     if (await p.isHidden(`#search tbody tr[data-rank="${rank + 1}"]`)) await p.click('#search-more');

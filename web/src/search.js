@@ -318,7 +318,7 @@ function renderRows() {
   const head = columns.filter(([t]) => withSpeed || t !== 'Speed-up').map(([t, term, cls, spelled]) => h('th', { scope: 'col', class: cls },
     spelled ? h('abbr', { title: spelled }, t) : heading(t, term)));
   const added = extra.length + (overlap ? 1 : 0);
-  fill(dom.table, h('table', { class: added >= 3 ? 'plans more-columns most-columns' : added ? 'plans more-columns' : 'plans' },
+  fill(dom.table, h('table', { class: added >= 2 ? 'plans more-columns most-columns' : added ? 'plans more-columns' : 'plans' },
     h('caption', { class: 'sr-only' }, `The ${best.length} fastest plans that fit, fastest first`),
     h('thead', null, h('tr', null, head, h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Apply')))),
     h('tbody', null, rows)));
