@@ -507,6 +507,16 @@ bool check_experts(Rules& c) {
                       {"model.moe"});
         }))
       return false;
+    // Megatron-Core asserts expert parallelism for the EP overlap; on a dense model the flag
+    // would be reported (and exported) as on while it does nothing.
+    if (p.moe_overlap && !c.broken([&] {
+          return rule("plan.moe_overlap",
+                      fmt::format("plan.moe_overlap=true (Megatron-Core's EP overlap) needs a "
+                                  "mixture-of-experts model (model.moe); {} is dense",
+                                  m.name),
+                      {"model.moe"});
+        }))
+      return false;
     return c.ok();
   }
   // EP communication overlap (--overlap-moe-expert-parallel-comm) as Megatron-Core admits it

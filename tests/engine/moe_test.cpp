@@ -426,6 +426,13 @@ TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
   e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
     "plan": {"ep": 8, "global_batch": 8}})");
   EXPECT_EQ(e.path, "plan.ep");
+  // EP overlap on a dense model: Megatron-Core asserts EP > 1; it would be reported (and exported
+  // as --overlap-moe-expert-parallel-comm) while doing nothing.
+  e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+    "plan": {"tp": 2, "moe_overlap": true, "global_batch": 8}})");
+  EXPECT_EQ(e.path, "plan.moe_overlap");
+  EXPECT_EQ(e.message, "plan.moe_overlap=true (Megatron-Core's EP overlap) needs a "
+                       "mixture-of-experts model (model.moe); Llama 3 8B is dense");
 }
 
 // Megatron-Bridge's DeepSeek-V3 layout for pp 8 x vpp 4: the embedding and one layer, 30
