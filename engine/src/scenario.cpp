@@ -507,15 +507,25 @@ bool check_experts(Rules& c) {
                       {"model.moe"});
         }))
       return false;
-    // Megatron-Core asserts expert parallelism for the EP overlap; on a dense model the flag
-    // would be reported (and exported) as on while it does nothing.
-    if (p.moe_overlap && !c.broken([&] {
-          return rule("plan.moe_overlap",
-                      fmt::format("plan.moe_overlap=true (Megatron-Core's EP overlap) needs a "
-                                  "mixture-of-experts model (model.moe); {} is dense",
-                                  m.name),
-                      {"model.moe"});
-        }))
+    // The expert-only keys away from their defaults: on a dense model each would be reported
+    // (in the resolved plan and the report) as set while it changes nothing (Megatron-Core
+    // asserts expert parallelism for the EP overlap; a dense layer has no tokens to dispatch and
+    // no experts to load unevenly).
+    const auto dense = [&](const char* key, std::string value, const char* what) {
+      return c.broken([&] {
+        return rule(fmt::format("plan.{}", key),
+                    fmt::format("plan.{}={} ({}) needs a mixture-of-experts model (model.moe); "
+                                "{} is dense",
+                                key, value, what, m.name),
+                    {"model.moe"});
+      });
+    };
+    if (p.moe_overlap && !dense("moe_overlap", "true", "Megatron-Core's EP overlap")) return false;
+    if (p.moe_dispatcher != MoeDispatcher::alltoall &&
+        !dense("moe_dispatcher", std::string(to_string(p.moe_dispatcher)), "the token exchange"))
+      return false;
+    if (p.moe_imbalance != 1.0 &&
+        !dense("moe_imbalance", fmt::format("{}", p.moe_imbalance), "the experts' load"))
       return false;
     return c.ok();
   }

@@ -433,6 +433,25 @@ TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
   EXPECT_EQ(e.path, "plan.moe_overlap");
   EXPECT_EQ(e.message, "plan.moe_overlap=true (Megatron-Core's EP overlap) needs a "
                        "mixture-of-experts model (model.moe); Llama 3 8B is dense");
+  // So are the token dispatcher and the expert load away from their defaults (alltoall, 1):
+  // echoed in the resolved plan, they would claim an exchange and an imbalance a dense layer
+  // does not have. Their defaults, written out, are accepted.
+  e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+    "plan": {"tp": 2, "moe_dispatcher": "allgather", "global_batch": 8}})");
+  EXPECT_EQ(e.path, "plan.moe_dispatcher");
+  EXPECT_EQ(e.message, "plan.moe_dispatcher=allgather (the token exchange) needs a "
+                       "mixture-of-experts model (model.moe); Llama 3 8B is dense");
+  e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+    "plan": {"tp": 2, "moe_imbalance": 1.5, "global_batch": 8}})");
+  EXPECT_EQ(e.path, "plan.moe_imbalance");
+  EXPECT_EQ(e.message, "plan.moe_imbalance=1.5 (the experts' load) needs a "
+                       "mixture-of-experts model (model.moe); Llama 3 8B is dense");
+  const std::string dense = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+    "nodes": 1}, "plan": {"tp": 2, "global_batch": 8)";
+  const Report written = estimate(scenario(
+      dense + R"(, "moe_dispatcher": "alltoall", "moe_imbalance": 1, "moe_overlap": false}})"));
+  EXPECT_GT(written.iteration_time_s, 0);
+  EXPECT_EQ(written.iteration_time_s, estimate(scenario(dense + "}}")).iteration_time_s);
 }
 
 // Megatron-Bridge's DeepSeek-V3 layout for pp 8 x vpp 4: the embedding and one layer, 30
