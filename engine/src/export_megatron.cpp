@@ -58,7 +58,7 @@ std::string quoted(const std::string& v) {
 
 Lines megatron_lines(const Scenario& s) {
   const ModelSpec& m = s.model;
-  const Plan& p = s.plan;
+  const Plan p = s.plan.effective();  // no --sequence-parallel or --tp-comm-overlap at tp 1
   Lines l;
   // The model.
   l.add("--num-layers", m.layers);
@@ -249,7 +249,7 @@ std::string py_bool(bool v) { return v ? "True" : "False"; }
 
 std::string bridge_recipe(const Scenario& s) {
   const ModelSpec& m = s.model;
-  const Plan& p = s.plan;
+  const Plan p = s.plan.effective();
   std::vector<std::string> notes;
   std::string out;
   auto set = [&](std::string_view key, const std::string& value) {

@@ -449,7 +449,8 @@ constexpr Field<Plan> kPlan[] = {
                                     .type = V::boolean, .fallback = kProfile,
                                     .label = "TP comm overlap",
                                     .doc = "Transformer Engine overlaps TP collectives with "
-                                           "GEMMs",
+                                           "GEMMs (needs sequence_parallel; no effect with tp "
+                                           "= 1)",
                                     .control = C::advanced}),
     member<&Plan::overlap_p2p>({.object = "plan", .name = "overlap_p2p", .link = "op2p",
                                 .type = V::boolean, .fallback = kProfile,

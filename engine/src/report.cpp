@@ -144,7 +144,7 @@ Result<Json> report_json(const Report& report) {
 
 std::string to_text(const Report& r, const Scenario& sc) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-  const Plan& p = sc.plan;
+  const Plan p = sc.plan.effective();  // as the resolved plan shows it
   std::string out;
   auto it = std::back_inserter(out);
   std::string where;

@@ -49,23 +49,9 @@ Json group_json(const Json& given, const ClusterGroup& g) {
 
 }  // namespace
 
-namespace {
-
-// The plan as resolved: what the estimate ran (sequence parallelism only with TP, the ZeRO stage
-// the flags imply).
-Plan effective_plan(const Plan& plan) {
-  Plan p = plan;
-  p.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  p.zero_stage = p.effective_zero_stage();
-  p.distributed_optimizer = p.zero_stage >= 1;
-  return p;
-}
-
-}  // namespace
-
 void detail::stream_resolved_plan(const Plan& plan, JsonWriter& w) {
   static const std::vector<size_t> order = sorted_order(plan_fields());  // the table is fixed
-  const Plan p = effective_plan(plan);
+  const Plan p = plan.effective();  // what the estimate ran
   w.begin_object();
   stream_fields(plan_fields(), std::span<const size_t>(order), p, w, [&](std::string_view name) {
     return (name == "first_stage_layers" && p.first_stage_layers == 0) ||
@@ -75,7 +61,7 @@ void detail::stream_resolved_plan(const Plan& plan, JsonWriter& w) {
 }
 
 Json resolved_plan_json(const Plan& plan) {
-  const Plan p = effective_plan(plan);
+  const Plan p = plan.effective();  // what the estimate ran
   Json out = Json::object();
   write_fields(detail::plan_fields(), p, out);
   // 0 means "the even share": a plan without the key.

@@ -219,9 +219,11 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   for (const auto& f : detail::plan_fields())
     if (f.read && f.info.name != "framework") f.read(m, f.info, p);
   r.absorb(m.errors());
-  // Profile values that only apply where they can: TP overlap needs TP with sequence
+  // Profile values that only apply where they can (a plan's own are checked below, or warned
+  // about as having no effect): sequence parallelism needs TP, TP overlap needs TP with sequence
   // parallelism (Transformer Engine overlaps its all-gathers and reduce-scatters), fp8
   // parameters need fp8 GEMMs.
+  if (!r.has("sequence_parallel")) p.sequence_parallel = p.sequence_parallel && p.tp > 1;
   if (!r.has("tp_comm_overlap"))
     p.tp_comm_overlap = p.tp_comm_overlap && p.sequence_parallel && p.tp > 1;
   if (!r.has("fp8_param_gather"))

@@ -43,6 +43,8 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
                                      r.micro_batches, p.pp));
   if (p.sequence_parallel && p.tp == 1)
     r.warnings.push_back("plan.sequence_parallel has no effect with plan.tp=1");
+  if (p.tp_comm_overlap && p.tp == 1)
+    r.warnings.push_back("plan.tp_comm_overlap has no effect with plan.tp=1");
   for (const auto& g : sc.cluster.groups)
     if (p.flash_attention && (g.gpu.arch == "volta" || g.gpu.arch == "turing"))
       r.warnings.push_back(fmt::format("FlashAttention needs Ampere or newer; {} runs unfused "

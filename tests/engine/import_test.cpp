@@ -321,6 +321,40 @@ TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
   EXPECT_NE(recipe.find("# plan.zero_stage 3"), std::string::npos) << recipe;
 }
 
+// At tp 1 Megatron-LM turns sequence parallelism off, and its --tp-comm-overlap assert then
+// fails (arguments.py): neither flag is exported there, whether the plan or its profile set it,
+// and the report shows both off, warning about the ones the plan set itself.
+TEST(MegatronArgs, NoSequenceParallelOrTpOverlapAtTpOne) {
+  const std::string both = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 1, "global_batch": 8, "sequence_parallel": true,
+      "tp_comm_overlap": true}})";
+  const Scenario s = test::scenario(both);
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_EQ(args.find("--sequence-parallel"), std::string::npos) << args;
+  EXPECT_EQ(args.find("--tp-comm-overlap"), std::string::npos) << args;
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("cfg.model.sequence_parallel = False\n"), std::string::npos) << recipe;
+  EXPECT_NE(recipe.find("CommOverlapConfig(tp_comm_overlap=False)"), std::string::npos) << recipe;
+  const Report r = estimate(s);
+  ASSERT_GE(r.warnings.size(), 2u);  // (after: stage 0 does not fit, 8 B unsharded)
+  EXPECT_EQ(std::vector<std::string>(r.warnings.end() - 2, r.warnings.end()),
+            (std::vector<std::string>{"plan.sequence_parallel has no effect with plan.tp=1",
+                                      "plan.tp_comm_overlap has no effect with plan.tp=1"}));
+  const Json resolved = to_json(s.plan);
+  EXPECT_EQ(resolved["sequence_parallel"], false);
+  EXPECT_EQ(resolved["tp_comm_overlap"], false);
+  // Left to the profile (megatron-core: both on), neither is warned about at tp 1...
+  const Report quiet = estimate(test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 1, "global_batch": 8}})"));
+  for (const auto& w : quiet.warnings) EXPECT_EQ(w.find("has no effect"), std::string::npos) << w;
+  // ...and at tp 2 both are exported.
+  const std::string tp2 = export_plan(test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 2, "global_batch": 8}})"),
+                                      PlanExport::megatron_args);
+  EXPECT_NE(tp2.find("--sequence-parallel \\\n"), std::string::npos) << tp2;
+  EXPECT_NE(tp2.find("--tp-comm-overlap \\\n"), std::string::npos) << tp2;
+}
+
 TEST(MegatronArgs, ReadsALaunchScript) {
   auto r = import_args(fixture("megatron-args/llama3-8b-torchrun.sh"));
   ASSERT_TRUE(r.ok()) << r.error().message;
