@@ -443,7 +443,8 @@ constexpr Field<Plan> kPlan[] = {
                                          .fallback = kProfile,
                                          .label = "Overlap param gather",
                                          .doc = "distributed-optimizer parameter all-gather "
-                                                "overlaps the next forward",
+                                                "overlaps the next forward (needs "
+                                                "overlap_grad_reduce; no effect unsharded)",
                                          .control = C::advanced}),
     member<&Plan::tp_comm_overlap>({.object = "plan", .name = "tp_comm_overlap", .link = "tpo",
                                     .type = V::boolean, .fallback = kProfile,

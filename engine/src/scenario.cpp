@@ -226,6 +226,11 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   if (!r.has("sequence_parallel")) p.sequence_parallel = p.sequence_parallel && p.tp > 1;
   if (!r.has("tp_comm_overlap"))
     p.tp_comm_overlap = p.tp_comm_overlap && p.sequence_parallel && p.tp > 1;
+  // The distributed optimizer's parameter all-gather overlaps through the gradient buckets
+  // (Megatron-LM asserts --overlap-grad-reduce with it); with nothing sharded there is none.
+  if (!r.has("overlap_param_gather"))
+    p.overlap_param_gather = p.overlap_param_gather && p.effective_zero_stage() >= 1 &&
+                             (p.overlap_grad_reduce || p.effective_zero_stage() >= 3);
   if (!r.has("fp8_param_gather"))
     p.fp8_param_gather = p.fp8_param_gather &&
                          (p.precision == Precision::fp8 || p.precision == Precision::mxfp8);
@@ -480,6 +485,16 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
                     "plan.tp_comm_overlap=true needs plan.sequence_parallel=true (Transformer "
                     "Engine overlaps the all-gathers and reduce-scatters of sequence parallelism)",
                     {"plan.sequence_parallel"});
+      }))
+    return false;
+  const int zero = p.effective_zero_stage();
+  if (p.overlap_param_gather && (zero == 1 || zero == 2) && !p.overlap_grad_reduce &&
+      !c.broken([&] {
+        return rule("plan.overlap_param_gather",
+                    "plan.overlap_param_gather=true needs plan.overlap_grad_reduce=true (the "
+                    "distributed optimizer overlaps both through its gradient buckets; "
+                    "Megatron-LM's arguments.py asserts it)",
+                    {"plan.overlap_grad_reduce"});
       }))
     return false;
   if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&

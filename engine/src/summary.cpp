@@ -45,6 +45,10 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
     r.warnings.push_back("plan.sequence_parallel has no effect with plan.tp=1");
   if (p.tp_comm_overlap && p.tp == 1)
     r.warnings.push_back("plan.tp_comm_overlap has no effect with plan.tp=1");
+  if (p.overlap_param_gather && p.effective_zero_stage() == 0)
+    r.warnings.push_back(
+        "plan.overlap_param_gather has no effect with plan.zero_stage=0 and no distributed "
+        "optimizer (no parameters to gather)");
   for (const auto& g : sc.cluster.groups)
     if (p.flash_attention && (g.gpu.arch == "volta" || g.gpu.arch == "turing"))
       r.warnings.push_back(fmt::format("FlashAttention needs Ampere or newer; {} runs unfused "

@@ -144,6 +144,19 @@ TEST(Link, FormatOneKeepsItsDefaults) {
   EXPECT_FALSE(s1.plan.sequence_parallel);
   EXPECT_TRUE(s2.plan.sequence_parallel);  // megatron-core's
   EXPECT_TRUE(s2.plan.tp_comm_overlap);
+  // The old default overlapped the parameter gather; with no distributed optimizer there is no
+  // gather (no warning about a flag the link never set), and where the link turns the gradient
+  // overlap off, Megatron cannot overlap it (no error for it either).
+  EXPECT_EQ(plan1["overlap_param_gather"], false);
+  for (const auto& w : estimate(s1).warnings)
+    EXPECT_EQ(w.find("overlap_param_gather"), std::string::npos) << w;
+  auto sharded = scenario_from_link("#v=1&" + fragment + "&do=1");
+  ASSERT_TRUE(sharded.ok());
+  EXPECT_EQ(sharded->scenario["plan"]["overlap_param_gather"], true);
+  auto no_grad = scenario_from_link("#v=1&" + fragment + "&do=1&ogr=0");
+  ASSERT_TRUE(no_grad.ok());
+  EXPECT_EQ(no_grad->scenario["plan"]["overlap_param_gather"], false);
+  EXPECT_TRUE(parse_scenario(no_grad->scenario.dump(), test::catalog()).ok());
 }
 
 TEST(Link, OneRuleForEveryKeyAndEveryValue) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "stepcast/compute.h"
+#include "stepcast/export_megatron.h"
 #include "stepcast/overlap.h"
 #include "stepcast/resolve.h"
 #include "test_util.h"
@@ -100,10 +101,52 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
   const Error fpg = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"global_batch": 8, "fp8_param_gather": true}})");
   EXPECT_EQ(fpg.path, "plan.fp8_param_gather");
+  // Megatron-LM asserts --overlap-grad-reduce with --overlap-param-gather (arguments.py).
+  const Error no_grad_overlap = test::error_of(R"({"model": "llama3-8b", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"tp": 2, "global_batch": 8, "overlap_grad_reduce": false,
+      "overlap_param_gather": true}})");
+  EXPECT_EQ(no_grad_overlap.path, "plan.overlap_param_gather");
+  EXPECT_EQ(no_grad_overlap.message,
+            "plan.overlap_param_gather=true needs plan.overlap_grad_reduce=true (the distributed "
+            "optimizer overlaps both through its gradient buckets; Megatron-LM's arguments.py "
+            "asserts it)");
   const Error unknown = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"global_batch": 8, "framework": "jax"}})");
   EXPECT_EQ(unknown.path, "plan.framework");
   EXPECT_EQ(unknown.code, ErrorCode::out_of_range);
+}
+
+// The profile's parameter-gather overlap applies where there is a gather to overlap: with the
+// distributed optimizer (and its gradient overlap, which Megatron-LM asserts with it). Turned off
+// by the plan's own flags it is off in the resolved plan and the export, and the estimate is the
+// one with it off; a plan that sets it where nothing is sharded is warned.
+TEST(Frameworks, ParamGatherOverlapOnlyWhereThereIsAGather) {
+  const std::string base = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 8, )";
+  const Scenario no_grad = test::scenario(base + R"("overlap_grad_reduce": false}})");
+  EXPECT_FALSE(no_grad.plan.overlap_param_gather);
+  EXPECT_EQ(no_grad.plan.effective_zero_stage(), 1);
+  EXPECT_EQ(estimate(no_grad).iteration_time_s,
+            estimate(test::scenario(base + R"("overlap_grad_reduce": false,
+                "overlap_param_gather": false}})")).iteration_time_s);
+  EXPECT_EQ(export_plan(no_grad, PlanExport::megatron_args).find("--overlap-param-gather"),
+            std::string::npos);
+  const Scenario unsharded = test::scenario(base + R"("distributed_optimizer": false}})");
+  EXPECT_FALSE(unsharded.plan.overlap_param_gather);
+  for (const auto& w : estimate(unsharded).warnings)
+    EXPECT_EQ(w.find("overlap_param_gather"), std::string::npos) << w;
+  const Scenario asked = test::scenario(base + R"("distributed_optimizer": false,
+      "overlap_param_gather": true}})");
+  const Report r = estimate(asked);
+  EXPECT_EQ(r.warnings.back(),
+            "plan.overlap_param_gather has no effect with plan.zero_stage=0 and no distributed "
+            "optimizer (no parameters to gather)");
+  EXPECT_EQ(to_json(asked.plan)["overlap_param_gather"], false);
+  EXPECT_EQ(export_plan(asked, PlanExport::megatron_args).find("--overlap-param-gather"),
+            std::string::npos);
+  // ZeRO-3 (FSDP) prefetches the next layer's parameters whatever the gradient overlap.
+  EXPECT_TRUE(test::scenario(base + R"("framework": "pytorch-fsdp", "overlap_grad_reduce":
+      false}})").plan.overlap_param_gather);
 }
 
 TEST(Precision, BlockScaledFormatsAreBlackwellOnly) {
