@@ -164,21 +164,14 @@ void fill_legacy_defaults(Json& scenario) {
   Json& plan = scenario["plan"];
   const std::pair<const char*, Json> kLegacy[] = {
       {"sequence_parallel", false}, {"distributed_optimizer", false}, {"zero_stage", 0},
-      {"flash_attention", true},    {"overlap_grad_reduce", true},    {"overlap_param_gather", true},
-      {"tp_comm_overlap", false},   {"overlap_p2p", true},            {"grad_reduce_in_fp32", true},
-      {"pp_scatter_gather", false}, {"fp8_param_gather", false},      {"cuda_graphs", false}};
-  const bool gather_given = plan.contains("overlap_param_gather");
+      {"flash_attention", true},    {"overlap_grad_reduce", true},    {"tp_comm_overlap", false},
+      {"overlap_p2p", true},        {"grad_reduce_in_fp32", true},    {"pp_scatter_gather", false},
+      {"fp8_param_gather", false},  {"cuda_graphs", false}};
+  // overlap_param_gather is left to the profile (megatron-core's: on, as the old default was,
+  // wherever there is a gather to overlap; parse_plan turns it off elsewhere), so that a link
+  // does not open with a warning or an error about a flag it never set.
   for (const auto& [key, value] : kLegacy)
     if (!plan.contains(key)) plan[key] = value;
-  // The old default overlapped the parameter all-gather wherever there was one; where there is
-  // none (nothing sharded) or Megatron cannot (no gradient overlap) it is off, as the engine
-  // now reads a profile's default, so that the link opens without a warning or an error for a
-  // flag it never set.
-  const auto on = [&](const char* key) { return plan[key].is_boolean() && plan[key].get<bool>(); };
-  const bool sharded = on("distributed_optimizer") ||
-                       (plan["zero_stage"].is_number() && plan["zero_stage"].get<double>() >= 1);
-  const bool zero3 = plan["zero_stage"].is_number() && plan["zero_stage"].get<double>() >= 3;
-  if (!gather_given) plan["overlap_param_gather"] = sharded && (on("overlap_grad_reduce") || zero3);
 }
 
 Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {

@@ -147,16 +147,18 @@ TEST(Link, FormatOneKeepsItsDefaults) {
   // The old default overlapped the parameter gather; with no distributed optimizer there is no
   // gather (no warning about a flag the link never set), and where the link turns the gradient
   // overlap off, Megatron cannot overlap it (no error for it either).
-  EXPECT_EQ(plan1["overlap_param_gather"], false);
+  EXPECT_FALSE(plan1.contains("overlap_param_gather"));  // the profile's
+  EXPECT_FALSE(s1.plan.overlap_param_gather);
   for (const auto& w : estimate(s1).warnings)
     EXPECT_EQ(w.find("overlap_param_gather"), std::string::npos) << w;
   auto sharded = scenario_from_link("#v=1&" + fragment + "&do=1");
   ASSERT_TRUE(sharded.ok());
-  EXPECT_EQ(sharded->scenario["plan"]["overlap_param_gather"], true);
+  EXPECT_TRUE(test::scenario(sharded->scenario.dump()).plan.overlap_param_gather);
   auto no_grad = scenario_from_link("#v=1&" + fragment + "&do=1&ogr=0");
   ASSERT_TRUE(no_grad.ok());
-  EXPECT_EQ(no_grad->scenario["plan"]["overlap_param_gather"], false);
-  EXPECT_TRUE(parse_scenario(no_grad->scenario.dump(), test::catalog()).ok());
+  const auto opened = parse_scenario(no_grad->scenario.dump(), test::catalog());
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  EXPECT_FALSE(opened->plan.overlap_param_gather);
 }
 
 TEST(Link, OneRuleForEveryKeyAndEveryValue) {

@@ -73,10 +73,11 @@ describe('links: the module and the CLI share one codec', () => {
 
 // What a format 0 or 1 link meant by a plan flag it leaves out: the engine's fixed defaults from
 // before training-software profiles. Format 2 leaves them to plan.framework; old links open with
-// these filled in, so that they estimate what they did.
+// these filled in, so that they estimate what they did. (overlap_param_gather, on then, is left
+// to megatron-core's profile: on wherever there is a gather to overlap.)
 const OLD_DEFAULTS = {
   sequence_parallel: false, distributed_optimizer: false, zero_stage: 0, flash_attention: true, overlap_grad_reduce: true,
-  overlap_param_gather: true, tp_comm_overlap: false, overlap_p2p: true, grad_reduce_in_fp32: true,
+  tp_comm_overlap: false, overlap_p2p: true, grad_reduce_in_fp32: true,
   pp_scatter_gather: false, fp8_param_gather: false, cuda_graphs: false,
 };
 const withOldDefaults = (scenario) => ({ ...scenario, plan: { ...OLD_DEFAULTS, ...scenario.plan } });
