@@ -138,6 +138,7 @@ TEST(Frameworks, ParamGatherOverlapOnlyWhereThereIsAGather) {
   const Scenario asked = test::scenario(base + R"("distributed_optimizer": false,
       "overlap_param_gather": true}})");
   const Report r = estimate(asked);
+  ASSERT_FALSE(r.warnings.empty());
   EXPECT_EQ(r.warnings.back(),
             "plan.overlap_param_gather has no effect with plan.zero_stage=0 and no distributed "
             "optimizer (no parameters to gather)");
