@@ -95,6 +95,37 @@ TEST(Search, TurnsTensorParallelOverlapOnWhereTheFrameworkCan) {
   EXPECT_LT(core->best.front().iteration_time_s, core->baseline_s);
 }
 
+// The distributed optimizer is the software's: Megatron-LM 2.x has none, and a Megatron-Core plan
+// that turns it off keeps it off in every plan the search returns, while Megatron-Core's own
+// default keeps it on.
+TEST(Search, KeepsTheScenariosOptimizerSharding) {
+  auto best = [](const char* plan_flags) {
+    SearchOptions o;
+    o.top = 50;
+    auto r = search_plans(test::scenario(fmt::format(R"({{"model": "gpt3-1.3b", "seq_len": 2048,
+        "cluster": {{"node": "dgx-a100", "nodes": 1}}, "plan": {{"global_batch": 64{}}}}})",
+                                                     plan_flags)),
+                          o);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->best : std::vector<SearchCandidate>{};
+  };
+  for (const char* flags : {R"(, "framework": "megatron-lm-2021")",
+                            R"(, "distributed_optimizer": false)"}) {
+    const auto plans = best(flags);
+    ASSERT_FALSE(plans.empty()) << flags;
+    int data_parallel = 0;
+    for (const auto& c : plans) {
+      EXPECT_FALSE(c.plan.distributed_optimizer) << flags << " " << to_json(c.plan).dump();
+      EXPECT_EQ(c.plan.effective_zero_stage(), 0) << flags;
+      data_parallel += c.plan.dp > 1;
+    }
+    EXPECT_GT(data_parallel, 0) << flags;  // plans where it would have sharded something
+  }
+  const auto core = best("");
+  ASSERT_FALSE(core.empty());
+  for (const auto& c : core) EXPECT_TRUE(c.plan.distributed_optimizer);
+}
+
 TEST(Search, WhatItCannotSearchIsAnError) {
   const auto groups = search_plans(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
       "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},
