@@ -177,7 +177,12 @@ Lines megatron_lines(const Scenario& s) {
   }
   if (p.fp8_param_gather) l.add("--fp8-param-gather");
   if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
-  if (p.overlap_param_gather) l.add("--overlap-param-gather");
+  // Megatron-LM asserts the gradient overlap with the gather's (arguments.py); ZeRO-3 software
+  // prefetches parameters without it, which the flag cannot say.
+  if (p.overlap_param_gather && p.overlap_grad_reduce) l.add("--overlap-param-gather");
+  else if (p.overlap_param_gather)
+    l.note("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-LM's "
+           "--overlap-param-gather needs --overlap-grad-reduce, not written");
   if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
   if (!p.grad_reduce_in_fp32) l.add("--grad-reduce-in-bf16");
   if (!p.flash_attention) l.add("--attention-backend", "unfused");
@@ -294,7 +299,10 @@ std::string bridge_recipe(const Scenario& s) {
   set("ddp.use_distributed_optimizer", py_bool(distributed));
   set("optimizer.use_distributed_optimizer", py_bool(distributed));
   set("ddp.overlap_grad_reduce", py_bool(p.overlap_grad_reduce));
-  set("ddp.overlap_param_gather", py_bool(p.overlap_param_gather));
+  set("ddp.overlap_param_gather", py_bool(p.overlap_param_gather && p.overlap_grad_reduce));
+  if (p.overlap_param_gather && !p.overlap_grad_reduce)
+    notes.push_back("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-Core's "
+                    "DDP overlaps the gather only with the gradient overlap, set False");
   set("ddp.grad_reduce_in_fp32", py_bool(p.grad_reduce_in_fp32));
   switch (p.precision) {
     case Precision::fp32: notes.push_back("plan.precision fp32: keep the recipe's "

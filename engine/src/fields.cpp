@@ -457,7 +457,7 @@ constexpr Field<Plan> kPlan[] = {
                                 .type = V::boolean, .fallback = kProfile,
                                 .label = "Overlap p2p",
                                 .doc = "the interleaved schedule overlaps send/recv with "
-                                       "compute",
+                                       "compute (no effect with vpp = 1)",
                                 .control = C::advanced}),
     member<&Plan::grad_reduce_in_fp32>({.object = "plan", .name = "grad_reduce_in_fp32",
                                         .link = "gr32", .type = V::boolean,

@@ -355,6 +355,46 @@ TEST(MegatronArgs, NoSequenceParallelOrTpOverlapAtTpOne) {
   EXPECT_NE(tp2.find("--tp-comm-overlap \\\n"), std::string::npos) << tp2;
 }
 
+// FSDP prefetches parameters without the gradient overlap (ZeRO-3: the gather is there either
+// way), but Megatron-LM asserts --overlap-grad-reduce with --overlap-param-gather and
+// Megatron-Core's DDP overlaps the gather through the gradient buckets: neither export writes
+// the gather's overlap alone, each says why. With both on, both are written.
+TEST(MegatronArgs, ParamGatherOverlapOnlyWithTheGradientOverlap) {
+  const Scenario fsdp = test::scenario(R"({"model": "llama3-8b", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"framework": "pytorch-fsdp", "global_batch": 8,
+      "overlap_grad_reduce": false}})");
+  EXPECT_TRUE(fsdp.plan.effective().overlap_param_gather);  // what the estimate runs
+  const std::string args = export_plan(fsdp, PlanExport::megatron_args);
+  EXPECT_EQ(args.find("\n--overlap-param-gather"), std::string::npos) << args;  // (a flag's line)
+  EXPECT_EQ(args.find("\n--overlap-grad-reduce"), std::string::npos) << args;
+  EXPECT_NE(args.find("# plan.overlap_param_gather without plan.overlap_grad_reduce"),
+            std::string::npos)
+      << args;
+  const std::string recipe = export_plan(fsdp, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("cfg.ddp.overlap_param_gather = False\n"), std::string::npos) << recipe;
+  EXPECT_NE(recipe.find("plan.overlap_param_gather without plan.overlap_grad_reduce"),
+            std::string::npos)
+      << recipe;
+  const Scenario both = test::scenario(R"({"model": "llama3-8b", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"framework": "pytorch-fsdp", "global_batch": 8}})");
+  const std::string on = export_plan(both, PlanExport::megatron_args);
+  EXPECT_NE(on.find("\n--overlap-grad-reduce"), std::string::npos) << on;
+  EXPECT_NE(on.find("\n--overlap-param-gather"), std::string::npos) << on;
+  EXPECT_NE(export_plan(both, PlanExport::bridge_recipe)
+                .find("cfg.ddp.overlap_param_gather = True\n"),
+            std::string::npos);
+}
+
+// Megatron-LM overlaps pipeline sends with compute only in the interleaved schedule (it turns
+// --overlap-p2p-communication off otherwise), as the physics does: the resolved plan says so.
+TEST(MegatronArgs, P2pOverlapOnlyInTheInterleavedSchedule) {
+  constexpr const char* plan = R"({{"model": "llama3-8b", "cluster": {{"node": "dgx-h100", "nodes": 1}},
+      "plan": {{"tp": 2, "pp": 2, "vpp": {}, "global_batch": 16}}}})";
+  EXPECT_TRUE(test::scenario(fmt::format(plan, 1)).plan.overlap_p2p);  // the profile's
+  EXPECT_EQ(to_json(test::scenario(fmt::format(plan, 1)).plan)["overlap_p2p"], false);
+  EXPECT_EQ(to_json(test::scenario(fmt::format(plan, 2)).plan)["overlap_p2p"], true);
+}
+
 TEST(MegatronArgs, ReadsALaunchScript) {
   auto r = import_args(fixture("megatron-args/llama3-8b-torchrun.sh"));
   ASSERT_TRUE(r.ok()) << r.error().message;

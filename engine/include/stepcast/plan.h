@@ -124,12 +124,14 @@ struct Plan {
   // exporters show: sequence parallelism and the TP overlap only with TP (Megatron-LM turns
   // sequence parallelism off at tp = 1, after which its --tp-comm-overlap assert fails;
   // Megatron-Bridge turns the TP overlap off there), the parameter all-gather's overlap only
-  // with sharding (there is no gather; Megatron-LM asserts the distributed optimizer), the ZeRO
-  // stage the flags imply.
+  // with sharding (there is no gather; Megatron-LM asserts the distributed optimizer), the p2p
+  // overlap only in the interleaved schedule (Megatron-LM turns it off without one, as the
+  // physics does), the ZeRO stage the flags imply.
   Plan effective() const {
     Plan p = *this;
     p.sequence_parallel = sequence_parallel && tp > 1;
     p.tp_comm_overlap = tp_comm_overlap && tp > 1;
+    p.overlap_p2p = overlap_p2p && vpp > 1;
     p.overlap_param_gather = overlap_param_gather && effective_zero_stage() >= 1;
     p.zero_stage = effective_zero_stage();
     p.distributed_optimizer = p.zero_stage >= 1;
