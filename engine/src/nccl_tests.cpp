@@ -358,7 +358,10 @@ Json nccl_link_json(const NcclLinkFit& fit, const std::vector<std::string>& file
   const LinkSpec& l = fit.link;
   auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
   std::string source = "stepcast calibrate --nccl-tests";
-  for (const auto& f : files) source += " " + printable(f, 200);  // file names: any bytes too
+  for (const auto& f : files) {  // (appended in two steps: GCC 12's -Wrestrict misreads " " + s)
+    source += ' ';
+    source += printable(f, 200);  // file names: any bytes too
+  }
   source += ": busbw(S) = peak*S/(S + half_peak) plus latency fitted to sizes >= 1 MiB (";
   for (size_t i = 0; i < fit.checks.size(); ++i)
     source += fmt::format("{}{}: max busbw error {:.1f} % over {} sizes", i ? "; " : "",
