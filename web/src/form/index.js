@@ -133,7 +133,9 @@ export async function applyPlan(p) {
   for (const [k, v] of Object.entries(p)) {
     if (['dp', 'stages', 'replicas'].includes(k)) continue;
     if ((mine[k] ?? plainDefault(`plan.${k}`)) === v) continue;
-    if (mine[k] === undefined) leftOut.push(k);
+    // (A key with a plain default that differs is set: left out of the probe, it would give the
+    // keys that depend on it, overlap_p2p on vpp, the default's values.)
+    if (mine[k] === undefined && plainDefault(`plan.${k}`) === undefined) leftOut.push(k);
     mine[k] = v;
   }
   delete mine.dp;
