@@ -135,6 +135,9 @@ Json resolve_json(const Json& doc, const Catalog& catalog) {
   write_fields(detail::model_fields(), s.model, model);
   model["id"] = s.model.id;
   model["parameters"] = count_parameters(s.model, s.model.vocab, s.model.seq_len).total;
+  // Which layers route to experts follows from several keys (first_dense_layers, layer_freq as a
+  // number or a list): the count, so that a page need not restate the rule.
+  if (s.model.moe.enabled()) model["moe_layers"] = s.model.moe_layers(0, s.model.layers);
   Json groups = Json::array();
   for (const auto& g : s.cluster.groups)
     groups.push_back(Json{{"node", g.node_id.empty() ? Json(nullptr) : Json(g.node_id)},

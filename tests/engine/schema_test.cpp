@@ -1,5 +1,6 @@
 // The schema: one description per key drives the parser, the resolved scenario, the link codec
 // and the documentation, so they cannot drift apart.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -159,6 +160,20 @@ TEST(Resolve, DerivedValues) {
   EXPECT_EQ(r["micro_batches"], 256);
   EXPECT_EQ(r["gpus"], 64);
   EXPECT_EQ(r["model"]["kv_heads"], 8);
+  EXPECT_FALSE(r["model"].contains("moe_layers"));  // dense
+  // MoE layers counted by the engine's rule: DeepSeek-V3's first 3 of 61 dense; Qwen3-30B-A3B
+  // all 48; every other of 8 layers (layer_freq 2: layers 0, 2, 4, 6) after a dense first one.
+  auto moe_layers = [](const char* model) {
+    return resolve_json(Json::parse(fmt::format(R"({{"model": {}, "cluster": {{"node":
+        "dgx-h100", "nodes": 1}}, "plan": {{"global_batch": 8}}}})", model)),
+                        builtin_catalog())["model"]["moe_layers"];
+  };
+  EXPECT_EQ(moe_layers(R"("deepseek-v3")"), 58);
+  EXPECT_EQ(moe_layers(R"("qwen3-30b-a3b")"), 48);
+  EXPECT_EQ(moe_layers(R"({"layers": 8, "hidden": 1024, "heads": 8, "vocab": 32000,
+      "seq_len": 2048, "position": "rope", "ffn_hidden": 4096, "ffn_type": "swiglu",
+      "tied_embeddings": false, "moe": {"experts": 8, "top_k": 2, "ffn_hidden": 1024,
+      "layer_freq": 2, "first_dense_layers": 1}})"), 3);
   // Auto layers come back as the balancer's numbers, adding up to the model's.
   const Json hetero = resolve_json(Json::parse(read("web/examples/scenarios/"
                                                     "llama3-8b_a100-and-h100_stages.json")),

@@ -77,12 +77,7 @@ async function fitGemm(notify) {
 
 // A model with both dense and MoE layers (DeepSeek-V3's first three are dense): a profile is of
 // one kind, as the engine reads `layers` (all, dense, moe), and the panel asks which.
-function mixedLayers(m) {
-  const moe = m?.moe;
-  if (!moe) return false;
-  const freq = moe.layer_freq ?? 1;
-  return (moe.first_dense_layers ?? 0) > 0 || (Array.isArray(freq) ? freq.includes(0) && freq.includes(1) : freq > 1);
-}
+const mixedLayers = (m) => m?.moe_layers > 0 && m.moe_layers < m.layers; // (the resolved model's count)
 const KINDS = { all: '', dense: 'dense ', moe: 'MoE ' };
 const layerWords = (kind = 'all') => `one ${KINDS[kind] ?? ''}layer`;
 
