@@ -59,10 +59,11 @@ const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} �
   `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')} · ` +
   `overlap ${overlapOf(p)}`;
 // The communication a plan overlaps with compute, as `stepcast search` prints it: TP collectives
-// (behind the GEMMs, with TP > 1) and EP exchanges (behind the other micro-batch). The search
-// turns each on wherever the training software can do it and the rules admit it.
+// (behind the GEMMs; the engine's resolved plans have none at TP 1) and EP exchanges (behind the
+// other micro-batch). The search turns each on wherever the training software can do it and the
+// rules admit it.
 const overlapOf = (p) => {
-  const tp = !!p.tp_comm_overlap && p.tp > 1;
+  const tp = !!p.tp_comm_overlap;
   const ep = !!p.moe_overlap;
   return tp && ep ? 'TP+EP' : tp ? 'TP' : ep ? 'EP' : 'none';
 };
