@@ -124,10 +124,10 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
 
   // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
   // scenario, its plan rewritten for each: every field the search varies is set every time.
-  // The distributed optimizer and the ZeRO stage stay the scenario's: they are what the
-  // training software has (Megatron-LM 2.x has no distributed optimizer, DeepSpeed and FSDP
-  // shard by their stage), and a plan that turns them off has said so.
-  // `sliced`: only the plans of options' slice.
+  // `sliced`: only the plans of options' slice. The distributed optimizer and the ZeRO stage
+  // stay the scenario's: they are what the training software has (Megatron-LM 2.x has no
+  // distributed optimizer, DeepSpeed and FSDP shard by their stage), and a plan that turns them
+  // off has said so.
   auto for_each_plan = [&](bool sliced, auto&& each) {
     int64_t tried = 0;
     Scenario s = base;

@@ -72,10 +72,10 @@ struct SearchResult {
 // communication overlap is on where it can be; for MoE models also ep (divisors of the
 // experts), etp (1 or tp) and the token dispatcher vary, and EP communication overlap is on
 // where Megatron-Core admits it. The framework's other flags (the distributed optimizer and the
-// ZeRO stage among them) are the scenario's. The scenario's own plan may break a rule (it is what the search
-// varies: read it with read_scenario); it is then reported in baseline_error. Errors: a cluster
-// of several groups (unsupported), or no plan the rules admit (the scenario's own error, or
-// invalid_plan).
+// ZeRO stage among them) are the scenario's. The scenario's own plan may break a rule (it is
+// what the search varies: read it with read_scenario); it is then reported in baseline_error.
+// Errors: a cluster of several groups (unsupported), or no plan the rules admit (the scenario's
+// own error, or invalid_plan).
 Result<SearchResult> search_plans(const Scenario& scenario, const SearchOptions& options = {});
 
 // Searches of consecutive slices of one space (in slice order) as one search of them all: the
