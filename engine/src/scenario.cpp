@@ -466,16 +466,21 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
       // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
       const std::string& key = entry.first;
       const std::string& why = entry.second;
+      // A flag it cannot do is refused on; a size (plan.cp) away from its default of 1.
       bool on = false;
+      Json v = Json::object();
       for (const auto& f : detail::plan_fields())
         if (f.info.name == key && f.write) {
-          Json v = Json::object();
           f.write(p, f.info, v);
-          on = v[key].is_boolean() && v[key].get<bool>();
+          on = v[key].is_boolean() ? v[key].get<bool>()
+                                   : v[key].is_number() &&
+                                         f.info.fallback.kind == DefaultValue::Kind::number &&
+                                         v[key].get<double>() != f.info.fallback.number;
         }
       if (on && !c.broken([&] {
             return rule(fmt::format("plan.{}", key),
-                        fmt::format("plan.{}=true: {} cannot do it ({})", key, p.framework, why),
+                        fmt::format("plan.{}={}: {} cannot do it ({})", key, v[key].dump(),
+                                    p.framework, why),
                         {"plan.framework"});
           }))
         return false;

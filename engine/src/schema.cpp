@@ -193,18 +193,24 @@ std::string framework_markdown(const Catalog& catalog) {
     if (v.is_string()) return v.get<std::string>();
     return v.dump();
   };
+  auto cannot = [](const FrameworkProfile& f, const std::string& key) {
+    return std::any_of(f.cannot.begin(), f.cannot.end(),
+                       [&](const auto& c) { return c.first == key; });
+  };
   for (const auto& field : detail::plan_fields()) {
     const std::string key(field.info.name);
-    if (std::none_of(frameworks.begin(), frameworks.end(),
-                     [&](const FrameworkProfile& f) { return f.plan_defaults.contains(key); }))
+    if (std::none_of(frameworks.begin(), frameworks.end(), [&](const FrameworkProfile& f) {
+          return f.plan_defaults.contains(key) || cannot(f, key);
+        }))
       continue;
     out += fmt::format("| `plan.{}` |", key);
-    for (const auto& f : frameworks) {
-      const bool cannot = std::any_of(f.cannot.begin(), f.cannot.end(),
-                                      [&](const auto& c) { return c.first == key; });
-      out += fmt::format(" {}{} |", f.plan_defaults.contains(key) ? cell(f.plan_defaults[key]) : "",
-                         cannot ? " (cannot)" : "");
-    }
+    // A key no profile sets (plan.cp) is a capability: yes, or no where the software lacks it.
+    for (const auto& f : frameworks)
+      out += fmt::format(" {}{} |",
+                         f.plan_defaults.contains(key) ? cell(f.plan_defaults[key])
+                         : cannot(f, key)               ? "no"
+                                                        : "yes",
+                         cannot(f, key) ? " (cannot)" : "");
     out += "\n";
   }
   const std::pair<const char*, std::string (*)(const Execution&)> rows[] = {

@@ -95,9 +95,9 @@ TEST(Search, TurnsTensorParallelOverlapOnWhereTheFrameworkCan) {
   EXPECT_LT(core->best.front().iteration_time_s, core->baseline_s);
 }
 
-// The distributed optimizer is the software's: Megatron-LM 2.x has none, and a Megatron-Core plan
-// that turns it off keeps it off in every plan the search returns, while Megatron-Core's own
-// default keeps it on.
+// The distributed optimizer is the software's: Megatron-LM 2.x has none (nor context
+// parallelism), and a Megatron-Core plan that turns it off keeps it off in every plan the search
+// returns, while Megatron-Core's own default keeps it on.
 TEST(Search, KeepsTheScenariosOptimizerSharding) {
   auto best = [](const char* plan_flags) {
     SearchOptions o;
@@ -117,6 +117,7 @@ TEST(Search, KeepsTheScenariosOptimizerSharding) {
     for (const auto& c : plans) {
       EXPECT_FALSE(c.plan.distributed_optimizer) << flags << " " << to_json(c.plan).dump();
       EXPECT_EQ(c.plan.effective_zero_stage(), 0) << flags;
+      if (c.plan.framework == "megatron-lm-2021") EXPECT_EQ(c.plan.cp, 1);  // none in 2.x
       data_parallel += c.plan.dp > 1;
     }
     EXPECT_GT(data_parallel, 0) << flags;  // plans where it would have sharded something

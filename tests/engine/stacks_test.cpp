@@ -1,5 +1,6 @@
 // Today's training stacks: framework profiles, overlap as the software does it, the host launch
 // floor, Megatron's uneven pipeline splits, block-scaled precisions. Values derived by hand.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "stepcast/compute.h"
@@ -110,6 +111,22 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
             "plan.overlap_param_gather=true needs plan.overlap_grad_reduce=true (the distributed "
             "optimizer overlaps both through its gradient buckets; Megatron-LM's arguments.py "
             "asserts it)");
+  // Context parallelism is Megatron-Core's K/V ring: Megatron-LM 2.x has none, and the
+  // DeepSpeed family splits long sequences with Ulysses' all-to-all instead.
+  for (const char* framework : {"megatron-lm-2021", "megatron-deepspeed", "deepspeed"}) {
+    const Error cp = test::error_of(fmt::format(R"({{"model": "llama3-8b", "cluster": {{"node":
+        "dgx-h100", "nodes": 1}}, "plan": {{"cp": 2, "global_batch": 8, "framework": "{}"}}}})",
+                                                framework));
+    EXPECT_EQ(cp.path, "plan.cp") << framework;
+    EXPECT_EQ(cp.message.rfind(fmt::format("plan.cp=2: {} cannot do it (", framework), 0), 0u)
+        << cp.message;
+  }
+  for (const char* framework : {"megatron-core", "megatron-fsdp", "pytorch-fsdp"})
+    EXPECT_EQ(test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster": {{"node":
+        "dgx-h100", "nodes": 1}}, "plan": {{"cp": 2, "global_batch": 8, "framework": "{}"}}}})",
+                                         framework))
+                  .plan.cp,
+              2);
   const Error unknown = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"global_batch": 8, "framework": "jax"}})");
   EXPECT_EQ(unknown.path, "plan.framework");
