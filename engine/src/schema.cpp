@@ -193,14 +193,10 @@ std::string framework_markdown(const Catalog& catalog) {
     if (v.is_string()) return v.get<std::string>();
     return v.dump();
   };
-  auto cannot = [](const FrameworkProfile& f, const std::string& key) {
-    return std::any_of(f.cannot.begin(), f.cannot.end(),
-                       [&](const auto& c) { return c.first == key; });
-  };
   for (const auto& field : detail::plan_fields()) {
     const std::string key(field.info.name);
     if (std::none_of(frameworks.begin(), frameworks.end(), [&](const FrameworkProfile& f) {
-          return f.plan_defaults.contains(key) || cannot(f, key);
+          return f.plan_defaults.contains(key) || f.cannot_do(key);
         }))
       continue;
     out += fmt::format("| `plan.{}` |", key);
@@ -208,9 +204,9 @@ std::string framework_markdown(const Catalog& catalog) {
     for (const auto& f : frameworks)
       out += fmt::format(" {}{} |",
                          f.plan_defaults.contains(key) ? cell(f.plan_defaults[key])
-                         : cannot(f, key)               ? "no"
-                                                        : "yes",
-                         cannot(f, key) ? " (cannot)" : "");
+                         : f.cannot_do(key)            ? "no"
+                                                       : "yes",
+                         f.cannot_do(key) ? " (cannot)" : "");
     out += "\n";
   }
   const std::pair<const char*, std::string (*)(const Execution&)> rows[] = {

@@ -110,10 +110,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // instead of doubling the space with plans that cannot win. Elsewhere the scenario's, EP
   // overlap off where the rules refuse it.
   auto can = [&](std::string_view key) {
-    if (!base.framework) return true;
-    for (const auto& c : base.framework->cannot)
-      if (c.first == key) return false;
-    return true;
+    return !base.framework || !base.framework->cannot_do(key);
   };
   const bool tp_on = options.overlap && can("tp_comm_overlap");
   const bool ep_on = options.overlap && can("moe_overlap");

@@ -29,13 +29,19 @@ struct NodePreset {
 
 // A training stack's profile (presets/frameworks/<id>.json): the plan flags it sets when the
 // scenario leaves them out, how it executes (kernels, ZeRO-3 fetches, gradient reduction), and the
-// flags it cannot honour. Every setting carries its source in the file.
+// plan keys it cannot honour (a flag on, or a size such as cp above 1). Every setting carries its
+// source in the file.
 struct FrameworkProfile {
   std::string id;
   std::string name;
   Json plan_defaults = Json::object();  // plan key -> value
   Execution execution;
   std::vector<std::pair<std::string, std::string>> cannot;  // plan key -> why
+  bool cannot_do(std::string_view key) const {
+    for (const auto& c : cannot)
+      if (c.first == key) return true;
+    return false;
+  }
 };
 
 struct Catalog {
