@@ -320,6 +320,41 @@ std::string divisors_text(int64_t n, int64_t limit) {
   return out;
 }
 
+// What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
+// user can act on it: the counts that divide them; Megatron's accounting of the embedding and the
+// loss as layers where that makes the count divide (what NVIDIA's Llama 3.1 405B recipes do, 126
+// layers plus two over 8·4 chunks); an uneven first and last stage (DeepSeek-V3's 61 layers on 8
+// stages: 6, 7 and 8 on each other stage), the split whose busiest stage holds the fewest layers,
+// the first and last stage lighter (they also hold the embedding and the output layer).
+std::string split_hint(int64_t layers, int pp, int vpp) {
+  const int64_t chunks = int64_t{pp} * vpp;
+  std::string hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(layers, 64), layers);
+  if ((layers + 2) % chunks == 0 && (layers + 2) / chunks >= 1 + (chunks == 1 ? 2 : 0))
+    hint += "; count the embedding and the loss as layers (plan.embedding_in_split, "
+            "plan.loss_in_split)";
+  else if ((layers + 1) % chunks == 0 && (layers + 1) / chunks >= 1 + (chunks == 1 ? 1 : 0))
+    hint += "; count the loss as a layer (plan.loss_in_split)";
+  if (pp < 2) return hint;
+  // Each other stage holds k layers (a multiple of vpp); the first and last share the rest,
+  // each a positive multiple of vpp, the first the lighter.
+  // (With two stages there are no others: one candidate, k = 0.)
+  int64_t best_first = 0, best_last = 0, best_k = 0;
+  const int64_t step = pp > 2 ? vpp : layers + 1;
+  for (int64_t k = pp > 2 ? vpp : 0; k <= layers; k += step) {
+    const int64_t rest = layers - k * (pp - 2);
+    if (rest < 2 * int64_t{vpp}) break;
+    if (rest % vpp != 0) continue;
+    const int64_t first = rest / vpp / 2 * vpp, last = rest - first;
+    if (best_last == 0 || std::max(k, last) < std::max(best_k, best_last))
+      best_first = first, best_last = last, best_k = k;
+  }
+  if (best_last > 0)
+    hint += fmt::format("; plan.first_stage_layers={} and plan.last_stage_layers={}{}",
+                        best_first, best_last,
+                        pp > 2 ? fmt::format(" ({} on each other stage)", best_k) : "");
+  return hint;
+}
+
 // A free-form pipeline layout: the only split the plan gives, pp·vpp virtual stages holding
 // every layer once, the embedding first, the loss and the MTP modules last (where the engine
 // runs them).
@@ -929,7 +964,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                        fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
                                    m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp),
                        {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"});
-        e.hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(m.layers, 64), m.layers);
+        e.hint = split_hint(m.layers, p.pp, p.vpp);
         return e;
       }))
     return false;

@@ -108,6 +108,39 @@ TEST(Schema, EveryProblemOfADocumentIsReported) {
   EXPECT_EQ(rules[0].hint, "tp 1, 2, 4 or 8 divides the model");
 }
 
+// Layers that pp·vpp does not divide: the hint says what would (the page shows it under the
+// control), and what it proposes is a plan the engine accepts.
+TEST(Schema, ALayerCountThatDoesNotDivideGetsASplitThatDoes) {
+  auto plan_doc = [](const std::string& model, const std::string& plan, int nodes) {
+    return fmt::format(R"({{"model": "{}", "cluster": {{"node": "dgx-h100", "nodes": {}}},
+        "plan": {{{}, "micro_batch": 1, "global_batch": 4096, "sequence_parallel": true}}}})",
+                       model, nodes, plan);
+  };
+  auto hint_of = [&](const std::string& model, const std::string& plan, int nodes) {
+    return test::error_of(plan_doc(model, plan, nodes)).hint;
+  };
+  // DeepSeek-V3's 61 layers on 8 stages: 6 + 7 + 6·8 = 61, the busiest stage 8 layers (9 + 10 +
+  // 6·7 would make it 10); 61 is prime, and neither 62 nor 63 is a multiple of 8.
+  EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 8, "ep": 64)", 128),
+            "pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and "
+            "plan.last_stage_layers=7 (8 on each other stage)");
+  EXPECT_EQ(test::scenario(plan_doc("deepseek-v3", R"("tp": 2, "pp": 8, "ep": 64,
+      "first_stage_layers": 6, "last_stage_layers": 7)", 128)).plan.last_stage_layers, 7);
+  // Two stages: 61 + 1 = 2·31 with the loss counted, or 30 and 31. With two chunks a stage,
+  // every stage's layers must be even, and 61 is odd: no uneven split, and neither 62 nor 63 is a
+  // multiple of 16.
+  EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 2, "ep": 64)", 128),
+            "pp·vpp 1 or 61 divides 61 layers; count the loss as a layer (plan.loss_in_split); "
+            "plan.first_stage_layers=30 and plan.last_stage_layers=31");
+  EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 8, "vpp": 2, "ep": 64)", 128),
+            "pp·vpp 1 or 61 divides 61 layers");
+  // Llama 3.1 405B's 126 layers on 8·4 chunks, as NVIDIA's recipes run it: 126 + 2 = 4·32.
+  // (126 is 2 mod 4 and six other stages of a multiple of 4 keep it so: no uneven split.)
+  EXPECT_EQ(hint_of("llama3.1-405b", R"("tp": 8, "pp": 8, "vpp": 4)", 64),
+            "pp·vpp 1, 2, 3, 6, 7, 9, 14, 18, 21, 42 or 63 divides 126 layers; count the "
+            "embedding and the loss as layers (plan.embedding_in_split, plan.loss_in_split)");
+}
+
 TEST(Schema, DerivedDataParallelNamesTheInputsThatSetIt) {
   // 7 nodes or PP 5: DP is derived, so the rule names what derives it (a page marks the input its
   // user changed, never the read-only DP).

@@ -50,6 +50,11 @@ test('GPU counts: the whole-replica rule, with node counts that work when TP fit
 test('hints, switches, groups and the fallback: labels instead of JSON paths', () => {
   assert.equal(say('plan.tp=3 must divide model.heads=64', 'tp 1, 2, 4 or 8 divides the model').hint, 'TP 1, 2, 4 or 8');
   assert.equal(say('x', 'pp·vpp 1, 2, 4, 5 or 8 divides 80 layers').hint, 'PP × VPP 1, 2, 4, 5 or 8');
+  // Alternatives, each in the page's words (DeepSeek-V3's 61 layers on 8 stages).
+  assert.equal(say('x', 'pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and plan.last_stage_layers=7 (8 on each other stage)').hint,
+    'PP × VPP 1 or 61; Layers on the first stage 6 and Layers on the last stage 7 (8 on each other stage)');
+  assert.equal(say('x', 'pp·vpp 1, 2, 3 or 6 divides 126 layers; count the embedding and the loss as layers (plan.embedding_in_split, plan.loss_in_split)').hint,
+    'PP × VPP 1, 2, 3 or 6; count the embedding and the loss as layers (Embedding counts as a layer, Loss counts as a layer)');
   assert.equal(say('plan.cuda_graphs=true: deepspeed cannot do it (eager)').message, 'CUDA graphs on: deepspeed cannot do it (eager)');
   assert.equal(say('the plan uses 16 GPUs of cluster.groups[0] but it has 8').message, 'The plan uses 16 GPUs of group 0 but it has 8');
   assert.equal(say('cluster.groups[1].nodes=0 is below 1').message, 'Nodes 0 (group 1) is below 1');

@@ -64,11 +64,13 @@ const RULES = [
 // The engine's hint starts with the key it is about ("tp 1, 2, 4 or 8 divides the model").
 const HINT_KEYS = { tp: 'TP', pp: 'PP', dp: 'DP', cp: 'CP', ep: 'EP', etp: 'Expert TP', vpp: 'VPP', 'pp·vpp': 'PP × VPP' };
 
-/** The hint in the page's words: "try TP 1, 2, 4 or 8". */
+/** The hint in the page's words: "try TP 1, 2, 4 or 8"; each of its alternatives ("; ") so. */
 function plainHint(hint) {
-  const m = /^(pp·vpp|[a-z]+) ([\d, or]+?) divides? .*$/.exec(hint);
-  if (m && HINT_KEYS[m[1]]) return `${HINT_KEYS[m[1]]} ${m[2]}`;
-  return labelled(hint);
+  return hint.split('; ').map((part) => {
+    const m = /^(pp·vpp|[a-z]+) ([\d, or]+?) divides? .*$/.exec(part);
+    if (m && HINT_KEYS[m[1]]) return `${HINT_KEYS[m[1]]} ${m[2]}`;
+    return labelled(part);
+  }).join('; ');
 }
 
 const CLUSTER_SPLIT = RULES[1][0];
