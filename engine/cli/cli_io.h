@@ -11,6 +11,7 @@
 
 #include "stepcast/catalog.h"
 #include "stepcast/limits.h"
+#include "stepcast/result.h"
 
 namespace stepcast::cli {
 
@@ -20,6 +21,12 @@ inline int fail(const std::string& message) {
   std::cerr << "error: " << printable(message, 2000) << "\n";
   return 2;
 }
+// An engine error: its message, and the values that would satisfy its rule where the engine
+// says (the hint the page shows under the control), on the same line.
+inline int fail(const std::string& message, const std::string& hint) {
+  return fail(hint.empty() ? message : message + " (try: " + hint + ")");
+}
+inline int fail(const Error& e) { return fail(e.message, e.hint); }
 
 // JSON for stdout: text the engine did not check (names from a document are UTF-8 already) can
 // never abort the serialiser.

@@ -55,7 +55,7 @@ int import_hf_config(const IoArgs& args) {
   const std::string format = import_input(args, "model", "scenario", text);
   if (format.empty()) return 2;
   auto model = model_from_hf_config(text);
-  if (!model) return fail(model.error().message);
+  if (!model) return fail(model.error());
   std::cout << dump(format == "model" ? *model : scenario_with_model(*model), 2) << "\n";
   return 0;
 }
@@ -69,7 +69,7 @@ int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
   MegatronImportOptions options;
   if (!args.node.empty()) options.node = args.node;
   auto imported = scenario_from_megatron_args(text, catalog, options);
-  if (!imported) return fail(imported.error().message);
+  if (!imported) return fail(imported.error());
   if (format == "json") {
     std::cout << dump(to_json(*imported), 2) << "\n";
     return 0;
@@ -89,13 +89,13 @@ int export_plan_text(const IoArgs& args, const Catalog& catalog) {
   std::string text;
   if (!args.link.empty()) {  // a link and a JSON file are interchangeable, as for estimate
     auto doc = scenario_from_link(args.link);
-    if (!doc) return fail(doc.error().message);
+    if (!doc) return fail(doc.error());
     text = dump(doc->scenario);
   } else if (!read_input(args.positional[1], text)) {
     return fail(fmt::format("cannot read {}", args.positional[1]));
   }
   auto scenario = parse_scenario(text, catalog);
-  if (!scenario) return fail(scenario.error().message);
+  if (!scenario) return fail(scenario.error());
   std::cout << export_plan(*scenario, *kind);
   return 0;
 }

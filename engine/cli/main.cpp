@@ -187,17 +187,17 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   std::string text;
   if (!args.link.empty()) {  // a link and a JSON file are interchangeable
     auto doc = scenario_from_link(args.link);
-    if (!doc) return fail(doc.error().message);
+    if (!doc) return fail(doc.error());
     text = dump(doc->scenario);
   } else if (!read_input(args.positional[0], text)) {
     return fail(fmt::format("cannot read {}", args.positional[0]));
   }
   if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   auto scenario = parse_scenario(text, catalog);
-  if (!scenario) return fail(scenario.error().message);
+  if (!scenario) return fail(scenario.error());
   const Report report = estimate(*scenario, options);
   auto json = report_text(report, 2, *kind);  // checked: every number finite
-  if (!json) return fail(json.error().message);
+  if (!json) return fail(json.error());
   if (format == "text")
     std::cout << to_text(report, *scenario);
   else
@@ -226,7 +226,7 @@ int run_link(const Args& args, const Catalog& catalog) {
   if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // Only a valid scenario gets a link: the page would refuse anything else anyway.
   auto scenario = parse_scenario(text, catalog);
-  if (!scenario) return fail(scenario.error().message);
+  if (!scenario) return fail(scenario.error());
   LinkDocument doc{*parse_json(text), Json::object()};  // parsed above
   // A link carries what was fitted, never the runs behind it (measured_runs.h).
   if (scenario->fit)
@@ -235,7 +235,7 @@ int run_link(const Args& args, const Catalog& catalog) {
       !number_flag(args.price, "--price", doc.page, "price_per_gpu_hour"))
     return 2;
   auto link = scenario_to_link(doc, args.base);
-  if (!link) return fail(link.error().message);
+  if (!link) return fail(link.error());
   std::cout << *link << "\n";
   return 0;
 }
@@ -259,11 +259,11 @@ int run_search(const Args& args, const Catalog& catalog) {
   if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // The plan itself may break a rule the search varies: read its keys, let the search judge.
   const auto doc = parse_json(text);
-  if (!doc) return fail(doc.error().message);
+  if (!doc) return fail(doc.error());
   auto scenario = read_scenario(*doc, catalog);
-  if (!scenario) return fail(scenario.error().message);
+  if (!scenario) return fail(scenario.error());
   auto searched = search_plans(*scenario, options);
-  if (!searched) return fail(searched.error().message);
+  if (!searched) return fail(searched.error());
   const SearchResult& r = *searched;
   if (format == "json") {
     std::cout << dump(to_json(r), 2) << "\n";
@@ -316,9 +316,9 @@ int run_traffic(const Args& args, const Catalog& catalog) {
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
   auto scenario = parse_scenario(text, catalog);
-  if (!scenario) return fail(scenario.error().message);
+  if (!scenario) return fail(scenario.error());
   auto t = traffic(*scenario, options);
-  if (!t) return fail(t.error().message);
+  if (!t) return fail(t.error());
   if (format == "csv") {
     std::cout << to_csv(*t, by_kind);
     return 0;
@@ -343,10 +343,11 @@ int run_resolve(const Args& args, const Catalog& catalog) {
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
   const auto doc = parse_json(text);
-  if (!doc) return fail(doc.error().message);
+  if (!doc) return fail(doc.error());
   const Json resolved = resolve_json(*doc, catalog);
   if (resolved.contains("errors")) {
-    for (const auto& e : resolved["errors"]) fail(e["message"].get<std::string>());
+    for (const auto& e : resolved["errors"])
+      fail(e["message"].get<std::string>(), e.value("hint", std::string()));
     return 2;
   }
   std::cout << dump(resolved, 2) << "\n";

@@ -47,7 +47,7 @@ int run_nccl_calibration(int argc, char** argv) {
     runs.push_back(std::move(run).value());
   }
   auto fit = fit_nccl_link(runs, nics);
-  if (!fit) return fail(fit.error().message);
+  if (!fit) return fail(fit.error());
   const Json link = nccl_link_json(*fit, files);
   if (!write.empty()) {
     std::ofstream out(write, std::ios::binary);

@@ -101,7 +101,7 @@ int run_validate(const Options& o, const Catalog& catalog) {
   if (!o.write_cases.empty() && !write_file(o.write_cases, to_jsonl(conv.cases)))
     return fail(fmt::format("cannot write {}", o.write_cases));
   auto prepared = prepare(conv.cases, catalog);
-  if (!prepared) return fail(prepared.error().message);
+  if (!prepared) return fail(prepared.error());
   if (o.anchored) {  // engine/accuracy/include/stepcast/accuracy/anchored.h
     const AnchoredAccuracy cluster = anchored_accuracy(*prepared, catalog.calibration);
     const AnchoredAccuracy model = anchored_accuracy(*prepared, catalog.calibration, true);
@@ -132,7 +132,7 @@ int run_calibrate(const Options& o, const Catalog& catalog) {
   std::string error;
   if (!load_cases(o, catalog, conv, error)) return fail(error);
   auto prepared = prepare(conv.cases, catalog);
-  if (!prepared) return fail(prepared.error().message);
+  if (!prepared) return fail(prepared.error());
   CalibrationReport report;
   report.excluded_sources = o.exclude;
   report.fit = fit_calibration(*prepared, catalog.calibration, catalog, o.exclude);

@@ -324,8 +324,9 @@ std::string divisors_text(int64_t n, int64_t limit) {
 // user can act on it: the counts that divide them; Megatron's accounting of the embedding and the
 // loss as layers where that makes the count divide (what NVIDIA's Llama 3.1 405B recipes do, 126
 // layers plus two over 8·4 chunks); an uneven first and last stage (DeepSeek-V3's 61 layers on 8
-// stages: 6, 7 and 8 on each other stage), the split whose busiest stage holds the fewest layers,
-// the first and last stage lighter (they also hold the embedding and the output layer).
+// stages: 6, 7 and 8 on each other stage), the split whose busiest stage holds the fewest layers
+// (then the most even one), the first stage the lighter of the two ends (it also holds the
+// embedding).
 std::string split_hint(int64_t layers, int pp, int vpp) {
   const int64_t chunks = int64_t{pp} * vpp;
   std::string hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(layers, 64), layers);
@@ -345,7 +346,12 @@ std::string split_hint(int64_t layers, int pp, int vpp) {
     if (rest < 2 * int64_t{vpp}) break;
     if (rest % vpp != 0) continue;
     const int64_t first = rest / vpp / 2 * vpp, last = rest - first;
-    if (best_last == 0 || std::max(k, last) < std::max(best_k, best_last))
+    // The busiest stage first, then the gap between the busiest and the lightest.
+    auto cost = [&](int64_t f, int64_t l, int64_t o) {
+      const int64_t most = std::max({f, l, o}), least = std::min({f, l, pp > 2 ? o : f});
+      return std::pair{most, most - least};
+    };
+    if (best_last == 0 || cost(first, last, k) < cost(best_first, best_last, best_k))
       best_first = first, best_last = last, best_k = k;
   }
   if (best_last > 0)

@@ -27,6 +27,9 @@ expect_error(not_json "{\"model\":" "not valid JSON")
 expect_error(tp_heads "{\"model\": \"llama3-70b\", \"cluster\": {\"gpu\": \"h100-sxm5-80gb\", \"gpus_per_node\": 3, \"nodes\": 1, \"intra_node_link\": \"nvlink4\", \"inter_node_link\": \"ib-ndr\"}, \"plan\": {\"tp\": 3, \"global_batch\": 8}}"
              "error: plan.tp=3 must divide model.heads=64")
 expect_error(unknown_key "{\"model\": \"llama3-70b\", \"clusterr\": {}}" "clusterr is not a known key")
+# A rule with values that would satisfy it says them on the same line (the page's hint).
+expect_error(layers_hint "{\"model\": \"deepseek-v3\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 128}, \"plan\": {\"tp\": 2, \"pp\": 8, \"ep\": 64, \"global_batch\": 4096}}"
+             "error: model.layers=61 must be divisible by plan.pp*plan.vpp=8*1=8 (try: pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and plan.last_stage_layers=7 (8 on each other stage))")
 
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")

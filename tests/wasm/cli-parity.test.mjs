@@ -162,8 +162,8 @@ describe('the report option: WebAssembly equals the CLI\'s --report', () => {
   });
 });
 
-// Bad input: the CLI exits 2 with `error: <message>`; the module returns {"error": {...}} with the
-// same message and the path the page uses to put the message next to its control.
+// Bad input: the CLI exits 2 with `error: <message>` (and ` (try: <hint>)`); the module returns
+// {"error": {...}} with the same message (and hint) and the path the page uses to put the message next to its control.
 const plan = (p) => JSON.stringify({ ...base, plan: { ...base.plan, ...p } });
 const errors = [
   ['not JSON', '{"model": ', 'parse_error', ''],
@@ -229,7 +229,8 @@ describe('errors: WebAssembly gives the CLI\'s message', () => {
       const cliMessage = cli.stderr.slice('error: '.length, -1);
       const out = JSON.parse(wasm.estimate(text));
       assert.ok(out.error, `the module should return an error, got: ${JSON.stringify(out).slice(0, 200)}`);
-      assert.equal(out.error.message, cliMessage);
+      // (The CLI says the rule's hint on the same line, where there is one.)
+      assert.equal(out.error.hint ? `${out.error.message} (try: ${out.error.hint})` : out.error.message, cliMessage);
       assert.equal(out.error.code, code);
       assert.equal(out.error.path, path);
     });
