@@ -131,10 +131,14 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     s.plan.stages.clear();
     s.plan.replicas.clear();
     s.plan.pipeline_layout.clear();
-    // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it.
+    // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it,
+    // where the training software has it (Megatron-LM 2.x, Megatron-DeepSpeed and DeepSpeed do
+    // not: the rules would refuse every such plan, and the search would count them refused).
+    const std::vector<int> cps =
+        can("cp") ? with_own(powers_of_two_up_to(8), base.plan.cp) : std::vector<int>{1};
     for (int tp : divisors_up_to(gpus, per_node)) {
       if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
-      for (int cp : with_own(powers_of_two_up_to(8), base.plan.cp)) {
+      for (int cp : cps) {
         const int64_t tp_cp = int64_t{tp} * cp;
         if (gpus % tp_cp || (cp > 1 && m.seq_len % (2 * int64_t{cp}))) continue;
         for (int pp : divisors_up_to(gpus / tp_cp, m.layers)) {

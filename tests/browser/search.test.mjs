@@ -233,6 +233,19 @@ describe('the Faster plans card', () => {
     assert.equal(await page.isVisible('#status'), false, 'valid again');
   });
 
+  test('what it varies: CP only where the training software has it', async () => {
+    await example('llama3-70b_dgx-h100x8');
+    await searched();
+    assert.match(await page.textContent('#search-meta'), /\(TP, PP, CP, VPP, micro-batch/);
+    await page.selectOption('#f-framework', 'megatron-lm-2021');
+    await searched();
+    const cli = await expectCliPlans(await pageScenario(page));
+    assert.ok(cli.best.every((b) => b.plan.cp === 1));
+    assert.match(await page.textContent('#search-meta'), /\(TP, PP, VPP, micro-batch/);
+    await page.selectOption('#f-framework', 'megatron-core');
+    await searched();
+  });
+
   test('several groups: one group searched, said so, nothing to apply', async () => {
     const file = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_stages')).value);
     await reloads(page, () => page.selectOption('#examples', file));

@@ -127,6 +127,26 @@ TEST(Search, KeepsTheScenariosOptimizerSharding) {
   for (const auto& c : core) EXPECT_TRUE(c.plan.distributed_optimizer);
 }
 
+// Context parallelism is searched only where the software has it: a Megatron-LM 2.x search
+// weighs the plans a Megatron-Core one does on a sequence no CP size splits (2,050 tokens: CP c
+// needs 2c to divide them, and 4, 8 and 16 do not), none refused for CP.
+TEST(Search, VariesContextParallelismOnlyWhereTheSoftwareHasIt) {
+  auto searched = [](const char* framework, int seq_len) {
+    auto r = search_plans(test::scenario(fmt::format(R"({{"model": "gpt3-1.3b",
+        "seq_len": {}, "cluster": {{"node": "dgx-a100", "nodes": 1}},
+        "plan": {{"global_batch": 64, "framework": "{}"}}}})", seq_len, framework)));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : SearchResult{};
+  };
+  const SearchResult old = searched("megatron-lm-2021", 2048);
+  const SearchResult core_without_cp = searched("megatron-core", 2050);
+  const SearchResult core = searched("megatron-core", 2048);
+  EXPECT_GT(old.evaluated, 0);
+  EXPECT_EQ(old.evaluated + old.rejected, core_without_cp.evaluated + core_without_cp.rejected);
+  EXPECT_EQ(old.rejected, core_without_cp.rejected);
+  EXPECT_GT(core.evaluated, core_without_cp.evaluated);  // CP 2, 4 and 8 searched there
+}
+
 TEST(Search, WhatItCannotSearchIsAnError) {
   const auto groups = search_plans(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
       "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},

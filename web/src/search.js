@@ -12,6 +12,7 @@ import { $, fill, h } from './dom.js';
 import * as engine from './engine.js';
 import { applies, applyPlan } from './form/index.js';
 import { duration, gib, integer, percent } from './format.js';
+import { setting } from './frameworks.js';
 import { clusterGroups, describeGroups } from './groups.js';
 import { choiceLabel, keysFor } from './schema.js';
 import { plainProblem } from './plain.js';
@@ -218,7 +219,7 @@ function render() {
     h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
-    ` (TP, PP, CP, VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
+    ` (TP, PP, ${setting(s.scenario.plan?.framework ?? 'megatron-core', 'cp').cannot ? '' : 'CP, '}VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
     `TP and EP communication overlapped wherever the training software can${overlapNote(r.best, s.report?.plan)}; ` +
     `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');
