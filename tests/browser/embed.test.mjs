@@ -240,7 +240,7 @@ describe('the example page with embedded calculators', () => {
       await settle(frame);
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.waitForTimeout(100);
-      await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, name), fullPage: true, timeout: 120000 });
     };
     await shoot('examples-desktop.png');
     await page.setViewportSize(PHONE);

@@ -170,7 +170,11 @@ export async function assertNothingInjected(p) {
   assert.deepEqual(found, { img: 0, handlers: [], scripts: 0, pwned: null }, 'markup or code from the link');
 }
 
-/** The first screen as a visitor sees it, and the whole page (tall window: no inner scrolling). */
+/**
+ * The first screen as a visitor sees it, and the whole page (tall window: no inner scrolling).
+ * Whole-page screenshots (here and in the tests) wait up to 120 s, not Playwright's 30: a page
+ * 10,000 pixels tall took longer than 30 s on CI's two cores while other work ran.
+ */
 export async function shootDesktop(p, name) {
   await p.evaluate(() => { window.scrollTo(0, 0); document.querySelector('#inputs').scrollTop = 0; });
   await p.screenshot({ path: join(SHOTS, `${name}.png`) });
@@ -178,7 +182,7 @@ export async function shootDesktop(p, name) {
     document.querySelector('#inputs').scrollHeight + 120));
   await p.setViewportSize({ width: DESKTOP.width, height });
   await p.waitForTimeout(50);
-  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true });
+  await p.screenshot({ path: join(SHOTS, `${name}-full.png`), fullPage: true, timeout: 120000 });
   await p.setViewportSize(DESKTOP);
 }
 

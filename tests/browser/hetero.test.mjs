@@ -354,12 +354,12 @@ describe('heterogeneous clusters', () => {
     await page.waitForTimeout(100);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 1, `no sideways scrolling (overflow ${overflow}px)`);
-    await page.screenshot({ path: join(SHOTS, 'hetero-phone.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'hetero-phone.png'), fullPage: true, timeout: 120000 });
     await page.check('#f-layout-replicas');
     await page.fill('#f-tp', '4');
     await settle(page);
     await page.locator('#placement-fieldset').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(SHOTS, 'hetero-phone-replicas.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'hetero-phone-replicas.png'), fullPage: true, timeout: 120000 });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.setViewportSize(DESKTOP);
     await page.waitForTimeout(100);

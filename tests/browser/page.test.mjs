@@ -537,13 +537,13 @@ describe('the page', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 1, `no sideways scrolling at phone width, Advanced open (overflow ${overflow}px)`);
     await page.click('details.advanced summary');
-    await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'phone.png'), fullPage: true, timeout: 120000 });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.waitForTimeout(100);
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const lum = bg.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0);
     assert.ok(lum < 120, `dark background in dark mode (${bg})`);
-    await page.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'phone-dark.png'), fullPage: true, timeout: 120000 });
     await page.click('details.advanced summary');
     await shootPlan('plan-advanced-phone-dark', PHONE.width);
     await shootPlan('plan-advanced-dark', DESKTOP.width);
