@@ -320,6 +320,14 @@ std::string divisors_text(int64_t n, int64_t limit) {
   return out;
 }
 
+// The global batches nearest `global_batch` that `step` divides (the one below when there is one,
+// and the one above): "plan.global_batch=496 or 512".
+std::string batch_hint(int64_t global_batch, int64_t step) {
+  const int64_t below = global_batch / step * step;
+  return below > 0 ? fmt::format("plan.global_batch={} or {}", below, below + step)
+                   : fmt::format("plan.global_batch={}", step);
+}
+
 // What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
 // user can act on it: the counts that divide them; Megatron's accounting of the embedding and the
 // loss as layers where that makes the count divide (what NVIDIA's Llama 3.1 405B recipes do, 126
@@ -996,21 +1004,25 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;
   if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
-        return rule("plan.global_batch",
-                    fmt::format("plan.global_batch={} must be divisible by "
-                                "plan.micro_batch*plan.dp={}*{}={}",
-                                p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp),
-                    {"plan.micro_batch", "plan.dp"});
+        Error e = rule("plan.global_batch",
+                       fmt::format("plan.global_batch={} must be divisible by "
+                                   "plan.micro_batch*plan.dp={}*{}={}",
+                                   p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp),
+                       {"plan.micro_batch", "plan.dp"});
+        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp);
+        return e;
       }))
     return false;
   if (p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
       p.micro_batches() % p.pp != 0 && !c.broken([&] {
-        return rule("plan.global_batch",
-                    fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be a "
-                                "multiple of plan.pp={}: Megatron's interleaved schedule runs "
-                                "them in groups of pp",
-                                p.vpp, p.micro_batches(), p.pp),
-                    {"plan.vpp", "plan.pp", "plan.micro_batch"});
+        Error e = rule("plan.global_batch",
+                       fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be "
+                                   "a multiple of plan.pp={}: Megatron's interleaved schedule "
+                                   "runs them in groups of pp",
+                                   p.vpp, p.micro_batches(), p.pp),
+                       {"plan.vpp", "plan.pp", "plan.micro_batch"});
+        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp * p.pp);
+        return e;
       }))
     return false;
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0 && !c.broken([&] {

@@ -141,6 +141,22 @@ TEST(Schema, ALayerCountThatDoesNotDivideGetsASplitThatDoes) {
             "embedding and the loss as layers (plan.embedding_in_split, plan.loss_in_split)");
 }
 
+// A global batch the micro-batches do not divide: the nearest ones that do, below and above.
+TEST(Schema, AGlobalBatchThatDoesNotSplitGetsTheNearestThatDo) {
+  auto hint_of = [](const std::string& plan) {
+    return test::error_of(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},
+        "plan": {"tp": 8, "pp": 4, )" + plan + "}}").hint;
+  };
+  // micro_batch 2 x dp 2 = 4: 1,000 and 1,004 around 1,002; below 4, only 4.
+  EXPECT_EQ(hint_of(R"("micro_batch": 2, "global_batch": 1002)"),
+            "plan.global_batch=1000 or 1004");
+  EXPECT_EQ(hint_of(R"("micro_batch": 2, "global_batch": 3)"), "plan.global_batch=4");
+  // Interleaved: 12 / (1 x 2) = 6 micro-batches a replica, not a multiple of pp 4; whole groups
+  // of pp need multiples of 1 x 2 x 4 = 8.
+  EXPECT_EQ(hint_of(R"("vpp": 2, "micro_batch": 1, "global_batch": 12)"),
+            "plan.global_batch=8 or 16");
+}
+
 TEST(Schema, DerivedDataParallelNamesTheInputsThatSetIt) {
   // 7 nodes or PP 5: DP is derived, so the rule names what derives it (a page marks the input its
   // user changed, never the read-only DP).

@@ -51,6 +51,8 @@ test('hints, switches, groups and the fallback: labels instead of JSON paths', (
   assert.equal(say('plan.tp=3 must divide model.heads=64', 'tp 1, 2, 4 or 8 divides the model').hint, 'TP 1, 2, 4 or 8');
   assert.equal(say('x', 'pp·vpp 1, 2, 4, 5 or 8 divides 80 layers').hint, 'PP × VPP 1, 2, 4, 5 or 8');
   // Alternatives, each in the page's words (DeepSeek-V3's 61 layers on 8 stages).
+  assert.equal(say('plan.global_batch=1002 must be divisible by plan.micro_batch*plan.dp=2*2=4', 'plan.global_batch=1000 or 1004').hint,
+    'Global batch 1000 or 1004');
   assert.equal(say('x', 'pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and plan.last_stage_layers=7 (8 on each other stage)').hint,
     'PP × VPP 1 or 61; Layers on the first stage 6 and Layers on the last stage 7 (8 on each other stage)');
   assert.equal(say('x', 'pp·vpp 1, 2, 3 or 6 divides 126 layers; count the embedding and the loss as layers (plan.embedding_in_split, plan.loss_in_split)').hint,
