@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CLI, SCENARIO_DIR, cliEstimate as cliEstimateFull, cliEstimateLink, cliLink, cliResolve, jsonDiff, requireBuilt,
+  CLI, SCENARIO_DIR, cliEstimate as cliEstimateFull, cliEstimateLink, cliLink, cliResolve, jsonDiff, messageOf, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
@@ -88,7 +88,7 @@ async function fieldError(path, p = page) {
 const engineMessage = (scenario) => {
   const cli = cliEstimate(JSON.stringify(scenario));
   assert.equal(cli.status, 2, 'the CLI refuses it');
-  return cli.stderr.replace(/^error: /, '').trim();
+  return messageOf(cli.stderr);
 };
 
 /** The same message as the page says it (web/src/plain.js). */

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliLink, cliResolve, jsonDiff, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliLink, cliResolve, jsonDiff, messageOf, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, plainMessage, reloads, shootDesktop as shootPage } from './helpers.mjs';
 
@@ -171,7 +171,7 @@ describe('the page', () => {
       plan: { ...DEFAULT.plan, dp: undefined, tp: 16, pp: 8 }, seq_len: DEFAULT.seq_len };
     const cli = cliEstimate(JSON.stringify(bad));
     assert.equal(cli.status, 2);
-    const message = cli.stderr.replace(/^error: /, '').trim();
+    const message = messageOf(cli.stderr);
     await setValue('#f-tp', 16);
     const error = page.locator('[data-path="plan.tp"] .error');
     assert.equal(await error.isVisible(), true, 'the message sits next to TP');

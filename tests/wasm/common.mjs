@@ -39,6 +39,18 @@ export function exampleText(part) {
   return found[1];
 }
 
+/** The engine's message in one of the CLI's error lines: without "error: " and the hint after it. */
+export function messageOf(line) {
+  const message = line.replace(/^error: /, '').trim();
+  const hint = message.indexOf(' (try: ');
+  return hint < 0 ? message : message.slice(0, hint);
+}
+
+/** The CLI's one error line for an engine error ({message, hint?}): the hint, where there is one, after it. */
+export function cliErrorLine(error) {
+  return `error: ${error.hint ? `${error.message} (try: ${error.hint})` : error.message}`;
+}
+
 /** A scenario text with some of its plan keys replaced. */
 export function withPlan(text, plan) {
   const s = JSON.parse(text);
@@ -112,7 +124,7 @@ export function cliResolve(text) {
   return {
     status: r.status,
     resolved: r.status === 0 ? JSON.parse(r.stdout) : undefined,
-    errors: r.status === 0 ? [] : r.stderr.trim().split('\n').map((l) => l.replace(/^error: /, '')),
+    errors: r.status === 0 ? [] : r.stderr.trim().split('\n').map(messageOf),
   };
 }
 

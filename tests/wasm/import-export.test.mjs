@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { CLI, ROOT, exampleText, loadWasm, requireBuilt } from './common.mjs';
+import { CLI, ROOT, cliErrorLine, exampleText, loadWasm, requireBuilt } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -104,7 +104,6 @@ describe('exportPlan: WebAssembly equals stepcast export', () => {
     const bad = '{"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 3, "global_batch": 8}}';
     const r = cli(['export', 'megatron-args'], bad);
     assert.equal(r.status, 2);
-    assert.equal(`error: ${JSON.parse(wasm.exportPlan(bad, 'megatron-args')).error.message}`,
-      r.stderr.trim());
+    assert.equal(cliErrorLine(JSON.parse(wasm.exportPlan(bad, 'megatron-args')).error), r.stderr.trim());
   });
 });

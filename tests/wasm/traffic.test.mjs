@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
 
-import { CLI, exampleText, jsonDiff, loadWasm, requireBuilt, withPlan } from './common.mjs';
+import { CLI, cliErrorLine, exampleText, jsonDiff, loadWasm, requireBuilt, withPlan } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -54,7 +54,7 @@ describe('traffic: WebAssembly equals stepcast traffic --format json', () => {
       assert.equal(cli.status, 2, 'exit 2');
       const mine = JSON.parse(wasm.traffic(text, '{}'));
       assert.ok(mine.error, 'the module refuses it too');
-      assert.equal(`error: ${mine.error.message}`, cli.stderr.trim().split('\n')[0]);
+      assert.equal(cliErrorLine(mine.error), cli.stderr.trim().split('\n')[0]);
     }
     const level = JSON.parse(wasm.traffic(exampleText('llama3-8b_dgx-h100x1'), '{"level": "rack"}'));
     assert.match(level.error.message, /level must be gpu, node or auto/);
