@@ -4,8 +4,10 @@
 # FOR_BROWSER (the WebAssembly build): calibration.json without its fitted_on lists and notes,
 # the provenance of the fit that the engine never reads and the page never shows (~5 KB of its
 # first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
-# its numbers, ~9 KB; its `source` stays), and every file without the blanks between tokens;
-# presets/ and the native build keep them all.
+# its numbers, ~9 KB), each GPU, link and model preset without its `source` (the datasheets and
+# papers its numbers come from, ~8 KB: the page shows neither; a node's source stays, and the
+# training software's, which the page shows beside each flag), and every file without the blanks
+# between tokens; presets/, `stepcast presets` and the native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
 set(files "calibration.json")
@@ -38,6 +40,9 @@ foreach(path IN LISTS files)
     # hold an unescaped quote, so the pattern never starts inside one.
     string(REGEX REPLACE ",[ \n]*\"notes\":[ \n]*${string_value}" "" text "${text}")
     string(REGEX REPLACE ",[ \n]*\"fitted_on\":[ \n]*\\[[^]]*\\]" "" text "${text}")
+  endif()
+  if(FOR_BROWSER AND path MATCHES "^(gpus|links|models)/")
+    string(REGEX REPLACE ",[ \n]*\"source\":[ \n]*${string_value}" "" text "${text}")
   endif()
   if(FOR_BROWSER)
     # The layout between tokens (line breaks, indentation, the blank after ':' and ','): each

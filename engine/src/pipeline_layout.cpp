@@ -2,10 +2,50 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace stepcast {
+
+std::optional<LayerSplit> accounted_split(int64_t layers, int pp, int vpp) {
+  const int64_t chunks = int64_t{pp} * vpp;
+  // (check_split's rule: every chunk holds a layer; one chunk holds them all, and more.)
+  for (const int counted : {2, 1})
+    if ((layers + counted) % chunks == 0 &&
+        (layers + counted) / chunks >= 1 + (chunks == 1 ? counted : 0))
+      return LayerSplit{.embedding_in_split = counted == 2, .loss_in_split = true};
+  return std::nullopt;
+}
+
+std::optional<LayerSplit> uneven_split(int64_t layers, int pp, int vpp) {
+  if (pp < 2 || layers % vpp != 0) return std::nullopt;  // every stage a multiple of vpp
+  // Each other stage holds k layers (a multiple of vpp); the first and last share the rest. With
+  // two stages there are no others: one candidate, k = 0.
+  auto cost = [&](const LayerSplit& s) {  // the busiest stage, then its gap to the lightest
+    const int64_t most = std::max({s.first_stage_layers, s.last_stage_layers,
+                                   s.other_stage_layers});
+    const int64_t least = std::min({s.first_stage_layers, s.last_stage_layers,
+                                    pp > 2 ? s.other_stage_layers : s.first_stage_layers});
+    return std::pair{most, most - least};
+  };
+  std::optional<LayerSplit> best;
+  const int64_t step = pp > 2 ? vpp : layers + 1;
+  for (int64_t k = pp > 2 ? vpp : 0; k <= layers; k += step) {
+    const int64_t rest = layers - k * (pp - 2);
+    if (rest < 2 * int64_t{vpp}) break;
+    LayerSplit s;
+    s.first_stage_layers = rest / vpp / 2 * vpp;
+    s.last_stage_layers = rest - s.first_stage_layers;
+    s.other_stage_layers = k;
+    // Ends heavier than the stages between them are no split anyone wants: they carry the
+    // embedding and the output layer besides (80 layers on 32 stages would be 10, 2·30, 10).
+    if (pp > 2 && s.last_stage_layers > k) continue;
+    if (!best || cost(s) < cost(*best)) best = s;
+  }
+  return best;
+}
 
 namespace {
 

@@ -329,43 +329,19 @@ std::string batch_hint(int64_t global_batch, int64_t step) {
 }
 
 // What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
-// user can act on it: the counts that divide them; Megatron's accounting of the embedding and the
-// loss as layers where that makes the count divide (what NVIDIA's Llama 3.1 405B recipes do, 126
-// layers plus two over 8·4 chunks); an uneven first and last stage (DeepSeek-V3's 61 layers on 8
-// stages: 6, 7 and 8 on each other stage), the split whose busiest stage holds the fewest layers
-// (then the most even one), the first stage the lighter of the two ends (it also holds the
-// embedding).
+// user can act on it: the counts that divide them, then Megatron's other splits
+// (pipeline_layout.h).
 std::string split_hint(int64_t layers, int pp, int vpp) {
-  const int64_t chunks = int64_t{pp} * vpp;
   std::string hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(layers, 64), layers);
-  if ((layers + 2) % chunks == 0 && (layers + 2) / chunks >= 1 + (chunks == 1 ? 2 : 0))
-    hint += "; count the embedding and the loss as layers (plan.embedding_in_split, "
-            "plan.loss_in_split)";
-  else if ((layers + 1) % chunks == 0 && (layers + 1) / chunks >= 1 + (chunks == 1 ? 1 : 0))
-    hint += "; count the loss as a layer (plan.loss_in_split)";
-  if (pp < 2) return hint;
-  // Each other stage holds k layers (a multiple of vpp); the first and last share the rest,
-  // each a positive multiple of vpp, the first the lighter.
-  // (With two stages there are no others: one candidate, k = 0.)
-  int64_t best_first = 0, best_last = 0, best_k = 0;
-  const int64_t step = pp > 2 ? vpp : layers + 1;
-  for (int64_t k = pp > 2 ? vpp : 0; k <= layers; k += step) {
-    const int64_t rest = layers - k * (pp - 2);
-    if (rest < 2 * int64_t{vpp}) break;
-    if (rest % vpp != 0) continue;
-    const int64_t first = rest / vpp / 2 * vpp, last = rest - first;
-    // The busiest stage first, then the gap between the busiest and the lightest.
-    auto cost = [&](int64_t f, int64_t l, int64_t o) {
-      const int64_t most = std::max({f, l, o}), least = std::min({f, l, pp > 2 ? o : f});
-      return std::pair{most, most - least};
-    };
-    if (best_last == 0 || cost(first, last, k) < cost(best_first, best_last, best_k))
-      best_first = first, best_last = last, best_k = k;
-  }
-  if (best_last > 0)
+  if (const auto a = accounted_split(layers, pp, vpp))
+    hint += a->embedding_in_split ? "; count the embedding and the loss as layers "
+                                    "(plan.embedding_in_split, plan.loss_in_split)"
+                                  : "; count the loss as a layer (plan.loss_in_split)";
+  if (const auto u = uneven_split(layers, pp, vpp))
     hint += fmt::format("; plan.first_stage_layers={} and plan.last_stage_layers={}{}",
-                        best_first, best_last,
-                        pp > 2 ? fmt::format(" ({} on each other stage)", best_k) : "");
+                        u->first_stage_layers, u->last_stage_layers,
+                        pp > 2 ? fmt::format(" ({} on each other stage)", u->other_stage_layers)
+                               : "");
   return hint;
 }
 

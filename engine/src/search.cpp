@@ -8,6 +8,7 @@
 
 #include "detail/step.h"
 #include "stepcast/limits.h"
+#include "stepcast/pipeline_layout.h"
 
 namespace stepcast {
 
@@ -145,7 +146,18 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
           if ((gpus / tp_cp) % pp) continue;
           const int dp = static_cast<int>(gpus / (tp_cp * pp));
           for (int vpp : with_own(powers_of_two_up_to(options.max_vpp), base.plan.vpp)) {
-            if (m.layers % (int64_t{pp} * vpp) || (pp == 1 && vpp > 1)) continue;
+            if (pp == 1 && vpp > 1) continue;
+            // The layers split evenly where pp·vpp divides them, else as Megatron can split them
+            // otherwise (pipeline_layout.h: the embedding and the loss counted as layers, else a
+            // lighter first and last stage): how NVIDIA runs Llama 3.1 405B and DeepSeek-V3,
+            // whose 126 and 61 layers no power of two divides.
+            LayerSplit split;
+            if (m.layers % (int64_t{pp} * vpp) != 0) {
+              auto other = accounted_split(m.layers, pp, vpp);
+              if (!other) other = uneven_split(m.layers, pp, vpp);
+              if (!other) continue;
+              split = *other;
+            }
             for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
                                    base.plan.micro_batch)) {
               for (const ExpertPlan& x :
@@ -153,6 +165,10 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                 for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
                   Plan& p = s.plan;
                   p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+                  p.embedding_in_split = split.embedding_in_split;
+                  p.loss_in_split = split.loss_in_split;
+                  p.first_stage_layers = split.first_stage_layers;
+                  p.last_stage_layers = split.last_stage_layers;
                   p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
                   p.dp_derived = true;
                   p.sequence_parallel = tp > 1;
@@ -182,8 +198,12 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     if (!admitted) return;
     ++plans;
     evaluations += s.plan.pp;
-    if (s.plan.vpp > 1 && s.plan.pp > 1 && detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
-      blocks += detail::schedule_blocks(s.plan);  // simulated (estimate.cpp); else closed form
+    // Ranked exactly, every interleaved plan is simulated (estimate.cpp; closed form above the
+    // per-estimate limit). Ranked by the closed form, only the leading ones are, under the same
+    // budget (below).
+    if (options.rank_exactly && interleaved(s.plan) &&
+        detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
+      blocks += detail::schedule_blocks(s.plan);
   });
   if (plans > options.max_plans || evaluations > options.max_stage_evaluations ||
       blocks > options.max_simulated_blocks)
@@ -273,10 +293,14 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     size_t kept = 0;
     Scenario s = base;
     s.plan.stages.clear(), s.plan.replicas.clear(), s.plan.pipeline_layout.clear();
+    uint64_t simulated = 0;  // blocks, within the search's budget: past it, the closed form's
     for (; kept < fitting.size(); ++kept) {
       SearchCandidate& c = fitting[kept].c;
       if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
-      if (interleaved(c.plan)) {
+      const uint64_t blocks_of = interleaved(c.plan) ? detail::schedule_blocks(c.plan) : 0;
+      if (blocks_of > 0 && blocks_of <= kMaxSimulatedBlocks &&
+          simulated + blocks_of <= options.max_simulated_blocks) {
+        simulated += blocks_of;
         s.plan = c.plan;
         auto exact = timed(s, EstimateOptions{});
         if (!exact) return *non_finite;

@@ -68,7 +68,9 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
   read_fields(r, model_fields(), m);
   if (preset) {
     r.string("id", std::nullopt);
-    r.string("source", std::nullopt);
+    // Where the numbers come from: every preset file names it (presets_test.cpp); the browser's
+    // copy leaves it out (engine/embed_presets.cmake), as it does each GPU's and link's.
+    r.string("source", std::string());
   }
   if (!r.ok()) return r.error();
   auto invalid = [&](std::string key, std::string message, std::vector<std::string> related = {}) {

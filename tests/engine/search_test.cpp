@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <set>
 
 #include "stepcast/search.h"
 #include "test_util.h"
@@ -145,6 +146,53 @@ TEST(Search, VariesContextParallelismOnlyWhereTheSoftwareHasIt) {
   EXPECT_EQ(old.evaluated + old.rejected, core_without_cp.evaluated + core_without_cp.rejected);
   EXPECT_EQ(old.rejected, core_without_cp.rejected);
   EXPECT_GT(core.evaluated, core_without_cp.evaluated);  // CP 2, 4 and 8 searched there
+}
+
+// Layers no power of two divides are split as Megatron can split them (pipeline_layout.h), so the
+// search reaches pipelines for DeepSeek-V3 (61 layers) and Llama 3.1 405B (126): small models of
+// those depths on one DGX H100, every plan that fits returned.
+TEST(Search, SplitsLayerCountsNoPowerOfTwoDivides) {
+  struct Split {
+    int pp, vpp;
+    bool embedding, loss;
+    int64_t first, last;
+    auto operator<=>(const Split&) const = default;
+  };
+  auto splits = [](int layers) {
+    SearchOptions o;
+    o.top = 100000;
+    const auto r = search_plans(test::scenario(fmt::format(R"({{"model": {{"name": "m",
+        "layers": {}, "hidden": 1024, "heads": 16, "ffn_hidden": 4096, "vocab": 32000,
+        "seq_len": 2048, "ffn_type": "swiglu", "position": "rope", "tied_embeddings": false}},
+        "cluster": {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"global_batch": 64}}}})",
+                                                           layers)),
+                                o);
+    EXPECT_TRUE(r.ok());
+    std::set<Split> out;
+    for (const auto& c : r.ok() ? r->best : std::vector<SearchCandidate>{}) {
+      const Plan& p = c.plan;
+      if (p.pp > 1)
+        out.insert({p.pp, p.vpp, p.embedding_in_split, p.loss_in_split, p.first_stage_layers,
+                    p.last_stage_layers});
+    }
+    return out;
+  };
+  // 61 on 2 stages: with the loss counted, 62 = 2·31. On 4: 14, 16, 16, 15 (15, 15, 15, 16 would
+  // make an end the heaviest). On 8: 6, 8·6, 7. No split of an odd count into chunks of 2 or 4.
+  EXPECT_EQ(splits(61), (std::set<Split>{{2, 1, false, true, 0, 0},
+                                         {4, 1, false, false, 14, 15},
+                                         {8, 1, false, false, 6, 7}}));
+  // 126 = 2·63 on 2 stages; 126 + 2 = 128 over 4 or 8 stages of 1, 2 or 4 chunks (VPP 4 on 2
+  // stages: 8 chunks of 16; 126 on 2·2 chunks: 128 / 4).
+  EXPECT_EQ(splits(126), (std::set<Split>{{2, 1, false, false, 0, 0},
+                                          {2, 2, true, true, 0, 0},
+                                          {2, 4, true, true, 0, 0},
+                                          {4, 1, true, true, 0, 0},
+                                          {4, 2, true, true, 0, 0},
+                                          {4, 4, true, true, 0, 0},
+                                          {8, 1, true, true, 0, 0},
+                                          {8, 2, true, true, 0, 0},
+                                          {8, 4, true, true, 0, 0}}));
 }
 
 TEST(Search, WhatItCannotSearchIsAnError) {

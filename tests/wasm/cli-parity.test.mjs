@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
 
 import {
-  CLI, cliEstimate, cliRun, exampleScenarios, jsonDiff, loadWasm, requireBuilt,
+  CLI, cliErrorLine, cliEstimate, cliRun, exampleScenarios, jsonDiff, loadWasm, requireBuilt,
 } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -226,11 +226,10 @@ describe('errors: WebAssembly gives the CLI\'s message', () => {
       const cli = cliEstimate(text);
       assert.equal(cli.status, 2, `the CLI should reject this input (stdout had a report: ${cli.status === 0})`);
       assert.match(cli.stderr, /^error: .+\n$/, 'one line on stderr');
-      const cliMessage = cli.stderr.slice('error: '.length, -1);
       const out = JSON.parse(wasm.estimate(text));
       assert.ok(out.error, `the module should return an error, got: ${JSON.stringify(out).slice(0, 200)}`);
       // (The CLI says the rule's hint on the same line, where there is one.)
-      assert.equal(out.error.hint ? `${out.error.message} (try: ${out.error.hint})` : out.error.message, cliMessage);
+      assert.equal(cliErrorLine(out.error), cli.stderr.slice(0, -1));
       assert.equal(out.error.code, code);
       assert.equal(out.error.path, path);
     });
@@ -238,17 +237,24 @@ describe('errors: WebAssembly gives the CLI\'s message', () => {
 });
 
 describe('presets and version', () => {
-  // Less each preset's `notes` (the reasoning behind its numbers, ~9 KB of the first visit): the
-  // WebAssembly build embeds the presets without them (engine/embed_presets.cmake).
-  test('presets() is `stepcast presets --format json` less the presets\' notes', () => {
+  // Less each preset's `notes` (the reasoning behind its numbers, ~9 KB of the first visit) and
+  // each GPU, link and model preset's `source` (where its numbers come from, ~8 KB; the page shows
+  // neither, the presets/ files and `stepcast presets` both): the WebAssembly build embeds the
+  // presets without them (engine/embed_presets.cmake). The training software's sources stay (the
+  // page shows them beside each flag), and the nodes' (the engine requires one).
+  test('presets() is `stepcast presets --format json` less the presets\' notes and sources', () => {
     const cli = cliRun(['presets', '--format', 'json']);
     assert.equal(cli.status, 0, cli.stderr);
     const presets = JSON.parse(wasm.presets());
     const expected = JSON.parse(cli.stdout);
-    let notes = 0;
+    let notes = 0, sources = 0;
     for (const kind of ['gpus', 'links', 'nodes', 'models'])
       for (const item of expected[kind]) if ('notes' in item) { delete item.notes; ++notes; }
+    for (const kind of ['gpus', 'links', 'models'])
+      for (const item of expected[kind]) if ('source' in item) { delete item.source; ++sources; }
     assert.ok(notes > 50, 'the native presets carry notes');
+    assert.ok(sources > 50, 'and sources');
+    assert.ok(presets.nodes.every((n) => n.source) && presets.frameworks.length > 0, 'nodes keep theirs');
     assert.deepEqual(jsonDiff(expected, presets), []);
     for (const kind of ['gpus', 'links', 'nodes', 'models']) {
       assert.ok(presets[kind].length > 0, `${kind} listed`);

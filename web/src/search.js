@@ -23,7 +23,7 @@ const SHOWN = 5; // plans shown before "Show all"
 const DELAY_MS = 400; // after the last change
 // What makes two resolved plans the same plan.
 const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision',
-  'tp_comm_overlap', 'moe_overlap'];
+  'tp_comm_overlap', 'moe_overlap', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split'];
 // Table columns: [heading, term (a tooltip), class, abbreviation spelled out].
 const COLUMNS = [
   ['#', null, 'num'], ['TP', null, 'num d', 'tensor-parallel GPUs'], ['PP', null, 'num d', 'pipeline stages'],

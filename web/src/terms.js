@@ -149,11 +149,13 @@ export const TERMS = {
   tokens_to_train: ['Tokens to train', 'The size of the training run.', 'e.g. Llama 3: 15 T tokens'],
   price: ['Price per GPU-hour', 'What one GPU costs per hour (cloud list price or amortised).', 'cost = GPU-hours × price'],
   search: ['Plan search', 'The engine estimates every Megatron-LM plan the cluster admits for this model and ranks those that fit ' +
-    'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, within a ' +
-    'node), PP (dividing the layers), VPP (1, 2, 4 with PP > 1), the micro-batch (1, 2, 4, 8) and recompute (none, selective, ' +
-    'full); DP is what the GPUs leave, sequence parallelism is on with TP > 1, the distributed optimizer with DP × CP > 1. ' +
-    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ZeRO ' +
-    'stage and the data-parallel and pipeline overlaps; TP and EP overlap are on wherever the software can do them. ' +
+    'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, where ' +
+    'the software has it), PP with VPP (1, 2, 4 with PP > 1; the layers split evenly, else with the embedding and loss counted ' +
+    'as layers or a lighter first and last stage, as Megatron allows), the micro-batch (1, 2, 4, 8) and recompute (none, ' +
+    'selective, full); DP is what the GPUs leave, sequence parallelism is on with TP > 1. ' +
+    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ' +
+    'distributed optimizer, the ZeRO stage and the data-parallel and pipeline overlaps; TP and EP overlap are on wherever the ' +
+    'software can do them. ' +
     'Clusters of one group of nodes only.',
   'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
   speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
