@@ -9,12 +9,14 @@
 
 namespace stepcast {
 
+bool accounting_divides(int64_t layers, int64_t counted, int pp, int vpp) {
+  const int64_t chunks = int64_t{pp} * vpp, total = layers + counted;
+  return total % chunks == 0 && total / chunks >= 1 + (chunks == 1 ? counted : 0);
+}
+
 std::optional<LayerSplit> accounted_split(int64_t layers, int pp, int vpp) {
-  const int64_t chunks = int64_t{pp} * vpp;
-  // (check_split's rule: every chunk holds a layer; one chunk holds them all, and more.)
   for (const int counted : {2, 1})
-    if ((layers + counted) % chunks == 0 &&
-        (layers + counted) / chunks >= 1 + (chunks == 1 ? counted : 0))
+    if (accounting_divides(layers, counted, pp, vpp))
       return LayerSplit{.embedding_in_split = counted == 2, .loss_in_split = true};
   return std::nullopt;
 }

@@ -465,7 +465,7 @@ bool check_split(Rules& c, bool& even_rule) {
   if (accounted) {
     const int64_t total = L + p.embedding_in_split + p.loss_in_split;
     const int64_t chunks = int64_t{p.pp} * p.vpp;
-    if (total % chunks != 0 || total / chunks < 1 + (chunks == 1 ? p.embedding_in_split + p.loss_in_split : 0))
+    if (!accounting_divides(L, p.embedding_in_split + p.loss_in_split, p.pp, p.vpp))
       return c.broken([&] {
         return rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
                     fmt::format("model.layers={} plus the {} counted as layers ({}) must be "

@@ -195,6 +195,32 @@ TEST(Search, SplitsLayerCountsNoPowerOfTwoDivides) {
                                           {8, 4, true, true, 0, 0}}));
 }
 
+// Ranked by the closed form, the exact re-estimates of the leading interleaved plans share the
+// block budget; with none left, a plan keeps its closed-form time (and the search still answers:
+// the blocks are counted up front only when every plan is estimated exactly).
+TEST(Search, ReEstimatesWithinTheBlockBudget) {
+  const Scenario base = test::scenario(kScenario);
+  SearchOptions o;
+  o.top = 20;
+  o.max_simulated_blocks = 0;
+  const auto r = search_plans(base, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EstimateOptions closed;
+  closed.closed_form = true;
+  int interleaved = 0;
+  for (const auto& c : r->best) {
+    Scenario s = base;
+    s.plan = c.plan;
+    EXPECT_DOUBLE_EQ(c.iteration_time_s, estimate(s, closed).iteration_time_s);
+    interleaved += c.plan.vpp > 1 && c.plan.pp > 1;
+  }
+  EXPECT_GT(interleaved, 0);  // (else the budget would not have been touched)
+  o.rank_exactly = true;  // every interleaved plan simulated: counted before, and refused
+  const auto exact = search_plans(base, o);
+  ASSERT_FALSE(exact.ok());
+  EXPECT_EQ(exact.error().code, ErrorCode::budget_exceeded);
+}
+
 TEST(Search, WhatItCannotSearchIsAnError) {
   const auto groups = search_plans(test::scenario(R"({"model": "llama3-8b", "seq_len": 4096,
       "cluster": {"groups": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]},

@@ -14,7 +14,7 @@ import { applies, applyPlan } from './form/index.js';
 import { duration, gib, integer, percent } from './format.js';
 import { setting } from './frameworks.js';
 import { clusterGroups, describeGroups } from './groups.js';
-import { choiceLabel, keysFor } from './schema.js';
+import { choiceLabel, keysFor, plainDefault } from './schema.js';
 import { plainProblem } from './plain.js';
 import { tip } from './tooltip.js';
 
@@ -219,7 +219,7 @@ function render() {
     h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
-    ` (TP, PP, ${setting(s.scenario.plan?.framework ?? 'megatron-core', 'cp').cannot ? '' : 'CP, '}VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
+    ` (TP, PP, ${setting(s.scenario.plan?.framework ?? plainDefault('plan.framework'), 'cp').cannot ? '' : 'CP, '}VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
     `TP and EP communication overlapped wherever the training software can${overlapNote(r.best, s.report?.plan)}; ` +
     `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');

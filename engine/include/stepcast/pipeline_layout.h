@@ -39,6 +39,9 @@ struct LayerSplit {
   int64_t last_stage_layers = 0;
   int64_t other_stage_layers = 0;  // each stage between them
 };
+// Whether `layers` plus `counted` (the embedding and/or the loss counted as layers) split evenly
+// over pp·vpp chunks, each holding a layer (one chunk: the counted ones and a layer besides).
+bool accounting_divides(int64_t layers, int64_t counted, int pp, int vpp);
 // The split that counts the embedding and the loss (or the loss alone) as layers, if one divides.
 std::optional<LayerSplit> accounted_split(int64_t layers, int pp, int vpp);
 // The uneven first and last stage, if there is one (pp >= 2).
