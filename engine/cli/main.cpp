@@ -282,7 +282,7 @@ int run_search(const Args& args, const Catalog& catalog) {
   fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>3} {:>10} {:>7}", "rank", "tp", "pp", "dp",
              "cp", "vpp", "mb", "recompute", "overlap");
   if (moe) fmt::print(" {:>4} {:>4} {:>9}", "ep", "etp", "dispatch");
-  fmt::print(" {:>10} {:>7} {:>9}\n", "time s", "MFU %", "mem GiB");
+  fmt::print(" {:>10} {:>7} {:>9}  {}\n", "time s", "MFU %", "mem GiB", "layers/stage");
   int rank = 0;
   for (const auto& c : r.best) {
     const Plan& p = c.plan;
@@ -291,8 +291,14 @@ int run_search(const Args& args, const Catalog& catalog) {
                p.cp, p.vpp, p.micro_batch, to_string(p.recompute),
                tp && ep ? "tp+ep" : tp ? "tp" : ep ? "ep" : "none");
     if (moe) fmt::print(" {:>4} {:>4} {:>9}", p.ep, p.etp, to_string(p.moe_dispatcher));
-    fmt::print(" {:>10.3f} {:>7.1f} {:>9.1f}\n", c.iteration_time_s, 100 * c.mfu,
-               c.peak_memory_bytes / (1024.0 * 1024 * 1024));
+    // The split: "16" on every stage, else first/between/last ("15/16/15"; "30/31" for pp 2).
+    const auto [first, between, last] = c.stage_layers;
+    const std::string layers =
+        first == between && between == last ? fmt::format("{}", first)
+        : p.pp == 2                          ? fmt::format("{}/{}", first, last)
+                                             : fmt::format("{}/{}/{}", first, between, last);
+    fmt::print(" {:>10.3f} {:>7.1f} {:>9.1f}  {}\n", c.iteration_time_s, 100 * c.mfu,
+               c.peak_memory_bytes / (1024.0 * 1024 * 1024), layers);
   }
   return 0;
 }

@@ -242,7 +242,10 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       non_finite = not_finite("a plan's");
       return std::nullopt;
     }
-    return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits};
+    const int64_t first = r.stages.empty() ? 0 : r.stages.front().layers;
+    return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits,
+                           {first, r.stages.size() > 2 ? r.stages[1].layers : first,
+                            r.stages.empty() ? 0 : r.stages.back().layers}};
   };
   for_each_plan(true, [&](const Scenario& s, bool admitted) {
     if (non_finite) return;
@@ -336,6 +339,18 @@ SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top) 
   return out;
 }
 
+namespace {
+// The layers of each pipeline stage, first to last (the report's stages[].layers).
+Json stage_layers_json(const SearchCandidate& c) {
+  Json out = Json::array();
+  for (int i = 0; i < c.plan.pp; ++i)
+    out.push_back(i == 0 ? c.stage_layers[0]
+                  : i == c.plan.pp - 1 ? c.stage_layers[2]
+                                       : c.stage_layers[1]);
+  return out;
+}
+}  // namespace
+
 Json to_json(const SearchResult& r) {
   Json best = Json::array();
   for (const auto& c : r.best) {
@@ -343,7 +358,8 @@ Json to_json(const SearchResult& r) {
                         {"iteration_time_s", c.iteration_time_s},
                         {"mfu", c.mfu},
                         {"tokens_per_s", c.tokens_per_s},
-                        {"peak_memory_bytes", c.peak_memory_bytes}});
+                        {"peak_memory_bytes", c.peak_memory_bytes},
+                        {"stage_layers", stage_layers_json(c)}});
   }
   Json out = {{"best", std::move(best)},
               {"evaluated", r.evaluated},

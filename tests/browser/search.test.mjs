@@ -246,6 +246,26 @@ describe('the Faster plans card', () => {
     await searched();
   });
 
+  test('an uneven layer split: said under PP, as the CLI prints it', async () => {
+    // Llama 3.1 405B's 126 layers on 8 stages: 15 on the first and last, 16 on each between.
+    await example('llama3.1-405b');
+    await searched();
+    const cli = await expectCliPlans(await pageScenario(page));
+    const rows = await page.$$eval('#search tbody tr', (trs) => trs.map((r) => {
+      const pp = r.querySelector('[data-label="PP"]');
+      return { split: pp.querySelector('.split')?.textContent ?? null, title: pp.title, label: r.querySelector('.apply')?.ariaLabel ?? '' };
+    }));
+    cli.best.forEach((b, i) => {
+      const l = b.stage_layers;
+      assert.equal(l.length, b.plan.pp);
+      const even = l.every((n) => n === l[0]);
+      assert.equal(rows[i].split, even ? null : `${l[0]}/${l[1]}/${l[l.length - 1]}`, `plan ${i + 1}`);
+      if (!even) assert.match(rows[i].title, new RegExp(`${l[0]} on the first stage, ${l[1]} on each of the ${l.length - 2} between`));
+    });
+    assert.ok(rows.some((r) => r.split === '15/16/15'), 'a plan of 8 stages splits 15/16/15');
+    assert.ok(rows.some((r) => /PP 8 \(layers: 15 on the first stage/.test(r.label)), 'said to screen readers');
+  });
+
   test('several groups: one group searched, said so, nothing to apply', async () => {
     const file = await page.$eval('#examples', (s) => [...s.options].find((o) => o.value.includes('_stages')).value);
     await reloads(page, () => page.selectOption('#examples', file));

@@ -148,6 +148,21 @@ string(JSON best_count LENGTH "${out}" best)
 if(NOT rc EQUAL 0 OR NOT best_count EQUAL 3)
   message(FATAL_ERROR "search: ${rc} ${out}")
 endif()
+# Llama 3.1 405B's 126 layers on 8 stages: the embedding and the loss counted as layers, 15 on
+# the first and last stage, 16 on each between (128 / 8), a column of the table and every
+# stage's count in the JSON.
+set(llama405 ${SOURCE_DIR}/web/examples/scenarios/llama3.1-405b_hgx-h200x56_fp8.json)
+execute_process(COMMAND ${STEPCAST} search ${llama405} --top 1 RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "layers/stage\n +1 +4 +8 [^\n]* 15/16/15\n")
+  message(FATAL_ERROR "search's layers per stage: ${rc} ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} search ${llama405} --top 1 --format json RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+string(JSON layers GET "${out}" best 0 stage_layers)
+string(REGEX REPLACE "[ \n]" "" layers "${layers}")
+if(NOT rc EQUAL 0 OR NOT layers STREQUAL "[15,16,16,16,16,16,16,15]")
+  message(FATAL_ERROR "search --format json stage_layers: ${rc} ${layers}")
+endif()
 execute_process(COMMAND ${STEPCAST} search ${example} --top 0 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "--top=0 must be a whole number")
   message(FATAL_ERROR "search --top 0: ${rc} ${err}")

@@ -1,5 +1,6 @@
 // The plan search: every plan it returns is valid, fits, is ranked, and is what estimate() says;
 // the best is never slower than the plan the user started from when that plan is in the space.
+#include <array>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -156,16 +157,17 @@ TEST(Search, SplitsLayerCountsNoPowerOfTwoDivides) {
     int pp, vpp;
     bool embedding, loss;
     int64_t first, last;
+    std::array<int64_t, 3> layers;  // the candidate's stage_layers: first, each between, last
     auto operator<=>(const Split&) const = default;
   };
-  auto splits = [](int layers) {
+  auto splits = [](int layers_of) {
     SearchOptions o;
     o.top = 100000;
     const auto r = search_plans(test::scenario(fmt::format(R"({{"model": {{"name": "m",
         "layers": {}, "hidden": 1024, "heads": 16, "ffn_hidden": 4096, "vocab": 32000,
         "seq_len": 2048, "ffn_type": "swiglu", "position": "rope", "tied_embeddings": false}},
         "cluster": {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"global_batch": 64}}}})",
-                                                           layers)),
+                                                           layers_of)),
                                 o);
     EXPECT_TRUE(r.ok());
     std::set<Split> out;
@@ -173,26 +175,42 @@ TEST(Search, SplitsLayerCountsNoPowerOfTwoDivides) {
       const Plan& p = c.plan;
       if (p.pp > 1)
         out.insert({p.pp, p.vpp, p.embedding_in_split, p.loss_in_split, p.first_stage_layers,
-                    p.last_stage_layers});
+                    p.last_stage_layers, c.stage_layers});
+    }
+    // The JSON lists every stage's layers: the first, those between, the last.
+    if (r.ok() && !r->best.empty()) {
+      const SearchCandidate& c = r->best.front();
+      const Json layers = to_json(*r)["best"][0]["stage_layers"];
+      EXPECT_EQ(layers.size(), static_cast<size_t>(c.plan.pp));
+      int64_t sum = 0;
+      for (size_t i = 0; i < layers.size(); ++i) {
+        const size_t which = i == 0 ? 0 : i + 1 == layers.size() ? 2 : 1;
+        EXPECT_EQ(layers[i].get<int64_t>(), c.stage_layers[which]);
+        sum += layers[i].get<int64_t>();
+      }
+      EXPECT_EQ(sum, layers_of);
     }
     return out;
   };
-  // 61 on 2 stages: with the loss counted, 62 = 2·31. On 4: 14, 16, 16, 15 (15, 15, 15, 16 would
-  // make an end the heaviest). On 8: 6, 8·6, 7. No split of an odd count into chunks of 2 or 4.
-  EXPECT_EQ(splits(61), (std::set<Split>{{2, 1, false, true, 0, 0},
-                                         {4, 1, false, false, 14, 15},
-                                         {8, 1, false, false, 6, 7}}));
+  // 61 on 2 stages: with the loss counted, 62 = 2·31 (31 and 30 layers). On 4: 14, 16, 16, 15
+  // (15, 15, 15, 16 would make an end the heaviest). On 8: 6, 8·6, 7. No split of an odd count
+  // into chunks of 2 or 4.
+  EXPECT_EQ(splits(61), (std::set<Split>{{2, 1, false, true, 0, 0, {31, 31, 30}},
+                                         {4, 1, false, false, 14, 15, {14, 16, 15}},
+                                         {8, 1, false, false, 6, 7, {6, 8, 7}}}));
   // 126 = 2·63 on 2 stages; 126 + 2 = 128 over 4 or 8 stages of 1, 2 or 4 chunks (VPP 4 on 2
   // stages: 8 chunks of 16; 126 on 2·2 chunks: 128 / 4).
-  EXPECT_EQ(splits(126), (std::set<Split>{{2, 1, false, false, 0, 0},
-                                          {2, 2, true, true, 0, 0},
-                                          {2, 4, true, true, 0, 0},
-                                          {4, 1, true, true, 0, 0},
-                                          {4, 2, true, true, 0, 0},
-                                          {4, 4, true, true, 0, 0},
-                                          {8, 1, true, true, 0, 0},
-                                          {8, 2, true, true, 0, 0},
-                                          {8, 4, true, true, 0, 0}}));
+  // Per stage: the first and last chunk each a layer short of the others (128 / 8 = 16 on 8
+  // stages of one chunk: 15, 16·6, 15; of 4 chunks, 4 each: 3 + 4 + 4 + 4 = 15 on the first).
+  EXPECT_EQ(splits(126), (std::set<Split>{{2, 1, false, false, 0, 0, {63, 63, 63}},
+                                          {2, 2, true, true, 0, 0, {63, 63, 63}},
+                                          {2, 4, true, true, 0, 0, {63, 63, 63}},
+                                          {4, 1, true, true, 0, 0, {31, 32, 31}},
+                                          {4, 2, true, true, 0, 0, {31, 32, 31}},
+                                          {4, 4, true, true, 0, 0, {31, 32, 31}},
+                                          {8, 1, true, true, 0, 0, {15, 16, 15}},
+                                          {8, 2, true, true, 0, 0, {15, 16, 15}},
+                                          {8, 4, true, true, 0, 0, {15, 16, 15}}}));
 }
 
 // Ranked by the closed form, the exact re-estimates of the leading interleaved plans share the

@@ -56,7 +56,21 @@ export const searchStats = { state: 'idle', for: undefined, runs: 0, busy: 0, ap
 const conditional = () => keysFor('plan').filter((k) => k.object === 'plan' && k.needs);
 const extraColumns = () => conditional().filter((k) => applies(k));
 const samePlan = (a, b) => !!a && !!b && [...SAME, ...conditional().map((k) => k.name)].every((k) => a[k] === b[k]);
-const plainPlan = (p) => `TP ${p.tp} · PP ${p.pp} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
+// A plan's layers per pipeline stage (the engine's stage_layers, first to last) when they are
+// not the same on every stage: "15/16/15" (first, each between, last; "30/31" for two stages),
+// and in words; null when even.
+function unevenSplit(layers) {
+  if (!Array.isArray(layers) || layers.length < 2) return null;
+  const [first, between, last] = [layers[0], layers[1], layers[layers.length - 1]];
+  if (layers.every((n) => n === first)) return null;
+  const two = layers.length === 2;
+  return {
+    text: two ? `${first}/${last}` : `${first}/${between}/${last}`,
+    words: two ? `layers: ${first} on the first stage, ${last} on the second`
+      : `layers: ${first} on the first stage, ${between} on each of the ${layers.length - 2} between, ${last} on the last`,
+  };
+}
+const plainPlan = (p, layers) => `TP ${p.tp} · PP ${p.pp}${unevenSplit(layers) ? ` (${unevenSplit(layers).words})` : ''} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
   `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')} · ` +
   `overlap ${overlapOf(p)}`;
 // The communication a plan overlaps with compute, as `stepcast search` prints it: TP collectives
@@ -245,7 +259,7 @@ function summary(s) {
       'than the GPUs have: more GPUs, a smaller global batch or micro-batch, or another precision may fit.'];
   }
   const fastest = [h('strong', null, duration(best.iteration_time_s)), ' per step'];
-  if (s.many) return ['On group ', String(s.group), ' alone, the fastest plan takes ', ...fastest, ` (${plainPlan(best.plan)}).`];
+  if (s.many) return ['On group ', String(s.group), ' alone, the fastest plan takes ', ...fastest, ` (${plainPlan(best.plan, best.stage_layers)}).`];
   if (s.fallback) {
     return [h('strong', null, 'Your plan is not valid'), ` (${plainProblem(s.fallback).message.replace(/\.$/, '')}); `,
       'the fastest valid plan that fits takes ', ...fastest, '.'];
@@ -288,14 +302,17 @@ function renderRows() {
     const p = c.plan;
     const mine = samePlan(p, yours);
     const speed = base / c.iteration_time_s;
-    const label = `plan ${i + 1}: ${plainPlan(p)}`;
+    const label = `plan ${i + 1}: ${plainPlan(p, c.stage_layers)}`;
+    const split = unevenSplit(c.stage_layers);
     const cell = (k, text, extra = {}) => h('td', { class: COLUMNS[k][2], 'data-label': COLUMNS[k][0], ...extra }, text);
     return h('tr', {
       class: mine ? 'yours' : '', hidden: !expanded && i >= SHOWN, 'data-rank': i + 1,
       'data-plan': JSON.stringify(p), 'data-time': String(c.iteration_time_s),
     },
     h('th', { scope: 'row', class: 'num rank' }, String(i + 1)),
-    cell(1, String(p.tp)), cell(2, String(p.pp)), cell(3, String(p.dp)), cell(4, String(p.cp)), cell(5, String(p.vpp)),
+    cell(1, String(p.tp)),
+    cell(2, split ? [String(p.pp), h('small', { class: 'split' }, split.text)] : String(p.pp), split ? { title: split.words } : {}),
+    cell(3, String(p.dp)), cell(4, String(p.cp)), cell(5, String(p.vpp)),
     cell(6, String(p.micro_batch)), cell(7, p.recompute),
     extra.map((k) => h('td', { class: k.type === 'choice' ? 'd' : 'num d', 'data-label': k.label || k.name },
       k.type === 'choice' ? choiceLabel(p[k.name]) : String(p[k.name]))),

@@ -151,7 +151,8 @@ export const TERMS = {
   search: ['Plan search', 'The engine estimates every Megatron-LM plan the cluster admits for this model and ranks those that fit ' +
     'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, where ' +
     'the software has it), PP with VPP (1, 2, 4 with PP > 1; the layers split evenly, else with the embedding and loss counted ' +
-    'as layers or a lighter first and last stage, as Megatron allows), the micro-batch (1, 2, 4, 8) and recompute (none, ' +
+    'as layers or a lighter first and last stage, as Megatron allows: then under PP the layers on the first, each middle and the ' +
+    'last stage), the micro-batch (1, 2, 4, 8) and recompute (none, ' +
     'selective, full); DP is what the GPUs leave, sequence parallelism is on with TP > 1. ' +
     'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ' +
     'distributed optimizer, the ZeRO stage and the data-parallel and pipeline overlaps; TP and EP overlap are on wherever the ' +

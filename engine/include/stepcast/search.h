@@ -8,6 +8,7 @@
 // exactly (tests/engine/search_test.cpp).
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "stepcast/estimate.h"
@@ -59,6 +60,10 @@ struct SearchCandidate {
   double tokens_per_s = 0;
   double peak_memory_bytes = 0;  // the fullest stage's total
   bool fits = true;
+  // Layers on the first pipeline stage, on each stage between, and on the last: the plan's split
+  // of the model (even; the embedding and the loss counted as layers; or lighter ends), which
+  // the plan's keys imply but a table of plans should say.
+  std::array<int64_t, 3> stage_layers{};
 };
 
 struct SearchResult {
