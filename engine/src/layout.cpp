@@ -12,13 +12,9 @@
 namespace stepcast::detail {
 
 LayerMix layer_mix(const ModelSpec& m, int64_t first, int64_t count) {
-  LayerMix mix;
-  for (int64_t i = first; i < first + count; ++i) {
-    const bool moe = m.is_moe_layer(i), windowed = m.windowed_layer(i);
-    (moe ? (windowed ? mix.moe_windowed : mix.moe) : (windowed ? mix.dense_windowed : mix.dense)) +=
-        1;
-  }
-  return mix;
+  const ModelSpec::LayerCounts n = m.layer_counts(first, count);
+  return {static_cast<double>(n.dense), static_cast<double>(n.moe),
+          static_cast<double>(n.dense_windowed), static_cast<double>(n.moe_windowed)};
 }
 
 LayerMix average_mix(const ModelSpec& m, double layers) {

@@ -1,6 +1,7 @@
 #include "stepcast/model.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace stepcast {
 
@@ -21,10 +22,40 @@ bool ModelSpec::is_moe_layer(int64_t i) const {
   return moe.layer_freq > 0 && i % moe.layer_freq == 0;
 }
 
+namespace {
+// The multiples of f in [lo, hi), for 0 <= lo.
+int64_t multiples(int64_t lo, int64_t hi, int64_t f) {
+  return hi <= lo ? 0 : (hi + f - 1) / f - (lo + f - 1) / f;
+}
+}  // namespace
+
 int64_t ModelSpec::moe_layers(int64_t first, int64_t count) const {
-  if (!moe.enabled()) return 0;
-  int64_t n = 0;
-  for (int64_t i = first; i < first + count; ++i) n += is_moe_layer(i) ? 1 : 0;
+  const LayerCounts n = layer_counts(first, count);
+  return n.moe + n.moe_windowed;
+}
+
+ModelSpec::LayerCounts ModelSpec::layer_counts(int64_t first, int64_t count) const {
+  LayerCounts n;
+  const int64_t lo = std::max(first, int64_t{0}), hi = first + count;
+  if (hi <= lo) return n;
+  // Sliding windows on every layer, or on the even ones (GPT-OSS alternates, starting with one).
+  const bool windows = attention.window > 0, alternate = attention.window_layers != WindowLayers::all;
+  const int64_t windowed = !windows ? 0 : alternate ? multiples(lo, hi, 2) : hi - lo;
+  int64_t moe_all = 0, moe_windowed = 0;
+  if (moe.enabled() && !moe.layer_pattern.empty()) {
+    for (int64_t i = lo; i < hi; ++i)
+      if (is_moe_layer(i)) ++moe_all, moe_windowed += windowed_layer(i) ? 1 : 0;
+  } else if (moe.enabled() && moe.layer_freq > 0) {
+    // Every layer_freq-th layer from first_dense_layers on; the windowed ones among them are
+    // the multiples of lcm(layer_freq, 2) when windows alternate.
+    const int64_t from = std::max(lo, moe.first_dense_layers), f = moe.layer_freq;
+    moe_all = multiples(from, hi, f);
+    moe_windowed = !windows ? 0 : alternate ? multiples(from, hi, std::lcm(f, int64_t{2})) : moe_all;
+  }
+  n.moe = moe_all - moe_windowed;
+  n.moe_windowed = moe_windowed;
+  n.dense_windowed = windowed - moe_windowed;
+  n.dense = (hi - lo) - windowed - n.moe;
   return n;
 }
 
@@ -151,17 +182,18 @@ double logits_forward_flops(const ModelSpec& m, double b, double s, int64_t voca
 }
 
 double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half) {
-  double forward = 0;
-  auto layer = [&](int64_t i) {
-    const bool windowed = m.windowed_layer(i);
-    const LayerFlops f = layer_forward_flops(m, 1, seq, m.is_moe_layer(i), windowed);
+  // One layer of each kind, times how many the model has of it.
+  auto layer = [&](bool moe, bool windowed) {
+    const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
     // A causal mask skips half of a full matrix; a sliding window's band has no masked half.
     return f.linear() + (causal_half && !windowed ? 0.5 : 1.0) * f.attention;
   };
-  for (int64_t i = 0; i < m.layers; ++i) forward += layer(i);
+  double forward = m.layer_counts(0, m.layers).sum(layer);
   const double h = static_cast<double>(m.hidden);
   const double mtp = static_cast<double>(m.mtp_layers);
-  forward += mtp * (layer(m.layers - 1) + seq * 2 * (2 * h * h));
+  if (m.mtp_layers > 0)  // each MTP module's layer is like the model's last
+    forward += mtp * (layer(m.is_moe_layer(m.layers - 1), m.windowed_layer(m.layers - 1)) +
+                      seq * 2 * (2 * h * h));
   return forward + (1 + mtp) * logits_forward_flops(m, 1, seq, m.vocab);
 }
 
@@ -173,11 +205,10 @@ double model_flops_per_sample(const ModelSpec& m, double seq) {
     return 3 * forward;
   }
   // Megatron-Core's formula: the router is left out.
-  double router = 0;
-  for (int64_t i = 0; i < m.layers; ++i)
-    if (m.is_moe_layer(i)) router += layer_forward_flops(m, 1, seq, true).router;
+  double moe_layers = static_cast<double>(m.moe_layers(0, m.layers));
   if (m.mtp_layers > 0 && m.is_moe_layer(m.layers - 1))
-    router += static_cast<double>(m.mtp_layers) * layer_forward_flops(m, 1, seq, true).router;
+    moe_layers += static_cast<double>(m.mtp_layers);
+  const double router = moe_layers > 0 ? moe_layers * layer_forward_flops(m, 1, seq, true).router : 0;
   return 3 * (layers_forward_flops(m, seq, true) - router);
 }
 

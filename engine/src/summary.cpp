@@ -101,13 +101,15 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   // (selective), MTP modules included.
   double hardware_flops = model_flops;
   if (p.recompute != Recompute::none) {
-    double rerun = 0;
-    for (int64_t i = 0; i < m.layers + m.mtp_layers; ++i) {
-      const int64_t like = std::min(i, m.layers - 1);  // MTP modules repeat the last layer
-      const LayerFlops f =
-          layer_forward_flops(m, 1, seq, m.is_moe_layer(like), m.windowed_layer(like));
-      rerun += p.recompute == Recompute::full ? f.total() : f.attention;
-    }
+    // One layer of each kind times how many there are; MTP modules repeat the last layer.
+    auto rerun_of = [&](bool moe, bool windowed) {
+      const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
+      return p.recompute == Recompute::full ? f.total() : f.attention;
+    };
+    double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
+    if (m.mtp_layers > 0)
+      rerun += static_cast<double>(m.mtp_layers) *
+               rerun_of(m.is_moe_layer(m.layers - 1), m.windowed_layer(m.layers - 1));
     hardware_flops += rerun * samples;
   }
   r.samples_per_s = samples / r.iteration_time_s;

@@ -115,10 +115,9 @@ void BM_SimulatePipeline64x512(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulatePipeline64x512)->Unit(benchmark::kMillisecond);
 
-// The plan search over every plan 64 H100s admit for Llama 3 70B; `plans` is how many it
-// estimated (and the rules admitted), `plans_per_s` the rate.
-void BM_SearchPlans(benchmark::State& state) {
-  const auto scenario = parsed(kScenario);
+// A plan search: `plans` is how many it estimated (and the rules admitted), `plans_per_s` the
+// rate.
+void search_benchmark(benchmark::State& state, const stepcast::Scenario& scenario) {
   int64_t plans = 0;
   for (auto _ : state) {
     auto result = stepcast::search_plans(scenario);
@@ -130,7 +129,18 @@ void BM_SearchPlans(benchmark::State& state) {
       static_cast<double>(plans) * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
 }
+// Every plan 64 H100s admit for Llama 3 70B.
+void BM_SearchPlans(benchmark::State& state) { search_benchmark(state, parsed(kScenario)); }
 BENCHMARK(BM_SearchPlans)->Unit(benchmark::kMillisecond);
+
+// The largest space the page meets: Qwen3-235B-A22B on 1,024 H100s (128 DGX nodes), EP, expert
+// TP and the dispatcher varied too, its 94 layers split with the embedding and the loss counted.
+void BM_SearchPlansMoe(benchmark::State& state) {
+  search_benchmark(state, parsed(R"({"model": "qwen3-235b-a22b", "seq_len": 4096,
+      "cluster": {"node": "dgx-h100", "nodes": 128},
+      "plan": {"tp": 4, "pp": 2, "ep": 32, "micro_batch": 1, "global_batch": 2048}})"));
+}
+BENCHMARK(BM_SearchPlansMoe)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // exchange (counts and bytes by hand from token_dispatcher.py, shared/reference/moe.md), the
 // all-to-all on the links it crosses, expert memory against Megatron's theoretical formulas,
 // the layer against Megatron's MoE benchmark, and the rules.
+#include <array>
 #include <gtest/gtest.h>
 
 #include "stepcast/census.h"
@@ -65,6 +66,47 @@ TEST(Moe, LayerPatternFollowsFrequencyListAndDenseLayers) {
   m.moe.first_dense_layers = 0;
   m.moe.layer_freq = 2;  // 0, 2, 4, ...
   EXPECT_EQ(m.moe_layers(0, 61), 31);
+  // A stage's count (the closed form) is the layers is_moe_layer marks: every frequency, dense
+  // prefix and window of layers. Layers 3..9 with every third from 2 on: 3, 6, 9.
+  m.moe.first_dense_layers = 2;
+  m.moe.layer_freq = 3;
+  EXPECT_EQ(m.moe_layers(3, 7), 3);
+  // Each kind, dense or MoE, full or sliding-window attention (none, every layer, every other
+  // one as GPT-OSS): the closed form counts what the layers say one by one.
+  auto by_layer = [&](int64_t first, int64_t count) {
+    ModelSpec::LayerCounts n;
+    for (int64_t i = first; i < first + count; ++i) {
+      const bool moe = m.is_moe_layer(i), windowed = m.windowed_layer(i);
+      ++(moe ? (windowed ? n.moe_windowed : n.moe) : (windowed ? n.dense_windowed : n.dense));
+    }
+    return std::array<int64_t, 4>{n.dense, n.moe, n.dense_windowed, n.moe_windowed};
+  };
+  for (int window : {0, 1, 2})
+    for (int64_t freq : {1, 2, 3, 5})
+      for (int64_t dense : {0, 1, 3, 7}) {
+        m.attention.window = window > 0 ? 128 : 0;
+        m.attention.window_layers = window == 1 ? WindowLayers::all : WindowLayers::alternate;
+        m.moe.layer_freq = freq;
+        m.moe.first_dense_layers = dense;
+        for (int64_t first = 0; first < 12; ++first)
+          for (int64_t count = 0; count < 12; ++count) {
+            const ModelSpec::LayerCounts n = m.layer_counts(first, count);
+            EXPECT_EQ((std::array<int64_t, 4>{n.dense, n.moe, n.dense_windowed, n.moe_windowed}),
+                      by_layer(first, count))
+                << "window " << window << " freq " << freq << " dense " << dense << " layers "
+                << first << "+" << count;
+            EXPECT_EQ(m.moe_layers(first, count), n.moe + n.moe_windowed);
+          }
+      }
+  m.moe.layer_pattern = {1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 0};  // a list, alternate windows
+  for (int64_t first = 0; first < 12; ++first)
+    for (int64_t count = 0; first + count <= 12; ++count) {
+      const ModelSpec::LayerCounts n = m.layer_counts(first, count);
+      EXPECT_EQ((std::array<int64_t, 4>{n.dense, n.moe, n.dense_windowed, n.moe_windowed}),
+                by_layer(first, count));
+    }
+  m.attention.window = 0;
+  m.moe.first_dense_layers = 0;
   m.moe.layer_pattern = std::vector<uint8_t>(61, 0);
   m.moe.layer_pattern[60] = 1;
   EXPECT_EQ(m.moe_layers(0, 61), 1);

@@ -102,6 +102,23 @@ struct ModelSpec {
   int64_t moe_layers(int64_t first, int64_t count) const;
   // Layer i attends over a sliding window.
   bool windowed_layer(int64_t i) const;
+  // How many of `count` layers from `first` are of each kind: dense or MoE, full or sliding-window
+  // attention. Counted without visiting each layer (an estimate asks for every stage, a plan
+  // search for tens of thousands of plans).
+  struct LayerCounts {
+    int64_t dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
+    // The sum over the layers of per_layer(moe, windowed): one call per kind present.
+    template <class PerLayer>
+    double sum(PerLayer&& per_layer) const {
+      double out = 0;
+      if (dense > 0) out += static_cast<double>(dense) * per_layer(false, false);
+      if (moe > 0) out += static_cast<double>(moe) * per_layer(true, false);
+      if (dense_windowed > 0) out += static_cast<double>(dense_windowed) * per_layer(false, true);
+      if (moe_windowed > 0) out += static_cast<double>(moe_windowed) * per_layer(true, true);
+      return out;
+    }
+  };
+  LayerCounts layer_counts(int64_t first, int64_t count) const;
   // Uses Megatron-Core's current FLOP formula (MoE, MLA, MTP or sliding windows): see
   // model_flops_per_sample.
   bool modern() const {

@@ -40,7 +40,7 @@ struct SearchOptions {
   // by the closed form, the leading interleaved plans re-estimated exactly simulate at most
   // max_simulated_blocks together; past that they keep the closed form's time (within
   // kClosedFormTolerance). Qwen3-235B-A22B on 1,024 H100s, 60,102 plans (its 94 layers split
-  // with the embedding and the loss counted), takes 0.6 s natively.
+  // with the embedding and the loss counted), takes 0.4 s natively.
   // A slice of the space: the plans enumerated at [first_plan, first_plan + plan_count) in the
   // search's order (SearchResult::space counts them all; plan_count < 0: to the end). A caller
   // searches slice by slice (a worker showing progress between calls, able to stop) and merges
