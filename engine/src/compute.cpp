@@ -329,8 +329,10 @@ HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d
 
 double optimizer_step_s(double parameters, const Plan& p, const Device& d) {
   // Adam over fp32 state: read param, grad, m, v (16 B), write param, m, v (12 B), write the
-  // 16-bit model copy (2 B). fp32 training has no separate copy.
-  const double bytes_per_param = p.precision == Precision::fp32 ? 28 : 30;
+  // 16-bit model copy (2 B). fp32 training has no separate copy. Moments in bf16 read and write
+  // 2 B each instead of 4 (8 B less).
+  const double bytes_per_param =
+      (p.precision == Precision::fp32 ? 28 : 30) - (p.bf16_moments ? 8 : 0);
   return elementwise_s(parameters * bytes_per_param, d);
 }
 

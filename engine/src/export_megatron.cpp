@@ -185,6 +185,11 @@ Lines megatron_lines(const Scenario& s) {
            "--overlap-param-gather needs --overlap-grad-reduce, not written");
   if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
   if (!p.grad_reduce_in_fp32) l.add("--grad-reduce-in-bf16");
+  if (p.bf16_moments) {
+    l.add("--use-precision-aware-optimizer");
+    l.add("--exp-avg-dtype", "bf16");
+    l.add("--exp-avg-sq-dtype", "bf16");
+  }
   if (!p.flash_attention) l.add("--attention-backend", "unfused");
   if (p.cuda_graphs) l.add("--cuda-graph-impl", "transformer_engine");
   if (p.rank_order == "tp-cp-ep-pp-dp") l.add("--use-tp-pp-dp-mapping");
@@ -304,6 +309,11 @@ std::string bridge_recipe(const Scenario& s) {
     notes.push_back("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-Core's "
                     "DDP overlaps the gather only with the gradient overlap, set False");
   set("ddp.grad_reduce_in_fp32", py_bool(p.grad_reduce_in_fp32));
+  if (p.bf16_moments) {
+    set("optimizer.use_precision_aware_optimizer", "True");
+    set("optimizer.exp_avg_dtype", "torch.bfloat16");
+    set("optimizer.exp_avg_sq_dtype", "torch.bfloat16");
+  }
   switch (p.precision) {
     case Precision::fp32: notes.push_back("plan.precision fp32: keep the recipe's "
                                           "mixed_precision unset (None)"); break;
@@ -341,6 +351,7 @@ std::string bridge_recipe(const Scenario& s) {
   return comments_text("stepcast export bridge-recipe: overrides of a Megatron-Bridge recipe's "
                        "ConfigContainer `cfg`",
                        notes) +
+         (p.bf16_moments ? "import torch\n" : "") +
          "from megatron.bridge.training.comm_overlap import CommOverlapConfig\n\n" + out;
 }
 

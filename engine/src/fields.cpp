@@ -465,6 +465,15 @@ constexpr Field<Plan> kPlan[] = {
                                         .doc = "bf16/fp8 training reduces fp32 main gradients "
                                                "(Megatron default)",
                                         .control = C::advanced}),
+    member<&Plan::bf16_moments>({.object = "plan", .name = "bf16_moments", .link = "bfm",
+                                 .type = V::boolean, .fallback = D::of(false),
+                                 .label = "Adam moments in bf16",
+                                 .doc = "the optimizer keeps Adam's two moments in bf16 beside "
+                                        "fp32 master weights (Megatron-Core's "
+                                        "--use-precision-aware-optimizer with --exp-avg-dtype "
+                                        "and --exp-avg-sq-dtype bf16): 8 bytes of optimizer "
+                                        "state per parameter instead of 12",
+                                 .control = C::advanced}),
     member<&Plan::pp_scatter_gather>({.object = "plan", .name = "pp_scatter_gather",
                                       .link = "ppsg", .type = V::boolean,
                                       .fallback = kProfile, .label = "PP scatter/gather",

@@ -34,7 +34,7 @@ constexpr std::string_view kValueFlags[] = {
     "recompute-method", "recompute-num-layers", "fp8-format", "fp8-recipe", "fp4-format",
     "normalization", "position-embedding-type", "decoder-first-pipeline-num-layers",
     "decoder-last-pipeline-num-layers", "pipeline-model-parallel-layout", "attention-backend",
-    "cuda-graph-impl"};
+    "cuda-graph-impl", "exp-avg-dtype", "exp-avg-sq-dtype"};
 // ... and switches.
 constexpr std::string_view kSwitches[] = {
     "group-query-attention", "sequence-parallel", "use-distributed-optimizer", "bf16", "fp16",
@@ -43,7 +43,7 @@ constexpr std::string_view kSwitches[] = {
     "use-rotary-position-embeddings", "account-for-embedding-in-pipeline-split",
     "account-for-loss-in-pipeline-split", "use-tp-pp-dp-mapping",
     "overlap-moe-expert-parallel-comm", "use-flash-attn", "grad-reduce-in-bf16",
-    "fp8-param-gather"};
+    "fp8-param-gather", "use-precision-aware-optimizer"};
 
 bool one_of(std::string_view name, std::span<const std::string_view> list) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -499,6 +499,23 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   p["tp_comm_overlap"] = f.on("tp-comm-overlap");
   p["grad_reduce_in_fp32"] = !f.on("grad-reduce-in-bf16");
   p["fp8_param_gather"] = f.on("fp8-param-gather");
+  // Adam's moments: two 16-bit ones (bf16, or fp16: the same bytes) with the precision-aware
+  // optimizer, which Megatron needs for them; fp8 moments are counted as 16-bit, one 16-bit
+  // moment beside an fp32 one as fp32 moments.
+  const std::string avg = r.choice("exp-avg-dtype", {"fp32", "fp16", "bf16", "fp8"});
+  const std::string avg_sq = r.choice("exp-avg-sq-dtype", {"fp32", "fp16", "bf16", "fp8"});
+  auto narrow = [](const std::string& dtype) { return !dtype.empty() && dtype != "fp32"; };
+  const bool aware = f.on("use-precision-aware-optimizer");
+  p["bf16_moments"] = aware && narrow(avg) && narrow(avg_sq);
+  if (!aware && (narrow(avg) || narrow(avg_sq)))
+    out.notes.push_back("--exp-avg-dtype / --exp-avg-sq-dtype without "
+                        "--use-precision-aware-optimizer: Megatron keeps fp32 moments");
+  else if (aware && narrow(avg) != narrow(avg_sq))
+    out.notes.push_back(fmt::format("--exp-avg-dtype {} with --exp-avg-sq-dtype {}: modelled as "
+                                    "fp32 moments",
+                                    avg.empty() ? "fp32" : avg, avg_sq.empty() ? "fp32" : avg_sq));
+  else if (aware && (avg == "fp8" || avg_sq == "fp8"))
+    out.notes.push_back("fp8 Adam moments: modelled as 16-bit (bf16) moments");
   const std::string backend =
       r.choice("attention-backend", {"flash", "fused", "unfused", "local", "auto"});
   p["flash_attention"] = backend != "unfused" && backend != "local";

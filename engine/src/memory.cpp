@@ -93,8 +93,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
       p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
           ? 4
           : 2;
-  // Adam: fp32 master weights (none needed when training in fp32) + two fp32 moments.
-  const double optimizer_bytes = p.precision == Precision::fp32 ? 8 : 12;
+  // Adam: fp32 master weights (none needed when training in fp32) + two moments, fp32 or bf16.
+  const double optimizer_bytes =
+      (p.precision == Precision::fp32 ? 0 : 4) + 2 * (p.bf16_moments ? 2 : 4);
 
   // Expert parameters are sharded by the optimizer over the expert data-parallel group.
   const double dense = params - st.expert_parameters, experts = st.expert_parameters;

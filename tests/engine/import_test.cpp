@@ -241,6 +241,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.tp_comm_overlap, b.tp_comm_overlap);
   EXPECT_EQ(a.overlap_p2p, b.overlap_p2p);
   EXPECT_EQ(a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
+  EXPECT_EQ(a.bf16_moments, b.bf16_moments);
   EXPECT_EQ(a.pp_scatter_gather, b.pp_scatter_gather);
   EXPECT_EQ(a.fp8_param_gather, b.fp8_param_gather);
   EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
@@ -272,10 +273,12 @@ const char* const kRoundTrips[] = {
     // a free-form pipeline layout (quoted for the shell), embedding and loss in the split
     R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
         "plan": {"tp": 4, "pp": 2, "global_batch": 16, "pipeline_layout": "Et*16|t*16L"}})",
-    // MLA, first dense layers, router groups, MTP, uneven first stage, expert TP 1
+    // MLA, first dense layers, router groups, MTP, uneven first stage, expert TP 1, Adam's
+    // moments in bf16
     R"({"model": "deepseek-v3", "cluster": {"node": "dgx-h100", "nodes": 32},
         "plan": {"tp": 2, "pp": 4, "ep": 16, "etp": 1, "first_stage_layers": 13,
-                 "global_batch": 1024, "recompute": "full", "moe_dispatcher": "flex"}})",
+                 "global_batch": 1024, "recompute": "full", "moe_dispatcher": "flex",
+                 "bf16_moments": true}})",
 };
 
 TEST(MegatronArgs, ExportThenImportGivesTheSameScenario) {
@@ -324,6 +327,49 @@ TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
 // At tp 1 Megatron-LM turns sequence parallelism off, and its --tp-comm-overlap assert then
 // fails (arguments.py): neither flag is exported there, whether the plan or its profile set it,
 // and the report shows both off, warning about the ones the plan set itself.
+// Adam's moments: both 16-bit with the precision-aware optimizer are bf16_moments; Megatron
+// keeps fp32 moments without the optimizer flag, and one 16-bit moment is modelled as fp32
+// ones; each of those said in a note. The recipe sets the optimizer's dtypes.
+TEST(MegatronArgs, AdamMomentsInBf16) {
+  const std::string model = "--num-layers 2 --hidden-size 1024 --num-attention-heads 8 "
+                            "--seq-length 1024 --max-position-embeddings 1024 --vocab-size 32000 "
+                            "--micro-batch-size 1 --global-batch-size 8 --bf16 ";
+  auto imported = [&](const std::string& flags) {
+    auto r = import_args(model + flags);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    std::vector<std::string> notes;  // about the moments (the cluster's is always there)
+    if (r.ok())
+      for (const auto& n : r->notes)
+        if (n.find("moments") != std::string::npos) notes.push_back(n);
+    return std::pair{r.ok() && r->scenario["plan"]["bf16_moments"].get<bool>(), notes};
+  };
+  const auto both = imported(
+      "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  EXPECT_TRUE(both.first);
+  EXPECT_EQ(both.second, std::vector<std::string>{});
+  EXPECT_FALSE(imported("").first);
+  const auto unaware = imported("--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  EXPECT_FALSE(unaware.first);
+  ASSERT_EQ(unaware.second.size(), 1u);
+  EXPECT_NE(unaware.second[0].find("without --use-precision-aware-optimizer"), std::string::npos);
+  const auto one = imported("--use-precision-aware-optimizer --exp-avg-dtype bf16");
+  EXPECT_FALSE(one.first);
+  ASSERT_EQ(one.second.size(), 1u);
+  EXPECT_EQ(one.second[0], "--exp-avg-dtype bf16 with --exp-avg-sq-dtype fp32: modelled as fp32 "
+                           "moments");
+  const auto bad = import_args(model + "--use-precision-aware-optimizer --exp-avg-dtype bf8");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "--exp-avg-dtype bf8 must be one of fp32, fp16, bf16, fp8");
+
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 8, "bf16_moments": true}})");
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_EQ(recipe.find("import torch\n"), recipe.find("\nimport torch\n") + 1) << recipe;
+  EXPECT_NE(recipe.find("cfg.optimizer.use_precision_aware_optimizer = True\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.optimizer.exp_avg_dtype = torch.bfloat16\n"), std::string::npos);
+  EXPECT_NE(recipe.find("cfg.optimizer.exp_avg_sq_dtype = torch.bfloat16\n"), std::string::npos);
+}
+
 TEST(MegatronArgs, NoSequenceParallelOrTpOverlapAtTpOne) {
   const std::string both = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"tp": 1, "global_batch": 8, "sequence_parallel": true,

@@ -1,4 +1,5 @@
 // Memory per GPU against Korthikanti et al. (2022), eq. 1-4 and table 2.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -65,6 +66,31 @@ TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
   EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.other, 1);
   // 8.03 B x (2 + 4 + 1.5) B = 56 GiB of model states + ~13 GiB of activations fits in 80 GiB.
   EXPECT_TRUE(r.fits) << r.stages[0].memory.total / (1 << 30);
+}
+
+// Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16
+// moments, 4 + 2 + 2 = 8 bytes per parameter (12 with fp32 moments); fp32 training keeps no
+// master copy, 4 bytes. The Adam step reads and writes each moment in 2 bytes instead of 4:
+// 30 - 8 = 22 bytes per parameter at memory bandwidth, 28 - 8 = 20 in fp32 training.
+TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
+  auto stage = [](const char* precision, bool bf16_moments) {
+    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
+        {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8,
+        "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true,
+        "precision": "{}", "bf16_moments": {}}}, "seq_len": 2048}})",
+                                                  precision, bf16_moments));
+    return estimate(s).stages[0];
+  };
+  const StageReport fp32_moments = stage("bf16", false), bf16 = stage("bf16", true);
+  const double P = bf16.parameters;
+  EXPECT_DOUBLE_EQ(fp32_moments.memory.optimizer, 12 * P / 8);
+  EXPECT_DOUBLE_EQ(bf16.memory.optimizer, 8 * P / 8);
+  EXPECT_DOUBLE_EQ(bf16.memory.weights, fp32_moments.memory.weights);
+  EXPECT_DOUBLE_EQ(bf16.memory.gradients, fp32_moments.memory.gradients);
+  EXPECT_NEAR(bf16.optimizer_s / fp32_moments.optimizer_s, 22.0 / 30.0, 1e-12);
+  EXPECT_DOUBLE_EQ(stage("fp32", true).memory.optimizer, 4 * P / 8);
+  EXPECT_NEAR(stage("fp32", true).optimizer_s / stage("fp32", false).optimizer_s, 20.0 / 28.0,
+              1e-12);
 }
 
 TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {

@@ -94,6 +94,16 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
       "tp_comm_overlap": true}})");
   EXPECT_EQ(cannot.path, "plan.tp_comm_overlap");
   EXPECT_NE(cannot.message.find("pytorch-fsdp cannot do it"), std::string::npos) << cannot.message;
+  // Adam's moments in bf16: Megatron-Core's precision-aware optimizer, not DeepSpeed's ZeRO.
+  const Error moments = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 1, "global_batch": 8, "framework": "deepspeed",
+      "bf16_moments": true}})");
+  EXPECT_EQ(moments.path, "plan.bf16_moments");
+  EXPECT_EQ(moments.message.rfind("plan.bf16_moments=true: deepspeed cannot do it (DeepSpeed's "
+                                  "ZeRO optimizers keep Adam's moments in fp32",
+                                  0),
+            0u)
+      << moments.message;
   const Error no_sp = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"tp": 8, "global_batch": 8, "sequence_parallel": false,
       "tp_comm_overlap": true}})");

@@ -146,6 +146,9 @@ export const TERMS = {
   tp_comm_overlap: ['TP communication overlap', 'Transformer Engine userbuffers: overlap TP collectives with the GEMMs they feed.', 'exposed = max(0, comm − GEMM) + slowdown × overlapped'],
   overlap_p2p: ['Overlap p2p', 'Overlap pipeline sends with compute (interleaved schedule).', 'p2p hidden when VPP > 1'],
   grad_reduce_in_fp32: ['Reduce gradients in fp32', 'Keep and reduce gradients in fp32 (Megatron\'s default with bf16).', 'gradient bytes 4 instead of 2'],
+  bf16_moments: ['Adam moments in bf16', 'The optimizer keeps Adam\'s two moments in bf16 beside fp32 master weights ' +
+    '(Megatron-Core\'s precision-aware optimizer, as Megatron-Bridge\'s Moonlight-16B and DeepSeek-V4-Flash MXFP8 recipes run it).',
+  'optimizer state 4 + 2 + 2 bytes per parameter instead of 4 + 4 + 4; the step reads and writes 8 bytes less per parameter'],
   tokens_to_train: ['Tokens to train', 'The size of the training run.', 'e.g. Llama 3: 15 T tokens'],
   price: ['Price per GPU-hour', 'What one GPU costs per hour (cloud list price or amortised).', 'cost = GPU-hours × price'],
   search: ['Plan search', 'The engine estimates every Megatron-LM plan the cluster admits for this model and ranks those that fit ' +

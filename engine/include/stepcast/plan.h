@@ -91,6 +91,11 @@ struct Plan {
   bool tp_comm_overlap = false;      // TE userbuffers: TP collectives overlap GEMMs
   bool overlap_p2p = true;           // interleaved schedule overlaps send/recv with compute
   bool grad_reduce_in_fp32 = true;   // bf16 training reduces fp32 main grads (Megatron default)
+  // Adam's two moments in bf16 beside fp32 master weights: Megatron-Core's precision-aware
+  // optimizer (--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16), as
+  // Megatron-Bridge's Moonlight-16B (H100) and DeepSeek-V4-Flash MXFP8 (GB200) recipes run;
+  // fp32 moments by default.
+  bool bf16_moments = false;
   // Megatron-LM 2.x (2021-22) sent 1/tp of each activation between pipeline stages and
   // all-gathered it over NVLink on arrival (SC21 sec. 4.1, --scatter-gather-tensors-in-pipeline);
   // Megatron-Core sends whole tensors unless sequence parallelism already splits them.
