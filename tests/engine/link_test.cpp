@@ -31,6 +31,16 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   const Report a = estimate(test::scenario(kScenario));
   const Report b = estimate(test::scenario(back->scenario.dump()));
   EXPECT_EQ(a.iteration_time_s, b.iteration_time_s);
+  // Adam's moments in bf16 travel as bfm=1 (left out when false, the default).
+  Json moments = Json::parse(kScenario);
+  moments["plan"]["bf16_moments"] = true;
+  auto with = scenario_to_link(LinkDocument{moments, Json::object()}, "https://example.org/");
+  ASSERT_TRUE(with.ok());
+  EXPECT_NE(with->find("&bfm=1"), std::string::npos) << *with;
+  EXPECT_EQ(link->find("bfm"), std::string::npos) << *link;
+  auto read = scenario_from_link(*with);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->scenario["plan"]["bf16_moments"], true);
 }
 
 TEST(Link, CustomModelAndExplicitClusterRoundTrip) {
