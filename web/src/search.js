@@ -70,7 +70,7 @@ function unevenSplit(layers) {
       : `layers: ${first} on the first stage, ${between} on each of the ${layers.length - 2} between, ${last} on the last`,
   };
 }
-const plainPlan = (p, layers) => `TP ${p.tp} · PP ${p.pp}${unevenSplit(layers) ? ` (${unevenSplit(layers).words})` : ''} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
+const plainPlan = (p, layers, split = unevenSplit(layers)) => `TP ${p.tp} · PP ${p.pp}${split ? ` (${split.words})` : ''} · DP ${p.dp} · CP ${p.cp} · VPP ${p.vpp} · micro-batch ${p.micro_batch} · ` +
   `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')} · ` +
   `overlap ${overlapOf(p)}`;
 // The communication a plan overlaps with compute, as `stepcast search` prints it: TP collectives
