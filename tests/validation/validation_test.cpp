@@ -105,7 +105,7 @@ constexpr Limit kLimits[] = {
     {"MBRIDGE26.02.01", 32, 6.6, 7.7},
     {"MBRIDGE26.02", 33, 7.4, 10.3},
     {"MBRIDGE25.09", 21, 10.1, 10.3},
-    {"MBSKILL", 10, 39.2, 39.4},
+    {"MBSKILL", 10, 39.8, 40.0},
     {"SIMUMAX", 12, 4.3, 4.4},
     {"AUTOMODEL", 1, 13.4, 14.4},
 };
@@ -446,6 +446,29 @@ TEST(Accuracy, MatchedMoeRunsRankInTheMeasuredOrder) {
     ASSERT_TRUE(t.count(m + rc)) << rc;
     EXPECT_LT(t[m + "none"], t[m + rc]) << rc;  // none is the fastest (0.457 s)
   }
+}
+
+TEST(Accuracy, MoonlightPeakMemoryIsTheRecipesWithBf16Moments) {
+  // The skill's Moonlight 16B run with no recompute (modern-runs.csv notes): peak allocated
+  // 36.618 GB after the optimizer's step (PyTorch's allocated bytes: no CUDA context, no
+  // allocator slack, so the engine's weights, gradients, optimizer state and activations). Its
+  // recipe keeps Adam's moments in bf16 (sources.json); with them the engine's sum is within
+  // 0.1 % (36.64 GB), with fp32 moments 22 % over (44.64 GB). Nothing here is fitted.
+  const Conversion conv = convert_one("MBSKILL-Moonlight16B-8xH100-none", modern());
+  ASSERT_EQ(conv.cases.size(), 1u) << (conv.skipped.empty() ? "" : conv.skipped[0].reason);
+  Json scenario = conv.cases[0].scenario;
+  ASSERT_EQ(scenario["plan"]["bf16_moments"], true);
+  const auto allocated_gb = [&](bool bf16_moments) {
+    scenario["plan"]["bf16_moments"] = bf16_moments;
+    auto s = scenario_from_json(scenario, builtin_catalog());
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    if (!s.ok()) return 0.0;
+    const MemoryBreakdown& m = estimate(*s).stages[0].memory;
+    return (m.weights + m.gradients + m.optimizer + m.activations) / 1e9;
+  };
+  constexpr double kMeasuredGb = 36.618;
+  EXPECT_NEAR(allocated_gb(true), kMeasuredGb, 0.02 * kMeasuredGb);
+  EXPECT_GT(allocated_gb(false), 1.15 * kMeasuredGb);
 }
 
 TEST(Conversion, MoeRowTakesTheRecipeOfItsModel) {

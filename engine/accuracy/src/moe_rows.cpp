@@ -201,6 +201,14 @@ Step<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t
                                       "sources.json)",
                                       *recipe->cuda_graphs ? "on" : "off", recipe_name(*recipe)));
   }
+  // The precision-aware optimizer's moment dtypes: the optimizer state's size and its step.
+  if (recipe && recipe->bf16_moments) {
+    plan["bf16_moments"] = *recipe->bf16_moments;
+    assumptions.push_back(fmt::format("Adam's moments not stated: {} (the source's {} recipe, "
+                                      "sources.json)",
+                                      *recipe->bf16_moments ? "bf16" : "fp32",
+                                      recipe_name(*recipe)));
+  }
 
   if (recipe)
     for (const auto& [count, layout] : recipe->pipeline_layouts)

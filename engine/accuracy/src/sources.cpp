@@ -103,7 +103,7 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
                          "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
-                         "pipeline_layouts", "why"});
+                         "bf16_moments", "pipeline_layouts", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
   // Optional filters: arrays of strings.
@@ -124,6 +124,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
     m.moe_overlap = r.boolean("moe_overlap", std::nullopt);
   if (r.has("cuda_graphs") && !is_null(r, "cuda_graphs"))
     m.cuda_graphs = r.boolean("cuda_graphs", std::nullopt);
+  if (r.has("bf16_moments") && !is_null(r, "bf16_moments"))
+    m.bf16_moments = r.boolean("bf16_moments", std::nullopt);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
   if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);
