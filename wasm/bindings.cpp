@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stepcast/estimate.h"
+#include "stepcast/report.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/gemm_fit.h"
 #include "stepcast/import_hf_config.h"

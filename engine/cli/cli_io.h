@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "stepcast/catalog.h"
+#include "stepcast/json.h"
 #include "stepcast/limits.h"
 #include "stepcast/result.h"
 

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "cli_io.h"
+#include "stepcast/calibrate.h"
 #include "stepcast/estimate.h"
+#include "stepcast/report.h"
 #include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 #include "stepcast/schema.h"
@@ -228,7 +230,7 @@ int run_link(const Args& args, const Catalog& catalog) {
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error());
   LinkDocument doc{*parse_json(text), Json::object()};  // parsed above
-  // A link carries what was fitted, never the runs behind it (measured_runs.h).
+  // A link carries what was fitted, never the runs behind it (calibrate.h).
   if (scenario->fit)
     doc.scenario["calibration"] = compact_calibration(doc.scenario["calibration"], *scenario->fit);
   if (!number_flag(args.tokens, "--tokens", doc.page, "tokens") ||

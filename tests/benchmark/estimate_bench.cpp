@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "stepcast/estimate.h"
+#include "stepcast/report.h"
 #include "stepcast/pipeline.h"
 #include "stepcast/search.h"
 

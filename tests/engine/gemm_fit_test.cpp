@@ -5,7 +5,7 @@
 #include <string>
 
 #include "stepcast/gemm_fit.h"
-#include "stepcast/measured_runs.h"
+#include "stepcast/calibrate.h"
 #include "test_util.h"
 
 namespace stepcast {

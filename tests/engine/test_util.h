@@ -7,6 +7,7 @@
 #include <string>
 
 #include "stepcast/estimate.h"
+#include "stepcast/report.h"
 
 namespace stepcast::test {
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "stepcast/estimate.h"
+#include "stepcast/report.h"
 #include "stepcast/limits.h"
 
 namespace stepcast::fuzz {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "stepcast/estimate.h"
-#include "stepcast/measured_runs.h"
+#include "stepcast/calibrate.h"
 
 namespace stepcast::accuracy {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "detail/json_reader.h"  // the engine's checked JSON reader (engine/src/detail/)
+#include "scenario/json_reader.h"  // the engine's checked JSON reader (engine/src/scenario/)
 #include "stepcast/result.h"
 
 namespace stepcast::accuracy::detail {

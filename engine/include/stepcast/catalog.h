@@ -2,20 +2,18 @@
 // presets/ (embedded into the binary at build time, so the engine does no I/O).
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "stepcast/hardware.h"
+#include "stepcast/json.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
 #include "stepcast/result.h"
 
 namespace stepcast {
-
-using Json = nlohmann::json;
 
 struct NodePreset {
   std::string id;

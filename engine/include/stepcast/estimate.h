@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "stepcast/catalog.h"
 #include "stepcast/census.h"
 #include "stepcast/memory.h"
 #include "stepcast/scenario.h"
@@ -118,36 +117,5 @@ struct Report {
 };
 
 Report estimate(const Scenario& scenario, const EstimateOptions& options = {});
-
-Json to_json(const Report& report);
-Json to_json(const Plan& plan);  // the resolved plan's main keys
-Json to_json(const Error& error);
-
-// The report as JSON, checked: every number in it finite. JSON has no word for NaN or infinity
-// (nlohmann writes null), and a report must never hold one: an estimate that would is an error
-// (`unsupported`, naming the first such number). The entry points (CLI, bindings) print this.
-Result<Json> report_json(const Report& report);
-
-// What a JSON report holds (`stepcast estimate --report`, the bindings' `report` option): `full`,
-// every key (the document report_json builds); `summary`, the same without each stage's census
-// operation list (`stages[].communication`, three quarters of a full report's bytes), for
-// sweeps: every total, time, memory and headline key stays, with the same values.
-enum class ReportKind { full, summary };
-template <>
-struct EnumNames<ReportKind> {
-  static constexpr std::array<std::string_view, 2> values = {"full", "summary"};
-};
-
-// The same checked report as JSON text: for `full`, exactly what report_json(report)->dump(indent)
-// prints (ensure_ascii off, invalid UTF-8 replaced; indent < 0: one line), written straight into
-// one string without the tree. Errors as report_json's. What the entry points print.
-Result<std::string> report_text(const Report& report, int indent = -1,
-                                ReportKind kind = ReportKind::full);
-
-// The first number in `json` that is NaN or infinite, as a JSON path ("breakdown_s.forward").
-std::optional<std::string> non_finite_path(const Json& json);
-
-// The same report as a table for people (`stepcast estimate --format text`).
-std::string to_text(const Report& report, const Scenario& scenario);
 
 }  // namespace stepcast

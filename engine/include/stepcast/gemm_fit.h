@@ -7,10 +7,13 @@
 #include <optional>
 #include <string_view>
 
-#include "stepcast/catalog.h"
+#include "stepcast/hardware.h"
+#include "stepcast/json.h"
 #include "stepcast/result.h"
 
 namespace stepcast {
+
+struct Catalog;
 
 struct Scenario;
 

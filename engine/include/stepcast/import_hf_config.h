@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "stepcast/catalog.h"
+#include "stepcast/json.h"
 #include "stepcast/result.h"
 
 namespace stepcast {

@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
-#include "stepcast/catalog.h"
+#include "stepcast/json.h"
 #include "stepcast/result.h"
 
 namespace stepcast {
+
+struct Catalog;
 
 struct MegatronImport {
   Json scenario;                     // {"model": {...}, "plan": {...}[, "cluster": {...}]}

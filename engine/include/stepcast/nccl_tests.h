@@ -18,7 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "stepcast/catalog.h"
+#include "stepcast/hardware.h"
+#include "stepcast/json.h"
 #include "stepcast/collectives.h"
 #include "stepcast/result.h"
 

@@ -8,11 +8,6 @@
 
 namespace stepcast {
 
-// The plan's keys as the engine runs them (the report's "plan"): every key of the schema's plan
-// table, with sequence_parallel off at tp = 1 and the ZeRO stage and distributed optimizer made
-// consistent. Layouts (stages, replicas) are not included.
-Json resolved_plan_json(const Plan& plan);
-
 // The scenario document with every default filled in: the model and cluster as the document gave
 // them (preset ids stay ids) with their defaulted keys added, the plan in full including
 // `stages` (group and layers of every pipeline stage) or `replicas` (with micro-batches), and

@@ -10,7 +10,7 @@
 
 #include "stepcast/catalog.h"
 #include "stepcast/hardware.h"
-#include "stepcast/measured_runs.h"
+#include "stepcast/calibration_fit.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
 #include "stepcast/result.h"
@@ -28,8 +28,9 @@ struct Scenario {
   std::optional<CalibrationFit> fit;
 };
 
-// Parses and checks a scenario document against the catalog's presets. Every problem is an
-// Error naming the JSON path, the value and the rule; this returns the first.
+// Parses a scenario document, applies its calibration and checks it against the catalog's
+// presets. Every problem is an Error naming the JSON path, the value and the rule; this returns
+// the first.
 Result<Scenario> parse_scenario(std::string_view json_text, const Catalog& catalog);
 
 // The same, for a document already parsed by nlohmann::json (see catalog.h for the type).
@@ -47,6 +48,13 @@ Result<Scenario> read_scenario(const Json& document, const Catalog& catalog);
 // broken rule to `errors` and returns whether there were none; with errors = nullptr it stops at
 // the first and formats nothing (the plan search checks thousands of plans).
 bool check_scenario(const Scenario& scenario, std::vector<Error>* errors = nullptr);
+
+// The steps the functions above compose (engine/src/load.cpp: read -> calibrate -> check):
+// the document's keys read into a scenario, every key but `calibration` (every problem goes to
+// `errors`), and read + check without the calibration: how a calibration's measured runs are read.
+std::optional<Scenario> read_keys(const Json& document, const Catalog& catalog,
+                                  std::vector<Error>& errors);
+Result<Scenario> scenario_without_calibration(const Json& document, const Catalog& catalog);
 
 // Whether Megatron-Core admits EP communication overlap (plan.moe_overlap) for this model and
 // plan: the conditions check_scenario names one by one when it is set.

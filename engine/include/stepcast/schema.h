@@ -4,7 +4,7 @@
 // the schema() binding) all read these tables, so a rule or a default lives in one place.
 //
 // The typed tables that bind each key to a struct member live next to the parser
-// (engine/src/detail/fields.h); this header is the plain data every reader shares.
+// (engine/src/scenario/fields.h); this header is the plain data every reader shares.
 #pragma once
 
 #include <span>
@@ -12,9 +12,12 @@
 #include <string_view>
 #include <vector>
 
-#include "stepcast/catalog.h"
+#include "stepcast/json.h"
 
 namespace stepcast {
+
+struct Catalog;
+struct Plan;
 
 // How a value is written in JSON.
 enum class ValueType {
@@ -113,5 +116,10 @@ std::string framework_markdown(const Catalog& catalog);
 // presets): how docs/scenario.md is kept equal to the schema (a test
 // fails when it is not; `stepcast schema --write-docs docs/scenario.md` rewrites it).
 std::string fill_schema_tables(std::string_view markdown);
+
+// The plan's keys as the engine runs them (the report's "plan"): every key of the schema's plan
+// table, with sequence_parallel off at tp = 1 and the ZeRO stage and distributed optimizer made
+// consistent. Layouts (stages, replicas) are not included.
+Json resolved_plan_json(const Plan& plan);
 
 }  // namespace stepcast

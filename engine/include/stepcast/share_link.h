@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "stepcast/catalog.h"
+#include "stepcast/json.h"
 #include "stepcast/result.h"
 
 namespace stepcast {

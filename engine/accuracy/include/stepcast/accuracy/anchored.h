@@ -1,5 +1,5 @@
 // Anchored accuracy: how well the engine predicts a cluster's other runs once one or two
-// measured runs on it have calibrated it (measured_runs.h), the use `calibration.runs` serves.
+// measured runs on it have calibrated it (calibrate.h), the use `calibration.runs` serves.
 //
 // For every source with three or more runs on one cluster (the same GPU, GPUs per node and
 // links; node counts may differ): each run in turn anchors the fit and the others are

@@ -1,0 +1,20 @@
+// Stepcast's lifecycle in one place, for a program that uses the engine (the command line, the
+// WebAssembly bindings, a test):
+//
+//   1. read      text -> Json (json.h: parse_json, bounded)
+//   2. load      Json -> Scenario: its keys read, its `calibration` applied, its rules checked
+//                (scenario.h: scenario_from_json; every problem at once: scenario_errors)
+//   3. estimate  Scenario -> Report, a pure function (estimate.h)
+//   4. write     Report -> JSON or text (report.h: report_text, to_text)
+//
+// and what is built on them: the scenario resolved (resolve.h), the plan search (search.h), the
+// traffic matrix (traffic.h), links (share_link.h), calibration from measurements (calibrate.h,
+// nccl_tests.h, gemm_fit.h), other tools' formats (import_*.h, export_megatron.h). The presets
+// compiled in are catalog.h's builtin_catalog().
+#pragma once
+
+#include "stepcast/catalog.h"
+#include "stepcast/estimate.h"
+#include "stepcast/json.h"
+#include "stepcast/report.h"
+#include "stepcast/scenario.h"

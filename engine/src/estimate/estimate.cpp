@@ -1,0 +1,68 @@
+// One estimate, in the order of its steps (estimate/step.h): where each pipeline runs, what each
+// stage costs, the schedule, the tail after the last backward, then the breakdown, the timeline
+// and the summary.
+#include "stepcast/estimate.h"
+
+#include <algorithm>
+
+#include "estimate/step.h"
+#include "stepcast/limits.h"
+
+namespace stepcast {
+
+Report estimate(const Scenario& sc, const EstimateOptions& options) {
+  using namespace detail;
+  const Plan& p = sc.plan;
+
+  // 1. Layout: the replica sets and where their stages run.
+  const std::vector<ReplicaSet> sets = replica_sets(sc);
+  const bool mixed_stages = [&] {
+    for (const auto& s : p.stages)
+      if (s.group != p.stages.front().group || s.layers != p.stages.front().layers) return true;
+    return false;
+  }();
+
+  // 2-3. Stage costs and each set's pipeline schedule; the slowest set is the critical path.
+  // The timeline's events are only simulated when they fit in it (a longer one is truncated
+  // anyway), and the simulation of all sets together within the block budget (limits.h).
+  uint64_t blocks = 0;
+  for (const auto& set : sets)
+    blocks = std::min<uint64_t>(blocks + schedule_blocks(plan_for(p, set.micro_batches)),
+                                uint64_t{1} << 62);
+  const bool want_events = options.timeline && blocks <= options.max_timeline_events;
+  uint64_t block_budget = kMaxSimulatedBlocks;
+  std::vector<PipelineRun> runs;
+  for (const auto& set : sets)
+    runs.push_back(run_pipeline(sc, plan_for(p, set.micro_batches), set.layout,
+                                mixed_stages || options.simulate, options.closed_form,
+                                want_events, block_budget));
+  size_t critical = 0;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].pipe_s + runs[i].fill_s > runs[critical].pipe_s + runs[critical].fill_s)
+      critical = i;
+  const PipelineRun& run = runs[critical];
+
+  // 4. The tail: gradient sync, parameter gather, small all-reduces, optimizer.
+  const Tail end = tail(sc, runs, critical);
+
+  Report r;
+  r.plan = p;
+  r.micro_batches = run.plan.micro_batches();
+  r.bottleneck_stage = run.bottleneck;
+  r.iteration_time_s = run.pipe_s + run.fill_s + end.total();
+
+  // 5-7. Breakdown of the critical path, timeline, summary.
+  r.breakdown = breakdown(run, end);
+  add_timeline(r, runs, critical, end, options);
+  summarise(r, sc, sets, runs);
+  // The critical set's stage reports, moved: nothing reads the runs after this.
+  r.stages.reserve(runs[critical].stages.size());
+  for (auto& s : runs[critical].stages) r.stages.push_back(std::move(s.report));
+  if (sc.fit) {
+    r.calibration = sc.fit;
+    r.warnings.insert(r.warnings.end(), sc.fit->warnings.begin(), sc.fit->warnings.end());
+  }
+  return r;
+}
+
+}  // namespace stepcast

@@ -1,0 +1,81 @@
+// Step 1 of an estimate: where each pipeline runs (scenario/placement.h), with the counts a
+// scenario leaves to the engine balanced: "auto" layers by stage speed within each stage's memory,
+// "auto" micro-batches by replica speed (balance.cpp), both measured with the stage costs of step 2.
+#include <algorithm>
+
+#include "estimate/step.h"
+#include "stepcast/balance.h"
+
+namespace stepcast::detail {
+
+namespace {
+
+// Layers per stage of plan.stages: as given, or balanced by stage speed and memory where a
+// stage leaves them to the engine (layers 0). Without plan.stages, Megatron's split decides.
+std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& groups) {
+  const Plan& p = sc.plan;
+  std::vector<int64_t> fixed;
+  bool any_auto = false;
+  for (const auto& s : p.stages) {
+    fixed.push_back(s.layers);
+    any_auto = any_auto || s.layers == 0;
+  }
+  if (!any_auto) return fixed;
+  // Measure each stage with one and two layers per chunk: time and memory are affine in layers.
+  PipelineLayout probe;
+  probe.groups = groups;
+  std::vector<double> per_layer, fixed_s;
+  std::vector<int64_t> max_layers;
+  for (int i = 0; i < p.pp; ++i) {
+    probe.layers.assign(p.pp, p.vpp);
+    const StagePaths paths = paths_for_stage(sc, p, probe, i);
+    const LayerMix mix1 = average_mix(sc.model, p.vpp), mix2 = average_mix(sc.model, 2.0 * p.vpp);
+    const StageCost one = stage_cost(sc, p, stage_shape(sc.model, p, i, mix1), mix1, groups[i], paths);
+    const StageCost two = stage_cost(sc, p, stage_shape(sc.model, p, i, mix2), mix2, groups[i], paths);
+    const double slope = (two.unit_s - one.unit_s) / p.vpp;
+    per_layer.push_back(std::max(slope, 1e-12));
+    fixed_s.push_back(one.unit_s - slope * p.vpp);
+    const double mem_slope = (two.report.memory.total - one.report.memory.total) / p.vpp;
+    const double room = one.report.memory.capacity - one.report.memory.headroom - one.report.memory.total;
+    max_layers.push_back(
+        mem_slope > 0 ? std::max<int64_t>(p.vpp, static_cast<int64_t>(room / mem_slope) + p.vpp)
+                      : 0);
+  }
+  return balance_layers(per_layer, fixed_s, max_layers, fixed, sc.model.layers, p.vpp);
+}
+
+// The slowest stage's time per micro-batch of a layout (what a replica's throughput follows).
+double slowest_unit_s(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
+  double worst = 0;
+  for (int i = 0; i < q.pp; ++i) worst = std::max(worst, stage_cost_of(sc, q, lay, i).unit_s);
+  return worst;
+}
+
+}  // namespace
+
+std::vector<ReplicaSet> replica_sets(const Scenario& sc) {
+  const Plan& p = sc.plan;
+  std::vector<int> replica_groups;
+  std::vector<ReplicaSet> sets = declared_replica_sets(p, replica_groups);
+  for (auto& set : sets) {
+    const std::vector<int> groups = stage_groups(p, set.group);
+    set.layout = layout_for(sc, set.group, replica_groups,
+                            p.stages.empty() ? std::vector<int64_t>{} : stage_layers(sc, groups));
+  }
+  if (p.replicas.empty()) return sets;
+
+  // Auto micro-batches: in proportion to each set's throughput (its slowest stage per batch).
+  std::vector<double> per_mb;
+  std::vector<int> counts;
+  std::vector<int64_t> fixed;
+  for (const auto& set : sets) {
+    per_mb.push_back(slowest_unit_s(sc, plan_for(p, p.pp), set.layout));
+    counts.push_back(set.count);
+    fixed.push_back(set.micro_batches);
+  }
+  const auto m_r = balance_micro_batches(per_mb, counts, fixed, p.global_batch / p.micro_batch);
+  for (size_t i = 0; i < sets.size(); ++i) sets[i].micro_batches = m_r[i];
+  return sets;
+}
+
+}  // namespace stepcast::detail

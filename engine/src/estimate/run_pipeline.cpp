@@ -1,0 +1,104 @@
+// Step 3 of an estimate: one replica set's pipeline through Megatron's schedule. The closed form
+// of pipeline.h where it is exact (1F1B; identical interleaved stages), the event simulation of
+// Megatron's block order where stages differ or the timeline is asked for.
+#include <algorithm>
+
+#include "estimate/step.h"
+
+namespace stepcast::detail {
+
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay) {
+  std::vector<StageCost> out;
+  out.reserve(static_cast<size_t>(p.pp));
+  const auto middle = [&](int i) { return i > 0 && i + 1 < p.pp; };
+  const auto next = [&](int i) { return lay.groups[static_cast<size_t>((i + 1) % p.pp)]; };
+  for (int i = 0; i < p.pp; ++i) {
+    int same = -1;
+    for (int j = 1; j < i && same < 0 && middle(i); ++j)
+      if (lay.groups[j] == lay.groups[i] && next(j) == next(i) &&
+          std::equal(lay.chunks_of(j).begin(), lay.chunks_of(j).end(),
+                     lay.chunks_of(i).begin(), lay.chunks_of(i).end()))
+        same = j;
+    if (same < 0) {
+      out.push_back(stage_cost_of(sc, p, lay, i));
+      continue;
+    }
+    StageCost c = out[static_cast<size_t>(same)];
+    LayerMix mix;
+    for (const auto& m : lay.chunks_of(i)) mix += m;
+    c.report.index = i;
+    c.report.memory = stage_memory(sc.model, p, stage_shape(sc.model, p, i, mix),
+                                   sc.cluster.groups[lay.groups[i]].gpu, sc.calibration);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& lay,
+                         bool simulate, bool closed_form, bool want_events,
+                         uint64_t& block_budget) {
+  PipelineRun run;
+  run.plan = std::move(plan);
+  const Plan& p = run.plan;
+  run.layout = &lay;
+  run.stages = stage_costs(sc, p, lay);
+  const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
+  const int64_t mb = p.micro_batches();
+  const double mbd = static_cast<double>(mb);
+  std::vector<double> unit, p2p;
+  // Block durations per virtual stage (chunk c of stage i is virtual stage c·pp + i): a block
+  // carries its chunk's share of the stage's compute and exposed communication; messages travel
+  // on the edges between blocks.
+  std::vector<double> fwd(static_cast<size_t>(p.pp) * p.vpp), bwd(fwd.size());
+  for (int i = 0; i < p.pp; ++i) {
+    const StageCost& s = run.stages[i];
+    unit.push_back(s.unit_s);
+    p2p.push_back(s.report.p2p_s);
+    const double f = s.time.forward * s.time.total() / s.time.compute();
+    const double b = s.time.total() - f;
+    for (int c = 0; c < p.vpp; ++c) {
+      fwd[static_cast<size_t>(c) * p.pp + i] = f * s.chunk_forward_share[c];
+      bwd[static_cast<size_t>(c) * p.pp + i] = b * s.chunk_backward_share[c];
+    }
+  }
+  const PipelineTime closed = pipeline_time(unit, mb, p.vpp);
+  run.bottleneck = closed.bottleneck;
+  run.pipe_s = closed.total_s;
+  run.bubble_s = closed.bubble_s;
+  const StageCost& k = run.stages[closed.bottleneck];
+  run.blocking_p2p_s = mbd * (k.unit_s - k.time.total());
+  // Overlapped send/receive still delays the first micro-batch's forward and the last one's
+  // backward through every virtual stage: each boundary v times, the wrap v - 1 times.
+  if (p.pp > 1 && p2p_hidden) {
+    for (int i = 0; i + 1 < p.pp; ++i) run.fill_s += 2.0 * p.vpp * p2p[i];
+    run.fill_s += 2.0 * (p.vpp - 1) * p2p[p.pp - 1];
+  }
+  // The event simulation is the reference. The closed form is exact for 1F1B and for identical
+  // interleaved stages (tests), and costs nothing; interleaved stages that differ (embedding,
+  // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast
+  // (the estimate's block budget, shared by its replica sets: limits.h).
+  const uint64_t blocks = schedule_blocks(p);
+  simulate = simulate || (p.vpp > 1 && p.pp > 1 && !closed_form);
+  if ((simulate || want_events) && blocks <= block_budget) {
+    block_budget -= blocks;
+    double makespan = 0;
+    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p,
+                                           p.pp > 1 && !p2p_hidden, &makespan);
+    if (simulate) {
+      run.pipe_s = makespan;
+      run.fill_s = 0;
+      // The bottleneck stage is busy with its blocks and its blocking sends; the rest of the
+      // makespan it waits (fill, drain, and messages on the edges).
+      double blocks_s = 0, sends_s = 0;
+      for (const auto& e : run.events) {
+        if (e.stage != run.bottleneck) continue;
+        (e.kind == PipelineEvent::Kind::send ? sends_s : blocks_s) += e.end_s - e.start_s;
+      }
+      run.blocking_p2p_s = sends_s;
+      run.bubble_s = makespan - blocks_s - sends_s;
+    }
+  }
+  return run;
+}
+
+}  // namespace stepcast::detail

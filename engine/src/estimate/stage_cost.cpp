@@ -1,0 +1,434 @@
+// Step 2 of an estimate: what one micro-batch costs on one pipeline stage. Compute per layer
+// (compute.cpp), the census of its collectives (census.cpp) priced on the links its groups cross,
+// the part of that communication the software overlaps with compute, and the stage's memory.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "estimate/step.h"
+#include "stepcast/compute.h"
+#include "stepcast/overlap.h"
+
+namespace stepcast::detail {
+
+double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase) {
+  double t = 0;
+  for (const auto& op : ops)
+    if (op.group == group && op.phase == phase) t += op.total_s();
+  return t;
+}
+
+double exposed_after_overlap(double comm, double window, double slowdown) {
+  return std::max(0.0, comm - window) + slowdown * std::min(comm, window);
+}
+
+namespace {
+
+// One layer's sequence-parallel collectives per micro-batch (census.cpp): forward, all-gathers
+// of the QKV and fc1 inputs and reduce-scatters of the proj and fc2 outputs; backward, four
+// all-gathers and two reduce-scatters; full recompute replays the forward's.
+struct SpCollectives {
+  double all_gather = 0, reduce_scatter = 0;  // one of each, seconds
+};
+SpCollectives sp_collectives(const ModelSpec& m, const Plan& p, const CommPath& path) {
+  const double act = static_cast<double>(p.micro_batch) * m.seq_len / p.cp * m.hidden *
+                     activation_bytes(p.precision);
+  return {collective_time_s(CollectiveKind::all_gather, act, p.tp, path),
+          collective_time_s(CollectiveKind::reduce_scatter, act, p.tp, path)};
+}
+
+}  // namespace
+
+double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
+  const SpCollectives c = sp_collectives(m, p, path);
+  const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
+  const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
+  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+}
+
+// Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
+// (NeMo's ub configs, e.g. ub_cfg_h100_h12288_tp8_mbs2_seqlen2048.yaml): forward, the QKV and
+// fc1 input all-gathers ring-exchange with their GEMMs and the proj and fc2 output
+// reduce-scatters are pipelined in 4 splits; backward, the proj and fc2 dgrad all-gathers
+// ring-exchange with their dgrad GEMMs, the re-gathered QKV and fc1 inputs overlap the dgrad
+// GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
+// the forward.
+double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                          const CommPath& path, double slowdown) {
+  constexpr int kReduceScatterSplits = 4;
+  const SpCollectives c = sp_collectives(m, p, path);
+  const LayerGemms& g = layer.gemms;
+  const double forward =
+      ring_exchange_overlap_s(c.all_gather, g.qkv_s, p.tp, slowdown) +
+      ring_exchange_overlap_s(c.all_gather, g.fc1_s, p.tp, slowdown) +
+      pipelined_reduce_scatter_s(c.reduce_scatter, g.proj_s, kReduceScatterSplits, slowdown) +
+      pipelined_reduce_scatter_s(c.reduce_scatter, g.fc2_s, kReduceScatterSplits, slowdown);
+  const double backward = ring_exchange_overlap_s(c.all_gather, g.proj_s, p.tp, slowdown) +
+                          ring_exchange_overlap_s(c.all_gather, g.fc2_s, p.tp, slowdown) +
+                          bulk_overlap_s(c.all_gather, g.qkv_s, slowdown) +
+                          bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
+                          bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
+                          bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
+  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+}
+
+// Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
+// MLP are split over TP (their replicated parts whole), routed experts over EP x ETP; norms and
+// the router are replicated.
+StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& mix) {
+  StageShape st;
+  st.index = index;
+  st.layers = std::llround(mix.total());
+  st.moe_layers = std::llround(mix.moe_total());
+  st.first = index == 0;
+  st.last = index == p.pp - 1;
+  const int64_t vocab = padded_vocab(m.vocab, p.tp);
+  const ParameterCount count = count_parameters(m, vocab, m.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  const double norms = 2 * (m.norm == Norm::layernorm ? 2.0 * h : h);
+  const double row_bias = m.bias ? h : 0;  // the row-parallel output's bias, whole on every rank
+  const double att = attention_parameters(m), att_whole = attention_replicated_parameters(m);
+  const double attention = (att - att_whole) / p.tp + att_whole;
+  auto mlp = [&](double f) { return (mlp_parameters(m, f) - row_bias) / p.tp + row_bias; };
+  st.layer_parameters = attention + mlp(static_cast<double>(m.ffn_hidden)) + norms;
+  double routed = 0;
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    routed = count.routed_experts / (static_cast<double>(p.ep) * p.etp);
+    const double shared =
+        e.shared_experts > 0 ? mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden)) : 0;
+    const double router = h * static_cast<double>(e.experts) + static_cast<double>(e.experts);
+    st.moe_layer_parameters = attention + norms + router + shared + routed;
+  }
+  const double moe = mix.moe_total();
+  st.parameters = st.layer_parameters * (mix.total() - moe) + st.moe_layer_parameters * moe;
+  st.expert_parameters = routed * moe;
+  if (st.first) st.parameters += count.embedding / p.tp + count.position;
+  if (st.last) {
+    st.parameters += count.final_norm;
+    // The last stage holds the output layer; tied embeddings keep a copy there when pp > 1.
+    if (!m.tied_embeddings || p.pp > 1) st.parameters += count.embedding / p.tp;
+    // Multi-token prediction modules run after the last layer, on the last stage: a layer like
+    // the last, the column-parallel 2h -> h projection and three norms each.
+    if (m.mtp_layers > 0) {
+      st.mtp = true;
+      const bool last_moe = m.is_moe_layer(m.layers - 1);
+      const double mtp = static_cast<double>(m.mtp_layers);
+      st.parameters += mtp * ((last_moe ? st.moe_layer_parameters : st.layer_parameters) +
+                              2 * h * h / p.tp + 1.5 * norms);
+      if (last_moe) st.expert_parameters += mtp * routed;
+    }
+  }
+  return st;
+}
+
+// The communication paths of stage i: its own group's, with the pipeline link to the next stage
+// and the data-parallel ring replaced where they leave the group.
+StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
+  const ClusterGroup& here = sc.cluster.groups[lay.groups[i]];
+  StagePaths paths = stage_paths(p, here);
+  const int next = lay.groups[(i + 1) % p.pp];
+  if (p.pp > 1 && next != lay.groups[i])
+    paths.pp = inter_group_path(here, sc.cluster.inter_group_link, 1, 2);
+  const int last = lay.groups[p.pp - 1];
+  if (p.pp > 1 && last != lay.groups[0])
+    paths.embedding = inter_group_path(sc.cluster.groups[lay.groups[0]],
+                                       sc.cluster.inter_group_link, 1, 2);
+  if (lay.dp_groups.size() > 1) {
+    // A ring over several groups runs at the pace of its slowest hop: the inter-group link or
+    // any group's own share of its network.
+    CommPath dp = inter_group_path(here, sc.cluster.inter_group_link,
+                                   paths.dp_placement.per_node, paths.dp_placement.nodes());
+    for (int g : lay.dp_groups) {
+      const CommPath own = stage_paths(p, sc.cluster.groups[g]).dp;
+      if (own.busbw_Bps < dp.busbw_Bps) dp = own;
+    }
+    paths.dp = dp;
+    paths.dp.nodes = std::max(paths.dp.nodes, 2);
+  }
+  return paths;
+}
+
+namespace {
+
+// The layers of a mix with what each kind costs: at most the four kinds, held in place (an
+// estimate makes one per stage and chunk).
+struct KindCost {
+  LayerKind kind;
+  double count = 0;
+  LayerCompute compute;
+};
+struct KindCosts {
+  std::array<KindCost, 4> items;
+  size_t size = 0;
+  const KindCost* begin() const { return items.data(); }
+  const KindCost* end() const { return items.data() + size; }
+};
+
+// The mix's count of layers of one kind.
+double count_of(const LayerMix& mix, LayerKind kind) {
+  if (kind.moe) return kind.windowed ? mix.moe_windowed : mix.moe;
+  return kind.windowed ? mix.dense_windowed : mix.dense;
+}
+
+// `known`: costs already computed for the kinds of a mix holding this one (a stage's, for its
+// chunks): a layer's cost depends on its kind, not on how many there are.
+KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const LayerMix& mix,
+                     const KindCosts* known = nullptr) {
+  KindCosts out;
+  for (const LayerKind kind : {LayerKind{false, false}, LayerKind{true, false},
+                               LayerKind{false, true}, LayerKind{true, true}}) {
+    const double count = count_of(mix, kind);
+    if (!(count > 0)) continue;
+    const KindCost* same = nullptr;
+    if (known)
+      for (const auto& k : *known)
+        if (k.kind.moe == kind.moe && k.kind.windowed == kind.windowed) same = &k;
+    out.items[out.size++] = {kind, count, same ? same->compute : layer_compute(m, p, d, kind)};
+  }
+  return out;
+}
+
+// A layer's compute as measured (calibration.layer_profiles): its forward and backward seconds,
+// their parts (GEMMs, attention core, recompute) in the roofline's proportions, which the
+// overlap model needs and a profile of the whole layer does not give.
+void use_profile(LayerCompute& c, const LayerProfile& lp) {
+  const double f = c.forward_s > 0 ? lp.forward_s / c.forward_s : 1;
+  const double b = c.backward_s > 0 ? lp.backward_s / c.backward_s : 1;
+  c.forward_s = lp.forward_s;
+  c.backward_s = lp.backward_s;
+  c.recompute_s *= f;
+  c.linear_forward_s *= f;
+  c.linear_backward_s *= b;
+  c.linear_recompute_s *= f;
+  c.attention_forward_s *= f;
+  c.attention_backward_s *= b;
+  c.attention_recompute_s *= f;
+  for (double* g : {&c.gemms.qkv_s, &c.gemms.proj_s, &c.gemms.fc1_s, &c.gemms.fc2_s,
+                    &c.gemms.experts_s})
+    *g *= f;
+}
+
+// A field of LayerCompute summed over the layers of a mix.
+template <class Field>
+double sum_of(const KindCosts& kinds, Field field) {
+  double total = 0;
+  for (const auto& k : kinds) total += k.count * field(k.compute);
+  return total;
+}
+
+}  // namespace
+
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
+  LayerMix mix;
+  for (const auto& c : lay.chunks_of(i)) mix += c;
+  return stage_cost(sc, p, stage_shape(sc.model, p, i, mix), mix, lay.groups[i],
+                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i));
+}
+
+StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
+                     const LayerMix& mix, int group, const StagePaths& paths,
+                     std::span<const LayerMix> chunk_mix) {
+  const ModelSpec& m = sc.model;
+  const GpuSpec& gpu = sc.cluster.groups[group].gpu;
+  const Device device = make_device(gpu, p.precision, sc.calibration);
+  const double slowdown = sc.calibration.overlap_slowdown;
+  KindCosts kinds = kind_costs(m, p, device, mix);
+  for (size_t i = 0; i < kinds.size; ++i) {  // measured layers replace the roofline's
+    KindCost& k = kinds.items[i];
+    if (const LayerProfile* lp = sc.calibration.layer_profile(
+            gpu.id.empty() ? gpu.name : gpu.id, p.micro_batch, m.seq_len, p.tp, p.cp, k.kind.moe))
+      use_profile(k.compute, *lp);
+  }
+  const HeadCompute head = head_compute(m, p, device);
+  const HeadCompute embed = embedding_compute(m, p, device);
+  const double mbd = static_cast<double>(p.micro_batches());
+  const int zero = p.effective_zero_stage();
+
+  StageCost c;
+  StageReport& st = c.report;
+  st.index = shape.index;
+  st.layers = shape.layers;
+  st.group = group;
+  st.gpu = gpu.id.empty() ? gpu.name : gpu.id;
+  st.parameters = shape.parameters;
+  st.communication = stage_census(m, p, shape, paths);
+  const auto& ops = st.communication;
+  const double L = mix.total();
+
+  // Multi-token prediction on the last stage: each module runs a layer like the last one, its
+  // 2h -> h projection and one more output layer and loss.
+  double mtp_forward = 0, mtp_backward = 0, mtp_recompute = 0;
+  if (shape.mtp) {
+    const int64_t last = m.layers - 1;
+    const LayerCompute layer =
+        layer_compute(m, p, device, {m.is_moe_layer(last), m.windowed_layer(last)});
+    const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+    const double proj = gemm_time_s(tokens, static_cast<double>(m.hidden) / p.tp,
+                                    2.0 * m.hidden, gemm_element_bytes(p.precision), device);
+    const double n = static_cast<double>(m.mtp_layers);
+    mtp_forward = n * (layer.forward_s + proj + head.forward_s);
+    mtp_backward = n * (layer.backward_s + 2 * proj + head.backward_s);
+    mtp_recompute = n * layer.recompute_s;
+  }
+
+  StageTime& t = c.time;
+  const double layers_forward = sum_of(kinds, [](const LayerCompute& l) { return l.forward_s; });
+  const double layers_backward = sum_of(kinds, [](const LayerCompute& l) { return l.backward_s; });
+  t.forward = layers_forward + (shape.first ? embed.forward_s : 0) +
+              (shape.last ? head.forward_s : 0) + mtp_forward;
+  t.backward = layers_backward + (shape.first ? embed.backward_s : 0) +
+               (shape.last ? head.backward_s : 0) + mtp_backward;
+  t.recompute = sum_of(kinds, [](const LayerCompute& l) { return l.recompute_s; }) + mtp_recompute;
+
+  // Each virtual chunk's share: its layers, plus the embedding on the model's first chunk and the
+  // output layer (and MTP) on its last (a backward block carries the chunk's recompute too).
+  std::vector<LayerMix> even;  // without the chunks' kinds: vpp equal shares of the mix
+  std::span<const LayerMix> chunks = chunk_mix;
+  if (chunks.empty()) {
+    const double f = 1.0 / p.vpp;
+    even.assign(p.vpp, {mix.dense * f, mix.moe * f, mix.dense_windowed * f,
+                        mix.moe_windowed * f});
+    chunks = even;
+  }
+  const int v = static_cast<int>(chunks.size());
+  for (int k = 0; k < v; ++k) {
+    const KindCosts in_chunk = kind_costs(m, p, device, chunks[k], &kinds);
+    const bool model_first = shape.first && k == 0, model_last = shape.last && k == v - 1;
+    c.chunk_forward_share.push_back(
+        (sum_of(in_chunk, [](const LayerCompute& l) { return l.forward_s; }) +
+         (model_first ? embed.forward_s : 0) +
+         (model_last ? head.forward_s + mtp_forward : 0)) / t.forward);
+    c.chunk_backward_share.push_back(
+        (sum_of(in_chunk, [](const LayerCompute& l) { return l.backward_s + l.recompute_s; }) +
+         (model_first ? embed.backward_s : 0) +
+         (model_last ? head.backward_s + mtp_backward + mtp_recompute : 0)) /
+        (t.backward + t.recompute));
+  }
+
+  // TP collectives sit between the GEMMs that produce and consume them: exposed, unless
+  // Transformer Engine's userbuffers overlap them with those GEMMs.
+  const double tp_fwd = census_time(ops, CommGroup::tp, Phase::forward) / mbd;
+  const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
+  const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
+  if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
+    t.tp = 0;
+    for (const auto& k : kinds)
+      t.tp += te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown) * k.count;
+    // The embedding's, output layer's and loss's collectives are not overlapped.
+    const double per_layer = layer_tp_comm_s(m, p, paths.tp);
+    t.tp += std::max(0.0, tp_fwd + tp_bwd + tp_rc - L * per_layer);
+  } else {
+    t.tp = tp_fwd + tp_bwd + tp_rc;
+  }
+  // CP's K/V ring overlaps the attention blocks it feeds.
+  t.cp = exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
+                               slowdown) +
+         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
+                               slowdown) +
+         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
+                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
+                               slowdown);
+  // MoE token exchange sits between the router and the experts: exposed, unless Megatron's
+  // --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch's layer with the
+  // backward of another's (combined_1f1b.py): each of the four exchanges (dispatch and combine,
+  // forward and backward) runs during one compute block of the other pass, the attention or the
+  // MoE block, and only what exceeds its block stays exposed.
+  auto ep_time = [&](Phase ph) {
+    return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
+  };
+  const double ep_recompute = ep_time(Phase::recompute);
+  if (p.moe_overlap && mix.moe_total() > 0) {
+    const double per_layer = 1 / mix.moe_total();
+    const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
+    double exposed = 0;
+    for (const auto& k : kinds) {
+      if (!k.kind.moe) continue;
+      const LayerCompute& l = k.compute;
+      const LayerGemms& g = l.gemms;
+      const double attn_f = g.qkv_s + g.proj_s + l.attention_forward_s;
+      const double attn_b = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
+      const double moe_f = std::max(0.0, l.forward_s - attn_f);
+      const double moe_b = std::max(0.0, l.backward_s - attn_b);
+      exposed += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
+                            exposed_after_overlap(fwd / 2, attn_b, slowdown) +
+                            exposed_after_overlap(bwd / 2, attn_f, slowdown) +
+                            exposed_after_overlap(bwd / 2, moe_f, slowdown));
+    }
+    t.ep = exposed + ep_recompute;
+  } else {
+    t.ep = ep_time(Phase::forward) + ep_time(Phase::backward) + ep_recompute;
+  }
+  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
+  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
+  if (zero >= 2) {
+    const double zf = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
+    const double zb = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
+    const bool overlap = zero >= 3 || p.overlap_grad_reduce;
+    t.zero3 = overlap ? exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
+                            exposed_after_overlap(zb, t.backward, slowdown)
+                      : zf + zb;
+  }
+
+  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
+  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
+  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs).
+  double launches = 0;
+  for (const auto& k : kinds) {
+    const LayerKernels n = layer_kernels(m, p, k.kind);
+    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                         : n.forward + n.backward + n.recompute);
+  }
+  t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
+  // A dropless MoE layer copies its token counts to the host before it can size the
+  // all-to-all (EP > 1) and the grouped GEMM, which takes them as a list of integers (TEGroupedMLP
+  // in experts.py, whatever the EP): the CPU waits for the GPU, and the GPU then waits while the
+  // CPU launches the rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused
+  // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs).
+  const bool synced = m.moe.enabled() && m.moe.capacity_factor == 0;
+  if (synced)
+    t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
+              sc.calibration.host_launch_s;
+  // What the kernel count above misses: the Python of the dispatcher and the expert modules
+  // between that sync and the next (fitted: calibration.json's moe_host_us per layer, plus
+  // moe_host_expert_us per local expert for the grouped linear's loop over its experts). The GPU
+  // runs the layer's forward (compute and token exchange) while the CPU issues it, so only the
+  // excess shows; a full recompute replays the forward and its sync.
+  const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
+  const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
+  if (synced && moe_host > 0) {
+    const double ep_forward = ep_time(Phase::forward) / std::max(1.0, mix.moe_total());
+    const double passes = p.recompute == Recompute::full ? 2 : 1;
+    for (const auto& k : kinds)
+      if (k.kind.moe)
+        t.host += passes * k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+  }
+
+  st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
+  st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);
+  st.recompute_s = t.recompute + (p.tp_comm_overlap ? 0 : tp_rc);
+  for (const auto& op : ops)
+    if (op.group == CommGroup::pp) st.p2p_s = op.time_s;
+  // Blocking send/receive: a stage sends twice per micro-batch and chunk (activations on,
+  // gradients back), except the model's first chunk backward and last chunk forward.
+  const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
+  const double sends = 2.0 * p.vpp - (shape.first || shape.last ? 1.0 : 0.0);
+  c.unit_s = t.total() + (p2p_hidden || p.pp == 1 ? 0 : sends * st.p2p_s);
+
+  // The distributed optimizer shards dense parameters over DP x CP, experts over expert DP.
+  const double shard = zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
+  const double expert_shard = zero >= 1 ? std::max(1, p.edp()) : 1.0;
+  st.optimizer_s = optimizer_step_s(
+      (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard,
+      p, device);
+  st.dp_sync_s = census_time(ops, CommGroup::dp, Phase::gradient_sync) +
+                 census_time(ops, CommGroup::edp, Phase::gradient_sync);
+  st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
+  return c;
+}
+
+}  // namespace stepcast::detail

@@ -1,0 +1,131 @@
+// The steps of one estimate, in the order estimate() runs them (estimate.cpp):
+//
+//   1. layout      where each pipeline runs: stage groups, layers per stage, replica sets and
+//                  their micro-batches (scenario/placement.cpp; "auto" counts balanced by the
+//                  stage costs of step 2 in replica_sets.cpp)
+//   2. stage cost  per stage and micro-batch: compute, exposed TP/CP/ZeRO-3 communication, the
+//                  census, memory (stage_cost.cpp)
+//   3. schedule    each replica set's pipeline through 1F1B or interleaved 1F1B: closed form or
+//                  event simulation (run_pipeline.cpp)
+//   4. tail        after the last backward: data-parallel sync, parameter gather, small
+//                  all-reduces, the optimizer step (tail.cpp)
+//   5. breakdown   the critical path in named parts that add up to the iteration time
+//                  (breakdown.cpp)
+//   6. timeline    every block of the schedule, then sync and optimizer (timeline.cpp)
+//   7. summary     throughput, model and hardware FLOP/s, warnings (summary.cpp)
+//
+// Private to the engine.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "stepcast/census.h"
+#include "stepcast/compute.h"
+#include "stepcast/estimate.h"
+#include "stepcast/pipeline.h"
+#include "scenario/placement.h"
+
+namespace stepcast::detail {
+
+// One micro-batch on one stage: compute, and the communication left on the critical path after
+// overlap. Seconds.
+struct StageTime {
+  double forward = 0, backward = 0, recompute = 0;  // compute only
+  double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
+  double ep = 0;  // MoE token exchange (all-to-alls, expert TP) not hidden behind compute
+  double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
+  double compute() const { return forward + backward + recompute; }
+  double total() const { return compute() + tp + cp + zero3 + ep + host; }
+};
+
+struct StageCost {
+  StageTime time;
+  double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
+  // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
+  // the embedding on the model's first chunk and the output layer on its last.
+  std::vector<double> chunk_forward_share, chunk_backward_share;
+  StageReport report;
+};
+
+// One pipeline (a replica set) run through the schedule.
+struct PipelineRun {
+  Plan plan;  // the scenario's plan with this set's micro-batch count
+  // The set's layout, not a copy: the replica sets outlive the runs inside estimate().
+  const PipelineLayout* layout = nullptr;
+  std::vector<StageCost> stages;
+  double pipe_s = 0;  // forward-backward of all micro-batches, fill and drain included
+  double fill_s = 0;  // send/receive of the fill and drain when the steady state hides it
+  double bubble_s = 0;      // idle time of the bottleneck stage (fill and drain)
+  double blocking_p2p_s = 0;  // blocking sends of the bottleneck stage
+  int bottleneck = 0;
+  std::vector<PipelineEvent> events;
+};
+
+// What follows the pipelines, per iteration.
+struct Tail {
+  std::vector<double> stage_sync_s;  // each stage's gradient sync after its last backward
+  double dp_exposed_s = 0;           // sync not hidden behind the drain
+  double param_gather_s = 0;         // distributed optimizer's all-gather, exposed
+  double other_s = 0;                // TP/embedding grad all-reduces, norms, loss
+  double optimizer_s = 0;            // the slowest optimizer step
+  double total() const { return dp_exposed_s + param_gather_s + other_s + optimizer_s; }
+};
+
+// 1. replica_sets.cpp: the placement (scenario/placement.h) with its "auto" counts balanced by the
+// stage costs of step 2.
+std::vector<ReplicaSet> replica_sets(const Scenario& sc);
+
+// 2. stage_cost.cpp
+// What stage `index` holds: its layers by kind (all chunks).
+StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& layers);
+StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
+// `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
+StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
+                     const LayerMix& layers, int group, const StagePaths& paths,
+                     std::span<const LayerMix> chunk_mix = {});
+// The stage i of a layout: its shape and its cost.
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
+// Every stage of a pipeline. A middle stage whose inputs are an earlier middle stage's (its group,
+// the next stage's group, its chunks' layers) costs the same: that cost is copied, with the
+// stage's own index and memory (fewer micro-batches in flight further down the pipeline), so a
+// pipeline of 16 identical stages is costed three times, not sixteen.
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay);
+// One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
+// Engine's userbuffers overlap them (stage_cost.cpp).
+double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
+double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                          const CommPath& path, double slowdown);
+// Communication hidden behind a compute window: what exceeds the window stays exposed, and the
+// compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
+double exposed_after_overlap(double comm, double window, double slowdown);
+// Sum of op time per iteration for ops matching a group and phase.
+double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase);
+
+// 3. run_pipeline.cpp. Blocks of the schedule (a forward and a backward per micro-batch, virtual
+// stage and stage): what its event simulation costs. The simulation runs when `simulate` (or
+// interleaving, unless `closed_form`) asks for it or `want_events`, and when the blocks fit in
+// `block_budget` (the simulation then takes them from it); otherwise the closed form stands.
+inline uint64_t schedule_blocks(const Plan& p) {
+  return 2 * static_cast<uint64_t>(p.micro_batches()) * static_cast<uint64_t>(p.vpp) *
+         static_cast<uint64_t>(p.pp);
+}
+PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
+                         bool simulate, bool closed_form, bool want_events,
+                         uint64_t& block_budget);
+
+// 4. tail.cpp
+Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
+
+// 5. breakdown.cpp
+Breakdown breakdown(const PipelineRun& run, const Tail& tail);
+
+// 6. timeline.cpp
+void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critical,
+                  const Tail& tail, const EstimateOptions& options);
+
+// 7. summary.cpp
+void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
+               const std::vector<PipelineRun>& runs);
+
+}  // namespace stepcast::detail

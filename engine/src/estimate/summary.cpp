@@ -1,0 +1,123 @@
+// Step 7 of an estimate: what the step means for a person. Throughput, model and hardware
+// FLOP/s against the cluster's peak, each replica set's pipeline and memory, and the warnings a
+// careful engineer would give.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "estimate/step.h"
+
+namespace stepcast::detail {
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
+                  const std::vector<PipelineRun>& runs) {
+  const Plan& p = sc.plan;
+  for (const auto& x : runs)
+    for (const auto& s : x.stages) {
+      const StageReport& st = s.report;
+      if (st.memory.fits()) continue;
+      r.fits = false;
+      r.warnings.push_back(fmt::format(
+          "stage {} does not fit: needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, "
+          "optimizer {:.1f}, activations {:.1f}, other {:.1f}) but {} has {:.1f} GiB{}",
+          st.index, st.memory.total / GiB, st.memory.weights / GiB, st.memory.gradients / GiB,
+          st.memory.optimizer / GiB, st.memory.activations / GiB, st.memory.other / GiB, st.gpu,
+          st.memory.capacity / GiB,
+          st.memory.headroom > 0 && st.memory.total <= st.memory.capacity
+              ? fmt::format(" and the plan keeps {:.1f} GiB free (plan.memory_headroom={})",
+                            st.memory.headroom / GiB, p.memory_headroom)
+              : ""));
+    }
+  for (const auto& g : sc.cluster.groups)
+    if (p.tp > g.gpus_per_node)
+      r.warnings.push_back(fmt::format("plan.tp={} spans nodes ({} GPUs per node): every "
+                                       "layer's tensor-parallel collectives cross the network",
+                                       p.tp, g.gpus_per_node));
+  if (p.pp > 1 && r.micro_batches < p.pp)
+    r.warnings.push_back(fmt::format("only {} micro-batches for {} pipeline stages: the pipeline "
+                                     "never fills and most of the step is bubble",
+                                     r.micro_batches, p.pp));
+  if (p.sequence_parallel && p.tp == 1)
+    r.warnings.push_back("plan.sequence_parallel has no effect with plan.tp=1");
+  if (p.tp_comm_overlap && p.tp == 1)
+    r.warnings.push_back("plan.tp_comm_overlap has no effect with plan.tp=1");
+  if (p.overlap_param_gather && p.effective_zero_stage() == 0)
+    r.warnings.push_back(
+        "plan.overlap_param_gather has no effect with plan.zero_stage=0 and no distributed "
+        "optimizer (no parameters to gather)");
+  for (const auto& g : sc.cluster.groups)
+    if (p.flash_attention && (g.gpu.arch == "volta" || g.gpu.arch == "turing"))
+      r.warnings.push_back(fmt::format("FlashAttention needs Ampere or newer; {} runs unfused "
+                                       "attention (set plan.flash_attention=false)",
+                                       g.gpu.name));
+  if (!p.replicas.empty()) {
+    int64_t taken = 0;
+    for (const auto& set : sets) taken += set.count * set.micro_batches;
+    if (taken != p.global_batch / p.micro_batch)
+      r.warnings.push_back(fmt::format("the replicas take {} micro-batches per iteration, not "
+                                       "global_batch / micro_batch = {}: no equal split exists "
+                                       "for these replica counts",
+                                       taken, p.global_batch / p.micro_batch));
+  }
+}
+
+}  // namespace
+
+void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
+               const std::vector<PipelineRun>& runs) {
+  const ModelSpec& m = sc.model;
+  const Plan& p = sc.plan;
+  r.gpus = sc.cluster.gpus();
+  r.peak_tflops = 0;
+  for (const auto& g : sc.cluster.groups)
+    r.peak_tflops += g.gpu.peak_flops(p.precision).value_or(0) * g.gpus() / 1e12;
+  r.peak_tflops /= r.gpus;  // the cluster's mean dense peak per GPU
+  r.parameters = count_parameters(m, m.vocab, m.seq_len).total;
+
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const auto& g = sc.cluster.groups[runs[i].layout->groups.front()];
+    ReplicaReport rep{sets[i].group, g.gpu.id.empty() ? g.gpu.name : g.gpu.id, sets[i].count,
+                      sets[i].micro_batches, runs[i].pipe_s + runs[i].fill_s};
+    for (const auto& s : runs[i].stages) {
+      const MemoryBreakdown& mem = s.report.memory;
+      if (mem.total / mem.capacity > rep.memory_bytes / std::max(rep.capacity_bytes, 1.0)) {
+        rep.memory_bytes = mem.total;
+        rep.capacity_bytes = mem.capacity;
+      }
+      rep.fits = rep.fits && mem.fits();
+    }
+    r.replicas.push_back(rep);
+  }
+
+  // Throughput and utilisation.
+  const double samples = static_cast<double>(p.global_batch);
+  const double seq = static_cast<double>(m.seq_len);
+  const double model_flops = model_flops_per_sample(m, seq) * samples;
+  // Hardware FLOPs add what recompute re-runs: every layer's forward (full) or attention core
+  // (selective), MTP modules included.
+  double hardware_flops = model_flops;
+  if (p.recompute != Recompute::none) {
+    // One layer of each kind times how many there are; MTP modules repeat the last layer.
+    auto rerun_of = [&](bool moe, bool windowed) {
+      const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
+      return p.recompute == Recompute::full ? f.total() : f.attention;
+    };
+    double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
+    if (m.mtp_layers > 0)
+      rerun += static_cast<double>(m.mtp_layers) *
+               rerun_of(m.is_moe_layer(m.layers - 1), m.windowed_layer(m.layers - 1));
+    hardware_flops += rerun * samples;
+  }
+  r.samples_per_s = samples / r.iteration_time_s;
+  r.tokens_per_s = samples * seq / r.iteration_time_s;
+  r.model_tflops_per_gpu = model_flops / r.iteration_time_s / r.gpus / 1e12;
+  r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  r.hfu = hardware_flops / r.iteration_time_s / r.gpus / 1e12 / r.peak_tflops;
+  add_warnings(r, sc, sets, runs);
+}
+
+}  // namespace stepcast::detail

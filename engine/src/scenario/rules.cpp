@@ -1,0 +1,730 @@
+// The plan's rules against the model and the cluster (divisibility, sizes, placement, what the
+// training software can run), each broken rule an Error naming the input first, the inputs it
+// involves and, where cheap, values that would satisfy it.
+#include "stepcast/scenario.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "scenario/counts.h"
+#include "scenario/fields.h"
+#include "stepcast/limits.h"
+#include "stepcast/pipeline_layout.h"
+#include "stepcast/ranks.h"
+
+namespace stepcast {
+
+namespace {
+
+using detail::key_in;
+using detail::plus;
+using detail::times;
+
+// The plan's rules. Each broken rule is reported with the input it names first and the other
+// inputs it involves (`related`), plus values that would satisfy it where that is cheap to say.
+class Rules {
+ public:
+  Rules(const Scenario& s, std::vector<Error>* out) : s_(s), out_(out) {}
+
+  // Records a broken rule; returns whether checking should go on (only when collecting).
+  template <class Make>
+  bool broken(Make make) {
+    ok_ = false;
+    if (out_) out_->push_back(make());
+    return out_ != nullptr;
+  }
+  bool ok() const { return ok_; }
+  const Scenario& s() const { return s_; }
+
+  // The inputs that set the GPU count: every group's node count.
+  std::vector<std::string> node_paths() const {
+    if (s_.cluster.groups.size() == 1) return {"cluster.nodes"};
+    std::vector<std::string> out;
+    for (size_t g = 0; g < s_.cluster.groups.size(); ++g)
+      out.push_back(fmt::format("cluster.groups[{}].nodes", g));
+    return out;
+  }
+
+ private:
+  const Scenario& s_;
+  std::vector<Error>* out_;
+  bool ok_ = true;
+};
+
+Error rule(std::string path, std::string message, std::vector<std::string> related = {}) {
+  return Error{ErrorCode::invalid_plan, std::move(path), std::move(message), std::move(related)};
+}
+
+std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// "1, 2, 4 or 8": the divisors of n up to `limit`, for a message that says what would work.
+std::string divisors_text(int64_t n, int64_t limit) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= std::min(n, limit) && d.size() < 12; ++i)
+    if (n % i == 0) d.push_back(i);
+  std::string out;
+  for (size_t i = 0; i < d.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : (i + 1 == d.size() ? " or " : ", "), d[i]);
+  return out;
+}
+
+// The global batches nearest `global_batch` that `step` divides (the one below when there is one,
+// and the one above): "plan.global_batch=496 or 512".
+std::string batch_hint(int64_t global_batch, int64_t step) {
+  const int64_t below = global_batch / step * step;
+  return below > 0 ? fmt::format("plan.global_batch={} or {}", below, below + step)
+                   : fmt::format("plan.global_batch={}", step);
+}
+
+// What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
+// user can act on it: the counts that divide them, then Megatron's other splits
+// (pipeline_layout.h).
+std::string split_hint(int64_t layers, int pp, int vpp) {
+  std::string hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(layers, 64), layers);
+  if (const auto a = accounted_split(layers, pp, vpp))
+    hint += a->embedding_in_split ? "; count the embedding and the loss as layers "
+                                    "(plan.embedding_in_split, plan.loss_in_split)"
+                                  : "; count the loss as a layer (plan.loss_in_split)";
+  if (const auto u = uneven_split(layers, pp, vpp))
+    hint += fmt::format("; plan.first_stage_layers={} and plan.last_stage_layers={}{}",
+                        u->first_stage_layers, u->last_stage_layers,
+                        pp > 2 ? fmt::format(" ({} on each other stage)", u->other_stage_layers)
+                               : "");
+  return hint;
+}
+
+// A free-form pipeline layout: the only split the plan gives, pp·vpp virtual stages holding
+// every layer once, the embedding first, the loss and the MTP modules last (where the engine
+// runs them).
+bool check_pipeline_layout(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  const char* path = "plan.pipeline_layout";
+  if ((p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
+       p.loss_in_split || !p.stages.empty()) &&
+      !c.broken([&] {
+        return rule(path,
+                    "plan.pipeline_layout gives the whole split: leave out first_stage_layers, "
+                    "last_stage_layers, embedding_in_split, loss_in_split and stages");
+      }))
+    return false;
+  auto parsed = parse_pipeline_layout(p.pipeline_layout, path);
+  if (!parsed.ok()) return c.broken([&] { return parsed.error(); });
+  const auto& stages = parsed.value();
+  const int64_t want = int64_t{p.pp} * p.vpp;
+  if (static_cast<int64_t>(stages.size()) != want)
+    return c.broken([&] {
+      return rule(path,
+                  fmt::format("plan.pipeline_layout has {} stages but plan.pp*plan.vpp={}*{}={}",
+                              stages.size(), p.pp, p.vpp, want),
+                  {"plan.pp", "plan.vpp"});
+    });
+  int64_t layers = 0, mtp = 0;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    layers += stages[k].layers;
+    mtp += stages[k].mtp;
+    const bool first = k == 0, last = k + 1 == stages.size();
+    if (stages[k].embedding != first || stages[k].loss != last || (stages[k].mtp > 0 && !last))
+      return c.broken([&] {
+        return rule(path, fmt::format("plan.pipeline_layout: the embedding E goes in the first "
+                                      "stage, the loss L and the MTP modules m in the last "
+                                      "(stage {} breaks it)",
+                                      k));
+      });
+  }
+  if (layers != m.layers || mtp != m.mtp_layers)
+    return c.broken([&] {
+      return rule(path,
+                  fmt::format("plan.pipeline_layout holds {} layers and {} MTP modules but the "
+                              "model has model.layers={} and model.mtp_layers={}",
+                              layers, mtp, m.layers, m.mtp_layers),
+                  {"model.layers", "model.mtp_layers"});
+    });
+  return c.ok();
+}
+
+// Megatron's uneven splits (first/last stage layers, the embedding and the loss counted as
+// layers): the layers must add up and divide the way Megatron divides them. Sets `even_rule` when
+// the plain rule (pp·vpp divides the layers) is the one that applies.
+bool check_split(Rules& c, bool& even_rule) {
+  const Plan& p = c.s().plan;
+  const int64_t L = c.s().model.layers;
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  const bool accounted = p.embedding_in_split || p.loss_in_split;
+  even_rule = false;
+  if (!p.pipeline_layout.empty()) return check_pipeline_layout(c);
+  if (!p.stages.empty()) {
+    // plan.stages gives every stage's layers; the embedding and the loss may still count as a
+    // layer in the split of the first and last stage into virtual chunks.
+    if (uneven && !c.broken([&] {
+          return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers"
+                                               : "plan.last_stage_layers",
+                      "plan.stages gives every stage's layers: leave out first_stage_layers and "
+                      "last_stage_layers",
+                      {"plan.stages"});
+        }))
+      return false;
+    if (accounted && std::any_of(p.stages.begin(), p.stages.end(),
+                                 [](const StageAssignment& a) { return a.layers == 0; }) &&
+        !c.broken([&] {
+          return rule("plan.stages",
+                      "\"auto\" stage layers with embedding_in_split or loss_in_split are not "
+                      "modelled: give the layers",
+                      {"plan.embedding_in_split", "plan.loss_in_split"});
+        }))
+      return false;
+    return c.ok();
+  }
+  if (uneven && accounted)
+    return c.broken([&] {
+      return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers",
+                  "give either first_stage_layers/last_stage_layers or "
+                  "embedding_in_split/loss_in_split, not both (Megatron takes one uneven split)",
+                  {"plan.embedding_in_split", "plan.loss_in_split"});
+    });
+  if (uneven) {
+    const int64_t given = p.first_stage_layers + p.last_stage_layers;
+    const int64_t others = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
+    const char* path = p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers";
+    if (p.pp < 2 || (p.pp == 2 && p.first_stage_layers > 0 && p.last_stage_layers > 0 &&
+                     given != L) ||
+        given >= L + (others == 0 ? 1 : 0) || (others > 0 && (L - given) % others != 0) ||
+        (others == 0 && given != L))
+      return c.broken([&] {
+        return rule(path,
+                    fmt::format("first_stage_layers={} and last_stage_layers={} leave {} of "
+                                "model.layers={} for {} other stage(s) of plan.pp={}: they must "
+                                "split evenly",
+                                p.first_stage_layers, p.last_stage_layers, L - given, L, others,
+                                p.pp),
+                    {"model.layers", "plan.pp"});
+      });
+    const int64_t even = others > 0 ? (L - given) / others : 0;
+    for (const int64_t n : {p.first_stage_layers, p.last_stage_layers, even})
+      if (n > 0 && n % p.vpp != 0)
+        return c.broken([&] {
+          return rule(path,
+                      fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
+                                  n, p.vpp),
+                      {"plan.vpp"});
+        });
+    return c.ok();
+  }
+  if (accounted) {
+    const int64_t total = L + p.embedding_in_split + p.loss_in_split;
+    const int64_t chunks = int64_t{p.pp} * p.vpp;
+    if (!accounting_divides(L, p.embedding_in_split + p.loss_in_split, p.pp, p.vpp))
+      return c.broken([&] {
+        return rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                    fmt::format("model.layers={} plus the {} counted as layers ({}) must be "
+                                "divisible by plan.pp*plan.vpp={}",
+                                L,
+                                p.embedding_in_split && p.loss_in_split ? "embedding and loss"
+                                : p.embedding_in_split                  ? "embedding"
+                                                                        : "loss",
+                                total, chunks),
+                    {"model.layers", "plan.embedding_in_split", "plan.loss_in_split"});
+      });
+    return c.ok();
+  }
+  even_rule = L % (int64_t{p.pp} * p.vpp) != 0;
+  return c.ok();
+}
+
+// Flags the framework cannot honour, and flags that need another.
+bool check_framework(Rules& c, const FrameworkProfile* profile) {
+  const Plan& p = c.s().plan;
+  if (profile)
+    for (const auto& entry : profile->cannot) {
+      // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
+      const std::string& key = entry.first;
+      const std::string& why = entry.second;
+      // A flag it cannot do is refused on; a size (plan.cp) away from its default of 1.
+      bool on = false;
+      Json v = Json::object();
+      for (const auto& f : detail::plan_fields())
+        if (f.info.name == key && f.write) {
+          f.write(p, f.info, v);
+          on = v[key].is_boolean() ? v[key].get<bool>()
+                                   : v[key].is_number() &&
+                                         f.info.fallback.kind == DefaultValue::Kind::number &&
+                                         v[key].get<double>() != f.info.fallback.number;
+        }
+      if (on && !c.broken([&] {
+            return rule(fmt::format("plan.{}", key),
+                        fmt::format("plan.{}={}: {} cannot do it ({})", key, v[key].dump(),
+                                    p.framework, why),
+                        {"plan.framework"});
+          }))
+        return false;
+    }
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
+        return rule("plan.tp_comm_overlap",
+                    "plan.tp_comm_overlap=true needs plan.sequence_parallel=true (Transformer "
+                    "Engine overlaps the all-gathers and reduce-scatters of sequence parallelism)",
+                    {"plan.sequence_parallel"});
+      }))
+    return false;
+  const int zero = p.effective_zero_stage();
+  if (p.overlap_param_gather && (zero == 1 || zero == 2) && !p.overlap_grad_reduce &&
+      !c.broken([&] {
+        return rule("plan.overlap_param_gather",
+                    "plan.overlap_param_gather=true needs plan.overlap_grad_reduce=true (the "
+                    "distributed optimizer overlaps both through its gradient buckets; "
+                    "Megatron-LM's arguments.py asserts it)",
+                    {"plan.overlap_grad_reduce"});
+      }))
+    return false;
+  if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&
+      !c.broken([&] {
+        return rule("plan.fp8_param_gather",
+                    fmt::format("plan.fp8_param_gather=true needs plan.precision fp8 or mxfp8, "
+                                "not {}",
+                                to_string(p.precision)),
+                    {"plan.precision"});
+      }))
+    return false;
+  return c.ok();
+}
+
+// Expert parallelism: the expert grid etp x ep x edp x pp must tile the same GPUs as the dense
+// grid (Megatron-Core's parallel_state.py), experts split evenly, and TP in an MoE layer needs
+// sequence parallelism (moe_layer.py).
+bool check_experts(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  if (!m.moe.enabled()) {
+    if ((p.ep > 1 || p.etp != p.tp) && !c.broken([&] {
+          return rule(p.ep > 1 ? "plan.ep" : "plan.etp",
+                      fmt::format("plan.{}={} needs a mixture-of-experts model (model.moe); "
+                                  "{} is dense",
+                                  p.ep > 1 ? "ep" : "etp", p.ep > 1 ? p.ep : p.etp, m.name),
+                      {"model.moe"});
+        }))
+      return false;
+    // The expert-only keys away from their defaults: on a dense model each would be reported
+    // (in the resolved plan and the report) as set while it changes nothing (Megatron-Core
+    // asserts expert parallelism for the EP overlap; a dense layer has no tokens to dispatch and
+    // no experts to load unevenly).
+    const auto dense = [&](const char* key, std::string value, const char* what) {
+      return c.broken([&] {
+        return rule(fmt::format("plan.{}", key),
+                    fmt::format("plan.{}={} ({}) needs a mixture-of-experts model (model.moe); "
+                                "{} is dense",
+                                key, value, what, m.name),
+                    {"model.moe"});
+      });
+    };
+    if (p.moe_overlap && !dense("moe_overlap", "true", "Megatron-Core's EP overlap")) return false;
+    if (p.moe_dispatcher != MoeDispatcher::alltoall &&
+        !dense("moe_dispatcher", std::string(to_string(p.moe_dispatcher)), "the token exchange"))
+      return false;
+    if (p.moe_imbalance != 1.0 &&
+        !dense("moe_imbalance", fmt::format("{}", p.moe_imbalance), "the experts' load"))
+      return false;
+    return c.ok();
+  }
+  // EP communication overlap (--overlap-moe-expert-parallel-comm) as Megatron-Core admits it
+  // (TransformerConfig.__post_init__, megatron/core/transformer/transformer_config.py): expert
+  // parallelism to overlap, the alltoall or flex dispatcher, no full recompute, the interleaved
+  // schedule when pipelined (combined_1f1b pairs chunks), and at most one MTP layer; each named
+  // (moe_overlap_admitted, below, is the same conditions at once, for the search).
+  if (p.moe_overlap && !moe_overlap_admitted(m, p)) {
+    auto needs = [&](bool ok, const char* path, std::string what,
+                     std::vector<std::string> related) {
+      return ok || c.broken([&] {
+               return rule(path,
+                           "plan.moe_overlap=true (Megatron-Core's EP overlap) needs " + what,
+                           std::move(related));
+             });
+    };
+    if (!needs(p.ep > 1, "plan.ep", fmt::format("plan.ep > 1, not {}", p.ep),
+               {"plan.moe_overlap"}) ||
+        !needs(p.moe_dispatcher != MoeDispatcher::allgather, "plan.moe_dispatcher",
+               "plan.moe_dispatcher alltoall or flex, not allgather", {"plan.moe_overlap"}) ||
+        !needs(p.recompute != Recompute::full, "plan.recompute",
+               "plan.recompute none or selective, not full", {"plan.moe_overlap"}) ||
+        !needs(p.pp == 1 || p.vpp > 1, "plan.vpp",
+               fmt::format("plan.vpp > 1 with plan.pp={} (the interleaved schedule)", p.pp),
+               {"plan.moe_overlap", "plan.pp"}) ||
+        !needs(m.mtp_layers <= 1, "model.mtp_layers",
+               fmt::format("at most one MTP layer, not {}", m.mtp_layers), {"plan.moe_overlap"}))
+      return false;
+  }
+  const MoeSpec& e = m.moe;
+  if (e.experts % p.ep != 0 && !c.broken([&] {
+        Error err = rule("plan.ep",
+                         fmt::format("plan.ep={} must divide model.moe.experts={} (each "
+                                     "expert-parallel rank holds experts/ep experts)",
+                                     p.ep, e.experts),
+                         {"model.moe.experts"});
+        err.hint = fmt::format("ep {} divides the experts", divisors_text(e.experts, 1024));
+        return err;
+      }))
+    return false;
+  if (e.ffn_hidden % p.etp != 0 && !c.broken([&] {
+        return rule("plan.etp",
+                    fmt::format("plan.etp={} must divide model.moe.ffn_hidden={}", p.etp,
+                                e.ffn_hidden),
+                    {"model.moe.ffn_hidden"});
+      }))
+    return false;
+  const int64_t stage_gpus = int64_t{p.tp} * p.cp * p.dp;
+  const int64_t grid = int64_t{p.etp} * p.ep;
+  if (stage_gpus % grid != 0 && !c.broken([&] {
+        return rule("plan.ep",
+                    fmt::format("plan.etp*plan.ep*plan.pp={}*{}*{}={} must divide the {} GPUs "
+                                "(tp*cp*dp*pp): the expert grid folds onto the same GPUs",
+                                p.etp, p.ep, p.pp, grid * p.pp, stage_gpus * p.pp),
+                    {"plan.etp", "plan.pp", "plan.tp", "plan.dp"});
+      }))
+    return false;
+  if (p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
+        return rule("plan.sequence_parallel",
+                    fmt::format("plan.tp={} in a mixture-of-experts model needs "
+                                "plan.sequence_parallel=true (Megatron-Core's MoE layer "
+                                "requires it in training)",
+                                p.tp),
+                    {"plan.tp", "model.moe"});
+      }))
+    return false;
+  return c.ok();
+}
+
+// What an estimate of the plan costs (limits.h): stage evaluations, the balancer's work for
+// "auto" layers, and the model's size (the census counts operations in 64-bit integers).
+bool check_budget(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  const double parameters = count_parameters(m, m.vocab, m.seq_len).total;
+  if (parameters > kMaxParameters)
+    return c.broken([&] {
+      return Error{ErrorCode::out_of_range, "model",
+                   fmt::format("the model has {:.3g} parameters; at most {:.0e} are modelled",
+                               parameters, kMaxParameters),
+                   {"model.layers", "model.hidden", "model.vocab"}};
+    });
+  const bool auto_layers = std::any_of(p.stages.begin(), p.stages.end(),
+                                       [](const StageAssignment& a) { return a.layers == 0; });
+  const bool auto_batches =
+      std::any_of(p.replicas.begin(), p.replicas.end(),
+                  [](const ReplicaAssignment& a) { return a.micro_batches == 0; });
+  const int64_t sets = p.replicas.empty() ? 1 : static_cast<int64_t>(p.replicas.size());
+  const int64_t evaluations = sets * p.pp * (1 + (auto_layers ? 2 : 0) + (auto_batches ? 1 : 0));
+  if (evaluations > kMaxStageEvaluations)
+    return c.broken([&] {
+      return Error{ErrorCode::budget_exceeded, sets > 1 ? "plan.replicas" : "plan.pp",
+                   fmt::format("the plan costs {} stage evaluations ({} stage(s) x {} replica "
+                               "set(s){}); one estimate makes at most {}",
+                               evaluations, p.pp, sets,
+                               auto_layers    ? ", x3 to balance \"auto\" layers"
+                               : auto_batches ? ", x2 to balance \"auto\" micro-batches"
+                                              : "",
+                               kMaxStageEvaluations),
+                   {"plan.pp", "plan.replicas", "plan.stages"}};
+    });
+  if (auto_layers && m.layers * p.pp > kMaxBalanceWork)
+    return c.broken([&] {
+      return Error{ErrorCode::budget_exceeded, "plan.stages",
+                   fmt::format("balancing \"auto\" layers costs model.layers x plan.pp = {} x {}; "
+                               "at most {} (give the stages' layers)",
+                               m.layers, p.pp, kMaxBalanceWork),
+                   {"model.layers", "plan.pp"}};
+    });
+  return c.ok();
+}
+
+// Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
+bool check_layout(Rules& c) {
+  const Scenario& s = c.s();
+  const Plan& p = s.plan;
+  const ModelSpec& m = s.model;
+  const int groups = static_cast<int>(s.cluster.groups.size());
+  if (!p.stages.empty() && !p.replicas.empty())
+    return c.broken([&] {
+      return rule("plan.replicas", "plan.stages and plan.replicas together are not modelled: "
+                                   "give one",
+                  {"plan.stages"});
+    });
+  std::vector<int64_t> used(groups, 0);
+  const int64_t mp = int64_t{p.tp} * p.cp;
+  if (groups > 1 && p.stages.empty() && p.replicas.empty())
+    return c.broken([&] {
+      return rule("plan.stages",
+                  fmt::format("cluster has {} groups and the plan's stages ({} GPUs each) do not "
+                              "fall within one group each in rank order: give plan.stages "
+                              "(which group runs each pipeline stage) or plan.replicas (which "
+                              "group runs each data-parallel replica)",
+                              groups, times(mp, p.dp)),
+                  join({"plan.pp", "plan.tp"}, c.node_paths()));
+    });
+  if (!p.stages.empty()) {
+    if (static_cast<int>(p.stages.size()) != p.pp)
+      return c.broken([&] {
+        return rule("plan.stages", fmt::format("plan.stages has {} entries but plan.pp={}",
+                                               p.stages.size(), p.pp),
+                    {"plan.pp"});
+      });
+    int64_t fixed = 0, autos = 0;
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+      const auto& st = p.stages[i];
+      const std::string path = fmt::format("plan.stages[{}]", i);
+      if (st.group >= groups)
+        return c.broken([&] {
+          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
+                                                   path, st.group, groups));
+        });
+      // The embedding and the loss, where they count as a layer, share the split into chunks.
+      const int64_t counted = (i == 0 && p.embedding_in_split) + (i + 1 == p.stages.size() &&
+                                                                   p.loss_in_split);
+      if (st.layers > 0 && (st.layers + counted) % p.vpp != 0 && !c.broken([&] {
+            return rule(path + ".layers",
+                        fmt::format("{}.layers={}{} must be divisible by plan.vpp={}", path,
+                                    st.layers, counted ? fmt::format(" + {} counted as layers", counted) : "",
+                                    p.vpp),
+                        {"plan.vpp"});
+          }))
+        return false;
+      fixed += st.layers;
+      autos += st.layers == 0;
+      used[st.group] = plus(used[st.group], times(mp, p.dp));
+    }
+    if (autos == 0 && fixed != m.layers && !c.broken([&] {
+          return rule("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
+                                                 fixed, m.layers),
+                      {"model.layers"});
+        }))
+      return false;
+    if (autos > 0 && (m.layers - fixed < autos * p.vpp || (m.layers - fixed) % p.vpp != 0) &&
+        !c.broken([&] {
+          return rule("plan.stages",
+                      fmt::format("plan.stages: {} layers left for {} \"auto\" stage(s) "
+                                  "(model.layers={}, each stage needs a multiple of vpp={})",
+                                  m.layers - fixed, autos, m.layers, p.vpp),
+                      {"model.layers", "plan.vpp"});
+        }))
+      return false;
+  } else if (!p.replicas.empty()) {
+    int64_t replicas = 0, fixed = 0, autos = 0;
+    for (size_t i = 0; i < p.replicas.size(); ++i) {
+      const auto& rep = p.replicas[i];
+      const std::string path = fmt::format("plan.replicas[{}]", i);
+      if (rep.group >= groups)
+        return c.broken([&] {
+          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
+                                                   path, rep.group, groups));
+        });
+      replicas += rep.count;
+      fixed = plus(fixed, times(rep.count, rep.micro_batches));
+      autos += rep.micro_batches == 0 ? rep.count : 0;
+      used[rep.group] = plus(used[rep.group], times(times(mp, p.pp), rep.count));
+    }
+    if (replicas != p.dp && !c.broken([&] {
+          return rule("plan.replicas", fmt::format("plan.replicas count {} replicas but "
+                                                   "plan.dp={}",
+                                                   replicas, p.dp),
+                      {"plan.dp"});
+        }))
+      return false;
+    if (p.global_batch % p.micro_batch != 0)
+      return c.broken([&] {
+        return rule("plan.global_batch",
+                    fmt::format("plan.global_batch={} must be divisible by plan.micro_batch={}",
+                                p.global_batch, p.micro_batch),
+                    {"plan.micro_batch"});
+      });
+    const int64_t total = p.global_batch / p.micro_batch;
+    if (((autos == 0 && fixed != total) || (autos > 0 && total - fixed < autos)) &&
+        !c.broken([&] {
+          return rule("plan.replicas",
+                      fmt::format("plan.replicas take {} micro-batches{} but global_batch / "
+                                  "micro_batch = {}",
+                                  fixed, autos > 0 ? " before the \"auto\" ones" : "", total),
+                      {"plan.global_batch", "plan.micro_batch"});
+        }))
+      return false;
+  } else {
+    used[0] = times(times(mp, p.pp), p.dp);
+  }
+  if (groups > 1 || !p.stages.empty() || !p.replicas.empty())
+    for (int g = 0; g < groups; ++g)
+      if (used[g] != s.cluster.groups[g].gpus() && !c.broken([&] {
+            return rule(p.replicas.empty() ? "plan.stages" : "plan.replicas",
+                        fmt::format("the plan uses {} GPUs of cluster.groups[{}] but it has {}",
+                                    used[g], g, s.cluster.groups[g].gpus()),
+                        {fmt::format("cluster.groups[{}].nodes", g), "plan.tp", "plan.cp",
+                         "plan.dp"});
+          }))
+        return false;
+  return c.ok();
+}
+
+}  // namespace
+
+// plan.rank_order (ranks.h): a permutation of Megatron-Core's five names, which its
+// initialize_model_parallel accepts only when the dense and the expert grid agree on the
+// pipeline groups (the asserts after building both RankGenerators).
+bool check_rank_order(Rules& c, bool counts_agree) {
+  const Plan& p = c.s().plan;
+  const char* path = "plan.rank_order";
+  if (!parse_rank_order(p.rank_order)) {
+    return !c.broken([&] {
+      Error e = rule(path, fmt::format("plan.rank_order=\"{}\" must name tp, cp, ep, dp and pp "
+                                       "once each, joined by '-' (innermost first)",
+                                       printable(p.rank_order)));
+      e.code = ErrorCode::out_of_range;
+      e.hint = "tp-cp-ep-dp-pp (Megatron's default) or tp-cp-ep-pp-dp";
+      return e;
+    }) && c.ok();
+  }
+  if (p.rank_order == kDefaultRankOrder) return c.ok();
+  // Several groups are placed stage by stage (plan.stages, plan.replicas), not by rank order.
+  if ((c.s().cluster.groups.size() > 1 || !p.stages.empty() || !p.replicas.empty()) &&
+      !c.broken([&] {
+        return rule(path,
+                    fmt::format("plan.rank_order=\"{}\" needs one cluster group and no "
+                                "plan.stages or plan.replicas: the engine places several groups "
+                                "stage by stage",
+                                printable(p.rank_order)),
+                    {"cluster.groups"});
+      }))
+    return false;
+  if (!counts_agree) return c.ok();
+  const bool pp_last = p.rank_order.ends_with("pp");
+  const size_t pp = static_cast<size_t>(Dim::pp);
+  if ((!(pp_last || p.pp == 1 || p.edp() == p.dp) ||
+       dense_grid(p).stride[pp] != expert_grid(p).stride[pp]) &&
+      !c.broken([&] {
+        return rule(path,
+                    fmt::format("plan.rank_order=\"{}\" puts pp before another dimension, so "
+                                "the expert data-parallel size tp*cp*dp/(etp*ep)={} must equal "
+                                "plan.dp={}: Megatron-Core requires the dense and expert grids "
+                                "to share their pipeline groups (dense models too)",
+                                printable(p.rank_order), p.edp(), p.dp),
+                    {"plan.ep", "plan.etp", "plan.dp"});
+      }))
+    return false;
+  return c.ok();
+}
+
+bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
+  Rules c(s, errors);
+  if (!check_budget(c)) return false;  // the rules below assume counts the engine can hold
+  if (!check_framework(c, s.framework) && !errors) return false;
+  const Plan& p = s.plan;
+  const ModelSpec& m = s.model;
+  const int gpus = s.cluster.gpus();
+  const int64_t product = times(times(times(p.tp, p.pp), p.cp), p.dp);
+  const int per_node = s.cluster.groups.front().gpus_per_node;
+  // What the model allows first (the control that causes it), then what the cluster holds.
+  for (const auto& divided : {std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
+                               std::pair{"ffn_hidden", m.ffn_hidden}}) {
+    const char* what = divided.first;  // (clang 14 cannot capture structured bindings)
+    const int64_t size = divided.second;
+    if (size % p.tp != 0 && !c.broken([&] {
+          Error e = rule("plan.tp",
+                         fmt::format("plan.tp={} must divide model.{}={}", p.tp, what, size),
+                         {fmt::format("model.{}", what)});
+          const int64_t common = std::gcd(std::gcd(m.heads, m.kv_heads), m.ffn_hidden);
+          e.hint = fmt::format("tp {} divides the model", divisors_text(common, per_node));
+          return e;
+        }))
+      return false;
+  }
+  if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
+        return rule("plan.vpp",
+                    fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "
+                                "pipeline stages)",
+                                p.vpp),
+                    {"plan.pp"});
+      }))
+    return false;
+  bool layers_split = false;
+  if (!check_split(c, layers_split) && !errors) return false;
+  if (layers_split && !c.broken([&] {
+        Error e = rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+                       fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
+                                   m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp),
+                       {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"});
+        e.hint = split_hint(m.layers, p.pp, p.vpp);
+        return e;
+      }))
+    return false;
+  if (!layers_split && !check_layout(c) && !errors) return false;
+  const auto nodes = c.node_paths();
+  if (product != gpus && p.dp_derived && !c.broken([&] {
+        return rule("plan.dp",
+                    fmt::format("the cluster's {} GPUs are not divisible by tp*pp*cp={}*{}*{}={}",
+                                gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp),
+                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+      }))
+    return false;
+  if (product != gpus && !p.dp_derived && !c.broken([&] {
+        return rule("plan.dp",
+                    fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the cluster's GPU "
+                                "count {}",
+                                p.tp, p.pp, p.cp, p.dp, product, gpus),
+                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+      }))
+    return false;
+  if (product == gpus && !check_experts(c) && !errors) return false;
+  const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
+                       (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
+  if (!check_rank_order(c, grid_ok) && !errors) return false;
+  if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
+        Error e = rule("plan.global_batch",
+                       fmt::format("plan.global_batch={} must be divisible by "
+                                   "plan.micro_batch*plan.dp={}*{}={}",
+                                   p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp),
+                       {"plan.micro_batch", "plan.dp"});
+        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp);
+        return e;
+      }))
+    return false;
+  if (p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
+      p.micro_batches() % p.pp != 0 && !c.broken([&] {
+        Error e = rule("plan.global_batch",
+                       fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be "
+                                   "a multiple of plan.pp={}: Megatron's interleaved schedule "
+                                   "runs them in groups of pp",
+                                   p.vpp, p.micro_batches(), p.pp),
+                       {"plan.vpp", "plan.pp", "plan.micro_batch"});
+        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp * p.pp);
+        return e;
+      }))
+    return false;
+  if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0 && !c.broken([&] {
+        return rule("plan.cp",
+                    fmt::format("seq_len={} must be divisible by 2*plan.cp={} (Megatron splits "
+                                "each sequence into 2*cp chunks)",
+                                m.seq_len, 2 * p.cp),
+                    {"seq_len"});
+      }))
+    return false;
+  for (const auto& g : s.cluster.groups) {
+    if (g.gpu.peak_flops(p.precision)) continue;
+    if (!c.broken([&] {
+          std::string have;
+          for (size_t q = 0; q < kPrecisions; ++q)
+            if (g.gpu.peak[q])
+              have += (have.empty() ? "" : ", ") + std::string(enum_names<Precision>()[q]);
+          return rule("plan.precision",
+                      fmt::format("plan.precision={} is not supported by {} (it has: {})",
+                                  to_string(p.precision), printable(g.gpu.name), have));
+        }))
+      return false;
+    break;
+  }
+  return c.ok();
+}
+
+bool moe_overlap_admitted(const ModelSpec& m, const Plan& p) {
+  return m.moe.enabled() && p.ep > 1 && p.moe_dispatcher != MoeDispatcher::allgather &&
+         p.recompute != Recompute::full && (p.pp == 1 || p.vpp > 1) && m.mtp_layers <= 1;
+}
+
+}  // namespace stepcast

@@ -1,0 +1,250 @@
+#include "scenario/specs_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "scenario/fields.h"
+#include "scenario/json_reader.h"
+
+namespace stepcast::detail {
+
+namespace {
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
+  JsonReader r(j, path);
+  GpuSpec g;
+  read_fields(r, gpu_fields(), g);
+  if (const Json* peaks = r.raw("peak_tflops")) {
+    JsonReader p(*peaks, r.field("peak_tflops"));
+    static const std::vector<std::string_view> names = names_of(peak_keys());
+    p.reject_unknown(names);
+    auto peak = [&](std::string_view name) -> std::optional<double> {
+      const KeyInfo& k = key_in(peak_keys(), name);
+      if (!p.has(k.name) || p.raw(k.name)->is_null()) return std::nullopt;
+      return p.number(k);
+    };
+    for (size_t i = 0; i < kPrecisions; ++i) g.peak[i] = peak(enum_names<Precision>()[i]);
+    peak("tf32");  // checked, not used: Megatron trains in 16 bits or fp32
+    if (!p.ok()) return p.error();
+    if (std::none_of(g.peak.begin(), g.peak.end(), [](const auto& v) { return v.has_value(); }))
+      return Error{ErrorCode::missing_key, p.path(), p.path() + " must give at least one precision"};
+  } else if (r.is_object()) {
+    r.fail(ErrorCode::missing_key, r.field("peak_tflops"), r.field("peak_tflops") + " is required");
+  }
+  if (!r.ok()) return r.error();
+  return g;
+}
+
+Result<LinkSpec> link_from_json(const Json& j, const std::string& path) {
+  JsonReader r(j, path);
+  LinkSpec l;
+  read_fields(r, link_fields(), l);
+  if (!r.ok()) return r.error();
+  return l;
+}
+
+Result<NodePreset> node_preset_from_json(const Json& j) {
+  JsonReader r(j, "");
+  r.reject_unknown_keys({"id", "name", "gpu", "gpus_per_node", "intra_node_link",
+                         "inter_node_link", "nics_per_node", "source", "confidence", "notes"});
+  NodePreset n;
+  n.id = r.string("id", std::nullopt);
+  n.name = r.string("name", n.id);
+  n.gpu = r.string("gpu", std::nullopt);
+  n.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", std::nullopt, 1, 4096));
+  n.intra_node_link = r.string("intra_node_link", std::nullopt);
+  n.inter_node_link = r.string("inter_node_link", std::nullopt);
+  n.nics_per_node = static_cast<int>(r.integer("nics_per_node", std::nullopt, 1, 4096));
+  if (!r.ok()) return r.error();
+  return n;
+}
+
+Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool preset) {
+  JsonReader r(j, path);
+  ModelSpec m;
+  read_fields(r, model_fields(), m);
+  if (preset) {
+    r.string("id", std::nullopt);
+    // Where the numbers come from: every preset file names it (presets_test.cpp); the browser's
+    // copy leaves it out (engine/embed_presets.cmake), as it does each GPU's and link's.
+    r.string("source", std::string());
+  }
+  if (!r.ok()) return r.error();
+  auto invalid = [&](std::string key, std::string message, std::vector<std::string> related = {}) {
+    for (auto& k : related) k = r.field(k);
+    return Error{ErrorCode::invalid_model, r.field(key), std::move(message), std::move(related)};
+  };
+  // Without head_dim every head is hidden/heads wide.
+  if (m.head_size == 0 && m.hidden % m.heads != 0)
+    return invalid("hidden",
+                   fmt::format("{}={} must be divisible by {}={} (or give {})", r.field("hidden"),
+                               m.hidden, r.field("heads"), m.heads, r.field("head_dim")),
+                   {"heads"});
+  if (m.heads % m.kv_heads != 0)
+    return invalid("kv_heads",
+                   fmt::format("{}={} must divide {}={}", r.field("kv_heads"), m.kv_heads,
+                               r.field("heads"), m.heads),
+                   {"heads"});
+  const AttentionSpec& a = m.attention;
+  if (m.mla()) {
+    for (const auto& [key, value] :
+         {std::pair{"kv_lora_rank", a.kv_lora_rank}, std::pair{"qk_head_dim", a.qk_head_dim},
+          std::pair{"qk_rope_head_dim", a.qk_rope_head_dim}, std::pair{"v_head_dim", a.v_head_dim}})
+      if (value <= 0)
+        return Error{ErrorCode::invalid_model, r.field(std::string("attention.") + key),
+                     fmt::format("{}.attention.{} is required and must be > 0 for "
+                                 "attention.type=mla",
+                                 r.path().empty() ? "model" : r.path(), key),
+                     {r.field("attention.type")}};
+  }
+  if (m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    if (e.top_k > e.experts)
+      return invalid("moe.top_k",
+                     fmt::format("{}={} must be <= {}={}", r.field("moe.top_k"), e.top_k,
+                                 r.field("moe.experts"), e.experts),
+                     {"moe.experts"});
+    if (!e.layer_pattern.empty() && static_cast<int64_t>(e.layer_pattern.size()) != m.layers)
+      return invalid("moe.layer_freq",
+                     fmt::format("{} lists {} layers but {}={}", r.field("moe.layer_freq"),
+                                 e.layer_pattern.size(), r.field("layers"), m.layers),
+                     {"layers"});
+    if (e.first_dense_layers >= m.layers)
+      return invalid("moe.first_dense_layers",
+                     fmt::format("{}={} leaves no MoE layer of {}={}",
+                                 r.field("moe.first_dense_layers"), e.first_dense_layers,
+                                 r.field("layers"), m.layers),
+                     {"layers"});
+    if (m.moe_layers(0, m.layers) == 0)
+      return invalid("moe.layer_freq",
+                     fmt::format("{} makes no layer an MoE layer", r.field("moe.layer_freq")),
+                     {"moe.first_dense_layers"});
+    if (e.router_group_top_k > 0 && e.router_groups == 0)
+      return invalid("moe.router_group_top_k",
+                     fmt::format("{}={} needs {}", r.field("moe.router_group_top_k"),
+                                 e.router_group_top_k, r.field("moe.router_groups")),
+                     {"moe.router_groups"});
+    if (e.router_groups > 0 &&
+        (e.experts % e.router_groups != 0 || e.router_group_top_k > e.router_groups))
+      return invalid("moe.router_groups",
+                     fmt::format("{}={} must divide {}={} and be >= {}={}",
+                                 r.field("moe.router_groups"), e.router_groups,
+                                 r.field("moe.experts"), e.experts,
+                                 r.field("moe.router_group_top_k"), e.router_group_top_k),
+                     {"moe.experts", "moe.router_group_top_k"});
+  }
+  return m;
+}
+
+Result<FrameworkProfile> framework_from_json(const Json& j) {
+  JsonReader r(j, "");
+  r.reject_unknown_keys({"id", "name", "about", "plan", "execution", "cannot"});
+  FrameworkProfile f;
+  f.id = r.string("id", std::nullopt);
+  f.name = r.string("name", std::nullopt);
+  r.string("about", std::nullopt);
+  if (!r.ok()) return r.error();
+  // Every setting is {"value": ..., "source": "..."}: a profile states where each value comes from.
+  auto settings = [&](std::string_view key, auto&& each) -> std::optional<Error> {
+    const Json* list = r.raw(key);
+    if (!list || !list->is_object())
+      return Error{ErrorCode::missing_key, std::string(key), fmt::format("{} must be an object", key)};
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      JsonReader e(*it, fmt::format("{}.{}", key, it.key()));
+      e.reject_unknown_keys({"value", "source"});
+      e.string("source", std::nullopt);
+      if (!e.ok()) return e.error();
+      if (const Json* v = e.raw("value")) each(it.key(), *v, e);
+      else return Error{ErrorCode::missing_key, e.field("value"), e.field("value") + " is required"};
+      if (!e.ok()) return e.error();
+    }
+    return std::nullopt;
+  };
+  if (auto e = settings("plan", [&](const std::string& k, const Json& v, JsonReader& e) {
+        if (k == "framework" || !std::any_of(plan_fields().begin(), plan_fields().end(),
+                                             [&](const auto& field) { return field.info.name == k; }))
+          e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not a plan key a profile sets");
+        f.plan_defaults[k] = v;
+      }))
+    return *e;
+  if (auto e = settings("execution", [&](const std::string& k, const Json&, JsonReader& e) {
+        if (k == "kernels")
+          f.execution.kernels = static_cast<Kernels>(e.choice("value", enum_names<Kernels>(), std::nullopt));
+        else if (k == "zero3_fetch")
+          f.execution.zero3_fetch =
+              static_cast<Zero3Fetch>(e.choice("value", enum_names<Zero3Fetch>(), std::nullopt));
+        else if (k == "grad_reduce_every_micro_batch")
+          f.execution.grad_reduce_every_micro_batch = e.boolean("value", std::nullopt);
+        else
+          e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not an execution setting");
+      }))
+    return *e;
+  if (const Json* cannot = r.raw("cannot"); cannot && cannot->is_object()) {
+    for (auto it = cannot->begin(); it != cannot->end(); ++it) {
+      if (!it->is_string())
+        return Error{ErrorCode::type_error, "cannot." + it.key(), "cannot." + it.key() + " must say why"};
+      f.cannot.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+  return f;
+}
+
+namespace {
+Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::string& path) {
+  JsonReader r(j, path);
+  r.reject_unknown_keys({"gemm_efficiency", "fp8_gemm_efficiency", "fp4_gemm_efficiency",
+                         "gemm_overhead_us", "attention_efficiency",
+                         "memory_efficiency", "layer_overhead_us", "grouped_gemm_factor",
+                         "moe_host_us", "moe_host_expert_us", "fitted_on", "source", "notes"});
+  ArchCalibration c;
+  c.gemm_efficiency = r.number("gemm_efficiency", std::nullopt);
+  c.fp8_gemm_efficiency = r.number("fp8_gemm_efficiency", c.gemm_efficiency);
+  c.fp4_gemm_efficiency = r.number("fp4_gemm_efficiency", c.fp8_gemm_efficiency);
+  c.gemm_overhead_s = r.number("gemm_overhead_us", std::nullopt, 0, false) * 1e-6;
+  c.attention_efficiency = r.number("attention_efficiency", std::nullopt);
+  c.memory_efficiency = r.number("memory_efficiency", std::nullopt);
+  c.layer_overhead_s = r.number("layer_overhead_us", std::nullopt, 0, false) * 1e-6;
+  c.grouped_gemm_factor = r.number("grouped_gemm_factor", 1.0);
+  c.moe_host_s = r.number("moe_host_us", 0.0, 0, false) * 1e-6;
+  c.moe_host_expert_s = r.number("moe_host_expert_us", 0.0, 0, false) * 1e-6;
+  if (c.grouped_gemm_factor > 1)
+    r.fail(ErrorCode::out_of_range, r.field("grouped_gemm_factor"),
+           r.field("grouped_gemm_factor") + " must be at most 1 (a fraction of gemm efficiency)");
+  if (!r.ok()) return r.error();
+  return c;
+}
+}  // namespace
+
+Result<Calibration> calibration_from_json(const Json& j) {
+  JsonReader r(j, "");
+  r.reject_unknown_keys({"source", "notes", "families", "fallback", "overlap_slowdown",
+                         "host_launch_us", "host_launch_source", "framework_memory_gib",
+                         "framework_memory_fraction",
+                         "fitted_on"});
+  Calibration c;
+  c.overlap_slowdown = r.number("overlap_slowdown", std::nullopt, 0, false);
+  c.host_launch_s = r.number("host_launch_us", 5.0, 0, false) * 1e-6;
+  c.framework_memory_bytes = r.number("framework_memory_gib", std::nullopt, 0, false) * GiB;
+  c.framework_memory_fraction = r.number("framework_memory_fraction", std::nullopt, 0, false);
+  if (!r.ok()) return r.error();
+  const Json* fallback = r.raw("fallback");
+  if (!fallback) return Error{ErrorCode::missing_key, "fallback", "fallback is required"};
+  auto fb = arch_calibration_from_json(*fallback, "fallback");
+  if (!fb) return fb.error();
+  c.fallback = *fb;
+  if (const Json* families = r.raw("families")) {
+    if (!families->is_object())
+      return Error{ErrorCode::type_error, "families", "families must be an object"};
+    for (auto it = families->begin(); it != families->end(); ++it) {
+      auto fam = arch_calibration_from_json(*it, "families." + it.key());
+      if (!fam) return fam.error();
+      c.families.emplace_back(it.key(), *fam);
+    }
+  }
+  return c;
+}
+
+}  // namespace stepcast::detail

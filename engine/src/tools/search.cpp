@@ -1,0 +1,374 @@
+#include "stepcast/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "estimate/step.h"
+#include "stepcast/limits.h"
+#include "stepcast/report.h"
+#include "stepcast/pipeline_layout.h"
+
+namespace stepcast {
+
+namespace {
+
+std::vector<int> divisors_up_to(int64_t n, int64_t limit) {
+  std::vector<int> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+// The candidates, plus the scenario's own value, so its plan is always in the space.
+std::vector<int> with_own(std::vector<int> values, int64_t own) {
+  if (std::find(values.begin(), values.end(), own) == values.end())
+    values.push_back(static_cast<int>(own));
+  return values;
+}
+
+struct ExpertPlan {
+  int ep = 1, etp = 1;
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+};
+
+// The expert layouts tried with one dense layout (tp, and stage_gpus = tp·cp·dp GPUs per
+// stage): a dense model has one (ep 1, etp = tp); an MoE model every power-of-two ep that
+// divides the experts and folds onto the stage's GPUs, etp 1 or tp, and each dispatcher.
+std::vector<ExpertPlan> expert_plans(const ModelSpec& m, const Plan& base,
+                                     const SearchOptions& options, int tp, int stage_gpus) {
+  if (!m.moe.enabled()) return {{1, tp, base.moe_dispatcher}};
+  std::vector<ExpertPlan> out;
+  std::vector<MoeDispatcher> dispatchers = {base.moe_dispatcher};
+  if (options.vary_dispatcher)
+    dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::allgather, MoeDispatcher::flex};
+  for (int etp : tp > 1 ? std::vector<int>{1, tp} : std::vector<int>{1})
+    for (int ep : with_own(powers_of_two_up_to(stage_gpus), base.ep)) {
+      if (m.moe.experts % ep || stage_gpus % (etp * ep) || m.moe.ffn_hidden % etp) continue;
+      for (MoeDispatcher d : dispatchers) {
+        if (ep == 1 && d != dispatchers.front()) continue;  // no exchange to choose
+        out.push_back({ep, etp, d});
+      }
+    }
+  return out;
+}
+
+// The plan's memory as estimate() finds it (stage_cost.cpp: the same stage shapes and
+// stage_memory), without timing anything: most plans a search admits do not fit.
+struct MemoryCheck {
+  double peak_bytes = 0;  // the fullest stage's total per GPU
+  bool fits = true;
+};
+MemoryCheck memory_check(const Scenario& s) {
+  MemoryCheck out;
+  for (const auto& set : detail::replica_sets(s)) {
+    const Plan p = detail::plan_for(s.plan, set.micro_batches);
+    for (int i = 0; i < p.pp; ++i) {
+      detail::LayerMix mix;
+      for (const auto& c : set.layout.chunks_of(i)) mix += c;
+      const MemoryBreakdown m =
+          stage_memory(s.model, p, detail::stage_shape(s.model, p, i, mix),
+                       s.cluster.groups[set.layout.groups[i]].gpu, s.calibration);
+      out.fits = out.fits && m.fits();
+      out.peak_bytes = std::max(out.peak_bytes, m.total);
+    }
+  }
+  return out;
+}
+
+// Plans whose pipeline time the closed form only approximates (the simulation is exact).
+bool interleaved(const Plan& p) { return p.vpp > 1 && p.pp > 1; }
+
+}  // namespace
+
+Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& options) {
+  SearchResult result;
+  if (base.cluster.groups.size() != 1)
+    return Error{ErrorCode::unsupported, "cluster.groups",
+                 "search: clusters of several groups are not searched; give one group"};
+  const ModelSpec& m = base.model;
+  const int gpus = base.cluster.gpus();
+  const int per_node = base.cluster.groups.front().gpus_per_node;
+  std::vector<Error> own;
+  if (check_scenario(base, &own))
+    result.baseline_s = estimate(base).iteration_time_s;  // (checked finite below)
+  else
+    result.baseline_error = own.front();
+
+  // Communication overlap, the framework flags a plan most depends on: TP collectives hidden
+  // behind GEMMs (Transformer Engine), EP exchanges behind the other micro-batch's compute
+  // (Megatron-Core's combined 1F1B). The engine never predicts either slower than leaving it off
+  // (what it hides is at least what it costs: overlap.cpp), and neither changes memory, so the
+  // search turns each on wherever the framework can do it and the rules admit it (TP > 1, under
+  // the sequence parallelism the search always sets; EP as check_experts in scenario/rules.cpp says)
+  // instead of doubling the space with plans that cannot win. Elsewhere the scenario's, EP
+  // overlap off where the rules refuse it.
+  auto can = [&](std::string_view key) {
+    return !base.framework || !base.framework->cannot_do(key);
+  };
+  const bool tp_on = options.overlap && can("tp_comm_overlap");
+  const bool ep_on = options.overlap && can("moe_overlap");
+  auto set_overlap = [&](Plan& p) {
+    p.tp_comm_overlap = (p.tp > 1 && tp_on) || base.plan.tp_comm_overlap;
+    p.moe_overlap = moe_overlap_admitted(m, p) && (ep_on || base.plan.moe_overlap);
+  };
+
+  // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
+  // scenario, its plan rewritten for each: every field the search varies is set every time.
+  // `sliced`: only the plans of options' slice. The distributed optimizer and the ZeRO stage
+  // stay the scenario's: they are what the training software has (Megatron-LM 2.x has no
+  // distributed optimizer, DeepSpeed and FSDP shard by their stage), and a plan that turns them
+  // off has said so.
+  auto for_each_plan = [&](bool sliced, auto&& each) {
+    int64_t tried = 0;
+    Scenario s = base;
+    s.plan.stages.clear();
+    s.plan.replicas.clear();
+    s.plan.pipeline_layout.clear();
+    // TP stays inside a node (it talks every layer); CP (a K/V ring once per layer) may leave it,
+    // where the training software has it (Megatron-LM 2.x, Megatron-DeepSpeed and DeepSpeed do
+    // not: the rules would refuse every such plan, and the search would count them refused).
+    const std::vector<int> cps =
+        can("cp") ? with_own(powers_of_two_up_to(8), base.plan.cp) : std::vector<int>{1};
+    for (int tp : divisors_up_to(gpus, per_node)) {
+      if (m.heads % tp || m.kv_heads % tp || m.ffn_hidden % tp) continue;
+      for (int cp : cps) {
+        const int64_t tp_cp = int64_t{tp} * cp;
+        if (gpus % tp_cp || (cp > 1 && m.seq_len % (2 * int64_t{cp}))) continue;
+        for (int pp : divisors_up_to(gpus / tp_cp, m.layers)) {
+          if ((gpus / tp_cp) % pp) continue;
+          const int dp = static_cast<int>(gpus / (tp_cp * pp));
+          for (int vpp : with_own(powers_of_two_up_to(options.max_vpp), base.plan.vpp)) {
+            if (pp == 1 && vpp > 1) continue;
+            // The layers split evenly where pp·vpp divides them, else as Megatron can split them
+            // otherwise (pipeline_layout.h: the embedding and the loss counted as layers, else a
+            // lighter first and last stage): how NVIDIA runs Llama 3.1 405B and DeepSeek-V3,
+            // whose 126 and 61 layers no power of two divides.
+            LayerSplit split;
+            if (m.layers % (int64_t{pp} * vpp) != 0) {
+              auto other = accounted_split(m.layers, pp, vpp);
+              if (!other) other = uneven_split(m.layers, pp, vpp);
+              if (!other) continue;
+              split = *other;
+            }
+            for (int mb : with_own(powers_of_two_up_to(options.max_micro_batch),
+                                   base.plan.micro_batch)) {
+              for (const ExpertPlan& x :
+                   expert_plans(m, base.plan, options, tp, static_cast<int>(tp_cp * dp))) {
+                for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
+                  Plan& p = s.plan;
+                  p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+                  p.embedding_in_split = split.embedding_in_split;
+                  p.loss_in_split = split.loss_in_split;
+                  p.first_stage_layers = split.first_stage_layers;
+                  p.last_stage_layers = split.last_stage_layers;
+                  p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
+                  p.dp_derived = true;
+                  p.sequence_parallel = tp > 1;
+                  p.recompute =
+                      options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+                  set_overlap(p);
+                  const int64_t index = tried++;
+                  if (sliced && (index < options.first_plan ||
+                                 (options.plan_count >= 0 &&
+                                  index - options.first_plan >= options.plan_count)))
+                    continue;
+                  each(s, check_scenario(s));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    return tried;
+  };
+
+  // What the search costs, before anything is estimated.
+  int64_t plans = 0, evaluations = 0;
+  uint64_t blocks = 0;
+  result.space = for_each_plan(false, [&](const Scenario& s, bool admitted) {
+    if (!admitted) return;
+    ++plans;
+    evaluations += s.plan.pp;
+    // Ranked exactly, every interleaved plan is simulated (estimate.cpp; closed form above the
+    // per-estimate limit). Ranked by the closed form, only the leading ones are, under the same
+    // budget (below).
+    if (options.rank_exactly && interleaved(s.plan) &&
+        detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
+      blocks += detail::schedule_blocks(s.plan);
+  });
+  if (plans > options.max_plans || evaluations > options.max_stage_evaluations ||
+      blocks > options.max_simulated_blocks)
+    return Error{ErrorCode::budget_exceeded, "cluster",
+                 fmt::format("search: the {} plans the rules admit cost {} stage evaluations and "
+                             "{} simulated schedule blocks; a search makes at most {} plans, {} "
+                             "stage evaluations and {} blocks (search a smaller cluster or model)",
+                             plans, evaluations, blocks, options.max_plans,
+                             options.max_stage_evaluations, options.max_simulated_blocks),
+                 {"cluster.nodes", "model.layers", "plan.global_batch"}};
+
+  // (A report never holds a number that is not finite: report_json.)
+  auto not_finite = [](std::string_view whose) {
+    return Error{ErrorCode::unsupported, "",
+                 fmt::format("search: {} estimate is not a finite number: the inputs are beyond "
+                             "what the model computes",
+                             whose)};
+  };
+  if (!std::isfinite(result.baseline_s)) return not_finite("the plan's");
+  // Memory first; then the plans that fit, timed by the closed form (exact unless interleaved).
+  // Each keeps its place in the enumeration: plans of equal time rank in that order.
+  struct Ranked {
+    SearchCandidate c;
+    size_t order = 0;
+  };
+  std::vector<Ranked> fitting;
+  std::optional<Error> non_finite;
+  EstimateOptions ranking;
+  ranking.closed_form = !options.rank_exactly;
+  auto timed = [&](const Scenario& s, const EstimateOptions& how) -> std::optional<SearchCandidate> {
+    const Report r = estimate(s, how);
+    double peak = 0;
+    for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+    if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
+        !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
+      non_finite = not_finite("a plan's");
+      return std::nullopt;
+    }
+    const int64_t first = r.stages.empty() ? 0 : r.stages.front().layers;
+    return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits,
+                           {first, r.stages.size() > 2 ? r.stages[1].layers : first,
+                            r.stages.empty() ? 0 : r.stages.back().layers}};
+  };
+  for_each_plan(true, [&](const Scenario& s, bool admitted) {
+    if (non_finite) return;
+    if (!admitted) {
+      ++result.rejected;
+      return;
+    }
+    ++result.evaluated;
+    const MemoryCheck memory = memory_check(s);
+    if (!std::isfinite(memory.peak_bytes)) {
+      non_finite = not_finite("a plan's");
+      return;
+    }
+    if (!memory.fits) {
+      ++result.out_of_memory;
+      return;
+    }
+    auto c = timed(s, ranking);
+    if (!c) return;
+    if (!c->fits) {  // (never: the same memory as above; kept so the two cannot drift apart)
+      ++result.out_of_memory;
+      return;
+    }
+    fitting.push_back({std::move(*c), fitting.size()});
+  });
+  if (non_finite) return *non_finite;
+  const bool whole = options.first_plan <= 0 && options.plan_count < 0;
+  if (result.evaluated == 0 && whole) {
+    if (result.baseline_error) return *result.baseline_error;
+    return Error{ErrorCode::invalid_plan, "plan",
+                 fmt::format("search: none of the {} plans tried passes the rules for this model "
+                             "and cluster",
+                             result.rejected)};
+  }
+  // Fastest first; plans of equal time in the order they were enumerated.
+  auto by_time = [](const Ranked& a, const Ranked& b) {
+    return a.c.iteration_time_s != b.c.iteration_time_s
+               ? a.c.iteration_time_s < b.c.iteration_time_s
+               : a.order < b.order;
+  };
+  std::sort(fitting.begin(), fitting.end(), by_time);
+  if (!options.rank_exactly) {
+    // In closed-form order, the interleaved plans estimated again exactly, until the next plan's
+    // closed-form time is beyond the top-th exact time by more than the closed form's tolerance
+    // both ways: its exact time cannot reach the top.
+    const double reach = (1 + kClosedFormTolerance) / (1 - kClosedFormTolerance);
+    std::priority_queue<double> leading;  // the `top` smallest exact times so far
+    size_t kept = 0;
+    Scenario s = base;
+    s.plan.stages.clear(), s.plan.replicas.clear(), s.plan.pipeline_layout.clear();
+    uint64_t simulated = 0;  // blocks, within the search's budget: past it, the closed form's
+    for (; kept < fitting.size(); ++kept) {
+      SearchCandidate& c = fitting[kept].c;
+      if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
+      const uint64_t blocks_of = interleaved(c.plan) ? detail::schedule_blocks(c.plan) : 0;
+      if (blocks_of > 0 && blocks_of <= kMaxSimulatedBlocks &&
+          simulated + blocks_of <= options.max_simulated_blocks) {
+        simulated += blocks_of;
+        s.plan = c.plan;
+        auto exact = timed(s, EstimateOptions{});
+        if (!exact) return *non_finite;
+        c = std::move(*exact);
+      }
+      leading.push(c.iteration_time_s);
+      if (leading.size() > options.top) leading.pop();
+    }
+    fitting.resize(kept);
+    std::sort(fitting.begin(), fitting.end(), by_time);
+  }
+  if (fitting.size() > options.top) fitting.resize(options.top);
+  for (auto& r : fitting) result.best.push_back(std::move(r.c));
+  return result;
+}
+
+SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top) {
+  SearchResult out;
+  if (parts.empty()) return out;
+  out.baseline_s = parts.front().baseline_s;
+  out.baseline_error = parts.front().baseline_error;
+  out.space = parts.front().space;
+  for (const auto& part : parts) {
+    out.evaluated += part.evaluated;
+    out.rejected += part.rejected;
+    out.out_of_memory += part.out_of_memory;
+    out.best.insert(out.best.end(), part.best.begin(), part.best.end());
+  }
+  std::stable_sort(out.best.begin(), out.best.end(), [](const auto& a, const auto& b) {
+    return a.iteration_time_s < b.iteration_time_s;
+  });
+  if (out.best.size() > top) out.best.resize(top);
+  return out;
+}
+
+namespace {
+// The layers of each pipeline stage, first to last (the report's stages[].layers).
+Json stage_layers_json(const SearchCandidate& c) {
+  Json out = Json::array();
+  for (int i = 0; i < c.plan.pp; ++i)
+    out.push_back(i == 0 ? c.stage_layers[0]
+                  : i == c.plan.pp - 1 ? c.stage_layers[2]
+                                       : c.stage_layers[1]);
+  return out;
+}
+}  // namespace
+
+Json to_json(const SearchResult& r) {
+  Json best = Json::array();
+  for (const auto& c : r.best) {
+    best.push_back(Json{{"plan", to_json(c.plan)},
+                        {"iteration_time_s", c.iteration_time_s},
+                        {"mfu", c.mfu},
+                        {"tokens_per_s", c.tokens_per_s},
+                        {"peak_memory_bytes", c.peak_memory_bytes},
+                        {"stage_layers", stage_layers_json(c)}});
+  }
+  Json out = {{"best", std::move(best)},
+              {"evaluated", r.evaluated},
+              {"rejected", r.rejected},
+              {"out_of_memory", r.out_of_memory},
+              {"baseline_s", r.baseline_s}};
+  if (r.baseline_error) out["baseline_error"] = to_json(*r.baseline_error)["error"];
+  return out;
+}
+
+}  // namespace stepcast
