@@ -1,5 +1,5 @@
-// The communication census against megatron-comm.md section 2 (counts derived from Megatron-LM
-// source), using its worked example: Llama-2-7B-like, t=4, p=2, d=2, m=16, b=1, s=4096.
+// The communication census against counts derived by hand from Megatron-LM's source (the files
+// census.h names), for a worked example: Llama-2-7B-like, t=4, p=2, d=2, m=16, b=1, s=4096.
 #include <gtest/gtest.h>
 
 #include "test_util.h"

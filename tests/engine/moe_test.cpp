@@ -1,5 +1,6 @@
 // Mixture of experts: FLOPs against NVIDIA's published model TFLOP/s, the census of the token
-// exchange (counts and bytes by hand from token_dispatcher.py, shared/reference/moe.md), the
+// exchange (counts and bytes by hand from Megatron-LM's
+// megatron/core/transformer/moe/token_dispatcher.py at d98e8a64), the
 // all-to-all on the links it crosses, expert memory against Megatron's theoretical formulas,
 // the layer against Megatron's MoE benchmark, and the rules.
 #include <array>
@@ -45,7 +46,8 @@ int count_kind(const std::vector<CommOp>& ops, CommGroup g, CollectiveKind k) {
 }
 
 // Megatron-Core's num_floating_point_operations against the published model TFLOP/s ÷ tokens/s
-// per GPU of Megatron-Bridge's tables (shared/reference/moe.md section 4), sequence 4096.
+// per GPU of Megatron-Bridge's tables (tests/validation/modern-runs.csv: tflops_per_gpu ÷
+// tokens_per_s_per_gpu; 249.7 without MTP from its AutoModel rows), sequence 4096.
 TEST(Moe, ModelFlopsMatchNvidiasPublishedFigures) {
   auto gflop_per_token = [](const char* id, int64_t mtp) {
     ModelSpec m = *test::catalog().find_model(id);
@@ -338,7 +340,7 @@ TEST(Moe, ExpertStatesAreShardedOverExpertDataParallel) {
 
 // Megatron-LM's MoE layer benchmark (tests/functional_tests/test_cases/common/moe_perf, 8 x H100,
 // EP 8, one 4096-token sequence per GPU, force-balanced): the whole layer forward (router,
-// permute, all-to-all, grouped GEMMs), data in shared/data/moe-layer-bench.csv. Its
+// permute, all-to-all, grouped GEMMs), data from that directory's baseline.json. Its
 // TransformerConfig sets no gated unit (2-matrix experts, as the csv's fwd_gemm_TFLOP counts
 // them) and passes no shared-expert size. The model's MoE block (its layer minus the attention)
 // plus the forward exchanges, within 35 % of each measured row.

@@ -25,7 +25,7 @@ inline Error error_of(const std::string& json) {
   return s.ok() ? Error{} : s.error();
 }
 
-// A Llama-2-7B-like model as in megatron-comm.md section 2.11.
+// A Llama-2-7B-like model, the worked example of census_test.cpp.
 inline ModelSpec llama2_7b_like() {
   ModelSpec m;
   m.name = "llama2-7b-like";

@@ -1,7 +1,7 @@
 // Anchored accuracy (engine/accuracy/include/stepcast/accuracy/anchored.h): the committed cases
 // predicted after calibrating each cluster on one or two of its own runs. The thresholds are the
 // figures measured when this was written, rounded up to the next 0.1 %: a regression breaks the
-// build. README.md and tests/validation/README.md print the same table.
+// build. tests/validation/README.md prints the same table, per source.
 #include <gtest/gtest.h>
 
 #include <fstream>

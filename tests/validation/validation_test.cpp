@@ -1,9 +1,9 @@
-// The accuracy suite: published training runs (tests/validation/published-runs.csv, a copy of
-// shared/data/published-runs.csv) as scenarios (tests/validation/cases.jsonl), predicted with the
-// built-in calibration. The thresholds are the figures measured when the calibration was fitted,
-// rounded up to the next 0.1 %: an accuracy regression anywhere breaks the build. After a change
-// to the physics, re-run the fit and update calibration.json, cases.jsonl and the tables here and
-// in README.md (commands in README.md).
+// The accuracy suite: published training runs (tests/validation/published-runs.csv and
+// modern-runs.csv, each row with its source) as scenarios (tests/validation/cases.jsonl),
+// predicted with the built-in calibration. The thresholds are the figures measured when the
+// calibration was fitted, rounded up to the next 0.1 %: an accuracy regression anywhere breaks the
+// build. After a change to the physics, re-run the fit and update calibration.json, cases.jsonl
+// and the tables here and in tests/validation/README.md (commands there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,7 +81,8 @@ Plan resolved_plan(const Case& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Accuracy thresholds (measured figures rounded up to 0.1 %; README.md has the same table).
+// Accuracy thresholds (measured figures rounded up to 0.1 %; tests/validation/README.md has the
+// same table).
 
 struct Limit {
   const char* source;
@@ -111,8 +112,9 @@ constexpr Limit kLimits[] = {
 };
 constexpr double kMegatronMape = 7.2, kMegatronLosoMape = 15.0;
 constexpr double kOverallMape = 8.8, kOverallLosoMape = 10.7, kOverallWorst = 56.1;
-// The groups the training-stacks goals name (README): rows run by Megatron software, Blackwell
-// rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures, measured, rounded up.
+// The groups the training-stacks goals name (tests/validation/README.md): rows run by Megatron
+// software, Blackwell rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures,
+// measured, rounded up.
 struct GroupLimit {
   const char* group;
   int rows;

@@ -1,4 +1,4 @@
-// Modern runs -> cases: the rows of shared/data/modern-runs.csv (2025-26 stacks: Megatron-Bridge
+// Modern runs -> cases: the rows of tests/validation/modern-runs.csv (2025-26 stacks: Megatron-Bridge
 // releases on H100 to GB300, dense and MoE) in their own schema. What a row does not state comes
 // from its source's facts (sources.json) and is listed in the case's assumptions.
 #include <fmt/format.h>

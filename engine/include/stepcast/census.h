@@ -1,6 +1,9 @@
 // The communication census (HATP): every collective Megatron-LM issues in one iteration on one
 // GPU of a pipeline stage, with its kind, group, phase, count, size, link and time. Counts follow
-// Megatron-LM's source (shared/reference/megatron-comm.md, section 2).
+// Megatron-LM's source (NVIDIA/Megatron-LM at d98e8a64ddf3: megatron/core/tensor_parallel/
+// mappings.py and layers.py, pipeline_parallel/schedules.py and p2p_communication.py,
+// distributed/param_and_grad_buffer.py and finalize_model_grads.py, transformer/moe/
+// token_dispatcher.py; tags core_v0.4.0-core_v0.8.0 for older behaviour).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// A GEMM benchmark table (CSV: m,n,k,dtype,tflops; README shows a PyTorch loop that writes one)
+// A GEMM benchmark table (CSV: m,n,k,dtype,tflops; docs/calibration.md shows a PyTorch loop that
+// writes one)
 // fitted to the engine's GEMM model (compute.h: time = 2mnk / (peak * efficiency) + overhead,
 // the memory-bound side left to memory_efficiency): one efficiency per precision group (16-bit,
 // fp8, fp4) and one fixed overhead per kernel, by least squares on relative time.

@@ -2,7 +2,7 @@
 // batch line) reads untrusted input: a link or a page's form must not be able to crash the engine,
 // hang it or exhaust its memory, natively or in WebAssembly. Past a budget the call returns an
 // error (parse_error for text, budget_exceeded for work) naming the budget; it never runs on.
-// README.md ("Limits") states these figures.
+// docs/limits.md states these figures.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,11 @@
 // Communication hidden behind compute, mechanism by mechanism, as the training software does it
-// (shared/reference/overlap-and-overheads.md). Each function returns the time the communication
-// adds to the critical path: what the compute cannot cover, plus the slowdown of the compute it
-// does cover (NCCL and userbuffer kernels take SMs and memory bandwidth: `slowdown` is the
-// fraction of the overlapped communication time the compute loses, a fitted constant).
+// (NeMo's communication_overlap.rst and userbuffer configs for TP overlap; Megatron-LM
+// megatron/core/distributed/distributed_data_parallel.py for DP buckets; DeepSpeed
+// deepspeed/runtime/zero/stage_1_and_2.py and stage3.py for ZeRO-2/3). Each function returns the
+// time the communication adds to the critical path: what the compute cannot cover, plus the
+// slowdown of the compute it does cover (NCCL and userbuffer kernels take SMs and memory
+// bandwidth: `slowdown` is the fraction of the overlapped communication time the compute loses, a
+// fitted constant).
 #pragma once
 
 namespace stepcast {

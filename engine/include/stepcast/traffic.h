@@ -1,7 +1,8 @@
 // The traffic matrix of one iteration: bytes each GPU sends each other GPU, by group kind and by
 // link tier, derived from the communication census (census.h) and the algorithm of each
 // collective, with the ranks placed as Megatron-Core numbers them (ranks.h). Following
-// shared/reference/comm-predictability.md section 2 and nccl-tests' bus-bandwidth factors:
+// Narayanan et al. SC21 (arXiv 2104.04473) section 3.3 and nccl-tests' bus-bandwidth factors
+// (NVIDIA/nccl-tests doc/PERFORMANCE.md):
 //   ring all-reduce:            2(n-1)/n x S to the ring successor,
 //   ring all-gather / reduce-scatter: (n-1)/n x S to the ring successor,
 //   broadcast (a chain from group rank 0): S from each member but the last to its successor,

@@ -1,4 +1,4 @@
-// Published runs -> cases: each row of the published-runs table (shared/data/published-runs.csv)
+// Published runs -> cases: each row of the published-runs table (tests/validation/published-runs.csv)
 // becomes a scenario (model, cluster, plan) with the row's id and source kept. What a row does
 // not state comes from its source's facts (sources.h) and is listed in the case's assumptions.
 #pragma once
@@ -30,7 +30,7 @@ struct Conversion {
 // Tables in modern-runs.csv's schema (a moe_ffn_hidden column) go to convert_modern_runs.
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog);
 
-// The rows of a modern-runs table (shared/data/modern-runs.csv: 2025-26 stacks).
+// The rows of a modern-runs table (tests/validation/modern-runs.csv: 2025-26 stacks).
 bool is_modern_table(const CsvTable& table);
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog);
 
