@@ -284,6 +284,10 @@ STEPCAST_COLD_BINDING std::string compact_calibration_json(const std::string& sc
 // Every key of a scenario: type, range or choices, default, unit, doc, link name, page control.
 std::string schema_json() { return stepcast::schema_json().dump(); }
 
+// Every key a report holds, table by table (report.h's report_schema): the page's parts, labels
+// and units.
+std::string report_schema_json() { return stepcast::report_schema().dump(); }
+
 // The scenario with every default and derived value filled in, or every problem of it.
 std::string resolve_json(const std::string& scenario_json) {
   const auto doc = stepcast::parse_json(scenario_json);
@@ -363,6 +367,7 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("fromLink", &from_link_json);
   emscripten::function("search", &as_js<search_json, const std::string&, int>);
   emscripten::function("schema", &as_js<schema_json>);
+  emscripten::function("reportSchema", &as_js<report_schema_json>);
   emscripten::function("resolve", &as_js<resolve_json, const std::string&>);
   emscripten::function("traffic", &as_js<traffic_json, const std::string&, const std::string&>);
   emscripten::function("timelineKinds", &timeline_kinds);

@@ -367,7 +367,7 @@ int run_schema(const Args& args) {
     std::string doc;
     if (!read_input(args.write_docs, doc)) return fail(fmt::format("cannot read {}", args.write_docs));
     std::ofstream out(args.write_docs, std::ios::binary);
-    out << fill_schema_tables(doc);
+    out << fill_report_tables(fill_schema_tables(doc));
     return out ? 0 : fail(fmt::format("cannot write {}", args.write_docs));
   }
   const std::string format = args.format.empty() ? "json" : args.format;

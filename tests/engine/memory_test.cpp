@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "stepcast/schedule.h"
 #include "stepcast/search.h"
 
 #include "test_util.h"
@@ -42,15 +43,20 @@ TEST_F(MemoryTest, KorthikantiPerLayerActivations) {
 }
 
 TEST_F(MemoryTest, MicroBatchesInFlight) {
+  const auto in_flight = [&](int stage) {
+    return schedule_of(plan).in_flight(schedule_shape(plan), stage);
+  };
   plan.pp = 8;
   plan.dp = 1;
   plan.global_batch = 64;  // m = 64
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 8);  // the first stage holds p
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 7), 1);  // the last stage one
+  EXPECT_EQ(schedule_of(plan).name, "1f1b");
+  EXPECT_DOUBLE_EQ(in_flight(0), 8);  // the first stage holds p
+  EXPECT_DOUBLE_EQ(in_flight(7), 1);  // the last stage one
   plan.vpp = 3;  // interleaving: (1 + (p-1)/(p v)) p on the first stage
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 8 + 7.0 / 3);
+  EXPECT_EQ(schedule_of(plan).name, "interleaved");
+  EXPECT_DOUBLE_EQ(in_flight(0), 8 + 7.0 / 3);
   plan.global_batch = 4;  // never more than the micro-batches there are
-  EXPECT_DOUBLE_EQ(in_flight_micro_batches(plan, 0), 4);
+  EXPECT_DOUBLE_EQ(in_flight(0), 4);
 }
 
 TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "stepcast/estimate.h"
@@ -165,6 +167,66 @@ TEST(ReportWriter, NonFiniteNumberIsTheSameError) {
                 fmt::format("stages[{}].communication[{}].time_s", last, op)),
             std::string::npos)
       << streamed.error().message;
+}
+
+// The report key table (report_schema) names exactly the keys a report holds, table by table:
+// every key of every object of the reports of the scenarios above is in its table, and every
+// key of a table shows up in some report (calibration only with a calibrated scenario, so the
+// set includes one).
+void collect_keys(const Json& object, const std::string& table, const Json& schema,
+                  std::map<std::string, std::set<std::string>>& seen) {
+  ASSERT_TRUE(schema.contains(table)) << table;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const auto& rows = schema[table];
+    const auto row = std::find_if(rows.begin(), rows.end(),
+                                  [&](const Json& r) { return r["name"] == it.key(); });
+    ASSERT_NE(row, rows.end()) << table << " has no key " << it.key();
+    seen[table].insert(it.key());
+    if (!row->contains("of")) continue;
+    const std::string of = (*row)["of"];
+    if (row->value("array", false)) {
+      for (const auto& element : *it) collect_keys(element, of, schema, seen);
+    } else {
+      collect_keys(*it, of, schema, seen);
+    }
+  }
+}
+
+TEST(ReportSchema, NamesEveryKeyAReportHolds) {
+  const Json schema = report_schema();
+  std::map<std::string, std::set<std::string>> seen;
+  auto texts = scenario_texts();
+  texts.push_back(R"({"model": "llama2-7b", "cluster": {"node": "dgx-h100", "nodes": 2},
+    "plan": {"tp": 2, "pp": 2, "global_batch": 64},
+    "calibration": {"runs": [{"plan": {"tp": 2, "pp": 2, "global_batch": 64},
+                              "measured_iteration_s": 3.0}]}})");
+  for (const auto& text : texts) {
+    EstimateOptions options;
+    options.timeline = true;
+    options.max_timeline_events = 500;
+    collect_keys(to_json(estimate(test::scenario(text), options)), "report", schema, seen);
+  }
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    for (const auto& row : *it)
+      EXPECT_TRUE(seen[it.key()].count(row["name"])) << it.key() << "." << row["name"]
+                                                    << " is in no report";
+  // Each key is documented, and the breakdown's parts each have a label (the page's and the
+  // text table's).
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    for (const auto& row : *it) EXPECT_FALSE(row["doc"].get<std::string>().empty());
+  for (const auto& row : schema["breakdown_s"]) {
+    EXPECT_FALSE(row["label"].get<std::string>().empty());
+    EXPECT_EQ(row["unit"], "s");
+  }
+}
+
+TEST(ReportSchema, DocumentationTablesAreGeneratedFromIt) {
+  const std::string doc = read_file(std::filesystem::path(STEPCAST_SOURCE_DIR) / "docs/scenario.md");
+  // Run `stepcast schema --write-docs docs/scenario.md` after changing a report key.
+  EXPECT_EQ(fill_report_tables(doc), doc);
+  const Json schema = report_schema();
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    EXPECT_NE(doc.find("<!-- report: " + it.key() + " -->"), std::string::npos) << it.key();
 }
 
 }  // namespace

@@ -59,6 +59,9 @@ struct StageShape {
   double moe_layer_parameters = 0;  // one MoE layer on one GPU, experts included
   double expert_parameters = 0;  // of `parameters`, the routed experts' (reduced over edp)
   bool mtp = false;             // holds the multi-token prediction modules (last stage)
+  // Micro-batches whose activations the stage holds at the schedule's peak (schedule.h's
+  // in_flight: min(p - i, m) under 1F1B, (p - 1)/v more when interleaved).
+  double in_flight = 1;
 };
 
 // The communication paths a stage's groups use (resolved from the cluster's placement).

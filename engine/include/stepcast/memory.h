@@ -30,11 +30,8 @@ struct MemoryBreakdown {
 // intermediates on the rows this GPU's experts receive, the shared experts' MLP).
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, bool moe = false);
 
-// Micro-batches' worth of a stage's layers held at the peak of the schedule: stage i of a 1F1B
-// pipeline holds min(p - i, m) micro-batches; the interleaved schedule holds (p-1)/v more on top
-// (Korthikanti et al., sec. 4.2.3 generalised per stage).
-double in_flight_micro_batches(const Plan& plan, int stage);
-
+// A stage's layers' activations are held for StageShape::in_flight micro-batches, as the
+// pipeline schedule keeps them (schedule.h; Korthikanti et al., sec. 4.2.3 generalised per stage).
 MemoryBreakdown stage_memory(const ModelSpec& model, const Plan& plan, const StageShape& stage,
                              const GpuSpec& gpu, const Calibration& calibration);
 

@@ -52,13 +52,18 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_
 
 // The same with a block duration per virtual stage: forward_s[c·p + i] and backward_s[c·p + i] are
 // chunk c of stage i (uneven chunks: Megatron's embedding or loss counted as a layer, the
-// embedding and output layer on the model's first and last chunk), and a message time per link.
+// embedding and output layer on the model's first and last chunk), and a message time per link;
+// each rank runs its blocks in `schedule`'s order (schedule.h; nullptr: 1F1B, or interleaved
+// with virtual stages). The interleaved schedule needs the micro-batches in whole groups of
+// `stages`: a replica set balanced to another count runs 1F1B, each block its stage's whole work.
+struct Schedule;
 std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& forward_s,
                                                      const std::vector<double>& backward_s,
                                                      int stages, int64_t micro_batches,
                                                      int virtual_stages,
                                                      const std::vector<double>& p2p_s,
-                                                     bool p2p_blocking, double* makespan_s);
+                                                     bool p2p_blocking, double* makespan_s,
+                                                     const Schedule* schedule = nullptr);
 
 // The same with a message time per link: p2p_s[i] from stage i to stage i+1 (and back), the
 // last entry for the wrap from the last stage to the first (interleaved chunks).

@@ -43,6 +43,17 @@ std::optional<std::string> non_finite_path(const Json& json);
 // The same report as a table for people (`stepcast estimate --format text`).
 std::string to_text(const Report& report, const Scenario& scenario);
 
+// Every key a report holds, table by table: {"report": [{"name", "unit", "label", "doc"} plus
+// "of" (the table of a nested object or of each element of an array), "array" and "summary"
+// (false: left out of a summary report) where they apply], "breakdown_s": [...],
+// "stages[]": [...], ...}, each table in reading order. The page takes its parts, labels and
+// units from it (the `reportSchema` binding); docs/scenario.md's report tables are written from it.
+Json report_schema();
+
+// The report tables of docs/scenario.md: each "<!-- report: NAME -->" ... "<!-- /report -->"
+// block of `doc` refilled with the key table NAME of report_schema().
+std::string fill_report_tables(std::string_view doc);
+
 // The calibration's fit as the report states it: each scale, how far it moved from the presets
 // (percent), the links put in and each run's measured, preset and calibrated times.
 Json calibration_json(const CalibrationFit& fit);

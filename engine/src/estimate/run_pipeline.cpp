@@ -1,6 +1,6 @@
-// Step 3 of an estimate: one replica set's pipeline through Megatron's schedule. The closed form
-// of pipeline.h where it is exact (1F1B; identical interleaved stages), the event simulation of
-// Megatron's block order where stages differ or the timeline is asked for.
+// Step 3 of an estimate: one replica set's pipeline through its schedule (schedule.h): the
+// schedule's closed form where it is exact (1F1B; identical interleaved stages), the event
+// simulation of its block order where stages differ or the timeline is asked for.
 #include <algorithm>
 
 #include "estimate/step.h"
@@ -61,7 +61,9 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
       bwd[static_cast<size_t>(c) * p.pp + i] = b * s.chunk_backward_share[c];
     }
   }
-  const PipelineTime closed = pipeline_time(unit, mb, p.vpp);
+  const Schedule& schedule = schedule_of(p);
+  const ScheduleShape shape = schedule_shape(p);
+  const PipelineTime closed = schedule.closed_form(unit, shape);
   run.bottleneck = closed.bottleneck;
   run.pipe_s = closed.total_s;
   run.bubble_s = closed.bubble_s;
@@ -73,17 +75,18 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     for (int i = 0; i + 1 < p.pp; ++i) run.fill_s += 2.0 * p.vpp * p2p[i];
     run.fill_s += 2.0 * (p.vpp - 1) * p2p[p.pp - 1];
   }
-  // The event simulation is the reference. The closed form is exact for 1F1B and for identical
-  // interleaved stages (tests), and costs nothing; interleaved stages that differ (embedding,
-  // output layer, uneven or mixed GPUs) are simulated, up to a size that keeps estimates fast
-  // (the estimate's block budget, shared by its replica sets: limits.h).
-  const uint64_t blocks = schedule_blocks(p);
-  simulate = simulate || (p.vpp > 1 && p.pp > 1 && !closed_form);
+  // The event simulation is the reference. A schedule's closed form is exact for 1F1B and for
+  // identical interleaved stages (tests), and costs nothing; where it is not exact for every
+  // stage time (interleaved stages that differ: embedding, output layer, uneven or mixed GPUs)
+  // the schedule is simulated, up to a size that keeps estimates fast (the estimate's block
+  // budget, shared by its replica sets: limits.h).
+  const uint64_t blocks = schedule_blocks(shape);
+  simulate = simulate || (!schedule.closed_form_exact && !closed_form);
   if ((simulate || want_events) && blocks <= block_budget) {
     block_budget -= blocks;
     double makespan = 0;
     run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p,
-                                           p.pp > 1 && !p2p_hidden, &makespan);
+                                           p.pp > 1 && !p2p_hidden, &makespan, &schedule);
     if (simulate) {
       run.pipe_s = makespan;
       run.fill_s = 0;

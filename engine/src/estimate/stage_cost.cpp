@@ -84,6 +84,7 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
   st.moe_layers = std::llround(mix.moe_total());
   st.first = index == 0;
   st.last = index == p.pp - 1;
+  st.in_flight = schedule_of(p).in_flight(schedule_shape(p), index);
   const int64_t vocab = padded_vocab(m.vocab, p.tp);
   const ParameterCount count = count_parameters(m, vocab, m.seq_len);
   const double h = static_cast<double>(m.hidden);

@@ -24,6 +24,7 @@
 #include "stepcast/compute.h"
 #include "stepcast/estimate.h"
 #include "stepcast/pipeline.h"
+#include "stepcast/schedule.h"
 #include "scenario/placement.h"
 
 namespace stepcast::detail {
@@ -102,14 +103,11 @@ double exposed_after_overlap(double comm, double window, double slowdown);
 // Sum of op time per iteration for ops matching a group and phase.
 double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase);
 
-// 3. run_pipeline.cpp. Blocks of the schedule (a forward and a backward per micro-batch, virtual
-// stage and stage): what its event simulation costs. The simulation runs when `simulate` (or
-// interleaving, unless `closed_form`) asks for it or `want_events`, and when the blocks fit in
-// `block_budget` (the simulation then takes them from it); otherwise the closed form stands.
-inline uint64_t schedule_blocks(const Plan& p) {
-  return 2 * static_cast<uint64_t>(p.micro_batches()) * static_cast<uint64_t>(p.vpp) *
-         static_cast<uint64_t>(p.pp);
-}
+// 3. run_pipeline.cpp. The plan's schedule (schedule.h) through its closed form, or its event
+// simulation when `simulate` asks for it (or the schedule's closed form is not exact, unless
+// `closed_form`) or `want_events`, and when its blocks fit in `block_budget` (the simulation then
+// takes them from it); otherwise the closed form stands.
+inline uint64_t schedule_blocks(const Plan& p) { return schedule_blocks(schedule_shape(p)); }
 PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
                          uint64_t& block_budget);

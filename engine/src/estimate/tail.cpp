@@ -21,6 +21,8 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   // (at least the last bucket) is exposed; later stages finish their last backward earlier
   // (the 1F1B drain), which hides part of their sync.
   double slack = 0, tp_grads = 0, embedding_grads = 0, scalars = 0;
+  const ScheduleShape shape = schedule_shape(q);
+  const Schedule& schedule = schedule_of(q);
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = run.stages[i];
     const StageReport& st = cost.report;
@@ -28,11 +30,11 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
     double sync = st.dp_sync_s;
     if (p.overlap_grad_reduce && sync > 0 && zero < 3) {
       const double buckets = static_cast<double>(dp_buckets(st.parameters, q));
-      sync = dp_sync_exposed_s(sync, cost.time.backward, p.vpp, buckets, slowdown);
+      sync = dp_sync_exposed_s(sync, cost.time.backward, shape.chunks, buckets, slowdown);
     }
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += cost.time.backward / p.vpp + st.p2p_s;
+    slack += schedule.last_backward_s(cost.time.backward, shape) + st.p2p_s;
     // The distributed optimizer's parameter all-gather: after the step, or (overlapped) in the
     // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
     // hide it.

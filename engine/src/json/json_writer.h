@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stepcast/json.h"
 
@@ -50,6 +51,7 @@ class JsonWriter {
   void key(KeyName key_name) {
     const std::string_view name = key_name.text;
     separate();
+    if (tracking_) frames_.back().key = name;
     char* p = room(name.size() + 4);
     *p++ = '"';
     std::memcpy(p, name.data(), name.size());
@@ -64,6 +66,7 @@ class JsonWriter {
   void value(double v) {
     separate();
     if (!std::isfinite(v)) {
+      if (tracking_ && !non_finite_) first_non_finite_ = path();
       non_finite_ = true;
       put("null");
       return;
@@ -102,14 +105,22 @@ class JsonWriter {
   // Whether a number written was NaN or infinite (written as null, as dump() does).
   bool non_finite() const { return non_finite_; }
 
+  // Keep track of where the writer is, so that the first NaN or infinity can be named by its
+  // path ("breakdown_s.bubble", "stages[0].memory_bytes.total"): for the rare report that holds
+  // one, written a second time to say where.
+  void track_path() { tracking_ = true; }
+  const std::string& first_non_finite_path() const { return first_non_finite_; }
+
  private:
   void open(char bracket) {
     separate();
     put(bracket);
     ++depth_;
     first_ = true;
+    if (tracking_) frames_.push_back({bracket == '[', {}, -1});
   }
   void close(char bracket) {
+    if (tracking_) frames_.pop_back();
     --depth_;
     if (!first_) newline();  // an empty container stays "[]" / "{}"
     put(bracket);
@@ -122,6 +133,7 @@ class JsonWriter {
       return;
     }
     if (depth_ == 0) return;
+    if (tracking_ && frames_.back().array) ++frames_.back().index;
     if (!first_) put(',');
     first_ = false;
     newline();
@@ -165,6 +177,25 @@ class JsonWriter {
   }
   // Plain printable ASCII is copied; anything else is escaped by nlohmann itself.
   void string(std::string_view s);
+  // Where the writer is: each open object's current key, each open array's current index.
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        out += fmt::format("[{}]", f.index);
+      } else {
+        if (!out.empty()) out += '.';
+        out.append(f.key);
+      }
+    }
+    return out;
+  }
+
+  struct Frame {
+    bool array = false;
+    std::string_view key;
+    int64_t index = -1;
+  };
 
   std::string& out_;
   int indent_;
@@ -173,6 +204,9 @@ class JsonWriter {
   bool first_ = true;
   bool after_key_ = false;
   bool non_finite_ = false;
+  bool tracking_ = false;
+  std::vector<Frame> frames_;
+  std::string first_non_finite_;
 };
 
 }  // namespace stepcast::detail

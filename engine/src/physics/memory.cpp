@@ -67,13 +67,6 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
   return bytes;
 }
 
-double in_flight_micro_batches(const Plan& p, int stage) {
-  const double m = static_cast<double>(p.micro_batches());
-  double held = static_cast<double>(p.pp - stage);
-  if (p.vpp > 1) held += static_cast<double>(p.pp - 1) / p.vpp;
-  return std::min(held, m);
-}
-
 MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape& st,
                              const GpuSpec& gpu, const Calibration& cal) {
   MemoryBreakdown mem;
@@ -108,7 +101,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   mem.optimizer = zero >= 1 ? dense * optimizer_bytes / dp + experts * optimizer_bytes / edp
                             : params * optimizer_bytes;
 
-  const double in_flight = in_flight_micro_batches(p, st.index);
+  const double in_flight = st.in_flight;
   const double moe_layers = static_cast<double>(st.moe_layers);
   double act = (layer_activation_bytes(m, p) * (static_cast<double>(st.layers) - moe_layers) +
                 layer_activation_bytes(m, p, true) * moe_layers) *

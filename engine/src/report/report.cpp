@@ -1,57 +1,16 @@
 // Report -> JSON (the contract other tools read) and -> a text table for people.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 
+#include "report/report_keys.h"
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
 #include "stepcast/limits.h"
 #include "stepcast/schema.h"
 
 namespace stepcast {
-
-namespace {
-
-Json memory_json(const MemoryBreakdown& m) {
-  return Json{{"weights", m.weights},         {"gradients", m.gradients},
-              {"optimizer", m.optimizer},     {"activations", m.activations},
-              {"other", m.other},             {"total", m.total},
-              {"capacity", m.capacity},       {"headroom", m.headroom}};
-}
-
-Json op_json(const CommOp& op) {
-  return Json{{"kind", to_string(op.kind)},   {"group", to_string(op.group)},
-              {"phase", to_string(op.phase)}, {"what", op.what},
-              {"count", op.count},            {"bytes", op.bytes},
-              {"group_size", op.group_size},  {"link", op.link},
-              {"time_s", op.time_s},          {"total_time_s", op.total_s()}};
-}
-
-Json replicas_json(const Report& r) {
-  Json out = Json::array();
-  for (const auto& x : r.replicas)
-    out.push_back(Json{{"group", x.group},
-                       {"gpu", x.gpu},
-                       {"count", x.count},
-                       {"micro_batches", x.micro_batches},
-                       {"pipeline_s", x.pipeline_s},
-                       {"memory_bytes", x.memory_bytes},
-                       {"capacity_bytes", x.capacity_bytes},
-                       {"fits", x.fits}});
-  return out;
-}
-
-Json timeline_json(const Report& r) {
-  Json events = Json::array();
-  for (const auto& e : r.timeline)
-    events.push_back(Json{{"kind", to_string(e.kind)},         {"stage", e.stage},
-                          {"chunk", e.chunk},       {"micro_batch", e.micro_batch},
-                          {"start_s", e.start_s},   {"end_s", e.end_s},
-                          {"replica", e.replica},   {"group", e.group}});
-  return Json{{"events", std::move(events)}, {"truncated", r.timeline_truncated}};
-}
-
-}  // namespace
 
 Json to_json(const Plan& p) { return resolved_plan_json(p); }
 
@@ -63,57 +22,74 @@ Json to_json(const Error& e) {
 }
 
 Json to_json(const Report& r) {
-  const Breakdown& b = r.breakdown;
-  Json stages = Json::array();
-  for (const auto& st : r.stages) {
-    Json ops = Json::array();
-    for (const auto& op : st.communication) ops.push_back(op_json(op));
-    stages.push_back(Json{{"index", st.index},
-                          {"layers", st.layers},
-                          {"group", st.group},
-                          {"gpu", st.gpu},
-                          {"parameters", st.parameters},
-                          {"forward_s", st.forward_s},
-                          {"backward_s", st.backward_s},
-                          {"recompute_s", st.recompute_s},
-                          {"p2p_s", st.p2p_s},
-                          {"dp_sync_s", st.dp_sync_s},
-                          {"optimizer_s", st.optimizer_s},
-                          {"memory_bytes", memory_json(st.memory)},
-                          {"fits", st.memory.fits()},
-                          {"communication", std::move(ops)}});
+  // The streamed report read back: the tree and the text come from the same key table, and a
+  // number that is not finite reads as null (what dump() would have written for it).
+  std::string text;
+  const auto& t = detail::report_table();
+  detail::JsonWriter w(text, -1);
+  detail::write_object<Report>(w, r, t.keys, t.order, ReportKind::full);
+  w.finish();
+  return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+namespace {
+
+template <class Spec>
+void schema_rows(const detail::ReportTable<Spec>& t, Json& out) {
+  Json rows = Json::array();
+  for (const auto& k : t.keys) {
+    Json row{{"name", k.name}, {"unit", k.unit}, {"label", k.label}, {"doc", k.doc}};
+    if (!k.of.empty()) row["of"] = k.of;
+    if (k.array) row["array"] = true;
+    if (k.full_only) row["summary"] = false;
+    rows.push_back(std::move(row));
   }
-  Json out{{"plan", to_json(r.plan)},
-              {"iteration_time_s", r.iteration_time_s},
-              {"tokens_per_s", r.tokens_per_s},
-              {"samples_per_s", r.samples_per_s},
-              {"model_tflops_per_gpu", r.model_tflops_per_gpu},
-              {"mfu", r.mfu},
-              {"hfu", r.hfu},
-              {"parameters", r.parameters},
-              {"gpus", r.gpus},
-              {"micro_batches", r.micro_batches},
-              {"peak_tflops_per_gpu", r.peak_tflops},
-              {"bottleneck_stage", r.bottleneck_stage},
-              {"fits", r.fits},
-              {"breakdown_s",
-               {{"forward", b.forward},
-                {"backward", b.backward},
-                {"recompute", b.recompute},
-                {"tp_comm", b.tp_comm},
-                {"cp_comm", b.cp_comm},
-                {"ep_comm", b.ep_comm},
-                {"pp_comm", b.pp_comm},
-                {"bubble", b.bubble},
-                {"dp_comm", b.dp_comm},
-                {"optimizer", b.optimizer},
-                {"other", b.other},
-                {"host", b.host}}},
-              {"stages", std::move(stages)},
-              {"replicas", replicas_json(r)},
-              {"warnings", r.warnings},
-              {"timeline", timeline_json(r)}};
-  if (r.calibration) out["calibration"] = calibration_json(*r.calibration);  // report/calibration_json.cpp
+  out[std::string(t.name)] = std::move(rows);
+}
+
+}  // namespace
+
+Json report_schema() {
+  Json out = Json::object();
+  schema_rows(detail::report_table(), out);
+  schema_rows(detail::breakdown_table(), out);
+  schema_rows(detail::stage_table(), out);
+  schema_rows(detail::memory_table(), out);
+  schema_rows(detail::op_table(), out);
+  schema_rows(detail::replica_table(), out);
+  schema_rows(detail::timeline_table(), out);
+  schema_rows(detail::event_table(), out);
+  return out;
+}
+
+std::string fill_report_tables(std::string_view doc) {
+  constexpr std::string_view open = "<!-- report: ", close = "<!-- /report -->";
+  const Json schema = report_schema();
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    const size_t start = doc.find(open, at);
+    if (start == std::string_view::npos) break;
+    const size_t name_end = doc.find(" -->", start);
+    const size_t end = doc.find(close, start);
+    if (name_end == std::string_view::npos || end == std::string_view::npos) break;
+    const std::string name(doc.substr(start + open.size(), name_end - start - open.size()));
+    out.append(doc.substr(at, name_end + 4 - at));
+    out += "\n| key | unit | meaning |\n|---|---|---|\n";
+    if (schema.contains(name))
+      for (const auto& row : schema[name]) {
+        std::string meaning = row["doc"].get<std::string>();
+        if (row.contains("of"))
+          meaning += fmt::format(" (`{}`{})", row["of"].get<std::string>(),
+                                 row.value("array", false) ? ": one object each" : "");
+        if (!row.value("summary", true)) meaning += "; not in a summary report";
+        out += fmt::format("| `{}` | {} | {} |\n", row["name"].get<std::string>(),
+                           row["unit"].get<std::string>(), meaning);
+      }
+    out.append(close);
+    at = end + close.size();
+  }
+  out.append(doc.substr(at));
   return out;
 }
 
@@ -134,13 +110,9 @@ std::optional<std::string> non_finite_path(const Json& j) {
 }
 
 Result<Json> report_json(const Report& report) {
-  Json j = to_json(report);
-  if (auto path = non_finite_path(j))
-    return Error{ErrorCode::unsupported, "",
-                 fmt::format("the estimate's {} is not a finite number: the inputs are beyond "
-                             "what the model computes",
-                             *path)};
-  return j;
+  auto text = report_text(report);
+  if (!text) return text.error();
+  return Json::parse(*text, nullptr, /*allow_exceptions=*/false);
 }
 
 std::string to_text(const Report& r, const Scenario& sc) {
@@ -170,16 +142,15 @@ std::string to_text(const Report& r, const Scenario& sc) {
        100 * r.mfu, 100 * r.hfu);
   fmt::format_to(it, "\n");
   fmt::format_to(it, "where the step goes (critical path, bottleneck stage {})\n", r.bottleneck_stage);
-  const Breakdown& b = r.breakdown;
-  const std::pair<const char*, double> parts[] = {
-      {"forward", b.forward},     {"backward", b.backward},   {"recompute", b.recompute},
-      {"tp comm", b.tp_comm},     {"cp comm", b.cp_comm},     {"expert comm", b.ep_comm},
-      {"pp send/recv", b.pp_comm},
-      {"pipeline bubble", b.bubble}, {"dp sync", b.dp_comm}, {"optimizer", b.optimizer},
-      {"other comm", b.other},    {"cpu launches", b.host}};
-  for (const auto& [name, value] : parts)
-    if (value > 0)
-      fmt::format_to(it, "  {:<16} {:9.3f} s  {:5.1f} %\n", name, value, 100 * value / r.iteration_time_s);
+  // The breakdown's parts in the key table's order, by its labels (lower case).
+  for (const auto& part : detail::breakdown_table().keys) {
+    const double value = part.number(r.breakdown);
+    if (value <= 0) continue;
+    std::string name(part.label);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    fmt::format_to(it, "  {:<16} {:9.3f} s  {:5.1f} %\n", name, value,
+                   100 * value / r.iteration_time_s);
+  }
   fmt::format_to(it, "\n");
   fmt::format_to(it, "{:>5} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "stage", "layers",
        "fwd ms/mb", "bwd ms/mb", "params M", "weights", "grads", "optim", "activ", "total",

@@ -9,6 +9,7 @@
 
 #include "scenario/json_reader.h"
 #include "json/json_writer.h"
+#include "json/member_of.h"
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
@@ -25,14 +26,6 @@ struct Field {
   void (*write)(const Spec&, const KeyInfo&, Json&) = nullptr;
   // The same value streamed (reports: no tree); nullptr: `write` into a small tree instead.
   void (*stream)(const Spec&, const KeyInfo&, JsonWriter&) = nullptr;
-};
-
-template <auto Member>
-struct MemberOf;
-template <class Spec, class T, T Spec::*M>
-struct MemberOf<M> {
-  using spec = Spec;
-  using type = T;
 };
 
 // Reads a member by its type: integers, numbers (times the key's scale), booleans, strings and

@@ -1,5 +1,7 @@
 #include "stepcast/pipeline.h"
 
+#include "schedule/schedules.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -20,49 +22,6 @@ PipelineTime pipeline_time(const std::vector<double>& u, int64_t m, int v) {
 }  // namespace stepcast
 
 namespace stepcast {
-
-namespace {
-
-// Megatron's order of blocks on rank `stage` (schedules.py, get_pp_rank_microbatches): the k-th
-// forward runs chunk (k mod p v) / p of micro-batch (k / p v) p + k mod p; backwards walk the
-// chunks in reverse. Returns (is_forward, chunk, micro_batch) triples.
-struct Block {
-  bool forward;
-  int chunk;
-  int64_t micro_batch;
-};
-
-std::vector<Block> rank_order(int stage, int p, int v, int64_t m) {
-  // Micro-batches go in groups of p (microbatch_group_size_per_vp_stage); within a group every
-  // chunk runs all its micro-batches before the next chunk. (Callers guarantee m % p == 0.)
-  std::vector<Block> forwards, backwards;
-  const int64_t groups = (m + p - 1) / p;
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t first = g * p, last = std::min<int64_t>(m, first + p);
-    for (int c = 0; c < v; ++c)
-      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({true, c, mb});
-    for (int c = v - 1; c >= 0; --c)
-      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({false, c, mb});
-  }
-  const int64_t total = static_cast<int64_t>(forwards.size());
-  const int64_t warmup =
-      v == 1 ? std::min<int64_t>(p - stage - 1, m)
-             : std::min<int64_t>(int64_t{2} * (p - stage - 1) +
-                                     static_cast<int64_t>(v - 1) * std::min<int64_t>(p, m),
-                                 total);
-  std::vector<Block> order;
-  order.reserve(2 * total);
-  int64_t f = 0, b = 0;
-  for (; f < warmup; ++f) order.push_back(forwards[f]);
-  while (f < total) {
-    order.push_back(forwards[f++]);
-    order.push_back(backwards[b++]);
-  }
-  for (; b < total; ++b) order.push_back(backwards[b]);
-  return order;
-}
-
-}  // namespace
 
 std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& fwd,
                                              const std::vector<double>& bwd, int64_t m, int v,
@@ -91,7 +50,8 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
                                                      const std::vector<double>& bwd, int p,
                                                      int64_t m, int v,
                                                      const std::vector<double>& p2p,
-                                                     bool p2p_blocking, double* makespan_s) {
+                                                     bool p2p_blocking, double* makespan_s,
+                                                     const Schedule* schedule) {
   std::vector<PipelineEvent> events;
   if (p == 0 || m <= 0) {
     if (makespan_s) *makespan_s = 0;
@@ -110,15 +70,18 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
     f.resize(p);
     b.resize(p);
     v = 1;
+    schedule = &detail::kOneFOneB;
   }
+  if (!schedule) schedule = v > 1 ? &detail::kInterleaved : &detail::kOneFOneB;
+  const ScheduleShape shape{p, v, m};
   const int virtual_stages = p * v;
   // done[vs][mb] = time the block's output is available to the next virtual stage.
   std::vector<std::vector<double>> fwd_done(virtual_stages, std::vector<double>(m, -1));
   std::vector<std::vector<double>> bwd_done(virtual_stages, std::vector<double>(m, -1));
-  std::vector<std::vector<Block>> order(p);
+  std::vector<std::vector<ScheduleBlock>> order(p);
   std::vector<size_t> next(p, 0);
   std::vector<double> free_at(p, 0);
-  for (int i = 0; i < p; ++i) order[i] = rank_order(i, p, v, m);
+  for (int i = 0; i < p; ++i) schedule->rank_order(shape, i, order[i]);
   events.reserve(static_cast<size_t>(2 * m * v * p));
 
   // Repeatedly advance any rank whose next block's input is ready; the schedule is deadlock-free
@@ -129,7 +92,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
     bool progressed = false;
     for (int i = 0; i < p; ++i) {
       while (next[i] < order[i].size()) {
-        const Block& blk = order[i][next[i]];
+        const ScheduleBlock& blk = order[i][next[i]];
         const int vs = blk.chunk * p + i;
         double ready = 0;
         if (blk.forward) {

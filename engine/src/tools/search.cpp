@@ -85,7 +85,8 @@ MemoryCheck memory_check(const Scenario& s) {
 }
 
 // Plans whose pipeline time the closed form only approximates (the simulation is exact).
-bool interleaved(const Plan& p) { return p.vpp > 1 && p.pp > 1; }
+// Whether the plan's schedule has no exact closed form (interleaved stages are simulated).
+bool interleaved(const Plan& p) { return !schedule_of(p).closed_form_exact; }
 
 }  // namespace
 

@@ -1,0 +1,72 @@
+// A pipeline schedule: the order each pipeline rank runs its forward and backward blocks in, and
+// what follows from that order. Everything outside engine/src/schedule/ that depends on the
+// schedule asks this interface (docs/contributing.md, "Add a schedule"):
+//
+//   memory          micro-batches whose activations a rank holds at its peak   in_flight
+//   the estimate    the time of the schedule: its closed form, and whether       closed_form,
+//                   that form is exact or the event simulation must run            closed_form_exact
+//   the simulation  each rank's block order                                      rank_order
+//   the tail        the last backward block, behind which a stage's gradient      last_backward_s
+//                   reduction starts
+//   budgets         the blocks the simulation runs                               blocks
+//
+// Two implementations today: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp)
+// and the interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp). Which one a plan
+// runs is schedule_of(plan).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "stepcast/pipeline.h"
+#include "stepcast/plan.h"
+
+namespace stepcast {
+
+// What a schedule is run over: pipeline ranks, model chunks per rank and micro-batches.
+struct ScheduleShape {
+  int stages = 1;
+  int chunks = 1;  // virtual pipeline stages per rank (plan.vpp)
+  int64_t micro_batches = 1;
+};
+
+// One block of a rank's order: a forward or a backward of chunk `chunk` for one micro-batch.
+struct ScheduleBlock {
+  bool forward = true;
+  int chunk = 0;
+  int64_t micro_batch = 0;
+};
+
+struct Schedule {
+  std::string_view name;
+  // Micro-batches whose activations rank `stage` holds at its peak.
+  double (*in_flight)(const ScheduleShape& shape, int stage) = nullptr;
+  // The blocks of rank `stage`, in the order it runs them (appended to `out`).
+  void (*rank_order)(const ScheduleShape& shape, int stage, std::vector<ScheduleBlock>& out) =
+      nullptr;
+  // The schedule's time from each stage's time per micro-batch (compute, exposed communication
+  // and blocking sends): exact where closed_form_exact says so, else a bound the event
+  // simulation refines.
+  PipelineTime (*closed_form)(const std::vector<double>& unit_s, const ScheduleShape& shape) =
+      nullptr;
+  // Whether closed_form is exact for any stage times (1F1B), or only the event simulation is.
+  bool closed_form_exact = true;
+  // Of a stage's backward per micro-batch (`backward_s`), the block that produces its last
+  // gradients: what the data-parallel reduction of those gradients can start behind.
+  double (*last_backward_s)(double backward_s, const ScheduleShape& shape) = nullptr;
+};
+
+// The schedule a plan runs: interleaved when it has more than one model chunk per rank and more
+// than one rank, else 1F1B.
+const Schedule& schedule_of(const Plan& plan);
+ScheduleShape schedule_shape(const Plan& plan);
+
+// Blocks the event simulation of a shape runs: a forward and a backward per micro-batch, chunk
+// and rank.
+inline uint64_t schedule_blocks(const ScheduleShape& s) {
+  return 2 * static_cast<uint64_t>(s.micro_batches) * static_cast<uint64_t>(s.chunks) *
+         static_cast<uint64_t>(s.stages);
+}
+
+}  // namespace stepcast

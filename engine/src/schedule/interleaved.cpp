@@ -1,0 +1,39 @@
+// The interleaved 1F1B of Narayanan et al. (SC21 §2.2.2): v model chunks per rank, micro-batches
+// in groups of p, each chunk a block of 1/v of the stage's work, so the fill and drain shrink v
+// times: for identical stages
+//   T = (m + (p - 1)/v)·u,
+// and rank i holds (p - 1)/v micro-batches more than under 1F1B, min(p - i + (p - 1)/v, m). The
+// closed form is exact for identical stages only; stages that differ (the embedding, the output
+// layer, uneven splits, mixed GPUs) are simulated.
+#include "schedule/megatron_order.h"
+#include "schedule/schedules.h"
+
+namespace stepcast::detail {
+
+namespace {
+
+double in_flight(const ScheduleShape& s, int stage) {
+  const double held = static_cast<double>(s.stages - stage) +
+                      static_cast<double>(s.stages - 1) / s.chunks;
+  return std::min(held, static_cast<double>(s.micro_batches));
+}
+
+void rank_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& out) {
+  megatron_order(stage, s.stages, s.chunks, s.micro_batches, out);
+}
+
+PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape& s) {
+  return pipeline_time(unit_s, s.micro_batches, s.chunks);
+}
+
+// A chunk's gradients are complete after its last backward: 1/v of the stage's backward.
+double last_backward_s(double backward_s, const ScheduleShape& s) {
+  return backward_s / s.chunks;
+}
+
+}  // namespace
+
+const Schedule kInterleaved{"interleaved", &in_flight, &rank_order, &closed_form,
+                            /*closed_form_exact=*/false, &last_backward_s};
+
+}  // namespace stepcast::detail

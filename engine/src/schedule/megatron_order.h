@@ -1,0 +1,44 @@
+// Megatron-Core's order of forward and backward blocks on one pipeline rank
+// (megatron/core/pipeline_parallel/schedules.py: forward_backward_pipelining_without_interleaving
+// and _with_interleaving, get_pp_rank_microbatches): warm-up forwards, then one forward and one
+// backward at a time (1F1B), then the remaining backwards. With v model chunks per rank the
+// micro-batches go in groups of p (microbatch_group_size_per_vp_stage): within a group every
+// chunk runs all its micro-batches before the next chunk, backwards walk the chunks in reverse,
+// and the warm-up is 2(p - stage - 1) + (v - 1)·p forwards. Private to schedule/.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "stepcast/schedule.h"
+
+namespace stepcast::detail {
+
+inline void megatron_order(int stage, int p, int v, int64_t m, std::vector<ScheduleBlock>& out) {
+  std::vector<ScheduleBlock> forwards, backwards;
+  const int64_t groups = (m + p - 1) / p;  // (the interleaved schedule's callers have m % p == 0)
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t first = g * p, last = std::min<int64_t>(m, first + p);
+    for (int c = 0; c < v; ++c)
+      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({true, c, mb});
+    for (int c = v - 1; c >= 0; --c)
+      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({false, c, mb});
+  }
+  const int64_t total = static_cast<int64_t>(forwards.size());
+  const int64_t warmup =
+      v == 1 ? std::min<int64_t>(p - stage - 1, m)
+             : std::min<int64_t>(int64_t{2} * (p - stage - 1) +
+                                     static_cast<int64_t>(v - 1) * std::min<int64_t>(p, m),
+                                 total);
+  out.reserve(out.size() + 2 * static_cast<size_t>(total));
+  int64_t f = 0, b = 0;
+  for (; f < warmup; ++f) out.push_back(forwards[f]);
+  while (f < total) {
+    out.push_back(forwards[f++]);
+    out.push_back(backwards[b++]);
+  }
+  for (; b < total; ++b) out.push_back(backwards[b]);
+}
+
+}  // namespace stepcast::detail

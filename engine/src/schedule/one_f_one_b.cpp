@@ -1,0 +1,32 @@
+// 1F1B (PipeDream-flush; Megatron's schedule without virtual stages): rank i runs p - i - 1
+// warm-up forwards, then alternates one forward and one backward, then drains. Its time is
+// exact in closed form for any stage times (Aceso, Metis: the straggler form),
+//   T = (m - 1)·max_i u_i + sum_i u_i,
+// and rank i holds the activations of min(p - i, m) micro-batches (Narayanan et al., SC21 §2.2).
+#include "schedule/megatron_order.h"
+#include "schedule/schedules.h"
+
+namespace stepcast::detail {
+
+namespace {
+
+double in_flight(const ScheduleShape& s, int stage) {
+  return std::min(static_cast<double>(s.stages - stage), static_cast<double>(s.micro_batches));
+}
+
+void rank_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& out) {
+  megatron_order(stage, s.stages, 1, s.micro_batches, out);
+}
+
+PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape& s) {
+  return pipeline_time(unit_s, s.micro_batches, 1);
+}
+
+double last_backward_s(double backward_s, const ScheduleShape&) { return backward_s; }
+
+}  // namespace
+
+const Schedule kOneFOneB{"1f1b", &in_flight, &rank_order, &closed_form,
+                         /*closed_form_exact=*/true, &last_backward_s};
+
+}  // namespace stepcast::detail
