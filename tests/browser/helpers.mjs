@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 
 import { CLI, ROOT, cliRun, jsonDiff } from '../wasm/common.mjs';
-import { plainProblem } from '../../web/src/plain.js';
-import { setSchema } from '../../web/src/schema.js';
+import { plainProblem } from '../../web/src/ui/plain.js';
+import { setSchema } from '../../web/src/scenario/schema.js';
 import { launch, serveSite } from './browser.mjs';
 
 export const SHOTS = join(ROOT, 'build', 'screenshots');
@@ -65,7 +65,7 @@ export function watch(p, problems) {
 
 let schemaSet = false;
 /**
- * What the page says for an engine message (web/src/plain.js with the engine's schema): the page
+ * What the page says for an engine message (web/src/ui/plain.js with the engine's schema): the page
  * words the engine's rules with its labels; tests that compare with the CLI go through this.
  * `gpusPerNode` as the page passes it for a one-group cluster.
  */

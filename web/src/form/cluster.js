@@ -3,10 +3,10 @@
 // explicit group from the scenario) and a count each, with the link between the groups. Fields
 // for scenario keys are built from the schema; the engine's values (NICs per node, the link
 // between the groups, GPU counts) come from resolve().
-import { $, $$, fill, h } from '../dom.js';
-import { describeGroups, groupColor } from '../groups.js';
-import { key, keysOf, rule } from '../schema.js';
-import { tip } from '../tooltip.js';
+import { $, $$, fill, h } from '../ui/dom.js';
+import { describeGroups, groupColor } from '../scenario/groups.js';
+import { key, keysOf, rule } from '../scenario/schema.js';
+import { tip } from '../ui/tooltip.js';
 import { on, onClick } from './bind.js';
 import { field, keyField, numberInput, put, radios, readNumber, setText, show } from './fields.js';
 import { edit, groupPath, groups, markLocal, plan, state } from './state.js';

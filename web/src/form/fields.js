@@ -3,10 +3,10 @@
 // line) and a line for the engine's hint of values that would do. Controls for scenario keys are
 // built from the schema: label, type, unit, choices, range and doc (the tooltip where the page has
 // no richer term).
-import { $, h } from '../dom.js';
-import { choiceLabel, options } from '../schema.js';
-import { TERMS } from '../terms.js';
-import { tip } from '../tooltip.js';
+import { $, h } from '../ui/dom.js';
+import { choiceLabel, options } from '../scenario/schema.js';
+import { TERMS } from '../ui/terms.js';
+import { tip } from '../ui/tooltip.js';
 
 /** A labelled field around `control`. `term`: a tooltip (a TERMS key, or {label, doc}). */
 export function field(path, id, label, term, control, { unit, hint, cls } = {}) {

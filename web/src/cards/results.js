@@ -1,13 +1,13 @@
 // The results: headline numbers, cost of a run, where the step goes, memory per stage, the
 // pipeline timeline and the communication census. Every number carries its unit; exact values
 // sit in data-value attributes (the browser tests compare them with the CLI's).
-import { $, fill, h } from './dom.js';
-import { csvButton, pngButton, save } from './download.js';
-import { bytes, count, duration, gib, integer, money, num, percent, rate } from './format.js';
-import { fullName } from './frameworks.js';
-import { groupColor, groupTextColor } from './groups.js';
-import * as tl from './timeline.js';
-import { tip } from './tooltip.js';
+import { $, fill, h } from '../ui/dom.js';
+import { csvButton, pngButton, save } from '../ui/download.js';
+import { bytes, count, duration, gib, integer, money, num, percent, rate } from '../ui/format.js';
+import { fullName } from '../scenario/frameworks.js';
+import { groupColor, groupTextColor } from '../scenario/groups.js';
+import * as tl from './timeline_chart.js';
+import { tip } from '../ui/tooltip.js';
 
 // The report's breakdown_s parts, in its order. A part with a third entry, the schema path of the
 // input it needs ("model.moe": the token exchange of experts), is not listed among the parts that

@@ -8,15 +8,15 @@
 // and its plans are shown but cannot be applied to the whole cluster. A plan the engine refuses
 // (the user's) is searched around anyway: the engine searches from it and says why the plan
 // itself was not estimated (baseline_error); speed-ups are left out.
-import { $, fill, h } from './dom.js';
-import * as engine from './engine.js';
-import { applies, applyPlan } from './form/index.js';
-import { duration, gib, integer, percent } from './format.js';
-import { setting } from './frameworks.js';
-import { clusterGroups, describeGroups } from './groups.js';
-import { choiceLabel, keysFor, plainDefault } from './schema.js';
-import { plainProblem } from './plain.js';
-import { tip } from './tooltip.js';
+import { $, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { applies, applyPlan } from '../form/index.js';
+import { duration, gib, integer, percent } from '../ui/format.js';
+import { setting } from '../scenario/frameworks.js';
+import { clusterGroups, describeGroups } from '../scenario/groups.js';
+import { choiceLabel, keysFor, plainDefault } from '../scenario/schema.js';
+import { plainProblem } from '../ui/plain.js';
+import { tip } from '../ui/tooltip.js';
 
 const TOP = 10; // plans asked for
 const SHOWN = 5; // plans shown before "Show all"

@@ -3,8 +3,8 @@
 // blocks) as three strips, all GPUs' scale-up sends, all NICs' scale-out sends and the busiest
 // NIC, each against its capacity (a dashed line). Each strip has its own scale, up to the larger
 // of its peak and its capacity, so a strip above its line is a link asked for more than it has.
-import { h } from './dom.js';
-import { seconds, si } from './format.js';
+import { h } from '../ui/dom.js';
+import { seconds, si } from '../ui/format.js';
 
 const WIDTH = 560;
 const STRIP = 46;

@@ -3,10 +3,10 @@
 // nodes, beside perfect scaling from the plan on show, so a user sees where adding nodes stops
 // paying. The estimates run in the search worker (`series`, given the module); the page draws the
 // answer (`render`) as an SVG chart, which downloads as it is, and a table.
-import { $, fill, h } from './dom.js';
-import { save } from './download.js';
-import { duration, integer, percent, rate } from './format.js';
-import { plainProblem } from './plain.js';
+import { $, fill, h } from '../ui/dom.js';
+import { save } from '../ui/download.js';
+import { duration, integer, percent, rate } from '../ui/format.js';
+import { plainProblem } from '../ui/plain.js';
 
 const MAX_NODES = 4096;
 

@@ -2,8 +2,8 @@
 // model's busbw(S) = peak·S/(S + S_half) on each path the plan's groups use) as lines, and the
 // census's operations (`bandwidth[]`, each operation's own busbw, latency included) as points in
 // their curve's colour. Log size axis, linear GB/s axis.
-import { h } from './dom.js';
-import { si } from './format.js';
+import { h } from '../ui/dom.js';
+import { si } from '../ui/format.js';
 
 const WIDTH = 560;
 const HEIGHT = 240;

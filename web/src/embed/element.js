@@ -20,21 +20,21 @@
 // control the reader changed (blame.js).
 // For scripts and tests: el.scenario (the plan on show), el.rendered (the scenario text whose
 // estimate is on show), el.link (its link, for el.linked), el.dataset.state (ok, oom, error).
-import { blame } from './blame.js';
-import { h } from './dom.js';
-import * as engine from './engine.js';
-import { duration, gib, money, percent } from './format.js';
-import { clusterGroups } from './groups.js';
-import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
-import { plainProblem } from './plain.js';
-import { fullName, profile, setFrameworks, shortName } from './frameworks.js';
-import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from './schema.js';
+import { blame } from '../scenario/blame.js';
+import { h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { duration, gib, money, percent } from '../ui/format.js';
+import { clusterGroups } from '../scenario/groups.js';
+import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
+import { plainProblem } from '../ui/plain.js';
+import { fullName, profile, setFrameworks, shortName } from '../scenario/frameworks.js';
+import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from '../scenario/schema.js';
 import css from './embed.css?inline';
 
 const TAG = 'stepcast-calculator';
 const DEFAULT_CONTROLS = 'tp,pp,micro_batch';
-// The full page of this bundle (this module lives in assets/; in development, in src/).
-const PAGE = new URL(/* @vite-ignore */ '../', import.meta.url).href;
+// The full page of this bundle (this module lives in assets/; in development, in src/embed/).
+const PAGE = new URL(/* @vite-ignore */ import.meta.env.DEV ? '../../' : '../', import.meta.url).href;
 
 // Controls that are not plan keys: name -> the scenario path the schema describes it by, and the
 // special kinds (model and node menus, the page's tokens in billions and price).

@@ -4,10 +4,10 @@
 // first column marked with its change. The pins travel in the address (?compare=, each the
 // engine's link of its plan), so a comparison is shared by link and survives a reload; each pinned
 // plan is estimated again by the engine when opened from one.
-import { $, fill, h } from './dom.js';
-import * as engine from './engine.js';
-import { duration, gib, integer, percent, rate } from './format.js';
-import { labelOf } from './plain.js';
+import { $, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { duration, gib, integer, percent, rate } from '../ui/format.js';
+import { labelOf } from '../ui/plain.js';
 
 export const MAX_PINS = 4;
 const PARAM = 'compare';

@@ -10,25 +10,25 @@
 // compact calculator for iframes (no header, key controls and results only).
 import './style.css';
 
-import { $, $$, h } from './dom.js';
-import * as compare from './compare.js';
-import { save } from './download.js';
-import * as engine from './engine.js';
-import * as form from './form/index.js';
-import { getIn } from './form/state.js';
-import { init as initImportExport } from './importexport.js';
-import { clusterGroups } from './groups.js';
-import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
-import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from './results.js';
-import { initSearch, request as requestSearch, searchStats } from './search.js';
-import { render as renderScaling } from './scaling.js';
-import { resetColors } from './timeline.js';
-import { renderTraffic } from './traffic.js';
-import { conditional } from './schema.js';
-import { roveTips, tip } from './tooltip.js';
-import defaultScenario from '../examples/scenarios/llama3-70b_dgx-h100x8.json';
+import { $, $$, h } from '../ui/dom.js';
+import * as compare from '../cards/compare.js';
+import { save } from '../ui/download.js';
+import * as engine from '../engine/bridge.js';
+import * as form from '../form/index.js';
+import { getIn } from '../form/state.js';
+import { init as initImportExport } from '../cards/import_export.js';
+import { clusterGroups } from '../scenario/groups.js';
+import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
+import { drawTimeline, renderCost, renderReport, renderSoftware, renderSummaryBar, summaryText } from '../cards/results.js';
+import { initSearch, request as requestSearch, searchStats } from '../cards/search.js';
+import { render as renderScaling } from '../cards/scaling.js';
+import { resetColors } from '../cards/timeline_chart.js';
+import { renderTraffic } from '../cards/traffic.js';
+import { conditional } from '../scenario/schema.js';
+import { roveTips, tip } from '../ui/tooltip.js';
+import defaultScenario from '../../examples/scenarios/llama3-70b_dgx-h100x8.json';
 
-const examples = import.meta.glob('../examples/scenarios/*.json', { eager: true, import: 'default' });
+const examples = import.meta.glob('../../examples/scenarios/*.json', { eager: true, import: 'default' });
 
 // For people and tests: `latest` is the scenario the form shows (compact JSON, null while a field
 // is not a number), `rendered` the one whose estimate (or error) is on screen, `resolved` the
