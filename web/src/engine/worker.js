@@ -11,7 +11,7 @@
 // copy, with each event's replica set and group).
 /* global createStepcast, importScripts */
 import { KINDS } from './kinds.js';
-import { series as scalingSeries } from '../cards/scaling.js';
+import { series as scalingSeries } from './scaling_sweep.js';
 
 let engine;
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
