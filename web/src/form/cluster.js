@@ -279,7 +279,7 @@ export function build(thePresets) {
       removeButton(0)),
     modes,
     h('div', { id: 'cluster-preset', class: 'panel' },
-      keyField(k('node'), 'cluster.node', 'node', { control: node, term: 'cluster', hint: '' })),
+      keyField(k('node'), 'cluster.node', 'node', { control: node, hint: '' })),
     h('div', { id: 'cluster-custom', class: 'panel grid', hidden: true },
       keyField(k('gpu'), 'cluster.gpu', 'gpu', { control: gpu, term: null, cls: 'wide' }),
       h('div', { id: 'gpu-custom', class: 'panel grid sub wide', hidden: true }, gpuFields()),
@@ -292,7 +292,7 @@ export function build(thePresets) {
     h('div', { class: 'group-tools' },
       onClick(h('button', { type: 'button', id: 'add-group' }, '+ Add a group of other nodes'), addGroup,
         () => $(`#f-grp${groups().length - 1}-node`)?.focus()),
-      tip('groups', 'groups of nodes'),
+      tip(null, 'groups of nodes', k('groups')?.doc),
       h('p', { class: 'hint', id: 'add-group-note', role: 'status', hidden: true })),
     keyField(k('inter_group_link'), 'cluster.inter_group_link', 'inter_group_link', { control: igl, cls: 'igl', hint: '' }));
   $('#f-inter_group_link').closest('.field').hidden = true;

@@ -10,7 +10,6 @@
 import { $, fill, h } from '../ui/dom.js';
 import * as fw from '../scenario/frameworks.js';
 import { choiceLabel, key, keysFor, options, plainDefault, rule } from '../scenario/schema.js';
-import { TERMS } from '../ui/terms.js';
 import { on, onClick } from './bind.js';
 import { keyField, put, readNumber, selectInput, setText, show, valueOf } from './fields.js';
 import { presetSeqLen } from './model.js';
@@ -96,7 +95,7 @@ function originLine(k) {
 function frameworkField(k) {
   const values = options(k);
   const select = selectInput(idOf(k), values.map((v) => [String(v), fw.profile(v) ? fw.fullName(v) : choiceLabel(v)]));
-  const f = keyField(k, k.path, idOf(k), { control: select, hint: '', cls: 'framework', term: TERMS.framework ? 'framework' : undefined });
+  const f = keyField(k, k.path, idOf(k), { control: select, hint: '', cls: 'framework' });
   bind(k, select);
   return f;
 }
