@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { ROOT, jsonDiff } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, settle, watch } from './helpers.mjs';
+import { DESKTOP, calculatorSettled, calculatorShows, settle, watch } from './helpers.mjs';
 
 const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
@@ -129,25 +129,17 @@ describe('documented embeds estimate what the full page does', () => {
         await p.close();
         return;
       }
-      // An iframe of the page in its compact mode: the documented host is this site.
+      // An iframe of the page in its compact mode (the calculator): the documented host is this site.
       const src = new URL(attr('src').replace(/^https:\/\/stepcast\.example\//, site.url), site.url + base).href;
       const p = await snippetPage(`${base}__snippet-${i}.html`,
         snippet.html.replace(/src="[^"]*"/, `src="${src.replace(/&/g, '&amp;')}"`).replace(/loading="lazy"/, ''));
       const frame = await (await p.waitForSelector('iframe')).contentFrame();
-      await frame.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
-      await settle(frame);
-      const shown = await frame.evaluate(() => {
-        const rows = [...document.querySelectorAll('#memory .mem-row')].map((r) => ({
-          total: Number(r.dataset.total), capacity: Number(r.dataset.capacity) }));
-        const worst = rows.reduce((a, r) => (r.total / r.capacity > a.total / a.capacity ? r : a));
-        return {
-          iteration_time_s: Number(document.querySelector('#metrics [data-metric="iteration_time_s"]').dataset.value),
-          memory: worst.total,
-          fits: !document.querySelector('#status').classList.contains('oom'),
-          embed: document.documentElement.classList.contains('embed'),
-        };
-      });
-      assert.equal(shown.embed, true, 'the compact mode');
+      await calculatorSettled(frame);
+      const shown = await calculatorShows(frame);
+      assert.equal(await frame.evaluate(() => document.documentElement.classList.contains('embed')), true, 'the compact mode');
+      const wanted = (new URL(src).searchParams.get('controls') || 'nodes,tp,pp,micro_batch,global_batch,recompute')
+        .split(',').map((c) => c.trim());
+      assert.deepEqual(shown.controls, wanted, 'the controls the iframe names');
       const full = await fullPage(new URL(src).hash);
       assert.deepEqual(jsonDiff(full, { iteration_time_s: shown.iteration_time_s, memory: shown.memory, fits: shown.fits }), [],
         'the full page\'s numbers');

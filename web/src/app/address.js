@@ -10,7 +10,6 @@ import * as form from '../form/index.js';
 import { getIn } from '../form/state.js';
 import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
 import { conditional } from '../scenario/schema.js';
-import { EMBED } from './embed_layout.js';
 import { stats } from './stats.js';
 
 // The address is written at most every 0.4 s: browsers limit replaceState (Safari: 100 calls in
@@ -44,14 +43,10 @@ export function userChange({ newEntry = false } = {}) {
   if (newEntry) lastUserWrite = -Infinity;
 }
 
-/** The address of the page without its fragment (and, for "Open in Stepcast", without ?embed). */
-export function pageBase(full = false) {
+/** The address of the page without its fragment. */
+export function pageBase() {
   const url = new URL(location.href);
   url.hash = '';
-  if (full) {
-    url.searchParams.delete('embed');
-    url.searchParams.delete('controls');
-  }
   return url.href.replace(/#$/, '');
 }
 
@@ -61,7 +56,7 @@ export function pageBase(full = false) {
  * undoes it rather than skipping past it.
  */
 export function writeUrl(now = false) {
-  const starts = () => !EMBED && userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
+  const starts = () => userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
   const go = () => {
     clearTimeout(urlTimer);
     urlTimer = 0;
@@ -72,7 +67,6 @@ export function writeUrl(now = false) {
       return;
     }
     urlWritten = performance.now();
-    // Not in an iframe: its entries would be the host page's back button.
     const push = starts();
     if (userChanged) lastUserWrite = urlWritten;
     userChanged = false;
@@ -115,8 +109,6 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   copy.disabled = false;
   copy.title = '';
   copy.dataset.link = r.link;
-  const fragment = r.link.slice(r.link.indexOf('#'));
-  $('#open-full').href = pageBase(true) + fragment;
   $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
   writeUrl();
 }

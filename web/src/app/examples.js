@@ -6,6 +6,8 @@ import { userChange } from './address.js';
 import { load } from './update.js';
 import defaultScenario from '../../examples/scenarios/llama3-70b_dgx-h100x8.json';
 
+export { defaultScenario };
+
 const examples = import.meta.glob('../../examples/scenarios/*.json', { eager: true, import: 'default' });
 const defaultPath = () => Object.keys(examples).find((k) => examples[k] === defaultScenario) ?? '';
 let startedFrom = null; // the example the plan started from (Reset goes back to it)

@@ -1,6 +1,7 @@
 // Stepcast's page: starts the engine worker, builds the form from the engine's schema and
 // presets, wires the cards, and opens the scenario in the address (or the default one). Then
-// every change re-estimates at once (update.js) and the address follows (address.js).
+// every change re-estimates at once (update.js) and the address follows (address.js). With
+// ?embed=1 the page is the compact calculator for iframes instead (embed/frame.js).
 //
 //   stats.js               window.__stepcast: what the page is doing, for people and tests
 //   status.js              the status line, the engine's download, the live region
@@ -8,7 +9,6 @@
 //   address.js             the link in the address bar, history, pasted links
 //   examples.js            the Example menu and Reset
 //   calibration_badge.js   what a calibration fitted, on the Estimate card
-//   embed_layout.js        ?embed=1: the compact calculator for iframes
 import './style.css';
 
 import { $, h } from '../ui/dom.js';
@@ -21,8 +21,7 @@ import { initSearch } from '../cards/search.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { initAddress, linkNotice, openLink, syncLink, userChange, wireAddress } from './address.js';
-import { EMBED, embedLayout } from './embed_layout.js';
-import { clearChoice, defaultLabel, initExamples, showDefault } from './examples.js';
+import { clearChoice, defaultLabel, defaultScenario, initExamples, showDefault } from './examples.js';
 import { stats } from './stats.js';
 import { setStatus, showLoading } from './status.js';
 import { initUpdate, load, reload, update } from './update.js';
@@ -73,15 +72,14 @@ async function init() {
     userChange();
     update(t);
   });
-  if (EMBED) embedLayout();
-  else initSearch(presets);
+  initSearch(presets);
   // Pins live in the address (?compare=): the page's base, so every link written carries them.
   compare.init(presets, () => {
     history.replaceState(history.state, '', compare.addressWith(location.href));
     syncLink();
   });
   initExamples(presets);
-  if (!EMBED) initImportExport(() => structuredClone(form.current().scenario), openTheirs);
+  initImportExport(() => structuredClone(form.current().scenario), openTheirs);
   initCards();
   $('#cost-form').addEventListener('input', () => {
     userChange();
@@ -97,4 +95,6 @@ async function init() {
   if (pinProblems.length) linkNotice(h('strong', null, 'Some pinned plans of this link did not open: '), `${pinProblems.join('; ')}.`);
 }
 
-init();
+// index.html marks ?embed=1 on <html> before the first paint.
+if (document.documentElement.classList.contains('embed')) import('../embed/frame.js').then((m) => m.showCalculator(defaultScenario));
+else init();

@@ -14,10 +14,8 @@ import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.
 import { renderTraffic } from '../cards/traffic.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
-import { scenarioLabel } from '../scenario/label.js';
 import { syncLink } from './address.js';
 import { renderCalibrated } from './calibration_badge.js';
-import { EMBED } from './embed_layout.js';
 import { stats } from './stats.js';
 import { announce, focusButton, more, setStatus } from './status.js';
 
@@ -62,13 +60,12 @@ export async function update(t0 = performance.now()) {
   // page as it is (errors shown stay shown).
   if (!problems.length && text === lastSent) return;
   $('#scenario-json').textContent = JSON.stringify(scenario, null, 2);
-  if (EMBED && !problems.length) $('#embed-title').textContent = scenarioLabel(scenario, presets);
   stats.latest = problems.length ? null : text;
   if (problems.length) {
     lastSent = null;
     notEstimated(problems);
     done(t0, NaN, null);
-    if (!EMBED) requestSearch(null);
+    requestSearch(null);
     return;
   }
   lastSent = text;
@@ -98,7 +95,7 @@ export async function update(t0 = performance.now()) {
   stats.lastRenderMs = performance.now() - tAnswer;
   done(t0, answer.engineMs, text);
   // The plan search of this scenario, after a pause in the changes (its own worker).
-  if (!EMBED) requestSearch(sent, text, r, answer.resolved);
+  requestSearch(sent, text, r, answer.resolved);
 }
 
 /** A field whose text is not a number: nothing is sent, the results stay the last valid plan's. */
@@ -126,13 +123,13 @@ function refused(placed) {
 function estimated(r, sent, text) {
   anyReport = true;
   compare.show(r, sent, stats.linked === text ? stats.link : null);
-  if (!EMBED) requestScaling(text);
+  requestScaling(text);
   $('#results').classList.remove('stale');
   renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
   renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
   renderCalibrated(r.calibration);
   form.showCalibrationWarnings(r.warnings);
-  if (!EMBED) requestTraffic(text);
+  requestTraffic(text);
   renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
   announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
   if (r.fits) setStatus('ok');
