@@ -95,6 +95,14 @@ async function init() {
   if (pinProblems.length) linkNotice(h('strong', null, 'Some pinned plans of this link did not open: '), `${pinProblems.join('; ')}.`);
 }
 
+/** ?embed=1: the compact calculator (embed/frame.js), then the service worker, as for the page. */
+async function initEmbed() {
+  const { showCalculator } = await import('../embed/frame.js');
+  await showCalculator(defaultScenario);
+  await engine.ready().catch(() => { /* the calculator says so */ });
+  registerServiceWorker();
+}
+
 // index.html marks ?embed=1 on <html> before the first paint.
-if (document.documentElement.classList.contains('embed')) import('../embed/frame.js').then((m) => m.showCalculator(defaultScenario));
+if (document.documentElement.classList.contains('embed')) initEmbed();
 else init();
