@@ -82,14 +82,14 @@ function embedLoader() {
     name: 'stepcast-embed-loader',
     generateBundle(_, bundle) {
       const entry = Object.values(bundle).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'embed');
-      if (!entry) this.error('the embed entry (src/embed.js) is missing from the bundle');
+      if (!entry) this.error('the embed entry (src/embed/element.js) is missing from the bundle');
       this.emitFile({ type: 'asset', fileName: 'stepcast-embed.js', source: EMBED_LOADER(entry.fileName) });
     },
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         if (!req.url?.startsWith('/stepcast-embed.js')) return next();
         res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
-        res.end(EMBED_LOADER('src/embed.js'));
+        res.end(EMBED_LOADER('src/embed/element.js'));
       });
     },
   };
@@ -116,7 +116,7 @@ function serviceWorkerAndReport() {
       // pages are visited at; the service worker answers .../index.html from it.
       const urls = paths.map((p) => './' + (p === 'index.html' || p.endsWith('/index.html')
         ? p.slice(0, -'index.html'.length) : p));
-      const template = readFileSync(join(here, 'src', 'sw.template.js'), 'utf8');
+      const template = readFileSync(join(here, 'src', 'app', 'sw.template.js'), 'utf8');
       writeFileSync(join(outDir, 'sw.js'), template
         .replace('__VERSION__', JSON.stringify(version))
         .replace('__ASSETS__', JSON.stringify(urls)));
@@ -162,7 +162,7 @@ export default defineConfig({
     rollupOptions: {
       input: {
         main: join(here, 'index.html'),
-        embed: join(here, 'src', 'embed.js'),
+        embed: join(here, 'src', 'embed', 'element.js'),
         examples: join(here, 'examples', 'index.html'),
       },
       // Entries keep their exports (the embed entry has none, but must not be tree-shaken away).

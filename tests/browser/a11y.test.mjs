@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
 
-import { PHONE, settle, suite, watch } from './helpers.mjs';
+import { PHONE, calculatorSettled, settle, suite, watch } from './helpers.mjs';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js', { paths: [new URL('../../web/', import.meta.url).pathname] });
 // The page's Content-Security-Policy forbids injected scripts: axe is the test's, not the page's.
@@ -61,7 +61,10 @@ describe('accessibility (axe-core)', () => {
   });
 
   test('the ?embed=1 layout', async () => {
-    const p = await open(`${fx.site.url}?embed=1#${DEFAULT}`, { width: 400, height: 700 });
+    const p = watch(await fx.context.newPage(), fx.problems);
+    await p.setViewportSize({ width: 400, height: 700 });
+    await p.goto(`${fx.site.url}?embed=1#${DEFAULT}`);
+    await calculatorSettled(p);
     assert.deepEqual(await violations(p), []);
     await p.close();
   });

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 
 import { CLI, ROOT, cliRun, jsonDiff } from '../wasm/common.mjs';
-import { plainProblem } from '../../web/src/plain.js';
-import { setSchema } from '../../web/src/schema.js';
+import { plainProblem } from '../../web/src/ui/plain.js';
+import { setSchema } from '../../web/src/scenario/schema.js';
 import { launch, serveSite } from './browser.mjs';
 
 export const SHOTS = join(ROOT, 'build', 'screenshots');
@@ -65,7 +65,7 @@ export function watch(p, problems) {
 
 let schemaSet = false;
 /**
- * What the page says for an engine message (web/src/plain.js with the engine's schema): the page
+ * What the page says for an engine message (web/src/ui/plain.js with the engine's schema): the page
  * words the engine's rules with its labels; tests that compare with the CLI go through this.
  * `gpusPerNode` as the page passes it for a one-group cluster.
  */
@@ -135,6 +135,43 @@ export async function metrics(p) {
   const out = {};
   for (const k of METRICS) out[k] = Number(await p.getAttribute(`#metrics [data-metric="${k}"]`, 'data-value'));
   return out;
+}
+
+/**
+ * Waits until the <stepcast-calculator> `selector` of `p` (a page or a frame: ?embed=1 is one)
+ * shows the estimate and the link of the plan in its controls.
+ */
+export async function calculatorSettled(p, selector = 'stepcast-calculator') {
+  await p.waitForFunction((sel) => {
+    const el = document.querySelector(sel);
+    if (!el?.scenario || !el.dataset.state) return false;
+    const text = JSON.stringify(el.scenario);
+    return el.rendered === text && el.linked === text;
+  }, selector, { timeout: 20000 });
+}
+
+/** What calculator `selector` shows: its numbers by data-metric, fits, its controls and "Open in Stepcast". */
+export async function calculatorShows(p, selector = 'stepcast-calculator') {
+  return p.$eval(selector, (el) => {
+    const root = el.shadowRoot;
+    const numbers = Object.fromEntries([...root.querySelectorAll('[data-metric]')].map((m) => [m.dataset.metric, Number(m.dataset.value)]));
+    return {
+      ...numbers, fits: root.querySelector('[data-metric="memory"]').dataset.fits === 'true',
+      controls: [...root.querySelectorAll('[data-control]')].map((c) => c.dataset.control), open: root.querySelector('.sc-open').href,
+    };
+  });
+}
+
+/** The headline numbers a calculator shows that the report has under the same names. */
+export const CALCULATOR = ['iteration_time_s', 'tokens_per_s', 'mfu'];
+
+/** A calculator's numbers (calculatorShows) are the CLI's for `report` (memory: the fullest stage). */
+export function assertCalculator(report, shown, what = 'the calculator') {
+  const pick = (o) => Object.fromEntries(CALCULATOR.map((k) => [k, o[k]]));
+  const worst = report.stages.reduce((a, s) => (s.memory_bytes.total / s.memory_bytes.capacity >
+    a.memory_bytes.total / a.memory_bytes.capacity ? s : a));
+  assert.deepEqual(jsonDiff({ ...pick(report), memory: worst.memory_bytes.total }, { ...pick(shown), memory: shown.memory }), [],
+    `${what}: the numbers differ from the CLI's`);
 }
 
 export async function pageScenario(p) {

@@ -91,7 +91,7 @@ const engineMessage = (scenario) => {
   return messageOf(cli.stderr);
 };
 
-/** The same message as the page says it (web/src/plain.js). */
+/** The same message as the page says it (web/src/ui/plain.js). */
 const pageMessage = (scenario) => plainMessage(engineMessage(scenario));
 
 /** Every problem `stepcast resolve` has with a scenario is on the page, each at some field. */

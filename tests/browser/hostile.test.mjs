@@ -174,6 +174,8 @@ describe('Content-Security-Policy', () => {
       if (path === 'examples/') {
         await p.waitForFunction(() => [...document.querySelectorAll('stepcast-calculator')]
           .every((el) => el.shadowRoot?.querySelector('[data-metric="iteration_time_s"]')?.dataset.value), null, { timeout: 20000 });
+      } else if (path.startsWith('?embed=1')) { // the calculator: an estimate or the engine's refusal on show
+        await p.waitForFunction(() => document.querySelector('stepcast-calculator')?.rendered, null, { timeout: 20000 });
       } else {
         await p.waitForFunction(() => window.__stepcast?.rendered, null, { timeout: 20000 });
       }

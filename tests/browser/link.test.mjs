@@ -14,7 +14,8 @@ import {
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
-  DESKTOP, SHOTS, assertNothingInjected, assertNumbers, formState, linked, metrics, pageScenario, settle, watch,
+  CALCULATOR, DESKTOP, SHOTS, assertCalculator, assertNothingInjected, assertNumbers, calculatorSettled, calculatorShows, formState,
+  linked, metrics, pageScenario, settle, watch,
 } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -274,27 +275,30 @@ describe('share by URL', () => {
     await p.close();
   });
 
-  test('?embed=1: compact, chosen controls, results, and "Open in Stepcast" with the same plan', async () => {
+  test('?embed=1: the compact calculator, chosen controls, results, and "Open in Stepcast" with the same plan', async () => {
     const fragment = '#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=512&rc=full&seq=4096';
-    const p = await open(`${site.url}?embed=1&controls=tp,pp,recompute${fragment}`, { viewport: { width: 720, height: 460 } });
+    const p = watch(await context.newPage(), problems);
+    await p.setViewportSize({ width: 720, height: 460 });
+    await p.goto(`${site.url}?embed=1&controls=tp,pp,recompute${fragment}`);
+    await calculatorSettled(p);
     assert.equal(await p.isVisible('header.top'), false, 'no header');
     assert.equal(await p.isVisible('#examples'), false, 'no menus');
-    const fields = await p.$$eval('#inputs .field[data-path]', (els) => els.filter((e) => e.offsetParent !== null).map((e) => e.dataset.path));
-    assert.deepEqual(fields, ['plan.tp', 'plan.pp', 'plan.recompute']);
+    const shown = await calculatorShows(p);
+    assert.deepEqual(shown.controls, ['tp', 'pp', 'recompute']);
     const want = cliEstimateLink(fragment);
     assert.equal(want.status, 0, want.stderr);
-    assertNumbers(want.report, await metrics(p));
-    assert.equal(await p.isVisible('#memory .mem-row'), true, 'memory per stage');
-    await linked(p);
+    assertCalculator(want.report, shown);
     await p.screenshot({ path: join(SHOTS, 'embed-iframe.png') });
-    await p.fill('#f-pp', '4');
-    await linked(p); // "Open in Stepcast" follows the link, which comes after the estimate
-    const full = await p.getAttribute('#open-full', 'href');
+    await p.fill('stepcast-calculator [data-control="pp"]', '4');
+    await calculatorSettled(p); // "Open in Stepcast" follows the link, which comes after the estimate
+    const { open: full, ...changed } = await calculatorShows(p);
     assert.ok(full.startsWith(`${site.url}#v=2&`), `the full page, without ?embed (${full})`);
     assert.match(full, /&pp=4&/);
     const q = await open(full);
     assert.equal(await q.isVisible('header.top'), true);
-    assertNumbers(await metrics(p), await metrics(q), 'the full page shows the same plan');
+    const fullNumbers = await metrics(q);
+    assert.deepEqual(jsonDiff(Object.fromEntries(CALCULATOR.map((k) => [k, fullNumbers[k]])),
+      Object.fromEntries(CALCULATOR.map((k) => [k, changed[k]]))), [], 'the full page shows the same plan');
     await q.close();
     await p.setViewportSize({ width: 360, height: 700 });
     const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

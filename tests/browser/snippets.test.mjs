@@ -1,6 +1,6 @@
-// Every documented embed, in Chromium: the <stepcast-calculator> snippets of README.md and
-// web/README.md, the iframe example of web/README.md, and the calculators, iframe and code snippet
-// of the example documentation page (web/examples/index.html). The snippets are read from those
+// Every documented embed, in Chromium: the <stepcast-calculator> snippets of README.md,
+// web/README.md and docs/embed.md, the iframe examples of web/README.md and docs/embed.md, and the
+// calculators, iframe and code snippet of the example documentation page (web/examples/index.html). The snippets are read from those
 // files, so a snippet that drifts from what the page estimates fails here. Each is served as a
 // page of its own (same origin as the bundle, as the README asks), and must show what the full
 // page shows for the same link: the iteration time, the memory of the fullest stage and whether it
@@ -12,15 +12,18 @@ import { after, before, describe, test } from 'node:test';
 
 import { ROOT, jsonDiff } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, settle, watch } from './helpers.mjs';
+import { DESKTOP, calculatorSettled, calculatorShows, settle, watch } from './helpers.mjs';
 
 const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
-/** The embeds of a document's text: [{where, kind: 'calculator' | 'iframe', html}]. */
+/**
+ * The embeds of a document's text: [{where, kind: 'calculator' | 'iframe', html}]. An element with
+ * attributes is a snippet; the bare tag (`<stepcast-calculator>` in a sentence) is not.
+ */
 function embedsIn(where, text) {
   const out = [];
-  for (const m of text.matchAll(/<stepcast-calculator\b[\s\S]*?<\/stepcast-calculator>/g)) out.push({ where, kind: 'calculator', html: m[0] });
-  for (const m of text.matchAll(/<iframe\b[\s\S]*?<\/iframe>/g)) out.push({ where, kind: 'iframe', html: m[0] });
+  for (const m of text.matchAll(/<stepcast-calculator\s[\s\S]*?<\/stepcast-calculator>/g)) out.push({ where, kind: 'calculator', html: m[0] });
+  for (const m of text.matchAll(/<iframe\s[\s\S]*?<\/iframe>/g)) out.push({ where, kind: 'iframe', html: m[0] });
   return out;
 }
 
@@ -29,6 +32,7 @@ const examplesPage = read('web/examples/index.html');
 const SNIPPETS = [
   ...embedsIn('README.md', read('README.md')),
   ...embedsIn('web/README.md', read('web/README.md')),
+  ...embedsIn('docs/embed.md', read('docs/embed.md')),
   // The example page's own elements (HTML: attributes with entities), and the snippet it shows as code.
   ...embedsIn('web/examples/index.html', examplesPage.replace(/<pre>[\s\S]*?<\/pre>/g, ''))
     .map((e) => ({ ...e, html: decode(e.html), base: 'examples/' })),
@@ -92,6 +96,8 @@ describe('documented embeds estimate what the full page does', () => {
     assert.ok(count('README.md', 'calculator') >= 1, 'README.md: a <stepcast-calculator> snippet');
     assert.ok(count('web/README.md', 'calculator') >= 1, 'web/README.md: a <stepcast-calculator> snippet');
     assert.ok(count('web/README.md', 'iframe') >= 1, 'web/README.md: an iframe example');
+    assert.ok(count('docs/embed.md', 'calculator') >= 1, 'docs/embed.md: a <stepcast-calculator> snippet');
+    assert.ok(count('docs/embed.md', 'iframe') >= 1, 'docs/embed.md: an iframe example');
     assert.ok(count('web/examples/index.html', 'calculator') >= 2, 'the example page: its calculators');
     assert.ok(count('web/examples/index.html', 'iframe') >= 1, 'the example page: its iframe');
   });
@@ -129,25 +135,17 @@ describe('documented embeds estimate what the full page does', () => {
         await p.close();
         return;
       }
-      // An iframe of the page in its compact mode: the documented host is this site.
+      // An iframe of the page in its compact mode (the calculator): the documented host is this site.
       const src = new URL(attr('src').replace(/^https:\/\/stepcast\.example\//, site.url), site.url + base).href;
       const p = await snippetPage(`${base}__snippet-${i}.html`,
         snippet.html.replace(/src="[^"]*"/, `src="${src.replace(/&/g, '&amp;')}"`).replace(/loading="lazy"/, ''));
       const frame = await (await p.waitForSelector('iframe')).contentFrame();
-      await frame.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
-      await settle(frame);
-      const shown = await frame.evaluate(() => {
-        const rows = [...document.querySelectorAll('#memory .mem-row')].map((r) => ({
-          total: Number(r.dataset.total), capacity: Number(r.dataset.capacity) }));
-        const worst = rows.reduce((a, r) => (r.total / r.capacity > a.total / a.capacity ? r : a));
-        return {
-          iteration_time_s: Number(document.querySelector('#metrics [data-metric="iteration_time_s"]').dataset.value),
-          memory: worst.total,
-          fits: !document.querySelector('#status').classList.contains('oom'),
-          embed: document.documentElement.classList.contains('embed'),
-        };
-      });
-      assert.equal(shown.embed, true, 'the compact mode');
+      await calculatorSettled(frame);
+      const shown = await calculatorShows(frame);
+      assert.equal(await frame.evaluate(() => document.documentElement.classList.contains('embed')), true, 'the compact mode');
+      const wanted = (new URL(src).searchParams.get('controls') || 'nodes,tp,pp,micro_batch,global_batch,recompute')
+        .split(',').map((c) => c.trim());
+      assert.deepEqual(shown.controls, wanted, 'the controls the iframe names');
       const full = await fullPage(new URL(src).hash);
       assert.deepEqual(jsonDiff(full, { iteration_time_s: shown.iteration_time_s, memory: shown.memory, fits: shown.fits }), [],
         'the full page\'s numbers');

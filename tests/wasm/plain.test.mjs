@@ -1,11 +1,11 @@
-// The page's wording of the engine's problems (web/src/plain.js), with the engine's own schema:
+// The page's wording of the engine's problems (web/src/ui/plain.js), with the engine's own schema:
 // each rule a first-time user meets, said with the controls' labels and the numbers (issue "the
 // page, round 2", item 5). The browser suites check the same text lands at the right control.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { nodesThatFit, plainProblem } from '../../web/src/plain.js';
-import { setSchema } from '../../web/src/schema.js';
+import { nodesThatFit, plainProblem } from '../../web/src/ui/plain.js';
+import { setSchema } from '../../web/src/scenario/schema.js';
 import { CLI, cliRun, requireBuilt } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');

@@ -12,7 +12,7 @@ export interface StepcastEstimateDetail {
   capacity_bytes: number;
 }
 
-/** <stepcast-calculator scenario="v=2&model=..." controls="tp,pp,micro_batch" page="tokens=...&price=..." compact> */
+/** <stepcast-calculator scenario="v=2&model=..." controls="tp,pp,micro_batch" compact> (docs/embed.md) */
 export interface StepcastCalculatorElement extends HTMLElement {
   /** The plan, as the fragment of a Stepcast link ("v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4"). */
   scenario: string | null;
@@ -30,12 +30,14 @@ export interface StepcastCalculatorEventMap extends HTMLElementEventMap {
 export interface StepcastCalculatorAttributes {
   /** The plan, as the fragment of a Stepcast link. */
   scenario?: string;
-  /** Comma-separated controls to show: nodes, tp, pp, cp, vpp, micro_batch, global_batch, recompute, model, node, seq_len, ... */
+  /** Comma-separated controls to show: model, node, nodes, gpus_per_node, seq_len, tokens, price, or any plan key (tp, pp, micro_batch, ...). */
   controls?: string;
-  /** Tokens to train and price per GPU-hour: "tokens=1000000000000&price=2". */
+  /** The full page "Open in Stepcast" goes to (default: the page of the bundle the script came from). */
   page?: string;
   /** A smaller layout. */
   compact?: boolean | '';
+  /** 'light' or 'dark' (default: the reader's setting). */
+  theme?: 'light' | 'dark';
 }
 
 declare global {

@@ -5,11 +5,11 @@
 // and they replace the roofline's layer compute on that GPU (HATP's input); give the measured time of
 // one iteration of the plan on show (and of other plans) and the engine fits the cluster's compute
 // scale (and, from plans that differ in communication, a network scale), then predicts every plan
-// with them. What was fitted shows as a badge on the estimate (main.js); the link carries the
-// fitted scales and links (compactCalibration), not the raw runs.
-import { $, fill, h } from '../dom.js';
-import * as engine from '../engine.js';
-import { save } from '../download.js';
+// with them. What was fitted shows as a badge on the estimate (app/calibration_badge.js); the link
+// carries the fitted scales and links (compactCalibration), not the raw runs.
+import { $, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { save } from '../ui/download.js';
 import { onClick } from './bind.js';
 import { state } from './state.js';
 

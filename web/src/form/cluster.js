@@ -3,10 +3,10 @@
 // explicit group from the scenario) and a count each, with the link between the groups. Fields
 // for scenario keys are built from the schema; the engine's values (NICs per node, the link
 // between the groups, GPU counts) come from resolve().
-import { $, $$, fill, h } from '../dom.js';
-import { describeGroups, groupColor } from '../groups.js';
-import { key, keysOf, rule } from '../schema.js';
-import { tip } from '../tooltip.js';
+import { $, $$, fill, h } from '../ui/dom.js';
+import { describeGroups, groupColor } from '../scenario/groups.js';
+import { key, keysOf, rule } from '../scenario/schema.js';
+import { tip } from '../ui/tooltip.js';
 import { on, onClick } from './bind.js';
 import { field, keyField, numberInput, put, radios, readNumber, setText, show } from './fields.js';
 import { edit, groupPath, groups, markLocal, plan, state } from './state.js';
@@ -279,7 +279,7 @@ export function build(thePresets) {
       removeButton(0)),
     modes,
     h('div', { id: 'cluster-preset', class: 'panel' },
-      keyField(k('node'), 'cluster.node', 'node', { control: node, term: 'cluster', hint: '' })),
+      keyField(k('node'), 'cluster.node', 'node', { control: node, hint: '' })),
     h('div', { id: 'cluster-custom', class: 'panel grid', hidden: true },
       keyField(k('gpu'), 'cluster.gpu', 'gpu', { control: gpu, term: null, cls: 'wide' }),
       h('div', { id: 'gpu-custom', class: 'panel grid sub wide', hidden: true }, gpuFields()),
@@ -292,7 +292,7 @@ export function build(thePresets) {
     h('div', { class: 'group-tools' },
       onClick(h('button', { type: 'button', id: 'add-group' }, '+ Add a group of other nodes'), addGroup,
         () => $(`#f-grp${groups().length - 1}-node`)?.focus()),
-      tip('groups', 'groups of nodes'),
+      tip(null, 'groups of nodes', k('groups')?.doc),
       h('p', { class: 'hint', id: 'add-group-note', role: 'status', hidden: true })),
     keyField(k('inter_group_link'), 'cluster.inter_group_link', 'inter_group_link', { control: igl, cls: 'igl', hint: '' }));
   $('#f-inter_group_link').closest('.field').hidden = true;

@@ -1,8 +1,8 @@
 // Problems next to the control that caused them: the engine's errors (every one resolve() returns,
 // each at the control blame.js picks, with the engine's hint of values that would do) and the
 // page's own "Enter a number" for a field whose text is not one.
-import { $, $$ } from '../dom.js';
-import { blame } from '../blame.js';
+import { $, $$ } from '../ui/dom.js';
+import { blame } from '../scenario/blame.js';
 import { controlOf, setText, show } from './fields.js';
 import { state } from './state.js';
 

@@ -3,12 +3,11 @@
 // line) and a line for the engine's hint of values that would do. Controls for scenario keys are
 // built from the schema: label, type, unit, choices, range and doc (the tooltip where the page has
 // no richer term).
-import { $, h } from '../dom.js';
-import { choiceLabel, options } from '../schema.js';
-import { TERMS } from '../terms.js';
-import { tip } from '../tooltip.js';
+import { $, h } from '../ui/dom.js';
+import { choiceLabel, options } from '../scenario/schema.js';
+import { tip } from '../ui/tooltip.js';
 
-/** A labelled field around `control`. `term`: a tooltip (a TERMS key, or {label, doc}). */
+/** A labelled field around `control`. `term`: its tooltip, a term of ui/terms.js or {doc} (a schema key's). */
 export function field(path, id, label, term, control, { unit, hint, cls } = {}) {
   const hintEl = hint !== undefined ? h('p', { class: 'hint', id: `f-${id}-hint` }, hint) : null;
   const described = [unit ? `f-${id}-unit` : null, hintEl ? `f-${id}-hint` : null].filter(Boolean);
@@ -58,14 +57,8 @@ export function radios(name, label, choices) {
       h('input', { type: 'radio', name, value, id: `f-${name}-${value}` }), h('span', null, text))));
 }
 
-/**
- * The tooltip of a schema key: the page's term of the same name, else the engine's doc. Keys of a
- * nested object ("model.moe.ffn_hidden", one expert's width) are not the top-level key of their
- * name (the model's FFN size): the engine's doc.
- */
-export function keyTerm(k) {
-  return TERMS[k.name] && !k.object.includes('.') ? k.name : { doc: k.doc };
-}
+/** The tooltip of a schema key: the engine's doc of it (one text, the CLI's and docs/scenario.md's too). */
+export const keyTerm = (k) => ({ doc: k.doc });
 
 /**
  * The field of a schema key `k` (data-path `path`, control id f-`id`): a checkbox (boolean), a

@@ -11,10 +11,10 @@
 //   placement.js  where stages or replica sets run (plan.stages / plan.replicas)
 //   calibration.js  the scenario's calibration: nccl-tests links, GEMM tables, layer profiles and measured runs
 //   errors.js     problems next to their controls
-import { $, $$ } from '../dom.js';
-import * as engine from '../engine.js';
-import { plainProblem } from '../plain.js';
-import { plainDefault, setSchema } from '../schema.js';
+import { $, $$ } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { plainProblem } from '../ui/plain.js';
+import { plainDefault, setSchema } from '../scenario/schema.js';
 import { listen, notify } from './bind.js';
 import * as calibration from './calibration.js';
 import * as cluster from './cluster.js';

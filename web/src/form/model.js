@@ -3,8 +3,8 @@
 // is a disclosure of its keys, collapsed while the model leaves it out (a dense model), so that a
 // dense custom model becomes a mixture of experts by filling in its experts. A custom model starts
 // as a copy of the preset on show, as the engine resolved it (every key filled in).
-import { $, $$, fill, h } from '../dom.js';
-import { applies, choiceLabel, keysFor, keysOf, plainDefault, required, rule } from '../schema.js';
+import { $, $$, fill, h } from '../ui/dom.js';
+import { applies, choiceLabel, key, keysFor, keysOf, plainDefault, required, rule } from '../scenario/schema.js';
 import { field, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
 import { on, onClick } from './bind.js';
 import { edit, getIn, markLocal, setIn, state } from './state.js';
@@ -127,7 +127,7 @@ export function build(thePresets) {
         h('div', { class: 'label-row' }, h('label', { for: 'f-model-search' }, 'Search models')),
         h('div', { class: 'control' }, search),
         h('p', { class: 'hint', id: 'model-count', 'aria-live': 'polite' })),
-      field('model', 'model', 'Model preset', 'model', select, { hint: '' }),
+      field('model', 'model', 'Model preset', { doc: key('model')?.doc }, select, { hint: '' }),
       h('p', { class: 'hint carried', id: 'model-carried', role: 'status', hidden: true },
         h('span', { id: 'model-carried-text' }), ' ',
         onClick(h('button', { type: 'button', class: 'link', id: 'model-carried-use' }), useModelSeqLen))),

@@ -4,8 +4,8 @@
 // shows no EP) and the keys are left out of the scenario, so that neither the estimate nor the
 // link carries a setting that does nothing. Generic: a key the engine gives a "needs" is handled
 // with no change here.
-import { $$ } from '../dom.js';
-import { applies, conditional } from '../schema.js';
+import { $$ } from '../ui/dom.js';
+import { applies, conditional } from '../scenario/schema.js';
 import { modelObject } from './model.js';
 import { setIn, state } from './state.js';
 

@@ -3,11 +3,11 @@
 // them. Left out of the scenario, the engine places them (resolve() says where: stages in Megatron
 // rank order, or replica sets when PP is 1) and the maps show its placement, read-only in "auto";
 // the first edit of a map writes the engine's placement into the scenario and changes it there.
-import { $, $$, fill, h } from '../dom.js';
-import * as engine from '../engine.js';
-import { groupColor } from '../groups.js';
-import { key, plainDefault } from '../schema.js';
-import { tip } from '../tooltip.js';
+import { $, $$, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { groupColor } from '../scenario/groups.js';
+import { key, plainDefault } from '../scenario/schema.js';
+import { tip } from '../ui/tooltip.js';
 import { on, onClick, notify } from './bind.js';
 import { groupInfo } from './cluster.js';
 import { errorLines, field, numberInput, put, readNumber, setText, show } from './fields.js';

@@ -7,10 +7,9 @@
 // gives it, marked "from <profile>" until the plan sets it, with a button back to the profile's
 // value and the profile's source in its tooltip (presets().frameworks). While the engine refuses
 // the plan, derived fields show no number and flags show the profile's own value.
-import { $, fill, h } from '../dom.js';
-import * as fw from '../frameworks.js';
-import { choiceLabel, key, keysFor, options, plainDefault, rule } from '../schema.js';
-import { TERMS } from '../terms.js';
+import { $, fill, h } from '../ui/dom.js';
+import * as fw from '../scenario/frameworks.js';
+import { choiceLabel, key, keysFor, options, plainDefault, rule } from '../scenario/schema.js';
 import { on, onClick } from './bind.js';
 import { keyField, put, readNumber, selectInput, setText, show, valueOf } from './fields.js';
 import { presetSeqLen } from './model.js';
@@ -96,7 +95,7 @@ function originLine(k) {
 function frameworkField(k) {
   const values = options(k);
   const select = selectInput(idOf(k), values.map((v) => [String(v), fw.profile(v) ? fw.fullName(v) : choiceLabel(v)]));
-  const f = keyField(k, k.path, idOf(k), { control: select, hint: '', cls: 'framework', term: TERMS.framework ? 'framework' : undefined });
+  const f = keyField(k, k.path, idOf(k), { control: select, hint: '', cls: 'framework' });
   bind(k, select);
   return f;
 }

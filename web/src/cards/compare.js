@@ -4,10 +4,12 @@
 // first column marked with its change. The pins travel in the address (?compare=, each the
 // engine's link of its plan), so a comparison is shared by link and survives a reload; each pinned
 // plan is estimated again by the engine when opened from one.
-import { $, fill, h } from './dom.js';
-import * as engine from './engine.js';
-import { duration, gib, integer, percent, rate } from './format.js';
-import { labelOf } from './plain.js';
+import { $, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { duration, gib, integer, percent, rate } from '../ui/format.js';
+import { labelOf } from '../ui/plain.js';
+import { PARTS } from './parts.js';
+import { fullestStage } from './stages.js';
 
 export const MAX_PINS = 4;
 const PARAM = 'compare';
@@ -15,6 +17,7 @@ const PARAM = 'compare';
 /** [{fragment, scenario, report}] in pinning order. */
 let pins = [];
 let current = null; // {fragment, scenario, report} of the plan on show (null while it is invalid)
+let lastReport = null; // the last report shown (a valid plan's)
 let presets = null;
 let changed = () => {};
 
@@ -30,31 +33,14 @@ function what(r, scenario) {
   return `${model} · ${integer(r.gpus ?? NaN)}${gpu ? ` × ${gpu}` : ' GPUs'}`;
 }
 
-/** "TP 8 · PP 4 · DP 2 · micro-batch 1 · recompute selective": the plan of a report in words. */
-export function planWords(p) {
-  const parts = [`TP ${p.tp}`, `PP ${p.pp}`, `DP ${p.dp}`];
-  if (p.cp > 1) parts.push(`CP ${p.cp}`);
-  if (p.vpp > 1) parts.push(`VPP ${p.vpp}`);
-  if (p.ep > 1) parts.push(`EP ${p.ep}`);
-  parts.push(`micro-batch ${p.micro_batch}`, `global batch ${integer(p.global_batch)}`, `recompute ${p.recompute}`);
-  return parts.join(' · ');
-}
-
 // Rows: [label, value(report) -> number | string, format, better: 'lower' | 'higher' | null].
-const fullest = (r) => r.stages.reduce((a, s) => (s.memory_bytes.total / s.memory_bytes.capacity >
-  a.memory_bytes.total / a.memory_bytes.capacity ? s : a));
 const HEADLINE = [
   ['Iteration time', (r) => r.iteration_time_s, duration, 'lower'],
   ['Throughput', (r) => r.tokens_per_s, (x) => rate(x, 'tokens/s'), 'higher'],
   ['MFU', (r) => r.mfu, (x) => percent(x), 'higher'],
-  ['Memory of the fullest stage', (r) => fullest(r).memory_bytes.total, (x) => gib(x), 'lower'],
+  ['Memory of the fullest stage', (r) => fullestStage(r).memory_bytes.total, (x) => gib(x), 'lower'],
   ['Fits in memory', (r) => (r.fits ? 'yes' : 'no'), String, null],
 ];
-const PART_LABELS = {
-  forward: 'Forward', backward: 'Backward', recompute: 'Recompute', tp_comm: 'TP comm', cp_comm: 'CP comm',
-  ep_comm: 'Expert comm', pp_comm: 'PP send/recv', bubble: 'Pipeline bubble', dp_comm: 'DP sync',
-  optimizer: 'Optimizer', other: 'Other comm', host: 'CPU launches',
-};
 // The plan's keys compared, labelled as the engine's schema labels them.
 const PLAN_KEYS = ['tp', 'pp', 'dp', 'cp', 'vpp', 'ep', 'micro_batch', 'global_batch', 'recompute',
   'sequence_parallel', 'distributed_optimizer', 'precision'];
@@ -68,7 +54,7 @@ function rows(columns) {
       out.push({ label: `Memory, stage ${i}`, value: (r) => r.stages[i]?.memory_bytes.total ?? NaN, format: (x) => gib(x), better: 'lower', group: 'memory' });
     }
   }
-  for (const [key, label] of Object.entries(PART_LABELS)) {
+  for (const [key, label] of PARTS) {
     if (columns.some((r) => (r.breakdown_s?.[key] ?? 0) > 0))
       out.push({ label, value: (r) => r.breakdown_s?.[key] ?? 0, format: duration, better: 'lower', group: 'breakdown' });
   }
@@ -161,9 +147,15 @@ function unpin(i) {
  * The plan on show: its report, scenario and link fragment (null report: invalid, nothing to pin).
  */
 export function show(report, scenario, link) {
+  if (report) lastReport = report;
   const cut = link ? link.indexOf('#') : -1;
   current = report && cut >= 0 ? { fragment: link.slice(cut + 1), scenario, report } : null;
   render();
+}
+
+/** The link of the scenario on show came after its estimate: the last report shown with it. */
+export function linked(scenario, link) {
+  if (lastReport) show(lastReport, scenario, link);
 }
 
 /**

@@ -5,10 +5,10 @@
 // imbalance times it); the link load over the iteration (link_load.js) and effective bandwidth
 // against message size (bandwidth_curve.js). The heatmap is one pixel per cell, scaled up by CSS: its sum is kept
 // (stats) so tests can check that it adds up to the census.
-import { $, fill, h } from './dom.js';
-import { save } from './download.js';
+import { $, fill, h } from '../ui/dom.js';
+import { save } from '../ui/download.js';
 import { bandwidthChart } from './bandwidth_curve.js';
-import { bytes, integer, num } from './format.js';
+import { bytes, integer, num } from '../ui/format.js';
 import { loadChart } from './link_load.js';
 
 const DECADES = 6; // the colour scale spans the largest cell down to a millionth of it

@@ -2,8 +2,8 @@
 // model's busbw(S) = peak·S/(S + S_half) on each path the plan's groups use) as lines, and the
 // census's operations (`bandwidth[]`, each operation's own busbw, latency included) as points in
 // their curve's colour. Log size axis, linear GB/s axis.
-import { h } from './dom.js';
-import { si } from './format.js';
+import { chartCanvas } from '../ui/canvas.js';
+import { si } from '../ui/format.js';
 
 const WIDTH = 560;
 const HEIGHT = 240;
@@ -15,12 +15,7 @@ const COLOURS = ['#3b6fc4', '#c0392b', '#2e8b57', '#8e44ad', '#d35400', '#16a085
 export function bandwidthChart(data) {
   const curves = data.curves ?? [];
   const ops = (data.bandwidth ?? []).filter((b) => b.message_bytes > 0 && b.busbw_Bps > 0);
-  const dpr = globalThis.devicePixelRatio || 1;
-  const canvas = h('canvas', { class: 'traffic-bandwidth', role: 'img', width: WIDTH * dpr, height: HEIGHT * dpr });
-  canvas.style.aspectRatio = `${WIDTH} / ${HEIGHT}`;
-  const ctx = canvas.getContext('2d');
-  ctx.scale(dpr, dpr);
-  ctx.font = '11px system-ui, sans-serif';
+  const { canvas, ctx } = chartCanvas('traffic-bandwidth', WIDTH, HEIGHT);
   const sizes = [...curves.flatMap((c) => c.sizes_bytes), ...ops.map((o) => o.message_bytes)];
   const lo = Math.log2(Math.min(1024, ...sizes));
   const hi = Math.log2(Math.max(2 ** 32, ...sizes));

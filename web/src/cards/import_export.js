@@ -4,9 +4,9 @@
 // kept), a pasted Megatron-LM command line the model and plan (the cluster its torchrun prefix
 // gives, else the one on show), with the flags the engine does not model listed, never dropped
 // silently. Problems show beside the paste box.
-import { $, h } from './dom.js';
-import { save } from './download.js';
-import * as engine from './engine.js';
+import { $, h } from '../ui/dom.js';
+import { save } from '../ui/download.js';
+import * as engine from '../engine/bridge.js';
 
 const KINDS = {
   'megatron-args': { label: 'Megatron-LM arguments', file: 'megatron-args.sh' },

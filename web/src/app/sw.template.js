@@ -1,4 +1,4 @@
-// Service worker (generated at build time from web/src/sw.template.js): caches every file of
+// Service worker (generated at build time from web/src/app/sw.template.js): caches every file of
 // this build under a cache named after a hash of their contents, serves them cache-first, so the
 // page works with the network off after its first load. A new build has a new name: it installs
 // beside the old cache and deletes it when it takes over.

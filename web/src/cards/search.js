@@ -8,15 +8,15 @@
 // and its plans are shown but cannot be applied to the whole cluster. A plan the engine refuses
 // (the user's) is searched around anyway: the engine searches from it and says why the plan
 // itself was not estimated (baseline_error); speed-ups are left out.
-import { $, fill, h } from './dom.js';
-import * as engine from './engine.js';
-import { applies, applyPlan } from './form/index.js';
-import { duration, gib, integer, percent } from './format.js';
-import { setting } from './frameworks.js';
-import { clusterGroups, describeGroups } from './groups.js';
-import { choiceLabel, keysFor, plainDefault } from './schema.js';
-import { plainProblem } from './plain.js';
-import { tip } from './tooltip.js';
+import { $, fill, h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { applies, applyPlan } from '../form/index.js';
+import { duration, gib, integer, percent } from '../ui/format.js';
+import { setting } from '../scenario/frameworks.js';
+import { clusterGroups, describeGroups } from '../scenario/groups.js';
+import { choiceLabel, key, keysFor, plainDefault } from '../scenario/schema.js';
+import { plainProblem } from '../ui/plain.js';
+import { tip } from '../ui/tooltip.js';
 
 const TOP = 10; // plans asked for
 const SHOWN = 5; // plans shown before "Show all"
@@ -24,12 +24,13 @@ const DELAY_MS = 400; // after the last change
 // What makes two resolved plans the same plan.
 const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision',
   'tp_comm_overlap', 'moe_overlap', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split'];
-// Table columns: [heading, term (a tooltip), class, abbreviation spelled out].
+// Table columns: [heading, term (a tooltip: a result's term, or a plan key's path for its schema doc),
+// class, abbreviation spelled out].
 const COLUMNS = [
   ['#', null, 'num'], ['TP', null, 'num d', 'tensor-parallel GPUs'], ['PP', null, 'num d', 'pipeline stages'],
   ['DP', null, 'num d', 'data-parallel replicas (derived)'], ['CP', null, 'num d', 'context-parallel GPUs'],
-  ['VPP', null, 'num d', 'virtual pipeline chunks per stage'], ['Micro-batch', 'micro_batch', 'num d'],
-  ['Recompute', 'recompute', 'd'], ['Iteration time', 'iteration_time_s', 'num'], ['Speed-up', 'speedup', 'num'],
+  ['VPP', null, 'num d', 'virtual pipeline chunks per stage'], ['Micro-batch', 'plan.micro_batch', 'num d'],
+  ['Recompute', 'plan.recompute', 'd'], ['Iteration time', 'iteration_time_s', 'num'], ['Speed-up', 'speedup', 'num'],
   ['MFU', 'mfu', 'num'], ['Peak memory', 'peak_memory', 'num'],
 ];
 
@@ -89,6 +90,8 @@ function overlapNote(best, yours) {
   return all.size === 1 && mine && !all.has(mine) ? ` (every plan listed: ${[...all][0]}; yours: ${mine})` : '';
 }
 const OVERLAP_HEAD = ['Overlap', null, 'd', 'communication overlapped with compute: TP collectives, EP exchanges'];
+/** A column's "?": a result's term (ui/terms.js), or a plan key's doc from the schema ("plan.recompute"). */
+const help = (term, label) => (term.includes('.') ? tip(null, label, key(term)?.doc) : tip(term, label));
 const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
 
 /** Builds the card's elements (once), in #search. */
@@ -330,7 +333,7 @@ function renderRows() {
   // tooltip button.
   const heading = (t, term) => {
     const cut = Math.max(t.lastIndexOf(' '), t.lastIndexOf('-'));
-    return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? tip(term, t) : null)];
+    return [cut < 0 ? '' : t.slice(0, cut + 1), h('span', { class: 'nowrap' }, t.slice(cut + 1), term ? help(term, t) : null)];
   };
   const extraHead = extra.map((k) => [k.label || k.name, null, k.type === 'choice' ? 'd' : 'num d', k.doc.replace(/`/g, '')]);
   const columns = [...COLUMNS.slice(0, 8), ...extraHead, ...(overlap ? [OVERLAP_HEAD] : []), ...COLUMNS.slice(8)];

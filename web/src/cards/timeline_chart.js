@@ -4,9 +4,9 @@
 // kind, or by the group (GPU type) the block runs on: faded forward, solid backward, a thin bar
 // for a send. Drawn on a canvas (thousands of blocks stay fast); a table beside it gives the
 // idle time per row.
-import { duration, percent } from './format.js';
-import { GROUP_COLORS } from './groups.js';
-import { KINDS } from './kinds.js';
+import { duration, percent } from '../ui/format.js';
+import { GROUP_COLORS } from '../scenario/groups.js';
+import { KINDS } from '../engine/kinds.js';
 
 const KIND_LABEL = { forward: 'forward', backward: 'backward (+ recompute)', send: 'blocking send',
   dp_sync: 'gradient sync', optimizer: 'optimizer', other: 'other' };

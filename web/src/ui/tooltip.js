@@ -48,8 +48,8 @@ function hide() {
 }
 
 /**
- * A "?" button explaining `term` (a key of TERMS); without a term, `label` and `doc` (the engine's
- * one-line doc of a scenario key the page has no richer text for).
+ * A "?" button explaining `term` (a result, a key of TERMS); without a term, `label` and `doc`
+ * (the engine's doc of a scenario key, from the schema).
  */
 export function tip(term, label, doc) {
   if (term && !TERMS[term]) throw new Error(`no term ${term}`);

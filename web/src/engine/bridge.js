@@ -188,7 +188,7 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
 }
 
 /**
- * The plan at other node counts and TP degrees (scaling.js), in the search worker: resolves to
+ * The plan at other node counts and TP degrees (scaling_sweep.js), in the search worker: resolves to
  * its {base, nodes, tp} or {error}, or null when a newer request on `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {

@@ -1,6 +1,7 @@
-// What each term means and the formula behind it: the text of the page's tooltips.
-// Formulas follow the engine (engine/src/*.cpp); symbols: b micro-batch, s sequence length,
-// h hidden size, V vocabulary, L layers, N parameters, t TP, p PP, v VPP, d DP, c CP.
+// What each result means and the formula behind it: the text of the results' tooltips. A scenario
+// key's tooltip is the engine's doc of it (schema(), form/fields.js), never a text here.
+// Formulas follow the engine (engine/src); symbols: b micro-batch, s sequence length, h hidden
+// size, V vocabulary, L layers, N parameters, t TP, p PP, v VPP, d DP, c CP.
 
 export const TERMS = {
   // Results
@@ -88,79 +89,17 @@ export const TERMS = {
   census_time: ['Time', 'Time of one operation and of all of them.',
     'time = latency × steps + bytes × (algorithm factor) ÷ bus bandwidth (with a half-peak ramp)'],
 
-  // Inputs
-  model: ['Model', 'A transformer from the presets, or your own shape.', 'parameters follow from layers, hidden, heads, FFN and vocabulary'],
-  layers: ['Layers', 'Transformer blocks.', 'must divide by PP × VPP'],
-  hidden: ['Hidden size', 'Width of the residual stream (h).', 'must divide by heads'],
-  heads: ['Attention heads', 'Query heads; TP must divide them.', 'head dim = hidden ÷ heads'],
-  kv_heads: ['KV heads', 'Key/value heads (grouped-query attention); equal to heads for multi-head attention.', 'must divide heads; TP must divide them'],
-  ffn_hidden: ['FFN hidden size', 'Inner width of the MLP; TP must divide it.', 'gated units (SwiGLU, GeGLU) have 3 matrices, others 2'],
-  vocab: ['Vocabulary', 'Tokenizer size (unpadded; Megatron pads to a multiple of 128 × TP).', 'embedding params = V × h'],
-  cluster: ['Cluster', 'A node preset times a node count, or your own GPUs and links.', 'GPUs = nodes × GPUs per node'],
-  nodes: ['Nodes', 'Servers in the cluster.', 'GPUs = nodes × GPUs per node'],
-  gpus_per_node: ['GPUs per node', 'Accelerators sharing the intra-node fabric.', 'groups of up to this many GPUs talk over the intra-node link'],
-  intra_node_link: ['Intra-node link', 'Scale-up fabric between the GPUs of a node (NVLink, xGMI, PCIe).', 'bus bandwidth per GPU'],
-  inter_node_link: ['Inter-node link', 'Network port (NIC) between nodes (InfiniBand, RoCE, Ethernet).', 'node bandwidth = NICs per node × port bandwidth'],
-  nics_per_node: ['NICs per node', 'Network ports per node.', 'shared by the node\'s GPUs'],
-  groups: ['Groups of nodes', 'A heterogeneous cluster: pools of different nodes (say A100 and H100 servers). ' +
-    'The plan then says where each pipeline stage, or each data-parallel replica, runs.',
-  'GPUs = Σ nodes × GPUs per node over the groups; each group must be used exactly'],
-  inter_group_link: ['Link between the groups', 'The network between two groups of nodes: pipeline sends across a ' +
-    'group boundary and the gradient ring between groups run over it.',
-  'default: the slowest of the groups\' own networks'],
+  // The page's cards
   stage_map: ['Stage map', 'Which group each pipeline stage runs on and how many layers it holds, or, with replica sets, ' +
     'how many micro-batches each replica takes. “auto” lets the engine balance them.',
   'auto layers: in proportion to stage speed, within each stage\'s memory; auto micro-batches: in proportion to replica speed'],
   send: ['Blocking send', 'A pipeline send the stage waits on (activations forward, gradients back): slow across a ' +
     'group boundary on a slow link.', 'time = latency + bytes ÷ link bandwidth'],
-  framework: ['Training software', 'The software that runs the training, and how it is configured. Its profile gives ' +
-    'every flag the plan leaves out (sequence parallelism, the distributed optimizer, ZeRO, the overlaps, fused attention, ' +
-    'CUDA graphs, ...) and how the engine models its kernels and gradient reduction.',
-  'a flag the plan sets overrides the profile; each flag\'s “?” gives the profile\'s source for it'],
-  tp: ['TP (tensor parallel)', 'Splits every layer\'s matrices across TP GPUs; they exchange activations twice per layer and pass.',
-    'TP must divide heads, KV heads and FFN size; keep TP ≤ GPUs per node'],
-  pp: ['PP (pipeline parallel)', 'Splits the layers into PP stages that micro-batches flow through (1F1B schedule).',
-    'bubble fraction ≈ (PP − 1) ÷ (VPP × micro-batches)'],
-  dp: ['DP (data parallel)', 'Model replicas, each on its share of the batch; gradients are reduced across them.',
-    'DP = GPUs ÷ (TP × PP × CP): leave it derived, or set it to check the product'],
-  cp: ['CP (context parallel)', 'Splits each sequence across CP GPUs; attention exchanges K/V in a ring.',
-    'sequence length must divide by 2 × CP'],
-  vpp: ['VPP (virtual pipeline)', 'Interleaved schedule: each GPU holds VPP chunks of layers; the bubble shrinks by VPP, p2p messages grow by VPP.',
-    'layers must divide by PP × VPP; needs PP > 1'],
-  micro_batch: ['Micro-batch size', 'Samples per forward/backward pass.', 'micro-batches per iteration = global batch ÷ (micro-batch × DP)'],
-  global_batch: ['Global batch', 'Samples per iteration over all replicas.', 'must divide by micro-batch × DP'],
-  seq_len: ['Sequence length', 'Tokens per sample (overrides the model\'s training context).', 'tokens per iteration = global batch × sequence length'],
-  sequence_parallel: ['Sequence parallelism', 'Splits norm/dropout activations along the sequence inside the TP group; TP all-reduces become all-gather + reduce-scatter.',
-    'those activations ÷ TP; same bytes on the wire'],
-  recompute: ['Activation recomputation', 'none: keep all activations. selective: recompute the attention core. full: keep only each layer\'s input and redo its forward.',
-    'memory ↓, compute ↑ (selective ≈ +attention forward, full ≈ +1 forward)'],
-  distributed_optimizer: ['Distributed optimizer', 'Megatron\'s ZeRO-1: shards the optimizer state over DP × CP.',
-    'optimizer memory = 12 B × params ÷ (DP × CP)'],
-  precision: ['Precision', 'Number format of the GEMMs. bf16/fp16 keep fp32 master weights; fp8 runs GEMMs in fp8 (Transformer Engine), attention in bf16.',
-    'peak FLOP/s from the GPU preset at this precision'],
-  zero_stage: ['ZeRO stage', 'Shard optimizer state (1), + gradients (2), + parameters (3) over DP × CP. The distributed optimizer is stage 1.',
-    'sharded memory ÷ (DP × CP)'],
-  flash_attention: ['FlashAttention', 'Fused attention: skips the masked half, does not store scores.', 'attention FLOPs ≈ 2 b s² h ÷ t (causal)'],
-  overlap_grad_reduce: ['Overlap gradient reduce', 'Reduce gradient buckets during the backward.', 'exposed ≥ one bucket'],
-  overlap_param_gather: ['Overlap parameter gather', 'Gather updated parameters during the next forward (distributed optimizer).', 'exposed: none when on'],
-  tp_comm_overlap: ['TP communication overlap', 'Transformer Engine userbuffers: overlap TP collectives with the GEMMs they feed.', 'exposed = max(0, comm − GEMM) + slowdown × overlapped'],
-  overlap_p2p: ['Overlap p2p', 'Overlap pipeline sends with compute (interleaved schedule).', 'p2p hidden when VPP > 1'],
-  grad_reduce_in_fp32: ['Reduce gradients in fp32', 'Keep and reduce gradients in fp32 (Megatron\'s default with bf16).', 'gradient bytes 4 instead of 2'],
-  bf16_moments: ['Adam moments in bf16', 'The optimizer keeps Adam\'s two moments in bf16 beside fp32 master weights ' +
-    '(Megatron-Core\'s precision-aware optimizer, as Megatron-Bridge\'s Moonlight-16B and DeepSeek-V4-Flash MXFP8 recipes run it).',
-  'optimizer state 4 + 2 + 2 bytes per parameter instead of 4 + 4 + 4; the step reads and writes 8 bytes less per parameter'],
-  tokens_to_train: ['Tokens to train', 'The size of the training run.', 'e.g. Llama 3: 15 T tokens'],
-  price: ['Price per GPU-hour', 'What one GPU costs per hour (cloud list price or amortised).', 'cost = GPU-hours × price'],
-  search: ['Plan search', 'The engine estimates every Megatron-LM plan the cluster admits for this model and ranks those that fit ' +
-    'in memory by iteration time. It varies TP (dividing heads, KV heads and FFN size, within a node), CP (1, 2, 4, 8, where ' +
-    'the software has it), PP with VPP (1, 2, 4 with PP > 1; the layers split evenly, else with the embedding and loss counted ' +
-    'as layers or a lighter first and last stage, as Megatron allows: then under PP the layers on the first, each middle and the ' +
-    'last stage), the micro-batch (1, 2, 4, 8) and recompute (none, ' +
-    'selective, full); DP is what the GPUs leave, sequence parallelism is on with TP > 1. ' +
-    'It keeps the model, the cluster, the global batch, the sequence length, the precision, the training software, the ' +
-    'distributed optimizer, the ZeRO stage and the data-parallel and pipeline overlaps; TP and EP overlap are on wherever the ' +
-    'software can do them. ' +
-    'Clusters of one group of nodes only.',
+  // The search space's sizes and rules are the engine's (engine/include/stepcast/search.h); the
+  // card's line under its sentence says what was varied and kept for the plan on show.
+  search: ['Plan search', 'The engine estimates the Megatron-LM plans the cluster admits for this model and ranks those ' +
+    'that fit in memory by iteration time. It varies TP and PP (with VPP), CP, the micro-batch and recompute; the line ' +
+    'under the card\'s sentence says what it varied and kept for this plan. Clusters of one group of nodes only.',
   'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
   speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
     'speed-up = your plan\'s iteration time ÷ this plan\'s iteration time'],

@@ -2,7 +2,7 @@
 // JSON paths ("plan.tp=3 must divide model.heads=64"); the page names the controls as they are
 // labelled and says the numbers ("TP 3 does not divide the 64 attention heads"). A message no rule
 // below knows keeps the engine's wording with its paths turned into labels, so nothing is lost.
-import { key } from './schema.js';
+import { key } from '../scenario/schema.js';
 
 const n = (x) => Number(x).toLocaleString('en-US');
 

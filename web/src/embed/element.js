@@ -6,10 +6,11 @@
 //     controls="tp,pp,micro_batch" compact></stepcast-calculator>
 //
 // Attributes: scenario (a link, or just its fragment "v=2&..."; the engine reads it, as the page
-// does), controls (comma-separated: model, node, nodes, seq_len, tokens, price, or any plan key of
-// the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark; default: the
-// reader's setting), page (the full page's address for "Open in Stepcast"; default: the page of
-// this bundle). Every calculator of a document shares one engine (one worker); each has its own
+// does), controls (comma-separated: model, node, nodes, gpus_per_node, seq_len, tokens, price, or
+// any plan key of the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark;
+// default: the reader's setting), page (the full page's address for "Open in Stepcast"; default:
+// the page of this bundle). The page's ?embed=1 mode is this element too (frame.js); docs/embed.md
+// documents both. Every calculator of a document shares one engine (one worker); each has its own
 // request channels, so they never cancel each other. Everything lives in a shadow root: the
 // document's styles do not reach in, and these do not leak out. The element fires
 // "stepcast-estimate" (detail: the report's headline numbers) after each estimate.
@@ -20,21 +21,22 @@
 // control the reader changed (blame.js).
 // For scripts and tests: el.scenario (the plan on show), el.rendered (the scenario text whose
 // estimate is on show), el.link (its link, for el.linked), el.dataset.state (ok, oom, error).
-import { blame } from './blame.js';
-import { h } from './dom.js';
-import * as engine from './engine.js';
-import { duration, gib, money, percent } from './format.js';
-import { clusterGroups } from './groups.js';
-import { billions, linkMessage, linkProblem, pageSettings } from './link.js';
-import { plainProblem } from './plain.js';
-import { fullName, profile, setFrameworks, shortName } from './frameworks.js';
-import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from './schema.js';
+import { fullestStage } from '../cards/stages.js';
+import { blame } from '../scenario/blame.js';
+import { h } from '../ui/dom.js';
+import * as engine from '../engine/bridge.js';
+import { duration, gib, money, percent } from '../ui/format.js';
+import { clusterGroups } from '../scenario/groups.js';
+import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
+import { plainProblem } from '../ui/plain.js';
+import { fullName, profile, setFrameworks, shortName } from '../scenario/frameworks.js';
+import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from '../scenario/schema.js';
 import css from './embed.css?inline';
 
 const TAG = 'stepcast-calculator';
 const DEFAULT_CONTROLS = 'tp,pp,micro_batch';
-// The full page of this bundle (this module lives in assets/; in development, in src/).
-const PAGE = new URL(/* @vite-ignore */ '../', import.meta.url).href;
+// The full page of this bundle (this module lives in assets/; in development, in src/embed/).
+const PAGE = new URL(/* @vite-ignore */ import.meta.env.DEV ? '../../' : '../', import.meta.url).href;
 
 // Controls that are not plan keys: name -> the scenario path the schema describes it by, and the
 // special kinds (model and node menus, the page's tokens in billions and price).
@@ -42,6 +44,7 @@ const SPECIAL = {
   model: { path: 'model', kind: 'model' },
   node: { path: 'cluster.node', kind: 'node' },
   nodes: { path: 'cluster.nodes' },
+  gpus_per_node: { path: 'cluster.gpus_per_node' },
   seq_len: { path: 'seq_len' },
   tokens: { path: 'page.tokens', kind: 'tokens', unit: 'billion' },
   price: { path: 'page.price_per_gpu_hour', kind: 'price', label: 'Price', unit: '$/GPU-h' },
@@ -292,8 +295,9 @@ class StepcastCalculator extends HTMLElement {
     const c = this.controls.find((x) => x.name === el.dataset.control);
     this.problems.delete(el);
     el.removeAttribute('aria-invalid');
-    const path = c.name === 'nodes' || c.kind === 'node'
-      ? (Array.isArray(s.cluster?.groups) ? `cluster.groups[0].${c.name}` : `cluster.${c.name}`) : c.path;
+    // A cluster control sets group 0 (the cluster itself when it is one group).
+    const inCluster = c.path.startsWith('cluster.');
+    const path = inCluster && Array.isArray(s.cluster?.groups) ? `cluster.groups[0].${c.name}` : c.path;
     if (c.kind === 'check') s.plan[c.name] = el.checked;
     else if (c.kind === 'model') { if (el.value) s.model = el.value; }
     else if (c.kind === 'node') { if (el.value) groupOf(s).node = el.value; }
@@ -301,17 +305,16 @@ class StepcastCalculator extends HTMLElement {
     else {
       const raw = el.value.trim();
       const n = Number(raw);
-      const target = c.kind === 'tokens' || c.kind === 'price' ? null : c.name === 'nodes' ? groupOf(s)
+      const target = c.kind === 'tokens' || c.kind === 'price' ? null : inCluster ? groupOf(s)
         : c.path === 'seq_len' ? s : s.plan;
-      const name = c.name === 'nodes' ? 'nodes' : c.name;
       if (raw === '' && (rule(c.path) || key(c.path)?.default === null)) {
         // Empty: left to the engine (a derived key, or a page setting not given).
-        if (target) delete target[name];
+        if (target) delete target[c.name];
         else delete this.page[c.kind === 'tokens' ? 'tokens' : 'price_per_gpu_hour'];
       } else if (raw === '' || !Number.isFinite(n)) {
         this.problems.set(el, `${c.label}: enter a number`);
       } else if (target) {
-        target[name] = n;
+        target[c.name] = n;
       } else {
         Object.assign(this.page, pageSettings(c.kind === 'tokens' ? raw : '', c.kind === 'price' ? raw : ''));
       }
@@ -413,8 +416,7 @@ class StepcastCalculator extends HTMLElement {
   render(r) {
     this.wrap.classList.remove('stale');
     for (const el of this.wrap.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
-    const worst = r.stages.reduce((a, st) => (st.memory_bytes.total / st.memory_bytes.capacity >
-      a.memory_bytes.total / a.memory_bytes.capacity ? st : a));
+    const worst = fullestStage(r);
     const m = worst.memory_bytes;
     // "12.3 s": the number large, the unit small (split at the first space).
     const set = (key, value, shown, sub, bad = false) => {

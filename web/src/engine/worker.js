@@ -2,7 +2,7 @@
 // .wasm come with the first message; the .wasm compiles while it downloads, and the page hears
 // how many bytes have come), then answers run (resolve and estimate), resolve, link, traffic,
 // scaling, import, export and plan-search requests (the
-// page runs searches in a second instance of this worker, see engine.js). The module ships with
+// page runs searches in a second instance of this worker, see bridge.js). The module ships with
 // the page: every binding used here is there.
 //
 // A run is one round trip for a change of the form: resolve() (every default and derived value
@@ -11,7 +11,7 @@
 // copy, with each event's replica set and group).
 /* global createStepcast, importScripts */
 import { KINDS } from './kinds.js';
-import { series as scalingSeries } from './scaling.js';
+import { series as scalingSeries } from './scaling_sweep.js';
 
 let engine;
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)

@@ -1,5 +1,6 @@
-// Scenario links on the page side. Reading and writing a link is the engine's (engine/src/link.cpp,
-// through the worker: engine.toLink / engine.fromLink), so the page and the CLI share one codec.
+// Scenario links on the page side. Reading and writing a link is the engine's
+// (engine/include/stepcast/share_link.h, through the worker: engine.toLink / engine.fromLink), so
+// the page and the CLI share one codec.
 // What is here: what the page does with the engine's answer. A link is untrusted input: its
 // scenario is data, checked against the presets before it reaches a control, and every text from
 // it is shown as text (textContent), never as HTML.

@@ -3,8 +3,8 @@
 // blocks) as three strips, all GPUs' scale-up sends, all NICs' scale-out sends and the busiest
 // NIC, each against its capacity (a dashed line). Each strip has its own scale, up to the larger
 // of its peak and its capacity, so a strip above its line is a link asked for more than it has.
-import { h } from './dom.js';
-import { seconds, si } from './format.js';
+import { chartCanvas } from '../ui/canvas.js';
+import { seconds, si } from '../ui/format.js';
 
 const WIDTH = 560;
 const STRIP = 46;
@@ -25,12 +25,7 @@ function strips(load) {
 export function loadChart(load) {
   const rows = strips(load);
   const height = rows.length * (STRIP + GAP) + AXIS;
-  const dpr = globalThis.devicePixelRatio || 1;
-  const canvas = h('canvas', { class: 'traffic-load', role: 'img', width: WIDTH * dpr, height: height * dpr });
-  canvas.style.aspectRatio = `${WIDTH} / ${height}`;
-  const ctx = canvas.getContext('2d');
-  ctx.scale(dpr, dpr);
-  ctx.font = '11px system-ui, sans-serif';
+  const { canvas, ctx } = chartCanvas('traffic-load', WIDTH, height);
   const shown = {};
   const span = load.bin_s * load.bins;
   rows.forEach((s, i) => {

@@ -1,0 +1,197 @@
+// The address: the scenario on show lives in the URL fragment, in the engine's link format
+// (scenario/link.js). The page opens the link it is loaded with (and one pasted into it), and
+// keeps the address up to date, at most every 0.4 s while typing. Each change the user makes after
+// a pause, an applied plan and a chosen example is a history entry, so the back button returns to
+// the previous plan; the writes of one burst of typing replace each other.
+import { $, h } from '../ui/dom.js';
+import * as compare from '../cards/compare.js';
+import * as engine from '../engine/bridge.js';
+import * as form from '../form/index.js';
+import { getIn } from '../form/state.js';
+import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
+import { conditional } from '../scenario/schema.js';
+import { stats } from './stats.js';
+
+// The address is written at most every 0.4 s: browsers limit replaceState (Safari: 100 calls in
+// 30 s; beyond, it throws), and typing fast in a number field is many changes a second.
+const URL_INTERVAL_MS = 400;
+let currentScenario = null; // the last scenario read without a local error
+let urlTimer = 0;
+let urlWritten = 0;
+// History: `userChanged` marks a write as the user's (an edit, Apply, an example), not the page's
+// own (opening a link, back and forward). A user's write 1.5 s or more after their previous one
+// starts a new history entry; closer ones are the same burst of typing and replace it.
+const EDIT_BURST_MS = 1500;
+let userChanged = false;
+let lastUserWrite = -Infinity;
+
+let presets = null;
+let fallback = ''; // what the page shows when a link does not open: "the default scenario (…)"
+
+/** Takes the presets (a link's presets are checked against them) and the default scenario's name. */
+export function initAddress(thePresets, defaultLabel) {
+  presets = thePresets;
+  fallback = defaultLabel;
+}
+
+/**
+ * The next write of the address is the user's change; `newEntry`: a history entry of its own,
+ * however soon after the previous change (an example, an import).
+ */
+export function userChange({ newEntry = false } = {}) {
+  userChanged = true;
+  if (newEntry) lastUserWrite = -Infinity;
+}
+
+/** The address of the page without its fragment. */
+export function pageBase() {
+  const url = new URL(location.href);
+  url.hash = '';
+  return url.href.replace(/#$/, '');
+}
+
+/**
+ * Writes the link into the address bar: replaceState, at most every 0.4 s while typing; a new
+ * history entry (Apply, an import, an edit after a pause) at once, so that Back right after it
+ * undoes it rather than skipping past it.
+ */
+export function writeUrl(now = false) {
+  const starts = () => userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
+  const go = () => {
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    // A scenario no link can carry leaves the address without a fragment (not a stale link).
+    const target = stats.link ?? pageBase();
+    if (target === location.href) {
+      userChanged = false; // a change that gave the same link is no step of history
+      return;
+    }
+    urlWritten = performance.now();
+    const push = starts();
+    if (userChanged) lastUserWrite = urlWritten;
+    userChanged = false;
+    try {
+      if (push) history.pushState(null, '', target);
+      else history.replaceState(history.state, '', target);
+      stats.historyLength = history.length;
+    } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
+  };
+  if (now || starts()) go();
+  else if (!urlTimer) urlTimer = setTimeout(go, Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+}
+
+/** Asks the engine for the link of the scenario on show (and the cost inputs), then writes it. */
+export async function syncLink(scenario = currentScenario, text = JSON.stringify(scenario)) {
+  if (!scenario) return;
+  currentScenario = scenario;
+  const page = pageSettings($('#f-tokens').value, $('#f-price').value);
+  // A link carries what the measured runs fitted (the scales), not the runs themselves.
+  let linked = scenario;
+  if (Array.isArray(scenario.calibration?.runs)) {
+    const c = await engine.compactCalibration(JSON.stringify(scenario));
+    if (c.scenario) linked = c.scenario;
+  }
+  const r = await engine.toLink(linked, page, pageBase(), 'link');
+  if (!r) return; // superseded
+  const copy = $('#copy-link');
+  if (r.error) {
+    stats.link = null;
+    stats.linked = text;
+    copy.disabled = true;
+    copy.title = `This scenario cannot be written as a link: ${linkMessage(r.error)}.`;
+    $('#cli-link').textContent = copy.title;
+    writeUrl();
+    return;
+  }
+  stats.link = r.link;
+  stats.linked = text;
+  if (stats.rendered === text) compare.linked(scenario, r.link);
+  copy.disabled = false;
+  copy.title = '';
+  copy.dataset.link = r.link;
+  $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
+  writeUrl();
+}
+
+/** A message about the link the page was opened with, kept until dismissed or a new link. */
+export function linkNotice(...content) {
+  const box = $('#link-status');
+  if (!content.length) {
+    box.hidden = true;
+    return;
+  }
+  box.replaceChildren(...content, ' ', h('button', { type: 'button', class: 'link', onclick: () => linkNotice() }, 'Dismiss'));
+  box.hidden = false;
+}
+
+/**
+ * Puts the scenario in the address (or `url`) into the form: true when it holds it (the caller
+ * estimates it). A link that cannot be read, or names a preset that does not exist, leaves a
+ * message and false.
+ */
+export async function openLink(url = location.href) {
+  const hash = url.indexOf('#');
+  if (hash < 0 || hash === url.length - 1) return false;
+  let r;
+  try {
+    r = await engine.fromLink(url);
+  } catch (err) {
+    r = { error: { message: String(err.message) } };
+  }
+  const problem = r.error ? `it could not be read (${linkMessage(r.error)})` : linkProblem(r.scenario, presets);
+  if (problem) {
+    stats.opened = problem;
+    linkNotice(h('strong', null, 'This link does not open a scenario: '), `${problem}. `,
+      `Showing ${fallback} instead.`);
+    return false;
+  }
+  try {
+    await form.open(r.scenario);
+  } catch (err) {
+    stats.opened = `the page cannot show it (${err.message})`;
+    linkNotice(h('strong', null, 'This link does not open a scenario: '), `${stats.opened}. Showing ${fallback} instead.`);
+    return false;
+  }
+  if (typeof r.page?.tokens === 'number') $('#f-tokens').value = billions(r.page.tokens);
+  if (typeof r.page?.price_per_gpu_hour === 'number') $('#f-price').value = String(r.page.price_per_gpu_hour);
+  stats.opened = 'link';
+  // A key that does nothing for the link's model (EP for a dense one) is left out, as the form
+  // leaves it: said, not silently (the CLI refuses such a scenario).
+  const shown = form.current().scenario;
+  const dropped = conditional().filter((k) => getIn(r.scenario, k.path) !== undefined && getIn(shown, k.path) === undefined)
+    .map((k) => `${k.path}=${JSON.stringify(getIn(r.scenario, k.path))} (it needs ${k.needs})`);
+  linkNotice(...(dropped.length ? [h('strong', null, 'Left out of this link, as it does nothing here: '), `${dropped.join(', ')}.`] : []));
+  return true;
+}
+
+/**
+ * Wires what changes the address: Copy link, a link pasted into the address bar of the open page
+ * (`openPasted()` opens it), and leaving the page.
+ */
+export function wireAddress(openPasted) {
+  $('#copy-link').addEventListener('click', async () => {
+    const button = $('#copy-link');
+    if (!stats.link) return;
+    writeUrl(true);
+    try {
+      await navigator.clipboard.writeText(stats.link);
+      button.textContent = 'Link copied';
+    } catch {
+      button.textContent = 'Copy from the address bar';
+    }
+    setTimeout(() => { button.textContent = 'Copy link'; }, 1500);
+  });
+  // A link pasted into the address bar of the open page (only the fragment changes).
+  // The event's own URL: a throttled replaceState of the previous scenario may already have
+  // rewritten location.href, and must not overwrite the pasted link afterwards.
+  window.addEventListener('hashchange', (e) => {
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
+    if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
+    if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
+    openPasted();
+  });
+  // Leaving: the address holds the latest change even if its write was still waiting.
+  window.addEventListener('pagehide', () => writeUrl(true));
+}

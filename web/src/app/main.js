@@ -1,0 +1,108 @@
+// Stepcast's page: starts the engine worker, builds the form from the engine's schema and
+// presets, wires the cards, and opens the scenario in the address (or the default one). Then
+// every change re-estimates at once (update.js) and the address follows (address.js). With
+// ?embed=1 the page is the compact calculator for iframes instead (embed/frame.js).
+//
+//   stats.js               window.__stepcast: what the page is doing, for people and tests
+//   status.js              the status line, the engine's download, the live region
+//   update.js              the update cycle: form -> engine -> cards
+//   address.js             the link in the address bar, history, pasted links
+//   examples.js            the Example menu and Reset
+//   calibration_badge.js   what a calibration fitted, on the Estimate card
+import './style.css';
+
+import { $, h } from '../ui/dom.js';
+import * as compare from '../cards/compare.js';
+import { initCards } from '../cards/index.js';
+import { renderCost } from '../cards/cost.js';
+import { init as initImportExport } from '../cards/import_export.js';
+import { initScenarioJson } from '../cards/scenario_json.js';
+import { initSearch } from '../cards/search.js';
+import * as engine from '../engine/bridge.js';
+import * as form from '../form/index.js';
+import { initAddress, linkNotice, openLink, syncLink, userChange, wireAddress } from './address.js';
+import { clearChoice, defaultLabel, defaultScenario, initExamples, showDefault } from './examples.js';
+import { stats } from './stats.js';
+import { setStatus, showLoading } from './status.js';
+import { initUpdate, load, reload, update } from './update.js';
+
+/** Registers the service worker once the engine is in: its precache then finds every file in the HTTP cache. */
+function registerServiceWorker() {
+  if (import.meta.env.PROD && 'serviceWorker' in navigator && location.protocol.startsWith('http'))
+    navigator.serviceWorker.register('./sw.js').catch(() => { /* the page works without it */ });
+}
+
+/** Shows the scenario of the address, or the default one; counts in stats.opens when done. */
+async function openAddress() {
+  if (await openLink()) {
+    clearChoice();
+    reload();
+  } else {
+    if (!location.hash || location.hash === '#') stats.opened = 'default';
+    await showDefault();
+  }
+  stats.opens += 1;
+}
+
+/** A scenario the user brings (an import, a file): a history entry of its own. */
+async function openTheirs(s) {
+  userChange({ newEntry: true });
+  clearChoice();
+  await load(s);
+}
+
+async function init() {
+  let ready;
+  const stopLoading = showLoading();
+  try {
+    ready = await engine.ready();
+  } catch (err) {
+    setStatus('error', h('strong', null, 'The engine did not load: '), String(err.message));
+    return;
+  } finally {
+    stopLoading();
+    registerServiceWorker();
+  }
+  const { presets } = ready;
+  $('#version').textContent = `engine ${ready.version}`;
+  initUpdate(presets);
+  initAddress(presets, defaultLabel(presets));
+  form.buildForm(presets, ready.schema, (t) => {
+    clearChoice();
+    userChange();
+    update(t);
+  });
+  initSearch(presets);
+  // Pins live in the address (?compare=): the page's base, so every link written carries them.
+  compare.init(presets, () => {
+    history.replaceState(history.state, '', compare.addressWith(location.href));
+    syncLink();
+  });
+  initExamples(presets);
+  initImportExport(() => structuredClone(form.current().scenario), openTheirs);
+  initCards();
+  $('#cost-form').addEventListener('input', () => {
+    userChange();
+    renderCost();
+    syncLink();
+  });
+  wireAddress(openAddress);
+  initScenarioJson(presets, load, (name, why) =>
+    setStatus('error', h('strong', null, `${name}: `), `not a scenario this page can show (${why}).`));
+
+  await openAddress();
+  const pinProblems = await compare.open(location.href);
+  if (pinProblems.length) linkNotice(h('strong', null, 'Some pinned plans of this link did not open: '), `${pinProblems.join('; ')}.`);
+}
+
+/** ?embed=1: the compact calculator (embed/frame.js), then the service worker, as for the page. */
+async function initEmbed() {
+  const { showCalculator } = await import('../embed/frame.js');
+  await showCalculator(defaultScenario);
+  await engine.ready().catch(() => { /* the calculator says so */ });
+  registerServiceWorker();
+}
+
+// index.html marks ?embed=1 on <html> before the first paint.
+if (document.documentElement.classList.contains('embed')) initEmbed();
+else init();

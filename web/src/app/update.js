@@ -1,0 +1,170 @@
+// The update cycle: every change re-estimates at once (no button). A change renders the form,
+// sends the scenario to the engine worker (resolve and estimate in one round trip) and renders
+// the answer: the report into every card, or the engine's problems at their controls. The time
+// from the input event to the rendered result is the performance measure "stepcast:update".
+// After the estimate, the cards with requests of their own ask for theirs: the link (the
+// address), traffic and scaling, then the plan search after a pause.
+import { $, h } from '../ui/dom.js';
+import * as compare from '../cards/compare.js';
+import { renderReport } from '../cards/index.js';
+import { render as renderScaling } from '../cards/scaling.js';
+import { request as requestSearch } from '../cards/search.js';
+import { fullestStage } from '../cards/stages.js';
+import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
+import { renderTraffic } from '../cards/traffic.js';
+import * as engine from '../engine/bridge.js';
+import * as form from '../form/index.js';
+import { syncLink } from './address.js';
+import { renderCalibrated } from './calibration_badge.js';
+import { stats } from './stats.js';
+import { announce, focusButton, more, setStatus } from './status.js';
+
+let presets = null;
+let lastSent = null; // the scenario text last sent to the engine (null: send the next one)
+let anyReport = false; // whether a report was ever on show (the results below are the last valid plan's)
+
+/** Takes the presets (the census names their links). */
+export function initUpdate(thePresets) {
+  presets = thePresets;
+}
+
+/** Shows scenario `s` (an example, a file, an import) in the form and estimates it. */
+export async function load(s) {
+  await form.open(s);
+  reload();
+}
+
+/** Estimates the scenario in the form, even when it is the one last sent. */
+export function reload() {
+  lastSent = null;
+  update();
+}
+
+function done(t0, engineMs, rendered) {
+  stats.rendered = rendered;
+  stats.updates += 1;
+  stats.lastUpdateMs = performance.now() - t0;
+  stats.lastEngineMs = engineMs;
+  performance.measure('stepcast:update', { start: t0, end: performance.now() });
+  document.body.dataset.updates = String(stats.updates);
+}
+
+/** A change of the state (at `t0`, the input event's time): render the form, estimate, render. */
+export async function update(t0 = performance.now()) {
+  const tForm = performance.now();
+  form.render();
+  stats.lastFormMs = performance.now() - tForm;
+  const { scenario, problems } = form.current();
+  const text = JSON.stringify(scenario);
+  // Already estimated (or on its way), e.g. the change event after the input events: leave the
+  // page as it is (errors shown stay shown).
+  if (!problems.length && text === lastSent) return;
+  $('#scenario-json').textContent = JSON.stringify(scenario, null, 2);
+  stats.latest = problems.length ? null : text;
+  if (problems.length) {
+    lastSent = null;
+    notEstimated(problems);
+    done(t0, NaN, null);
+    requestSearch(null);
+    return;
+  }
+  lastSent = text;
+  stats.lastPrepMs = performance.now() - t0;
+  const sent = JSON.parse(text); // what was sent, apart from the state (which the next change edits)
+  let answer;
+  try {
+    const pending = engine.run(text);
+    syncLink(sent, text);
+    answer = await pending;
+  } catch (err) {
+    setStatus('error', h('strong', null, 'The engine failed: '), String(err.message));
+    return;
+  }
+  // Superseded by a newer change (its answer comes), or a field stopped being a number meanwhile.
+  if (!answer || text !== lastSent) return;
+  const tAnswer = performance.now();
+  stats.lastWaitMs = tAnswer - t0;
+  stats.lastWorkerMs = answer.workerMs;
+  stats.resolved = answer.resolved;
+  const tAnswerForm = performance.now();
+  const placed = form.answer(answer);
+  stats.lastFormMs += performance.now() - tAnswerForm;
+  const r = answer.report;
+  if (r) estimated(r, sent, text);
+  else refused(placed);
+  stats.lastRenderMs = performance.now() - tAnswer;
+  done(t0, answer.engineMs, text);
+  // The plan search of this scenario, after a pause in the changes (its own worker).
+  requestSearch(sent, text, r, answer.resolved);
+}
+
+/** A field whose text is not a number: nothing is sent, the results stay the last valid plan's. */
+function notEstimated(problems) {
+  const placed = form.showLocal(problems);
+  $('#results').classList.add('stale');
+  renderSummaryBar('error', 'Not estimated: fix the highlighted field');
+  setStatus('error', h('strong', null, 'Not estimated: '), `${problems[0].message.replace(/\.$/, '')} (see the highlighted field). `,
+    focusButton(placed[0].field), ' The results below are for the last valid plan.');
+}
+
+/** The engine refused the plan: its first problem in the status line (each is at its control). */
+function refused(placed) {
+  const first = placed[0];
+  const message = first.hint ? `${first.message} (try: ${first.hint.replace(/\.$/, '')})` : first.message;
+  renderSummaryBar('error', `Invalid plan: ${first.message}`);
+  compare.show(null);
+  $('#results').classList.add('stale');
+  setStatus('error', h('strong', null, 'Invalid plan: '), h('span', { class: 'engine-message' }, message),
+    more(placed.length), ' ', focusButton(first.field),
+    h('span', { class: 'hint' }, anyReport ? ' The results below are for the last valid plan.' : ''));
+}
+
+/** The report `r` of scenario `sent` (its JSON `text`) into every card. */
+function estimated(r, sent, text) {
+  anyReport = true;
+  compare.show(r, sent, stats.linked === text ? stats.link : null);
+  requestScaling(text);
+  $('#results').classList.remove('stale');
+  renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
+  renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
+  renderCalibrated(r.calibration);
+  form.showCalibrationWarnings(r.warnings);
+  requestTraffic(text);
+  renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
+  announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
+  if (r.fits) setStatus('ok');
+  else setStatus('oom', h('strong', null, 'Out of memory: '), `${whereMemoryRunsOut(r)} This plan does not fit; ` +
+    'try the distributed optimizer, recompute, more PP or TP.');
+}
+
+/** "stage 3 needs 93.1 GiB per GPU, the GPU has 80 GiB." (or the replica set whose GPUs do not fit). */
+function whereMemoryRunsOut(r) {
+  const worst = fullestStage(r);
+  // Replica sets: the stages shown are the slowest set's; another set's GPUs may be the ones
+  // that do not fit (the report says which).
+  const set = (r.replicas ?? []).findIndex((x) => !x.fits);
+  const gib = (b) => (b / 2 ** 30).toFixed(1);
+  return worst.fits && set >= 0
+    ? `replica set ${set} needs ${gib(r.replicas[set].memory_bytes)} GiB per GPU, but ${r.replicas[set].gpu} has ` +
+      `${gib(r.replicas[set].capacity_bytes)} GiB.`
+    : `stage ${worst.index} needs ${gib(worst.memory_bytes.total)} GiB per GPU, ` +
+      `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
+}
+
+/** The traffic matrix of the scenario on show, after its estimate (the card shows the latest). */
+function requestTraffic(text) {
+  engine.traffic(text).then((data) => {
+    if (!data || text !== lastSent) return;
+    renderTraffic(data, stats);
+    stats.traffic.scenario = text;
+  }, (err) => {
+    stats.traffic = { error: String(err.message), scenario: text };
+  });
+}
+
+/** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
+async function requestScaling(text) {
+  const data = await engine.scaling(text);
+  if (data && text === stats.rendered) renderScaling(data);
+  stats.scaling = data ? (data.error ? 'none' : data.nodes.length) : stats.scaling;
+}

@@ -1,0 +1,102 @@
+// The "Memory per GPU, by pipeline stage" card: each stage's memory by part (the report's
+// memory_bytes) as a bar against the GPU's capacity and the headroom kept free, the same as a
+// table, and as CSV and SVG.
+import { $, fill, h } from '../ui/dom.js';
+import { csvButton, save } from '../ui/download.js';
+import { gib, percent } from '../ui/format.js';
+import { tip } from '../ui/tooltip.js';
+import { gpuWord, many, swatch } from './context.js';
+import { MEMORY } from './parts.js';
+import { layersOf, shownStages } from './stages.js';
+
+export function renderMemory(r) {
+  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const legend = h('ul', { class: 'legend' }, MEMORY.map(([k, label, term]) => h('li', null,
+    h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label))),
+  h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
+  const shown = shownStages(r, (s) => s.memory_bytes.total);
+  const rows = shown.stages.map((s) => {
+    const m = s.memory_bytes;
+    const pct = m.total / m.capacity;
+    return h('div', {
+      class: `mem-row${s.fits ? '' : ' oom'}`, 'data-stage': s.index, 'data-fits': String(s.fits),
+      'data-total': String(m.total), 'data-capacity': String(m.capacity),
+    },
+    h('div', { class: 'mem-label' }, many() ? swatch(s.group ?? 0) : null, `Stage ${s.index}`,
+      h('span', { class: 'hint' }, ` ${layersOf(r, s)}${many() ? ` · ${gpuWord(s.group ?? 0)}` : ''}`)),
+    h('div', {
+      class: 'mem-bar', role: 'img',
+      'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
+        MEMORY.map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
+    },
+    MEMORY.map(([k, label]) => h('span', {
+      class: 'seg', style: { width: `${(100 * m[k]) / scale}%`, background: `var(--m-${k})` },
+      title: `${label}: ${gib(m[k])}`,
+    })),
+    m.headroom > 0 ? h('span', { class: 'headroom', title: `Headroom kept free: ${gib(m.headroom)}`,
+      style: { left: `${(100 * (m.capacity - m.headroom)) / scale}%`, width: `${(100 * m.headroom) / scale}%` } }) : null,
+    h('span', { class: 'capacity', style: { left: `${(100 * m.capacity) / scale}%` } })),
+    h('div', { class: 'mem-value' },
+      `${gib(m.total)} / ${gib(m.capacity, 0)}`,
+      h('span', { class: s.fits ? 'ok' : 'bad' }, s.fits ? ` ${percent(pct, 0)}` : ' does not fit')));
+  });
+  const room = r.stages[0]?.memory_bytes.headroom ?? 0;
+  const headroomNote = room > 0 ? h('p', { class: 'hint', id: 'headroom-note' },
+    `A stage fits when it leaves the memory headroom free (hatched): ${percent(r.plan?.memory_headroom ?? 0, 0)} of the GPU, ` +
+    `${gib(room)} here, for allocator spikes the model does not count. Set it under Advanced; the faster plans keep it free too.`) : null;
+  fill($('#memory'), legend, headroomNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
+    shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,
+    memoryTable(shown.stages),
+    h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', () => memoryRows(r.stages)),
+      h('button', { type: 'button', class: 'small', 'data-download': 'memory.svg', onclick: () => save('memory.svg', memorySvg(r), 'image/svg+xml') }, 'SVG')));
+}
+
+const GIB = 2 ** 30;
+
+/** Memory per GPU of each stage, in GiB, part by part (the CSV's rows). */
+function memoryRows(stages) {
+  return [['stage', 'layers', ...MEMORY.map(([k]) => `${k}_gib`), 'total_gib', 'capacity_gib', 'fits'],
+    ...stages.map((s) => [s.index, s.layers, ...MEMORY.map(([k]) => s.memory_bytes[k] / GIB),
+      s.memory_bytes.total / GIB, s.memory_bytes.capacity / GIB, s.fits])];
+}
+
+/** The bars' numbers as a table (what each part of each stage holds, in GiB). */
+function memoryTable(stages) {
+  const g = (x) => (x / GIB).toFixed(1);
+  return h('details', { class: 'mem-table' }, h('summary', null, 'Memory per stage as a table (GiB)'),
+    h('div', { class: 'table-scroll' }, h('table', { class: 'memory-table' },
+      h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), MEMORY.map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
+        h('th', { scope: 'col', class: 'num' }, 'Total'), h('th', { scope: 'col', class: 'num' }, 'Capacity'))),
+      h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
+        MEMORY.map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
+        h('td', { class: 'num' }, g(s.memory_bytes.total)), h('td', { class: 'num' }, g(s.memory_bytes.capacity))))))));
+}
+
+/** The memory chart as an SVG document: a stacked bar per stage against its capacity. */
+function memorySvg(r) {
+  const style = getComputedStyle(document.documentElement);
+  const colour = (k) => style.getPropertyValue(`--m-${k}`).trim() || '#888';
+  const rowH = 22;
+  const left = 90;
+  const width = 640;
+  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const x = (b) => left + (b / scale) * (width - left - 80);
+  const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const bars = r.stages.map((s, i) => {
+    let at = 0;
+    const y = 10 + i * rowH;
+    const segs = MEMORY.map(([k, label]) => {
+      const w = x(at + s.memory_bytes[k]) - x(at);
+      const seg = `<rect x="${x(at).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${colour(k)}"><title>${esc(label)}: ${gib(s.memory_bytes[k])}</title></rect>`;
+      at += s.memory_bytes[k];
+      return seg;
+    }).join('');
+    return `<text x="4" y="${y + 12}" font-size="11">Stage ${s.index}</text>${segs}` +
+      `<line x1="${x(s.memory_bytes.capacity).toFixed(1)}" x2="${x(s.memory_bytes.capacity).toFixed(1)}" y1="${y - 2}" y2="${y + rowH - 4}" stroke="#000" stroke-width="2"/>` +
+      `<text x="${(x(s.memory_bytes.capacity) + 6).toFixed(1)}" y="${y + 12}" font-size="11">${esc(gib(s.memory_bytes.total))}</text>`;
+  }).join('\n');
+  const height = 20 + r.stages.length * rowH;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">` +
+    `<title>Memory per GPU by pipeline stage</title>\n${bars}\n</svg>\n`;
+}

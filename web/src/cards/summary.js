@@ -1,0 +1,61 @@
+// The Estimate card: the headline numbers (each "?" works its formula out with this estimate's
+// numbers), the training software the estimate assumes, and the bar that mirrors the headline
+// numbers at the bottom of narrow screens.
+import { $, fill, h } from '../ui/dom.js';
+import { count, duration, integer, num, percent, rate } from '../ui/format.js';
+import { fullName } from '../scenario/frameworks.js';
+import { shown } from './context.js';
+import { metric } from './metric.js';
+import { PARTS } from './parts.js';
+
+export function renderMetrics(r) {
+  const tokens = r.tokens_per_s * r.iteration_time_s;
+  const p = r.plan ?? {};
+  const b = r.breakdown_s ?? {};
+  const parts = PARTS.map(([k, name]) => [name, b[k] ?? 0]).filter(([, v]) => v > 0);
+  fill($('#metrics'),
+    metric('iteration_time_s', 'Iteration time', r.iteration_time_s, duration(r.iteration_time_s),
+      `per step of ${count(tokens)} tokens` +
+      `${r.stages.length > 1 ? ` · bottleneck: stage ${r.bottleneck_stage}` : ''}`, undefined,
+      `${parts.map(([name, v]) => `${name.toLowerCase()} ${duration(v)}`).join(' + ')} = ${duration(r.iteration_time_s)}`),
+    metric('tokens_per_s', 'Throughput', r.tokens_per_s, rate(r.tokens_per_s, 'tokens/s'),
+      `${num(r.samples_per_s)} samples/s`, undefined,
+      `${integer(p.global_batch)} × ${integer(Math.round(tokens / p.global_batch))} tokens ÷ ${duration(r.iteration_time_s)} = ${rate(r.tokens_per_s, 'tokens/s')}`),
+    metric('mfu', 'MFU', r.mfu, percent(r.mfu), `HFU ${percent(r.hfu)}`, undefined,
+      `${num(r.model_tflops_per_gpu)} ÷ ${num(r.peak_tflops_per_gpu)} TFLOP/s = ${percent(r.mfu)}`),
+    metric('model_tflops_per_gpu', 'Model TFLOP/s per GPU', r.model_tflops_per_gpu,
+      `${num(r.model_tflops_per_gpu)} TFLOP/s`, `of ${num(r.peak_tflops_per_gpu)} TFLOP/s dense peak`, undefined,
+      `${num((r.model_tflops_per_gpu * r.gpus * r.iteration_time_s) / 1e3)} PFLOP per iteration ÷ ${duration(r.iteration_time_s)} ÷ ${integer(r.gpus)} GPUs`),
+    metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches),
+      `per iteration and replica, on ${integer(r.gpus)} GPUs`, undefined,
+      p.global_batch && p.dp && shown.layout !== 'replicas' ? `${integer(p.global_batch)} ÷ (${p.micro_batch} × ${p.dp}) = ${integer(r.micro_batches)}` : ''),
+    metric('parameters', 'Parameters', r.parameters, count(r.parameters), 'in the model'));
+}
+
+/**
+ * Names the training software the estimate assumes (the report's plan.framework): "Training
+ * software: Megatron-Core (…), the default · change" (the button goes to the menu).
+ */
+export function renderSoftware(id, isDefault) {
+  const el = $('#software');
+  const key = `${id}|${isDefault}`;
+  if (el.dataset.key === key) return;
+  el.dataset.key = key;
+  fill(el, 'Training software: ', h('strong', null, fullName(id)), isDefault ? ', the default' : '',
+    h('span', { class: 'software-change' }, ' · ', h('button', { type: 'button', class: 'link', onclick: () => {
+      const menu = $('#f-framework');
+      menu?.scrollIntoView({ block: 'center' });
+      menu?.focus({ preventScroll: true });
+    } }, 'change')));
+}
+
+/** The bar that mirrors the headline numbers at the bottom of narrow screens. */
+export function renderSummaryBar(kind, text) {
+  const bar = $('#summary-bar');
+  bar.className = `summary-bar ${kind}`;
+  bar.textContent = text;
+}
+
+export function summaryText(r) {
+  return `${duration(r.iteration_time_s)} per step · ${rate(r.tokens_per_s, 'tokens/s')} · MFU ${percent(r.mfu)}`;
+}

@@ -1,0 +1,184 @@
+// The Pipeline timeline card: one iteration on each pipeline stage (timeline_chart.js draws it
+// on a canvas), its legend, zoom, colour by kind or by group, one replica set or all, the idle
+// time per row as a table, and a PNG. Past the blocks the engine lays out, a schematic of the
+// same pipeline from the stages' times, said to be one.
+import { $, fill, h } from '../ui/dom.js';
+import { pngButton } from '../ui/download.js';
+import { duration, integer, percent } from '../ui/format.js';
+import { tip } from '../ui/tooltip.js';
+import { gpuOf, gpuWord, many, shown, swatch } from './context.js';
+import * as tl from './timeline_chart.js';
+
+let timelineState = null;
+
+// The timeline's elements are built once and updated in place: a change re-draws the canvas
+// without re-creating it or forcing a layout (the width comes from a ResizeObserver).
+let tlDom = null;
+
+function timelineDom() {
+  if (tlDom) return tlDom;
+  const canvas = h('canvas', { class: 'timeline-canvas', role: 'img' });
+  const hover = h('div', { class: 'timeline-hover', hidden: true, 'aria-hidden': 'true' });
+  const zoom = h('select', { id: 'timeline-zoom', 'data-local': 'true' },
+    [1, 2, 4, 8, 16, 32].map((z) => h('option', { value: z }, `${z}×`)));
+  const colorBy = h('select', { id: 'timeline-color', 'data-local': 'true' },
+    h('option', { value: 'group' }, 'GPU type (group)'), h('option', { value: 'kind' }, 'kind of block'));
+  const set = h('select', { id: 'timeline-set', 'data-local': 'true' });
+  const colorTool = h('label', { class: 'inline-check', hidden: true }, 'Colour by ', colorBy);
+  const setTool = h('label', { class: 'inline-check', hidden: true }, 'Replica sets ', set);
+  const scroller = h('div', { class: 'timeline-scroll' }, canvas, hover);
+  const legend = h('ul', { class: 'legend' });
+  const idleBody = h('tbody');
+  const chart = h('div', { class: 'timeline-chart' },
+    h('div', { class: 'timeline-tools' }, legend,
+      h('div', { class: 'timeline-selects' }, setTool, colorTool, h('label', { class: 'inline-check' }, 'Zoom ', zoom))),
+    scroller,
+    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', () => canvas)),
+    h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
+      h('table', { class: 'idle' },
+        h('caption', { class: 'sr-only' }, 'Idle time per stage'),
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), h('th', { scope: 'col' }, 'Busy'),
+          h('th', { scope: 'col' }, 'Idle'), h('th', { scope: 'col' }, 'Idle share'))),
+        idleBody)));
+  const note = h('p', { class: 'hint', hidden: true });
+  const bandNote = h('p', { class: 'hint band-note', hidden: true },
+    'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count: ' +
+    'the blocks would be narrower than a pixel. Zoom in to see every block.');
+  fill($('#timeline'), note, chart);
+  chart.insertBefore(bandNote, scroller);
+  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, width: 0, legendKey: '', setKey: '' };
+  zoom.addEventListener('change', drawTimeline);
+  colorBy.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
+  set.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
+  canvas.addEventListener('mousemove', (e) => {
+    const st = timelineState;
+    if (!st?.hit) return;
+    const rect = canvas.getBoundingClientRect();
+    const i = st.hit(e.clientX - rect.left, e.clientY - rect.top);
+    if (i < 0) { hover.hidden = true; return; }
+    hover.textContent = tl.describe(st.cols, i, rowName(st.cols.replica[i], st.cols.stage[i], st.cols.group[i], st.sets > 1, 'long'));
+    hover.hidden = false;
+    const left = e.clientX - scroller.getBoundingClientRect().left + scroller.scrollLeft;
+    hover.style.left = `${Math.max(0, Math.min(left + 12, scroller.scrollWidth - hover.offsetWidth - 4))}px`;
+    hover.style.top = `${e.clientY - rect.top + 14}px`;
+  });
+  canvas.addEventListener('mouseleave', () => { hover.hidden = true; });
+  new ResizeObserver((entries) => {
+    const w = Math.round(entries[entries.length - 1].contentRect.width);
+    if (w && w !== tlDom.width) { tlDom.width = w; drawTimeline(); }
+  }).observe(scroller);
+  return tlDom;
+}
+
+/**
+ * A timeline row's name: "stage 1", "set 1 · stage 0 · H100" (GPU with several groups); `form`:
+ * 'long' (the GPU's full name, for the hover), 'row', 'plain' (no GPU) or 'short' ("1 · s0").
+ */
+function rowName(replica, stage, group, sets, form = 'row') {
+  if (form === 'short') return sets ? `${replica} · s${stage}` : `s${stage}`;
+  const gpu = !many() || group < 0 || form === 'plain' ? '' : form === 'long' ? ` (${gpuOf(group)})` : ` · ${gpuWord(group)}`;
+  return `${sets ? `set ${replica} · ` : ''}stage ${stage}${gpu}`;
+}
+
+export function renderTimeline(r) {
+  const dom = timelineDom();
+  timelineState = null;
+  let cols = r.timeline ? tl.toColumns(r.timeline) : null;
+  // Too many blocks for the engine to lay out: a schematic of the same pipeline from the stages'
+  // times (warm-up and drain in full, the steady state a band), said to be one.
+  let schematic = null;
+  if (r.timeline?.truncated || (cols && cols.length === 0)) {
+    const b = r.breakdown_s ?? {};
+    schematic = tl.schematic(r.stages, r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0));
+    cols = schematic.cols;
+  }
+  if (!cols) {
+    dom.chart.hidden = true;
+    dom.note.hidden = false;
+    dom.note.dataset.timeline = 'absent';
+    dom.note.textContent = 'This engine build reports no timeline.';
+    return;
+  }
+  dom.chart.hidden = false;
+  dom.note.hidden = !schematic;
+  dom.note.dataset.timeline = schematic ? 'schematic' : 'events';
+  if (schematic) {
+    dom.note.textContent = `This schedule has ${integer(2 * r.micro_batches * r.stages.length)} or more blocks, more ` +
+      'than the engine lays out: below is a schematic of it from each stage\'s times (warm-up and drain in full, ' +
+      'the steady state as one band per stage), not the engine\'s schedule. The breakdown above is exact.';
+  }
+  // Replica sets on different groups: a row per set and stage (or one set, chosen).
+  const sets = shown.layout === 'replicas' ? Math.max(1, r.replicas?.length ?? 1) : 1;
+  const setKey = String(sets);
+  if (setKey !== dom.setKey) {
+    dom.setKey = setKey;
+    fill(dom.set, h('option', { value: '-1' }, 'all'),
+      Array.from({ length: sets }, (_, k) => h('option', { value: k },
+        `set ${k} (${gpuOf(r.replicas[k]?.group ?? 0)})`)));
+  }
+  dom.setTool.hidden = sets < 2;
+  dom.colorTool.hidden = !many();
+  const only = sets > 1 ? Number(dom.set.value) : -1;
+  const colorBy = many() ? dom.colorBy.value : 'kind';
+  const lay = tl.layout(cols, { stages: r.stages.length, replicas: schematic ? 1 : sets, only: schematic ? -1 : only }, r.iteration_time_s);
+  if (schematic) {
+    lay.rows.forEach((row, k) => {
+      row.band = schematic.bands[k];
+      row.shown = row.events;
+      if (row.group < 0) row.group = r.stages[k]?.group ?? 0; // a stage with no warm-up or drain block
+      row.busy += row.band.busy;
+      row.idle = Math.max(0, lay.span - row.busy);
+    });
+  }
+  else tl.aggregate(cols, lay);
+  const names = (form) => lay.rows.map((row) => rowName(row.replica, row.stage, row.group, sets > 1, form));
+  const labels = names('row');
+  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages` +
+    `${sets > 1 ? ` in each of ${sets} replica sets` : ''}, ${cols.length} blocks over ${duration(lay.span)}` +
+    `${colorBy === 'group' ? ', coloured by GPU type' : ''}; idle per stage in the table below`);
+  dom.canvas.dataset.colorBy = colorBy;
+  dom.canvas.dataset.rows = String(lay.rows.length);
+  const kinds = tl.legendKinds(cols);
+  const present = [...new Set(lay.rows.map((row) => row.group).filter((g) => g >= 0))].sort((a, b) => a - b);
+  const key = `${colorBy}|${kinds.map((k) => k[0]).join()}|${present.map(gpuOf).join()}`;
+  if (key !== dom.legendKey) {
+    dom.legendKey = key;
+    const idle = h('li', null, h('span', { class: 'swatch bubble-swatch' }), 'idle (bubble)', tip('bubble', 'bubble'));
+    if (colorBy === 'group') {
+      const has = (k) => kinds.some(([x]) => x === k);
+      fill(dom.legend,
+        present.map((g) => h('li', { 'data-group': g }, swatch(g), `group ${g}: ${gpuOf(g)}`)),
+        h('li', null, h('span', { class: 'swatch split-swatch' }), 'faded: forward, solid: backward'),
+        has('send') ? h('li', null, h('span', { class: 'swatch send-swatch' }), 'thin: blocking send', tip('send')) : null,
+        kinds.filter(([k]) => !['forward', 'backward', 'send'].includes(k))
+          .map(([, label, v]) => h('li', null, h('span', { class: 'swatch', style: { background: `var(${v})` } }), label)),
+        idle);
+    } else {
+      fill(dom.legend,
+        kinds.map(([k, label, v]) => h('li', null, h('span', {
+          class: `swatch${k === 'send' ? ' thin-swatch' : ''}`, style: { background: `var(${v})` },
+        }), label, k === 'send' ? tip('send') : null)),
+        idle);
+    }
+  }
+  fill(dom.idleBody, lay.rows.map((row, k) => h('tr', { 'data-replica': row.replica, 'data-stage': row.stage, 'data-group': row.group },
+    h('th', { scope: 'row' }, many() && row.group >= 0 ? swatch(row.group) : null, labels[k]),
+    h('td', null, duration(row.busy)), h('td', null, duration(row.idle)), h('td', null, percent(row.idle / lay.span)))));
+  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets, schematic: !!schematic };
+  drawTimeline();
+}
+
+/** (Re)draws the timeline at the current width, zoom and colour scheme. */
+export function drawTimeline() {
+  const st = timelineState;
+  if (!st || !tlDom) return;
+  if (!tlDom.width) tlDom.width = tlDom.scroller.clientWidth;
+  const width = Math.max(280, tlDom.width);
+  const zoom = Number(tlDom.zoom.value) || 1;
+  const cssWidth = Math.min(16000, width * zoom);
+  // Blocks narrower than a few pixels: the steady state as a band (zoom in for every block).
+  const banded = st.schematic || tl.dense(st.cols, st.lay, cssWidth * 0.6);
+  st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, cssWidth, { colorBy: st.colorBy, labels: st.labels, banded });
+  tlDom.canvas.dataset.banded = String(banded);
+  tlDom.bandNote.hidden = !banded || st.schematic;
+}
