@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <string>
 
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
@@ -105,6 +106,38 @@ void BM_EstimateInterleaved(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario, options));
 }
 BENCHMARK(BM_EstimateInterleaved)->ArgName("closed_form")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// Issue 39's table: GPT-3 175B on DGX A100 with seq 2,048, micro-batch 1. Argument 0: 256 GPUs,
+// TP 8 x PP 8, 1F1B (global batch 1,536: 384 micro-batches); 1: 1,024 GPUs, TP 8 x PP 8 x VPP 2,
+// the page's example (96 micro-batches, 3,072 simulated blocks); 2: 256 GPUs, TP 8 x PP 16 x
+// VPP 2 (global batch 512: 256 micro-batches, 16,384 blocks).
+std::string gpt3(int config) {
+  const int nodes = config == 1 ? 128 : 32, pp = config == 2 ? 16 : 8, vpp = config == 0 ? 1 : 2;
+  const int gbs = config == 2 ? 512 : 1536;
+  return "{\"model\": \"gpt3-175b\", \"cluster\": {\"node\": \"dgx-a100\", \"nodes\": " +
+         std::to_string(nodes) + "}, \"plan\": {\"tp\": 8, \"pp\": " + std::to_string(pp) +
+         ", \"vpp\": " + std::to_string(vpp) + ", \"micro_batch\": 1, \"global_batch\": " +
+         std::to_string(gbs) +
+         ", \"sequence_parallel\": true, \"recompute\": \"selective\", "
+         "\"distributed_optimizer\": true}, \"seq_len\": 2048}";
+}
+
+void BM_EstimateGpt3(benchmark::State& state) {
+  const auto scenario = parsed(gpt3(static_cast<int>(state.range(0))).c_str());
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::estimate(scenario));
+}
+BENCHMARK(BM_EstimateGpt3)->ArgName("config")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// The same, as one summary line of `stepcast estimate --batch`: parse, estimate, summary report.
+void BM_BatchLineGpt3(benchmark::State& state) {
+  const std::string line = gpt3(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto scenario = stepcast::parse_scenario(line, stepcast::builtin_catalog());
+    const std::string text = delivered(stepcast::estimate(*scenario), stepcast::ReportKind::summary);
+    benchmark::DoNotOptimize(text.data());
+  }
+}
+BENCHMARK(BM_BatchLineGpt3)->ArgName("config")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 // The schedule simulation at scale: 64 stages, 512 micro-batches.
 void BM_SimulatePipeline64x512(benchmark::State& state) {

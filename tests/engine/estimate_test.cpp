@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "stepcast/pipeline.h"
 #include "test_util.h"
@@ -58,6 +59,43 @@ TEST(Pipeline, SimulationPlacesEveryBlockOnce) {
   EXPECT_EQ(blocks, 2u * 6 * 3);
   // Stage 0 sends 6 activations, stage 2 sends 6 gradients, stage 1 both: 24 blocking sends.
   EXPECT_EQ(sends, 24u);
+}
+
+// The lean simulation (simulate_schedule_time: blocks one at a time, rings of finished blocks, no
+// events) gives the event simulation's makespan and the watched stage's busy and send times to
+// the last bit, over a sweep of stage counts, chunks, micro-batches (whole and partial groups),
+// uneven random block and message times, blocking and overlapped sends.
+TEST(Pipeline, LeanSimulationIsTheEventSimulationToTheBit) {
+  std::mt19937_64 rng(20261204);
+  std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
+  int cases = 0;
+  for (int p : {1, 2, 3, 4, 7, 8, 16}) {
+    for (int v : {1, 2, 3, 4}) {
+      if (p == 1 && v > 1) continue;
+      for (int64_t m : {int64_t{1}, int64_t{p}, int64_t{2 * p}, int64_t{3 * p + 1},
+                        int64_t{8 * p}, int64_t{64}, int64_t{257}}) {
+        for (bool blocking : {false, true}) {
+          std::vector<double> f(static_cast<size_t>(p * v)), b(f.size()), link(p);
+          for (auto& x : f) x = time(rng);
+          for (auto& x : b) x = 2 * time(rng);
+          for (auto& x : link) x = message(rng);
+          const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
+          double makespan = 0;
+          const auto events = simulate_virtual_pipeline(f, b, p, m, v, link, blocking, &makespan);
+          double busy = 0, sends = 0;
+          for (const auto& e : events)
+            if (e.stage == watch)
+              (e.kind == PipelineEvent::Kind::send ? sends : busy) += e.end_s - e.start_s;
+          const ScheduleTime lean = simulate_schedule_time(f, b, p, m, v, link, blocking, watch);
+          EXPECT_EQ(lean.makespan_s, makespan) << "p=" << p << " v=" << v << " m=" << m;
+          EXPECT_EQ(lean.busy_s, busy) << "p=" << p << " v=" << v << " m=" << m;
+          EXPECT_EQ(lean.sends_s, sends) << "p=" << p << " v=" << v << " m=" << m;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 300);
 }
 
 TEST(Estimate, BreakdownSumsToIterationTime) {

@@ -45,6 +45,10 @@ struct Schedule {
   // The blocks of rank `stage`, in the order it runs them (appended to `out`).
   void (*rank_order)(const ScheduleShape& shape, int stage, std::vector<ScheduleBlock>& out) =
       nullptr;
+  // Block `k` of that order, and how many there are: what the lean simulation walks, one block
+  // at a time, without building the order (rank_order is the same list).
+  ScheduleBlock (*block_at)(const ScheduleShape& shape, int stage, int64_t k) = nullptr;
+  int64_t (*blocks_of_rank)(const ScheduleShape& shape, int stage) = nullptr;
   // The schedule's time from each stage's time per micro-batch (compute, exposed communication
   // and blocking sends): exact where closed_form_exact says so, else a bound the event
   // simulation refines.

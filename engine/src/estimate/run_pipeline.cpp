@@ -84,21 +84,27 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   simulate = simulate || (!schedule.closed_form_exact && !closed_form);
   if ((simulate || want_events) && blocks <= block_budget) {
     block_budget -= blocks;
-    double makespan = 0;
-    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p,
-                                           p.pp > 1 && !p2p_hidden, &makespan, &schedule);
-    if (simulate) {
-      run.pipe_s = makespan;
-      run.fill_s = 0;
-      // The bottleneck stage is busy with its blocks and its blocking sends; the rest of the
-      // makespan it waits (fill, drain, and messages on the edges).
-      double blocks_s = 0, sends_s = 0;
+    const bool blocking = p.pp > 1 && !p2p_hidden;
+    ScheduleTime timed;
+    if (want_events) {
+      // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
+      // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
+      run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
+                                             &timed.makespan_s, &schedule);
       for (const auto& e : run.events) {
         if (e.stage != run.bottleneck) continue;
-        (e.kind == PipelineEvent::Kind::send ? sends_s : blocks_s) += e.end_s - e.start_s;
+        (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) +=
+            e.end_s - e.start_s;
       }
-      run.blocking_p2p_s = sends_s;
-      run.bubble_s = makespan - blocks_s - sends_s;
+    } else {
+      timed = simulate_schedule_time(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking, run.bottleneck,
+                                     &schedule);
+    }
+    if (simulate) {
+      run.pipe_s = timed.makespan_s;
+      run.fill_s = 0;
+      run.blocking_p2p_s = timed.sends_s;
+      run.bubble_s = timed.makespan_s - timed.busy_s - timed.sends_s;
     }
   }
   return run;

@@ -22,6 +22,12 @@ void rank_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& o
   megatron_order(stage, s.stages, s.chunks, s.micro_batches, out);
 }
 
+ScheduleBlock block_at(const ScheduleShape& s, int stage, int64_t k) {
+  return megatron_block_at(stage, s.stages, s.chunks, s.micro_batches, k);
+}
+
+int64_t blocks_of_rank(const ScheduleShape& s, int) { return 2 * s.micro_batches * s.chunks; }
+
 PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape& s) {
   return pipeline_time(unit_s, s.micro_batches, s.chunks);
 }
@@ -33,7 +39,13 @@ double last_backward_s(double backward_s, const ScheduleShape& s) {
 
 }  // namespace
 
-const Schedule kInterleaved{"interleaved", &in_flight, &rank_order, &closed_form,
-                            /*closed_form_exact=*/false, &last_backward_s};
+const Schedule kInterleaved{"interleaved",
+                  &in_flight,
+                  &rank_order,
+                  &block_at,
+                  &blocks_of_rank,
+                  &closed_form,
+                  /*closed_form_exact=*/false,
+                  &last_backward_s};
 
 }  // namespace stepcast::detail

@@ -41,4 +41,25 @@ inline void megatron_order(int stage, int p, int v, int64_t m, std::vector<Sched
   for (; b < total; ++b) out.push_back(backwards[b]);
 }
 
+// The same order one block at a time: block `k` of rank `stage`, without building the list
+// (the lean simulation asks for every block in turn). For v > 1, m is a multiple of p.
+inline ScheduleBlock megatron_block_at(int stage, int p, int v, int64_t m, int64_t k) {
+  const int64_t total = m * v;  // forwards (and backwards) of the rank
+  const int64_t warmup =
+      v == 1 ? std::min<int64_t>(p - stage - 1, m)
+             : std::min<int64_t>(int64_t{2} * (p - stage - 1) +
+                                     static_cast<int64_t>(v - 1) * std::min<int64_t>(p, m),
+                                 total);
+  const auto nth = [&](bool forward, int64_t n) -> ScheduleBlock {
+    if (v == 1) return {forward, 0, n};
+    const int64_t per_group = int64_t{p} * v, r = n % per_group;
+    const int chunk = static_cast<int>(r / p);
+    return {forward, forward ? chunk : v - 1 - chunk, (n / per_group) * p + r % p};
+  };
+  if (k < warmup) return nth(true, k);
+  const int64_t j = k - warmup, steady = total - warmup;
+  if (j < 2 * steady) return j % 2 == 0 ? nth(true, warmup + j / 2) : nth(false, j / 2);
+  return nth(false, k - total);
+}
+
 }  // namespace stepcast::detail
