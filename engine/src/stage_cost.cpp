@@ -26,6 +26,26 @@ double exposed_after_overlap(double comm, double window, double slowdown) {
 
 namespace {
 
+// The data-parallel collectives of `phase` that reduce gradients (all-reduce, reduce-scatter) or
+// gather parameters (all-gather), per micro-batch when `micro_batches` > 1 (ZeRO-2's every
+// micro-batch), as one burst.
+DpBurst dp_burst(const std::vector<CommOp>& ops, Phase phase, bool gather,
+                 const StagePaths& paths, double micro_batches) {
+  DpBurst b;
+  for (const auto& op : ops) {
+    if (op.phase != phase || (op.group != CommGroup::dp && op.group != CommGroup::edp) ||
+        (op.kind == CollectiveKind::all_gather) != gather)
+      continue;
+    const CommPath& path = op.group == CommGroup::dp ? paths.dp : paths.edp;
+    const double fixed = collective_fixed_s(op.kind, op.group_size, path);
+    const double count = static_cast<double>(op.count) / micro_batches;
+    b.transfer_s += count * std::max(0.0, op.time_s - fixed);
+    b.fixed_s += fixed;
+    b.buckets += count;
+  }
+  return b;
+}
+
 // One layer's sequence-parallel collectives per micro-batch (census.cpp): forward, all-gathers
 // of the QKV and fc1 inputs and reduce-scatters of the proj and fc2 outputs; backward, four
 // all-gathers and two reduce-scatters; full recompute replays the forward's.
@@ -365,13 +385,18 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
   // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
-  if (zero >= 2) {
+  if (zero >= 3) {
     const double zf = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
     const double zb = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
-    const bool overlap = zero >= 3 || p.overlap_grad_reduce;
-    t.zero3 = overlap ? exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
-                            exposed_after_overlap(zb, t.backward, slowdown)
-                      : zf + zb;
+    t.zero3 = exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
+              exposed_after_overlap(zb, t.backward, slowdown);
+  } else if (zero == 2) {
+    // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
+    // (tail.cpp), during its backward (overlap_comm) or after it.
+    const DpBurst reduce = dp_burst(ops, Phase::backward, false, paths, mbd);
+    t.zero3 = p.overlap_grad_reduce ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s,
+                                                         reduce.buckets, t.backward, slowdown)
+                                    : reduce.whole_s();
   }
 
   // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
@@ -425,8 +450,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   st.optimizer_s = optimizer_step_s(
       (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard,
       p, device);
-  st.dp_sync_s = census_time(ops, CommGroup::dp, Phase::gradient_sync) +
-                 census_time(ops, CommGroup::edp, Phase::gradient_sync);
+  // The gradient reduce after the last micro-batch and the distributed optimizer's parameter
+  // gather, each one burst of buckets (tail.cpp).
+  c.dp_reduce = dp_burst(ops, Phase::gradient_sync, false, paths, 1);
+  c.dp_gather = dp_burst(ops, Phase::optimizer, true, paths, 1);
+  st.dp_sync_s = c.dp_reduce.whole_s();
   st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
   return c;
 }

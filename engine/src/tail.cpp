@@ -12,41 +12,39 @@ namespace stepcast::detail {
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
   const PipelineRun& run = runs[critical];
   const Plan& p = sc.plan;
-  const Plan& q = run.plan;
   const int zero = p.effective_zero_stage();
   const double slowdown = sc.calibration.overlap_slowdown;
   Tail t;
   t.stage_sync_s.assign(p.pp, 0);
-  // With overlap, buckets go out during the last micro-batch's backward and only the remainder
-  // (at least the last bucket) is exposed; later stages finish their last backward earlier
-  // (the 1F1B drain), which hides part of their sync.
+  // The gradient buckets go out as one burst (bucketed_overlap_s): after the last micro-batch's
+  // backward, or with overlap during it, each model chunk's once its last backward is done, so
+  // only the last chunk's can be exposed: what its backward does not cover, at least the last
+  // bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
+  // of their sync.
   double slack = 0, tp_grads = 0, embedding_grads = 0, scalars = 0;
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = run.stages[i];
     const StageReport& st = cost.report;
     const auto& ops = st.communication;
-    double sync = st.dp_sync_s;
-    if (p.overlap_grad_reduce && sync > 0 && zero < 3) {
-      const double buckets = static_cast<double>(dp_buckets(st.parameters, q));
-      sync = dp_sync_exposed_s(sync, cost.time.backward, p.vpp, buckets, slowdown);
-    }
+    const DpBurst& reduce = cost.dp_reduce;
+    double sync = reduce.whole_s();
+    if (p.overlap_grad_reduce && sync > 0 && zero < 3)
+      sync = bucketed_overlap_s(reduce.transfer_s / p.vpp, reduce.fixed_s,
+                                reduce.buckets / p.vpp, cost.time.backward / p.vpp, slowdown);
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
     slack += cost.time.backward / p.vpp + st.p2p_s;
-    // The distributed optimizer's parameter all-gather: after the step, or (overlapped) in the
+    // The distributed optimizer's parameter all-gather (dense and expert parameters from their
+    // own groups, DP x CP and expert DP), one burst: after the step, or (overlapped) in the
     // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
     // hide it.
-    // Dense and expert parameters come from their own groups (DP x CP and expert DP).
     if (zero >= 1 && zero < 3) {
-      double gather = 0;
-      for (const auto& op : ops)
-        if ((op.group == CommGroup::dp || op.group == CommGroup::edp) &&
-            op.phase == Phase::optimizer && op.kind == CollectiveKind::all_gather)
-          gather += op.total_s();
+      const DpBurst& gather = cost.dp_gather;
       t.param_gather_s = std::max(
-          t.param_gather_s, p.overlap_param_gather
-                                ? exposed_after_overlap(gather, cost.time.forward, slowdown)
-                                : gather);
+          t.param_gather_s,
+          p.overlap_param_gather ? bucketed_overlap_s(gather.transfer_s, gather.fixed_s,
+                                                      gather.buckets, cost.time.forward, slowdown)
+                                 : gather.whole_s());
     }
     tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
     embedding_grads =

@@ -37,8 +37,18 @@ struct StageTime {
   double total() const { return compute() + tp + cp + zero3 + ep + host; }
 };
 
+// A stage's data-parallel collectives of one kind (the gradient reduce, or the distributed
+// optimizer's parameter gather) over the dense and expert data-parallel groups, as one burst of
+// back-to-back buckets (bucketed_overlap_s): the time that moves their bytes, one collective's
+// start-up per group, and the buckets.
+struct DpBurst {
+  double transfer_s = 0, fixed_s = 0, buckets = 0;
+  double whole_s() const { return transfer_s + fixed_s; }  // sent after the compute, in one go
+};
+
 struct StageCost {
   StageTime time;
+  DpBurst dp_reduce, dp_gather;
   double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
