@@ -61,11 +61,11 @@ SpCollectives sp_collectives(const ModelSpec& m, const Plan& p, const CommPath& 
 
 }  // namespace
 
-double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
+ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
   const SpCollectives c = sp_collectives(m, p, path);
   const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
   const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
-  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
 }
 
 // Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
@@ -75,7 +75,7 @@ double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) 
 // ring-exchange with their dgrad GEMMs, the re-gathered QKV and fc1 inputs overlap the dgrad
 // GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
 // the forward.
-double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
                           const CommPath& path, double slowdown) {
   constexpr int kReduceScatterSplits = 4;
   const SpCollectives c = sp_collectives(m, p, path);
@@ -91,7 +91,7 @@ double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute&
                           bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
-  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
 }
 
 // Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
@@ -333,26 +333,29 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double tp_fwd = census_time(ops, CommGroup::tp, Phase::forward) / mbd;
   const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
   const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
+  ByPass tp{tp_fwd, tp_bwd + tp_rc};
   if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
-    t.tp = 0;
-    for (const auto& k : kinds)
-      t.tp += te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown) * k.count;
     // The embedding's, output layer's and loss's collectives are not overlapped.
-    const double per_layer = layer_tp_comm_s(m, p, paths.tp);
-    t.tp += std::max(0.0, tp_fwd + tp_bwd + tp_rc - L * per_layer);
-  } else {
-    t.tp = tp_fwd + tp_bwd + tp_rc;
+    const ByPass per_layer = layer_tp_comm_s(m, p, paths.tp);
+    tp = {std::max(0.0, tp.forward - L * per_layer.forward),
+          std::max(0.0, tp.backward - L * per_layer.backward)};
+    for (const auto& k : kinds) {
+      const ByPass layer = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown);
+      tp.forward += layer.forward * k.count;
+      tp.backward += layer.backward * k.count;
+    }
   }
   // CP's K/V ring overlaps the attention blocks it feeds.
-  t.cp = exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
-                               slowdown) +
-         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
-                               slowdown) +
-         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
-                               slowdown);
+  const ByPass cp{
+      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
+                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
+                            slowdown),
+      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
+                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
+                            slowdown) +
+          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
+                                sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
+                                slowdown)};
   // MoE token exchange sits between the router and the experts: exposed, unless Megatron's
   // --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch's layer with the
   // backward of another's (combined_1f1b.py): each of the four exchanges (dispatch and combine,
@@ -361,11 +364,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   auto ep_time = [&](Phase ph) {
     return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
   };
-  const double ep_recompute = ep_time(Phase::recompute);
+  ByPass ep{ep_time(Phase::forward), ep_time(Phase::backward) + ep_time(Phase::recompute)};
   if (p.moe_overlap && mix.moe_total() > 0) {
     const double per_layer = 1 / mix.moe_total();
     const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
-    double exposed = 0;
+    ep = {0, ep_time(Phase::recompute)};
     for (const auto& k : kinds) {
       if (!k.kind.moe) continue;
       const LayerCompute& l = k.compute;
@@ -374,64 +377,90 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       const double attn_b = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
       const double moe_f = std::max(0.0, l.forward_s - attn_f);
       const double moe_b = std::max(0.0, l.backward_s - attn_b);
-      exposed += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
-                            exposed_after_overlap(fwd / 2, attn_b, slowdown) +
-                            exposed_after_overlap(bwd / 2, attn_f, slowdown) +
-                            exposed_after_overlap(bwd / 2, moe_f, slowdown));
+      ep.forward += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
+                               exposed_after_overlap(fwd / 2, attn_b, slowdown));
+      ep.backward += k.count * (exposed_after_overlap(bwd / 2, attn_f, slowdown) +
+                                exposed_after_overlap(bwd / 2, moe_f, slowdown));
     }
-    t.ep = exposed + ep_recompute;
-  } else {
-    t.ep = ep_time(Phase::forward) + ep_time(Phase::backward) + ep_recompute;
   }
-  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
-  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
-  if (zero >= 3) {
-    const double zf = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
-    const double zb = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
-    t.zero3 = exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
-              exposed_after_overlap(zb, t.backward, slowdown);
-  } else if (zero == 2) {
-    // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
-    // (tail.cpp), during its backward (overlap_comm) or after it.
-    const DpBurst reduce = dp_burst(ops, Phase::backward, false, paths, mbd);
-    t.zero3 = p.overlap_grad_reduce ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s,
-                                                         reduce.buckets, t.backward, slowdown)
-                                    : reduce.whole_s();
-  }
-
-  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
-  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
-  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs).
-  double launches = 0;
-  for (const auto& k : kinds) {
-    const LayerKernels n = layer_kernels(m, p, k.kind);
-    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
-                                         : n.forward + n.backward + n.recompute);
-  }
-  t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
+  t.tp = tp.total();
+  t.cp = cp.total();
+  t.ep = ep.total();
   // A dropless MoE layer copies its token counts to the host before it can size the
   // all-to-all (EP > 1) and the grouped GEMM, which takes them as a list of integers (TEGroupedMLP
   // in experts.py, whatever the EP): the CPU waits for the GPU, and the GPU then waits while the
   // CPU launches the rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused
   // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs).
+  ByPass host;
   const bool synced = m.moe.enabled() && m.moe.capacity_factor == 0;
   if (synced)
-    t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
-              sc.calibration.host_launch_s;
-  // What the kernel count above misses: the Python of the dispatcher and the expert modules
+    host.forward += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
+                    sc.calibration.host_launch_s;
+  // What the kernel count below misses: the Python of the dispatcher and the expert modules
   // between that sync and the next (fitted: calibration.json's moe_host_us per layer, plus
   // moe_host_expert_us per local expert for the grouped linear's loop over its experts). The GPU
-  // runs the layer's forward (compute and token exchange) while the CPU issues it, so only the
-  // excess shows; a full recompute replays the forward and its sync.
+  // runs the layer's forward (compute and the token exchange it waits on) while the CPU issues
+  // it, so only the excess shows; a full recompute replays the forward and its sync (in the
+  // backward).
   const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
   const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
   if (synced && moe_host > 0) {
-    const double ep_forward = ep_time(Phase::forward) / std::max(1.0, mix.moe_total());
-    const double passes = p.recompute == Recompute::full ? 2 : 1;
+    const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
     for (const auto& k : kinds)
-      if (k.kind.moe)
-        t.host += passes * k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+      if (k.kind.moe) {
+        const double excess =
+            k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+        host.forward += excess;
+        if (p.recompute == Recompute::full) host.backward += excess;
+      }
   }
+  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
+  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
+  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs). The GPU's
+  // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice),
+  // and the wait falls on each pass in proportion to its launches. ZeRO's communication (below)
+  // runs through these waits.
+  double launches = 0, forward_launches = 0;
+  for (const auto& k : kinds) {
+    const LayerKernels n = layer_kernels(m, p, k.kind);
+    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                         : n.forward + n.backward + n.recompute);
+    forward_launches += k.count * (p.cuda_graphs ? 1 : n.forward);
+  }
+  const double launch_wait =
+      std::max(0.0, launches * sc.calibration.host_launch_s - t.total() - host.total());
+  t.host = host.total() + launch_wait;
+  if (launches > 0) {
+    host.forward += launch_wait * forward_launches / launches;
+    host.backward += launch_wait * (1 - forward_launches / launches);
+  }
+  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
+  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
+  // Both run on their own stream through the whole pass: beside its compute and beside the TP,
+  // CP and EP communication and the launches the pass waits on, so they hide behind the pass's
+  // time, not its compute alone (which the other overlaps already count: hiding behind it twice
+  // would make a slower GPU finish sooner).
+  const double forward_pass = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
+  const double backward_pass =
+      t.backward + t.recompute + tp.backward + cp.backward + ep.backward + host.backward;
+  ByPass zero3;
+  if (zero >= 3) {
+    zero3 = {exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::forward) / mbd,
+                                   forward_pass, slowdown),
+             exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::backward) / mbd,
+                                   backward_pass, slowdown)};
+  } else if (zero == 2) {
+    // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
+    // (tail.cpp), during its backward (overlap_comm) or after it.
+    const DpBurst reduce = dp_burst(ops, Phase::backward, false, paths, mbd);
+    zero3.backward = p.overlap_grad_reduce
+                         ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s, reduce.buckets,
+                                              backward_pass, slowdown)
+                         : reduce.whole_s();
+  }
+  t.zero3 = zero3.total();
+
+  t.forward_exposed = tp.forward + cp.forward + ep.forward + zero3.forward + host.forward;
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);

@@ -30,10 +30,11 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)
       sync = bucketed_overlap_s(reduce.transfer_s / p.vpp, reduce.fixed_s,
-                                reduce.buckets / p.vpp, cost.time.backward / p.vpp, slowdown);
+                                reduce.buckets / p.vpp, cost.time.backward_pass() / p.vpp,
+                                slowdown);
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += cost.time.backward / p.vpp + st.p2p_s;
+    slack += cost.time.backward_pass() / p.vpp + st.p2p_s;
     // The distributed optimizer's parameter all-gather (dense and expert parameters from their
     // own groups, DP x CP and expert DP), one burst: after the step, or (overlapped) in the
     // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
@@ -43,7 +44,8 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
       t.param_gather_s = std::max(
           t.param_gather_s,
           p.overlap_param_gather ? bucketed_overlap_s(gather.transfer_s, gather.fixed_s,
-                                                      gather.buckets, cost.time.forward, slowdown)
+                                                      gather.buckets,
+                                                      cost.time.forward_pass(), slowdown)
                                  : gather.whole_s());
     }
     tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
