@@ -145,28 +145,45 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
 }
 
 // The communication paths of stage i: its own group's, with the pipeline link to the next stage
-// and the data-parallel ring replaced where they leave the group.
+// and the data-parallel rings replaced where they leave the group. A message between two groups
+// leaves one group's network ports and enters the other's, over the inter-group link: it runs at
+// the pace of the slower side.
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
-  const ClusterGroup& here = sc.cluster.groups[lay.groups[i]];
+  const ClusterSpec& cl = sc.cluster;
+  const ClusterGroup& here = cl.groups[lay.groups[i]];
   StagePaths paths = stage_paths(p, here);
+  auto slower = [](const CommPath& a, const CommPath& b) { return slowest(a, b); };
+  auto between = [&](int a, int b) {
+    return slower(inter_group_path(cl.groups[a], cl.inter_group_link, 1, 2),
+                  inter_group_path(cl.groups[b], cl.inter_group_link, 1, 2));
+  };
   const int next = lay.groups[(i + 1) % p.pp];
-  if (p.pp > 1 && next != lay.groups[i])
-    paths.pp = inter_group_path(here, sc.cluster.inter_group_link, 1, 2);
+  if (p.pp > 1 && next != lay.groups[i]) paths.pp = between(lay.groups[i], next);
   const int last = lay.groups[p.pp - 1];
-  if (p.pp > 1 && last != lay.groups[0])
-    paths.embedding = inter_group_path(sc.cluster.groups[lay.groups[0]],
-                                       sc.cluster.inter_group_link, 1, 2);
+  if (p.pp > 1 && last != lay.groups[0]) paths.embedding = between(lay.groups[0], last);
   if (lay.dp_groups.size() > 1) {
-    // A ring over several groups runs at the pace of its slowest hop: the inter-group link or
-    // any group's own share of its network.
-    CommPath dp = inter_group_path(here, sc.cluster.inter_group_link,
-                                   paths.dp_placement.per_node, paths.dp_placement.nodes());
-    for (int g : lay.dp_groups) {
-      const CommPath own = stage_paths(p, sc.cluster.groups[g]).dp;
-      if (own.busbw_Bps < dp.busbw_Bps) dp = own;
-    }
-    paths.dp = dp;
-    paths.dp.nodes = std::max(paths.dp.nodes, 2);
+    // A ring over several groups runs at the pace of its slowest hop: any group's share of its
+    // own network onto the inter-group link, or any group's own ring inside it. The dense
+    // gradients' ring (DP x CP) and the experts' (expert DP) each.
+    auto ring = [&](auto placement_of, auto own_of) {
+      CommPath out;
+      bool first = true;
+      for (int g : lay.dp_groups) {
+        const ClusterGroup& group = cl.groups[g];
+        const StagePaths own = stage_paths(p, group);
+        const GroupPlacement place = placement_of(own);
+        for (const CommPath& hop :
+             {inter_group_path(group, cl.inter_group_link, place.per_node, place.nodes()),
+              own_of(own)})
+          if (first || hop.busbw_Bps < out.busbw_Bps) out = hop, first = false;
+      }
+      out.nodes = std::max(out.nodes, 2);
+      return out;
+    };
+    paths.dp = ring([](const StagePaths& s) { return s.dp_placement; },
+                    [](const StagePaths& s) { return s.dp; });
+    paths.edp = ring([](const StagePaths& s) { return s.edp_placement; },
+                     [](const StagePaths& s) { return s.edp; });
   }
   return paths;
 }

@@ -45,16 +45,16 @@ struct Tally {
 // A physics fix lowers a count here; the test fails when its count differs either way (a new
 // violation, or a fix this table does not record yet), and, in any other run, on any violation.
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerPeakNeverFaster", 14},
-    {"LowerMemoryBandwidthNeverFaster", 14},
+    {"LowerPeakNeverFaster", 13},
+    {"LowerMemoryBandwidthNeverFaster", 13},
     {"SlowerLinkNeverFaster", 4},
-    {"FewerNicsNeverFaster", 4},
-    {"NetworkScaleDownNeverFaster", 7},
-    {"ComputeScaleUpNeverSlower", 8},
+    {"FewerNicsNeverFaster", 2},
+    {"NetworkScaleDownNeverFaster", 4},
+    {"ComputeScaleUpNeverSlower", 7},
     {"TpCommOverlapNeverSlower", 1},
     {"MoreRecomputeNeverFaster", 7},
     {"BiggerBatchNeverShorterIteration", 2},
-    {"BiggerBatchNeverSlowerPerSample", 11},
+    {"BiggerBatchNeverSlowerPerSample", 8},
     {"MoeImbalanceNeverFaster", 3},
     {"UtilisationWithinPeak", 11},
     {"TrafficBandwidthWithinLineRate", 6},

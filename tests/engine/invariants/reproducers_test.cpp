@@ -53,5 +53,36 @@ TEST(Reproducers, GradReduceOverlapOnMixtralIsNeverSlower) {
   EXPECT_LE(on.iteration_time_s, off.iteration_time_s);
 }
 
+// Two replica sets on an A100 group with one NIC per node and an L40S (or slower L20) group,
+// joined by 200 Gb/s RoCE. The gradient ring crosses every group; an engine that priced it with
+// the critical set's own network found it 10x faster once the L20 set became the critical one
+// (DP 74.6 s -> 7.3 s in the issue's plan). Here the A100 set is critical beside the L40S and
+// the L20 set beside the L20: the ring is the same.
+TEST(Reproducers, GradientRingRunsAtItsSlowestHopWhicheverSetIsCritical) {
+  const char* doc = R"({{"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {{"groups": [
+        {{"gpu": "a100-sxm4-80gb", "gpus_per_node": 8, "intra_node_link": "nvlink3",
+          "inter_node_link": "ib-hdr", "nics_per_node": 1, "nodes": 2}},
+        {{"gpu": "{}", "gpus_per_node": 8, "intra_node_link": "pcie4",
+          "inter_node_link": "roce-200g", "nics_per_node": 2, "nodes": 2}}],
+        "inter_group_link": "roce-200g"}},
+      "plan": {{"tp": 8, "global_batch": 242, "replicas": [
+        {{"group": 0, "count": 2, "micro_batches": 100}},
+        {{"group": 1, "count": 2, "micro_batches": 21}}]}}}})";
+  const Report l40s = estimate_of(fmt::format(fmt::runtime(doc), "l40s"));
+  const Report l20 = estimate_of(fmt::format(fmt::runtime(doc), "l20"));
+  EXPECT_GT(l40s.replicas[0].pipeline_s, l40s.replicas[1].pipeline_s);  // A100 critical
+  EXPECT_GT(l20.replicas[1].pipeline_s, l20.replicas[0].pipeline_s);    // L20 critical
+  // By hand: the slowest hop is an A100 node's one RoCE port (23.5 GB/s busbw) shared by its 8
+  // GPUs, 2.9375 GB/s each, half-peak 11,351,130 B x 1/8; the distributed optimizer
+  // reduce-scatters the bf16 gradients over DP 4 (one replica a node: 4 nodes, 3 latency steps
+  // of 6 us).
+  const double P = l40s.stages[0].parameters, bus = 23.5e9 / 8;
+  const double ring = 0.75 * (2 * P + 11351130.0 / 8) / bus + 3 * 6e-6;
+  EXPECT_NEAR(l40s.stages[0].dp_sync_s, ring, 1e-9);
+  EXPECT_NEAR(l20.stages[0].dp_sync_s, ring, 1e-9);
+  EXPECT_GT(l20.iteration_time_s, l40s.iteration_time_s);  // the slower GPU is slower
+}
+
 }  // namespace
 }  // namespace stepcast
