@@ -21,11 +21,9 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   // only the last chunk's can be exposed: what its backward does not cover, at least the last
   // bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
   // of their sync.
-  double slack = 0, tp_grads = 0, embedding_grads = 0, scalars = 0;
+  double slack = 0;
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = run.stages[i];
-    const StageReport& st = cost.report;
-    const auto& ops = st.communication;
     const DpBurst& reduce = cost.dp_reduce;
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)
@@ -34,34 +32,46 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
                                 slowdown);
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += cost.time.backward_pass() / p.vpp + st.p2p_s;
-    // The distributed optimizer's parameter all-gather (dense and expert parameters from their
-    // own groups, DP x CP and expert DP), one burst: after the step, or (overlapped) in the
-    // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
-    // hide it.
-    if (zero >= 1 && zero < 3) {
-      const DpBurst& gather = cost.dp_gather;
-      t.param_gather_s = std::max(
-          t.param_gather_s,
-          p.overlap_param_gather ? bucketed_overlap_s(gather.transfer_s, gather.fixed_s,
-                                                      gather.buckets,
-                                                      cost.time.forward_pass(), slowdown)
-                                 : gather.whole_s());
-    }
-    tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
-    embedding_grads =
-        std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));
-    double small = census_time(ops, CommGroup::model_parallel, Phase::optimizer);
-    for (const auto& op : ops)
-      if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
-          op.kind == CollectiveKind::all_reduce)
-        small += op.total_s();
-    scalars = std::max(scalars, small);
+    slack += cost.time.backward_pass() / p.vpp + cost.report.p2p_s;
   }
   t.dp_exposed_s = std::max(0.0, t.dp_exposed_s);
-  for (const auto& other_run : runs)  // every replica steps its own optimizer
-    for (const auto& s : other_run.stages)
-      t.optimizer_s = std::max(t.optimizer_s, s.report.optimizer_s);
+  // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
+  // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
+  // pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
+  // each replica's own, before its pipeline, so what the iteration exposes is how far the
+  // slowest replica's gather and pipeline together run past the critical pipeline.
+  double gathered = run.pipe_s + run.fill_s;
+  for (const auto& each : runs) {
+    double gather = 0;
+    if (zero >= 1 && zero < 3)
+      for (const StageCost& cost : each.stages) {
+        const DpBurst& g = cost.dp_gather;
+        gather = std::max(gather, p.overlap_param_gather
+                                      ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
+                                                           cost.time.forward_pass(), slowdown)
+                                      : g.whole_s());
+      }
+    gathered = std::max(gathered, each.pipe_s + each.fill_s + gather);
+  }
+  t.param_gather_s = gathered - (run.pipe_s + run.fill_s);
+  // After the gradient sync every replica takes its own steps, the slowest one's setting the
+  // iteration: the TP-replicated and embedding gradients' all-reduces, the scalars (gradient
+  // norm, loss) and the optimizer step.
+  double tp_grads = 0, embedding_grads = 0, scalars = 0;
+  for (const auto& each : runs)
+    for (const StageCost& cost : each.stages) {
+      const auto& ops = cost.report.communication;
+      tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
+      embedding_grads =
+          std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));
+      double small = census_time(ops, CommGroup::model_parallel, Phase::optimizer);
+      for (const auto& op : ops)
+        if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
+            op.kind == CollectiveKind::all_reduce)
+          small += op.total_s();
+      scalars = std::max(scalars, small);
+      t.optimizer_s = std::max(t.optimizer_s, cost.report.optimizer_s);
+    }
   t.other_s = tp_grads + embedding_grads + scalars;
   return t;
 }

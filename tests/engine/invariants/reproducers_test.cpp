@@ -84,5 +84,24 @@ TEST(Reproducers, GradientRingRunsAtItsSlowestHopWhicheverSetIsCritical) {
   EXPECT_GT(l20.iteration_time_s, l40s.iteration_time_s);  // the slower GPU is slower
 }
 
+// GPT-3 175B on one DGX A100 and four HGX H200 at TP 8: five replicas sharing 320 micro-batches.
+// "auto" gave the A100 28 and each H200 73 (the greedy's last four micro-batches no longer fit
+// the set of four), finishing at 76.8 s, where 24 and 74, which the engine itself estimates,
+// finish at 71.4 s. Now "auto" is the split the engine estimates fastest.
+TEST(Reproducers, AutoMicroBatchesAreTheFastestSplit) {
+  const char* doc = R"({{"model": "gpt3-175b", "seq_len": 4096,
+      "cluster": {{"groups": [{{"node": "dgx-a100", "nodes": 1}}, {{"node": "hgx-h200", "nodes": 4}}]}},
+      "plan": {{"tp": 8, "global_batch": 320, "replicas": [
+        {{"group": 0, "count": 1, "micro_batches": {}}},
+        {{"group": 1, "count": 4, "micro_batches": {}}}]}}}})";
+  const Report automatic = estimate_of(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\""));
+  EXPECT_EQ(automatic.replicas[0].micro_batches, 24);
+  EXPECT_EQ(automatic.replicas[1].micro_batches, 74);
+  for (int a100 = 4; a100 < 320; a100 += 4) {
+    const Report split = estimate_of(fmt::format(fmt::runtime(doc), a100, (320 - a100) / 4));
+    EXPECT_LE(automatic.iteration_time_s, split.iteration_time_s) << a100 << " on the A100";
+  }
+}
+
 }  // namespace
 }  // namespace stepcast
