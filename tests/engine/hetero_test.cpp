@@ -37,10 +37,23 @@ TEST(Hetero, BalancingByHand) {
   const double extra[] = {3, 0};
   EXPECT_EQ(balance_layers(per_layer, extra, no_cap, free, 12, 1), (std::vector<int64_t>{7, 5}));
   // Replicas taking 1 s and 2 s per micro-batch share 12 micro-batches as 8 and 4.
-  const double per_mb[] = {1, 2};
+  const double per_mb[] = {1, 2}, no_fill[] = {0, 0};
   const int counts[] = {1, 1};
   const int64_t auto_mb[] = {0, 0};
-  EXPECT_EQ(balance_micro_batches(per_mb, counts, auto_mb, 12), (std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(balance_micro_batches(per_mb, no_fill, counts, auto_mb, 12),
+            (std::vector<int64_t>{8, 4}));
+  // A pipeline's fill and drain (3 s on the fast one) move micro-batches to the other: 7 and 5,
+  // finishing at 10 s each.
+  const double fill[] = {3, 0};
+  EXPECT_EQ(balance_micro_batches(per_mb, fill, counts, auto_mb, 12),
+            (std::vector<int64_t>{7, 5}));
+  // One A100 replica at 1.33 s a micro-batch and four H200 replicas at 0.4718 s share 320 (GPT-3
+  // 175B at TP 8, issue 38): the greedy gave 28 and 73 each, finishing at 37.2 s (the last 4 no
+  // longer fit the set of four and went to the one); 24 and 74 finish at 31.9 and 34.9 s.
+  const double gpt3[] = {1.33, 0.4718}, zero_fill[] = {0, 0};
+  const int sets[] = {1, 4};
+  EXPECT_EQ(balance_micro_batches(gpt3, zero_fill, sets, auto_mb, 320),
+            (std::vector<int64_t>{24, 74}));
 }
 
 std::string two_groups(const std::string& a, const std::string& b, const std::string& plan,

@@ -36,14 +36,22 @@ TEST(Overlap, PipelinedReduceScatterExposesTheLastChunk) {
   EXPECT_DOUBLE_EQ(pipelined_reduce_scatter_s(4, 2, 4, 0.0), 2.5);
 }
 
-TEST(Overlap, DataParallelSyncExposesOneChunk) {
-  // 8 s of sync over 4 buckets, 4 s of backward. One chunk: 8 s against 4 s of backward leaves
-  // 4 s (more than the last 2 s bucket).
-  EXPECT_DOUBLE_EQ(dp_sync_exposed_s(8, 4, 1, 4, 0.0), 4.0);
-  // Two virtual chunks: the last chunk's 4 s (2 buckets) against its 2 s of backward: 2 s.
-  EXPECT_DOUBLE_EQ(dp_sync_exposed_s(8, 4, 2, 4, 0.0), 2.0);
-  // Fully hidden, the last bucket still shows: 1 s of 4 buckets against 10 s.
-  EXPECT_DOUBLE_EQ(dp_sync_exposed_s(1, 10, 1, 4, 0.0), 0.25);
+TEST(Overlap, BucketedSyncExposesTheBacklogAndOneStartUp) {
+  // 8 s of bytes in 4 buckets plus a 1 s start-up, against 4 s of backward: the link moves 4 s
+  // of bytes during it, the other 4 s and the start-up are exposed ...
+  EXPECT_DOUBLE_EQ(bucketed_overlap_s(8, 1, 4, 4, 0.0), 5.0);
+  // ... and the compute the 4 s ran beside slows by half of them: + 0.5 x 4.
+  EXPECT_DOUBLE_EQ(bucketed_overlap_s(8, 1, 4, 4, 0.5), 7.0);
+  // Fully hidden, the last 2 s bucket and the start-up still show.
+  EXPECT_DOUBLE_EQ(bucketed_overlap_s(8, 1, 4, 10, 0.0), 3.0);
+  // One bucket cannot overlap the compute that frees it: the whole message, 9 s.
+  EXPECT_DOUBLE_EQ(bucketed_overlap_s(8, 1, 1, 10, 0.5), 9.0);
+  // Never more than the 9 s of the same bytes sent after the compute, whatever the buckets,
+  // window and slowdown.
+  for (double buckets : {1.0, 2.0, 40.0, 5678.0})
+    for (double window : {0.0, 0.5, 4.0, 100.0})
+      for (double slowdown : {0.0, 0.189, 1.0})
+        EXPECT_LE(bucketed_overlap_s(8, 1, buckets, window, slowdown), 9.0);
 }
 
 const char* k70b = R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 8},

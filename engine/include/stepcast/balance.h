@@ -22,9 +22,12 @@ std::vector<int64_t> balance_layers(std::span<const double> per_layer_s,
                                     int64_t granularity);
 
 // Micro-batches per replica set (each of counts[r] replicas takes the same number), minimising
-// the slowest replica's pipeline time ~ m * per_micro_batch_s[r], summing (with counts) to
-// total; fixed[r] > 0 kept as given. Every replica gets at least one.
+// the slowest replica's pipeline time fill_s[r] + m * per_micro_batch_s[r] (pipeline.h's closed
+// form: the fill and drain paid once, the bottleneck stage once per micro-batch), summing (with
+// counts) to total; fixed[r] > 0 kept as given. Every replica gets at least one. Where no split
+// adds up exactly, the replicas take as many as fit.
 std::vector<int64_t> balance_micro_batches(std::span<const double> per_micro_batch_s,
+                                           std::span<const double> fill_s,
                                            std::span<const int> counts,
                                            std::span<const int64_t> fixed, int64_t total);
 

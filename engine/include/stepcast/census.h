@@ -72,6 +72,7 @@ struct StagePaths {
   // the expert data-parallel group.
   AllToAllPath ep;
   CommPath etp, tp_ep, edp;
+  GroupPlacement edp_placement;  // the expert data-parallel group
 };
 
 StagePaths stage_paths(const Plan& plan, const ClusterGroup& cluster);

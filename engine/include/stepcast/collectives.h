@@ -67,6 +67,10 @@ int latency_steps(CollectiveKind kind, int nodes);
 // are priced by all_to_all_time_s.
 double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPath& path);
 
+// What collective_time_s charges one collective whatever its size: the half-peak fill of the
+// bus-bandwidth curve and the latency steps. The rest of its time moves the bytes.
+double collective_fixed_s(CollectiveKind kind, int n, const CommPath& path);
+
 // The links an all-to-all crosses. Each GPU sends (n-1)/n of its buffer: the share for peers in
 // its own node over the scale-up fabric, the rest over the node's network ports, which every GPU
 // of the node uses at once (all expert-parallel groups exchange together). Both run at the same

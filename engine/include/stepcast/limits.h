@@ -29,6 +29,11 @@ inline constexpr double kMaxParameters = 1e14;
 // in for the simulation). The estimate's cost does not otherwise grow with the global batch.
 inline constexpr int64_t kMaxStageEvaluations = 4096;
 inline constexpr int64_t kMaxBalanceWork = int64_t{1} << 24;
+// The search for the time-balanced exact split of "auto" micro-batches (balance.cpp): amounts
+// tried times replica sets over its bisection, and amounts held at once (12 bytes each); past
+// either the best split found stands.
+inline constexpr int64_t kMaxExactSplitWork = int64_t{1} << 24;
+inline constexpr int64_t kMaxExactSplitAmounts = int64_t{1} << 20;
 inline constexpr size_t kMaxSimulatedBlocks = 400000;
 
 }  // namespace stepcast

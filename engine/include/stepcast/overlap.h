@@ -29,14 +29,22 @@ double ring_exchange_overlap_s(double comm, double gemm, int tp, double slowdown
 //             + slowdown * min((splits-1)/splits * comm, (splits-1)/splits * gemm)
 double pipelined_reduce_scatter_s(double comm, double gemm, int splits, double slowdown);
 
-// Data-parallel gradient sync overlapped with the backward (Megatron DDP's buckets). Buckets go
-// out as the backward of the last micro-batch produces them; with virtual pipeline chunks each
-// chunk's buckets wait for that chunk's last backward, so the granularity is one chunk: the last
-// chunk's share of the sync hides behind that chunk's backward, and the last bucket is always
-// exposed (NeMo communication-overlap docs: "exposes only one DP communication chunk"):
-//   chunk = sync / vpp
-//   exposed = max(chunk / buckets_per_chunk, max(0, chunk - backward/vpp)
-//                                            + slowdown * min(chunk, backward/vpp))
-double dp_sync_exposed_s(double sync, double backward, int vpp, double buckets, double slowdown);
+// Bucketed data-parallel communication overlapped with the compute that frees it (the gradient
+// reduce: Megatron DDP's buckets, each sent as the last micro-batch's backward completes it) or
+// needs it (the distributed optimizer's parameter all-gather, each bucket gathered ahead of the
+// next forward's layers). The same bytes as one message: `transfer` seconds of bytes at the
+// path's bus bandwidth plus `fixed`, one collective's start-up (latency steps and half-peak fill,
+// collective_fixed_s), here split in `buckets` that go out back to back on one ring. A ring kept
+// busy pays its start-up once per burst, not once per bucket: the next bucket's data enters the
+// ring as the last one's drains (NeMo's communication-overlap docs: overlap "exposes only one
+// DP communication chunk"). What the compute window cannot cover is the backlog: at least the
+// last bucket (freed last, or needed first), and what the link could not move during the window:
+//   backlog = max(transfer / buckets, transfer - window)
+//   exposed = backlog + fixed + slowdown * (transfer - backlog)
+// The last bucket starts no later than the single message would (at the end of the compute) and
+// the backlog holds no more bytes than the message, so exposed <= transfer + fixed: overlap is
+// never slower than none, by construction, for any slowdown <= 1.
+double bucketed_overlap_s(double transfer, double fixed, double buckets, double window,
+                          double slowdown);
 
 }  // namespace stepcast

@@ -5,6 +5,7 @@
 
 #include "estimate/step.h"
 #include "stepcast/balance.h"
+#include "stepcast/pipeline.h"
 
 namespace stepcast::detail {
 
@@ -44,11 +45,12 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
   return balance_layers(per_layer, fixed_s, max_layers, fixed, sc.model.layers, p.vpp);
 }
 
-// The slowest stage's time per micro-batch of a layout (what a replica's throughput follows).
-double slowest_unit_s(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
-  double worst = 0;
-  for (int i = 0; i < q.pp; ++i) worst = std::max(worst, stage_cost_of(sc, q, lay, i).unit_s);
-  return worst;
+// A replica's pipeline time against its micro-batches m, by pipeline.h's closed form over its
+// stages' times per micro-batch: m times the slowest stage's, plus the fill and drain.
+PipelineTime one_micro_batch(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
+  std::vector<double> unit;
+  for (int i = 0; i < q.pp; ++i) unit.push_back(stage_cost_of(sc, q, lay, i).unit_s);
+  return pipeline_time(unit, 1, q.vpp);
 }
 
 }  // namespace
@@ -64,16 +66,20 @@ std::vector<ReplicaSet> replica_sets(const Scenario& sc) {
   }
   if (p.replicas.empty()) return sets;
 
-  // Auto micro-batches: in proportion to each set's throughput (its slowest stage per batch).
-  std::vector<double> per_mb;
+  // Auto micro-batches: the sets' pipelines finish as close together as whole micro-batches let
+  // them (each its slowest stage per micro-batch, plus its fill and drain).
+  std::vector<double> per_mb, fill;
   std::vector<int> counts;
   std::vector<int64_t> fixed;
   for (const auto& set : sets) {
-    per_mb.push_back(slowest_unit_s(sc, plan_for(p, p.pp), set.layout));
+    const PipelineTime t = one_micro_batch(sc, plan_for(p, p.pp), set.layout);
+    per_mb.push_back(t.steady_s);
+    fill.push_back(t.bubble_s);
     counts.push_back(set.count);
     fixed.push_back(set.micro_batches);
   }
-  const auto m_r = balance_micro_batches(per_mb, counts, fixed, p.global_batch / p.micro_batch);
+  const auto m_r =
+      balance_micro_batches(per_mb, fill, counts, fixed, p.global_batch / p.micro_batch);
   for (size_t i = 0; i < sets.size(); ++i) sets[i].micro_batches = m_r[i];
   return sets;
 }

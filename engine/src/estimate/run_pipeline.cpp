@@ -54,8 +54,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     const StageCost& s = run.stages[i];
     unit.push_back(s.unit_s);
     p2p.push_back(s.report.p2p_s);
-    const double f = s.time.forward * s.time.total() / s.time.compute();
-    const double b = s.time.total() - f;
+    const double f = s.time.forward_pass(), b = s.time.backward_pass();
     for (int c = 0; c < p.vpp; ++c) {
       fwd[static_cast<size_t>(c) * p.pp + i] = f * s.chunk_forward_share[c];
       bwd[static_cast<size_t>(c) * p.pp + i] = b * s.chunk_backward_share[c];

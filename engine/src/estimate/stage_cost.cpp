@@ -26,6 +26,26 @@ double exposed_after_overlap(double comm, double window, double slowdown) {
 
 namespace {
 
+// The data-parallel collectives of `phase` that reduce gradients (all-reduce, reduce-scatter) or
+// gather parameters (all-gather), per micro-batch when `micro_batches` > 1 (ZeRO-2's every
+// micro-batch), as one burst.
+DpBurst dp_burst(const std::vector<CommOp>& ops, Phase phase, bool gather,
+                 const StagePaths& paths, double micro_batches) {
+  DpBurst b;
+  for (const auto& op : ops) {
+    if (op.phase != phase || (op.group != CommGroup::dp && op.group != CommGroup::edp) ||
+        (op.kind == CollectiveKind::all_gather) != gather)
+      continue;
+    const CommPath& path = op.group == CommGroup::dp ? paths.dp : paths.edp;
+    const double fixed = collective_fixed_s(op.kind, op.group_size, path);
+    const double count = static_cast<double>(op.count) / micro_batches;
+    b.transfer_s += count * std::max(0.0, op.time_s - fixed);
+    b.fixed_s += fixed;
+    b.buckets += count;
+  }
+  return b;
+}
+
 // One layer's sequence-parallel collectives per micro-batch (census.cpp): forward, all-gathers
 // of the QKV and fc1 inputs and reduce-scatters of the proj and fc2 outputs; backward, four
 // all-gathers and two reduce-scatters; full recompute replays the forward's.
@@ -41,11 +61,11 @@ SpCollectives sp_collectives(const ModelSpec& m, const Plan& p, const CommPath& 
 
 }  // namespace
 
-double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
+ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
   const SpCollectives c = sp_collectives(m, p, path);
   const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
   const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
-  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
 }
 
 // Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
@@ -55,7 +75,7 @@ double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) 
 // ring-exchange with their dgrad GEMMs, the re-gathered QKV and fc1 inputs overlap the dgrad
 // GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
 // the forward.
-double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
                           const CommPath& path, double slowdown) {
   constexpr int kReduceScatterSplits = 4;
   const SpCollectives c = sp_collectives(m, p, path);
@@ -71,7 +91,7 @@ double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute&
                           bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
-  return forward + backward + (p.recompute == Recompute::full ? forward : 0);
+  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
 }
 
 // Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
@@ -126,28 +146,45 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
 }
 
 // The communication paths of stage i: its own group's, with the pipeline link to the next stage
-// and the data-parallel ring replaced where they leave the group.
+// and the data-parallel rings replaced where they leave the group. A message between two groups
+// leaves one group's network ports and enters the other's, over the inter-group link: it runs at
+// the pace of the slower side.
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
-  const ClusterGroup& here = sc.cluster.groups[lay.groups[i]];
+  const ClusterSpec& cl = sc.cluster;
+  const ClusterGroup& here = cl.groups[lay.groups[i]];
   StagePaths paths = stage_paths(p, here);
+  auto slower = [](const CommPath& a, const CommPath& b) { return slowest(a, b); };
+  auto between = [&](int a, int b) {
+    return slower(inter_group_path(cl.groups[a], cl.inter_group_link, 1, 2),
+                  inter_group_path(cl.groups[b], cl.inter_group_link, 1, 2));
+  };
   const int next = lay.groups[(i + 1) % p.pp];
-  if (p.pp > 1 && next != lay.groups[i])
-    paths.pp = inter_group_path(here, sc.cluster.inter_group_link, 1, 2);
+  if (p.pp > 1 && next != lay.groups[i]) paths.pp = between(lay.groups[i], next);
   const int last = lay.groups[p.pp - 1];
-  if (p.pp > 1 && last != lay.groups[0])
-    paths.embedding = inter_group_path(sc.cluster.groups[lay.groups[0]],
-                                       sc.cluster.inter_group_link, 1, 2);
+  if (p.pp > 1 && last != lay.groups[0]) paths.embedding = between(lay.groups[0], last);
   if (lay.dp_groups.size() > 1) {
-    // A ring over several groups runs at the pace of its slowest hop: the inter-group link or
-    // any group's own share of its network.
-    CommPath dp = inter_group_path(here, sc.cluster.inter_group_link,
-                                   paths.dp_placement.per_node, paths.dp_placement.nodes());
-    for (int g : lay.dp_groups) {
-      const CommPath own = stage_paths(p, sc.cluster.groups[g]).dp;
-      if (own.busbw_Bps < dp.busbw_Bps) dp = own;
-    }
-    paths.dp = dp;
-    paths.dp.nodes = std::max(paths.dp.nodes, 2);
+    // A ring over several groups runs at the pace of its slowest hop: any group's share of its
+    // own network onto the inter-group link, or any group's own ring inside it. The dense
+    // gradients' ring (DP x CP) and the experts' (expert DP) each.
+    auto ring = [&](auto placement_of, auto own_of) {
+      CommPath out;
+      bool first = true;
+      for (int g : lay.dp_groups) {
+        const ClusterGroup& group = cl.groups[g];
+        const StagePaths own = stage_paths(p, group);
+        const GroupPlacement place = placement_of(own);
+        for (const CommPath& hop :
+             {inter_group_path(group, cl.inter_group_link, place.per_node, place.nodes()),
+              own_of(own)})
+          if (first || hop.busbw_Bps < out.busbw_Bps) out = hop, first = false;
+      }
+      out.nodes = std::max(out.nodes, 2);
+      return out;
+    };
+    paths.dp = ring([](const StagePaths& s) { return s.dp_placement; },
+                    [](const StagePaths& s) { return s.dp; });
+    paths.edp = ring([](const StagePaths& s) { return s.edp_placement; },
+                     [](const StagePaths& s) { return s.edp; });
   }
   return paths;
 }
@@ -314,26 +351,29 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double tp_fwd = census_time(ops, CommGroup::tp, Phase::forward) / mbd;
   const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
   const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
+  ByPass tp{tp_fwd, tp_bwd + tp_rc};
   if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
-    t.tp = 0;
-    for (const auto& k : kinds)
-      t.tp += te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown) * k.count;
     // The embedding's, output layer's and loss's collectives are not overlapped.
-    const double per_layer = layer_tp_comm_s(m, p, paths.tp);
-    t.tp += std::max(0.0, tp_fwd + tp_bwd + tp_rc - L * per_layer);
-  } else {
-    t.tp = tp_fwd + tp_bwd + tp_rc;
+    const ByPass per_layer = layer_tp_comm_s(m, p, paths.tp);
+    tp = {std::max(0.0, tp.forward - L * per_layer.forward),
+          std::max(0.0, tp.backward - L * per_layer.backward)};
+    for (const auto& k : kinds) {
+      const ByPass layer = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown);
+      tp.forward += layer.forward * k.count;
+      tp.backward += layer.backward * k.count;
+    }
   }
   // CP's K/V ring overlaps the attention blocks it feeds.
-  t.cp = exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
-                               slowdown) +
-         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
-                               slowdown) +
-         exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
-                               sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
-                               slowdown);
+  const ByPass cp{
+      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
+                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
+                            slowdown),
+      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
+                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
+                            slowdown) +
+          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
+                                sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
+                                slowdown)};
   // MoE token exchange sits between the router and the experts: exposed, unless Megatron's
   // --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch's layer with the
   // backward of another's (combined_1f1b.py): each of the four exchanges (dispatch and combine,
@@ -342,11 +382,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   auto ep_time = [&](Phase ph) {
     return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
   };
-  const double ep_recompute = ep_time(Phase::recompute);
+  ByPass ep{ep_time(Phase::forward), ep_time(Phase::backward) + ep_time(Phase::recompute)};
   if (p.moe_overlap && mix.moe_total() > 0) {
     const double per_layer = 1 / mix.moe_total();
     const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
-    double exposed = 0;
+    ep = {0, ep_time(Phase::recompute)};
     for (const auto& k : kinds) {
       if (!k.kind.moe) continue;
       const LayerCompute& l = k.compute;
@@ -355,59 +395,90 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       const double attn_b = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
       const double moe_f = std::max(0.0, l.forward_s - attn_f);
       const double moe_b = std::max(0.0, l.backward_s - attn_b);
-      exposed += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
-                            exposed_after_overlap(fwd / 2, attn_b, slowdown) +
-                            exposed_after_overlap(bwd / 2, attn_f, slowdown) +
-                            exposed_after_overlap(bwd / 2, moe_f, slowdown));
+      ep.forward += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
+                               exposed_after_overlap(fwd / 2, attn_b, slowdown));
+      ep.backward += k.count * (exposed_after_overlap(bwd / 2, attn_f, slowdown) +
+                                exposed_after_overlap(bwd / 2, moe_f, slowdown));
     }
-    t.ep = exposed + ep_recompute;
-  } else {
-    t.ep = ep_time(Phase::forward) + ep_time(Phase::backward) + ep_recompute;
   }
-  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
-  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
-  if (zero >= 2) {
-    const double zf = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
-    const double zb = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
-    const bool overlap = zero >= 3 || p.overlap_grad_reduce;
-    t.zero3 = overlap ? exposed_after_overlap(zf, t.forward + t.recompute, slowdown) +
-                            exposed_after_overlap(zb, t.backward, slowdown)
-                      : zf + zb;
-  }
-
-  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
-  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
-  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs).
-  double launches = 0;
-  for (const auto& k : kinds) {
-    const LayerKernels n = layer_kernels(m, p, k.kind);
-    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
-                                         : n.forward + n.backward + n.recompute);
-  }
-  t.host = std::max(0.0, launches * sc.calibration.host_launch_s - t.total());
+  t.tp = tp.total();
+  t.cp = cp.total();
+  t.ep = ep.total();
   // A dropless MoE layer copies its token counts to the host before it can size the
   // all-to-all (EP > 1) and the grouped GEMM, which takes them as a list of integers (TEGroupedMLP
   // in experts.py, whatever the EP): the CPU waits for the GPU, and the GPU then waits while the
   // CPU launches the rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused
   // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs).
+  ByPass host;
   const bool synced = m.moe.enabled() && m.moe.capacity_factor == 0;
   if (synced)
-    t.host += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
-              sc.calibration.host_launch_s;
-  // What the kernel count above misses: the Python of the dispatcher and the expert modules
+    host.forward += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
+                    sc.calibration.host_launch_s;
+  // What the kernel count below misses: the Python of the dispatcher and the expert modules
   // between that sync and the next (fitted: calibration.json's moe_host_us per layer, plus
   // moe_host_expert_us per local expert for the grouped linear's loop over its experts). The GPU
-  // runs the layer's forward (compute and token exchange) while the CPU issues it, so only the
-  // excess shows; a full recompute replays the forward and its sync.
+  // runs the layer's forward (compute and the token exchange it waits on) while the CPU issues
+  // it, so only the excess shows; a full recompute replays the forward and its sync (in the
+  // backward).
   const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
   const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
   if (synced && moe_host > 0) {
-    const double ep_forward = ep_time(Phase::forward) / std::max(1.0, mix.moe_total());
-    const double passes = p.recompute == Recompute::full ? 2 : 1;
+    const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
     for (const auto& k : kinds)
-      if (k.kind.moe)
-        t.host += passes * k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+      if (k.kind.moe) {
+        const double excess =
+            k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+        host.forward += excess;
+        if (p.recompute == Recompute::full) host.backward += excess;
+      }
   }
+  // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
+  // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
+  // launches one graph per layer and pass instead (Megatron's per-layer TE graphs). The GPU's
+  // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice),
+  // and the wait falls on each pass in proportion to its launches. ZeRO's communication (below)
+  // runs through these waits.
+  double launches = 0, forward_launches = 0;
+  for (const auto& k : kinds) {
+    const LayerKernels n = layer_kernels(m, p, k.kind);
+    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                         : n.forward + n.backward + n.recompute);
+    forward_launches += k.count * (p.cuda_graphs ? 1 : n.forward);
+  }
+  const double launch_wait =
+      std::max(0.0, launches * sc.calibration.host_launch_s - t.total() - host.total());
+  t.host = host.total() + launch_wait;
+  if (launches > 0) {
+    host.forward += launch_wait * forward_launches / launches;
+    host.backward += launch_wait * (1 - forward_launches / launches);
+  }
+  // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
+  // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
+  // Both run on their own stream through the whole pass: beside its compute and beside the TP,
+  // CP and EP communication and the launches the pass waits on, so they hide behind the pass's
+  // time, not its compute alone (which the other overlaps already count: hiding behind it twice
+  // would make a slower GPU finish sooner).
+  const double forward_pass = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
+  const double backward_pass =
+      t.backward + t.recompute + tp.backward + cp.backward + ep.backward + host.backward;
+  ByPass zero3;
+  if (zero >= 3) {
+    zero3 = {exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::forward) / mbd,
+                                   forward_pass, slowdown),
+             exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::backward) / mbd,
+                                   backward_pass, slowdown)};
+  } else if (zero == 2) {
+    // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
+    // (tail.cpp), during its backward (overlap_comm) or after it.
+    const DpBurst reduce = dp_burst(ops, Phase::backward, false, paths, mbd);
+    zero3.backward = p.overlap_grad_reduce
+                         ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s, reduce.buckets,
+                                              backward_pass, slowdown)
+                         : reduce.whole_s();
+  }
+  t.zero3 = zero3.total();
+
+  t.forward_exposed = tp.forward + cp.forward + ep.forward + zero3.forward + host.forward;
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);
@@ -426,8 +497,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   st.optimizer_s = optimizer_step_s(
       (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard,
       p, device);
-  st.dp_sync_s = census_time(ops, CommGroup::dp, Phase::gradient_sync) +
-                 census_time(ops, CommGroup::edp, Phase::gradient_sync);
+  // The gradient reduce after the last micro-batch and the distributed optimizer's parameter
+  // gather, each one burst of buckets (tail.cpp).
+  c.dp_reduce = dp_burst(ops, Phase::gradient_sync, false, paths, 1);
+  c.dp_gather = dp_burst(ops, Phase::optimizer, true, paths, 1);
+  st.dp_sync_s = c.dp_reduce.whole_s();
   st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
   return c;
 }

@@ -29,6 +29,13 @@
 
 namespace stepcast::detail {
 
+// Exposed time of one micro-batch split by the pass whose blocks carry it: the forward, or the
+// backward (recompute runs inside the backward blocks).
+struct ByPass {
+  double forward = 0, backward = 0;
+  double total() const { return forward + backward; }
+};
+
 // One micro-batch on one stage: compute, and the communication left on the critical path after
 // overlap. Seconds.
 struct StageTime {
@@ -36,12 +43,29 @@ struct StageTime {
   double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
   double ep = 0;  // MoE token exchange (all-to-alls, expert TP) not hidden behind compute
   double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
+  // Of tp, cp, zero3, ep and host: what the forward pass exposes (each phase's communication
+  // with the compute of its own pass), so a schedule's forward and backward blocks grow with
+  // their own pass's work only.
+  double forward_exposed = 0;
   double compute() const { return forward + backward + recompute; }
   double total() const { return compute() + tp + cp + zero3 + ep + host; }
+  // Each pass's wall time: its compute and what it exposes (the backward's with recompute).
+  double forward_pass() const { return forward + forward_exposed; }
+  double backward_pass() const { return total() - forward_pass(); }
+};
+
+// A stage's data-parallel collectives of one kind (the gradient reduce, or the distributed
+// optimizer's parameter gather) over the dense and expert data-parallel groups, as one burst of
+// back-to-back buckets (bucketed_overlap_s): the time that moves their bytes, one collective's
+// start-up per group, and the buckets.
+struct DpBurst {
+  double transfer_s = 0, fixed_s = 0, buckets = 0;
+  double whole_s() const { return transfer_s + fixed_s; }  // sent after the compute, in one go
 };
 
 struct StageCost {
   StageTime time;
+  DpBurst dp_reduce, dp_gather;
   double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
@@ -94,8 +118,8 @@ StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout&
 std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay);
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
-double layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
-double te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
+ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
                           const CommPath& path, double slowdown);
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).

@@ -12,58 +12,71 @@ namespace stepcast::detail {
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
   const PipelineRun& run = runs[critical];
   const Plan& p = sc.plan;
-  const Plan& q = run.plan;
+  const Plan& q = run.plan;  // the critical set's micro-batches
   const int zero = p.effective_zero_stage();
   const double slowdown = sc.calibration.overlap_slowdown;
   Tail t;
   t.stage_sync_s.assign(p.pp, 0);
-  // With overlap, buckets go out during the last micro-batch's backward and only the remainder
-  // (at least the last bucket) is exposed; later stages finish their last backward earlier
-  // (the 1F1B drain), which hides part of their sync.
-  double slack = 0, tp_grads = 0, embedding_grads = 0, scalars = 0;
+  // The gradient buckets go out as one burst (bucketed_overlap_s): after the last micro-batch's
+  // backward, or with overlap during it, each model chunk's once its last backward is done, so
+  // only the last chunk's can be exposed: what its backward does not cover, at least the last
+  // bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
+  // of their sync.
+  double slack = 0;
   const ScheduleShape shape = schedule_shape(q);
   const Schedule& schedule = schedule_of(q);
+  // The last backward block's share of a stage's backward (1/chunks when interleaved).
+  const double last_share = schedule.last_backward_s(1.0, shape);
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = run.stages[i];
-    const StageReport& st = cost.report;
-    const auto& ops = st.communication;
-    double sync = st.dp_sync_s;
-    if (p.overlap_grad_reduce && sync > 0 && zero < 3) {
-      const double buckets = static_cast<double>(dp_buckets(st.parameters, q));
-      sync = dp_sync_exposed_s(sync, cost.time.backward, shape.chunks, buckets, slowdown);
-    }
+    const DpBurst& reduce = cost.dp_reduce;
+    const double last_backward = cost.time.backward_pass() * last_share;
+    double sync = reduce.whole_s();
+    if (p.overlap_grad_reduce && sync > 0 && zero < 3)
+      sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
+                                reduce.buckets * last_share, last_backward, slowdown);
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += schedule.last_backward_s(cost.time.backward, shape) + st.p2p_s;
-    // The distributed optimizer's parameter all-gather: after the step, or (overlapped) in the
-    // forward pre-hooks of the next iteration, where only the first micro-batch's forward can
-    // hide it.
-    // Dense and expert parameters come from their own groups (DP x CP and expert DP).
-    if (zero >= 1 && zero < 3) {
-      double gather = 0;
-      for (const auto& op : ops)
-        if ((op.group == CommGroup::dp || op.group == CommGroup::edp) &&
-            op.phase == Phase::optimizer && op.kind == CollectiveKind::all_gather)
-          gather += op.total_s();
-      t.param_gather_s = std::max(
-          t.param_gather_s, p.overlap_param_gather
-                                ? exposed_after_overlap(gather, cost.time.forward, slowdown)
-                                : gather);
-    }
-    tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
-    embedding_grads =
-        std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));
-    double small = census_time(ops, CommGroup::model_parallel, Phase::optimizer);
-    for (const auto& op : ops)
-      if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
-          op.kind == CollectiveKind::all_reduce)
-        small += op.total_s();
-    scalars = std::max(scalars, small);
+    slack += last_backward + cost.report.p2p_s;
   }
   t.dp_exposed_s = std::max(0.0, t.dp_exposed_s);
-  for (const auto& other_run : runs)  // every replica steps its own optimizer
-    for (const auto& s : other_run.stages)
-      t.optimizer_s = std::max(t.optimizer_s, s.report.optimizer_s);
+  // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
+  // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
+  // pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
+  // each replica's own, before its pipeline, so what the iteration exposes is how far the
+  // slowest replica's gather and pipeline together run past the critical pipeline.
+  double gathered = run.pipe_s + run.fill_s;
+  for (const auto& each : runs) {
+    double gather = 0;
+    if (zero >= 1 && zero < 3)
+      for (const StageCost& cost : each.stages) {
+        const DpBurst& g = cost.dp_gather;
+        gather = std::max(gather, p.overlap_param_gather
+                                      ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
+                                                           cost.time.forward_pass(), slowdown)
+                                      : g.whole_s());
+      }
+    gathered = std::max(gathered, each.pipe_s + each.fill_s + gather);
+  }
+  t.param_gather_s = gathered - (run.pipe_s + run.fill_s);
+  // After the gradient sync every replica takes its own steps, the slowest one's setting the
+  // iteration: the TP-replicated and embedding gradients' all-reduces, the scalars (gradient
+  // norm, loss) and the optimizer step.
+  double tp_grads = 0, embedding_grads = 0, scalars = 0;
+  for (const auto& each : runs)
+    for (const StageCost& cost : each.stages) {
+      const auto& ops = cost.report.communication;
+      tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
+      embedding_grads =
+          std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));
+      double small = census_time(ops, CommGroup::model_parallel, Phase::optimizer);
+      for (const auto& op : ops)
+        if (op.group == CommGroup::dp && op.phase == Phase::optimizer &&
+            op.kind == CollectiveKind::all_reduce)
+          small += op.total_s();
+      scalars = std::max(scalars, small);
+      t.optimizer_s = std::max(t.optimizer_s, cost.report.optimizer_s);
+    }
   t.other_s = tp_grads + embedding_grads + scalars;
   return t;
 }

@@ -1,9 +1,12 @@
 #include "stepcast/balance.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
+
+#include "stepcast/limits.h"
 
 namespace stepcast {
 
@@ -80,7 +83,61 @@ std::vector<int64_t> balance_layers(std::span<const double> per_layer_s,
   return layers;
 }
 
+namespace {
+
+// A non-negative double from its bits: they order as integers, so a bisection over them finds
+// a time to the last bit in at most 63 halvings. (Emscripten's libc++ has no std::bit_cast.)
+double time_of(uint64_t bits) {
+  double t;
+  std::memcpy(&t, &bits, sizeof t);
+  return t;
+}
+constexpr uint64_t kInfinityBits = 0x7FF0000000000000;
+
+// `excess` as a sum of counts[i]·y_i with 0 <= y_i <= room[i], or none (also when finding one
+// would take more than `budget` steps, or hold more than kMaxExactSplitAmounts amounts). Bounded
+// coin change over 0..excess, one set at a time: an amount is reachable with the sets up to i
+// when, stepping back by counts[i] at most room[i] times, it meets an amount reachable with the
+// sets before i; `set` and `times` remember the first such step of each amount, which rebuilds
+// the sum from `excess` down.
+std::optional<std::vector<int64_t>> exact_excess(std::span<const int> counts,
+                                                 std::span<const int64_t> room, int64_t excess,
+                                                 int64_t& budget) {
+  const int n = static_cast<int>(counts.size());
+  if (excess < 0 || excess >= kMaxExactSplitAmounts || (excess + 1) * (n + 1) > budget)
+    return std::nullopt;
+  budget -= (excess + 1) * (n + 1);
+  const auto at = [](int64_t d) { return static_cast<size_t>(d); };
+  std::vector<int> set(at(excess) + 1, -1);  // -1: not reachable yet; n: 0, with no set
+  std::vector<int64_t> times(set.size(), 0);
+  set[0] = n;
+  for (int i = 0; i < n; ++i) {
+    const int64_t c = counts[static_cast<size_t>(i)];
+    const int64_t most = room[static_cast<size_t>(i)];
+    for (int64_t r = 0; r < std::min(c, excess + 1); ++r) {
+      int64_t last = -1;  // the step of the latest amount reachable before set i
+      for (int64_t j = 0, d = r; d <= excess; ++j, d += c) {
+        const int by = set[at(d)];
+        if (by == n || (by >= 0 && by < i)) {
+          last = j;
+        } else if (by < 0 && last >= 0 && j - last <= most) {
+          set[at(d)] = i;
+          times[at(d)] = j - last;
+        }
+      }
+    }
+  }
+  if (set[at(excess)] < 0) return std::nullopt;
+  std::vector<int64_t> y(counts.size(), 0);
+  for (int64_t d = excess; d > 0; d -= times[at(d)] * counts[at(set[at(d)])])
+    y[at(set[at(d)])] += times[at(d)];
+  return y;
+}
+
+}  // namespace
+
 std::vector<int64_t> balance_micro_batches(std::span<const double> per_mb,
+                                           std::span<const double> fill_s,
                                            std::span<const int> counts,
                                            std::span<const int64_t> fixed, int64_t total) {
   const size_t n = per_mb.size();
@@ -92,18 +149,26 @@ std::vector<int64_t> balance_micro_batches(std::span<const double> per_mb,
     left -= counts[i] * m[i];
     if (fixed[i] == 0) open.push_back(i);
   }
-  // Greedily: one more micro-batch to every replica of the set that then finishes first (the
+  const std::vector<size_t> auto_sets = open;
+  const int64_t open_total = [&] {
+    int64_t t = left;
+    for (size_t i : open) t += counts[i] * m[i];
+    return t;
+  }();
+  // 1. Greedily: one more micro-batch to every replica of the set that then finishes first (the
   // lower index on a tie), while the set still fits in what is left; the total is met exactly when
   // the counts allow it. That takes every set's increments in the order of their finishing times
-  // (m+1)·t, dropping a set for good once it no longer fits. Every increment up to a time whose
-  // increments fit together is one the greedy takes before any later one, so those are taken in
-  // bulk (the time found by bisection), then one greedy step: the cost does not grow with the
-  // batch.
-  auto finish = [&](size_t i, int64_t k) { return static_cast<double>(m[i] + k) * per_mb[i]; };
+  // fill + (m+1)·t, dropping a set for good once it no longer fits. Every increment up to a time
+  // whose increments fit together is one the greedy takes before any later one, so those are
+  // taken in bulk (the time found by bisection), then one greedy step: the cost does not grow
+  // with the batch.
+  auto finish = [&](size_t i, int64_t k) {
+    return fill_s[i] + static_cast<double>(m[i] + k) * per_mb[i];
+  };
   // Increments of set i finishing by time t, at most `cap`.
   auto taken_by = [&](size_t i, double t, int64_t cap) -> int64_t {
     if (cap <= 0 || !(finish(i, 1) <= t)) return 0;
-    const double estimate = std::floor(t / per_mb[i]) - static_cast<double>(m[i]);
+    const double estimate = std::floor((t - fill_s[i]) / per_mb[i]) - static_cast<double>(m[i]);
     int64_t k = !(estimate < static_cast<double>(cap)) ? cap
                 : estimate < 1                         ? 1
                                                        : static_cast<int64_t>(estimate);
@@ -124,14 +189,8 @@ std::vector<int64_t> balance_micro_batches(std::span<const double> per_mb,
   for (size_t round = 0; left > 0 && round < 64 * n + 64; ++round) {
     std::erase_if(open, [&](size_t i) { return counts[i] > left; });
     if (open.empty()) break;
-    // The latest time whose increments fit, over the bits of non-negative doubles (ordered as
-    // integers): at most 63 halvings. (Emscripten's libc++ has no std::bit_cast.)
-    auto time_of = [](uint64_t bits) {
-      double t;
-      std::memcpy(&t, &bits, sizeof t);
-      return t;
-    };
-    uint64_t lo = 0, hi = 0x7FF0000000000000;  // 0 and +infinity
+    // The latest time whose increments fit.
+    uint64_t lo = 0, hi = kInfinityBits;
     if (cost_by(time_of(hi)) <= left) lo = hi;
     while (hi - lo > 1) {
       const uint64_t mid = lo + (hi - lo) / 2;
@@ -151,6 +210,69 @@ std::vector<int64_t> balance_micro_batches(std::span<const double> per_mb,
     m[best] += 1;
     left -= counts[best];
   }
+
+  // 2. Once a set's count no longer fits what is left, the greedy gives the rest to the sets
+  // that still fit, however slow: 1 A100 replica and 4 H200 replicas sharing 320 micro-batches
+  // get 28 and 73 each, where 24 and 74 finish sooner. The best split finishes at the earliest
+  // time T by which the automatic sets can take exactly their share N, each replica at least one
+  // micro-batch and at most U_i(T), those it finishes by T: T works when the excess
+  // E = sum c_i·U_i(T) - N is a sum of c_i·y_i with 0 <= y_i < U_i(T) (exact_excess). A later T
+  // only allows more, so T is found by bisection, below the greedy's finish when the greedy adds
+  // up (a split that leaves micro-batches out does not run the global batch, so one that adds up
+  // wins however late); past the work budget the best split found stands.
+  if (auto_sets.empty()) return m;
+  auto most_by = [&](size_t i, double t) -> int64_t {  // U_i(t), at most N / c_i + 1
+    if (!(t >= fill_s[i] + per_mb[i])) return 0;
+    const int64_t most = open_total / counts[i] + 1;
+    const double u = std::floor((t - fill_s[i]) / per_mb[i]);
+    int64_t k = u < static_cast<double>(most) ? static_cast<int64_t>(u) : most;
+    while (k > 1 && !(fill_s[i] + static_cast<double>(k) * per_mb[i] <= t)) --k;
+    return k;
+  };
+  std::vector<int> auto_counts;
+  for (size_t i : auto_sets) auto_counts.push_back(counts[i]);
+  int64_t budget = kMaxExactSplitWork;
+  auto split_by = [&](double t) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> most, room;
+    int64_t capacity = 0;
+    for (size_t i : auto_sets) {
+      most.push_back(most_by(i, t));
+      if (most.back() < 1) return std::nullopt;
+      room.push_back(most.back() - 1);
+      capacity += counts[i] * most.back();
+    }
+    const auto y = exact_excess(auto_counts, room, capacity - open_total, budget);
+    if (!y) return std::nullopt;
+    for (size_t k = 0; k < most.size(); ++k) most[k] -= (*y)[k];
+    return most;
+  };
+  double latest = 0;  // the greedy's finish, or where every set may take all that is left
+  std::optional<std::vector<int64_t>> best;
+  if (left == 0) {
+    best.emplace();
+    for (size_t i : auto_sets) {
+      best->push_back(m[i]);
+      latest = std::max(latest, fill_s[i] + static_cast<double>(m[i]) * per_mb[i]);
+    }
+  } else {
+    for (size_t i : auto_sets)
+      latest = std::max(latest, fill_s[i] + static_cast<double>(open_total / counts[i] + 1) *
+                                                per_mb[i]);
+    best = split_by(latest);
+  }
+  if (!best) return m;
+  uint64_t lo = 0, hi = 0;
+  std::memcpy(&hi, &latest, sizeof hi);
+  while (hi - lo > 1 && budget > 0) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (auto split = split_by(time_of(mid))) {
+      best = std::move(split);
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  for (size_t k = 0; k < auto_sets.size(); ++k) m[auto_sets[k]] = (*best)[k];
   return m;
 }
 

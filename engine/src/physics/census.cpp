@@ -32,7 +32,8 @@ StagePaths stage_paths(const Plan& p, const ClusterGroup& c) {
   s.ep = all_to_all_path(c, grid_placement(expert, ep, g));
   s.etp = comm_path(c, grid_placement(expert, tp, g));
   s.tp_ep = comm_path(c, grid_placement(expert, tp | ep, g));
-  s.edp = comm_path(c, grid_placement(expert, dp, g));
+  s.edp_placement = grid_placement(expert, dp, g);
+  s.edp = comm_path(c, s.edp_placement);
   return s;
 }
 

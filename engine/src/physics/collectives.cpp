@@ -84,13 +84,27 @@ int latency_steps(CollectiveKind kind, int nodes) {
   }
 }
 
+namespace {
+// The bus bandwidth a collective of this kind reaches on the path at large messages.
+double bus_peak_Bps(CollectiveKind kind, const CommPath& path) {
+  return kind == CollectiveKind::all_reduce ? path.allreduce_busbw_Bps : path.busbw_Bps;
+}
+}  // namespace
+
 double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPath& path) {
   if (bytes <= 0) return 0;
   if (n <= 1 && kind != CollectiveKind::send_recv) return 0;
-  const double peak =
-      kind == CollectiveKind::all_reduce ? path.allreduce_busbw_Bps : path.busbw_Bps;
+  const double peak = bus_peak_Bps(kind, path);
   if (peak <= 0) return 0;
   return bus_factor(kind, n) * (bytes + path.half_peak_bytes) / peak + latency_steps(kind, path.nodes) * path.latency_s;
+}
+
+double collective_fixed_s(CollectiveKind kind, int n, const CommPath& path) {
+  if (n <= 1 && kind != CollectiveKind::send_recv) return 0;
+  const double peak = bus_peak_Bps(kind, path);
+  if (peak <= 0) return 0;
+  return bus_factor(kind, n) * path.half_peak_bytes / peak +
+         latency_steps(kind, path.nodes) * path.latency_s;
 }
 
 AllToAllPath all_to_all_path(const ClusterGroup& c, const GroupPlacement& g) {

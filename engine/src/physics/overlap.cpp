@@ -25,12 +25,12 @@ double pipelined_reduce_scatter_s(double comm, double gemm, int splits, double s
          slowdown * std::min(hidden * chunk_comm, hidden * chunk_gemm);
 }
 
-double dp_sync_exposed_s(double sync, double backward, int vpp, double buckets, double slowdown) {
-  if (sync <= 0) return 0;
-  vpp = std::max(vpp, 1);
-  const double chunk = sync / vpp, window = backward / vpp;
-  const double per_chunk_buckets = std::max(1.0, buckets / vpp);
-  return std::max(chunk / per_chunk_buckets, bulk_overlap_s(chunk, window, slowdown));
+double bucketed_overlap_s(double transfer, double fixed, double buckets, double window,
+                          double slowdown) {
+  if (transfer + fixed <= 0) return 0;
+  const double backlog =
+      std::max(transfer / std::max(buckets, 1.0), transfer - std::max(window, 0.0));
+  return backlog + fixed + slowdown * (transfer - backlog);
 }
 
 }  // namespace stepcast

@@ -46,19 +46,11 @@ struct Tally {
 // A physics fix lowers a count here; the test fails when its count differs either way (a new
 // violation, or a fix this table does not record yet), and, in any other run, on any violation.
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerPeakNeverFaster", 54},
-    {"LowerMemoryBandwidthNeverFaster", 26},
-    {"SlowerLinkNeverFaster", 4},
-    {"FewerNicsNeverFaster", 5},
-    {"NetworkScaleDownNeverFaster", 6},
-    {"ComputeScaleUpNeverSlower", 55},
-    {"GradReduceOverlapNeverSlower", 181},
-    {"TpCommOverlapNeverSlower", 1},
-    {"MoreRecomputeNeverFaster", 7},
-    {"BiggerBatchNeverShorterIteration", 2},
-    {"BiggerBatchNeverSlowerPerSample", 14},
-    {"MoeImbalanceNeverFaster", 6},
-    {"UtilisationWithinPeak", 11},
+    {"LowerMemoryBandwidthNeverFaster", 1},
+    {"ComputeScaleUpNeverSlower", 6},
+    {"MoreRecomputeNeverFaster", 6},
+    {"MoeImbalanceNeverFaster", 2},
+    {"UtilisationWithinPeak", 12},
     {"TrafficBandwidthWithinLineRate", 6},
 };
 
@@ -85,15 +77,36 @@ std::string violation_text(uint64_t seed, const std::string& change, double quic
                      slower.dump());
 }
 
-// Runs one ordering over every base: `measure` reads the quantity compared (iteration time,
-// time per sample).
+// The document with every pipeline stage's layers as the base's estimate placed them: "auto"
+// layers (given, or implied by the rank order on several groups) written out. Every ordering
+// below compares one layout on two machines or plans: "auto" layers are the engine's plan,
+// balanced by the slowest stage's time per micro-batch within each stage's memory (layout.cpp),
+// and a change that moves them may land on a split that is better for reasons the balancer does
+// not weigh (the fill of a short pipeline, each stage's gradient sync). That the balancer's
+// split is the best one is not what these invariants test.
+Json pinned_layers(const Base& b) {
+  Json doc = b.document;
+  Json& plan = doc["plan"];
+  const bool implied = doc["cluster"].contains("groups") && !plan.contains("replicas") &&
+                       plan.value("pp", 1) > 1;
+  if (!plan.contains("stages") && !implied) return doc;
+  const Report r = estimate(b.scenario);
+  Json stages = Json::array();
+  for (const auto& st : r.stages) stages.push_back({{"group", st.group}, {"layers", st.layers}});
+  plan["stages"] = stages;
+  return doc;
+}
+
+// Runs one ordering over every base (its layers pinned): `measure` reads the quantity compared
+// (iteration time, time per sample).
 Tally check_order(const Perturbation& perturb,
                   const std::function<double(const Report&, const Json&)>& measure) {
   Tally t;
   std::vector<std::string> violations;
   for (const Base& base : bases()) {
     std::mt19937_64 rng(base.seed * 0x9E3779B97F4A7C15ull + 17);
-    const auto pair = perturb(base, rng);
+    Base pinned{base.seed, pinned_layers(base), base.scenario};
+    const auto pair = perturb(pinned, rng);
     if (!pair) continue;
     const auto quick = estimate_document(pair->quicker);
     const auto slow = estimate_document(pair->slower);
@@ -314,33 +327,16 @@ TEST(Invariants, PipelineP2pOverlapNeverSlower) {
 
 // --- Work ---------------------------------------------------------------------------------------
 
-// The document with every pipeline stage's layers as the base's estimate placed them: "auto"
-// layers (given, or implied by the rank order on several groups) written out.
-Json pinned_layers(const Base& b) {
-  Json doc = b.document;
-  Json& plan = doc["plan"];
-  const bool implied = doc["cluster"].contains("groups") && !plan.contains("replicas") &&
-                       plan.value("pp", 1) > 1;
-  if (!plan.contains("stages") && !implied) return doc;
-  const Report r = estimate(b.scenario);
-  Json stages = Json::array();
-  for (const auto& st : r.stages) stages.push_back({{"group", st.group}, {"layers", st.layers}});
-  plan["stages"] = stages;
-  return doc;
-}
-
 // Selective recompute re-runs the attention core, full recompute the whole forward (and its TP
 // and EP communication): each runs a superset of the one before, with no less memory traffic.
-// The layers stay where the base put them: "auto" layers are balanced within each stage's
-// memory, which recompute frees, and a better split that the freed memory allows may well be
-// faster (that is what recompute is for).
+// (With "auto" layers the memory recompute frees may allow a faster split: that is what
+// recompute is for, and why the layers stay the base's.)
 TEST(Invariants, MoreRecomputeNeverFaster) {
   const Tally t = check_order(
       [](const Base& b, std::mt19937_64& rng) -> std::optional<Ordered> {
         const std::vector<std::string> modes = {"none", "selective", "full"};
         const size_t i = rng() % 2, j = i + 1 + rng() % (2 - i);
-        const Json pinned = pinned_layers(b);
-        Ordered o{fmt::format("recompute {} -> {}", modes[i], modes[j]), pinned, pinned};
+        Ordered o{fmt::format("recompute {} -> {}", modes[i], modes[j]), b.document, b.document};
         o.quicker["plan"]["recompute"] = modes[i];
         o.slower["plan"]["recompute"] = modes[j];
         return o;
@@ -349,18 +345,33 @@ TEST(Invariants, MoreRecomputeNeverFaster) {
   EXPECT_GT(t.compared, bases().size() / 2);
 }
 
-// Twice the global batch: twice the micro-batches per replica (each replica set's given count
-// doubled). Every micro-batch still runs, so the iteration is no shorter; the pipeline's fill
-// and drain and the gradient sync are paid once per iteration, so a sample costs no more.
+// Twice the global batch: twice the micro-batches per replica, each replica set's count (as the
+// base's estimate split them, where "auto") doubled. Every micro-batch still runs, so the
+// iteration is no shorter; the pipeline's fill and drain and the gradient sync are paid once per
+// iteration, so a sample costs no more. (With "auto" micro-batches the batch itself may divide
+// better over the sets' counts: 9,472 micro-batches over 8 slow and 288 fast replicas leave the
+// slow ones 32 each, 18,944 only 28.)
 Perturbation doubled_batch() {
   return [](const Base& b, std::mt19937_64&) -> std::optional<Ordered> {
     Ordered o{"global_batch x 2", b.document, b.document};
-    Json& plan = o.slower["plan"];
-    plan["global_batch"] = plan["global_batch"].get<int64_t>() * 2;
+    const Report r = estimate(b.scenario);
+    if (b.scenario.plan.replicas.empty() && r.replicas.size() > 1) {
+      // Replica sets placed by the rank order: written out.
+      Json sets = Json::array();
+      for (const auto& set : r.replicas)
+        sets.push_back({{"group", set.group}, {"count", set.count}, {"micro_batches", 1}});
+      o.quicker["plan"]["replicas"] = sets;
+    }
+    Json& plan = o.quicker["plan"];
     if (plan.contains("replicas"))
-      for (auto& r : plan["replicas"])
-        if (r["micro_batches"].is_number())
-          r["micro_batches"] = r["micro_batches"].get<int64_t>() * 2;
+      for (size_t i = 0; i < plan["replicas"].size(); ++i)
+        plan["replicas"][i]["micro_batches"] = r.replicas[i].micro_batches;
+    o.slower = o.quicker;
+    Json& doubled = o.slower["plan"];
+    doubled["global_batch"] = doubled["global_batch"].get<int64_t>() * 2;
+    if (doubled.contains("replicas"))
+      for (auto& set : doubled["replicas"])
+        set["micro_batches"] = set["micro_batches"].get<int64_t>() * 2;
     return o;
   };
 }

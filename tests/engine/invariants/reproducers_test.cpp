@@ -1,0 +1,107 @@
+// Issue 38's reproducers: plans where an earlier engine broke a physical invariant, each now a
+// test of the physics that fixed it (the suite in invariants_test.cpp finds their kind at random).
+#include <gtest/gtest.h>
+
+#include "../test_util.h"
+#include "stepcast/overlap.h"
+
+namespace stepcast {
+namespace {
+
+Report estimate_of(const std::string& json) { return estimate(test::scenario(json)); }
+
+// Llama 3 70B on 2 DGX B200 at tp 1, pp 1 (dp 16), 128 micro-batches of one 4,096-token
+// sequence. With overlap the gradients go in 1,764 buckets of 40 M parameters, and an engine
+// that charged each bucket the ring's start-up exposed 0.844 s of DP communication against
+// 0.705 s without overlap.
+TEST(Reproducers, GradReduceOverlapOnLlama70bIsNeverSlower) {
+  const char* doc = R"({{"model": "llama3-70b", "cluster": {{"node": "dgx-b200", "nodes": 2}},
+      "plan": {{"tp": 1, "pp": 1, "global_batch": 128, "micro_batch": 1,
+                "overlap_grad_reduce": {}}}, "seq_len": 4096}})";
+  const Report on = estimate_of(fmt::format(fmt::runtime(doc), "true"));
+  const Report off = estimate_of(fmt::format(fmt::runtime(doc), "false"));
+  // By hand. The reduce-scatter and the all-gather each move the bf16 copy of the stage's
+  // parameters P over 16 ranks on 2 nodes: 8 NDR ports of 47 GB/s busbw per node (376 GB/s),
+  // half-peak 22,702,260 B a port (x 8 for 8 ports), one 5 us latency step.
+  const double P = on.stages[0].parameters, bus = 376e9, factor = 15.0 / 16;
+  const double transfer = factor * 2 * P / bus;
+  const double fixed = factor * 22702260.0 * 8 / bus + 5e-6;
+  // Without overlap: both after the step, one message each (0.705 s).
+  EXPECT_NEAR(off.breakdown.dp_comm, 2 * (transfer + fixed), 1e-9);
+  EXPECT_NEAR(off.breakdown.dp_comm, 0.7046, 1e-4);
+  // With it, 1,764 buckets each: the reduce behind the last backward, the gather behind the
+  // first forward (both longer than the 0.35 s of bytes), so a bucket's bytes, one start-up and
+  // the slowdown of the compute they ran beside are exposed.
+  const double s = 0.189, buckets = 1764;
+  EXPECT_NEAR(on.breakdown.dp_comm,
+              bucketed_overlap_s(transfer, fixed, buckets, on.stages[0].backward_s, s) +
+                  bucketed_overlap_s(transfer, fixed, buckets, on.stages[0].forward_s, s),
+              1e-9);
+  EXPECT_LT(on.breakdown.dp_comm, 0.14);
+  EXPECT_LT(on.iteration_time_s, off.iteration_time_s);
+}
+
+// Mixtral 8x22B on 64 DGX B300 (512 GPUs: tp 8, pp 8, etp 2), fp8, no optimizer sharding: with
+// overlap 2.475 s against 2.269 s without.
+TEST(Reproducers, GradReduceOverlapOnMixtralIsNeverSlower) {
+  const char* doc = R"({{"model": "mixtral-8x22b", "cluster": {{"node": "dgx-b300", "nodes": 64}},
+      "plan": {{"tp": 8, "pp": 8, "etp": 2, "global_batch": 2048, "precision": "fp8",
+                "zero_stage": 0, "distributed_optimizer": false, "overlap_grad_reduce": {}}}}})";
+  const Report on = estimate_of(fmt::format(fmt::runtime(doc), "true"));
+  const Report off = estimate_of(fmt::format(fmt::runtime(doc), "false"));
+  EXPECT_LE(on.breakdown.dp_comm, off.breakdown.dp_comm);
+  EXPECT_LE(on.iteration_time_s, off.iteration_time_s);
+}
+
+// Two replica sets on an A100 group with one NIC per node and an L40S (or slower L20) group,
+// joined by 200 Gb/s RoCE. The gradient ring crosses every group; an engine that priced it with
+// the critical set's own network found it 10x faster once the L20 set became the critical one
+// (DP 74.6 s -> 7.3 s in the issue's plan). Here the A100 set is critical beside the L40S and
+// the L20 set beside the L20: the ring is the same.
+TEST(Reproducers, GradientRingRunsAtItsSlowestHopWhicheverSetIsCritical) {
+  const char* doc = R"({{"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {{"groups": [
+        {{"gpu": "a100-sxm4-80gb", "gpus_per_node": 8, "intra_node_link": "nvlink3",
+          "inter_node_link": "ib-hdr", "nics_per_node": 1, "nodes": 2}},
+        {{"gpu": "{}", "gpus_per_node": 8, "intra_node_link": "pcie4",
+          "inter_node_link": "roce-200g", "nics_per_node": 2, "nodes": 2}}],
+        "inter_group_link": "roce-200g"}},
+      "plan": {{"tp": 8, "global_batch": 242, "replicas": [
+        {{"group": 0, "count": 2, "micro_batches": 100}},
+        {{"group": 1, "count": 2, "micro_batches": 21}}]}}}})";
+  const Report l40s = estimate_of(fmt::format(fmt::runtime(doc), "l40s"));
+  const Report l20 = estimate_of(fmt::format(fmt::runtime(doc), "l20"));
+  EXPECT_GT(l40s.replicas[0].pipeline_s, l40s.replicas[1].pipeline_s);  // A100 critical
+  EXPECT_GT(l20.replicas[1].pipeline_s, l20.replicas[0].pipeline_s);    // L20 critical
+  // By hand: the slowest hop is an A100 node's one RoCE port (23.5 GB/s busbw) shared by its 8
+  // GPUs, 2.9375 GB/s each, half-peak 11,351,130 B x 1/8; the distributed optimizer
+  // reduce-scatters the bf16 gradients over DP 4 (one replica a node: 4 nodes, 3 latency steps
+  // of 6 us).
+  const double P = l40s.stages[0].parameters, bus = 23.5e9 / 8;
+  const double ring = 0.75 * (2 * P + 11351130.0 / 8) / bus + 3 * 6e-6;
+  EXPECT_NEAR(l40s.stages[0].dp_sync_s, ring, 1e-9);
+  EXPECT_NEAR(l20.stages[0].dp_sync_s, ring, 1e-9);
+  EXPECT_GT(l20.iteration_time_s, l40s.iteration_time_s);  // the slower GPU is slower
+}
+
+// GPT-3 175B on one DGX A100 and four HGX H200 at TP 8: five replicas sharing 320 micro-batches.
+// "auto" gave the A100 28 and each H200 73 (the greedy's last four micro-batches no longer fit
+// the set of four), finishing at 76.8 s, where 24 and 74, which the engine itself estimates,
+// finish at 71.4 s. Now "auto" is the split the engine estimates fastest.
+TEST(Reproducers, AutoMicroBatchesAreTheFastestSplit) {
+  const char* doc = R"({{"model": "gpt3-175b", "seq_len": 4096,
+      "cluster": {{"groups": [{{"node": "dgx-a100", "nodes": 1}}, {{"node": "hgx-h200", "nodes": 4}}]}},
+      "plan": {{"tp": 8, "global_batch": 320, "replicas": [
+        {{"group": 0, "count": 1, "micro_batches": {}}},
+        {{"group": 1, "count": 4, "micro_batches": {}}}]}}}})";
+  const Report automatic = estimate_of(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\""));
+  EXPECT_EQ(automatic.replicas[0].micro_batches, 24);
+  EXPECT_EQ(automatic.replicas[1].micro_batches, 74);
+  for (int a100 = 4; a100 < 320; a100 += 4) {
+    const Report split = estimate_of(fmt::format(fmt::runtime(doc), a100, (320 - a100) / 4));
+    EXPECT_LE(automatic.iteration_time_s, split.iteration_time_s) << a100 << " on the A100";
+  }
+}
+
+}  // namespace
+}  // namespace stepcast
