@@ -315,11 +315,9 @@ STEPCAST_COLD_BINDING std::string traffic_json(const std::string& scenario_json,
                                       "level must be gpu, node or auto"});
   auto t = stepcast::traffic(*scenario, options);
   if (!t) return error_text(t.error());
-  const stepcast::Json j = stepcast::to_json(*t);
-  if (auto bad = stepcast::non_finite_path(j))
-    return error_text(stepcast::Error{stepcast::ErrorCode::unsupported, *bad,
-                                      "traffic: a number is not finite"});
-  return text(j);
+  auto j = stepcast::traffic_json(*t);
+  if (!j) return error_text(j.error());
+  return text(*j);
 }
 
 // A Hugging Face config.json -> the model object `stepcast import hf-config` prints.

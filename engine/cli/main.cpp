@@ -331,14 +331,15 @@ int run_traffic(const Args& args, const Catalog& catalog) {
     std::cout << to_csv(*t, by_kind);
     return 0;
   }
-  Json j = to_json(*t);
+  auto json = traffic_json(*t);
+  if (!json) return fail("traffic: a number is not finite");
+  Json j = std::move(json).value();
   if (!by_kind)  // cells by tier: each cell lies on one tier, so its total is that tier's
     for (auto& cell : j["cells"]) {
       double total = 0;
       for (const auto& b : cell["bytes"]) total += b.get<double>();
       cell["bytes"] = {{cell["tier"].get<std::string>(), total}};
     }
-  if (non_finite_path(j)) return fail("traffic: a number is not finite");
   std::cout << dump(j, 2) << "\n";
   return 0;
 }
@@ -367,7 +368,7 @@ int run_schema(const Args& args) {
     std::string doc;
     if (!read_input(args.write_docs, doc)) return fail(fmt::format("cannot read {}", args.write_docs));
     std::ofstream out(args.write_docs, std::ios::binary);
-    out << fill_report_tables(fill_schema_tables(doc));
+    out << fill_report_tables(fill_report_tables(fill_schema_tables(doc)), traffic_schema());
     return out ? 0 : fail(fmt::format("cannot write {}", args.write_docs));
   }
   const std::string format = args.format.empty() ? "json" : args.format;

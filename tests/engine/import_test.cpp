@@ -1,6 +1,9 @@
 // Importers: Hugging Face config.json -> model (import_hf_config.h), on the published configs of
 // tests/fixtures/hf-config/, against the bundled presets of the same models.
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "stepcast/import_hf_config.h"
@@ -10,11 +13,7 @@ namespace stepcast {
 namespace {
 
 std::string fixture(const std::string& path) {
-  std::ifstream in(std::string(STEPCAST_SOURCE_DIR) + "/tests/fixtures/" + path);
-  EXPECT_TRUE(in) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return test::source_file(std::filesystem::path("tests/fixtures") / path);
 }
 
 // The imported model as the engine reads it (through a scenario, as a user would run it).
@@ -209,6 +208,7 @@ TEST(ImportHfConfig, BadConfigsNameTheKey) {
 
 #include "stepcast/export_megatron.h"
 #include "stepcast/import_megatron_args.h"
+#include "stepcast/schema.h"
 
 namespace stepcast {
 namespace {
@@ -307,6 +307,139 @@ TEST(MegatronArgs, ExportThenImportGivesTheSameScenario) {
     expect_same_shape(c.model, a.model);
     expect_same_plan(c.plan, a.plan);
   }
+}
+
+// Scenarios that between them set every key the flag table names: the examples, the golden
+// reports' scenarios, the round trips above and a few more (fp16, mxfp8 and nvfp4, squared ReLU,
+// context parallelism with an uneven last stage and unfused attention, the embedding and loss in the split with the
+// tp-pp-dp rank order, a capacity factor,
+// the expert overlap, MLA without a query rank).
+std::vector<std::string> flag_scenarios() {
+  std::vector<std::string> out(std::begin(kRoundTrips), std::end(kRoundTrips));
+  for (std::string& text : test::example_scenarios()) out.push_back(std::move(text));
+  for (const char* more : {
+           R"({"model": "nemotron4-15b", "cluster": {"node": "dgx-h100", "nodes": 2},
+               "plan": {"tp": 2, "pp": 4, "cp": 2, "global_batch": 32, "precision": "fp16",
+                        "last_stage_layers": 5, "flash_attention": false}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 2, "pp": 2, "global_batch": 32, "embedding_in_split": true,
+                        "loss_in_split": true, "rank_order": "tp-cp-ep-pp-dp"}})",
+           R"({"model": "gpt-oss-20b", "cluster": {"node": "dgx-b200", "nodes": 1},
+               "plan": {"ep": 8, "global_batch": 64, "precision": "mxfp8"}})",
+           R"({"model": "deepseek-v2-lite", "cluster": {"node": "dgx-b200", "nodes": 1},
+               "plan": {"ep": 8, "global_batch": 64, "precision": "nvfp4",
+                        "moe_dispatcher": "alltoall", "moe_overlap": true}})",
+           R"({"model": {"name": "capped", "layers": 4, "hidden": 1024, "heads": 8,
+                         "ffn_hidden": 4096, "vocab": 32000, "seq_len": 1024,
+                         "ffn_type": "gelu", "position": "learned", "tied_embeddings": true,
+                         "moe": {"experts": 8, "top_k": 2, "ffn_hidden": 1024,
+                                 "capacity_factor": 1.25, "layer_freq": 2}},
+               "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"ep": 4, "global_batch": 64}})"})
+    out.push_back(more);
+  return out;
+}
+
+// The flags of an export (its "--flag" words), and the recipe's attributes ("cfg.X = ").
+std::set<std::string> words_of(const std::string& text, const std::string& open,
+                               const std::string& close) {
+  std::set<std::string> out;
+  for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + 1)) {
+    if (at > 0 && text[at - 1] != '\n') continue;  // (a comment naming a flag)
+    const size_t from = at + open.size();
+    out.insert(text.substr(from, text.find_first_of(close, from) - from));
+  }
+  return out;
+}
+
+// What Megatron-LM's arguments say, read back to the same plan: on every scenario above the
+// exported arguments import to a plan equal in every key a flag says, and importing and
+// exporting again writes the same arguments (the model as far as flags say it: two shared
+// experts of 1408 come back as one of 2816, a sliding window not at all, each said in a note).
+TEST(MegatronArgs, ExportedArgumentsReadBackToTheSamePlan) {
+  for (const std::string& text : flag_scenarios()) {
+    SCOPED_TRACE(text);
+    Json original = Json::parse(text);
+    const Scenario a = test::scenario(text);
+    // What Megatron-LM's arguments cannot say (each noted in the export): a placement over
+    // several groups, another framework's profile, ZeRO-2/3 (Megatron-FSDP's own flags).
+    if (a.cluster.groups.size() > 1 || a.plan.framework != "megatron-core" ||
+        a.plan.effective_zero_stage() >= 2)
+      continue;
+    const std::string args = export_plan(a, PlanExport::megatron_args);
+    auto back = import_args(args);
+    ASSERT_TRUE(back.ok()) << back.error().message << "\n" << args;
+    EXPECT_EQ(back->ignored, std::vector<std::string>{}) << args;
+    Json doc = back->scenario;
+    doc["cluster"] = original["cluster"];
+    const Scenario b = test::scenario(doc.dump());
+    expect_same_plan(b.plan, a.plan);
+    auto flags_only = [](const std::string& exported) {
+      return exported.substr(exported.find("\n--"));  // (the comments name the GPU count)
+    };
+    EXPECT_EQ(flags_only(export_plan(b, PlanExport::megatron_args)), flags_only(args));
+  }
+  // The launch script of tests/fixtures/megatron-args, the other way round: imported, exported
+  // and imported again, the same scenario.
+  auto first = import_args(fixture("megatron-args/llama3-8b-torchrun.sh"));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const std::string line =
+      export_plan(test::scenario(first->scenario.dump()), PlanExport::torchrun);
+  auto second = import_args(line);
+  ASSERT_TRUE(second.ok()) << second.error().message << "\n" << line;
+  EXPECT_EQ(second->scenario, first->scenario) << line;
+}
+
+// The flag table (formats/megatron_flags.cpp) is what both directions read: every flag the
+// exporter writes is one of its rows, every row is written by an export above or read by the
+// importer below, and every Megatron-Bridge attribute it names is set by a recipe.
+TEST(MegatronArgs, EveryFlagOfTheTableIsWrittenOrRead) {
+  const Json table = megatron_flag_table();
+  std::set<std::string> rows, attributes;
+  for (const auto& row : table) {
+    rows.insert(row["flag"].get<std::string>());
+    std::string bridge = row["bridge"].get<std::string>();
+    for (size_t at = 0; at < bridge.size();) {
+      const size_t comma = std::min(bridge.find(", ", at), bridge.size());
+      attributes.insert(bridge.substr(at, comma - at));
+      at = comma + 2;
+    }
+    // Every row says a schema key; the importer reads every row's flag.
+    const std::string key = row["key"].get<std::string>();
+    EXPECT_NE(find_key(key.substr(0, key.rfind('.')), key.substr(key.rfind('.') + 1)), nullptr)
+        << key;
+  }
+  std::set<std::string> written, set_in_recipes;
+  for (const std::string& text : flag_scenarios()) {
+    const Scenario s = test::scenario(text);
+    for (const auto& flag : words_of(export_plan(s, PlanExport::megatron_args), "--", " \n")) {
+      EXPECT_TRUE(rows.count(flag)) << "--" << flag << " is not in the flag table";
+      written.insert(flag);
+    }
+    for (const auto& a : words_of(export_plan(s, PlanExport::bridge_recipe), "cfg.", " "))
+      set_in_recipes.insert(a);
+  }
+  // The flags only the importer reads, each with what it says.
+  const std::string model = "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                            "--seq-length 1024 --global-batch-size 8 ";
+  auto r = import_args(model + "--vocab-size 5000 --padded-vocab-size 5120 "
+                               "--use-rotary-position-embeddings --use-flash-attn "
+                               "--pipeline-model-parallel-size 2 "
+                               "--virtual-pipeline-model-parallel-size 2");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->ignored, std::vector<std::string>{});
+  EXPECT_EQ(r->scenario["model"]["vocab"], 5000);
+  EXPECT_EQ(r->scenario["model"]["position"], "rope");
+  EXPECT_EQ(r->scenario["plan"]["vpp"], 2);
+  EXPECT_EQ(r->scenario["plan"]["flash_attention"], true);
+  const std::set<std::string> read = {"padded-vocab-size", "use-rotary-position-embeddings",
+                                      "use-flash-attn", "virtual-pipeline-model-parallel-size"};
+  for (const auto& flag : rows)
+    EXPECT_TRUE(written.count(flag) || read.count(flag)) << "--" << flag << " is in no test";
+  for (const auto& a : attributes)
+    EXPECT_TRUE(set_in_recipes.count(a)) << "cfg." << a << " is set by no recipe";
+  for (const auto& a : set_in_recipes)
+    EXPECT_TRUE(attributes.count(a)) << "cfg." << a << " is not in the flag table";
 }
 
 TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
+#include "stepcast/arch_calibration_keys.h"
+#include "stepcast/schema.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -132,6 +135,66 @@ TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
     EXPECT_NE(r.error().message.find(std::string(f.path.substr(0, 5))), std::string::npos)
         << r.error().message;
   }
+}
+
+// The fitted constants' keys are one table (arch_calibration_keys.h): each names its own member
+// once, µs keys are held in seconds, and the preset reader applies each row: a missing fp8 or
+// fp4 efficiency is the one above it, a missing MoE term 0 and grouped factor 1, a grouped
+// factor above 1 out of range.
+TEST(Presets, CalibrationKeysAreOneTable) {
+  std::set<std::string_view> names;
+  std::set<const double*> members;
+  ArchCalibration a;
+  for (const ArchCalibrationKey& k : arch_calibration_keys()) {
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+    EXPECT_TRUE(members.insert(&(a.*k.member)).second) << k.name;
+    EXPECT_EQ(k.scale, k.unit == "µs" ? 1e-6 : 1.0) << k.name;
+    EXPECT_EQ(find_arch_calibration_key(k.name), &k);
+    if (!k.falls_back_to.empty()) EXPECT_NE(find_arch_calibration_key(k.falls_back_to), nullptr);
+  }
+  EXPECT_EQ(find_arch_calibration_key("gemm_overhead_s"), nullptr);
+  // A scenario's calibration.gemm overrides four of them, by the same names and units.
+  int gemm_keys = 0;
+  for (const KeyInfo& key : schema_keys()) {
+    if (key.object != "calibration.gemm") continue;
+    const ArchCalibrationKey* k = find_arch_calibration_key(key.name);
+    ASSERT_NE(k, nullptr) << key.name;
+    EXPECT_EQ(key.scale, k->scale) << key.name;
+    ++gemm_keys;
+  }
+  EXPECT_EQ(gemm_keys, 4);
+  auto load = [](const std::string& fallback) {
+    const std::string text = R"({"overlap_slowdown": 0.1, "framework_memory_gib": 1,
+        "framework_memory_fraction": 0, "fallback": )" + fallback + "}";
+    const PresetFile files[] = {{"calibration.json", text}};
+    return load_catalog(files);
+  };
+  const std::string required = R"("gemm_efficiency": 0.7, "gemm_overhead_us": 12,
+      "attention_efficiency": 0.5, "memory_efficiency": 0.8, "layer_overhead_us": 0)";
+  auto read = load("{" + required + "}");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  const ArchCalibration& c = read->calibration.fallback;
+  EXPECT_EQ(c.fp8_gemm_efficiency, 0.7);
+  EXPECT_EQ(c.fp4_gemm_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(c.gemm_overhead_s, 12e-6);
+  EXPECT_EQ(c.grouped_gemm_factor, 1);
+  EXPECT_EQ(c.moe_host_s, 0);
+  EXPECT_EQ(c.moe_host_expert_s, 0);
+  auto fp8 = load("{" + required + R"(, "fp8_gemm_efficiency": 0.6, "moe_host_us": 300})");
+  ASSERT_TRUE(fp8.ok()) << fp8.error().message;
+  EXPECT_EQ(fp8->calibration.fallback.fp4_gemm_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(fp8->calibration.fallback.moe_host_s, 300e-6);
+  auto wide = load("{" + required + R"(, "grouped_gemm_factor": 1.5})");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message.find("grouped_gemm_factor must be at most 1 (a fraction of gemm "
+                                      "efficiency)"),
+            std::string::npos)
+      << wide.error().message;
+  auto unknown = load("{" + required + R"(, "gemm_overhead_s": 1})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("gemm_overhead_s"), std::string::npos);
+  auto missing = load(R"({"gemm_efficiency": 0.7})");
+  EXPECT_FALSE(missing.ok());
 }
 
 }  // namespace

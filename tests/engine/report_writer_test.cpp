@@ -21,26 +21,8 @@
 namespace stepcast {
 namespace {
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> scenario_texts() {
-  const std::filesystem::path root = STEPCAST_SOURCE_DIR;
-  std::vector<std::string> out;
-  std::vector<std::filesystem::path> examples;
-  for (const auto& entry : std::filesystem::directory_iterator(root / "web/examples/scenarios"))
-    examples.push_back(entry.path());
-  std::sort(examples.begin(), examples.end());
-  for (const auto& path : examples) out.push_back(read_file(path));
-  std::istringstream lines(read_file(root / "tests/engine/reports/scenarios.jsonl"));
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
+// The page's examples and the golden reports' scenarios.
+std::vector<std::string> scenario_texts() { return test::example_scenarios(); }
 
 std::string tree_text(const Report& report, int indent) {
   auto json = report_json(report);
@@ -173,25 +155,6 @@ TEST(ReportWriter, NonFiniteNumberIsTheSameError) {
 // every key of every object of the reports of the scenarios above is in its table, and every
 // key of a table shows up in some report (calibration only with a calibrated scenario, so the
 // set includes one).
-void collect_keys(const Json& object, const std::string& table, const Json& schema,
-                  std::map<std::string, std::set<std::string>>& seen) {
-  ASSERT_TRUE(schema.contains(table)) << table;
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    const auto& rows = schema[table];
-    const auto row = std::find_if(rows.begin(), rows.end(),
-                                  [&](const Json& r) { return r["name"] == it.key(); });
-    ASSERT_NE(row, rows.end()) << table << " has no key " << it.key();
-    seen[table].insert(it.key());
-    if (!row->contains("of")) continue;
-    const std::string of = (*row)["of"];
-    if (row->value("array", false)) {
-      for (const auto& element : *it) collect_keys(element, of, schema, seen);
-    } else {
-      collect_keys(*it, of, schema, seen);
-    }
-  }
-}
-
 TEST(ReportSchema, NamesEveryKeyAReportHolds) {
   const Json schema = report_schema();
   std::map<std::string, std::set<std::string>> seen;
@@ -204,12 +167,9 @@ TEST(ReportSchema, NamesEveryKeyAReportHolds) {
     EstimateOptions options;
     options.timeline = true;
     options.max_timeline_events = 500;
-    collect_keys(to_json(estimate(test::scenario(text), options)), "report", schema, seen);
+    test::collect_keys(to_json(estimate(test::scenario(text), options)), "report", schema, seen);
   }
-  for (auto it = schema.begin(); it != schema.end(); ++it)
-    for (const auto& row : *it)
-      EXPECT_TRUE(seen[it.key()].count(row["name"])) << it.key() << "." << row["name"]
-                                                    << " is in no report";
+  test::expect_every_key_seen(schema, seen, "report");
   // Each key is documented, and the breakdown's parts each have a label (the page's and the
   // text table's).
   for (auto it = schema.begin(); it != schema.end(); ++it)
@@ -221,7 +181,7 @@ TEST(ReportSchema, NamesEveryKeyAReportHolds) {
 }
 
 TEST(ReportSchema, DocumentationTablesAreGeneratedFromIt) {
-  const std::string doc = read_file(std::filesystem::path(STEPCAST_SOURCE_DIR) / "docs/scenario.md");
+  const std::string doc = test::source_file("docs/scenario.md");
   // Run `stepcast schema --write-docs docs/scenario.md` after changing a report key.
   EXPECT_EQ(fill_report_tables(doc), doc);
   const Json schema = report_schema();

@@ -90,6 +90,32 @@ TEST(Schema, JsonCarriesEveryKeyWithItsDefault) {
 }
 
 // A document with several bad keys reports each of them, with its path.
+// Plan{}'s member initialisers (plan.h) are the key table's fixed defaults (fields.cpp): a plan
+// key with a number, boolean or text default reads that value in a default Plan. (Keys whose
+// default is the framework profile's are set from the profile on every read; derived ones by
+// their rule.)
+TEST(Schema, PlanDefaultsAreTheKeyTables) {
+  const Json plan = resolved_plan_json(Plan{});
+  int checked = 0;
+  for (const KeyInfo& k : schema_keys()) {
+    if (k.object != "plan") continue;
+    const std::string name(k.name);
+    const DefaultValue& d = k.fallback;
+    if (d.kind != DefaultValue::Kind::number && d.kind != DefaultValue::Kind::boolean &&
+        d.kind != DefaultValue::Kind::text)
+      continue;
+    ASSERT_TRUE(plan.contains(name)) << name;
+    if (d.kind == DefaultValue::Kind::number) EXPECT_EQ(plan[name].get<double>(), d.number) << name;
+    if (d.kind == DefaultValue::Kind::boolean) EXPECT_EQ(plan[name].get<bool>(), d.flag) << name;
+    if (d.kind == DefaultValue::Kind::text) EXPECT_EQ(plan[name].get<std::string>(), d.text) << name;
+    ++checked;
+  }
+  // framework, tp, pp, cp, vpp, ep, moe_dispatcher, moe_overlap, moe_imbalance, micro_batch,
+  // recompute, memory_headroom, precision, bf16_moments, embedding_in_split, loss_in_split,
+  // rank_order.
+  EXPECT_EQ(checked, 17);
+}
+
 TEST(Schema, EveryProblemOfADocumentIsReported) {
   const Json doc = Json::parse(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
       "nodes": 8}, "plan": {"tp": "x", "pp": 0, "global_batch": 8, "teepee": 1,

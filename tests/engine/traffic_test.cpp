@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "stepcast/link_load.h"
 #include "stepcast/ranks.h"
 #include "test_util.h"
@@ -392,6 +394,51 @@ TEST(Traffic, BandwidthCurvesBoundTheOperations) {
     const double S = b.op.bytes;
     EXPECT_LE(b.busbw_Bps, c.peak_Bps * S / (S + c.half_peak_bytes) * (1 + 1e-9)) << b.op.what;
   }
+}
+
+// The traffic key tables (traffic_schema) name exactly the keys a traffic JSON holds, table by
+// table: every key of every object of the matrices below is in its table, and every key of a
+// table shows up in one of them (the MoE range only with experts, the cluster's groups with two
+// of them); the first group of the heterogeneous cluster starts at node 0, the second after its
+// one node.
+TEST(TrafficSchema, NamesEveryKeyATrafficJsonHolds) {
+  const Json schema = traffic_schema();
+  std::map<std::string, std::set<std::string>> seen;
+  const std::string hetero = R"({"model": "llama3-8b", "seq_len": 4096, "cluster": {"groups":
+      [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 2}],
+      "inter_group_link": "roce-100g"}, "plan": {"tp": 8, "pp": 3, "global_batch": 64}})";
+  for (const std::string& text :
+       {scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"), hetero,
+        std::string(R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100", "nodes": 2},
+            "plan": {"ep": 16, "global_batch": 256}})")}) {
+    auto j = traffic_json(traffic_of(text));
+    ASSERT_TRUE(j.ok()) << j.error().message;
+    test::collect_keys(*j, "traffic", schema, seen);
+    if (text == hetero) {
+      EXPECT_EQ((*j)["cluster_groups"][0]["first_node"], 0);
+      EXPECT_EQ((*j)["cluster_groups"][1]["first_node"], 1);
+      EXPECT_EQ((*j)["cluster_groups"][1]["nodes"], 2);
+    }
+  }
+  test::expect_every_key_seen(schema, seen, "traffic JSON");
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    for (const auto& row : *it) EXPECT_FALSE(row["doc"].get<std::string>().empty());
+  // A number that is not finite is an error naming it, not a JSON with a null in its place.
+  Traffic t = traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"));
+  t.bandwidth.at(1).busbw_Bps = std::numeric_limits<double>::infinity();
+  auto bad = traffic_json(t);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().path, "bandwidth[1].busbw_Bps");
+}
+
+// docs/scenario.md's traffic tables are the key tables' (`stepcast schema --write-docs
+// docs/scenario.md` after changing a key).
+TEST(TrafficSchema, DocumentationTablesAreGeneratedFromIt) {
+  const std::string doc = test::source_file("docs/scenario.md");
+  const Json schema = traffic_schema();
+  EXPECT_EQ(fill_report_tables(doc, schema), doc);
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    EXPECT_NE(doc.find("<!-- report: " + it.key() + " -->"), std::string::npos) << it.key();
 }
 
 }  // namespace

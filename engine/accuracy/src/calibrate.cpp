@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "stepcast/arch_calibration_keys.h"
 #include "stepcast/estimate.h"
 
 namespace stepcast::accuracy {
@@ -15,22 +16,14 @@ namespace {
 
 const std::string& arch_of(const PreparedCase& c) { return c.scenario.cluster.groups.front().gpu.arch; }
 
+// The member a fitted key fills (arch_calibration_keys.h), or null.
 double* slot(ArchCalibration& a, const std::string& key) {
-  if (key == "gemm_efficiency") return &a.gemm_efficiency;
-  if (key == "fp8_gemm_efficiency") return &a.fp8_gemm_efficiency;
-  if (key == "fp4_gemm_efficiency") return &a.fp4_gemm_efficiency;
-  if (key == "attention_efficiency") return &a.attention_efficiency;
-  if (key == "memory_efficiency") return &a.memory_efficiency;
-  if (key == "gemm_overhead_us") return &a.gemm_overhead_s;
-  if (key == "layer_overhead_us") return &a.layer_overhead_s;
-  if (key == "grouped_gemm_factor") return &a.grouped_gemm_factor;
-  if (key == "moe_host_us") return &a.moe_host_s;
-  if (key == "moe_host_expert_us") return &a.moe_host_expert_s;
-  return nullptr;
+  const ArchCalibrationKey* k = find_arch_calibration_key(key);
+  return k ? &(a.*k->member) : nullptr;
 }
 
-// Keys in microseconds are stored in seconds.
-double scale(const std::string& key) { return key.size() > 3 && key.substr(key.size() - 3) == "_us" ? 1e-6 : 1.0; }
+// The member's value per unit of the key's (µs keys are held in seconds).
+double scale(const std::string& key) { return find_arch_calibration_key(key)->scale; }
 
 // measured / peak for the family's GPUs that publish a measurement (the smallest ratio: the
 // bound must hold for every GPU of the family).

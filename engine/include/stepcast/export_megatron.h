@@ -23,6 +23,13 @@ struct EnumNames<PlanExport> {
 // The kind named as the CLI names it ("megatron-args", ...), or nullopt.
 std::optional<PlanExport> plan_export_kind(std::string_view name);
 
+// The flag table the importer and the exporters read (engine/src/formats/megatron_flags.cpp),
+// one object per Megatron-LM flag in the order the arguments are written: {"flag" (without
+// "--"), "key" (the scenario key it says, by schema path), "value" (whether it takes one),
+// "by_hand" (read by a rule of its own rather than copied), "bridge" (the Megatron-Bridge
+// attributes that hold the key, ", " between several; "" for none)}.
+Json megatron_flag_table();
+
 // The text of one export of a parsed scenario (every default already resolved): lines ending in
 // "\n"; comments start with "#".
 std::string export_plan(const Scenario& scenario, PlanExport kind);

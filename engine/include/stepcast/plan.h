@@ -125,6 +125,17 @@ struct Plan {
   int effective_zero_stage() const {
     return distributed_optimizer && zero_stage < 1 ? 1 : zero_stage;
   }
+  // Where a switch can act at all, each stated once: effective() turns a switch off elsewhere,
+  // and parse_plan a framework profile's default (scenario/read.cpp), which also leaves a
+  // profile's switch off where the plan's own would break a rule (`..._allowed`, the rules of
+  // scenario/rules.cpp: an explicit value is an error there, a profile's is quietly off).
+  bool sequence_parallel_acts() const { return tp > 1; }
+  bool tp_comm_overlap_acts() const { return tp > 1; }
+  bool tp_comm_overlap_allowed() const { return sequence_parallel; }
+  bool param_gather_overlap_acts() const { return effective_zero_stage() >= 1; }
+  bool param_gather_overlap_allowed() const {
+    return overlap_grad_reduce || effective_zero_stage() >= 3;
+  }
   // The plan as the training software runs it, which the resolved plan, the report and the
   // exporters show: sequence parallelism and the TP overlap only with TP (Megatron-LM turns
   // sequence parallelism off at tp = 1, after which its --tp-comm-overlap assert fails;
@@ -134,10 +145,10 @@ struct Plan {
   // physics does), the ZeRO stage the flags imply.
   Plan effective() const {
     Plan p = *this;
-    p.sequence_parallel = sequence_parallel && tp > 1;
-    p.tp_comm_overlap = tp_comm_overlap && tp > 1;
+    p.sequence_parallel = sequence_parallel && sequence_parallel_acts();
+    p.tp_comm_overlap = tp_comm_overlap && tp_comm_overlap_acts();
     p.overlap_p2p = overlap_p2p && vpp > 1;
-    p.overlap_param_gather = overlap_param_gather && effective_zero_stage() >= 1;
+    p.overlap_param_gather = overlap_param_gather && param_gather_overlap_acts();
     p.zero_stage = effective_zero_stage();
     p.distributed_optimizer = p.zero_stage >= 1;
     return p;

@@ -51,8 +51,10 @@ std::string to_text(const Report& report, const Scenario& scenario);
 Json report_schema();
 
 // The report tables of docs/scenario.md: each "<!-- report: NAME -->" ... "<!-- /report -->"
-// block of `doc` refilled with the key table NAME of report_schema().
+// block of `doc` refilled with the key table NAME of report_schema() (or of `schema`, a table
+// set of the same form: the traffic's); a block of a name `schema` lacks is left as it is.
 std::string fill_report_tables(std::string_view doc);
+std::string fill_report_tables(std::string_view doc, const Json& schema);
 
 // The calibration's fit as the report states it: each scale, how far it moved from the presets
 // (percent), the links put in and each run's measured, preset and calibrated times.

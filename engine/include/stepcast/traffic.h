@@ -126,6 +126,7 @@ struct TrafficRange {
 struct TrafficNodes {
   int gpus_per_node = 0;
   int nodes = 0;
+  int64_t first_node = 0;  // the number of its first node
 };
 
 struct Traffic {
@@ -157,7 +158,13 @@ Result<Traffic> traffic(const Scenario& scenario, const TrafficOptions& options 
 // the matrix resolves per rank).
 double census_sent_bytes(const CommOp& op);
 
-Json to_json(const Traffic& traffic);
+// The matrix as JSON, through one key table per struct (engine/src/tools/traffic_json.cpp, as
+// the report's): an error naming the first number that is not finite, where one is.
+Result<Json> traffic_json(const Traffic& traffic);
+// Those tables as report_schema() gives the report's: {"traffic": [{name, unit, label, doc,
+// of?, array?}], "traffic.cells[]": [...], ...}; docs/scenario.md's traffic tables are filled
+// from it (fill_report_tables).
+Json traffic_schema();
 // One row per nonzero cell: from,to,tier then a column per kind (by kind) or per tier (by tier).
 std::string to_csv(const Traffic& traffic, bool by_kind);
 

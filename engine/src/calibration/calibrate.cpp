@@ -8,6 +8,7 @@
 #include "scenario/fields.h"
 #include "scenario/json_reader.h"
 #include "scenario/specs_json.h"
+#include "stepcast/arch_calibration_keys.h"
 #include "stepcast/estimate.h"
 #include "stepcast/gemm_fit.h"
 #include "stepcast/scenario.h"
@@ -29,17 +30,13 @@ constexpr double kMinScale = 0.1, kMaxScale = 10;
 // 1/e error of one run against an e-fold network change is 1/kNetworkRidge).
 constexpr double kMinNetwork = 0.25, kMaxNetwork = 4, kNetworkRidge = 0.01;
 
+// The compute scale: each constant as its key's row says (arch_calibration_keys.h).
 void scale_arch(ArchCalibration& a, double s) {
-  auto eff = [s](double& e) { e = std::min(1.0, e * s); };
-  eff(a.gemm_efficiency);
-  eff(a.fp8_gemm_efficiency);
-  eff(a.fp4_gemm_efficiency);
-  eff(a.attention_efficiency);
-  eff(a.memory_efficiency);
-  a.gemm_overhead_s /= s;
-  a.layer_overhead_s /= s;
-  a.moe_host_s /= s;
-  a.moe_host_expert_s /= s;
+  for (const ArchCalibrationKey& k : arch_calibration_keys()) {
+    double& v = a.*k.member;
+    if (k.scaled == ComputeScaled::efficiency) v = std::min(1.0, v * s);
+    if (k.scaled == ComputeScaled::time) v /= s;
+  }
 }
 
 void scale_link(LinkSpec& l, double s) {

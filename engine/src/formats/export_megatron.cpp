@@ -1,8 +1,7 @@
 // The plan as Megatron-LM arguments, a Megatron-Bridge recipe override and a torchrun line
-// (export_megatron.h). Flag names: Megatron-LM megatron/training/arguments.py and the
-// TransformerConfig / ModelParallelConfig fields it turns into flags; recipe names:
-// Megatron-Bridge's ConfigContainer (cfg.model, cfg.train, cfg.ddp, cfg.optimizer, cfg.dataset,
-// cfg.mixed_precision, cfg.comm_overlap).
+// (export_megatron.h). The flags, their order and the recipe's attribute names come from the
+// flag table (formats/megatron_flags.cpp); this file writes them and says, as comment lines,
+// what they cannot.
 #include "stepcast/export_megatron.h"
 
 #include <fmt/format.h>
@@ -10,9 +9,19 @@
 #include <utility>
 #include <vector>
 
+#include "formats/megatron_flags.h"
+#include "scenario/fields.h"
+
 namespace stepcast {
 
 namespace {
+
+using detail::applies;
+using detail::FlagForm;
+using detail::MegatronFlag;
+using detail::megatron_flag;
+using detail::megatron_flags;
+using detail::value_at;
 
 // One argument: "--flag" and its value ("" for a switch).
 using Arg = std::pair<std::string, std::string>;
@@ -21,179 +30,75 @@ struct Lines {
   std::vector<std::string> comments;
   std::vector<Arg> args;
   void note(std::string text) { comments.push_back(std::move(text)); }
-  void add(std::string flag, std::string value = {}) {
-    args.emplace_back(std::move(flag), std::move(value));
-  }
-  void add(std::string flag, int64_t value) { add(std::move(flag), std::to_string(value)); }
 };
 
-// --moe-layer-freq as Megatron evaluates it: an integer, or a Python list written in runs
-// ("[0]*3+[1]*58").
-std::string layer_freq_text(const ModelSpec& m) {
-  if (m.moe.layer_pattern.empty() && m.moe.first_dense_layers == 0)
-    return std::to_string(m.moe.layer_freq);
-  std::string out;
-  int64_t i = 0;
-  while (i < m.layers) {
-    const bool moe = m.is_moe_layer(i);
-    int64_t run = 1;
-    while (i + run < m.layers && m.is_moe_layer(i + run) == moe) ++run;
-    out += fmt::format("{}[{}]*{}", out.empty() ? "" : "+", moe ? 1 : 0, run);
-    i += run;
+// The scenario as the exports read it: the model's keys and the plan as the estimate runs it
+// (the resolved plan: no --sequence-parallel or --tp-comm-overlap at tp 1), by schema path.
+Json resolved_document(const Scenario& s) {
+  Json model = Json::object();
+  detail::write_fields(detail::model_fields(), s.model, model);
+  return Json{{"model", std::move(model)}, {"plan", resolved_plan_json(s.plan)}};
+}
+
+// A key left unset: nothing for an optional flag to say.
+bool unset(const Json& v) {
+  return v.is_null() || (v.is_number() && v.get<double>() == 0) ||
+         (v.is_string() && v.get_ref<const std::string&>().empty()) ||
+         (v.is_boolean() && !v.get<bool>());
+}
+
+bool is_default(const DefaultValue& d, const Json& v) {
+  if (d.kind == DefaultValue::Kind::number) return v.is_number() && v.get<double>() == d.number;
+  if (d.kind == DefaultValue::Kind::text) return v.is_string() && v.get<std::string>() == d.text;
+  return false;
+}
+
+// What the flag's row says for this scenario: nullopt leaves the flag out, "" writes the switch.
+std::optional<std::string> exported(const MegatronFlag& f, const Scenario& s, const Plan& p,
+                                    const Json& doc) {
+  if (!applies(doc, f.key)) return std::nullopt;  // an MoE flag for a dense model
+  if (f.exported) return f.exported(s, p);
+  const Json* v = value_at(doc, f.key);
+  if (!v || v->is_null()) return std::nullopt;
+  const std::optional<std::string> on = "";
+  switch (f.form) {
+    case FlagForm::on:
+      if (!f.is.empty()) return v->is_string() && v->get<std::string>() == f.is ? on : std::nullopt;
+      return v->get<bool>() ? on : std::nullopt;
+    case FlagForm::off: return v->get<bool>() ? std::nullopt : on;
+    case FlagForm::value: break;
   }
-  return out;
+  if (f.absent.kind == DefaultValue::Kind::none && unset(*v)) return std::nullopt;
+  if (f.quiet && is_default(f.absent, *v)) return std::nullopt;
+  if (v->is_number_integer()) return std::to_string(v->get<int64_t>());
+  if (v->is_number()) return fmt::format("{}", v->get<double>());
+  return detail::shell_word(v->get<std::string>());
 }
 
-// A value as one shell word, never split or expanded: in single quotes unless it is plain, an
-// embedded quote written '\'' (what the importer's splitter reads back).
-std::string quoted(const std::string& v) {
-  const bool plain = !v.empty() && v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
-                                                       "opqrstuvwxyz0123456789_./:=,+-") ==
-                                       std::string::npos;
-  if (plain) return v;
-  std::string out = "'";
-  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-Lines megatron_lines(const Scenario& s) {
+// What the arguments cannot say, as comment lines.
+void notes(const Scenario& s, const Plan& p, Lines& l) {
   const ModelSpec& m = s.model;
-  const Plan p = s.plan.effective();  // no --sequence-parallel or --tp-comm-overlap at tp 1
-  Lines l;
-  // The model.
-  l.add("--num-layers", m.layers);
-  l.add("--hidden-size", m.hidden);
-  l.add("--ffn-hidden-size", m.ffn_hidden);
-  l.add("--num-attention-heads", m.heads);
-  if (!m.mla() && m.kv_heads != m.heads) {
-    l.add("--group-query-attention");
-    l.add("--num-query-groups", m.kv_heads);
-  }
-  if (m.head_size > 0) l.add("--kv-channels", m.head_size);
-  l.add("--seq-length", m.seq_len);
-  l.add("--max-position-embeddings", m.seq_len);
-  l.add("--vocab-size", m.vocab);
-  switch (m.ffn_type) {
-    case FfnType::swiglu: l.add("--swiglu"); break;
-    case FfnType::squared_relu: l.add("--squared-relu"); break;
-    case FfnType::gelu: break;
-    case FfnType::relu:
-    case FfnType::geglu:
-      l.note(fmt::format("model.ffn_type {}: Megatron-LM has no flag for it (set "
-                         "activation_func in the model provider); the arguments say GELU",
-                         to_string(m.ffn_type)));
-      break;
-  }
-  l.add("--position-embedding-type", m.position == Position::rope ? "rope" : "learned_absolute");
-  l.add("--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm");
-  if (!m.bias) l.add("--disable-bias-linear");
-  if (!m.tied_embeddings) l.add("--untie-embeddings-and-output-weights");
-  if (m.mla()) {
-    const AttentionSpec& a = m.attention;
-    l.add("--multi-latent-attention");
-    if (a.q_lora_rank > 0) l.add("--q-lora-rank", a.q_lora_rank);
-    l.add("--kv-lora-rank", a.kv_lora_rank);
-    l.add("--qk-head-dim", a.qk_head_dim);
-    l.add("--qk-pos-emb-head-dim", a.qk_rope_head_dim);
-    l.add("--v-head-dim", a.v_head_dim);
-  }
+  if (m.ffn_type == FfnType::relu || m.ffn_type == FfnType::geglu)
+    l.note(fmt::format("model.ffn_type {}: Megatron-LM has no flag for it (set "
+                       "activation_func in the model provider); the arguments say GELU",
+                       to_string(m.ffn_type)));
   if (m.attention.window > 0)
     l.note(fmt::format("model.attention.window {} ({} layers): set --window-size and "
                        "--window-attn-skip-freq by hand; they are not written here",
                        m.attention.window, name_of(m.attention.window_layers)));
-  if (m.moe.enabled()) {
-    const MoeSpec& e = m.moe;
-    l.add("--num-experts", e.experts);
-    l.add("--moe-router-topk", e.top_k);
-    l.add("--moe-ffn-hidden-size", e.ffn_hidden);
-    if (e.shared_experts > 0)
-      l.add("--moe-shared-expert-intermediate-size", e.shared_experts * e.shared_ffn_hidden);
-    if (const std::string freq = layer_freq_text(m); freq != "1")
-      l.add("--moe-layer-freq", quoted(freq));
-    if (e.router_groups > 0) {
-      l.add("--moe-router-num-groups", e.router_groups);
-      if (e.router_group_top_k > 0) l.add("--moe-router-group-topk", e.router_group_top_k);
-    }
-    if (e.capacity_factor > 0)
-      l.add("--moe-expert-capacity-factor", fmt::format("{}", e.capacity_factor));
-    l.add("--moe-token-dispatcher-type", std::string(name_of(p.moe_dispatcher)));
-    l.add("--expert-model-parallel-size", p.ep);
-    l.add("--expert-tensor-parallel-size", p.etp);
-    if (p.moe_overlap) l.add("--overlap-moe-expert-parallel-comm");
-    if (p.moe_imbalance != 1)
-      l.note(fmt::format("plan.moe_imbalance {}: the estimate's expert load, not a flag",
-                         p.moe_imbalance));
-  }
-  if (m.mtp_layers > 0) l.add("--mtp-num-layers", m.mtp_layers);
-
-  // The plan.
-  l.add("--tensor-model-parallel-size", p.tp);
-  l.add("--pipeline-model-parallel-size", p.pp);
-  if (p.cp > 1) l.add("--context-parallel-size", p.cp);
-  if (p.vpp > 1) {
-    const bool even = p.first_stage_layers == 0 && p.last_stage_layers == 0 &&
-                      p.pipeline_layout.empty() && m.layers % (int64_t{p.pp} * p.vpp) == 0;
-    if (even) l.add("--num-layers-per-virtual-pipeline-stage", m.layers / (int64_t{p.pp} * p.vpp));
-    else l.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
-  }
-  if (p.first_stage_layers > 0) l.add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
-  if (p.last_stage_layers > 0) l.add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
-  if (p.embedding_in_split) l.add("--account-for-embedding-in-pipeline-split");
-  if (p.loss_in_split) l.add("--account-for-loss-in-pipeline-split");
-  if (!p.pipeline_layout.empty())
-    l.add("--pipeline-model-parallel-layout", quoted(p.pipeline_layout));
-  l.add("--micro-batch-size", p.micro_batch);
-  l.add("--global-batch-size", p.global_batch);
-  if (p.sequence_parallel) l.add("--sequence-parallel");
-  if (p.recompute == Recompute::selective) l.add("--recompute-granularity", "selective");
-  if (p.recompute == Recompute::full) {
-    l.add("--recompute-granularity", "full");
-    l.add("--recompute-method", "uniform");
-    l.add("--recompute-num-layers", 1);
-  }
-  if (p.distributed_optimizer || p.zero_stage >= 1) l.add("--use-distributed-optimizer");
+  if (m.moe.enabled() && p.moe_imbalance != 1)
+    l.note(fmt::format("plan.moe_imbalance {}: the estimate's expert load, not a flag",
+                       p.moe_imbalance));
   if (p.zero_stage >= 2)
     l.note(fmt::format("plan.zero_stage {}: Megatron-LM shards gradients and parameters with "
                        "Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy), "
                        "not written here",
                        p.zero_stage));
-  switch (p.precision) {
-    case Precision::fp32: break;
-    case Precision::fp16: l.add("--fp16"); break;
-    case Precision::bf16: l.add("--bf16"); break;
-    case Precision::fp8:
-      l.add("--bf16");
-      l.add("--fp8-format", "hybrid");
-      break;
-    case Precision::mxfp8:
-      l.add("--bf16");
-      l.add("--fp8-format", "e4m3");
-      l.add("--fp8-recipe", "mxfp8");
-      break;
-    case Precision::nvfp4:
-      l.add("--bf16");
-      l.add("--fp4-format", "e2m1");
-      break;
-  }
-  if (p.fp8_param_gather) l.add("--fp8-param-gather");
-  if (p.overlap_grad_reduce) l.add("--overlap-grad-reduce");
-  // Megatron-LM asserts the gradient overlap with the gather's (arguments.py); ZeRO-3 software
-  // prefetches parameters without it, which the flag cannot say.
-  if (p.overlap_param_gather && p.overlap_grad_reduce) l.add("--overlap-param-gather");
-  else if (p.overlap_param_gather)
+  if (p.overlap_param_gather && !p.overlap_grad_reduce)
     l.note("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-LM's "
            "--overlap-param-gather needs --overlap-grad-reduce, not written");
-  if (p.tp_comm_overlap) l.add("--tp-comm-overlap");
-  if (!p.grad_reduce_in_fp32) l.add("--grad-reduce-in-bf16");
-  if (p.bf16_moments) {
-    l.add("--use-precision-aware-optimizer");
-    l.add("--exp-avg-dtype", "bf16");
-    l.add("--exp-avg-sq-dtype", "bf16");
-  }
-  if (!p.flash_attention) l.add("--attention-backend", "unfused");
-  if (p.cuda_graphs) l.add("--cuda-graph-impl", "transformer_engine");
-  if (p.rank_order == "tp-cp-ep-pp-dp") l.add("--use-tp-pp-dp-mapping");
-  else if (p.rank_order != "tp-cp-ep-dp-pp")
+  if (p.rank_order != "tp-cp-ep-dp-pp" &&
+      p.rank_order != megatron_flag("use-tp-pp-dp-mapping").is)
     l.note(fmt::format("plan.rank_order {}: Megatron-LM numbers ranks tp-cp-ep-dp-pp or, with "
                        "--use-tp-pp-dp-mapping, tp-cp-ep-pp-dp",
                        p.rank_order));
@@ -210,6 +115,17 @@ Lines megatron_lines(const Scenario& s) {
   if (!p.stages.empty() || !p.replicas.empty() || s.cluster.groups.size() > 1)
     l.note("plan.stages / plan.replicas / several cluster groups: Megatron-LM runs one "
            "homogeneous grid; the placement is not written");
+}
+
+// The arguments in the flag table's order (formats/megatron_flags.cpp), and the notes.
+Lines megatron_lines(const Scenario& s) {
+  const Plan p = s.plan.effective();
+  const Json doc = resolved_document(s);
+  Lines l;
+  for (const MegatronFlag& f : megatron_flags())
+    if (auto value = exported(f, s, p, doc))
+      l.args.emplace_back("--" + std::string(f.flag), *value);
+  notes(s, p, l);
   return l;
 }
 
@@ -257,74 +173,94 @@ std::string torchrun(const Scenario& s) {
 
 std::string py_bool(bool v) { return v ? "True" : "False"; }
 
+// A key's value as Python: True/False, a number, a string in quotes.
+std::string python(const Json& v) {
+  if (v.is_boolean()) return py_bool(v.get<bool>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_string()) return fmt::format("\"{}\"", v.get_ref<const std::string&>());
+  return fmt::format("{}", v.get<double>());
+}
+
+// The recipe's attributes, named by the flag table's bridge column, in the order a recipe sets
+// them (Megatron-Bridge's ConfigContainer: parallelism, schedule, training, DDP, optimizer,
+// precision, overlap).
 std::string bridge_recipe(const Scenario& s) {
   const ModelSpec& m = s.model;
   const Plan p = s.plan.effective();
+  const Json doc = resolved_document(s);
   std::vector<std::string> notes;
   std::string out;
-  auto set = [&](std::string_view key, const std::string& value) {
-    out += fmt::format("cfg.{} = {}\n", key, value);
+  auto set = [&](std::string_view attribute, const std::string& value) {
+    out += fmt::format("cfg.{} = {}\n", attribute, value);
+  };
+  // The attribute of a flag's row that is not the key's own value.
+  auto attribute = [](std::string_view flag) { return megatron_flag(flag).bridge; };
+  // The key of a flag's row as it is, into each of the row's attributes ("a, b").
+  auto copy = [&](std::string_view flag) {
+    const MegatronFlag& f = megatron_flag(flag);
+    const Json* v = value_at(doc, f.key);
+    if (!applies(doc, f.key) || !v) return;
+    if (f.absent.kind == DefaultValue::Kind::none && f.takes_value() && unset(*v)) return;
+    for (std::string_view rest = f.bridge; !rest.empty();) {
+      const size_t comma = rest.find(", ");
+      set(rest.substr(0, comma), python(*v));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    }
   };
   auto num = [](int64_t v) { return std::to_string(v); };
-  set("model.tensor_model_parallel_size", num(p.tp));
-  set("model.pipeline_model_parallel_size", num(p.pp));
-  set("model.virtual_pipeline_model_parallel_size", p.vpp > 1 ? num(p.vpp) : "None");
-  set("model.context_parallel_size", num(p.cp));
-  set("model.sequence_parallel", py_bool(p.sequence_parallel));
-  if (m.moe.enabled()) {
-    set("model.expert_model_parallel_size", num(p.ep));
-    set("model.expert_tensor_parallel_size", num(p.etp));
-    set("model.moe_token_dispatcher_type", fmt::format("\"{}\"", name_of(p.moe_dispatcher)));
-    if (p.moe_overlap) set("model.overlap_moe_expert_parallel_comm", "True");
-  }
-  if (p.first_stage_layers > 0)
-    set("model.num_layers_in_first_pipeline_stage", num(p.first_stage_layers));
-  if (p.last_stage_layers > 0)
-    set("model.num_layers_in_last_pipeline_stage", num(p.last_stage_layers));
-  set("model.account_for_embedding_in_pipeline_split", py_bool(p.embedding_in_split));
-  set("model.account_for_loss_in_pipeline_split", py_bool(p.loss_in_split));
-  set("model.pipeline_model_parallel_layout",
+  copy("tensor-model-parallel-size");
+  copy("pipeline-model-parallel-size");
+  set(attribute("virtual-pipeline-model-parallel-size"), p.vpp > 1 ? num(p.vpp) : "None");
+  copy("context-parallel-size");
+  copy("sequence-parallel");
+  copy("expert-model-parallel-size");
+  copy("expert-tensor-parallel-size");
+  copy("moe-token-dispatcher-type");
+  if (p.moe_overlap) copy("overlap-moe-expert-parallel-comm");  // (set only when on)
+  copy("decoder-first-pipeline-num-layers");
+  copy("decoder-last-pipeline-num-layers");
+  copy("account-for-embedding-in-pipeline-split");
+  copy("account-for-loss-in-pipeline-split");
+  set(attribute("pipeline-model-parallel-layout"),
       p.pipeline_layout.empty() ? "None" : fmt::format("\"{}\"", p.pipeline_layout));
   switch (p.recompute) {
-    case Recompute::none: set("model.recompute_granularity", "None"); break;
-    case Recompute::selective: set("model.recompute_granularity", "\"selective\""); break;
+    case Recompute::none: set(attribute("recompute-granularity"), "None"); break;
+    case Recompute::selective: set(attribute("recompute-granularity"), "\"selective\""); break;
     case Recompute::full:
-      set("model.recompute_granularity", "\"full\"");
-      set("model.recompute_method", "\"uniform\"");
-      set("model.recompute_num_layers", "1");
+      set(attribute("recompute-granularity"), "\"full\"");
+      set(attribute("recompute-method"), "\"uniform\"");
+      set(attribute("recompute-num-layers"), "1");
       break;
   }
-  set("model.cuda_graph_impl", p.cuda_graphs ? "\"transformer_engine\"" : "\"none\"");
-  if (!p.flash_attention) set("model.attention_backend", "\"unfused\"");
-  set("model.seq_length", num(m.seq_len));
-  set("dataset.seq_length", num(m.seq_len));
-  set("train.micro_batch_size", num(p.micro_batch));
-  set("train.global_batch_size", num(p.global_batch));
-  const bool distributed = p.distributed_optimizer || p.zero_stage >= 1;
-  set("ddp.use_distributed_optimizer", py_bool(distributed));
-  set("optimizer.use_distributed_optimizer", py_bool(distributed));
-  set("ddp.overlap_grad_reduce", py_bool(p.overlap_grad_reduce));
-  set("ddp.overlap_param_gather", py_bool(p.overlap_param_gather && p.overlap_grad_reduce));
+  set(attribute("cuda-graph-impl"), p.cuda_graphs ? "\"transformer_engine\"" : "\"none\"");
+  if (!p.flash_attention) set(attribute("attention-backend"), "\"unfused\"");
+  copy("seq-length");
+  copy("micro-batch-size");
+  copy("global-batch-size");
+  copy("use-distributed-optimizer");
+  copy("overlap-grad-reduce");
+  set(attribute("overlap-param-gather"), py_bool(p.overlap_param_gather && p.overlap_grad_reduce));
   if (p.overlap_param_gather && !p.overlap_grad_reduce)
     notes.push_back("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-Core's "
                     "DDP overlaps the gather only with the gradient overlap, set False");
-  set("ddp.grad_reduce_in_fp32", py_bool(p.grad_reduce_in_fp32));
+  copy("grad-reduce-in-bf16");
   if (p.bf16_moments) {
-    set("optimizer.use_precision_aware_optimizer", "True");
-    set("optimizer.exp_avg_dtype", "torch.bfloat16");
-    set("optimizer.exp_avg_sq_dtype", "torch.bfloat16");
+    set(attribute("use-precision-aware-optimizer"), "True");
+    set(attribute("exp-avg-dtype"), "torch.bfloat16");
+    set(attribute("exp-avg-sq-dtype"), "torch.bfloat16");
   }
+  const std::string_view precision = attribute("bf16");
   switch (p.precision) {
     case Precision::fp32: notes.push_back("plan.precision fp32: keep the recipe's "
                                           "mixed_precision unset (None)"); break;
-    case Precision::fp16: set("mixed_precision", "\"fp16_mixed\""); break;
-    case Precision::bf16: set("mixed_precision", "\"bf16_mixed\""); break;
-    case Precision::fp8: set("mixed_precision", "\"bf16_with_fp8_current_scaling_mixed\""); break;
-    case Precision::mxfp8: set("mixed_precision", "\"bf16_with_mxfp8_mixed\""); break;
-    case Precision::nvfp4: set("mixed_precision", "\"bf16_with_nvfp4_mixed\""); break;
+    case Precision::fp16: set(precision, "\"fp16_mixed\""); break;
+    case Precision::bf16: set(precision, "\"bf16_mixed\""); break;
+    case Precision::fp8: set(precision, "\"bf16_with_fp8_current_scaling_mixed\""); break;
+    case Precision::mxfp8: set(precision, "\"bf16_with_mxfp8_mixed\""); break;
+    case Precision::nvfp4: set(precision, "\"bf16_with_nvfp4_mixed\""); break;
   }
-  set("comm_overlap", fmt::format("CommOverlapConfig(tp_comm_overlap={})",
-                                  py_bool(p.tp_comm_overlap)));
+  set(attribute("tp-comm-overlap"), fmt::format("CommOverlapConfig(tp_comm_overlap={})",
+                                                py_bool(p.tp_comm_overlap)));
   // What the recipe's model provider holds, and what no recipe field says.
   notes.push_back(fmt::format(
       "the model's shape comes from the recipe's model provider; this scenario's: num_layers "

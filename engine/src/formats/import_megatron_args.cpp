@@ -1,6 +1,6 @@
-// A Megatron-LM command line -> a scenario (import_megatron_args.h). Flag names and defaults are
-// Megatron-LM's (megatron/training/arguments.py and the TransformerConfig / ModelParallelConfig
-// fields it turns into flags).
+// A Megatron-LM command line -> a scenario (import_megatron_args.h). The flags it reads, and
+// how the plain ones are copied, are the flag table's (formats/megatron_flags.cpp); the flags
+// with rules are read by hand below, each rule stated in its table row.
 #include "stepcast/import_megatron_args.h"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "formats/megatron_flags.h"
 #include "scenario/specs_json.h"
 #include "stepcast/limits.h"
 
@@ -18,36 +19,9 @@ namespace stepcast {
 
 namespace {
 
-// Flags the engine reads that take a value ...
-constexpr std::string_view kValueFlags[] = {
-    "num-layers", "hidden-size", "ffn-hidden-size", "num-attention-heads", "num-query-groups",
-    "kv-channels", "seq-length", "max-position-embeddings", "vocab-size", "padded-vocab-size",
-    "micro-batch-size",
-    "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size",
-    "num-layers-per-virtual-pipeline-stage", "num-virtual-stages-per-pipeline-rank",
-    "virtual-pipeline-model-parallel-size",
-    "context-parallel-size", "expert-model-parallel-size", "expert-tensor-parallel-size",
-    "num-experts", "moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
-    "moe-layer-freq", "moe-router-num-groups", "moe-router-group-topk",
-    "moe-expert-capacity-factor", "moe-token-dispatcher-type", "mtp-num-layers", "q-lora-rank",
-    "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim", "recompute-granularity",
-    "recompute-method", "recompute-num-layers", "fp8-format", "fp8-recipe", "fp4-format",
-    "normalization", "position-embedding-type", "decoder-first-pipeline-num-layers",
-    "decoder-last-pipeline-num-layers", "pipeline-model-parallel-layout", "attention-backend",
-    "cuda-graph-impl", "exp-avg-dtype", "exp-avg-sq-dtype"};
-// ... and switches.
-constexpr std::string_view kSwitches[] = {
-    "group-query-attention", "sequence-parallel", "use-distributed-optimizer", "bf16", "fp16",
-    "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap", "swiglu", "squared-relu",
-    "untie-embeddings-and-output-weights", "disable-bias-linear", "multi-latent-attention",
-    "use-rotary-position-embeddings", "account-for-embedding-in-pipeline-split",
-    "account-for-loss-in-pipeline-split", "use-tp-pp-dp-mapping",
-    "overlap-moe-expert-parallel-comm", "use-flash-attn", "grad-reduce-in-bf16",
-    "fp8-param-gather", "use-precision-aware-optimizer"};
-
-bool one_of(std::string_view name, std::span<const std::string_view> list) {
-  return std::find(list.begin(), list.end(), name) != list.end();
-}
+using detail::FlagForm;
+using detail::MegatronFlag;
+using detail::megatron_flag;
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -61,9 +35,10 @@ struct Flags {
   // The launcher's own options (torchrun --nnodes 4 --nproc-per-node 8).
   std::map<std::string, std::string, std::less<>> launcher;
 
-  bool on(std::string_view name) const { return switches.count(name) > 0; }
+  // (`name` is a row of the flag table: megatron_flag() stops the engine on a typo.)
+  bool on(std::string_view name) const { return switches.count(megatron_flag(name).flag) > 0; }
   const std::string* value(std::string_view name) const {
-    auto it = values.find(name);
+    auto it = values.find(megatron_flag(name).flag);
     return it == values.end() ? nullptr : &it->second;
   }
 };
@@ -91,13 +66,14 @@ Result<Flags> read_flags(const std::vector<std::string>& words, size_t first) {
     // Megatron's argparse also accepts underscores in a few flags; the engine reads dashes.
     std::replace(name.begin(), name.end(), '_', '-');
     const bool next_is_value = i + 1 < words.size() && !starts_with(words[i + 1], "--");
-    if (one_of(name, kSwitches)) {
+    const MegatronFlag* known = detail::find_megatron_flag(name);
+    if (known && !known->takes_value()) {
       if (has_value)
         return flag_error(ErrorCode::type_error, name,
                           fmt::format("--{} is a switch and takes no value (got {})", name,
                                       printable(value)));
       f.switches.insert(name);
-    } else if (one_of(name, kValueFlags)) {
+    } else if (known) {
       if (!has_value) {
         if (!next_is_value)
           return flag_error(ErrorCode::missing_key, name, fmt::format("--{} needs a value", name));
@@ -161,6 +137,9 @@ class Reader {
   }
   // One of `choices`, or "" when absent.
   std::string choice(std::string_view name, std::initializer_list<std::string_view> choices) {
+    return choice(name, std::span<const std::string_view>(choices.begin(), choices.size()));
+  }
+  std::string choice(std::string_view name, std::span<const std::string_view> choices) {
     const std::string* v = f_.value(name);
     if (!v) return "";
     if (std::find(choices.begin(), choices.end(), *v) == choices.end()) {
@@ -240,6 +219,48 @@ void write_layer_freq(const std::vector<int>& list, Json& moe) {
     }
   }
   moe["layer_freq"] = list;
+}
+
+// The place of a schema path ("model.moe.top_k") in a document, made where it is not there yet.
+Json& slot_at(Json& document, std::string_view path) {
+  Json* at = &document;
+  while (true) {
+    const size_t dot = path.find('.');
+    at = &(*at)[std::string(path.substr(0, dot))];
+    if (dot == std::string_view::npos) return *at;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+// A plain flag into the document as its row says: a switch's true or false (or its `is` text
+// where it is given), or the flag's value, Megatron's default where it is absent.
+void copy(const MegatronFlag& row, const Flags& f, Reader& r, Json& document) {
+  if (row.form != FlagForm::value) {
+    const bool on = f.on(row.flag);
+    if (row.is.empty()) slot_at(document, row.key) = row.form == FlagForm::on ? on : !on;
+    else if (on) slot_at(document, row.key) = row.is;
+    return;
+  }
+  const KeyInfo& key = detail::key_of(row);
+  const DefaultValue& absent = row.absent;
+  Json value;  // null while the flag is absent
+  if (key.type == ValueType::number) {
+    if (auto v = r.number(row.flag)) value = *v;
+  } else if (key.type == ValueType::text) {
+    if (const std::string* v = f.value(row.flag)) value = *v;
+  } else if (key.type == ValueType::choice) {
+    if (std::string v = r.choice(row.flag, key.choices); !v.empty()) value = std::move(v);
+  } else if (absent.kind == DefaultValue::Kind::required) {
+    value = r.required(row.flag);
+  } else if (auto v = r.integer(row.flag)) {
+    value = *v;
+  }
+  if (value.is_null()) {
+    if (absent.kind == DefaultValue::Kind::number) value = static_cast<int64_t>(absent.number);
+    else if (absent.kind == DefaultValue::Kind::text) value = std::string(absent.text);
+    else return;
+  }
+  slot_at(document, row.key) = std::move(value);
 }
 
 }  // namespace
@@ -333,20 +354,31 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   }
   Reader r(f);
   MegatronImport out;
+  Json doc = {{"model", {{"name", "imported Megatron-LM model"}}},
+              {"plan", {{"framework", "megatron-core"}}}};
+  Json& m = doc["model"];
+  Json& p = doc["plan"];
+  // The model's parts the command line has: multi-latent attention, experts.
+  if (f.on("multi-latent-attention")) m["attention"] = Json::object();
+  if (f.value("num-experts")) m["moe"] = Json::object();
+
+  // The plain flags of the model or the plan, copied as their rows say (what a flag's absence
+  // means to Megatron-LM); the flags with rules follow each by hand, as their rows state.
+  auto copy_plain = [&](std::string_view object) {
+    for (const MegatronFlag& row : detail::megatron_flags())
+      if (!row.by_hand() && row.key.starts_with(object) && detail::applies(doc, row.key))
+        copy(row, f, r, doc);
+  };
 
   // The model.
-  Json m = Json::object();
-  m["name"] = "imported Megatron-LM model";
-  const int64_t layers = r.required("num-layers");
-  const int64_t hidden = r.required("hidden-size");
-  const int64_t heads = r.required("num-attention-heads");
-  m["layers"] = layers;
-  m["hidden"] = hidden;
-  m["heads"] = heads;
+  copy_plain("model.");
+  const int64_t layers = m["layers"].get<int64_t>();
+  const int64_t hidden = m["hidden"].get<int64_t>();
+  const int64_t heads = m["heads"].get<int64_t>();
   const bool gqa = f.on("group-query-attention");
   m["kv_heads"] = gqa ? r.required("num-query-groups") : heads;
   const bool swiglu = f.on("swiglu");
-  std::string ffn_type = swiglu ? "swiglu" : f.on("squared-relu") ? "squared_relu" : "gelu";
+  m["ffn_type"] = swiglu ? "swiglu" : f.on("squared-relu") ? "squared_relu" : "gelu";
   // Megatron's default widths: 4h, or 2/3 of it rounded down to a multiple of 64 for SwiGLU.
   const int64_t default_ffn = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
   m["ffn_hidden"] = r.integer("ffn-hidden-size").value_or(default_ffn);
@@ -370,8 +402,6 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
                                       "again to a multiple of 128·tp where it is not one)",
                                       *padded));
   }
-  m["seq_len"] = r.required("seq-length");
-  m["ffn_type"] = ffn_type;
   const std::string pos = r.choice("position-embedding-type",
                                    {"learned_absolute", "rope", "mrope", "yarn", "none"});
   m["position"] = pos == "learned_absolute" || (pos.empty() && !f.on("use-rotary-position-embeddings"))
@@ -379,26 +409,13 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
                       : "rope";
   if (pos == "none") out.notes.push_back("--position-embedding-type none: modelled as rope (no "
                                          "position parameters either way)");
-  m["tied_embeddings"] = !f.on("untie-embeddings-and-output-weights");
   const std::string norm = r.choice("normalization", {"LayerNorm", "RMSNorm"});
   m["norm"] = norm == "RMSNorm" ? "rmsnorm" : "layernorm";
-  m["bias"] = !f.on("disable-bias-linear");
   if (auto kv = r.integer("kv-channels"); kv && *kv * heads != hidden) m["head_dim"] = *kv;
-  if (f.on("multi-latent-attention")) {
-    // Megatron's MLA defaults (TransformerConfig / MLATransformerConfig).
-    Json att = {{"type", "mla"}};
-    if (auto q = r.integer("q-lora-rank")) att["q_lora_rank"] = *q;
-    att["kv_lora_rank"] = r.integer("kv-lora-rank").value_or(32);
-    att["qk_head_dim"] = r.integer("qk-head-dim").value_or(128);
-    att["qk_rope_head_dim"] = r.integer("qk-pos-emb-head-dim").value_or(64);
-    att["v_head_dim"] = r.integer("v-head-dim").value_or(128);
-    m["attention"] = std::move(att);
-    m["kv_heads"] = heads;
-  }
-  if (auto experts = r.integer("num-experts")) {
-    Json moe = {{"experts", *experts},
-                {"top_k", r.integer("moe-router-topk").value_or(2)},
-                {"ffn_hidden", r.integer("moe-ffn-hidden-size").value_or(m["ffn_hidden"].get<int64_t>())}};
+  if (m.contains("attention")) m["kv_heads"] = heads;  // MLA: one latent for every head
+  if (m.contains("moe")) {
+    Json& moe = m["moe"];
+    moe["ffn_hidden"] = r.integer("moe-ffn-hidden-size").value_or(m["ffn_hidden"].get<int64_t>());
     if (auto shared = r.integer("moe-shared-expert-intermediate-size")) {
       // Megatron gives the shared experts' total width; the engine counts one expert that wide.
       moe["shared_experts"] = 1;
@@ -427,23 +444,12 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
                            printable(*freq)));
       }
     }
-    if (auto groups = r.integer("moe-router-num-groups")) {
-      moe["router_groups"] = *groups;
-      if (auto top = r.integer("moe-router-group-topk")) moe["router_group_top_k"] = *top;
-    }
-    if (auto cf = r.number("moe-expert-capacity-factor")) moe["capacity_factor"] = *cf;
-    m["moe"] = std::move(moe);
   }
   if (auto mtp = r.integer("mtp-num-layers", 0, 64); mtp && *mtp > 0) m["mtp_layers"] = *mtp;
 
   // The plan.
-  Json p = Json::object();
-  p["framework"] = "megatron-core";
-  const int64_t tp = r.integer("tensor-model-parallel-size").value_or(1);
-  const int64_t pp = r.integer("pipeline-model-parallel-size").value_or(1);
-  p["tp"] = tp;
-  p["pp"] = pp;
-  p["cp"] = r.integer("context-parallel-size").value_or(1);
+  copy_plain("plan.");
+  const int64_t pp = p["pp"].get<int64_t>();
   if (auto per_stage = r.integer("num-layers-per-virtual-pipeline-stage")) {
     // (Divided in turn, not multiplied: each count may be as large as 2^40.)
     if (layers % pp != 0 || (layers / pp) % *per_stage != 0)
@@ -458,16 +464,8 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   for (const char* flag : {"num-virtual-stages-per-pipeline-rank",
                            "virtual-pipeline-model-parallel-size"})
     if (auto vpp = r.integer(flag); vpp && *vpp > 1) p["vpp"] = *vpp;
-  if (m.contains("moe")) {
-    p["ep"] = r.integer("expert-model-parallel-size").value_or(1);
-    p["etp"] = r.integer("expert-tensor-parallel-size").value_or(tp);
-    const std::string disp = r.choice("moe-token-dispatcher-type", {"alltoall", "allgather", "flex"});
-    p["moe_dispatcher"] = disp.empty() ? "allgather" : disp;  // Megatron's default
-    p["moe_overlap"] = f.on("overlap-moe-expert-parallel-comm");
-  }
-  p["micro_batch"] = r.integer("micro-batch-size").value_or(1);
-  p["global_batch"] = r.required("global-batch-size");
-  p["sequence_parallel"] = f.on("sequence-parallel");
+  if (m.contains("moe"))
+    p["etp"] = r.integer("expert-tensor-parallel-size").value_or(p["tp"].get<int64_t>());
   const std::string granularity = r.choice("recompute-granularity", {"full", "selective"});
   p["recompute"] = granularity.empty() ? "none" : granularity;
   const std::string method = r.choice("recompute-method", {"uniform", "block"});
@@ -482,7 +480,6 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
                                       "groups of {} layers is modelled as one layer at a time",
                                       n, n));
   }
-  p["distributed_optimizer"] = f.on("use-distributed-optimizer");
   const std::string fp8 = r.choice("fp8-format", {"e4m3", "hybrid"});
   const std::string recipe = r.choice("fp8-recipe", {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"});
   const std::string fp4 = r.choice("fp4-format", {"e2m1"});
@@ -494,11 +491,6 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
                                                        : "fp32";
   if (!fp8.empty() && (recipe == "blockwise" || recipe == "custom"))
     out.notes.push_back(fmt::format("--fp8-recipe {}: modelled as per-tensor fp8", recipe));
-  p["overlap_grad_reduce"] = f.on("overlap-grad-reduce");
-  p["overlap_param_gather"] = f.on("overlap-param-gather");
-  p["tp_comm_overlap"] = f.on("tp-comm-overlap");
-  p["grad_reduce_in_fp32"] = !f.on("grad-reduce-in-bf16");
-  p["fp8_param_gather"] = f.on("fp8-param-gather");
   // Adam's moments: two 16-bit ones (bf16, or fp16: the same bytes) with the precision-aware
   // optimizer, which Megatron needs for them; fp8 moments are counted as 16-bit, one 16-bit
   // moment beside an fp32 one as fp32 moments.
@@ -522,18 +514,11 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   const std::string graphs =
       r.choice("cuda-graph-impl", {"none", "local", "transformer_engine", "full_iteration"});
   p["cuda_graphs"] = !graphs.empty() && graphs != "none";
-  if (auto n = r.integer("decoder-first-pipeline-num-layers")) p["first_stage_layers"] = *n;
-  if (auto n = r.integer("decoder-last-pipeline-num-layers")) p["last_stage_layers"] = *n;
-  p["embedding_in_split"] = f.on("account-for-embedding-in-pipeline-split");
-  p["loss_in_split"] = f.on("account-for-loss-in-pipeline-split");
-  if (const std::string* layout = f.value("pipeline-model-parallel-layout"))
-    p["pipeline_layout"] = *layout;
-  if (f.on("use-tp-pp-dp-mapping")) p["rank_order"] = "tp-cp-ep-pp-dp";
   if (r.error()) return *r.error();
   // The model's own rules (query groups divide the heads, top-k <= experts, sizes in range).
   if (auto checked = detail::model_from_json(m, "model", false); !checked) return checked.error();
 
-  out.scenario = Json{{"model", std::move(m)}, {"plan", std::move(p)}};
+  out.scenario = std::move(doc);
 
   // The cluster, when torchrun says how many nodes and GPUs.
   const auto& l = launcher_flags.launcher;

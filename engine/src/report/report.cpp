@@ -32,39 +32,25 @@ Json to_json(const Report& r) {
   return Json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
-namespace {
-
-template <class Spec>
-void schema_rows(const detail::ReportTable<Spec>& t, Json& out) {
-  Json rows = Json::array();
-  for (const auto& k : t.keys) {
-    Json row{{"name", k.name}, {"unit", k.unit}, {"label", k.label}, {"doc", k.doc}};
-    if (!k.of.empty()) row["of"] = k.of;
-    if (k.array) row["array"] = true;
-    if (k.full_only) row["summary"] = false;
-    rows.push_back(std::move(row));
-  }
-  out[std::string(t.name)] = std::move(rows);
-}
-
-}  // namespace
-
 Json report_schema() {
   Json out = Json::object();
-  schema_rows(detail::report_table(), out);
-  schema_rows(detail::breakdown_table(), out);
-  schema_rows(detail::stage_table(), out);
-  schema_rows(detail::memory_table(), out);
-  schema_rows(detail::op_table(), out);
-  schema_rows(detail::replica_table(), out);
-  schema_rows(detail::timeline_table(), out);
-  schema_rows(detail::event_table(), out);
+  detail::schema_rows(detail::report_table(), out);
+  detail::schema_rows(detail::breakdown_table(), out);
+  detail::schema_rows(detail::stage_table(), out);
+  detail::schema_rows(detail::memory_table(), out);
+  detail::schema_rows(detail::op_table(), out);
+  detail::schema_rows(detail::replica_table(), out);
+  detail::schema_rows(detail::timeline_table(), out);
+  detail::schema_rows(detail::event_table(), out);
   return out;
 }
 
 std::string fill_report_tables(std::string_view doc) {
+  return fill_report_tables(doc, report_schema());
+}
+
+std::string fill_report_tables(std::string_view doc, const Json& schema) {
   constexpr std::string_view open = "<!-- report: ", close = "<!-- /report -->";
-  const Json schema = report_schema();
   std::string out;
   size_t at = 0;
   while (true) {
@@ -74,18 +60,22 @@ std::string fill_report_tables(std::string_view doc) {
     const size_t end = doc.find(close, start);
     if (name_end == std::string_view::npos || end == std::string_view::npos) break;
     const std::string name(doc.substr(start + open.size(), name_end - start - open.size()));
+    if (!schema.contains(name)) {  // another schema's table (the traffic's): kept as it is
+      out.append(doc.substr(at, end + close.size() - at));
+      at = end + close.size();
+      continue;
+    }
     out.append(doc.substr(at, name_end + 4 - at));
     out += "\n| key | unit | meaning |\n|---|---|---|\n";
-    if (schema.contains(name))
-      for (const auto& row : schema[name]) {
-        std::string meaning = row["doc"].get<std::string>();
-        if (row.contains("of"))
-          meaning += fmt::format(" (`{}`{})", row["of"].get<std::string>(),
-                                 row.value("array", false) ? ": one object each" : "");
-        if (!row.value("summary", true)) meaning += "; not in a summary report";
-        out += fmt::format("| `{}` | {} | {} |\n", row["name"].get<std::string>(),
-                           row["unit"].get<std::string>(), meaning);
-      }
+    for (const auto& row : schema[name]) {
+      std::string meaning = row["doc"].get<std::string>();
+      if (row.contains("of"))
+        meaning += fmt::format(" (`{}`{})", row["of"].get<std::string>(),
+                               row.value("array", false) ? ": one object each" : "");
+      if (!row.value("summary", true)) meaning += "; not in a summary report";
+      out += fmt::format("| `{}` | {} | {} |\n", row["name"].get<std::string>(),
+                         row["unit"].get<std::string>(), meaning);
+    }
     out.append(close);
     at = end + close.size();
   }

@@ -110,6 +110,21 @@ struct ReportTable {
   std::span<const ReportKey<Spec>> keys;
   std::vector<size_t> order;
 };
+// A table's rows as report_schema() gives them: name, unit, label, doc, and where the value is
+// an object (or array of objects) of another table, that table's name (`of`, `array`).
+template <class Spec>
+void schema_rows(const ReportTable<Spec>& t, Json& out) {
+  Json rows = Json::array();
+  for (const auto& k : t.keys) {
+    Json row{{"name", k.name}, {"unit", k.unit}, {"label", k.label}, {"doc", k.doc}};
+    if (!k.of.empty()) row["of"] = k.of;
+    if (k.array) row["array"] = true;
+    if (k.full_only) row["summary"] = false;
+    rows.push_back(std::move(row));
+  }
+  out[std::string(t.name)] = std::move(rows);
+}
+
 const ReportTable<Report>& report_table();
 const ReportTable<Report>& timeline_table();
 const ReportTable<Breakdown>& breakdown_table();

@@ -219,14 +219,16 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   // about as having no effect): sequence parallelism needs TP, TP overlap needs TP with sequence
   // parallelism (Transformer Engine overlaps its all-gathers and reduce-scatters), fp8
   // parameters need fp8 GEMMs.
-  if (!r.has("sequence_parallel")) p.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  if (!r.has("sequence_parallel"))
+    p.sequence_parallel = p.sequence_parallel && p.sequence_parallel_acts();
   if (!r.has("tp_comm_overlap"))
-    p.tp_comm_overlap = p.tp_comm_overlap && p.sequence_parallel && p.tp > 1;
+    p.tp_comm_overlap =
+        p.tp_comm_overlap && p.tp_comm_overlap_allowed() && p.tp_comm_overlap_acts();
   // The distributed optimizer's parameter all-gather overlaps through the gradient buckets
   // (Megatron-LM asserts --overlap-grad-reduce with it); with nothing sharded there is none.
   if (!r.has("overlap_param_gather"))
-    p.overlap_param_gather = p.overlap_param_gather && p.effective_zero_stage() >= 1 &&
-                             (p.overlap_grad_reduce || p.effective_zero_stage() >= 3);
+    p.overlap_param_gather = p.overlap_param_gather && p.param_gather_overlap_acts() &&
+                             p.param_gather_overlap_allowed();
   if (!r.has("fp8_param_gather"))
     p.fp8_param_gather = p.fp8_param_gather &&
                          (p.precision == Precision::fp8 || p.precision == Precision::mxfp8);

@@ -6,6 +6,7 @@
 
 #include "scenario/fields.h"
 #include "scenario/json_reader.h"
+#include "stepcast/arch_calibration_keys.h"
 
 namespace stepcast::detail {
 
@@ -195,24 +196,24 @@ Result<FrameworkProfile> framework_from_json(const Json& j) {
 namespace {
 Result<ArchCalibration> arch_calibration_from_json(const Json& j, const std::string& path) {
   JsonReader r(j, path);
-  r.reject_unknown_keys({"gemm_efficiency", "fp8_gemm_efficiency", "fp4_gemm_efficiency",
-                         "gemm_overhead_us", "attention_efficiency",
-                         "memory_efficiency", "layer_overhead_us", "grouped_gemm_factor",
-                         "moe_host_us", "moe_host_expert_us", "fitted_on", "source", "notes"});
+  static const std::vector<std::string_view> known = [] {
+    std::vector<std::string_view> out;  // the fitted constants' keys and what says where from
+    for (const ArchCalibrationKey& k : arch_calibration_keys()) out.push_back(k.name);
+    for (std::string_view about : {"fitted_on", "source", "notes"}) out.push_back(about);
+    return out;
+  }();
+  r.reject_unknown(known);
   ArchCalibration c;
-  c.gemm_efficiency = r.number("gemm_efficiency", std::nullopt);
-  c.fp8_gemm_efficiency = r.number("fp8_gemm_efficiency", c.gemm_efficiency);
-  c.fp4_gemm_efficiency = r.number("fp4_gemm_efficiency", c.fp8_gemm_efficiency);
-  c.gemm_overhead_s = r.number("gemm_overhead_us", std::nullopt, 0, false) * 1e-6;
-  c.attention_efficiency = r.number("attention_efficiency", std::nullopt);
-  c.memory_efficiency = r.number("memory_efficiency", std::nullopt);
-  c.layer_overhead_s = r.number("layer_overhead_us", std::nullopt, 0, false) * 1e-6;
-  c.grouped_gemm_factor = r.number("grouped_gemm_factor", 1.0);
-  c.moe_host_s = r.number("moe_host_us", 0.0, 0, false) * 1e-6;
-  c.moe_host_expert_s = r.number("moe_host_expert_us", 0.0, 0, false) * 1e-6;
-  if (c.grouped_gemm_factor > 1)
-    r.fail(ErrorCode::out_of_range, r.field("grouped_gemm_factor"),
-           r.field("grouped_gemm_factor") + " must be at most 1 (a fraction of gemm efficiency)");
+  for (const ArchCalibrationKey& k : arch_calibration_keys()) {
+    std::optional<double> fallback = k.absent;  // (the table's order reads a fallback first)
+    if (!k.falls_back_to.empty())
+      fallback = key_value(c, *find_arch_calibration_key(k.falls_back_to));
+    set_key_value(c, k, r.number(k.name, fallback, 0, !k.zero_allowed));
+  }
+  for (const ArchCalibrationKey& k : arch_calibration_keys())
+    if (k.max > 0 && key_value(c, k) > k.max)
+      r.fail(ErrorCode::out_of_range, r.field(k.name),
+             fmt::format("{} must be at most {} ({})", r.field(k.name), k.max, k.max_why));
   if (!r.ok()) return r.error();
   return c;
 }

@@ -427,9 +427,9 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
   t.gpus = sc.cluster.gpus();
   t.gpus_per_node = sc.cluster.groups.front().gpus_per_node;
   for (const ClusterGroup& c : sc.cluster.groups) {
+    t.cluster_groups.push_back({c.gpus_per_node, c.nodes, /*first_node=*/t.nodes});
     t.nodes += c.nodes;
     if (c.gpus_per_node != t.gpus_per_node) t.gpus_per_node = 0;  // groups differ
-    t.cluster_groups.push_back({c.gpus_per_node, c.nodes});
   }
   t.gpu_level = options.level == TrafficLevel::gpu ||
                 (options.level == TrafficLevel::automatic && t.gpus <= kMaxTrafficGpus);
@@ -526,106 +526,6 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
     if (kind_group[k])
       t.groups.push_back(locality(static_cast<CommGroup>(k), *kind_group[k], p, machines));
   return t;
-}
-
-Json to_json(const Traffic& t) {
-  Json j;
-  j["rank_order"] = t.rank_order;
-  j["level"] = t.gpu_level ? "gpu" : "node";
-  j["gpus"] = t.gpus;
-  j["nodes"] = t.nodes;
-  j["gpus_per_node"] = t.gpus_per_node;
-  Json groups_of_nodes = Json::array();
-  int64_t first_node = 0;
-  for (const auto& g : t.cluster_groups) {
-    groups_of_nodes.push_back(
-        {{"gpus_per_node", g.gpus_per_node}, {"nodes", g.nodes}, {"first_node", first_node}});
-    first_node += g.nodes;
-  }
-  j["cluster_groups"] = groups_of_nodes;
-  j["total_bytes"] = t.total();
-  Json by_kind = Json::object(), by_tier = {{"scale_up", 0.0}, {"scale_out", 0.0}};
-  for (size_t k = 0; k < kGroupKinds; ++k) {
-    const auto& tiers = t.totals[k];
-    if (tiers[0] + tiers[1] <= 0) continue;
-    by_kind[std::string(EnumNames<CommGroup>::values[k])] = {{"scale_up", tiers[0]},
-                                                             {"scale_out", tiers[1]}};
-    by_tier["scale_up"] = by_tier["scale_up"].get<double>() + tiers[0];
-    by_tier["scale_out"] = by_tier["scale_out"].get<double>() + tiers[1];
-  }
-  j["bytes_by_kind"] = by_kind;
-  j["bytes_by_tier"] = by_tier;
-  Json groups = Json::array();
-  for (const auto& g : t.groups)
-    groups.push_back({{"kind", to_string(g.kind)},
-                      {"size", g.size},
-                      {"groups", g.groups},
-                      {"max_per_node", g.max_per_node},
-                      {"spanning_groups", g.spanning_groups},
-                      {"inside_node", g.inside_node()}});
-  j["groups"] = groups;
-  Json cells = Json::array();
-  for (const auto& c : t.cells) {
-    Json bytes = Json::object();
-    for (size_t k = 0; k < kGroupKinds; ++k)
-      if (c.bytes[k] > 0) bytes[std::string(EnumNames<CommGroup>::values[k])] = c.bytes[k];
-    cells.push_back({{"from", c.from}, {"to", c.to}, {"tier", to_string(c.tier)},
-                     {"bytes", bytes}});
-  }
-  j["cells"] = cells;
-  Json bw = Json::array();
-  for (const auto& b : t.bandwidth)
-    bw.push_back({{"stage", b.stage},
-                  {"collective", to_string(b.op.kind)},
-                  {"group", to_string(b.op.group)},
-                  {"phase", to_string(b.op.phase)},
-                  {"what", b.op.what},
-                  {"count", b.op.count},
-                  {"message_bytes", b.op.bytes},
-                  {"group_size", b.op.group_size},
-                  {"link", b.op.link},
-                  {"time_s", b.op.time_s},
-                  {"algbw_Bps", b.algbw_Bps},
-                  {"busbw_Bps", b.busbw_Bps},
-                  {"peak_Bps", b.peak_Bps},
-                  {"fraction_of_peak", b.fraction_of_peak},
-                  {"curve", b.curve}});
-  j["bandwidth"] = bw;
-  Json curves = Json::array();
-  for (const auto& c : t.curves)
-    curves.push_back({{"link", c.link},
-                      {"peak_Bps", c.peak_Bps},
-                      {"half_peak_bytes", c.half_peak_bytes},
-                      {"sizes_bytes", c.sizes_bytes},
-                      {"busbw_Bps", c.busbw_Bps}});
-  j["curves"] = curves;
-  Json ranges = Json::array();
-  for (const auto& r : t.ranges)
-    ranges.push_back({{"kind", to_string(r.kind)},
-                      {"collective", "all_to_all"},
-                      {"imbalance", r.imbalance},
-                      {"expected_pair_bytes", r.expected_pair_bytes},
-                      {"max_pair_bytes", r.max_pair_bytes},
-                      {"expected_gpu_bytes", r.expected_gpu_bytes},
-                      {"max_gpu_bytes", r.max_gpu_bytes},
-                      {"flex_remote_scale", r.flex_remote_scale}});
-  j["ranges"] = ranges;
-  if (t.has_load) {
-    const LinkLoad& l = t.load;
-    j["load"] = {{"bins", l.scale_up_Bps.size()},
-                 {"bin_s", l.bin_s},
-                 {"scale_up_bytes_per_s", l.scale_up_Bps},
-                 {"scale_out_bytes_per_s", l.scale_out_Bps},
-                 {"busiest_nic_bytes_per_s", l.busiest_nic_Bps},
-                 {"scale_up_capacity_bytes_per_s", l.scale_up_capacity_Bps},
-                 {"scale_out_capacity_bytes_per_s", l.scale_out_capacity_Bps},
-                 {"nic_capacity_bytes_per_s", l.nic_capacity_Bps},
-                 {"busiest_nic", l.busiest_nic},
-                 {"busiest_nic_bytes", l.busiest_nic_bytes}};
-  } else {
-    j["load"] = nullptr;  // the schedule has more blocks than a timeline reports
-  }
-  return j;
 }
 
 std::string to_csv(const Traffic& t, bool by_kind) {
