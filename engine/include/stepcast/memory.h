@@ -11,6 +11,8 @@
 
 namespace stepcast {
 
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;  // bytes; PyTorch's memory stats count in it
+
 struct MemoryBreakdown {
   double weights = 0;
   double gradients = 0;
