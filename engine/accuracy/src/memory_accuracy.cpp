@@ -16,14 +16,11 @@ MemoryPrediction predict_memory(const PreparedCase& c, const Calibration& calibr
   p.id = c.data.id;
   p.source = c.data.source;
   p.fits = r.fits;
-  // The fullest stage of each measure: what the largest over the run's ranks measures. Allocated
-  // is what live tensors hold (weights, gradients, optimizer state, activations); the engine's
-  // total adds its allowance for the framework and the allocator, the reserved side.
+  // The fullest stage of each measure: what the largest over the run's ranks measures.
   for (const auto& st : r.stages) {
     const MemoryBreakdown& m = st.memory;
-    p.predicted_allocated_gib = std::max(
-        p.predicted_allocated_gib, (m.weights + m.gradients + m.optimizer + m.activations) / kGiB);
-    p.predicted_reserved_gib = std::max(p.predicted_reserved_gib, m.total / kGiB);
+    p.predicted_allocated_gib = std::max(p.predicted_allocated_gib, m.allocated / kGiB);
+    p.predicted_reserved_gib = std::max(p.predicted_reserved_gib, m.reserved / kGiB);
     p.capacity_gib = std::max(p.capacity_gib, m.capacity / kGiB);
   }
   const MeasuredPeak& peak = *c.data.peak;
