@@ -15,6 +15,7 @@
 #include "stepcast/accuracy/calibrate.h"
 #include "stepcast/accuracy/cases.h"
 #include "stepcast/accuracy/csv.h"
+#include "stepcast/accuracy/memory_accuracy.h"
 #include "stepcast/accuracy/report.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/statistics.h"
@@ -100,11 +101,14 @@ int run_validate(const Options& o, const Catalog& catalog) {
   if (!load_cases(o, catalog, conv, error)) return fail(error);
   if (!o.write_cases.empty() && !write_file(o.write_cases, to_jsonl(conv.cases)))
     return fail(fmt::format("cannot write {}", o.write_cases));
-  auto prepared = prepare(conv.cases, catalog);
-  if (!prepared) return fail(prepared.error());
+  auto all = prepare(conv.cases, catalog);
+  if (!all) return fail(all.error());
+  // Time cases and memory cases (tests/validation/memory-runs.csv) are reported apart.
+  const std::vector<PreparedCase> memory = memory_cases(*all);
+  const auto prepared = time_cases(*all);
   if (o.anchored) {  // engine/accuracy/include/stepcast/accuracy/anchored.h
-    const AnchoredAccuracy cluster = anchored_accuracy(*prepared, catalog.calibration);
-    const AnchoredAccuracy model = anchored_accuracy(*prepared, catalog.calibration, true);
+    const AnchoredAccuracy cluster = anchored_accuracy(prepared, catalog.calibration);
+    const AnchoredAccuracy model = anchored_accuracy(prepared, catalog.calibration, true);
     if (o.format == "json")
       std::cout << Json{{"cluster", to_json(cluster)}, {"model", to_json(model)}}.dump(2) << "\n";
     else
@@ -113,9 +117,10 @@ int run_validate(const Options& o, const Catalog& catalog) {
     return 0;
   }
   ValidationReport report;
-  report.accuracy = evaluate(*prepared, catalog.calibration);
+  report.accuracy = evaluate(prepared, catalog.calibration);
   report.skipped = conv.skipped;
-  report.ranks = rank_correlations(*prepared, report.accuracy);
+  report.ranks = rank_correlations(prepared, report.accuracy);
+  if (!memory.empty()) report.memory = evaluate_memory(memory, catalog.calibration);
   if (o.format == "json") std::cout << to_json(report).dump(2) << "\n";
   else std::cout << to_text(report);
   return 0;
@@ -131,11 +136,12 @@ int run_calibrate(const Options& o, const Catalog& catalog) {
   Conversion conv;
   std::string error;
   if (!load_cases(o, catalog, conv, error)) return fail(error);
-  auto prepared = prepare(conv.cases, catalog);
-  if (!prepared) return fail(prepared.error());
+  auto all = prepare(conv.cases, catalog);
+  if (!all) return fail(all.error());
+  const auto prepared = time_cases(*all);
   CalibrationReport report;
   report.excluded_sources = o.exclude;
-  report.fit = fit_calibration(*prepared, catalog.calibration, catalog, o.exclude);
+  report.fit = fit_calibration(prepared, catalog.calibration, catalog, o.exclude);
   const std::string written_text = calibration_json(report.fit, builtin_calibration_text());
   report.written = Json::parse(written_text, nullptr, false);
   if (report.written.is_discarded()) report.written = Json::object();
@@ -143,13 +149,13 @@ int run_calibrate(const Options& o, const Catalog& catalog) {
     return fail(fmt::format("cannot write {}", o.write));
 
   std::vector<PreparedCase> kept;
-  for (const auto& c : *prepared)
+  for (const auto& c : prepared)
     if (std::find(o.exclude.begin(), o.exclude.end(), c.data.source) == o.exclude.end())
       kept.push_back(c);
-  report.in_sample = evaluate(*prepared, report.fit.calibration);
+  report.in_sample = evaluate(prepared, report.fit.calibration);
   report.loso = leave_one_source_out(kept, catalog.calibration, catalog);
   report.skipped = conv.skipped;
-  report.ranks = rank_correlations(*prepared, report.in_sample);
+  report.ranks = rank_correlations(prepared, report.in_sample);
 
   if (o.format == "json") {
     std::cout << to_json(report).dump(2) << "\n";

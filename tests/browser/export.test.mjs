@@ -49,12 +49,12 @@ describe('exports', () => {
     report = cli.report;
     await p.click('.mem-table summary');
     const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'other', 'total', 'capacity']
+    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'allocator', 'other', 'total', 'capacity']
       .map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
     const { name, body } = await download(p, '[data-download="memory.csv"]');
     assert.equal(name, 'memory.csv');
     const rows = parseCsv(body.toString());
-    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
+    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'allocator_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
     assert.equal(rows.length, 1 + report.stages.length);
     for (const [i, s] of report.stages.entries()) {
       assert.equal(Number(rows[i + 1][7]), s.memory_bytes.total / GIB, `stage ${i} total`);

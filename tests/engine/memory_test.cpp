@@ -69,7 +69,15 @@ TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
   EXPECT_DOUBLE_EQ(m.weights, 2 * P);       // bf16 weights
   EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads (Megatron-Core's bf16 default)
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * P / 8);  // master + 2 moments sharded over 8 DP ranks
-  EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.other, 1);
+  EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.allocator +
+                          m.other, 1);
+  // Allocated: what live tensors hold; reserved: plus the caching allocator's 5 % (calibration
+  // framework_memory_fraction); total: plus the 2 GiB outside the allocator.
+  EXPECT_DOUBLE_EQ(m.allocated, m.weights + m.gradients + m.optimizer + m.activations);
+  EXPECT_DOUBLE_EQ(m.allocator, 0.05 * m.allocated);
+  EXPECT_DOUBLE_EQ(m.reserved, 1.05 * m.allocated);
+  EXPECT_DOUBLE_EQ(m.other, 2.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(m.total, m.reserved + m.other);
   // 8.03 B x (2 + 4 + 1.5) B = 56 GiB of model states + ~13 GiB of activations fits in 80 GiB.
   EXPECT_TRUE(r.fits) << r.stages[0].memory.total / (1 << 30);
 }

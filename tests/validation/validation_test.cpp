@@ -4,6 +4,7 @@
 // calibration was fitted, rounded up to the next 0.1 %: an accuracy regression anywhere breaks the
 // build. After a change to the physics, re-run the fit and update calibration.json, cases.jsonl
 // and the tables here and in tests/validation/README.md (commands there).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "stepcast/accuracy/cases.h"
 #include "stepcast/accuracy/csv.h"
 #include "stepcast/accuracy/hardware_map.h"
+#include "stepcast/accuracy/memory_accuracy.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/accuracy/statistics.h"
@@ -49,15 +51,18 @@ const CsvTable& modern() {
   return table;
 }
 
+// The committed cases of a JSON Lines file, prepared for the engine.
+std::vector<PreparedCase> prepared_cases(const char* path) {
+  auto c = parse_cases_jsonl(read(path));
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+  if (!c.ok()) return {};
+  auto p = prepare(*c, builtin_catalog());
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  return p.ok() ? p.value() : std::vector<PreparedCase>{};
+}
+
 const std::vector<PreparedCase>& cases() {
-  static const std::vector<PreparedCase> prepared = [] {
-    auto c = parse_cases_jsonl(read("tests/validation/cases.jsonl"));
-    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
-    if (!c.ok()) return std::vector<PreparedCase>{};
-    auto p = prepare(*c, builtin_catalog());
-    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-    return p.ok() ? p.value() : std::vector<PreparedCase>{};
-  }();
+  static const std::vector<PreparedCase> prepared = prepared_cases("tests/validation/cases.jsonl");
   return prepared;
 }
 
@@ -781,6 +786,117 @@ TEST(Cases, BadLinesAreErrorsNotExceptions) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->at(0).source, "X");
   EXPECT_FALSE(prepare(*ok, builtin_catalog()).ok());  // empty scenario: the engine's error
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measured peak memory (tests/validation/memory-runs.csv as memory cases, memory-cases.jsonl):
+// the error of the predicted peak allocated and reserved per GPU, per source. Thresholds: the
+// measured figures rounded up to the next 0.1 % (tests/validation/README.md, "Peak memory"). No
+// constant is fitted on these rows, so the leave-one-source-out figures are the in-sample ones.
+
+const CsvTable& memory_runs() {
+  static const CsvTable table = table_of("tests/validation/memory-runs.csv");
+  return table;
+}
+
+struct PeakLimit {
+  const char* source;
+  int rows, allocated_rows, reserved_rows;
+  double allocated_median, allocated_p90, reserved_median, reserved_p90;  // % of |error|
+};
+constexpr PeakLimit kPeakLimits[] = {
+    {"SIMUMAXB200", 19, 19, 19, 1.9, 6.7, 2.8, 8.4},
+    {"MBSKILLMEM", 4, 4, 0, 21.2, 25.4, 0, 0},
+    {"overall", 23, 23, 19, 1.9, 18.3, 2.8, 8.4},
+};
+constexpr int kMemoryCases = 23;
+
+const std::vector<PreparedCase>& peak_cases() {
+  static const std::vector<PreparedCase> prepared =
+      prepared_cases("tests/validation/memory-cases.jsonl");
+  return prepared;
+}
+
+TEST(PeakMemory, CommittedCasesAreTheConversionOfTheTable) {
+  const Conversion conv = convert_runs(memory_runs(), builtin_catalog());
+  EXPECT_EQ(static_cast<int>(conv.cases.size()), kMemoryCases);
+  EXPECT_EQ(conv.cases.size() + conv.skipped.size(), memory_runs().rows.size());
+  for (const auto& c : conv.cases) {
+    EXPECT_EQ(c.measured_iter_time_s, 0) << c.id;  // a memory case measures no time
+    ASSERT_TRUE(c.peak.has_value()) << c.id;
+  }
+  // Every skipped row is a model the engine cannot express yet, and says which.
+  for (const auto& s : conv.skipped)
+    EXPECT_NE(s.reason.find("cannot express the model yet"), std::string::npos)
+        << s.id << ": " << s.reason;
+  EXPECT_EQ(to_jsonl(conv.cases), read("tests/validation/memory-cases.jsonl"))
+      << "regenerate: stepcast validate tests/validation/memory-runs.csv --write-cases "
+         "tests/validation/memory-cases.jsonl";
+}
+
+TEST(PeakMemory, ErrorsStayAtTheMeasuredLevel) {
+  ASSERT_EQ(static_cast<int>(peak_cases().size()), kMemoryCases);
+  const MemoryAccuracy acc = evaluate_memory(peak_cases(), builtin_catalog().calibration);
+  std::map<std::string, MemorySourceAccuracy> by;
+  for (const auto& s : acc.sources) by[s.source] = s;
+  by["overall"] = acc.overall;
+  EXPECT_EQ(acc.sources.size() + 1, std::size(kPeakLimits));
+  for (const auto& l : kPeakLimits) {
+    ASSERT_TRUE(by.count(l.source)) << l.source;
+    const MemorySourceAccuracy& s = by[l.source];
+    EXPECT_EQ(s.rows, l.rows) << l.source;
+    EXPECT_EQ(s.allocated.rows, l.allocated_rows) << l.source;
+    EXPECT_EQ(s.reserved.rows, l.reserved_rows) << l.source;
+    EXPECT_LE(s.allocated.median_pct, l.allocated_median) << l.source << " " << s.allocated.worst_id;
+    EXPECT_LE(s.allocated.p90_pct, l.allocated_p90) << l.source << " " << s.allocated.worst_id;
+    EXPECT_LE(s.reserved.median_pct, l.reserved_median) << l.source << " " << s.reserved.worst_id;
+    EXPECT_LE(s.reserved.p90_pct, l.reserved_p90) << l.source << " " << s.reserved.worst_id;
+  }
+  // Every run measured here ran: none may be called out of memory.
+  for (const auto& p : acc.rows) EXPECT_TRUE(p.fits) << p.id;
+}
+
+TEST(PeakMemory, StatisticsByHand) {
+  // |errors| 1, 2, 3, 10 (signed -10 the worst): median (2 + 3) / 2, p90 the ceil(3.6) = 4th.
+  std::vector<MemoryPrediction> rows;
+  for (double e : {1.0, -2.0, 3.0, -10.0}) {
+    MemoryPrediction p;
+    p.id = fmt::format("S-{}", e);
+    p.source = "S";
+    p.allocated_error_pct = e;
+    rows.push_back(p);
+  }
+  const MemoryAccuracy acc = summarise_memory(rows);
+  EXPECT_EQ(acc.overall.allocated.rows, 4);
+  EXPECT_DOUBLE_EQ(acc.overall.allocated.median_pct, 2.5);
+  EXPECT_DOUBLE_EQ(acc.overall.allocated.p90_pct, 10.0);
+  EXPECT_DOUBLE_EQ(acc.overall.allocated.mape_pct, 4.0);
+  EXPECT_DOUBLE_EQ(acc.overall.allocated.worst_pct, -10.0);
+  EXPECT_EQ(acc.overall.reserved.rows, 0);
+}
+
+TEST(PeakMemory, ImpossiblePeaksAreErrorsNamingTheField) {
+  ASSERT_FALSE(peak_cases().empty());
+  const Case good = peak_cases().front().data;
+  ASSERT_TRUE(good.peak && good.peak->allocated_gib && good.peak->reserved_gib);
+  auto error_of = [&](const char* key, double value) -> std::string {
+    nlohmann::ordered_json j = to_json(good);
+    j[key] = value;
+    auto c = parse_cases_jsonl(j.dump() + "\n");
+    if (!c.ok()) return c.error().path + " | " + c.error().message;
+    auto p = prepare(*c, builtin_catalog());
+    return p.ok() ? std::string() : p.error().path + " | " + p.error().message;
+  };
+  const std::string alloc = good.id + ".measured_peak_allocated_gib";
+  const std::string res = good.id + ".measured_peak_reserved_gib";
+  EXPECT_EQ(error_of("measured_peak_allocated_gib", -3).rfind(alloc + " | ", 0), 0u);
+  EXPECT_NE(error_of("measured_peak_allocated_gib", -3).find("positive"), std::string::npos);
+  // The B200 preset holds 180 GiB (presets/gpus/b200.json): 200 GiB cannot have been measured.
+  EXPECT_NE(error_of("measured_peak_reserved_gib", 200).find(res + " = 200: above the"),
+            std::string::npos);
+  EXPECT_NE(error_of("measured_peak_reserved_gib", 1).find(res + " = 1: below the peak allocated"),
+            std::string::npos);
+  EXPECT_EQ(error_of("measured_peak_reserved_gib", *good.peak->reserved_gib), "");
 }
 
 }  // namespace

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "cell_text.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/limits.h"
+#include "stepcast/memory.h"
 
 namespace stepcast::accuracy {
 
@@ -21,8 +25,15 @@ nlohmann::ordered_json to_json(const Case& c) {
   Ordered j = Ordered::object();
   j["id"] = c.id;
   j["source"] = c.source;
-  j["measured_iter_time_s"] = c.measured_iter_time_s;
-  j["iter_time"] = c.iter_time;
+  if (c.measured_iter_time_s > 0) {
+    j["measured_iter_time_s"] = c.measured_iter_time_s;
+    j["iter_time"] = c.iter_time;
+  }
+  if (c.peak) {
+    if (c.peak->allocated_gib) j["measured_peak_allocated_gib"] = *c.peak->allocated_gib;
+    if (c.peak->reserved_gib) j["measured_peak_reserved_gib"] = *c.peak->reserved_gib;
+    j["peak_metric"] = c.peak->metric;
+  }
   j["citation"] = c.citation;
   j["locator"] = c.locator;
   j["assumptions"] = c.assumptions;
@@ -45,11 +56,31 @@ Result<Case> case_from_json(const Json& j) {
   str("citation", c.citation);
   str("locator", c.locator);
   str("iter_time", c.iter_time);
-  auto t = j.find("measured_iter_time_s");
-  if (t == j.end() || !t->is_number() || t->get<double>() <= 0)
+  // A measured quantity: present, a number, above zero (what the source measured, not a guess).
+  auto positive = [&](const char* key, std::optional<double>& into) -> std::optional<Error> {
+    auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    if (!it->is_number() || !(it->get<double>() > 0))
+      return Error{ErrorCode::out_of_range, c.id + "." + key,
+                   fmt::format("{}.{} = {}: a measured value must be a positive number", c.id, key,
+                               printable(it->dump(), 40))};
+    into = it->get<double>();
+    return std::nullopt;
+  };
+  std::optional<double> time, allocated, reserved;
+  for (auto [key, into] : {std::pair{"measured_iter_time_s", &time},
+                           std::pair{"measured_peak_allocated_gib", &allocated},
+                           std::pair{"measured_peak_reserved_gib", &reserved}})
+    if (auto e = positive(key, *into)) return *e;
+  if (!time && !allocated && !reserved)
     return Error{ErrorCode::missing_key, c.id + ".measured_iter_time_s",
-                 c.id + ": measured_iter_time_s must be a positive number"};
-  c.measured_iter_time_s = t->get<double>();
+                 c.id + ": a case needs measured_iter_time_s, or a measured peak "
+                        "(measured_peak_allocated_gib, measured_peak_reserved_gib)"};
+  c.measured_iter_time_s = time.value_or(0);
+  if (allocated || reserved) {
+    c.peak = MeasuredPeak{allocated, reserved, ""};
+    str("peak_metric", c.peak->metric);
+  }
   auto a = j.find("assumptions");
   if (a != j.end() && a->is_array())
     for (const auto& s : *a)
@@ -93,14 +124,61 @@ std::string to_jsonl(const std::vector<Case>& cases) {
   return out;
 }
 
+namespace {
+
+// A measured peak the run cannot have had: not above zero, reserved below allocated (the
+// allocator holds every byte it hands out), or above the memory of every GPU the run used.
+std::optional<Error> peak_error(const Case& c, const Scenario& s) {
+  double capacity_gib = 0;
+  for (const auto& g : s.cluster.groups)
+    capacity_gib = std::max(capacity_gib, g.gpu.memory_bytes / kGiB);
+  const MeasuredPeak& peak = *c.peak;
+  for (auto [key, value] : {std::pair{"measured_peak_allocated_gib", peak.allocated_gib},
+                            std::pair{"measured_peak_reserved_gib", peak.reserved_gib}}) {
+    if (!value) continue;
+    const std::string path = c.id + "." + key;
+    if (!(*value > 0))
+      return Error{ErrorCode::out_of_range, path,
+                   fmt::format("{} = {}: a measured peak must be above zero", path, *value)};
+    if (*value > capacity_gib)
+      return Error{ErrorCode::out_of_range, path,
+                   fmt::format("{} = {}: above the {} GiB of memory the run's GPU has", path,
+                               *value, capacity_gib)};
+  }
+  if (peak.allocated_gib && peak.reserved_gib && *peak.reserved_gib < *peak.allocated_gib)
+    return Error{ErrorCode::out_of_range, c.id + ".measured_peak_reserved_gib",
+                 fmt::format("{}.measured_peak_reserved_gib = {}: below the peak allocated ({} "
+                             "GiB); the allocator reserves every byte it allocates",
+                             c.id, *peak.reserved_gib, *peak.allocated_gib)};
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::vector<PreparedCase>> prepare(const std::vector<Case>& cases, const Catalog& catalog) {
   std::vector<PreparedCase> out;
   for (const auto& c : cases) {
     auto s = scenario_from_json(c.scenario, catalog);
     if (!s) return Error{s.error().code, c.id + ": " + s.error().path,
                          c.id + ": " + s.error().message};
+    if (c.peak)
+      if (auto e = peak_error(c, *s)) return *e;
     out.push_back(PreparedCase{c, std::move(s).value()});
   }
+  return out;
+}
+
+std::vector<PreparedCase> time_cases(const std::vector<PreparedCase>& cases) {
+  std::vector<PreparedCase> out;
+  for (const auto& c : cases)
+    if (c.data.measured_iter_time_s > 0) out.push_back(c);
+  return out;
+}
+
+std::vector<PreparedCase> memory_cases(const std::vector<PreparedCase>& cases) {
+  std::vector<PreparedCase> out;
+  for (const auto& c : cases)
+    if (c.data.peak) out.push_back(c);
   return out;
 }
 

@@ -36,11 +36,17 @@ struct CellReader {
   virtual ~CellReader() = default;
 };
 
+// What a row's case measures: its iteration time (modern-runs.csv, published-runs.csv), or its
+// peak memory per GPU (memory-runs.csv).
+enum class Measured { iteration_time, peak_memory };
+
 // A row in modern-runs.csv's column names (modern_runs.cpp): dense Llama rows from their cells,
 // MoE rows from their model's preset and their source's recipes. published-runs.csv's MoE rows
-// come here too, their cells renamed.
+// come here too, their cells renamed; memory-runs.csv's rows are in the same columns plus their
+// peaks.
 Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources,
-                              const HardwareMap& hardware, const Catalog& catalog);
+                              const HardwareMap& hardware, const Catalog& catalog,
+                              Measured measured = Measured::iteration_time);
 
 // Every row of `table` through `convert(row, sources, hardware)` -> Step<Case>: the cases, and
 // the rows skipped with their reasons (every row, when a built-in table does not read).

@@ -10,6 +10,7 @@
 #include "stepcast/accuracy/hardware_map.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/sources.h"
+#include "stepcast/memory.h"
 #include "stepcast/scenario.h"
 
 namespace stepcast::accuracy {
@@ -124,29 +125,66 @@ Step<std::string> precision_of(const detail::CellReader& cell, Case& c) {
   return Skip{fmt::format("precision '{}' not recognised", p)};
 }
 
+// A row's measured peak: peak_allocated_gib and peak_reserved_gib (GiB, PyTorch's allocator
+// statistics), or a peak in other units (peak_other_value, peak_other_unit): "GB" as the
+// Megatron-Bridge skills write their "Peak Mem (GB)" column, 10^9 bytes of allocated memory (the
+// skill's Moonlight peak is the engine's allocated bytes read so: validation_test.cpp,
+// MoonlightPeakMemoryIsTheRecipesWithBf16Moments); a peak whose metric is not named is not read.
+Step<MeasuredPeak> peak_of(const detail::CellReader& cell, Case& c) {
+  MeasuredPeak peak;
+  peak.metric = trim(cell("memory_metric_notes"));
+  if (auto a = leading_number(cell("peak_allocated_gib"))) peak.allocated_gib = *a;
+  if (auto r = leading_number(cell("peak_reserved_gib"))) peak.reserved_gib = *r;
+  if (peak.allocated_gib || peak.reserved_gib) return peak;
+  const auto other = leading_number(cell("peak_other_value"));
+  const std::string unit = trim(cell("peak_other_unit"));
+  if (!other) return Skip{"no measured peak"};
+  if (unit.rfind("GB", 0) == 0) {
+    peak.allocated_gib = *other * 1e9 / kGiB;
+    c.assumptions.push_back(fmt::format(
+        "peak {} GB ('{}'): allocated bytes, GB = 10^9 bytes (the skills' convention)", *other,
+        unit));
+    return peak;
+  }
+  return Skip{fmt::format("peak {} {}: whether it is allocated or reserved memory is not stated",
+                          *other, unit)};
+}
+
 }  // namespace
 
 namespace detail {
 
 Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources,
-                              const HardwareMap& hardware, const Catalog& catalog) {
+                              const HardwareMap& hardware, const Catalog& catalog,
+                              Measured measured) {
   Case c;
   c.id = cell("id");
   c.source = source_of(c.id);
   c.citation = cell("source");
   c.locator = cell("source_locator");
   const SourceFacts& facts = sources.facts_for(c.source);
+  const bool memory = measured == Measured::peak_memory;
+  if (memory)
+    if (const NotExpressible* n = sources.not_expressible_for(cell("model")))
+      return Skip{"the engine cannot express the model yet: " + n->why};
   const bool moe = !trim(cell("experts")).empty();
   Step<Json> model = moe ? detail::moe_model_of(cell, catalog, c.assumptions) : model_of(cell);
   if (!model.value) return Skip{model.skip};
 
   const auto gpus = leading_integer(cell("gpu_count"));
   if (!gpus) return Skip{"gpu_count not stated"};
-  const auto iter = leading_number(cell("iter_time_s"));
-  if (!iter) return Skip{"no iteration time"};
-  c.iter_time = contains(cell("notes"), "iter_time_s =")
-                    ? "derived by the data file: iter_time_s = GBS*seq/(tokens_s_gpu*GPUs)"
-                    : "measured";
+  std::optional<double> iter;
+  if (memory) {
+    auto peak = peak_of(cell, c);
+    if (!peak.value) return Skip{peak.skip};
+    c.peak = std::move(*peak.value);
+  } else {
+    iter = leading_number(cell("iter_time_s"));
+    if (!iter) return Skip{"no iteration time"};
+    c.iter_time = contains(cell("notes"), "iter_time_s =")
+                      ? "derived by the data file: iter_time_s = GBS*seq/(tokens_s_gpu*GPUs)"
+                      : "measured";
+  }
   auto cluster = cluster_of(cell, *gpus, facts, hardware, catalog, c);
   if (!cluster.value) return Skip{cluster.skip};
 
@@ -209,7 +247,7 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
   auto parsed = scenario_from_json(scenario, catalog);
   if (!parsed) return Skip{"the engine rejects the scenario: " + parsed.error().message};
   if (!facts.listed) c.assumptions.push_back("no source facts recorded: the megatron-core profile");
-  c.measured_iter_time_s = *iter;
+  c.measured_iter_time_s = iter.value_or(0);
   c.scenario = std::move(scenario);
   return c;
 }
@@ -217,6 +255,16 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
 }  // namespace detail
 
 bool is_modern_table(const CsvTable& table) { return table.column("moe_ffn_hidden") >= 0; }
+
+bool is_memory_table(const CsvTable& table) { return table.column("peak_allocated_gib") >= 0; }
+
+Conversion convert_memory_runs(const CsvTable& table, const Catalog& catalog) {
+  return detail::convert_each(table, [&](size_t r, const SourceTable& sources,
+                                         const HardwareMap& hardware) {
+    return detail::convert_modern_row(Row{table, r}, sources, hardware, catalog,
+                                      detail::Measured::peak_memory);
+  });
+}
 
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog) {
   return detail::convert_each(table, [&](size_t r, const SourceTable& sources,

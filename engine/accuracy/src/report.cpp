@@ -81,11 +81,16 @@ Json to_json(const ValidationReport& r) {
   Json j = to_json(r.accuracy);
   j["skipped"] = skipped_json(r.skipped);
   j["rank_correlations"] = ranks_json(r.ranks);
+  if (r.memory) j["memory"] = to_json(*r.memory);
   return j;
 }
 
 std::string to_text(const ValidationReport& r) {
-  return to_text(r.accuracy) + skipped_text(r.skipped) + ranks_text(r.ranks);
+  // A memory table alone has no time rows: its report is the memory accuracy.
+  const bool time = !r.accuracy.rows.empty() || !r.memory;
+  std::string out = time ? to_text(r.accuracy) : "";
+  if (r.memory) out += (time ? "\n" : "") + to_text(*r.memory);
+  return out + skipped_text(r.skipped) + (time ? ranks_text(r.ranks) : "");
 }
 
 Json to_json(const CalibrationReport& r) {

@@ -425,6 +425,7 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
 }  // namespace
 
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog) {
+  if (is_memory_table(table)) return convert_memory_runs(table, catalog);
   if (is_modern_table(table)) return convert_modern_runs(table, catalog);
   return detail::convert_each(table, [&](size_t r, const SourceTable& sources,
                                          const HardwareMap& hardware) {

@@ -42,6 +42,12 @@ const SourceFacts::ModelRecipe* SourceFacts::recipe_for(std::string_view model,
   return nullptr;
 }
 
+const NotExpressible* SourceTable::not_expressible_for(std::string_view model) const {
+  for (const auto& n : not_expressible)
+    if (model.find(n.model_contains) != std::string_view::npos) return &n;
+  return nullptr;
+}
+
 std::string SourceTable::megatron_lm_name() const {
   std::string ids;
   for (const auto& f : sources)
@@ -210,7 +216,7 @@ Result<SourceTable> parse_source_table(std::string_view json_text) {
   auto doc = detail::parse_table(json_text, "sources.json");
   if (!doc) return doc.error();
   JsonReader top(*doc, "");
-  top.reject_unknown_keys({"about", "unlisted", "sources"});
+  top.reject_unknown_keys({"about", "unlisted", "sources", "models_not_expressible"});
   top.string("about", std::string());  // for people only
   const Json* unlisted = detail::required(top, "unlisted");
   if (!top.ok()) return top.error();
@@ -222,6 +228,16 @@ Result<SourceTable> parse_source_table(std::string_view json_text) {
     return read_facts(j, std::move(path), /*listed=*/true);
   };
   if (auto e = detail::read_list(top, "sources", listed, table.sources)) return *e;
+  auto model = [](const Json& j, std::string path) -> Result<NotExpressible> {
+    JsonReader r(j, std::move(path));
+    r.reject_unknown_keys({"model_contains", "why"});
+    NotExpressible n{r.string("model_contains", std::nullopt), r.string("why", std::nullopt)};
+    if (!r.ok()) return r.error();
+    return n;
+  };
+  if (top.has("models_not_expressible"))
+    if (auto e = detail::read_list(top, "models_not_expressible", model, table.not_expressible))
+      return *e;
   return table;
 }
 

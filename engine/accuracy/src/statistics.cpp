@@ -9,10 +9,15 @@
 
 namespace stepcast::accuracy {
 
-Prediction predict(const PreparedCase& c, const Calibration& calibration) {
+Report estimate_case(const PreparedCase& c, const Calibration& calibration) {
   Scenario s = c.scenario;
   s.calibration = calibration;
-  const Report r = estimate(s);
+  return estimate(s);
+}
+
+Prediction predict(const PreparedCase& c, const Calibration& calibration) {
+  const Scenario& s = c.scenario;
+  const Report r = estimate_case(c, calibration);
   Prediction p;
   p.id = c.data.id;
   p.source = c.data.source;

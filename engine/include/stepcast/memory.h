@@ -1,6 +1,8 @@
 // Memory per GPU of one pipeline stage: weights, gradients, optimizer states, activations of the
-// micro-batches in flight (Korthikanti et al. 2022, generalised to GQA and gated MLPs), and a
-// stated allowance for the framework (CUDA context, NCCL buffers, allocator fragmentation).
+// micro-batches in flight (Korthikanti et al. 2022, generalised to GQA and gated MLPs): what
+// PyTorch's caching allocator hands out (allocated); what it holds from the driver (reserved:
+// allocated plus its rounding and fragmentation); and the memory outside it (CUDA context,
+// NCCL's own buffers).
 #pragma once
 
 #include "stepcast/census.h"
@@ -11,13 +13,20 @@
 
 namespace stepcast {
 
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;  // bytes; PyTorch's memory stats count in it
+
 struct MemoryBreakdown {
   double weights = 0;
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
-  double other = 0;
-  double total = 0;
+  // The caching allocator's rounding and fragmentation: reserved - allocated.
+  double allocator = 0;
+  double other = 0;  // outside the allocator: CUDA context, NCCL's internal buffers
+  double total = 0;  // reserved + other: what the GPU must hold
+  // What torch.cuda.max_memory_allocated and max_memory_reserved measure at the stage's peak.
+  double allocated = 0;  // weights + gradients + optimizer + activations
+  double reserved = 0;   // allocated + allocator
   double capacity = 0;
   // Bytes of the GPU the plan must leave free (plan.memory_headroom of the capacity): the fit
   // verdict and the search want total + headroom within the capacity.

@@ -79,10 +79,18 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
     value<&MemoryBreakdown::activations>("activations", "bytes", "Activations",
                                          "activations of the micro-batches in flight at the "
                                          "stage's peak"),
+    value<&MemoryBreakdown::allocator>("allocator", "bytes", "Allocator",
+                                       "the caching allocator's rounding and fragmentation "
+                                       "(reserved - allocated)"),
     value<&MemoryBreakdown::other>("other", "bytes", "Other",
-                                   "the framework's allowance: CUDA context, communication "
-                                   "buffers, allocator fragmentation"),
+                                   "outside PyTorch's allocator: CUDA context, NCCL's buffers"),
     value<&MemoryBreakdown::total>("total", "bytes", "Total", "the sum of the parts above"),
+    value<&MemoryBreakdown::allocated>("allocated", "bytes", "Allocated",
+                                       "weights, gradients, optimizer state and activations: "
+                                       "torch.cuda.max_memory_allocated"),
+    value<&MemoryBreakdown::reserved>("reserved", "bytes", "Reserved",
+                                      "allocated plus the allocator's share: "
+                                      "torch.cuda.max_memory_reserved"),
     value<&MemoryBreakdown::capacity>("capacity", "bytes", "Capacity", "the GPU's memory"),
     value<&MemoryBreakdown::headroom>("headroom", "bytes", "Headroom",
                                       "the bytes plan.memory_headroom keeps free"),
@@ -132,7 +140,7 @@ constexpr ReportKey<StageReport> kStage[] = {
      &write_child<StageReport, MemoryBreakdown, &memory_table,
                   +[](const StageReport& s) -> const MemoryBreakdown& { return s.memory; }>,
      "memory_bytes"},
-    {"fits", "", "Fits", "total + headroom <= capacity",
+    {"fits", "", "Fits", "total (reserved + outside the allocator) + headroom <= capacity",
      [](JsonWriter& w, const StageReport& s, ReportKind) { w.value(s.memory.fits()); }},
     {"communication", "", "Census",
      "every collective and send the stage's GPU issues per iteration (not in a summary report)",

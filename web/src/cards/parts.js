@@ -15,5 +15,5 @@ export const PARTS = [
 export const MEMORY = [
   ['weights', 'Weights', 'weights'], ['gradients', 'Gradients', 'gradients'],
   ['optimizer', 'Optimizer state', 'optimizer_mem'], ['activations', 'Activations', 'activations'],
-  ['other', 'Other', 'other_mem'],
+  ['allocator', 'Allocator', 'allocator_mem'], ['other', 'Other', 'other_mem'],
 ];

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stepcast/accuracy/calibrate.h"
+#include "stepcast/accuracy/memory_accuracy.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/statistics.h"
 #include "stepcast/catalog.h"
@@ -16,11 +17,13 @@ namespace stepcast::accuracy {
 Json to_json(const Accuracy& accuracy);
 std::string to_text(const Accuracy& accuracy);
 
-// What `stepcast validate` reports: the accuracy, the rows it skipped and the rank order.
+// What `stepcast validate` reports: the accuracy of the time cases, the rows it skipped and the
+// rank order, and the accuracy of the memory cases where there are some.
 struct ValidationReport {
   Accuracy accuracy;
   std::vector<Skipped> skipped;
   std::vector<RankGroup> ranks;
+  std::optional<MemoryAccuracy> memory;
 };
 Json to_json(const ValidationReport& report);
 std::string to_text(const ValidationReport& report);

@@ -27,12 +27,20 @@ struct Conversion {
 // Rows that cannot be modelled (heterogeneous networks, no iteration time or rate, an unstated
 // plan) are skipped with the reason; rows whose scenario the engine rejects are skipped with the
 // engine's error.
-// Tables in modern-runs.csv's schema (a moe_ffn_hidden column) go to convert_modern_runs.
+// Tables in modern-runs.csv's schema (a moe_ffn_hidden column) go to convert_modern_runs, those
+// with measured peaks (a peak_allocated_gib column) to convert_memory_runs.
 Conversion convert_runs(const CsvTable& table, const Catalog& catalog);
 
 // The rows of a modern-runs table (tests/validation/modern-runs.csv: 2025-26 stacks).
 bool is_modern_table(const CsvTable& table);
 Conversion convert_modern_runs(const CsvTable& table, const Catalog& catalog);
+
+// The rows of a measured-memory table (tests/validation/memory-runs.csv: modern-runs.csv's
+// columns plus peak_allocated_gib, peak_reserved_gib and the peak's metric): memory cases, each
+// measuring its run's peak memory per GPU. Rows of architectures the engine cannot express yet
+// (sources.json models_not_expressible) are skipped with the reason.
+bool is_memory_table(const CsvTable& table);
+Conversion convert_memory_runs(const CsvTable& table, const Catalog& catalog);
 
 // Adds one table's cases and skipped rows to `all`, counting each run once: a case already in
 // `all` that the table repeats (the same source, model, cluster, precision and measured time:

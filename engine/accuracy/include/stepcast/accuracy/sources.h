@@ -81,10 +81,20 @@ struct SourceFacts {
   std::string why;
 };
 
+// An architecture the engine cannot express yet, and why: its measured rows are skipped with
+// the reason.
+struct NotExpressible {
+  std::string model_contains;  // found in the row's model cell (its Hugging Face class)
+  std::string why;
+};
+
 // sources.json, read.
 struct SourceTable {
   SourceFacts unlisted;
   std::vector<SourceFacts> sources;  // in file order
+  std::vector<NotExpressible> not_expressible;
+  // The entry whose model_contains is in `model`, or nullptr.
+  const NotExpressible* not_expressible_for(std::string_view model) const;
 
   // The first entry whose id is `source` (or a prefix of it, for an id ending in '*'), else
   // `unlisted`.

@@ -9,6 +9,7 @@
 
 #include "stepcast/accuracy/cases.h"
 #include "stepcast/catalog.h"
+#include "stepcast/estimate.h"
 
 namespace stepcast::accuracy {
 
@@ -43,6 +44,8 @@ struct Accuracy {
   std::vector<SourceAccuracy> groups;
 };
 
+// The engine's report for a case's scenario under `calibration` (time and memory cases alike).
+Report estimate_case(const PreparedCase& c, const Calibration& calibration);
 Prediction predict(const PreparedCase& c, const Calibration& calibration);
 Accuracy evaluate(const std::vector<PreparedCase>& cases, const Calibration& calibration);
 // Summary of any set of predictions (per source, Megatron-LM, overall).
