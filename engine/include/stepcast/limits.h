@@ -31,4 +31,9 @@ inline constexpr int64_t kMaxStageEvaluations = 4096;
 inline constexpr int64_t kMaxBalanceWork = int64_t{1} << 24;
 inline constexpr size_t kMaxSimulatedBlocks = 400000;
 
+// A scaling sweep (scaling.h): variants of one scenario, each an estimate within the budgets
+// above. The page's sweep takes 13 (eight node counts, five TP degrees); 64 leaves room for a
+// finer list from the command line.
+inline constexpr size_t kMaxScalingPoints = 64;
+
 }  // namespace stepcast
