@@ -188,8 +188,9 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
 }
 
 /**
- * The plan at other node counts and TP degrees (scaling_sweep.js), in the search worker: resolves to
- * its {base, nodes, tp} or {error}, or null when a newer request on `channel` superseded it.
+ * The plan at other node counts and TP degrees (the engine's scaling sweep, `stepcast scaling`), in
+ * the search worker: resolves to its {base, nodes, tp} or {error}, or null when a newer request on
+ * `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {
   searcher ??= connection({ describe: false });
