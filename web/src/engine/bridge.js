@@ -83,7 +83,7 @@ function connection({ describe, onProgress = () => {} }) {
           worker.removeEventListener('message', first);
           if (msg.type === 'ready') {
             worker.addEventListener('message', onMessage);
-            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema });
+            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema, reportSchema: msg.reportSchema });
           } else {
             reject(new Error(msg.message || 'the engine did not start'));
           }
@@ -111,8 +111,9 @@ const main = connection({
 let searcher = null;
 
 /**
- * Starts the worker and the module (once). Resolves to {version, presets, schema} (schema: the
- * engine's description of every scenario key, schema()).
+ * Starts the worker and the module (once). Resolves to {version, presets, schema, reportSchema}
+ * (schema: the engine's description of every scenario key and of the plan search, schema();
+ * reportSchema: every key a report holds, table by table, reportSchema()).
  */
 export function ready() {
   return main.start();

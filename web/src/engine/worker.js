@@ -106,12 +106,13 @@ self.onmessage = async (event) => {
         instantiateWasm: instantiate(msg.wasmUrl, msg.wasmBytes, failed),
       })]);
       kindIndex = [...engine.timelineKinds()].map((name) => (KINDS.includes(name) ? KINDS.indexOf(name) : KINDS.length));
-      // The presets and the schema go to the page once: the search worker does not send them.
+      // The presets and the schemas go to the page once: the search worker does not send them.
       self.postMessage({
         type: 'ready',
         version: engine.version(),
         presets: msg.describe ? JSON.parse(engine.presets()) : null,
         schema: msg.describe ? JSON.parse(engine.schema()) : null,
+        reportSchema: msg.describe ? JSON.parse(engine.reportSchema()) : null,
       });
       return;
     }
