@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "stepcast/calibrate.h"
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
 #include "stepcast/export_megatron.h"
