@@ -233,8 +233,10 @@ describe('errors: WebAssembly gives the CLI\'s message', () => {
       assert.equal(cliErrorLine(out.error), cli.stderr.slice(0, -1));
       assert.equal(out.error.code, code);
       assert.equal(out.error.path, path);
-      // The whole error, its rule id and values included, is `stepcast resolve`'s first problem.
-      assert.deepEqual(out.error, cliResolve(text).problems[0]);
+      // The whole error, its rule id and values included, is `stepcast resolve`'s first problem
+      // (text that is not JSON: resolve has no document to answer in JSON, only the line above).
+      const first = cliResolve(text).problems[0];
+      if (code !== 'parse_error') assert.deepEqual(out.error, first);
     });
   }
 });

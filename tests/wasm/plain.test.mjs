@@ -68,7 +68,7 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   assert.equal(v3.hint, 'PP × VPP 1 or 61; Layers on the first stage 6 and Layers on the last stage 7 (8 on each other stage)');
   // With the embedding and the loss counted, the engine's own words, its paths as labels.
   const counted = at(scenario({ tp: 8, pp: 3, embedding_in_split: true, loss_in_split: true }, { cluster: { node: 'dgx-h100', nodes: 3 } }), 'plan.pp', 'layer_split');
-  assert.equal(counted.message, 'Layers 80 plus the embedding and loss counted as layers (82) must be divisible by PP × VPP = 3');
+  assert.equal(counted.message, 'Layers 80 plus the embedding and loss counted as layers (82) must be divisible by PP × VPP 3');
 });
 
 test('GPU counts and the global batch: whole replicas, with node counts that work when TP fits the nodes', () => {
