@@ -1,5 +1,6 @@
 // Embind bindings: JSON in, JSON out. No engine logic here; errors come back as
-// {"error": {"code", "path", "message"}} values, never as an abort.
+// {"error": {"code", "path", "message", ...}} values (docs/scenario.md, "Errors"), never as an
+// abort. Each is declared beside this file in stepcast.d.ts (tests/wasm/bindings.test.mjs).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -18,9 +19,11 @@
 #include "stepcast/limits.h"
 #include "stepcast/nccl_tests.h"
 #include "stepcast/resolve.h"
+#include "stepcast/scaling.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
+#include "stepcast/stepcast.h"
 #include "stepcast/traffic.h"
 
 namespace {
@@ -37,6 +40,13 @@ std::string text(const stepcast::Json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, stepcast::Json::error_handler_t::replace);
 }
 std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
+// A tool's answer, checked: JSON has no word for a number that is not finite (`what`: whose).
+std::string finite_text(const stepcast::Json& j, const char* what) {
+  if (auto bad = stepcast::non_finite_path(j))
+    return error_text(stepcast::Error{stepcast::ErrorCode::unsupported, *bad,
+                                      std::string(what) + ": a number is not finite"});
+  return text(j);
+}
 
 // Text out as a JavaScript string in one TextDecoder call: Embind's std::string result walks the
 // bytes one at a time in JavaScript (web/README.md, "Size and first load"). The same string,
@@ -282,8 +292,9 @@ STEPCAST_COLD_BINDING std::string compact_calibration_json(const std::string& sc
   return text(stepcast::Json{{"scenario", std::move(out)}});
 }
 
-// Every key of a scenario: type, range or choices, default, unit, doc, link name, page control.
-std::string schema_json() { return stepcast::schema_json().dump(); }
+// Every key of a scenario: type, range or choices, default, unit, doc, link name, page control;
+// and "search", what the plan search varies and keeps.
+std::string schema_json() { return stepcast::schema_document().dump(); }
 
 // Every key a report holds, table by table (report.h's report_schema): the page's parts, labels
 // and units.
@@ -318,6 +329,16 @@ STEPCAST_COLD_BINDING std::string traffic_json(const std::string& scenario_json,
   auto j = stepcast::traffic_json(*t);
   if (!j) return error_text(j.error());
   return text(*j);
+}
+
+// The scaling sweep (`stepcast scaling --format json`): the scenario at other node counts and TP
+// degrees, {"base", "nodes": [...], "tp": [...]} or the error.
+std::string scaling_json(const std::string& scenario_json) {
+  const auto doc = stepcast::parse_json(scenario_json);
+  if (!doc) return error_text(doc.error());
+  auto swept = stepcast::scaling_sweep(*doc, stepcast::builtin_catalog());
+  if (!swept) return error_text(swept.error());
+  return finite_text(stepcast::to_json(*swept), "scaling");
 }
 
 // A Hugging Face config.json -> the model object `stepcast import hf-config` prints.
@@ -369,6 +390,7 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("reportSchema", &as_js<report_schema_json>);
   emscripten::function("resolve", &as_js<resolve_json, const std::string&>);
   emscripten::function("traffic", &as_js<traffic_json, const std::string&, const std::string&>);
+  emscripten::function("scaling", &as_js<scaling_json, const std::string&>);
   emscripten::function("timelineKinds", &timeline_kinds);
   emscripten::function("importHfConfig", &import_hf_config_json);
   emscripten::function("importMegatronArgs", &import_megatron_args_json);

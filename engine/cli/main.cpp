@@ -16,9 +16,11 @@
 #include "stepcast/report.h"
 #include "stepcast/limits.h"
 #include "stepcast/resolve.h"
+#include "stepcast/scaling.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
+#include "stepcast/stepcast.h"
 #include "stepcast/traffic.h"
 
 using namespace stepcast;
@@ -43,11 +45,18 @@ constexpr const char* kUsage = R"(usage:
   stepcast search SCENARIO.json [--top N] [--format text|json] [--calibration CAL.json]
                                                          rank the plans the cluster admits for the
                                                          scenario's model and global batch
+  stepcast scaling SCENARIO.json [--nodes N,N,...] [--tp N,N,...] [--format text|json]
+                   [--calibration CAL.json]              the scenario at other node counts (DP
+                                                         follows, the global batch stays) and
+                                                         TP degrees (same nodes); default 1,
+                                                         n/8 ... 8n nodes and TP 1-16
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
                 [--calibration CAL.json]                 print the page's link for a scenario
                                                          (a calibration as its fitted scales)
-  stepcast resolve SCENARIO.json                         the scenario with every default and derived
+  stepcast resolve SCENARIO.json [--format text|json]    the scenario with every default and derived
                                                          value filled in (JSON), or every problem
+                                                         (one line each; --format json: as
+                                                         {"errors": [...]}, exit status 2)
   stepcast schema [--format json|markdown] [--write-docs DOC.md]
                                                          every scenario key: type, range, default,
                                                          link name; --write-docs refreshes the
@@ -109,6 +118,7 @@ struct Args {
   std::string level, by;
   std::string report;
   std::string calibration;  // CAL.json: the scenario's `calibration` key
+  std::string nodes, tp;    // scaling: comma-separated lists
   bool timeline = false;
   std::string error;
 };
@@ -121,7 +131,7 @@ Args parse_args(int argc, char** argv, int first) {
        {"--report", &a.report}, {"--link", &a.link}, {"--base", &a.base},
        {"--tokens", &a.tokens}, {"--price", &a.price}, {"--top", &a.top},
        {"--write-docs", &a.write_docs}, {"--level", &a.level}, {"--by", &a.by},
-       {"--calibration", &a.calibration}},
+       {"--calibration", &a.calibration}, {"--nodes", &a.nodes}, {"--tp", &a.tp}},
       a.positional);
   return a;
 }
@@ -242,11 +252,26 @@ int run_link(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
+// What search and scaling read: one scenario file (or '-') with --calibration set in it, and
+// --format text (the default) or json. False after saying what is wrong.
+bool scenario_and_format(const Args& args, const char* command, std::string& text,
+                         std::string& format) {
+  format = args.format.empty() ? "text" : args.format;
+  if (args.positional.size() != 1)
+    fail(fmt::format("{} takes one scenario file (or '-')", command));
+  else if (format != "json" && format != "text")
+    fail(fmt::format("--format={} must be json or text", format));
+  else if (!read_input(args.positional[0], text))
+    fail(fmt::format("cannot read {}", args.positional[0]));
+  else if (auto e = with_calibration(text, args.calibration); !e.empty())
+    fail(e);
+  else
+    return true;
+  return false;
+}
+
 int run_search(const Args& args, const Catalog& catalog) {
-  if (args.positional.size() != 1) return fail("search takes one scenario file (or '-')");
-  const std::string format = args.format.empty() ? "text" : args.format;
-  if (format != "json" && format != "text")
-    return fail(fmt::format("--format={} must be json or text", format));
+  std::string text, format;
   SearchOptions options;
   if (!args.top.empty()) {
     char* end = nullptr;
@@ -255,10 +280,7 @@ int run_search(const Args& args, const Catalog& catalog) {
       return fail(fmt::format("--top={} must be a whole number from 1 to 10000", args.top));
     options.top = static_cast<size_t>(top);
   }
-  std::string text;
-  if (!read_input(args.positional[0], text))
-    return fail(fmt::format("cannot read {}", args.positional[0]));
-  if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
+  if (!scenario_and_format(args, "search", text, format)) return 2;
   // The plan itself may break a rule the search varies: read its keys, let the search judge.
   const auto doc = parse_json(text);
   if (!doc) return fail(doc.error());
@@ -305,6 +327,63 @@ int run_search(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
+// "1,2,4" -> {1, 2, 4}: a whole number from 1 to 2^22 each (scaling.h checks the count).
+bool int_list(const std::string& text, const char* name, std::vector<int>& out) {
+  std::istringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > kMaxGpus) {
+      fail(fmt::format("{}={} must be whole numbers from 1 to {}, comma-separated", name, text,
+                       kMaxGpus));
+      return false;
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return true;
+}
+
+// The scaling sweep (scaling.h): JSON, or a table per axis.
+int run_scaling(const Args& args, const Catalog& catalog) {
+  std::string text, format;
+  ScalingOptions options;
+  if (!int_list(args.nodes, "--nodes", options.nodes) || !int_list(args.tp, "--tp", options.tp) ||
+      !scenario_and_format(args, "scaling", text, format))
+    return 2;
+  const auto doc = parse_json(text);
+  if (!doc) return fail(doc.error());
+  auto swept = scaling_sweep(*doc, catalog, options);
+  if (!swept) return fail(swept.error());
+  const ScalingResult& r = *swept;
+  if (format == "json") {
+    const Json j = to_json(r);
+    if (auto bad = non_finite_path(j)) return fail(fmt::format("scaling: {} is not finite", *bad));
+    std::cout << dump(j, 2) << "\n";
+    return 0;
+  }
+  fmt::print("The plan at other sizes ({} node(s), TP {} on show, marked *): DP follows the "
+             "GPUs, the global batch stays.\n\n",
+             r.base_nodes, r.base_tp);
+  auto row = [](std::string label, const ScalingPoint& p, std::string last) {
+    if (p.error)
+      fmt::print("{:>8} {:>7}  refused: {}\n", label, "", p.error->message);
+    else  // (the TP table has no last column)
+      fmt::print("{:>8} {:>7} {:>10.3f} {:>12.0f} {:>6.1f} {:>5}{}\n", label, p.gpus,
+                 p.iteration_time_s, p.tokens_per_s, 100 * p.mfu, p.fits ? "yes" : "no",
+                 last.empty() ? "" : fmt::format(" {:>10}", last));
+  };
+  fmt::print("{:>8} {:>7} {:>10} {:>12} {:>6} {:>5} {:>10}\n", "nodes", "GPUs", "time s",
+             "tokens/s", "MFU %", "fits", "scaling %");
+  for (const auto& p : r.nodes)
+    row(fmt::format("{}{}", p.nodes, p.nodes == r.base_nodes ? "*" : ""), p,
+        p.scaling_efficiency ? fmt::format("{:.0f}", 100 * *p.scaling_efficiency) : "-");
+  fmt::print("\n{:>8} {:>7} {:>10} {:>12} {:>6} {:>5}\n", "tp", "GPUs", "time s", "tokens/s",
+             "MFU %", "fits");
+  for (const auto& p : r.tp) row(fmt::format("{}{}", p.tp, p.tp == r.base_tp ? "*" : ""), p, "");
+  return 0;
+}
+
 // The traffic matrix (traffic.h): JSON with placement and effective bandwidth, or the nonzero
 // cells as CSV.
 int run_traffic(const Args& args, const Catalog& catalog) {
@@ -344,10 +423,13 @@ int run_traffic(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
-// Every problem of a scenario (exit 2, one line each, the first the usual one) or its resolved
-// form.
+// Every problem of a scenario (exit 2, one line each, the first the usual one; with --format
+// json, {"errors": [...]} on standard output, each as to_json(Error) writes it, its rule and
+// values included) or its resolved form.
 int run_resolve(const Args& args, const Catalog& catalog) {
   if (args.positional.size() != 1) return fail("resolve takes one scenario file (or '-')");
+  if (!args.format.empty() && args.format != "json" && args.format != "text")
+    return fail(fmt::format("--format={} must be text or json", args.format));
   std::string text;
   if (!read_input(args.positional[0], text))
     return fail(fmt::format("cannot read {}", args.positional[0]));
@@ -355,6 +437,10 @@ int run_resolve(const Args& args, const Catalog& catalog) {
   if (!doc) return fail(doc.error());
   const Json resolved = resolve_json(*doc, catalog);
   if (resolved.contains("errors")) {
+    if (args.format == "json") {
+      std::cout << dump(resolved, 2) << "\n";
+      return 2;
+    }
     for (const auto& e : resolved["errors"])
       fail(e["message"].get<std::string>(), e.value("hint", std::string()));
     return 2;
@@ -373,7 +459,7 @@ int run_schema(const Args& args) {
   }
   const std::string format = args.format.empty() ? "json" : args.format;
   if (format == "json") {
-    std::cout << schema_json().dump(2) << "\n";
+    std::cout << schema_document().dump(2) << "\n";
   } else if (format == "markdown") {
     for (auto object : schema_objects())
       std::cout << "## `" << object << "`\n\n" << schema_markdown(object) << "\n";
@@ -482,6 +568,7 @@ int main(int argc, char** argv) {
   if (command == "presets") return run_presets(args, catalog);
   if (command == "link") return run_link(args, catalog);
   if (command == "search") return run_search(args, catalog);
+  if (command == "scaling") return run_scaling(args, catalog);
   if (command == "resolve") return run_resolve(args, catalog);
   if (command == "traffic") return run_traffic(args, catalog);
   if (command == "schema") return run_schema(args);

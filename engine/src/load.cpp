@@ -3,9 +3,14 @@
 // fitted from measured runs, which estimates those runs), then check the plan's rules (scenario/).
 // The only place the three meet, so reading never runs the estimator and the calibration's
 // measured runs are read without a calibration of their own (scenario_without_calibration).
+// Also the schema document a reader gets (schema_document): the keys and the search's space, one
+// room apart.
 #include "stepcast/calibrate.h"
 #include "stepcast/limits.h"
 #include "stepcast/scenario.h"
+#include "stepcast/schema.h"
+#include "stepcast/search.h"
+#include "stepcast/stepcast.h"
 
 namespace stepcast {
 
@@ -49,6 +54,12 @@ Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
   if (!s) return errors.front();
   if (!check_scenario(*s, &errors)) return errors.front();
   return std::move(*s);
+}
+
+Json schema_document() {
+  Json j = schema_json();
+  j["search"] = search_space_json();
+  return j;
 }
 
 Result<Scenario> parse_scenario(std::string_view text, const Catalog& catalog) {

@@ -65,18 +65,18 @@ export function watch(p, problems) {
 
 let schemaSet = false;
 /**
- * What the page says for an engine message (web/src/ui/plain.js with the engine's schema): the page
- * words the engine's rules with its labels; tests that compare with the CLI go through this.
- * `gpusPerNode` as the page passes it for a one-group cluster.
+ * What the page says for an engine error (web/src/ui/plain.js with the engine's schema): the page
+ * words the engine's rules, keyed on their ids and values, with its labels; tests that compare
+ * with the CLI pass the CLI's error objects (cliResolve's problems) through this.
  */
-export function plainMessage(message, gpusPerNode) {
+export function plainMessage(error) {
   if (!schemaSet) {
     const r = cliRun(['schema', '--format', 'json']);
     assert.equal(r.status, 0, r.stderr);
     setSchema(JSON.parse(r.stdout));
     schemaSet = true;
   }
-  return plainProblem({ message }, { gpusPerNode }).message;
+  return plainProblem(error).message;
 }
 
 /** Waits until the estimate on screen is the one for the scenario the form shows. */

@@ -84,19 +84,22 @@ async function fieldError(path, p = page) {
   return (await el.isVisible()) ? el.locator('.msg').first().textContent() : null;
 }
 
-/** The CLI's (first) message for a scenario it refuses. */
-const engineMessage = (scenario) => {
+/** The CLI's (first) error for a scenario it refuses: the one `estimate` names, as resolve's object. */
+const engineProblem = (scenario) => {
   const cli = cliEstimate(JSON.stringify(scenario));
   assert.equal(cli.status, 2, 'the CLI refuses it');
-  return messageOf(cli.stderr);
+  const problem = cliResolve(JSON.stringify(scenario)).problems[0];
+  assert.equal(problem.message, messageOf(cli.stderr));
+  return problem;
 };
+const engineMessage = (scenario) => engineProblem(scenario).message;
 
 /** The same message as the page says it (web/src/ui/plain.js). */
-const pageMessage = (scenario) => plainMessage(engineMessage(scenario));
+const pageMessage = (scenario) => plainMessage(engineProblem(scenario));
 
 /** Every problem `stepcast resolve` has with a scenario is on the page, each at some field. */
 async function expectEveryProblemShown(scenario, p = page) {
-  const all = cliResolve(JSON.stringify(scenario)).errors.map((m) => plainMessage(m));
+  const all = cliResolve(JSON.stringify(scenario)).problems.map(plainMessage);
   assert.ok(all.length > 1, 'several problems');
   const shown = await p.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
   assert.deepEqual([...new Set(shown)].sort(), [...new Set(all)].sort(), 'every problem, each at a field');

@@ -172,10 +172,12 @@ describe('the page', () => {
     const cli = cliEstimate(JSON.stringify(bad));
     assert.equal(cli.status, 2);
     const message = messageOf(cli.stderr);
+    const problem = cliResolve(JSON.stringify(bad)).problems[0];
+    assert.equal(problem.message, message, 'resolve\'s first problem is the one estimate refuses with');
     await setValue('#f-tp', 16);
     const error = page.locator('[data-path="plan.tp"] .error');
     assert.equal(await error.isVisible(), true, 'the message sits next to TP');
-    assert.equal(await error.textContent(), plainMessage(message), 'the engine\'s rule in the page\'s words');
+    assert.equal(await error.textContent(), plainMessage(problem), 'the engine\'s rule in the page\'s words');
     assert.equal(await error.locator('.msg').getAttribute('title'), `Engine: ${message}`, 'the engine\'s own words on hover');
     assert.equal(await page.getAttribute('#f-tp', 'aria-invalid'), 'true');
     assert.match(await page.textContent('#status'), /Invalid plan/);
@@ -223,7 +225,7 @@ describe('the page', () => {
       await setValue(selector, value);
       const want = cliResolve(JSON.stringify(scenario));
       assert.equal(want.status, 2);
-      assert.deepEqual(await messages(path), want.errors.map((m) => plainMessage(m, 8)), `${path}: the engine's messages at the control changed`);
+      assert.deepEqual(await messages(path), want.problems.map(plainMessage), `${path}: the engine's messages at the control changed`);
       assert.deepEqual(await invalid(), [path], `${path}: never the read-only DP`);
       assert.equal(await page.inputValue('#f-dp'), '', 'no derived DP while the plan is refused');
       assert.match(await page.textContent('#status'), /Invalid plan/);
@@ -236,7 +238,7 @@ describe('the page', () => {
     const tp3 = cliResolve(JSON.stringify(withPlan(base, { tp: 3 })));
     assert.ok(tp3.errors.length > 2);
     const all = await page.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(all.sort(), tp3.errors.map((m) => plainMessage(m, 8)).sort(), 'every problem, once');
+    assert.deepEqual(all.sort(), tp3.problems.map(plainMessage).sort(), 'every problem, once');
     assert.ok((await messages('plan.tp')).length >= 3, 'the rules about TP at TP');
     assert.equal(await page.textContent('[data-path="plan.tp"] > .fix'), 'Try: TP 1, 2, 4 or 8.');
     assert.match(await page.textContent('#status'), new RegExp(`and ${tp3.errors.length - 1} more problems`));
@@ -360,7 +362,7 @@ describe('the page', () => {
     await settle();
     const refused = cliResolve(JSON.stringify(withPlan(ds, { cuda_graphs: true })));
     assert.equal(refused.status, 2);
-    assert.deepEqual(await page.$$eval('[data-path="plan.cuda_graphs"] > .error .msg', (els) => els.map((e) => e.textContent)), refused.errors.map((m) => plainMessage(m)));
+    assert.deepEqual(await page.$$eval('[data-path="plan.cuda_graphs"] > .error .msg', (els) => els.map((e) => e.textContent)), refused.problems.map(plainMessage));
     assert.match(await page.innerText('#f-cuda_graphs-origin'), /set in the plan · use DeepSpeed ZeRO's/);
     await page.click('#f-cuda_graphs-origin button');
     await settle();
@@ -403,7 +405,7 @@ describe('the page', () => {
     const refused = cliResolve(JSON.stringify({ ...b300, cluster: DEFAULT.cluster }));
     assert.equal(refused.status, 2);
     const shown = await page.$$eval('#inputs .field.invalid > .error .msg', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(shown.sort(), refused.errors.map((m) => plainMessage(m)).sort());
+    assert.deepEqual(shown.sort(), refused.problems.map(plainMessage).sort());
     await page.selectOption('#f-precision', 'bf16');
     await settle();
     await expectCliNumbers(base);

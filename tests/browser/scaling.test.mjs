@@ -1,13 +1,15 @@
 // The scaling card, in Chromium: the plan on show at other node counts (DP derived, the global
-// batch kept) and TP degrees, each point the CLI's estimate of that variant, refusals in the page's
-// words, perfect scaling drawn from the plan on show, the chart downloadable as SVG.
+// batch kept) and TP degrees, the engine's sweep (its scaling() binding in the page, `stepcast
+// scaling` on the command line: the same points), each point the CLI's estimate of that variant,
+// refusals in the page's words, perfect scaling drawn from the plan on show, the chart
+// downloadable as SVG.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { SHOTS, pageScenario, settle, suite, watch } from './helpers.mjs';
+import { CLI, cliEstimate, cliScaling, requireBuilt } from '../wasm/common.mjs';
+import { SHOTS, pageScenario, plainMessage, settle, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -24,6 +26,18 @@ describe('scaling', () => {
     const rows = await table(1);
     const byLabel = Object.fromEntries(rows.map(([label, value, text]) => [label, { value, text }]));
     const byTp = Object.fromEntries((await table(2)).map(([label, value, text]) => [label, { value, text }]));
+    // The page's chart data is the CLI's sweep of the same scenario, point for point.
+    const cli = cliScaling(JSON.stringify(scenario));
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.deepEqual(cli.result.base, { nodes: 8, tp: 8 });
+    const label = (p, axis) => `${p[axis]}${p[axis] === cli.result.base[axis] ? ' (on show)' : ''}`;
+    assert.deepEqual(rows.map(([l]) => l), cli.result.nodes.map((p) => label(p, 'nodes')));
+    for (const [shown, want] of [[byLabel, cli.result.nodes.map((p) => [label(p, 'nodes'), p])], [byTp, cli.result.tp.map((p) => [label(p, 'tp'), p])]]) {
+      for (const [l, p] of want) {
+        if (p.error) assert.ok(shown[l].text.includes(plainMessage(p.error)), `${l}: the engine's refusal in the page's words`);
+        else assert.equal(Number(shown[l].value), p.tokens_per_s, `${l}: the CLI's tokens/s`);
+      }
+    }
     const variant = (cluster, plan) => {
       const r = cliEstimate(JSON.stringify({ ...scenario, cluster: { ...scenario.cluster, ...cluster }, plan: { ...scenario.plan, dp: undefined, ...plan } }), { timeline: false });
       return r;

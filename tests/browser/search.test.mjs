@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
-  CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliSearch, jsonDiff, requireBuilt,
+  CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliResolve, cliRun, cliSearch, jsonDiff, requireBuilt,
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import { DESKTOP, FLAGS, PHONE, SHOTS, linked, metrics, pageScenario, plainMessage, reloads, searchShown, settle, watch } from './helpers.mjs';
@@ -223,7 +223,7 @@ describe('the Faster plans card', () => {
     assert.ok(refused.baseline_error, 'the engine searches around it and says why it is not a plan');
     const summary = await page.textContent('#search-summary');
     assert.match(summary, /Your plan is not valid/);
-    assert.ok(summary.includes(plainMessage(refused.baseline_error.message).replace(/\.$/, '')), 'with the engine\'s reason, in the page\'s words');
+    assert.ok(summary.includes(plainMessage(refused.baseline_error).replace(/\.$/, '')), 'with the engine\'s reason, in the page\'s words');
     const cli = await expectCliPlans(scenario, { speedups: false });
     assert.equal(await page.locator('#search thead th', { hasText: 'Speed-up' }).count(), 0);
     // The card is not dimmed with the stale results: it is about the form as it stands.
@@ -236,6 +236,12 @@ describe('the Faster plans card', () => {
   test('what it varies: CP only where the training software has it', async () => {
     await example('llama3-70b_dgx-h100x8');
     await searched();
+    // The card's "?" says the search's space in the engine's words (`stepcast schema`'s "search").
+    const schema = JSON.parse(cliRun(['schema', '--format', 'json']).stdout);
+    await page.hover('#h-search .tip');
+    assert.equal(await page.textContent('#tooltip span'), ` ${schema.search.doc.replaceAll('`', '')}`);
+    assert.match(await page.textContent('#tooltip'), /^Plan search .* at most 65536 plans\.DP = GPUs ÷/);
+    await page.mouse.move(0, 0);
     assert.match(await page.textContent('#search-meta'), /\(TP, PP, CP, VPP, micro-batch/);
     await page.selectOption('#f-framework', 'megatron-lm-2021');
     await searched();

@@ -168,6 +168,25 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "--top=0 must be a whole number")
   message(FATAL_ERROR "search --top 0: ${rc} ${err}")
 endif()
 
+# The scaling sweep: the example at other node counts and TP degrees. 1 and 2 nodes hold no
+# replica of TP 8 x PP 4 (the rule's id in the JSON), 8 is the example's own (100 %), TP 16 does
+# not divide Llama 3 70B's 8 KV heads; a request past the sweep's budget is refused.
+execute_process(COMMAND ${STEPCAST} scaling ${example} --format json RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+string(JSON first_rule GET "${out}" nodes 0 error rule)
+string(JSON own_nodes GET "${out}" nodes 3 nodes)
+string(JSON own_efficiency GET "${out}" nodes 3 scaling_efficiency)
+string(JSON tp16 GET "${out}" tp 4 error values dividend_key)
+if(NOT rc EQUAL 0 OR NOT first_rule STREQUAL "whole_replicas" OR NOT own_nodes EQUAL 8
+   OR NOT own_efficiency STREQUAL "1.0" OR NOT tp16 STREQUAL "model.kv_heads")
+  message(FATAL_ERROR "scaling --format json: ${rc} ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} scaling ${example} --nodes 4,8 --tp 8 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\n +8\\* +64 [^\n]* 100\n" OR NOT out MATCHES "\n +4 +32 ")
+  message(FATAL_ERROR "scaling (text): ${rc} ${out}")
+endif()
+
 # Hostile input (issue 13). A batch survives any line: a line nested 200,000 arrays deep and a
 # line of ten million characters each give an error object, the lines around them their reports.
 string(REPEAT "[" 200000 open)
@@ -224,6 +243,10 @@ endfunction()
 function(expect_traffic_error name expected)
   expect_exit_2("traffic ${name}" "${expected}" traffic ${ARGN})
 endfunction()
+# The scaling sweep past its budget, and a TP degree that cannot be.
+string(REPEAT "1," 64 many)
+expect_exit_2("scaling past its budget" "one sweep makes at most 64" scaling ${example} --nodes ${many}1)
+expect_exit_2("scaling --tp 0" "--tp=0 must be whole numbers" scaling ${example} --tp 0)
 expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
 expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
 expect_traffic_error(format "--format=text must be json or csv" ${example} --format text)

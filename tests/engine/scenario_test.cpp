@@ -7,12 +7,7 @@
 namespace stepcast {
 namespace {
 
-std::string doc(const std::string& plan, const std::string& model = R"("llama3-70b")",
-                const std::string& cluster = R"({"node": "dgx-h100", "nodes": 8})",
-                const std::string& extra = "") {
-  return R"({"model": )" + model + R"(, "cluster": )" + cluster + R"(, "plan": )" + plan + extra +
-         "}";
-}
+using test::doc;
 
 TEST(Scenario, ContractExampleParses) {
   const Scenario s = test::scenario(doc(R"({"tp": 8, "pp": 4, "dp": 2, "vpp": 1,

@@ -26,6 +26,16 @@ inline Scenario scenario(const std::string& json) {
   return s.ok() ? s.value() : Scenario{};
 }
 
+// A scenario document: its plan, model and cluster (Llama 3 70B on 8 DGX H100 unless given), and
+// `extra` top-level keys (", \"seq_len\": 4096").
+inline std::string doc(const std::string& plan,
+                       const std::string& model = R"("llama3-70b")",
+                       const std::string& cluster = R"({"node": "dgx-h100", "nodes": 8})",
+                       const std::string& extra = "") {
+  return R"({"model": )" + model + R"(, "cluster": )" + cluster + R"(, "plan": )" + plan + extra +
+         "}";
+}
+
 inline Error error_of(const std::string& json) {
   auto s = parse_scenario(json, catalog());
   EXPECT_FALSE(s.ok()) << "expected an error for " << json;

@@ -29,7 +29,7 @@ set(level_formats 7)
 set(level_top 8)
 
 # The public headers, room by room.
-set(headers_json json.h result.h enum_names.h limits.h)
+set(headers_json json.h result.h rule_ids.h enum_names.h limits.h)
 set(headers_model model.h hardware.h plan.h arch_calibration_keys.h)
 set(headers_physics compute.h collectives.h census.h memory.h overlap.h ranks.h balance.h)
 set(headers_schedule schedule.h pipeline.h pipeline_layout.h)
@@ -37,7 +37,7 @@ set(headers_scenario scenario.h catalog.h schema.h share_link.h calibration_fit.
 set(headers_estimate estimate.h)
 set(headers_report report.h)
 set(headers_calibration calibrate.h nccl_tests.h gemm_fit.h)
-set(headers_tools resolve.h search.h traffic.h link_load.h)
+set(headers_tools resolve.h search.h scaling.h traffic.h link_load.h)
 set(headers_formats import_hf_config.h import_megatron_args.h export_megatron.h)
 set(headers_top stepcast.h)
 

@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { before, describe, test } from 'node:test';
 
 import {
-  CLI, cliErrorLine, cliEstimate, cliRun, exampleScenarios, jsonDiff, loadWasm, requireBuilt,
+  CLI, cliErrorLine, cliEstimate, cliResolve, cliRun, cliScaling, exampleScenarios, exampleText, jsonDiff, loadWasm,
+  requireBuilt,
 } from './common.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -232,6 +233,36 @@ describe('errors: WebAssembly gives the CLI\'s message', () => {
       assert.equal(cliErrorLine(out.error), cli.stderr.slice(0, -1));
       assert.equal(out.error.code, code);
       assert.equal(out.error.path, path);
+      // The whole error, its rule id and values included, is `stepcast resolve`'s first problem
+      // (text that is not JSON: resolve has no document to answer in JSON, only the line above).
+      const first = cliResolve(text).problems[0];
+      if (code !== 'parse_error') assert.deepEqual(out.error, first);
+    });
+  }
+});
+
+describe('the schema and the scaling sweep: the CLI\'s', () => {
+  test('schema() is `stepcast schema --format json`, the search\'s space included', () => {
+    const cli = cliRun(['schema', '--format', 'json']);
+    assert.equal(cli.status, 0, cli.stderr);
+    const schema = JSON.parse(wasm.schema());
+    assert.deepEqual(schema, JSON.parse(cli.stdout));
+    assert.match(schema.search.doc, /^The engine estimates the Megatron-LM plans/);
+    assert.ok(schema.search.varies['plan.tp'] && schema.search.keeps.includes('plan.global_batch'));
+  });
+
+  for (const part of ['llama3-70b_dgx-h100x8', 'qwen3-30b-a3b', 'a100-and-h100_stages']) {
+    test(`scaling() of ${part} is \`stepcast scaling --format json\``, () => {
+      const text = exampleText(part);
+      const out = JSON.parse(wasm.scaling(text));
+      const cli = cliScaling(text);
+      if (out.error) {
+        assert.equal(cli.status, 2);
+        assert.equal(cliErrorLine(out.error), cli.stderr.slice(0, -1));
+        return;
+      }
+      assert.equal(cli.status, 0, cli.stderr);
+      assert.deepEqual(jsonDiff(cli.result, out), []);
     });
   }
 });

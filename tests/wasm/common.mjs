@@ -115,17 +115,28 @@ export function cliSearch(text, top = 10) {
 }
 
 /**
- * `stepcast resolve -` on a scenario text: {status, resolved, errors} (errors: every problem's
- * message, in the CLI's order, without "error: ").
+ * `stepcast resolve - --format json` on a scenario text: {status, resolved, errors, problems}
+ * (problems: every problem as the engine's error object, {code, path, message, rule, values,
+ * ...}, in the CLI's order; errors: their messages).
  */
 export function cliResolve(text) {
-  const r = spawnSync(CLI, ['resolve', '-'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = spawnSync(CLI, ['resolve', '-', '--format', 'json'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.error) throw r.error;
+  const out = r.stdout ? JSON.parse(r.stdout) : {};
+  const problems = r.status === 0 ? [] : out.errors ?? [{ message: messageOf(r.stderr) }];
   return {
     status: r.status,
-    resolved: r.status === 0 ? JSON.parse(r.stdout) : undefined,
-    errors: r.status === 0 ? [] : r.stderr.trim().split('\n').map(messageOf),
+    resolved: r.status === 0 ? out : undefined,
+    problems,
+    errors: problems.map((e) => e.message),
   };
+}
+
+/** `stepcast scaling - --format json` on a scenario text: {status, result, stderr}. */
+export function cliScaling(text) {
+  const r = spawnSync(CLI, ['scaling', '-', '--format', 'json'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.error) throw r.error;
+  return { status: r.status, stderr: r.stderr, result: r.status === 0 ? JSON.parse(r.stdout) : undefined };
 }
 
 export function cliRun(args) {

@@ -36,4 +36,9 @@ inline constexpr int64_t kMaxExactSplitWork = int64_t{1} << 24;
 inline constexpr int64_t kMaxExactSplitAmounts = int64_t{1} << 20;
 inline constexpr size_t kMaxSimulatedBlocks = 400000;
 
+// A scaling sweep (scaling.h): variants of one scenario, each an estimate within the budgets
+// above. The page's sweep takes 13 (eight node counts, five TP degrees); 64 leaves room for a
+// finer list from the command line.
+inline constexpr size_t kMaxScalingPoints = 64;
+
 }  // namespace stepcast

@@ -7,6 +7,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "stepcast/enum_names.h"
 
 namespace stepcast {
@@ -34,6 +36,9 @@ struct EnumNames<ErrorCode> {
 };
 inline const char* to_string(ErrorCode code) { return name_of(code).data(); }
 
+// The rules an input can break (rule_ids.h: the ids and their table; 0 is none).
+enum class Rule;
+
 struct Error {
   ErrorCode code;
   std::string path;     // the JSON path of the offending value, e.g. "plan.tp"
@@ -44,6 +49,13 @@ struct Error {
   // Values that would satisfy the rule, in words ("tp 1, 2, 4 or 8 divides the model"); may be
   // empty.
   std::string hint = {};
+  // The rule broken (rule_ids.h; none for an error of reading) and the values it involves, by the
+  // names its line in kRules gives ({"divisor": 3, "dividend": 64, ...}): what a caller words the
+  // error from without reading the message. A JSON object rather than typed fields: each rule has
+  // its own values (counts, lists of values that would do, a precision's name), and a caller
+  // reads them as JSON.
+  Rule rule = Rule{};
+  nlohmann::json values = {};
 };
 
 // Result<T> holds either a T or an Error.

@@ -111,9 +111,12 @@ std::string schema_markdown(std::string_view object);
 // The framework profiles' settings as one table (a column per profile), for docs/scenario.md.
 std::string framework_markdown(const Catalog& catalog);
 
+// The rule ids of errors (rule_ids.h's kRules) as a table: id, meaning, values.
+std::string rules_markdown();
+
 // A markdown document with every block between "<!-- schema: OBJECT -->" and "<!-- /schema -->"
 // replaced by schema_markdown(OBJECT) ("frameworks": framework_markdown of the built-in
-// presets): how docs/scenario.md is kept equal to the schema (a test
+// presets; "errors": rules_markdown()): how docs/scenario.md is kept equal to the schema (a test
 // fails when it is not; `stepcast schema --write-docs docs/scenario.md` rewrites it).
 std::string fill_schema_tables(std::string_view markdown);
 

@@ -94,4 +94,10 @@ SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top);
 
 Json to_json(const SearchResult& result);
 
+// What a search with `options` varies and keeps, for a reader (the page's "?" on its plan
+// search): {"doc": one paragraph, "varies": {"plan.tp": "the values tried", ...}, "keeps":
+// ["model", ...], "max_plans", "max_stage_evaluations"}. Written from the options and the
+// enumeration's rules in search.cpp, beside them.
+Json search_space_json(const SearchOptions& options = {});
+
 }  // namespace stepcast

@@ -18,3 +18,12 @@
 #include "stepcast/json.h"
 #include "stepcast/report.h"
 #include "stepcast/scenario.h"
+
+namespace stepcast {
+
+// What `stepcast schema --format json` and the `schema` binding give a reader: every scenario
+// key (schema.h's schema_json) and, as "search", what the plan search varies and keeps
+// (search.h's search_space_json), the text of the page's "?" on its search.
+Json schema_document();
+
+}  // namespace stepcast

@@ -8,6 +8,7 @@
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
 #include "stepcast/limits.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/schema.h"
 
 namespace stepcast {
@@ -18,6 +19,11 @@ Json to_json(const Error& e) {
   Json error = {{"code", to_string(e.code)}, {"path", e.path}, {"message", e.message}};
   if (!e.related.empty()) error["related"] = e.related;
   if (!e.hint.empty()) error["hint"] = e.hint;
+  // The rule broken and its values (rule_ids.h), for a caller that words the error itself.
+  if (e.rule != Rule::none) {
+    error["rule"] = name_of(e.rule);
+    error["values"] = e.values.is_object() ? e.values : Json::object();
+  }
   return Json{{"error", std::move(error)}};
 }
 

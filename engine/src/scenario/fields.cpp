@@ -35,12 +35,17 @@ constexpr Field<ModelSpec> kModel[] = {
      &write_member<&ModelSpec::name>},
     member<&ModelSpec::layers>({.object = "model", .name = "layers", .link = "m.layers",
                                 .fallback = D::required(), .min = 1, .max = 100000,
-                                .label = "Layers", .doc = "transformer layers",
+                                .label = "Layers",
+                                .doc = "transformer blocks; the pipeline splits them: `plan.pp·"
+                                       "plan.vpp` divides them, or `first_stage_layers`, "
+                                       "`stages` or `pipeline_layout` give the split",
                                 .control = C::model}),
     member<&ModelSpec::hidden>({.object = "model", .name = "hidden", .link = "m.hidden",
                                 .fallback = D::required(), .min = 1, .max = 1 << 24,
                                 .label = "Hidden size",
-                                .doc = "hidden size; divisible by `heads`",
+                                .doc = "width of the residual stream (h): each token's vector "
+                                       "between the layers; divisible by `heads` unless "
+                                       "`head_dim` is given (a head is hidden / heads wide)",
                                 .control = C::model}),
     member<&ModelSpec::heads>({.object = "model", .name = "heads", .link = "m.heads",
                                .fallback = D::required(), .min = 1, .max = kHuge,
@@ -53,7 +58,10 @@ constexpr Field<ModelSpec> kModel[] = {
      &write_member<&ModelSpec::kv_heads>},
     member<&ModelSpec::ffn_hidden>({.object = "model", .name = "ffn_hidden", .link = "m.ffn",
                                     .fallback = D::required(), .min = 1, .max = 1 << 26,
-                                    .label = "FFN size", .doc = "MLP width",
+                                    .label = "FFN size",
+                                    .doc = "inner width of each dense layer's MLP; `plan.tp` "
+                                           "divides it; gated units (swiglu, geglu) have three "
+                                           "hidden × ffn_hidden matrices, the others two",
                                     .control = C::model}),
     member<&ModelSpec::vocab>({.object = "model", .name = "vocab", .link = "m.vocab",
                                .fallback = D::required(), .min = 1, .max = 1 << 26,
@@ -319,13 +327,18 @@ constexpr Field<Plan> kPlan[] = {
      &write_member<&Plan::framework>},
     member<&Plan::tp>({.object = "plan", .name = "tp", .link = "tp", .fallback = D::of(1.0),
                        .min = 1, .max = kHuge, .unit = "GPUs", .label = "TP",
-                       .doc = "tensor parallel size; divides `heads`, `kv_heads` and "
+                       .doc = "tensor parallel size: every layer's matrices split over tp "
+                              "GPUs, which exchange activations twice per layer and pass "
+                              "(keep them inside a node); divides `heads`, `kv_heads` and "
                               "`ffn_hidden`",
                        .control = C::plan}),
     member<&Plan::pp>({.object = "plan", .name = "pp", .link = "pp", .fallback = D::of(1.0),
                        .min = 1, .max = kHuge, .unit = "stages", .label = "PP",
-                       .doc = "pipeline stages; `pp·vpp` divides `layers` (unless `stages` "
-                              "gives the split)",
+                       .doc = "pipeline stages: the layers split into pp stages that "
+                              "micro-batches flow through (1F1B, interleaved with vpp > 1), idle "
+                              "while the pipeline fills and drains, about (pp − 1) / (vpp × "
+                              "micro-batches) of the step; `pp·vpp` divides `layers` (unless "
+                              "`stages`, `first_stage_layers` or `pipeline_layout` give the split)",
                        .control = C::plan}),
     {{.object = "plan", .name = "dp", .link = "dp",
       .fallback = D::rule("GPUs / (tp·pp·cp), or the replica sets' counts added up"), .min = 1,
@@ -391,13 +404,22 @@ constexpr Field<Plan> kPlan[] = {
     member<&Plan::sequence_parallel>({.object = "plan", .name = "sequence_parallel",
                                       .link = "sp", .type = V::boolean, .fallback = kProfile,
                                       .label = "Sequence parallel",
-                                      .doc = "Megatron sequence parallelism (no effect with "
-                                             "tp = 1)",
+                                      .doc = "Megatron sequence parallelism: the norm and "
+                                             "dropout activations split along the sequence "
+                                             "inside the TP group (memory ÷ tp), TP's "
+                                             "all-reduces become all-gather + reduce-scatter "
+                                             "(the same bytes); no effect with tp = 1",
                                       .control = C::plan}),
     member<&Plan::recompute>({.object = "plan", .name = "recompute", .link = "rc",
                               .type = V::choice, .fallback = D::of("none"),
                               .choices = enum_names<Recompute>(), .label = "Recompute",
-                              .doc = "activation recomputation", .control = C::plan}),
+                              .doc = "activation recomputation: `none` keeps every activation "
+                                     "for the backward; `selective` recomputes the attention "
+                                     "core (Korthikanti et al. 2022: little compute, most of "
+                                     "attention's memory); `full` keeps each layer's input only "
+                                     "and runs its forward again in the backward (about one "
+                                     "more forward)",
+                              .control = C::plan}),
     member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
                                           .link = "do", .type = V::boolean,
                                           .fallback = kProfile,
@@ -425,7 +447,10 @@ constexpr Field<Plan> kPlan[] = {
     member<&Plan::precision>({.object = "plan", .name = "precision", .link = "prec",
                               .type = V::choice, .fallback = D::of("bf16"),
                               .choices = enum_names<Precision>(), .label = "Precision",
-                              .doc = "GEMM precision; must be one the GPU has",
+                              .doc = "number format of the GEMMs: bf16 and fp16 keep fp32 master "
+                                     "weights; fp8 and mxfp8 run the GEMMs in 8 bits "
+                                     "(Transformer Engine) and attention in bf16, nvfp4 in 4 "
+                                     "bits; the peak is the GPU's at it, so the GPU must have it",
                               .control = C::plan}),
     member<&Plan::flash_attention>({.object = "plan", .name = "flash_attention", .link = "fa",
                                     .type = V::boolean, .fallback = kProfile,
@@ -560,7 +585,9 @@ constexpr Field<Plan> kPlan[] = {
 constexpr KeyInfo kScenario[] = {
     {.object = "scenario", .name = "model", .link = "model", .type = V::reference,
      .fallback = D::required(), .label = "Model",
-     .doc = "a model preset id (`stepcast presets models`) or a model object",
+     .doc = "what is trained: a model preset id (`stepcast presets models`) or a model object "
+            "of your own (keys below); its parameters follow from the layers, hidden size, "
+            "heads, FFN size and vocabulary",
      .control = C::model},
     {.object = "scenario", .name = "cluster", .type = V::object, .fallback = D::required(),
      .doc = "a node preset and count, an explicit group, or `{\"groups\": [group]}`",
@@ -667,10 +694,13 @@ constexpr KeyInfo kCalibrationRun[] = {
 constexpr KeyInfo kCluster[] = {
     {.object = "cluster", .name = "node", .link = "node", .type = V::text,
      .fallback = D::absent(), .label = "Node",
-     .doc = "a node preset id (`stepcast presets nodes`): GPU, links and NICs in one",
+     .doc = "a node preset id (`stepcast presets nodes`): the GPU, the scale-up fabric between "
+            "the node's GPUs, the network port and the NICs in one",
      .control = C::cluster},
     {.object = "cluster", .name = "nodes", .link = "nodes", .fallback = D::required(), .min = 1,
-     .max = kHuge, .unit = "nodes", .label = "Nodes", .doc = "node count", .control = C::cluster},
+     .max = kHuge, .unit = "nodes", .label = "Nodes",
+     .doc = "servers in the cluster (or the group); GPUs = nodes × GPUs per node",
+     .control = C::cluster},
     {.object = "cluster", .name = "gpu", .link = "gpu", .type = V::reference,
      .fallback = D::required(), .label = "GPU",
      .doc = "without `node`: a GPU preset id or a GPU object (keys below)",
@@ -692,8 +722,11 @@ constexpr KeyInfo kCluster[] = {
      .label = "NICs per node", .doc = "without `node`: network ports per node",
      .control = C::cluster},
     {.object = "cluster", .name = "groups", .link = "groups", .type = V::list,
-     .fallback = D::absent(),
-     .doc = "several groups of nodes (each `{node, nodes}` or an explicit group as above)",
+     .fallback = D::absent(), .label = "Groups of nodes",
+     .doc = "a heterogeneous cluster: pools of different nodes (say A100 and H100 servers), "
+            "each `{node, nodes}` or an explicit group as above; the plan says where each "
+            "pipeline stage (`plan.stages`) or data-parallel replica (`plan.replicas`) runs, and "
+            "uses each group's GPUs exactly",
      .control = C::cluster},
     {.object = "cluster", .name = "inter_group_link", .link = "igl", .type = V::reference,
      .fallback = D::rule("the slowest of the groups' own networks"),

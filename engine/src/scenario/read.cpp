@@ -12,6 +12,7 @@
 #include "scenario/json_reader.h"
 #include "scenario/specs_json.h"
 #include "stepcast/limits.h"
+#include "stepcast/rule_ids.h"
 
 namespace stepcast {
 
@@ -47,6 +48,14 @@ Result<LinkSpec> link_of(JsonReader& r, std::string_view key, const Catalog& cat
   return preset_or_object<LinkSpec>(
       r, key, "link", [&](const std::string& id) { return catalog.find_link(id); },
       detail::link_from_json);
+}
+
+// A link where its scope does not belong (rule link_scope): `path="id" <why>`.
+Error misplaced_link(const std::string& path, const LinkSpec& link, const char* why) {
+  return Error{.code = ErrorCode::invalid_cluster,
+               .path = path,
+               .message = fmt::format("{}=\"{}\" {}", path, printable(link.id), why),
+               .rule = Rule::link_scope};
 }
 
 Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const Catalog& catalog) {
@@ -89,13 +98,11 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
   auto inter = link_of(r, "inter_node_link", catalog);
   if (!inter) return inter.error();
   if (intra->scope != LinkScope::intra_node)
-    return Error{ErrorCode::invalid_cluster, r.field("intra_node_link"),
-                 fmt::format("{}=\"{}\" is an inter-node link; an intra-node fabric is needed",
-                             r.field("intra_node_link"), printable(intra->id))};
+    return misplaced_link(r.field("intra_node_link"), *intra,
+                          "is an inter-node link; an intra-node fabric is needed");
   if (inter->scope != LinkScope::inter_node)
-    return Error{ErrorCode::invalid_cluster, r.field("inter_node_link"),
-                 fmt::format("{}=\"{}\" is an intra-node fabric; a network link is needed",
-                             r.field("inter_node_link"), printable(inter->id))};
+    return misplaced_link(r.field("inter_node_link"), *inter,
+                          "is an intra-node fabric; a network link is needed");
   g.intra_node_link = std::move(intra).value();
   g.inter_node_link = std::move(inter).value();
   return g;
@@ -107,8 +114,12 @@ std::optional<Error> check_gpu_count(const ClusterSpec& cluster) {
   for (const auto& g : cluster.groups) gpus += int64_t{g.gpus_per_node} * g.nodes;
   if (gpus <= kMaxGpus) return std::nullopt;
   const bool one = cluster.groups.size() == 1;
-  return Error{ErrorCode::budget_exceeded, one ? "cluster.nodes" : "cluster.groups",
-               fmt::format("the cluster has {} GPUs; at most {} are modelled", gpus, kMaxGpus)};
+  return Error{.code = ErrorCode::budget_exceeded,
+               .path = one ? "cluster.nodes" : "cluster.groups",
+               .message = fmt::format("the cluster has {} GPUs; at most {} are modelled", gpus,
+                                      kMaxGpus),
+               .rule = Rule::max_gpus,
+               .values = {{"gpus", gpus}, {"limit", kMaxGpus}}};
 }
 
 Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
@@ -128,9 +139,12 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
     return Error{ErrorCode::type_error, "cluster.groups",
                  "cluster.groups must be a non-empty array of groups"};
   if (groups.size() > kMaxGroups)
-    return Error{ErrorCode::budget_exceeded, "cluster.groups",
-                 fmt::format("cluster.groups has {} entries; at most {} are modelled",
-                             groups.size(), kMaxGroups)};
+    return Error{.code = ErrorCode::budget_exceeded,
+                 .path = "cluster.groups",
+                 .message = fmt::format("cluster.groups has {} entries; at most {} are modelled",
+                                        groups.size(), kMaxGroups),
+                 .rule = Rule::max_groups,
+                 .values = {{"entries", groups.size()}, {"limit", kMaxGroups}}};
   for (size_t i = 0; i < groups.size(); ++i) {
     auto g = parse_group(groups[i], fmt::format("cluster.groups[{}]", i), catalog);
     if (!g) return g.error();
@@ -141,10 +155,8 @@ Result<ClusterSpec> parse_cluster(const Json& j, const Catalog& catalog) {
     auto link = link_of(r, "inter_group_link", catalog);
     if (!link) return link.error();
     if (link->scope != LinkScope::inter_node)
-      return Error{ErrorCode::invalid_cluster, "cluster.inter_group_link",
-                   fmt::format("cluster.inter_group_link=\"{}\" is an intra-node fabric; a "
-                               "network link is needed between groups",
-                               printable(link->id))};
+      return misplaced_link("cluster.inter_group_link", *link,
+                            "is an intra-node fabric; a network link is needed between groups");
     cluster.inter_group_link = std::move(link).value();
   } else if (cluster.groups.size() > 1) {
     // Without a stated link, groups talk over the slowest of their own networks.
@@ -175,9 +187,12 @@ void read_entries(JsonReader& r, std::string_view key, std::span<const KeyInfo> 
     return;
   }
   if (list->size() > max_entries) {
-    r.fail(ErrorCode::budget_exceeded, path,
-           fmt::format("{} has {} entries; at most {} are modelled", path, list->size(),
-                       max_entries));
+    r.fail(Error{.code = ErrorCode::budget_exceeded,
+                 .path = path,
+                 .message = fmt::format("{} has {} entries; at most {} are modelled", path,
+                                        list->size(), max_entries),
+                 .rule = Rule::max_list_entries,
+                 .values = {{"entries", list->size()}, {"limit", max_entries}}});
     return;
   }
   static const std::vector<std::string_view> names = detail::names_of(keys);

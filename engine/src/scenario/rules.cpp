@@ -12,6 +12,7 @@
 #include "stepcast/limits.h"
 #include "stepcast/pipeline_layout.h"
 #include "stepcast/ranks.h"
+#include "stepcast/rule_ids.h"
 
 namespace stepcast {
 
@@ -52,8 +53,21 @@ class Rules {
   bool ok_ = true;
 };
 
-Error rule(std::string path, std::string message, std::vector<std::string> related = {}) {
-  return Error{ErrorCode::invalid_plan, std::move(path), std::move(message), std::move(related)};
+// A broken rule of the plan: its id (rule_ids.h), the input it names first, the message, the
+// other inputs it involves and the values its line in kRules lists.
+Error rule(Rule id, std::string path, std::string message, std::vector<std::string> related = {},
+           Json values = Json::object()) {
+  Error e{ErrorCode::invalid_plan, std::move(path), std::move(message), std::move(related)};
+  e.rule = id;
+  e.values = std::move(values);
+  return e;
+}
+
+// The values of a `divides` rule: which key must divide which, and their values.
+Json divides_values(const std::string& divisor_key, int64_t divisor,
+                    const std::string& dividend_key, int64_t dividend) {
+  return {{"divisor_key", divisor_key}, {"divisor", divisor}, {"dividend_key", dividend_key},
+          {"dividend", dividend}};
 }
 
 std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -61,39 +75,56 @@ std::vector<std::string> join(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-// "1, 2, 4 or 8": the divisors of n up to `limit`, for a message that says what would work.
-std::string divisors_text(int64_t n, int64_t limit) {
+// The divisors of n up to `limit` (at most 12), values that would satisfy a rule.
+std::vector<int64_t> divisors(int64_t n, int64_t limit) {
   std::vector<int64_t> d;
   for (int64_t i = 1; i <= std::min(n, limit) && d.size() < 12; ++i)
     if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// "1, 2, 4 or 8": values that would work, for a message.
+std::string either_text(const std::vector<int64_t>& values) {
   std::string out;
-  for (size_t i = 0; i < d.size(); ++i)
-    out += fmt::format("{}{}", i == 0 ? "" : (i + 1 == d.size() ? " or " : ", "), d[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : (i + 1 == values.size() ? " or " : ", "), values[i]);
   return out;
 }
 
-// The global batches nearest `global_batch` that `step` divides (the one below when there is one,
-// and the one above): "plan.global_batch=496 or 512".
+// The multiples of `step` nearest `value` (the one below when there is one, and the one above).
+std::vector<int64_t> nearest_multiples(int64_t value, int64_t step) {
+  const int64_t below = value / step * step;
+  return below > 0 ? std::vector<int64_t>{below, below + step} : std::vector<int64_t>{step};
+}
+
+// The global batches nearest `global_batch` that `step` divides: "plan.global_batch=496 or 512".
 std::string batch_hint(int64_t global_batch, int64_t step) {
-  const int64_t below = global_batch / step * step;
-  return below > 0 ? fmt::format("plan.global_batch={} or {}", below, below + step)
-                   : fmt::format("plan.global_batch={}", step);
+  return "plan.global_batch=" + either_text(nearest_multiples(global_batch, step));
 }
 
 // What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
 // user can act on it: the counts that divide them, then Megatron's other splits
-// (pipeline_layout.h).
-std::string split_hint(int64_t layers, int pp, int vpp) {
-  std::string hint = fmt::format("pp·vpp {} divides {} layers", divisors_text(layers, 64), layers);
-  if (const auto a = accounted_split(layers, pp, vpp))
+// (pipeline_layout.h). The hint in words, and the same as the error's values.
+std::string split_hint(int64_t layers, int pp, int vpp, Json& values) {
+  const std::vector<int64_t> fits = divisors(layers, 64);
+  values["would_divide"] = fits;
+  std::string hint = fmt::format("pp·vpp {} divides {} layers", either_text(fits), layers);
+  if (const auto a = accounted_split(layers, pp, vpp)) {
+    values["count_embedding"] = a->embedding_in_split;
+    values["count_loss"] = a->loss_in_split;
     hint += a->embedding_in_split ? "; count the embedding and the loss as layers "
                                     "(plan.embedding_in_split, plan.loss_in_split)"
                                   : "; count the loss as a layer (plan.loss_in_split)";
-  if (const auto u = uneven_split(layers, pp, vpp))
+  }
+  if (const auto u = uneven_split(layers, pp, vpp)) {
+    values["first_stage_layers"] = u->first_stage_layers;
+    values["last_stage_layers"] = u->last_stage_layers;
+    values["other_stage_layers"] = u->other_stage_layers;
     hint += fmt::format("; plan.first_stage_layers={} and plan.last_stage_layers={}{}",
                         u->first_stage_layers, u->last_stage_layers,
                         pp > 2 ? fmt::format(" ({} on each other stage)", u->other_stage_layers)
                                : "");
+  }
   return hint;
 }
 
@@ -107,7 +138,7 @@ bool check_pipeline_layout(Rules& c) {
   if ((p.first_stage_layers > 0 || p.last_stage_layers > 0 || p.embedding_in_split ||
        p.loss_in_split || !p.stages.empty()) &&
       !c.broken([&] {
-        return rule(path,
+        return rule(Rule::layout_alone, path,
                     "plan.pipeline_layout gives the whole split: leave out first_stage_layers, "
                     "last_stage_layers, embedding_in_split, loss_in_split and stages");
       }))
@@ -118,10 +149,10 @@ bool check_pipeline_layout(Rules& c) {
   const int64_t want = int64_t{p.pp} * p.vpp;
   if (static_cast<int64_t>(stages.size()) != want)
     return c.broken([&] {
-      return rule(path,
+      return rule(Rule::layout_stages, path,
                   fmt::format("plan.pipeline_layout has {} stages but plan.pp*plan.vpp={}*{}={}",
                               stages.size(), p.pp, p.vpp, want),
-                  {"plan.pp", "plan.vpp"});
+                  {"plan.pp", "plan.vpp"}, {{"stages", stages.size()}, {"pp", p.pp}, {"vpp", p.vpp}});
     });
   int64_t layers = 0, mtp = 0;
   for (size_t k = 0; k < stages.size(); ++k) {
@@ -130,19 +161,22 @@ bool check_pipeline_layout(Rules& c) {
     const bool first = k == 0, last = k + 1 == stages.size();
     if (stages[k].embedding != first || stages[k].loss != last || (stages[k].mtp > 0 && !last))
       return c.broken([&] {
-        return rule(path, fmt::format("plan.pipeline_layout: the embedding E goes in the first "
-                                      "stage, the loss L and the MTP modules m in the last "
-                                      "(stage {} breaks it)",
-                                      k));
+        return rule(Rule::layout_order, path,
+                    fmt::format("plan.pipeline_layout: the embedding E goes in the first stage, "
+                                "the loss L and the MTP modules m in the last (stage {} breaks it)",
+                                k),
+                    {}, {{"stage", k}});
       });
   }
   if (layers != m.layers || mtp != m.mtp_layers)
     return c.broken([&] {
-      return rule(path,
+      return rule(Rule::layout_layers, path,
                   fmt::format("plan.pipeline_layout holds {} layers and {} MTP modules but the "
                               "model has model.layers={} and model.mtp_layers={}",
                               layers, mtp, m.layers, m.mtp_layers),
-                  {"model.layers", "model.mtp_layers"});
+                  {"model.layers", "model.mtp_layers"},
+                  {{"layers", layers}, {"mtp_layers", mtp}, {"model_layers", m.layers},
+                   {"model_mtp_layers", m.mtp_layers}});
     });
   return c.ok();
 }
@@ -161,7 +195,8 @@ bool check_split(Rules& c, bool& even_rule) {
     // plan.stages gives every stage's layers; the embedding and the loss may still count as a
     // layer in the split of the first and last stage into virtual chunks.
     if (uneven && !c.broken([&] {
-          return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers"
+          return rule(Rule::stages_alone,
+                      p.first_stage_layers > 0 ? "plan.first_stage_layers"
                                                : "plan.last_stage_layers",
                       "plan.stages gives every stage's layers: leave out first_stage_layers and "
                       "last_stage_layers",
@@ -171,7 +206,7 @@ bool check_split(Rules& c, bool& even_rule) {
     if (accounted && std::any_of(p.stages.begin(), p.stages.end(),
                                  [](const StageAssignment& a) { return a.layers == 0; }) &&
         !c.broken([&] {
-          return rule("plan.stages",
+          return rule(Rule::auto_stage_split, "plan.stages",
                       "\"auto\" stage layers with embedding_in_split or loss_in_split are not "
                       "modelled: give the layers",
                       {"plan.embedding_in_split", "plan.loss_in_split"});
@@ -181,7 +216,8 @@ bool check_split(Rules& c, bool& even_rule) {
   }
   if (uneven && accounted)
     return c.broken([&] {
-      return rule(p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers",
+      return rule(Rule::one_uneven_split,
+                  p.first_stage_layers > 0 ? "plan.first_stage_layers" : "plan.last_stage_layers",
                   "give either first_stage_layers/last_stage_layers or "
                   "embedding_in_split/loss_in_split, not both (Megatron takes one uneven split)",
                   {"plan.embedding_in_split", "plan.loss_in_split"});
@@ -195,22 +231,25 @@ bool check_split(Rules& c, bool& even_rule) {
         given >= L + (others == 0 ? 1 : 0) || (others > 0 && (L - given) % others != 0) ||
         (others == 0 && given != L))
       return c.broken([&] {
-        return rule(path,
+        return rule(Rule::uneven_split, path,
                     fmt::format("first_stage_layers={} and last_stage_layers={} leave {} of "
                                 "model.layers={} for {} other stage(s) of plan.pp={}: they must "
                                 "split evenly",
                                 p.first_stage_layers, p.last_stage_layers, L - given, L, others,
                                 p.pp),
-                    {"model.layers", "plan.pp"});
+                    {"model.layers", "plan.pp"},
+                    {{"first_stage_layers", p.first_stage_layers},
+                     {"last_stage_layers", p.last_stage_layers}, {"layers", L}, {"pp", p.pp},
+                     {"other_stages", others}});
       });
     const int64_t even = others > 0 ? (L - given) / others : 0;
     for (const int64_t n : {p.first_stage_layers, p.last_stage_layers, even})
       if (n > 0 && n % p.vpp != 0)
         return c.broken([&] {
-          return rule(path,
+          return rule(Rule::stage_chunks, path,
                       fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
                                   n, p.vpp),
-                      {"plan.vpp"});
+                      {"plan.vpp"}, {{"layers", n}, {"counted", 0}, {"vpp", p.vpp}});
         });
     return c.ok();
   }
@@ -219,7 +258,7 @@ bool check_split(Rules& c, bool& even_rule) {
     const int64_t chunks = int64_t{p.pp} * p.vpp;
     if (!accounting_divides(L, p.embedding_in_split + p.loss_in_split, p.pp, p.vpp))
       return c.broken([&] {
-        return rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+        return rule(Rule::layer_split, p.vpp > 1 ? "plan.vpp" : "plan.pp",
                     fmt::format("model.layers={} plus the {} counted as layers ({}) must be "
                                 "divisible by plan.pp*plan.vpp={}",
                                 L,
@@ -227,7 +266,8 @@ bool check_split(Rules& c, bool& even_rule) {
                                 : p.embedding_in_split                  ? "embedding"
                                                                         : "loss",
                                 total, chunks),
-                    {"model.layers", "plan.embedding_in_split", "plan.loss_in_split"});
+                    {"model.layers", "plan.embedding_in_split", "plan.loss_in_split"},
+                    {{"layers", L}, {"counted", total - L}, {"pp", p.pp}, {"vpp", p.vpp}});
       });
     return c.ok();
   }
@@ -255,24 +295,24 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
                                          v[key].get<double>() != f.info.fallback.number;
         }
       if (on && !c.broken([&] {
-            return rule(fmt::format("plan.{}", key),
+            return rule(Rule::framework_cannot, fmt::format("plan.{}", key),
                         fmt::format("plan.{}={}: {} cannot do it ({})", key, v[key].dump(),
                                     p.framework, why),
-                        {"plan.framework"});
+                        {"plan.framework"}, {{"framework", p.framework}, {"reason", why}});
           }))
         return false;
     }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
-        return rule("plan.tp_comm_overlap",
+        return rule(Rule::needs_sequence_parallel, "plan.tp_comm_overlap",
                     "plan.tp_comm_overlap=true needs plan.sequence_parallel=true (Transformer "
                     "Engine overlaps the all-gathers and reduce-scatters of sequence parallelism)",
-                    {"plan.sequence_parallel"});
+                    {"plan.sequence_parallel"}, {{"tp", p.tp}});
       }))
     return false;
   const int zero = p.effective_zero_stage();
   if (p.overlap_param_gather && (zero == 1 || zero == 2) && !p.overlap_grad_reduce &&
       !c.broken([&] {
-        return rule("plan.overlap_param_gather",
+        return rule(Rule::needs_grad_reduce_overlap, "plan.overlap_param_gather",
                     "plan.overlap_param_gather=true needs plan.overlap_grad_reduce=true (the "
                     "distributed optimizer overlaps both through its gradient buckets; "
                     "Megatron-LM's arguments.py asserts it)",
@@ -281,11 +321,11 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
     return false;
   if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&
       !c.broken([&] {
-        return rule("plan.fp8_param_gather",
+        return rule(Rule::needs_fp8, "plan.fp8_param_gather",
                     fmt::format("plan.fp8_param_gather=true needs plan.precision fp8 or mxfp8, "
                                 "not {}",
                                 to_string(p.precision)),
-                    {"plan.precision"});
+                    {"plan.precision"}, {{"precision", to_string(p.precision)}});
       }))
     return false;
   return c.ok();
@@ -299,7 +339,7 @@ bool check_experts(Rules& c) {
   const ModelSpec& m = c.s().model;
   if (!m.moe.enabled()) {
     if ((p.ep > 1 || p.etp != p.tp) && !c.broken([&] {
-          return rule(p.ep > 1 ? "plan.ep" : "plan.etp",
+          return rule(Rule::needs_moe, p.ep > 1 ? "plan.ep" : "plan.etp",
                       fmt::format("plan.{}={} needs a mixture-of-experts model (model.moe); "
                                   "{} is dense",
                                   p.ep > 1 ? "ep" : "etp", p.ep > 1 ? p.ep : p.etp, m.name),
@@ -312,7 +352,7 @@ bool check_experts(Rules& c) {
     // no experts to load unevenly).
     const auto dense = [&](const char* key, std::string value, const char* what) {
       return c.broken([&] {
-        return rule(fmt::format("plan.{}", key),
+        return rule(Rule::needs_moe, fmt::format("plan.{}", key),
                     fmt::format("plan.{}={} ({}) needs a mixture-of-experts model (model.moe); "
                                 "{} is dense",
                                 key, value, what, m.name),
@@ -337,7 +377,7 @@ bool check_experts(Rules& c) {
     auto needs = [&](bool ok, const char* path, std::string what,
                      std::vector<std::string> related) {
       return ok || c.broken([&] {
-               return rule(path,
+               return rule(Rule::moe_overlap, path,
                            "plan.moe_overlap=true (Megatron-Core's EP overlap) needs " + what,
                            std::move(related));
              });
@@ -357,42 +397,55 @@ bool check_experts(Rules& c) {
   }
   const MoeSpec& e = m.moe;
   if (e.experts % p.ep != 0 && !c.broken([&] {
-        Error err = rule("plan.ep",
+        const std::vector<int64_t> fits = divisors(e.experts, 1024);
+        Error err = rule(Rule::divides, "plan.ep",
                          fmt::format("plan.ep={} must divide model.moe.experts={} (each "
                                      "expert-parallel rank holds experts/ep experts)",
                                      p.ep, e.experts),
-                         {"model.moe.experts"});
-        err.hint = fmt::format("ep {} divides the experts", divisors_text(e.experts, 1024));
+                         {"model.moe.experts"},
+                         divides_values("plan.ep", p.ep, "model.moe.experts", e.experts));
+        err.values["would_divide"] = fits;
+        err.hint = fmt::format("ep {} divides the experts", either_text(fits));
         return err;
       }))
     return false;
   if (e.ffn_hidden % p.etp != 0 && !c.broken([&] {
-        return rule("plan.etp",
+        return rule(Rule::divides, "plan.etp",
                     fmt::format("plan.etp={} must divide model.moe.ffn_hidden={}", p.etp,
                                 e.ffn_hidden),
-                    {"model.moe.ffn_hidden"});
+                    {"model.moe.ffn_hidden"},
+                    divides_values("plan.etp", p.etp, "model.moe.ffn_hidden", e.ffn_hidden));
       }))
     return false;
   const int64_t stage_gpus = int64_t{p.tp} * p.cp * p.dp;
   const int64_t grid = int64_t{p.etp} * p.ep;
   if (stage_gpus % grid != 0 && !c.broken([&] {
-        return rule("plan.ep",
+        return rule(Rule::expert_grid, "plan.ep",
                     fmt::format("plan.etp*plan.ep*plan.pp={}*{}*{}={} must divide the {} GPUs "
                                 "(tp*cp*dp*pp): the expert grid folds onto the same GPUs",
                                 p.etp, p.ep, p.pp, grid * p.pp, stage_gpus * p.pp),
-                    {"plan.etp", "plan.pp", "plan.tp", "plan.dp"});
+                    {"plan.etp", "plan.pp", "plan.tp", "plan.dp"},
+                    {{"etp", p.etp}, {"ep", p.ep}, {"pp", p.pp}, {"gpus", stage_gpus * p.pp}});
       }))
     return false;
   if (p.tp > 1 && !p.sequence_parallel && !c.broken([&] {
-        return rule("plan.sequence_parallel",
+        return rule(Rule::needs_sequence_parallel, "plan.sequence_parallel",
                     fmt::format("plan.tp={} in a mixture-of-experts model needs "
                                 "plan.sequence_parallel=true (Megatron-Core's MoE layer "
                                 "requires it in training)",
                                 p.tp),
-                    {"plan.tp", "model.moe"});
+                    {"plan.tp", "model.moe"}, {{"tp", p.tp}});
       }))
     return false;
   return c.ok();
+}
+
+// A budget the plan passes (limits.h), with its rule id.
+Error budget(Rule id, ErrorCode code, std::string path, std::string message,
+             std::vector<std::string> related, Json values) {
+  Error e = rule(id, std::move(path), std::move(message), std::move(related), std::move(values));
+  e.code = code;
+  return e;
 }
 
 // What an estimate of the plan costs (limits.h): stage evaluations, the balancer's work for
@@ -403,10 +456,11 @@ bool check_budget(Rules& c) {
   const double parameters = count_parameters(m, m.vocab, m.seq_len).total;
   if (parameters > kMaxParameters)
     return c.broken([&] {
-      return Error{ErrorCode::out_of_range, "model",
-                   fmt::format("the model has {:.3g} parameters; at most {:.0e} are modelled",
-                               parameters, kMaxParameters),
-                   {"model.layers", "model.hidden", "model.vocab"}};
+      return budget(Rule::max_parameters, ErrorCode::out_of_range, "model",
+                    fmt::format("the model has {:.3g} parameters; at most {:.0e} are modelled",
+                                parameters, kMaxParameters),
+                    {"model.layers", "model.hidden", "model.vocab"},
+                    {{"parameters", parameters}, {"limit", kMaxParameters}});
     });
   const bool auto_layers = std::any_of(p.stages.begin(), p.stages.end(),
                                        [](const StageAssignment& a) { return a.layers == 0; });
@@ -417,23 +471,26 @@ bool check_budget(Rules& c) {
   const int64_t evaluations = sets * p.pp * (1 + (auto_layers ? 2 : 0) + (auto_batches ? 1 : 0));
   if (evaluations > kMaxStageEvaluations)
     return c.broken([&] {
-      return Error{ErrorCode::budget_exceeded, sets > 1 ? "plan.replicas" : "plan.pp",
-                   fmt::format("the plan costs {} stage evaluations ({} stage(s) x {} replica "
-                               "set(s){}); one estimate makes at most {}",
-                               evaluations, p.pp, sets,
-                               auto_layers    ? ", x3 to balance \"auto\" layers"
-                               : auto_batches ? ", x2 to balance \"auto\" micro-batches"
-                                              : "",
-                               kMaxStageEvaluations),
-                   {"plan.pp", "plan.replicas", "plan.stages"}};
+      return budget(Rule::max_stage_evaluations, ErrorCode::budget_exceeded,
+                    sets > 1 ? "plan.replicas" : "plan.pp",
+                    fmt::format("the plan costs {} stage evaluations ({} stage(s) x {} replica "
+                                "set(s){}); one estimate makes at most {}",
+                                evaluations, p.pp, sets,
+                                auto_layers    ? ", x3 to balance \"auto\" layers"
+                                : auto_batches ? ", x2 to balance \"auto\" micro-batches"
+                                               : "",
+                                kMaxStageEvaluations),
+                    {"plan.pp", "plan.replicas", "plan.stages"},
+                    {{"evaluations", evaluations}, {"limit", kMaxStageEvaluations}});
     });
   if (auto_layers && m.layers * p.pp > kMaxBalanceWork)
     return c.broken([&] {
-      return Error{ErrorCode::budget_exceeded, "plan.stages",
-                   fmt::format("balancing \"auto\" layers costs model.layers x plan.pp = {} x {}; "
-                               "at most {} (give the stages' layers)",
-                               m.layers, p.pp, kMaxBalanceWork),
-                   {"model.layers", "plan.pp"}};
+      return budget(Rule::max_balance_work, ErrorCode::budget_exceeded, "plan.stages",
+                    fmt::format("balancing \"auto\" layers costs model.layers x plan.pp = {} x "
+                                "{}; at most {} (give the stages' layers)",
+                                m.layers, p.pp, kMaxBalanceWork),
+                    {"model.layers", "plan.pp"},
+                    {{"work", m.layers * p.pp}, {"limit", kMaxBalanceWork}});
     });
   return c.ok();
 }
@@ -446,28 +503,30 @@ bool check_layout(Rules& c) {
   const int groups = static_cast<int>(s.cluster.groups.size());
   if (!p.stages.empty() && !p.replicas.empty())
     return c.broken([&] {
-      return rule("plan.replicas", "plan.stages and plan.replicas together are not modelled: "
-                                   "give one",
+      return rule(Rule::stages_or_replicas, "plan.replicas",
+                  "plan.stages and plan.replicas together are not modelled: give one",
                   {"plan.stages"});
     });
   std::vector<int64_t> used(groups, 0);
   const int64_t mp = int64_t{p.tp} * p.cp;
   if (groups > 1 && p.stages.empty() && p.replicas.empty())
     return c.broken([&] {
-      return rule("plan.stages",
+      return rule(Rule::groups_placement, "plan.stages",
                   fmt::format("cluster has {} groups and the plan's stages ({} GPUs each) do not "
                               "fall within one group each in rank order: give plan.stages "
                               "(which group runs each pipeline stage) or plan.replicas (which "
                               "group runs each data-parallel replica)",
                               groups, times(mp, p.dp)),
-                  join({"plan.pp", "plan.tp"}, c.node_paths()));
+                  join({"plan.pp", "plan.tp"}, c.node_paths()),
+                  {{"groups", groups}, {"stage_gpus", times(mp, p.dp)}});
     });
   if (!p.stages.empty()) {
     if (static_cast<int>(p.stages.size()) != p.pp)
       return c.broken([&] {
-        return rule("plan.stages", fmt::format("plan.stages has {} entries but plan.pp={}",
-                                               p.stages.size(), p.pp),
-                    {"plan.pp"});
+        return rule(Rule::stage_count, "plan.stages",
+                    fmt::format("plan.stages has {} entries but plan.pp={}", p.stages.size(),
+                                p.pp),
+                    {"plan.pp"}, {{"entries", p.stages.size()}, {"pp", p.pp}});
       });
     int64_t fixed = 0, autos = 0;
     for (size_t i = 0; i < p.stages.size(); ++i) {
@@ -475,18 +534,20 @@ bool check_layout(Rules& c) {
       const std::string path = fmt::format("plan.stages[{}]", i);
       if (st.group >= groups)
         return c.broken([&] {
-          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
-                                                   path, st.group, groups));
+          return rule(Rule::group_index, path + ".group",
+                      fmt::format("{}.group={} but the cluster has {} group(s)", path, st.group,
+                                  groups),
+                      {}, {{"group", st.group}, {"groups", groups}});
         });
       // The embedding and the loss, where they count as a layer, share the split into chunks.
       const int64_t counted = (i == 0 && p.embedding_in_split) + (i + 1 == p.stages.size() &&
                                                                    p.loss_in_split);
       if (st.layers > 0 && (st.layers + counted) % p.vpp != 0 && !c.broken([&] {
-            return rule(path + ".layers",
+            return rule(Rule::stage_chunks, path + ".layers",
                         fmt::format("{}.layers={}{} must be divisible by plan.vpp={}", path,
                                     st.layers, counted ? fmt::format(" + {} counted as layers", counted) : "",
                                     p.vpp),
-                        {"plan.vpp"});
+                        {"plan.vpp"}, {{"layers", st.layers}, {"counted", counted}, {"vpp", p.vpp}});
           }))
         return false;
       fixed += st.layers;
@@ -494,18 +555,23 @@ bool check_layout(Rules& c) {
       used[st.group] = plus(used[st.group], times(mp, p.dp));
     }
     if (autos == 0 && fixed != m.layers && !c.broken([&] {
-          return rule("plan.stages", fmt::format("plan.stages hold {} layers but model.layers={}",
-                                                 fixed, m.layers),
-                      {"model.layers"});
+          return rule(Rule::stage_layers, "plan.stages",
+                      fmt::format("plan.stages hold {} layers but model.layers={}", fixed,
+                                  m.layers),
+                      {"model.layers"},
+                      {{"layers", fixed}, {"model_layers", m.layers}, {"auto_stages", 0},
+                       {"vpp", p.vpp}});
         }))
       return false;
     if (autos > 0 && (m.layers - fixed < autos * p.vpp || (m.layers - fixed) % p.vpp != 0) &&
         !c.broken([&] {
-          return rule("plan.stages",
+          return rule(Rule::stage_layers, "plan.stages",
                       fmt::format("plan.stages: {} layers left for {} \"auto\" stage(s) "
                                   "(model.layers={}, each stage needs a multiple of vpp={})",
                                   m.layers - fixed, autos, m.layers, p.vpp),
-                      {"model.layers", "plan.vpp"});
+                      {"model.layers", "plan.vpp"},
+                      {{"layers", fixed}, {"model_layers", m.layers}, {"auto_stages", autos},
+                       {"vpp", p.vpp}});
         }))
       return false;
   } else if (!p.replicas.empty()) {
@@ -515,8 +581,10 @@ bool check_layout(Rules& c) {
       const std::string path = fmt::format("plan.replicas[{}]", i);
       if (rep.group >= groups)
         return c.broken([&] {
-          return rule(path + ".group", fmt::format("{}.group={} but the cluster has {} group(s)",
-                                                   path, rep.group, groups));
+          return rule(Rule::group_index, path + ".group",
+                      fmt::format("{}.group={} but the cluster has {} group(s)", path, rep.group,
+                                  groups),
+                      {}, {{"group", rep.group}, {"groups", groups}});
         });
       replicas += rep.count;
       fixed = plus(fixed, times(rep.count, rep.micro_batches));
@@ -524,27 +592,30 @@ bool check_layout(Rules& c) {
       used[rep.group] = plus(used[rep.group], times(times(mp, p.pp), rep.count));
     }
     if (replicas != p.dp && !c.broken([&] {
-          return rule("plan.replicas", fmt::format("plan.replicas count {} replicas but "
-                                                   "plan.dp={}",
-                                                   replicas, p.dp),
-                      {"plan.dp"});
+          return rule(Rule::replica_count, "plan.replicas",
+                      fmt::format("plan.replicas count {} replicas but plan.dp={}", replicas,
+                                  p.dp),
+                      {"plan.dp"}, {{"replicas", replicas}, {"dp", p.dp}});
         }))
       return false;
     if (p.global_batch % p.micro_batch != 0)
       return c.broken([&] {
-        return rule("plan.global_batch",
+        return rule(Rule::divides, "plan.global_batch",
                     fmt::format("plan.global_batch={} must be divisible by plan.micro_batch={}",
                                 p.global_batch, p.micro_batch),
-                    {"plan.micro_batch"});
+                    {"plan.micro_batch"},
+                    divides_values("plan.micro_batch", p.micro_batch, "plan.global_batch",
+                                   p.global_batch));
       });
     const int64_t total = p.global_batch / p.micro_batch;
     if (((autos == 0 && fixed != total) || (autos > 0 && total - fixed < autos)) &&
         !c.broken([&] {
-          return rule("plan.replicas",
+          return rule(Rule::replica_batches, "plan.replicas",
                       fmt::format("plan.replicas take {} micro-batches{} but global_batch / "
                                   "micro_batch = {}",
                                   fixed, autos > 0 ? " before the \"auto\" ones" : "", total),
-                      {"plan.global_batch", "plan.micro_batch"});
+                      {"plan.global_batch", "plan.micro_batch"},
+                      {{"micro_batches", fixed}, {"auto_replicas", autos}, {"total", total}});
         }))
       return false;
   } else {
@@ -553,14 +624,41 @@ bool check_layout(Rules& c) {
   if (groups > 1 || !p.stages.empty() || !p.replicas.empty())
     for (int g = 0; g < groups; ++g)
       if (used[g] != s.cluster.groups[g].gpus() && !c.broken([&] {
-            return rule(p.replicas.empty() ? "plan.stages" : "plan.replicas",
+            return rule(Rule::group_gpus, p.replicas.empty() ? "plan.stages" : "plan.replicas",
                         fmt::format("the plan uses {} GPUs of cluster.groups[{}] but it has {}",
                                     used[g], g, s.cluster.groups[g].gpus()),
                         {fmt::format("cluster.groups[{}].nodes", g), "plan.tp", "plan.cp",
-                         "plan.dp"});
+                         "plan.dp"},
+                        {{"group", g}, {"used", used[g]}, {"gpus", s.cluster.groups[g].gpus()}});
           }))
         return false;
   return c.ok();
+}
+
+// dp left out, and the cluster's GPUs do not hold whole replicas of tp·pp·cp GPUs. On one group
+// of nodes that hold whole TP groups, the node counts nearest the cluster's that would: a
+// replica of R GPUs on nodes of G needs a multiple of R / gcd(R, G) nodes.
+Error whole_replicas(const Scenario& s, int64_t gpus, std::vector<std::string> related) {
+  const Plan& p = s.plan;
+  const int64_t replica = int64_t{p.tp} * p.pp * p.cp;
+  Error e = rule(Rule::whole_replicas, "plan.dp",
+                 fmt::format("the cluster's {} GPUs are not divisible by tp*pp*cp={}*{}*{}={}",
+                             gpus, p.tp, p.pp, p.cp, replica),
+                 std::move(related),
+                 {{"gpus", gpus}, {"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp},
+                  {"replica_gpus", replica}});
+  const auto& groups = s.cluster.groups;
+  const int64_t per_node = groups.front().gpus_per_node;
+  if (groups.size() == 1 && per_node % p.tp == 0) {
+    const int64_t step = replica / std::gcd(replica, per_node);
+    std::vector<int64_t> fit;
+    for (const int64_t n : nearest_multiples(groups.front().nodes, step))
+      if (n <= kMaxGpus / per_node) fit.push_back(n);
+    e.values["gpus_per_node"] = per_node;
+    e.values["would_fit_nodes"] = fit;
+    if (!fit.empty()) e.hint = "cluster.nodes=" + either_text(fit);
+  }
+  return e;
 }
 
 }  // namespace
@@ -573,7 +671,8 @@ bool check_rank_order(Rules& c, bool counts_agree) {
   const char* path = "plan.rank_order";
   if (!parse_rank_order(p.rank_order)) {
     return !c.broken([&] {
-      Error e = rule(path, fmt::format("plan.rank_order=\"{}\" must name tp, cp, ep, dp and pp "
+      Error e = rule(Rule::rank_order, path,
+                     fmt::format("plan.rank_order=\"{}\" must name tp, cp, ep, dp and pp "
                                        "once each, joined by '-' (innermost first)",
                                        printable(p.rank_order)));
       e.code = ErrorCode::out_of_range;
@@ -585,7 +684,7 @@ bool check_rank_order(Rules& c, bool counts_agree) {
   // Several groups are placed stage by stage (plan.stages, plan.replicas), not by rank order.
   if ((c.s().cluster.groups.size() > 1 || !p.stages.empty() || !p.replicas.empty()) &&
       !c.broken([&] {
-        return rule(path,
+        return rule(Rule::rank_order_groups, path,
                     fmt::format("plan.rank_order=\"{}\" needs one cluster group and no "
                                 "plan.stages or plan.replicas: the engine places several groups "
                                 "stage by stage",
@@ -599,13 +698,13 @@ bool check_rank_order(Rules& c, bool counts_agree) {
   if ((!(pp_last || p.pp == 1 || p.edp() == p.dp) ||
        dense_grid(p).stride[pp] != expert_grid(p).stride[pp]) &&
       !c.broken([&] {
-        return rule(path,
+        return rule(Rule::rank_order_pipeline, path,
                     fmt::format("plan.rank_order=\"{}\" puts pp before another dimension, so "
                                 "the expert data-parallel size tp*cp*dp/(etp*ep)={} must equal "
                                 "plan.dp={}: Megatron-Core requires the dense and expert grids "
                                 "to share their pipeline groups (dense models too)",
                                 printable(p.rank_order), p.edp(), p.dp),
-                    {"plan.ep", "plan.etp", "plan.dp"});
+                    {"plan.ep", "plan.etp", "plan.dp"}, {{"edp", p.edp()}, {"dp", p.dp}});
       }))
     return false;
   return c.ok();
@@ -626,49 +725,52 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
     const char* what = divided.first;  // (clang 14 cannot capture structured bindings)
     const int64_t size = divided.second;
     if (size % p.tp != 0 && !c.broken([&] {
-          Error e = rule("plan.tp",
-                         fmt::format("plan.tp={} must divide model.{}={}", p.tp, what, size),
-                         {fmt::format("model.{}", what)});
+          const std::string model_key = fmt::format("model.{}", what);
+          Error e = rule(Rule::divides, "plan.tp",
+                         fmt::format("plan.tp={} must divide {}={}", p.tp, model_key, size),
+                         {model_key}, divides_values("plan.tp", p.tp, model_key, size));
           const int64_t common = std::gcd(std::gcd(m.heads, m.kv_heads), m.ffn_hidden);
-          e.hint = fmt::format("tp {} divides the model", divisors_text(common, per_node));
+          const std::vector<int64_t> fits = divisors(common, per_node);
+          e.values["would_divide"] = fits;
+          e.hint = fmt::format("tp {} divides the model", either_text(fits));
           return e;
         }))
       return false;
   }
   if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
-        return rule("plan.vpp",
+        return rule(Rule::vpp_needs_pp, "plan.vpp",
                     fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "
                                 "pipeline stages)",
                                 p.vpp),
-                    {"plan.pp"});
+                    {"plan.pp"}, {{"vpp", p.vpp}});
       }))
     return false;
   bool layers_split = false;
   if (!check_split(c, layers_split) && !errors) return false;
   if (layers_split && !c.broken([&] {
-        Error e = rule(p.vpp > 1 ? "plan.vpp" : "plan.pp",
+        Error e = rule(Rule::layer_split, p.vpp > 1 ? "plan.vpp" : "plan.pp",
                        fmt::format("model.layers={} must be divisible by plan.pp*plan.vpp={}*{}={}",
                                    m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp),
-                       {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"});
-        e.hint = split_hint(m.layers, p.pp, p.vpp);
+                       {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"},
+                       {{"layers", m.layers}, {"counted", 0}, {"pp", p.pp}, {"vpp", p.vpp}});
+        e.hint = split_hint(m.layers, p.pp, p.vpp, e.values);
         return e;
       }))
     return false;
   if (!layers_split && !check_layout(c) && !errors) return false;
   const auto nodes = c.node_paths();
   if (product != gpus && p.dp_derived && !c.broken([&] {
-        return rule("plan.dp",
-                    fmt::format("the cluster's {} GPUs are not divisible by tp*pp*cp={}*{}*{}={}",
-                                gpus, p.tp, p.pp, p.cp, int64_t{p.tp} * p.pp * p.cp),
-                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+        return whole_replicas(s, gpus, join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
       }))
     return false;
   if (product != gpus && !p.dp_derived && !c.broken([&] {
-        return rule("plan.dp",
+        return rule(Rule::gpus_product, "plan.dp",
                     fmt::format("plan: tp*pp*cp*dp={}*{}*{}*{}={} must equal the cluster's GPU "
                                 "count {}",
                                 p.tp, p.pp, p.cp, p.dp, product, gpus),
-                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes));
+                    join({"plan.tp", "plan.pp", "plan.cp"}, nodes),
+                    {{"tp", p.tp}, {"pp", p.pp}, {"cp", p.cp}, {"dp", p.dp},
+                     {"product", product}, {"gpus", gpus}});
       }))
     return false;
   if (product == gpus && !check_experts(c) && !errors) return false;
@@ -676,45 +778,56 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;
   if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
-        Error e = rule("plan.global_batch",
+        const int64_t step = int64_t{p.micro_batch} * p.dp;
+        Error e = rule(Rule::batch_split, "plan.global_batch",
                        fmt::format("plan.global_batch={} must be divisible by "
                                    "plan.micro_batch*plan.dp={}*{}={}",
-                                   p.global_batch, p.micro_batch, p.dp, p.micro_batch * p.dp),
-                       {"plan.micro_batch", "plan.dp"});
-        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp);
+                                   p.global_batch, p.micro_batch, p.dp, step),
+                       {"plan.micro_batch", "plan.dp"},
+                       {{"global_batch", p.global_batch}, {"micro_batch", p.micro_batch},
+                        {"dp", p.dp}, {"would_split", nearest_multiples(p.global_batch, step)}});
+        e.hint = batch_hint(p.global_batch, step);
         return e;
       }))
     return false;
   if (p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
       p.micro_batches() % p.pp != 0 && !c.broken([&] {
-        Error e = rule("plan.global_batch",
+        const int64_t step = int64_t{p.micro_batch} * p.dp * p.pp;
+        Error e = rule(Rule::interleaved_batches, "plan.global_batch",
                        fmt::format("with plan.vpp={} the micro-batches per replica ({}) must be "
                                    "a multiple of plan.pp={}: Megatron's interleaved schedule "
                                    "runs them in groups of pp",
                                    p.vpp, p.micro_batches(), p.pp),
-                       {"plan.vpp", "plan.pp", "plan.micro_batch"});
-        e.hint = batch_hint(p.global_batch, int64_t{p.micro_batch} * p.dp * p.pp);
+                       {"plan.vpp", "plan.pp", "plan.micro_batch"},
+                       {{"micro_batches", p.micro_batches()}, {"pp", p.pp}, {"vpp", p.vpp},
+                        {"would_split", nearest_multiples(p.global_batch, step)}});
+        e.hint = batch_hint(p.global_batch, step);
         return e;
       }))
     return false;
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0 && !c.broken([&] {
-        return rule("plan.cp",
+        return rule(Rule::cp_divides_sequence, "plan.cp",
                     fmt::format("seq_len={} must be divisible by 2*plan.cp={} (Megatron splits "
                                 "each sequence into 2*cp chunks)",
                                 m.seq_len, 2 * p.cp),
-                    {"seq_len"});
+                    {"seq_len"}, {{"seq_len", m.seq_len}, {"cp", p.cp}});
       }))
     return false;
   for (const auto& g : s.cluster.groups) {
     if (g.gpu.peak_flops(p.precision)) continue;
     if (!c.broken([&] {
           std::string have;
+          Json supported = Json::array();
           for (size_t q = 0; q < kPrecisions; ++q)
-            if (g.gpu.peak[q])
+            if (g.gpu.peak[q]) {
               have += (have.empty() ? "" : ", ") + std::string(enum_names<Precision>()[q]);
-          return rule("plan.precision",
+              supported.push_back(enum_names<Precision>()[q]);
+            }
+          return rule(Rule::precision_supported, "plan.precision",
                       fmt::format("plan.precision={} is not supported by {} (it has: {})",
-                                  to_string(p.precision), printable(g.gpu.name), have));
+                                  to_string(p.precision), printable(g.gpu.name), have),
+                      {}, {{"precision", to_string(p.precision)}, {"gpu", printable(g.gpu.name)},
+                           {"supported", std::move(supported)}});
         }))
       return false;
     break;

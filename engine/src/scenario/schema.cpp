@@ -9,6 +9,7 @@
 
 #include "scenario/fields.h"
 #include "stepcast/catalog.h"
+#include "stepcast/rule_ids.h"
 
 namespace stepcast {
 
@@ -223,6 +224,14 @@ std::string framework_markdown(const Catalog& catalog) {
   return out;
 }
 
+std::string rules_markdown() {
+  std::string out = "| rule | meaning | values |\n|---|---|---|\n";
+  for (const RuleInfo& r : kRules)
+    if (r.rule != Rule::none)
+      out += fmt::format("| `{}` | {} | {} |\n", r.id, r.meaning, r.values);
+  return out;
+}
+
 std::string fill_schema_tables(std::string_view doc) {
   constexpr std::string_view open = "<!-- schema: ", close = "<!-- /schema -->";
   std::string out;
@@ -237,7 +246,9 @@ std::string fill_schema_tables(std::string_view doc) {
     const std::string_view object = doc.substr(start + open.size(), name_end - start - open.size());
     out += doc.substr(pos, name_end + 4 - pos);
     out += '\n';
-    out += object == "frameworks" ? framework_markdown(builtin_catalog()) : schema_markdown(object);
+    out += object == "frameworks" ? framework_markdown(builtin_catalog())
+           : object == "errors"   ? rules_markdown()
+                                  : schema_markdown(object);
     out += close;
     pos = end + close.size();
   }

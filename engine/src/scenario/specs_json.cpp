@@ -7,6 +7,7 @@
 #include "scenario/fields.h"
 #include "scenario/json_reader.h"
 #include "stepcast/arch_calibration_keys.h"
+#include "stepcast/rule_ids.h"
 
 namespace stepcast::detail {
 
@@ -74,63 +75,75 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
     r.string("source", std::string());
   }
   if (!r.ok()) return r.error();
-  auto invalid = [&](std::string key, std::string message, std::vector<std::string> related = {}) {
+  // A broken rule of the model's shape (rule_ids.h), its path and related keys inside the model.
+  auto invalid = [&](Rule rule, std::string key, std::string message,
+                     std::vector<std::string> related = {}, Json values = Json::object()) {
     for (auto& k : related) k = r.field(k);
-    return Error{ErrorCode::invalid_model, r.field(key), std::move(message), std::move(related)};
+    return Error{.code = ErrorCode::invalid_model,
+                 .path = r.field(key),
+                 .message = std::move(message),
+                 .related = std::move(related),
+                 .rule = rule,
+                 .values = std::move(values)};
+  };
+  // `divisor` must divide `dividend` (the rule `divides`).
+  auto divides = [&](std::string divisor, int64_t a, std::string dividend, int64_t b) {
+    return Json{{"divisor_key", r.field(divisor)}, {"divisor", a},
+                {"dividend_key", r.field(dividend)}, {"dividend", b}};
   };
   // Without head_dim every head is hidden/heads wide.
   if (m.head_size == 0 && m.hidden % m.heads != 0)
-    return invalid("hidden",
+    return invalid(Rule::divides, "hidden",
                    fmt::format("{}={} must be divisible by {}={} (or give {})", r.field("hidden"),
                                m.hidden, r.field("heads"), m.heads, r.field("head_dim")),
-                   {"heads"});
+                   {"heads"}, divides("heads", m.heads, "hidden", m.hidden));
   if (m.heads % m.kv_heads != 0)
-    return invalid("kv_heads",
+    return invalid(Rule::divides, "kv_heads",
                    fmt::format("{}={} must divide {}={}", r.field("kv_heads"), m.kv_heads,
                                r.field("heads"), m.heads),
-                   {"heads"});
+                   {"heads"}, divides("kv_heads", m.kv_heads, "heads", m.heads));
   const AttentionSpec& a = m.attention;
   if (m.mla()) {
     for (const auto& [key, value] :
          {std::pair{"kv_lora_rank", a.kv_lora_rank}, std::pair{"qk_head_dim", a.qk_head_dim},
           std::pair{"qk_rope_head_dim", a.qk_rope_head_dim}, std::pair{"v_head_dim", a.v_head_dim}})
       if (value <= 0)
-        return Error{ErrorCode::invalid_model, r.field(std::string("attention.") + key),
-                     fmt::format("{}.attention.{} is required and must be > 0 for "
-                                 "attention.type=mla",
-                                 r.path().empty() ? "model" : r.path(), key),
-                     {r.field("attention.type")}};
+        return invalid(Rule::mla_dims, std::string("attention.") + key,
+                       fmt::format("{}.attention.{} is required and must be > 0 for "
+                                   "attention.type=mla",
+                                   r.path().empty() ? "model" : r.path(), key),
+                       {"attention.type"});
   }
   if (m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     if (e.top_k > e.experts)
-      return invalid("moe.top_k",
+      return invalid(Rule::top_k, "moe.top_k",
                      fmt::format("{}={} must be <= {}={}", r.field("moe.top_k"), e.top_k,
                                  r.field("moe.experts"), e.experts),
-                     {"moe.experts"});
+                     {"moe.experts"}, {{"top_k", e.top_k}, {"experts", e.experts}});
     if (!e.layer_pattern.empty() && static_cast<int64_t>(e.layer_pattern.size()) != m.layers)
-      return invalid("moe.layer_freq",
+      return invalid(Rule::layer_pattern, "moe.layer_freq",
                      fmt::format("{} lists {} layers but {}={}", r.field("moe.layer_freq"),
                                  e.layer_pattern.size(), r.field("layers"), m.layers),
-                     {"layers"});
+                     {"layers"}, {{"entries", e.layer_pattern.size()}, {"layers", m.layers}});
     if (e.first_dense_layers >= m.layers)
-      return invalid("moe.first_dense_layers",
+      return invalid(Rule::moe_layers, "moe.first_dense_layers",
                      fmt::format("{}={} leaves no MoE layer of {}={}",
                                  r.field("moe.first_dense_layers"), e.first_dense_layers,
                                  r.field("layers"), m.layers),
                      {"layers"});
     if (m.moe_layers(0, m.layers) == 0)
-      return invalid("moe.layer_freq",
+      return invalid(Rule::moe_layers, "moe.layer_freq",
                      fmt::format("{} makes no layer an MoE layer", r.field("moe.layer_freq")),
                      {"moe.first_dense_layers"});
     if (e.router_group_top_k > 0 && e.router_groups == 0)
-      return invalid("moe.router_group_top_k",
+      return invalid(Rule::router_groups, "moe.router_group_top_k",
                      fmt::format("{}={} needs {}", r.field("moe.router_group_top_k"),
                                  e.router_group_top_k, r.field("moe.router_groups")),
                      {"moe.router_groups"});
     if (e.router_groups > 0 &&
         (e.experts % e.router_groups != 0 || e.router_group_top_k > e.router_groups))
-      return invalid("moe.router_groups",
+      return invalid(Rule::router_groups, "moe.router_groups",
                      fmt::format("{}={} must divide {}={} and be >= {}={}",
                                  r.field("moe.router_groups"), e.router_groups,
                                  r.field("moe.experts"), e.experts,

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "stepcast/rule_ids.h"
+
 namespace stepcast {
 
 bool accounting_divides(int64_t layers, int64_t counted, int pp, int vpp) {
@@ -72,11 +74,14 @@ class Reader {
  private:
   Error fail(const std::string& what) const {
     const std::string_view shown = text_.substr(0, 60);
-    return Error{ErrorCode::invalid_plan, path_,
-                 fmt::format("{}=\"{}{}\": {} at character {} (symbols E t m L, '|' between "
-                             "stages, \"x*n\" and \"(...)*n\" repeats)",
-                             path_, shown, text_.size() > shown.size() ? "..." : "", what,
-                             pos_ + 1)};
+    return Error{.code = ErrorCode::invalid_plan,
+                 .path = path_,
+                 .message = fmt::format("{}=\"{}{}\": {} at character {} (symbols E t m L, '|' "
+                                        "between stages, \"x*n\" and \"(...)*n\" repeats)",
+                                        path_, shown, text_.size() > shown.size() ? "..." : "",
+                                        what, pos_ + 1),
+                 .rule = Rule::layout_syntax,
+                 .values = {{"position", pos_ + 1}}};
   }
 
   // Reads items up to the end or a ')'; every item is applied to the stage list as it is read,
@@ -149,7 +154,10 @@ class Reader {
 Result<std::vector<VirtualStage>> parse_pipeline_layout(std::string_view text,
                                                         const std::string& path) {
   if (text.size() > 4096)
-    return Error{ErrorCode::out_of_range, path, path + " is longer than 4096 characters"};
+    return Error{.code = ErrorCode::out_of_range,
+                 .path = path,
+                 .message = path + " is longer than 4096 characters",
+                 .rule = Rule::layout_syntax};
   return Reader(text, path).read();
 }
 

@@ -9,6 +9,7 @@
 #include "estimate/step.h"
 #include "stepcast/limits.h"
 #include "stepcast/report.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/pipeline_layout.h"
 
 namespace stepcast {
@@ -209,13 +210,22 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   });
   if (plans > options.max_plans || evaluations > options.max_stage_evaluations ||
       blocks > options.max_simulated_blocks)
-    return Error{ErrorCode::budget_exceeded, "cluster",
-                 fmt::format("search: the {} plans the rules admit cost {} stage evaluations and "
-                             "{} simulated schedule blocks; a search makes at most {} plans, {} "
-                             "stage evaluations and {} blocks (search a smaller cluster or model)",
-                             plans, evaluations, blocks, options.max_plans,
-                             options.max_stage_evaluations, options.max_simulated_blocks),
-                 {"cluster.nodes", "model.layers", "plan.global_batch"}};
+    return Error{.code = ErrorCode::budget_exceeded,
+                 .path = "cluster",
+                 .message = fmt::format(
+                     "search: the {} plans the rules admit cost {} stage evaluations and {} "
+                     "simulated schedule blocks; a search makes at most {} plans, {} stage "
+                     "evaluations and {} blocks (search a smaller cluster or model)",
+                     plans, evaluations, blocks, options.max_plans, options.max_stage_evaluations,
+                     options.max_simulated_blocks),
+                 .related = {"cluster.nodes", "model.layers", "plan.global_batch"},
+                 .rule = Rule::max_search,
+                 .values = {{"plans", plans},
+                            {"evaluations", evaluations},
+                            {"blocks", blocks},
+                            {"max_plans", options.max_plans},
+                            {"max_stage_evaluations", options.max_stage_evaluations},
+                            {"max_blocks", options.max_simulated_blocks}}};
 
   // (A report never holds a number that is not finite: report_json.)
   auto not_finite = [](std::string_view whose) {
@@ -352,6 +362,62 @@ Json stage_layers_json(const SearchCandidate& c) {
   return out;
 }
 }  // namespace
+
+Json search_space_json(const SearchOptions& o) {
+  // The lists for_each_plan and expert_plans enumerate, in words.
+  auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out;
+  };
+  const std::string vpp = list(powers_of_two_up_to(o.max_vpp));
+  const std::string mb = list(powers_of_two_up_to(o.max_micro_batch));
+  Json varies = {
+      {"plan.tp", "the divisors of the GPUs up to a node's GPUs that divide the attention heads, "
+                  "the KV heads and the FFN size (TP stays inside a node)"},
+      {"plan.cp", "1, 2, 4, 8 and the plan's own, where the training software has context "
+                  "parallelism"},
+      {"plan.pp", "the divisors of the GPUs left by TP x CP, up to the layers"},
+      {"plan.vpp", vpp + " and the plan's own, with PP > 1; the layers split evenly, else with "
+                   "the embedding and the loss counted as layers or a lighter first and last "
+                   "stage, as Megatron can split them"},
+      {"plan.micro_batch", mb + " and the plan's own"},
+      {"plan.dp", "what the GPUs leave: GPUs / (TP x PP x CP)"},
+      {"plan.sequence_parallel", "on with TP > 1"},
+      {"plan.tp_comm_overlap", o.overlap ? "on with TP > 1 where the software can do it"
+                                         : "the plan's own"},
+      {"plan.moe_overlap", o.overlap ? "on where Megatron-Core admits it" : "the plan's own"},
+  };
+  if (o.vary_recompute) varies["plan.recompute"] = "none, selective, full";
+  varies["plan.ep"] = "mixture-of-experts models: the powers of two that divide the experts and "
+                      "fold onto a stage's GPUs, and the plan's own";
+  varies["plan.etp"] = "mixture-of-experts models: 1 or TP";
+  if (o.vary_dispatcher)
+    varies["plan.moe_dispatcher"] = "mixture-of-experts models: alltoall, allgather, flex";
+  const Json keeps = {"model", "cluster", "plan.global_batch", "seq_len", "plan.precision",
+                      "plan.framework", "plan.distributed_optimizer", "plan.zero_stage",
+                      "plan.overlap_grad_reduce", "plan.overlap_param_gather",
+                      "plan.overlap_p2p", "calibration"};
+  const std::string doc = fmt::format(
+      "The engine estimates the Megatron-LM plans the cluster admits for this model and ranks "
+      "those that fit in memory by iteration time. It varies TP (inside a node, dividing the "
+      "heads, KV heads and FFN size), CP (1-8, where the software has it), PP with VPP ({}; the "
+      "layers split evenly, else as Megatron can split them: the embedding and the loss counted "
+      "as layers, or a lighter first and last stage), the micro-batch ({}){}, and for a "
+      "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
+      "parallelism is on with TP > 1, and TP and EP overlap are on wherever the software can do "
+      "them. It keeps the model, the cluster, the global batch, the sequence length, the "
+      "precision and the training software with its other flags (the distributed optimizer, the "
+      "ZeRO stage, the data-parallel and pipeline overlaps). One group of nodes; at most {} "
+      "plans.",
+      vpp, mb, o.vary_recompute ? " and recompute (none, selective, full)" : "",
+      o.vary_dispatcher ? " and the token dispatcher" : "", o.max_plans);
+  return Json{{"doc", doc},
+              {"varies", std::move(varies)},
+              {"keeps", keeps},
+              {"max_plans", o.max_plans},
+              {"max_stage_evaluations", o.max_stage_evaluations}};
+}
 
 Json to_json(const SearchResult& r) {
   Json best = Json::array();

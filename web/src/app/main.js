@@ -16,6 +16,7 @@ import * as compare from '../cards/compare.js';
 import { initCards } from '../cards/index.js';
 import { renderCost } from '../cards/cost.js';
 import { init as initImportExport } from '../cards/import_export.js';
+import { setReportSchema } from '../cards/parts.js';
 import { initScenarioJson } from '../cards/scenario_json.js';
 import { initSearch } from '../cards/search.js';
 import * as engine from '../engine/bridge.js';
@@ -64,6 +65,7 @@ async function init() {
     registerServiceWorker();
   }
   const { presets } = ready;
+  setReportSchema(ready.reportSchema);
   $('#version').textContent = `engine ${ready.version}`;
   initUpdate(presets);
   initAddress(presets, defaultLabel(presets));

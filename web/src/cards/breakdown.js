@@ -6,11 +6,11 @@ import { duration, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { shown } from './context.js';
 import { worked } from './metric.js';
-import { PARTS } from './parts.js';
+import { parts as reportParts } from './parts.js';
 
 export function renderBreakdown(r) {
   const total = r.iteration_time_s;
-  const parts = PARTS.map(([k, label]) => [k, label, r.breakdown_s[k] ?? 0]).filter(([, , v]) => v > 0);
+  const parts = reportParts().map(([k, label]) => [k, label, r.breakdown_s[k] ?? 0]).filter(([, , v]) => v > 0);
   const bar = h('div', { class: 'stack', 'aria-hidden': 'true' },
     parts.map(([k, label, v]) => h('span', {
       class: 'seg', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` },
@@ -22,7 +22,7 @@ export function renderBreakdown(r) {
     h('td', null, duration(v)),
     h('td', null, percent(v / total)),
     h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
-  const zero = PARTS.filter(([k, , needs]) => !(r.breakdown_s[k] > 0) && (!needs || shown.given(needs)))
+  const zero = reportParts().filter(([k, , needs]) => !(r.breakdown_s[k] > 0) && (!needs || shown.given(needs)))
     .map(([, l]) => l.toLowerCase());
   fill($('#breakdown'), bar,
     h('table', { class: 'parts' },

@@ -8,7 +8,7 @@ import { $, fill, h } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { duration, gib, integer, percent, rate } from '../ui/format.js';
 import { labelOf } from '../ui/plain.js';
-import { PARTS } from './parts.js';
+import { parts as reportParts } from './parts.js';
 import { fullestStage } from './stages.js';
 
 export const MAX_PINS = 4;
@@ -54,7 +54,7 @@ function rows(columns) {
       out.push({ label: `Memory, stage ${i}`, value: (r) => r.stages[i]?.memory_bytes.total ?? NaN, format: (x) => gib(x), better: 'lower', group: 'memory' });
     }
   }
-  for (const [key, label] of PARTS) {
+  for (const [key, label] of reportParts()) {
     if (columns.some((r) => (r.breakdown_s?.[key] ?? 0) > 0))
       out.push({ label, value: (r) => r.breakdown_s?.[key] ?? 0, format: duration, better: 'lower', group: 'breakdown' });
   }

@@ -6,13 +6,13 @@ import { csvButton, save } from '../ui/download.js';
 import { gib, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { gpuWord, many, swatch } from './context.js';
-import { MEMORY } from './parts.js';
+import { memoryParts } from './parts.js';
 import { layersOf, shownStages } from './stages.js';
 
 export function renderMemory(r) {
   const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
-  const legend = h('ul', { class: 'legend' }, MEMORY.map(([k, label, term]) => h('li', null,
-    h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label))),
+  const legend = h('ul', { class: 'legend' }, memoryParts().map(([k, label, term, doc]) => h('li', null,
+    h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label, term ? undefined : doc))),
   h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
   const shown = shownStages(r, (s) => s.memory_bytes.total);
   const rows = shown.stages.map((s) => {
@@ -27,9 +27,9 @@ export function renderMemory(r) {
     h('div', {
       class: 'mem-bar', role: 'img',
       'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
-        MEMORY.map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
+        memoryParts().map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
     },
-    MEMORY.map(([k, label]) => h('span', {
+    memoryParts().map(([k, label]) => h('span', {
       class: 'seg', style: { width: `${(100 * m[k]) / scale}%`, background: `var(--m-${k})` },
       title: `${label}: ${gib(m[k])}`,
     })),
@@ -55,8 +55,8 @@ const GIB = 2 ** 30;
 
 /** Memory per GPU of each stage, in GiB, part by part (the CSV's rows). */
 function memoryRows(stages) {
-  return [['stage', 'layers', ...MEMORY.map(([k]) => `${k}_gib`), 'total_gib', 'capacity_gib', 'fits'],
-    ...stages.map((s) => [s.index, s.layers, ...MEMORY.map(([k]) => s.memory_bytes[k] / GIB),
+  return [['stage', 'layers', ...memoryParts().map(([k]) => `${k}_gib`), 'total_gib', 'capacity_gib', 'fits'],
+    ...stages.map((s) => [s.index, s.layers, ...memoryParts().map(([k]) => s.memory_bytes[k] / GIB),
       s.memory_bytes.total / GIB, s.memory_bytes.capacity / GIB, s.fits])];
 }
 
@@ -66,10 +66,10 @@ function memoryTable(stages) {
   return h('details', { class: 'mem-table' }, h('summary', null, 'Memory per stage as a table (GiB)'),
     h('div', { class: 'table-scroll' }, h('table', { class: 'memory-table' },
       h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), MEMORY.map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), memoryParts().map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
         h('th', { scope: 'col', class: 'num' }, 'Total'), h('th', { scope: 'col', class: 'num' }, 'Capacity'))),
       h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
-        MEMORY.map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
+        memoryParts().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
         h('td', { class: 'num' }, g(s.memory_bytes.total)), h('td', { class: 'num' }, g(s.memory_bytes.capacity))))))));
 }
 
@@ -86,7 +86,7 @@ function memorySvg(r) {
   const bars = r.stages.map((s, i) => {
     let at = 0;
     const y = 10 + i * rowH;
-    const segs = MEMORY.map(([k, label]) => {
+    const segs = memoryParts().map(([k, label]) => {
       const w = x(at + s.memory_bytes[k]) - x(at);
       const seg = `<rect x="${x(at).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowH - 6}" fill="${colour(k)}"><title>${esc(label)}: ${gib(s.memory_bytes[k])}</title></rect>`;
       at += s.memory_bytes[k];

@@ -1,8 +1,8 @@
 // The Scaling card: the plan on show estimated again by the engine at other node counts (DP
 // follows, the global batch stays) and at other TP degrees (same nodes): iteration time and
 // tokens/s against nodes, beside perfect scaling from the plan on show, so a user sees where adding
-// nodes stops paying. The sweep runs in the search worker (engine/scaling_sweep.js); this draws
-// its answer as an SVG chart, which downloads as it is, and a table.
+// nodes stops paying. The sweep is the engine's (`stepcast scaling`, its scaling() binding, run in
+// the search worker); this draws its answer as an SVG chart, which downloads as it is, and a table.
 import { $, fill, h } from '../ui/dom.js';
 import { save } from '../ui/download.js';
 import { duration, integer, percent, rate } from '../ui/format.js';
@@ -41,22 +41,20 @@ export function chartSvg(data) {
     `<text x="12" y="${M.top}" >tokens/s</text></svg>`;
 }
 
-/** Draws `data` (series()'s answer) into #scaling. */
+/** Draws `data` (the engine's scaling() answer) into #scaling. */
 export function render(data) {
   const box = $('#scaling');
   if (!box) return;
   if (!data || data.error) {
-    fill(box, h('p', { class: 'hint' }, data?.error ? `No scaling chart: ${data.error}.` : ''));
+    fill(box, h('p', { class: 'hint' }, data?.error ? `No scaling chart: ${plainProblem(data.error).message}.` : ''));
     return;
   }
-  const base = data.nodes.find((p) => p.nodes === data.base.nodes && !p.error);
   const svg = chartSvg(data);
   const chart = h('div', { class: 'scaling-chart' });
   chart.innerHTML = svg; // built above from numbers and escaped text only
-  const efficiency = (p) => (base && !p.error ? (p.tokens_per_s / base.tokens_per_s) / (p.nodes / data.base.nodes) : NaN);
   const row = (label, p, extra) => h('tr', { class: p.error ? 'refused' : p.fits ? '' : 'oom', 'data-value': String(p.tokens_per_s ?? '') },
     h('th', { scope: 'row' }, label),
-    p.error ? h('td', { colspan: 4, class: 'hint' }, plainProblem({ message: p.error }).message)
+    p.error ? h('td', { colspan: 4, class: 'hint' }, plainProblem(p.error).message)
       : [h('td', null, duration(p.iteration_time_s)), h('td', null, rate(p.tokens_per_s, 'tokens/s')),
         h('td', null, percent(p.mfu)), h('td', null, extra(p))]);
   fill(box,
@@ -67,7 +65,7 @@ export function render(data) {
       h('caption', { class: 'sr-only' }, 'Iteration time and throughput at other node counts and TP degrees'),
       h('thead', null, h('tr', null, ['Nodes', 'Iteration time', 'Throughput', 'MFU', 'Scaling efficiency'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', null, data.nodes.map((p) => row(`${integer(p.nodes)}${p.nodes === data.base.nodes ? ' (on show)' : ''}`, p,
-        (q) => (p.nodes === data.base.nodes ? '100 %' : percent(efficiency(q), 0))))),
+        (q) => (p.nodes === data.base.nodes ? '100 %' : percent(q.scaling_efficiency ?? NaN, 0))))),
       h('thead', null, h('tr', null, ['TP', 'Iteration time', 'Throughput', 'MFU', 'Fits'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', null, data.tp.map((p) => row(`${p.tp}${p.tp === data.base.tp ? ' (on show)' : ''}`, p, (q) => (q.fits ? 'yes' : 'no')))))),
     h('p', { class: 'buttons' }, 'Download ',

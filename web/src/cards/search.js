@@ -14,7 +14,7 @@ import { applies, applyPlan } from '../form/index.js';
 import { duration, gib, integer, percent } from '../ui/format.js';
 import { setting } from '../scenario/frameworks.js';
 import { clusterGroups, describeGroups } from '../scenario/groups.js';
-import { choiceLabel, key, keysFor, plainDefault } from '../scenario/schema.js';
+import { choiceLabel, key, keysFor, plainDefault, searchSpace } from '../scenario/schema.js';
 import { plainProblem } from '../ui/plain.js';
 import { tip } from '../ui/tooltip.js';
 
@@ -120,7 +120,7 @@ export function initSearch(thePresets) {
     table: h('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'Fastest plans table', hidden: true }),
     more,
   };
-  $('#search-tip').replaceWith(tip('search', 'the plan search'));
+  $('#search-tip').replaceWith(tip('search', 'the plan search', searchSpace()?.doc));
   fill($('#search'), dom.groupField, dom.summary, dom.meta, dom.table, more);
   dom.summary.textContent = 'Searching the plans once the estimate is on show…';
 }

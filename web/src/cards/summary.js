@@ -6,13 +6,13 @@ import { count, duration, integer, num, percent, rate } from '../ui/format.js';
 import { fullName } from '../scenario/frameworks.js';
 import { shown } from './context.js';
 import { metric } from './metric.js';
-import { PARTS } from './parts.js';
+import { parts as reportParts } from './parts.js';
 
 export function renderMetrics(r) {
   const tokens = r.tokens_per_s * r.iteration_time_s;
   const p = r.plan ?? {};
   const b = r.breakdown_s ?? {};
-  const parts = PARTS.map(([k, name]) => [name, b[k] ?? 0]).filter(([, v]) => v > 0);
+  const parts = reportParts().map(([k, name]) => [name, b[k] ?? 0]).filter(([, v]) => v > 0);
   fill($('#metrics'),
     metric('iteration_time_s', 'Iteration time', r.iteration_time_s, duration(r.iteration_time_s),
       `per step of ${count(tokens)} tokens` +

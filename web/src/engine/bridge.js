@@ -83,7 +83,7 @@ function connection({ describe, onProgress = () => {} }) {
           worker.removeEventListener('message', first);
           if (msg.type === 'ready') {
             worker.addEventListener('message', onMessage);
-            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema });
+            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema, reportSchema: msg.reportSchema });
           } else {
             reject(new Error(msg.message || 'the engine did not start'));
           }
@@ -111,8 +111,9 @@ const main = connection({
 let searcher = null;
 
 /**
- * Starts the worker and the module (once). Resolves to {version, presets, schema} (schema: the
- * engine's description of every scenario key, schema()).
+ * Starts the worker and the module (once). Resolves to {version, presets, schema, reportSchema}
+ * (schema: the engine's description of every scenario key and of the plan search, schema();
+ * reportSchema: every key a report holds, table by table, reportSchema()).
  */
 export function ready() {
   return main.start();
@@ -188,8 +189,9 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
 }
 
 /**
- * The plan at other node counts and TP degrees (scaling_sweep.js), in the search worker: resolves to
- * its {base, nodes, tp} or {error}, or null when a newer request on `channel` superseded it.
+ * The plan at other node counts and TP degrees (the engine's scaling sweep, `stepcast scaling`), in
+ * the search worker: resolves to its {base, nodes, tp} or {error}, or null when a newer request on
+ * `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {
   searcher ??= connection({ describe: false });

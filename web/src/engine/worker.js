@@ -11,7 +11,6 @@
 // copy, with each event's replica set and group).
 /* global createStepcast, importScripts */
 import { KINDS } from './kinds.js';
-import { series as scalingSeries } from './scaling_sweep.js';
 
 let engine;
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
@@ -107,12 +106,13 @@ self.onmessage = async (event) => {
         instantiateWasm: instantiate(msg.wasmUrl, msg.wasmBytes, failed),
       })]);
       kindIndex = [...engine.timelineKinds()].map((name) => (KINDS.includes(name) ? KINDS.indexOf(name) : KINDS.length));
-      // The presets and the schema go to the page once: the search worker does not send them.
+      // The presets and the schemas go to the page once: the search worker does not send them.
       self.postMessage({
         type: 'ready',
         version: engine.version(),
         presets: msg.describe ? JSON.parse(engine.presets()) : null,
         schema: msg.describe ? JSON.parse(engine.schema()) : null,
+        reportSchema: msg.describe ? JSON.parse(engine.reportSchema()) : null,
       });
       return;
     }
@@ -125,7 +125,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'fromLink') result = JSON.parse(engine.fromLink(msg.url));
     else if (msg.type === 'search') result = JSON.parse(engine.search(msg.scenario, msg.top ?? 10));
     else if (msg.type === 'traffic') result = JSON.parse(engine.traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
-    else if (msg.type === 'scaling') result = scalingSeries(engine, msg.scenario);
+    else if (msg.type === 'scaling') result = JSON.parse(engine.scaling(msg.scenario));
     else if (msg.type === 'importHfConfig') result = JSON.parse(engine.importHfConfig(msg.text));
     else if (msg.type === 'importMegatronArgs') result = JSON.parse(engine.importMegatronArgs(msg.text));
     else if (msg.type === 'exportPlan') result = JSON.parse(engine.exportPlan(msg.scenario, msg.kind));

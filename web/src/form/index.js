@@ -101,8 +101,7 @@ export function showLocal(problems) {
 export function answer({ resolved, errors }) {
   state.resolved = resolved ?? null;
   // The engine's wording, with JSON paths, becomes the page's (the controls' labels and numbers).
-  const one = groups().length === 1 ? cluster.groupInfo()[0] : null;
-  state.errors = (errors ?? []).map((e) => plainProblem(e, { gpusPerNode: one?.gpusPerNode }));
+  state.errors = (errors ?? []).map((e) => plainProblem(e));
   render();
   planForm.reveal(state.errors);
   model.reveal(state.errors);

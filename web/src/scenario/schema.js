@@ -4,12 +4,17 @@
 // scenario is the engine's to default, and resolve() says what it became.
 let byPath = new Map();
 let all = [];
+let search = null;
 
 /** Takes the schema the worker read from the module (engine.ready()). */
 export function setSchema(schema) {
   all = schema?.keys ?? [];
   byPath = new Map(all.map((k) => [k.path, k]));
+  search = schema?.search ?? null;
 }
+
+/** What the plan search varies and keeps, as the engine says it ({doc, varies, keeps, max_plans}), or null. */
+export const searchSpace = () => search;
 
 /** The key at a schema path ("plan.tp", "seq_len", "gpu.memory_gib", "plan.stages[].layers"), or undefined. */
 export const key = (path) => byPath.get(path);

@@ -1,7 +1,9 @@
 // The engine's problems in the page's words. The engine words a rule for a command-line user, with
-// JSON paths ("plan.tp=3 must divide model.heads=64"); the page names the controls as they are
-// labelled and says the numbers ("TP 3 does not divide the 64 attention heads"). A message no rule
-// below knows keeps the engine's wording with its paths turned into labels, so nothing is lost.
+// JSON paths ("plan.tp=3 must divide model.heads=64"), and names the rule it broke with its
+// values ({rule: "divides", values: {divisor_key: "plan.tp", divisor: 3, ...}}); the page keys on
+// those to name the controls as they are labelled and say the numbers ("TP 3 does not divide the
+// 64 attention heads"). A rule the page does not word keeps the engine's message with its paths
+// turned into labels, so nothing is lost.
 import { key } from '../scenario/schema.js';
 
 const n = (x) => Number(x).toLocaleString('en-US');
@@ -42,62 +44,54 @@ function labelled(message) {
     .replace(/\*/g, ' × ');
 }
 
-// [pattern, (match, error) => sentence]: the rules a user meets most, from the engine's wording.
-const RULES = [
-  [/^(plan\.\w+)=(\d+) must divide (model\.[\w.]+)=(\d+)(.*)$/,
-    (m) => `${labelOf(m[1])} ${n(m[2])} does not divide ${divided(m[3], m[4])}${labelled(m[5])}`],
-  [/^the cluster's (\d+) GPUs are not divisible by tp\*pp\*cp=(\d+)\*(\d+)\*(\d+)=(\d+)/,
-    (m) => `The cluster's ${n(m[1])} GPUs do not split into whole model replicas of ` +
-      `TP ${m[2]} × PP ${m[3]}${m[4] === '1' ? '' : ` × CP ${m[4]}`} = ${n(m[5])} GPUs`],
-  [/^([a-z_]+(?:\.[\w]+)+)=(\d+) must be divisible by ([a-z_]+(?:\.[\w]+)+)=(\d+)(?![*\d])(.*)$/,
-    (m) => `${labelOf(m[3])} ${n(m[4])} does not divide ${divided(m[1], m[2])}${labelled(m[5])}`],
-  [/^model\.layers=(\d+) must be divisible by plan\.pp\*plan\.vpp=(\d+)\*(\d+)=(\d+)/,
-    (m) => (m[3] === '1' ? `PP ${m[2]} does not divide the ${n(m[1])} layers into equal stages`
-      : `PP ${m[2]} × VPP ${m[3]} = ${m[4]} model chunks do not divide the ${n(m[1])} layers evenly`)],
-  [/^plan\.global_batch=(\d+) must be divisible by plan\.micro_batch\*plan\.dp=(\d+)\*(\d+)=(\d+)/,
-    (m) => `Global batch ${n(m[1])} does not split into micro-batches of ${n(m[2])} over ${n(m[3])} data-parallel ` +
-      `replicas (it must be a multiple of ${n(m[2])} × ${n(m[3])} = ${n(m[4])})`],
-  [/^plan: tp\*pp\*cp\*dp=(\d+)\*(\d+)\*(\d+)\*(\d+)=(\d+) must equal the cluster's GPU count (\d+)/,
-    (m) => `TP ${m[1]} × PP ${m[2]} × CP ${m[3]} × DP ${m[4]} = ${n(m[5])} GPUs, but the cluster has ${n(m[6])}`],
-];
+// "1, 2, 4 or 8": values that would do, as the engine lists them.
+const either = (values) => values.map(n).reduce((out, v, i, all) => (i === 0 ? v : `${out}${i + 1 === all.length ? ' or ' : ', '}${v}`), '');
+const list = (values) => (Array.isArray(values) && values.length ? values : null);
 
-// The engine's hint starts with the key it is about ("tp 1, 2, 4 or 8 divides the model").
-const HINT_KEYS = { tp: 'TP', pp: 'PP', dp: 'DP', cp: 'CP', ep: 'EP', etp: 'Expert TP', vpp: 'VPP', 'pp·vpp': 'PP × VPP' };
+// rule id (the engine's error.rule: engine/include/stepcast/rule_ids.h, docs/scenario.md "Errors")
+// -> (values) => [sentence, hint] for the rules a user meets most; the hint falsy when the values
+// hold no alternative (then the engine's hint, labelled, if any), null for a case the page leaves
+// in the engine's words. Any other rule keeps the engine's wording with its paths as labels.
+const RULES = {
+  divides: (v) => [`${labelOf(v.divisor_key)} ${n(v.divisor)} does not divide ${divided(v.dividend_key, v.dividend)}`,
+    list(v.would_divide) && `${labelOf(v.divisor_key)} ${either(v.would_divide)}`],
+  whole_replicas: (v) => [`The cluster's ${n(v.gpus)} GPUs do not split into whole model replicas of ` +
+    `TP ${v.tp} × PP ${v.pp}${v.cp === 1 ? '' : ` × CP ${v.cp}`} = ${n(v.replica_gpus)} GPUs`,
+  list(v.would_fit_nodes) && `${either(v.would_fit_nodes)} nodes, or a TP × PP that divides ${n(v.gpus)} GPUs`],
+  gpus_product: (v) => [`TP ${v.tp} × PP ${v.pp} × CP ${v.cp} × DP ${v.dp} = ${n(v.product)} GPUs, but the cluster has ${n(v.gpus)}`],
+  batch_split: (v) => [`Global batch ${n(v.global_batch)} does not split into micro-batches of ${n(v.micro_batch)} over ` +
+    `${n(v.dp)} data-parallel replicas (it must be a multiple of ${n(v.micro_batch)} × ${n(v.dp)} = ${n(v.micro_batch * v.dp)})`,
+  list(v.would_split) && `${labelOf('plan.global_batch')} ${either(v.would_split)}`],
+  // (With the embedding or the loss counted as layers, the engine's own words.)
+  layer_split: (v) => (v.counted ? null : [v.vpp === 1 ? `PP ${v.pp} does not divide the ${n(v.layers)} layers into equal stages`
+    : `PP ${v.pp} × VPP ${v.vpp} = ${v.pp * v.vpp} model chunks do not divide the ${n(v.layers)} layers evenly`, splitHint(v)]),
+};
 
-/** The hint in the page's words: "try TP 1, 2, 4 or 8"; each of its alternatives ("; ") so. */
-function plainHint(hint) {
-  return hint.split('; ').map((part) => {
-    const m = /^(pp·vpp|[a-z]+) ([\d, or]+?) divides? .*$/.exec(part);
-    if (m && HINT_KEYS[m[1]]) return `${HINT_KEYS[m[1]]} ${m[2]}`;
-    return labelled(part);
-  }).join('; ');
+/** The rule ids the page words itself (tests/wasm/plain.test.mjs meets each in a real error). */
+export const WORDED_RULES = Object.keys(RULES);
+
+/** What would split the layers when PP × VPP does not divide them, each alternative the engine found. */
+function splitHint(v) {
+  const ways = [];
+  if (list(v.would_divide)) ways.push(`PP × VPP ${either(v.would_divide)}`);
+  if (v.count_embedding) ways.push(`count the embedding and the loss as layers (${labelOf('plan.embedding_in_split')}, ${labelOf('plan.loss_in_split')})`);
+  else if (v.count_loss) ways.push(`count the loss as a layer (${labelOf('plan.loss_in_split')})`);
+  if (v.first_stage_layers) {
+    ways.push(`${labelOf('plan.first_stage_layers')} ${v.first_stage_layers} and ${labelOf('plan.last_stage_layers')} ` +
+      `${v.last_stage_layers}${v.pp > 2 ? ` (${v.other_stage_layers} on each other stage)` : ''}`);
+  }
+  return ways.join('; ') || undefined;
 }
-
-const CLUSTER_SPLIT = RULES[1][0];
 
 /**
- * An engine problem ({path, message, hint?, related?}) with its message and hint in the page's
- * words; the engine's own message stays as `engine` (shown on hover, and what a bug report quotes).
- * `gpusPerNode`: the nodes' size when the cluster is one group, for the node counts that would do.
+ * An engine problem ({path, message, hint?, related?, rule?, values?}) with its message and hint in
+ * the page's words, keyed on the rule's id and values (never on the message's wording); the
+ * engine's own message stays as `engine` (shown on hover, and what a bug report quotes).
  */
-export function plainProblem(p, { gpusPerNode } = {}) {
+export function plainProblem(p) {
   if (typeof p?.message !== 'string') return p;
-  const rule = RULES.find(([re]) => re.test(p.message));
-  const message = rule ? rule[1](rule[0].exec(p.message), p) : labelled(p.message);
-  let hint = typeof p.hint === 'string' && p.hint ? plainHint(p.hint) : p.hint;
-  const split = CLUSTER_SPLIT.exec(p.message);
-  // Node counts help only when TP fits the nodes (else TP is what to change, and its rule says so).
-  if (!hint && split && gpusPerNode > 0 && Number(split[1]) % gpusPerNode === 0 && gpusPerNode % Number(split[2]) === 0) {
-    const fit = nodesThatFit(Number(split[1]) / gpusPerNode, gpusPerNode, Number(split[5]));
-    hint = `${fit.map(n).join(' or ')} nodes, or a TP × PP that divides ${n(split[1])} GPUs`;
-  }
+  const say = Object.hasOwn(RULES, p.rule ?? '') && p.values && typeof p.values === 'object' ? RULES[p.rule](p.values) : null;
+  const message = say ? say[0] : labelled(p.message);
+  const hint = say?.[1] || (typeof p.hint === 'string' && p.hint ? labelled(p.hint) : p.hint);
   return { ...p, message: message.charAt(0).toUpperCase() + message.slice(1), hint, engine: p.message };
-}
-
-/** Nodes counts near `nodes` that hold whole replicas of `perReplica` GPUs on `perNode`-GPU nodes. */
-export function nodesThatFit(nodes, perNode, perReplica) {
-  const gcd = (a, b) => (b ? gcd(b, a % b) : a);
-  const step = perReplica / gcd(perReplica, perNode);
-  const below = Math.floor(nodes / step) * step;
-  return [below, below + step].filter((x) => x > 0);
 }

@@ -97,11 +97,11 @@ export const TERMS = {
   'auto layers: in proportion to stage speed, within each stage\'s memory; auto micro-batches: in proportion to replica speed'],
   send: ['Blocking send', 'A pipeline send the stage waits on (activations forward, gradients back): slow across a ' +
     'group boundary on a slow link.', 'time = latency + bytes ÷ link bandwidth'],
-  // The search space's sizes and rules are the engine's (engine/include/stepcast/search.h); the
-  // card's line under its sentence says what was varied and kept for the plan on show.
+  // The search's space, what it varies and keeps with its sizes, is the engine's words (the
+  // schema's "search": engine/src/tools/search.cpp, search_space_json), shown in place of this
+  // text; the card's line under its sentence says what it varied and kept for the plan on show.
   search: ['Plan search', 'The engine estimates the Megatron-LM plans the cluster admits for this model and ranks those ' +
-    'that fit in memory by iteration time. It varies TP and PP (with VPP), CP, the micro-batch and recompute; the line ' +
-    'under the card\'s sentence says what it varied and kept for this plan. Clusters of one group of nodes only.',
+    'that fit in memory by iteration time.',
   'DP = GPUs ÷ (TP × PP × CP); a plan is refused when the rules fail (e.g. global batch ÷ (micro-batch × DP))'],
   speedup: ['Speed-up', 'How much faster than the plan in the form: above 1× is faster.',
     'speed-up = your plan\'s iteration time ÷ this plan\'s iteration time'],

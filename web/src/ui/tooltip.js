@@ -16,7 +16,9 @@ function ensureBubble() {
 }
 
 function show(button, keptBy = button) {
-  const [title, text, formula] = TERMS[button.dataset.term] ?? [button.dataset.title, button.dataset.doc, ''];
+  // A term's own text, unless the engine describes it (data-doc: the plan search's space).
+  const [title, own, formula] = TERMS[button.dataset.term] ?? [button.dataset.title, '', ''];
+  const text = button.dataset.doc ?? own;
   const tip = ensureBubble();
   // data-more: lines the page adds to a term (the training software's value and its source).
   const more = (button.dataset.more ?? '').split('\n').filter(Boolean);
@@ -49,7 +51,8 @@ function hide() {
 
 /**
  * A "?" button explaining `term` (a result, a key of TERMS); without a term, `label` and `doc`
- * (the engine's doc of a scenario key, from the schema).
+ * (the engine's doc of a scenario key, from the schema). With both, the engine's `doc` is the text
+ * and the term gives the title and the formula (the plan search).
  */
 export function tip(term, label, doc) {
   if (term && !TERMS[term]) throw new Error(`no term ${term}`);
@@ -57,7 +60,7 @@ export function tip(term, label, doc) {
   const name = label ?? TERMS[term][0];
   return h('button', {
     type: 'button', class: 'tip', 'data-term': term ?? undefined, 'data-title': term ? undefined : name,
-    'data-doc': term ? undefined : doc.replaceAll('`', ''), 'aria-label': `What is ${name}?`,
+    'data-doc': doc ? doc.replaceAll('`', '') : undefined, 'aria-label': `What is ${name}?`,
     onmouseenter: (e) => show(e.currentTarget), onmouseleave: hide,
     onfocus: (e) => show(e.currentTarget), onblur: hide,
     onclick: (e) => (owner === e.currentTarget ? hide() : show(e.currentTarget)),
