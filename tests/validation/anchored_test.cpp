@@ -39,19 +39,19 @@ TEST(Anchored, RunsOnOneCluster) {
     EXPECT_EQ(g.two_anchor_predictions, g.rows * (g.rows - 2)) << g.source;
   }
   EXPECT_EQ(a.overall.rows, 219);
-  EXPECT_LE(a.overall.one_anchor_mape_pct, 13.1);
+  EXPECT_LE(a.overall.one_anchor_mape_pct, 13.3);
   EXPECT_LE(a.overall.two_anchor_mape_pct, 13.2);
 }
 
 // Runs of one model on one cluster (a team planning its next runs of the model it measured):
-// one run takes MAPE from 10.1 % to 6.2 %, two to 5.4 %.
+// one run takes MAPE from 11.0 % to 5.8 %, two to 5.1 %.
 TEST(Anchored, RunsOfOneModelOnOneCluster) {
   const AnchoredAccuracy m =
       anchored_accuracy(committed_cases(), builtin_catalog().calibration, true);
   std::cout << to_text(m);
   EXPECT_EQ(m.overall.rows, 73);
-  EXPECT_LE(m.overall.one_anchor_mape_pct, 6.3);
-  EXPECT_LE(m.overall.two_anchor_mape_pct, 5.4);
+  EXPECT_LE(m.overall.one_anchor_mape_pct, 5.8);
+  EXPECT_LE(m.overall.two_anchor_mape_pct, 5.1);
   EXPECT_LT(m.overall.one_anchor_mape_pct, m.overall.preset_mape_pct);
   EXPECT_LT(m.overall.two_anchor_mape_pct, m.overall.one_anchor_mape_pct);
 }
