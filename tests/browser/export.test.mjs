@@ -57,8 +57,8 @@ describe('exports', () => {
     assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'allocator_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
     assert.equal(rows.length, 1 + report.stages.length);
     for (const [i, s] of report.stages.entries()) {
-      assert.equal(Number(rows[i + 1][7]), s.memory_bytes.total / GIB, `stage ${i} total`);
-      assert.equal(rows[i + 1][9], String(s.fits));
+      assert.equal(Number(rows[i + 1][8]), s.memory_bytes.total / GIB, `stage ${i} total`);
+      assert.equal(rows[i + 1][10], String(s.fits));
     }
   });
 
@@ -75,7 +75,7 @@ describe('exports', () => {
     assert.deepEqual(census.slice(1).map((r) => Number(r[9])), report.stages[0].communication.map((op) => op.total_time_s));
     const svg = (await download(p, '[data-download="memory.svg"]')).body.toString();
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-    assert.equal((svg.match(/<rect /g) ?? []).length, 5 * report.stages.length, 'five parts per stage');
+    assert.equal((svg.match(/<rect /g) ?? []).length, 6 * report.stages.length, 'six parts per stage');
     assert.doesNotMatch(svg, /var\(--/, 'colours written out, not the page\'s variables');
     const png = (await download(p, '[data-download="timeline.png"]')).body;
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');

@@ -442,12 +442,13 @@ describe('heterogeneous clusters', () => {
   });
 
   test('a replica set that does not fit is named, though the slowest set (on show) fits', async () => {
-    // An H20 set (96 GiB, slower: its stages are the report's) and an H100 set (80 GiB) that does not fit
-    // (without the distributed optimizer, which Megatron-Core's profile would turn on).
+    // An H20 set (96 GiB, slower, and given more micro-batches than time-balanced "auto" would: its
+    // stages are the report's) and an H100 set (80 GiB) that does not fit (without the distributed
+    // optimizer, which Megatron-Core's profile would turn on).
     const oom = { model: 'llama3-70b', seq_len: 4096,
       cluster: { groups: [{ node: 'hgx-h20', nodes: 4 }, { node: 'dgx-h100', nodes: 4 }] },
       plan: { tp: 8, pp: 4, global_batch: 256, micro_batch: 4, sequence_parallel: true, distributed_optimizer: false,
-        replicas: [{ group: 0, count: 1 }, { group: 1, count: 1 }] } };
+        replicas: [{ group: 0, count: 1, micro_batches: 40 }, { group: 1, count: 1, micro_batches: 24 }] } };
     const made = cliLink(JSON.stringify(oom), { base: site.url });
     assert.equal(made.status, 0, made.stderr);
     const q = watch(await context.newPage(), problems);

@@ -91,7 +91,10 @@ function splitHint(v) {
 export function plainProblem(p) {
   if (typeof p?.message !== 'string') return p;
   const say = Object.hasOwn(RULES, p.rule ?? '') && p.values && typeof p.values === 'object' ? RULES[p.rule](p.values) : null;
-  const message = say ? say[0] : labelled(p.message);
+  // A measured run's plan is checked like the scenario's: say whose plan the rule is about (the
+  // engine's message starts with the run's path, the rule's words do not).
+  const run = say && typeof p.path === 'string' ? /^calibration\.runs\[(\d+)\]/.exec(p.path) : null;
+  const message = say ? (run ? `measured run ${Number(run[1]) + 1}: ${say[0]}` : say[0]) : labelled(p.message);
   const hint = say?.[1] || (typeof p.hint === 'string' && p.hint ? labelled(p.hint) : p.hint);
   return { ...p, message: message.charAt(0).toUpperCase() + message.slice(1), hint, engine: p.message };
 }
