@@ -59,7 +59,7 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   const pp3 = at(scenario({ tp: 8, pp: 3 }, { cluster: { node: 'dgx-h100', nodes: 3 } }), 'plan.pp', 'layer_split');
   assert.equal(pp3.message, 'PP 3 does not divide the 80 layers into equal stages');
   // 81 = 80 layers + the loss divides by 3; 26, 27 and 27 layers would too.
-  assert.equal(pp3.hint, 'PP × VPP 1, 2, 4, 5, 8, 10, 16, 20 or 40; count the loss as a layer (Loss counts as a layer); ' +
+  assert.equal(pp3.hint, 'PP × VPP 1, 2, 4, 5, 8, 10, 16, 20 or 40; turn on “Loss counts as a layer”; ' +
     'Layers on the first stage 26 and Layers on the last stage 27 (27 on each other stage)');
   assert.equal(at(scenario({ tp: 8, pp: 4, vpp: 3 }), 'plan.vpp', 'layer_split').message,
     'PP 4 × VPP 3 = 12 model chunks do not divide the 80 layers evenly');

@@ -74,8 +74,9 @@ export const WORDED_RULES = Object.keys(RULES);
 function splitHint(v) {
   const ways = [];
   if (list(v.would_divide)) ways.push(`PP × VPP ${either(v.would_divide)}`);
-  if (v.count_embedding) ways.push(`count the embedding and the loss as layers (${labelOf('plan.embedding_in_split')}, ${labelOf('plan.loss_in_split')})`);
-  else if (v.count_loss) ways.push(`count the loss as a layer (${labelOf('plan.loss_in_split')})`);
+  // The switches by their labels ("Loss counts as a layer"), which say what they do.
+  if (v.count_embedding) ways.push(`turn on “${labelOf('plan.embedding_in_split')}” and “${labelOf('plan.loss_in_split')}”`);
+  else if (v.count_loss) ways.push(`turn on “${labelOf('plan.loss_in_split')}”`);
   if (v.first_stage_layers) {
     ways.push(`${labelOf('plan.first_stage_layers')} ${v.first_stage_layers} and ${labelOf('plan.last_stage_layers')} ` +
       `${v.last_stage_layers}${v.pp > 2 ? ` (${v.other_stage_layers} on each other stage)` : ''}`);
