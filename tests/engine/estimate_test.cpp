@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "stepcast/pipeline.h"
@@ -62,18 +63,22 @@ TEST(Pipeline, SimulationPlacesEveryBlockOnce) {
 }
 
 // The lean simulation (simulate_schedule_time: blocks one at a time, rings of finished blocks, no
-// events) gives the event simulation's makespan and the watched stage's busy and send times to
-// the last bit, over a sweep of stage counts, chunks, micro-batches (whole and partial groups),
-// uneven random block and message times, blocking and overlapped sends.
-TEST(Pipeline, LeanSimulationIsTheEventSimulationToTheBit) {
+// events, the steady state extrapolated) gives the event simulation's makespan and the watched
+// stage's busy and send times over a sweep of stage counts, chunks, micro-batches (whole and
+// partial groups), uneven random block and message times, blocking and overlapped sends. Not to
+// the last bit: the extrapolation adds S·Δ where the event simulation adds S periods one block at
+// a time, and busy time is m·(f + b) rather than a sum of m blocks; both round differently, by
+// parts in 10^15. Long pipelines run a fraction of their blocks.
+TEST(Pipeline, LeanSimulationIsTheEventSimulation) {
   std::mt19937_64 rng(20261204);
   std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
-  int cases = 0;
+  int cases = 0, extrapolated = 0;
+  double worst = 0;
   for (int p : {1, 2, 3, 4, 7, 8, 16}) {
     for (int v : {1, 2, 3, 4}) {
       if (p == 1 && v > 1) continue;
       for (int64_t m : {int64_t{1}, int64_t{p}, int64_t{2 * p}, int64_t{3 * p + 1},
-                        int64_t{8 * p}, int64_t{64}, int64_t{257}}) {
+                        int64_t{8 * p}, int64_t{64}, int64_t{257}, int64_t{32 * p}}) {
         for (bool blocking : {false, true}) {
           std::vector<double> f(static_cast<size_t>(p * v)), b(f.size()), link(p);
           for (auto& x : f) x = time(rng);
@@ -87,15 +92,25 @@ TEST(Pipeline, LeanSimulationIsTheEventSimulationToTheBit) {
             if (e.stage == watch)
               (e.kind == PipelineEvent::Kind::send ? sends : busy) += e.end_s - e.start_s;
           const ScheduleTime lean = simulate_schedule_time(f, b, p, m, v, link, blocking, watch);
-          EXPECT_EQ(lean.makespan_s, makespan) << "p=" << p << " v=" << v << " m=" << m;
-          EXPECT_EQ(lean.busy_s, busy) << "p=" << p << " v=" << v << " m=" << m;
-          EXPECT_EQ(lean.sends_s, sends) << "p=" << p << " v=" << v << " m=" << m;
+          const std::string where =
+              "p=" + std::to_string(p) + " v=" + std::to_string(v) + " m=" + std::to_string(m);
+          EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << where;
+          EXPECT_NEAR(lean.busy_s, busy, 1e-12 * busy) << where;
+          EXPECT_NEAR(lean.sends_s, sends, 1e-12 * makespan) << where;
+          worst = std::max(worst, std::abs(lean.makespan_s - makespan) / makespan);
+          EXPECT_LE(lean.blocks_run, 2 * m * v * p) << where;
+          if (lean.blocks_run < 2 * m * v * p) ++extrapolated;
           ++cases;
         }
       }
     }
   }
   EXPECT_GT(cases, 300);
+  // Random stage times still settle into a repeating state well before the drain on most long
+  // pipelines (the rest are simulated to the end).
+  EXPECT_GT(extrapolated, cases / 3) << extrapolated << " of " << cases;
+  std::printf("lean simulation: %d of %d pipelines extrapolated, worst makespan %.1e relative\n",
+              extrapolated, cases, worst);
 }
 
 TEST(Estimate, BreakdownSumsToIterationTime) {

@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <set>
@@ -191,7 +194,13 @@ TEST(Accuracy, PerSourceMapeStaysAtTheMeasuredLevel) {
 
 TEST(Accuracy, LeaveOneSourceOutStaysAtTheMeasuredLevel) {
   const Catalog& cat = builtin_catalog();
+  // The LOSO table's cost, a figure (issue 39 asks <= 60 s on 2 cores), not a timed assertion.
+  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu = std::clock();
   const LosoResult loso = leave_one_source_out(cases(), cat.calibration, cat);
+  std::printf("LOSO table (fit + %zu folds): %.1f s wall, %.1f s CPU\n", loso.sources.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC);
   std::map<std::string, LosoRow> by;
   for (const auto& r : loso.sources) by[r.source] = r;
   for (const auto& l : kLimits) {

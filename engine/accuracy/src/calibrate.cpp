@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
+#include <atomic>
 
 #include "stepcast/arch_calibration_keys.h"
 #include "stepcast/estimate.h"
@@ -76,14 +78,14 @@ ArchCalibration& family_slot(Calibration& cal, const std::string& arch) {
 }  // namespace
 
 std::vector<FitParameter> fit_parameters(const std::string& arch,
-                                         const std::vector<PreparedCase>& rows,
+                                         const std::vector<const PreparedCase*>& rows,
                                          const Catalog& catalog) {
   bool fp4 = false, fp8 = false, sixteen = false, flash = false, moe = false, synced = false;
-  for (const auto& c : rows) {
-    if (arch_of(c) != arch) continue;
-    const Plan& p = c.scenario.plan;
-    moe = moe || c.scenario.model.moe.enabled();
-    const MoeSpec& e = c.scenario.model.moe;
+  for (const PreparedCase* c : rows) {
+    if (arch_of(*c) != arch) continue;
+    const Plan& p = c->scenario.plan;
+    moe = moe || c->scenario.model.moe.enabled();
+    const MoeSpec& e = c->scenario.model.moe;
     synced = synced || (e.enabled() && e.capacity_factor == 0);
     if (p.precision == Precision::nvfp4) fp4 = true;
     else if (low_precision(p.precision)) fp8 = true;
@@ -134,120 +136,172 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
   return out;
 }
 
-CalibrationFit fit_calibration(const std::vector<PreparedCase>& cases, const Calibration& start,
-                               const Catalog& catalog,
-                               const std::vector<std::string>& exclude_sources) {
-  CalibrationFit fit;
-  fit.calibration = start;
-  std::vector<PreparedCase> kept;
-  for (const auto& c : cases)
-    if (std::find(exclude_sources.begin(), exclude_sources.end(), c.data.source) ==
-        exclude_sources.end())
-      kept.push_back(c);
-  std::vector<std::string> archs;
-  for (const auto& c : kept)
-    if (std::find(archs.begin(), archs.end(), arch_of(c)) == archs.end())
-      archs.push_back(arch_of(c));
+namespace {
 
-  for (const auto& arch : archs) {
-    std::vector<const PreparedCase*> rows;
-    for (const auto& c : kept)
-      if (arch_of(c) == arch) rows.push_back(&c);
-    // Every family starts from the same prior (the fallback constants), so a fit does not
-    // depend on what an earlier fit wrote into calibration.json. memory_efficiency is not
-    // fitted: it is the measured STREAM / peak bandwidth where the presets give one.
-    ArchCalibration& fam = family_slot(fit.calibration, arch);
-    fam = start.fallback;
-    if (auto mem = measured_ratio(catalog, arch, "memory", nullptr))
-      fam.memory_efficiency = std::round(*mem * 1000) / 1000;  // as calibration.json stores it
-    const std::vector<FitParameter> params = fit_parameters(arch, kept, catalog);
-    for (const auto& p : params) {
-      double* v = slot(fam, p.key);
-      *v = std::clamp(*v, p.lo * scale(p.key), p.hi * scale(p.key));
-    }
+// One family's fit from the prior (the fallback constants, and the measured memory efficiency)
+// over its rows; rows that also run on other families' GPUs see those families as `start` has
+// them. A pure function of (arch, rows, start): the families of one fit, and the folds of
+// leave-one-source-out, are independent of each other.
+FamilyFit fit_family(const std::string& arch, const std::vector<const PreparedCase*>& rows,
+                     const Calibration& start, const Catalog& catalog) {
+  // Every family starts from the same prior (the fallback constants), so a fit does not
+  // depend on what an earlier fit wrote into calibration.json. memory_efficiency is not
+  // fitted: it is the measured STREAM / peak bandwidth where the presets give one.
+  Calibration cal = start;
+  ArchCalibration& fam = family_slot(cal, arch);
+  fam = start.fallback;
+  if (auto mem = measured_ratio(catalog, arch, "memory", nullptr))
+    fam.memory_efficiency = std::round(*mem * 1000) / 1000;  // as calibration.json stores it
+  const std::vector<FitParameter> params = fit_parameters(arch, rows, catalog);
+  for (const auto& p : params) {
+    double* v = slot(fam, p.key);
+    *v = std::clamp(*v, p.lo * scale(p.key), p.hi * scale(p.key));
+  }
 
-    double best = objective(rows, fit.calibration);
-    for (int sweep = 0; sweep < 8; ++sweep) {
-      const double before = best;
-      for (const auto& p : params) {
-        double* v = slot(fam, p.key);
-        const double s = scale(p.key);
-        auto f = [&](double x) {
-          *v = x * s;
-          return objective(rows, fit.calibration);
-        };
-        // Coarse scan, then golden-section refinement around the best grid point.
-        const int grid = 24;
-        double bx = *v / s, bf = best;
-        for (int i = 0; i <= grid; ++i) {
-          const double x = p.lo + (p.hi - p.lo) * i / grid;
-          const double fx = f(x);
-          if (fx < bf) {
-            bf = fx;
-            bx = x;
-          }
-        }
-        const double step = (p.hi - p.lo) / grid;
-        double a = std::max(p.lo, bx - step), b = std::min(p.hi, bx + step);
-        const double g = (std::sqrt(5.0) - 1) / 2;
-        double x1 = b - g * (b - a), x2 = a + g * (b - a);
-        double f1 = f(x1), f2 = f(x2);
-        for (int it = 0; it < 40 && b - a > 1e-5 * (p.hi - p.lo); ++it) {
-          if (f1 < f2) {
-            b = x2;
-            x2 = x1;
-            f2 = f1;
-            x1 = b - g * (b - a);
-            f1 = f(x1);
-          } else {
-            a = x1;
-            x1 = x2;
-            f1 = f2;
-            x2 = a + g * (b - a);
-            f2 = f(x2);
-          }
-        }
-        if (f1 < bf) {
-          bf = f1;
-          bx = x1;
-        }
-        if (f2 < bf) {
-          bf = f2;
-          bx = x2;
-        }
-        *v = bx * s;
-        best = bf;
-      }
-      if (before - best < 1e-4) break;
-    }
-    // Round to what calibration.json stores (3 decimals, whole microseconds) and re-measure.
-    bool fp8_fitted = false, fp4_fitted = false, grouped_fitted = false;
+  double best = objective(rows, cal);
+  for (int sweep = 0; sweep < 8; ++sweep) {
+    const double before = best;
     for (const auto& p : params) {
       double* v = slot(fam, p.key);
       const double s = scale(p.key);
-      *v = s != 1.0 ? std::round(*v / s) * s : std::round(*v * 1000) / 1000;
-      fp8_fitted = fp8_fitted || p.key == "fp8_gemm_efficiency";
-      fp4_fitted = fp4_fitted || p.key == "fp4_gemm_efficiency";
-      grouped_fitted = grouped_fitted || p.key == "grouped_gemm_factor";
+      auto f = [&](double x) {
+        *v = x * s;
+        return objective(rows, cal);
+      };
+      // Coarse scan, then golden-section refinement around the best grid point.
+      const int grid = 24;
+      double bx = *v / s, bf = best;
+      for (int i = 0; i <= grid; ++i) {
+        const double x = p.lo + (p.hi - p.lo) * i / grid;
+        const double fx = f(x);
+        if (fx < bf) {
+          bf = fx;
+          bx = x;
+        }
+      }
+      const double step = (p.hi - p.lo) / grid;
+      double a = std::max(p.lo, bx - step), b = std::min(p.hi, bx + step);
+      const double g = (std::sqrt(5.0) - 1) / 2;
+      double x1 = b - g * (b - a), x2 = a + g * (b - a);
+      double f1 = f(x1), f2 = f(x2);
+      // Down to the precision calibration.json stores (3 decimals; whole microseconds for the
+      // µs keys): a finer minimum rounds to the same constant.
+      const double stored = s != 1.0 ? 1.0 : 1e-3;
+      for (int it = 0; it < 40 && b - a > 0.5 * stored; ++it) {
+        if (f1 < f2) {
+          b = x2;
+          x2 = x1;
+          f2 = f1;
+          x1 = b - g * (b - a);
+          f1 = f(x1);
+        } else {
+          a = x1;
+          x1 = x2;
+          f1 = f2;
+          x2 = a + g * (b - a);
+          f2 = f(x2);
+        }
+      }
+      if (f1 < bf) {
+        bf = f1;
+        bx = x1;
+      }
+      if (f2 < bf) {
+        bf = f2;
+        bx = x2;
+      }
+      *v = bx * s;
+      best = bf;
     }
-    // A family without fp8 (fp4) rows: the reader's default for an absent key (the 16-bit
-    // value; the fp8 value).
-    if (!fp8_fitted) fam.fp8_gemm_efficiency = fam.gemm_efficiency;
-    if (!fp4_fitted) fam.fp4_gemm_efficiency = fam.fp8_gemm_efficiency;
-    // No MoE row in the family (or all left out): grouped GEMMs as dense ones.
-    if (!grouped_fitted) fam.grouped_gemm_factor = 1.0;
-    FamilyFit ff;
-    ff.arch = arch;
-    ff.constants = fam;
-    for (const auto& p : params) ff.fitted_keys.push_back(p.key);
-    ff.parameters = params;
-    for (const PreparedCase* c : rows) ff.fitted_on.push_back(c->data.id);
-    ff.mape_pct = objective(rows, fit.calibration);
-    fit.families.push_back(std::move(ff));
+    if (before - best < 1e-4) break;
   }
+  // Round to what calibration.json stores (3 decimals, whole microseconds) and re-measure.
+  bool fp8_fitted = false, fp4_fitted = false, grouped_fitted = false;
+  for (const auto& p : params) {
+    double* v = slot(fam, p.key);
+    const double s = scale(p.key);
+    *v = s != 1.0 ? std::round(*v / s) * s : std::round(*v * 1000) / 1000;
+    fp8_fitted = fp8_fitted || p.key == "fp8_gemm_efficiency";
+    fp4_fitted = fp4_fitted || p.key == "fp4_gemm_efficiency";
+    grouped_fitted = grouped_fitted || p.key == "grouped_gemm_factor";
+  }
+  // A family without fp8 (fp4) rows: the reader's default for an absent key (the 16-bit
+  // value; the fp8 value).
+  if (!fp8_fitted) fam.fp8_gemm_efficiency = fam.gemm_efficiency;
+  if (!fp4_fitted) fam.fp4_gemm_efficiency = fam.fp8_gemm_efficiency;
+  // No MoE row in the family (or all left out): grouped GEMMs as dense ones.
+  if (!grouped_fitted) fam.grouped_gemm_factor = 1.0;
+  FamilyFit ff;
+  ff.arch = arch;
+  ff.constants = fam;
+  for (const auto& p : params) ff.fitted_keys.push_back(p.key);
+  ff.parameters = params;
+  for (const PreparedCase* c : rows) ff.fitted_on.push_back(c->data.id);
+  ff.mape_pct = objective(rows, cal);
+  return ff;
+}
+
+// Runs tasks 0..n-1 on up to the machine's hardware threads (the fits are independent and pure).
+template <class Task>
+void run_parallel(size_t n, Task task) {
+  const size_t threads =
+      std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) task(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+std::vector<std::string> archs_of(const std::vector<const PreparedCase*>& rows) {
+  std::vector<std::string> archs;
+  for (const PreparedCase* c : rows)
+    if (std::find(archs.begin(), archs.end(), arch_of(*c)) == archs.end())
+      archs.push_back(arch_of(*c));
+  return archs;
+}
+
+std::vector<const PreparedCase*> rows_of(const std::vector<const PreparedCase*>& rows,
+                                         const std::string& arch) {
+  std::vector<const PreparedCase*> out;
+  for (const PreparedCase* c : rows)
+    if (arch_of(*c) == arch) out.push_back(c);
+  return out;
+}
+
+// The families' fits into one calibration, in the order given.
+CalibrationFit assemble(const Calibration& start, std::vector<FamilyFit> families) {
+  CalibrationFit fit;
+  fit.calibration = start;
+  for (const auto& f : families) family_slot(fit.calibration, f.arch) = f.constants;
+  fit.families = std::move(families);
   return fit;
 }
 
+}  // namespace
+
+CalibrationFit fit_calibration(const std::vector<PreparedCase>& cases, const Calibration& start,
+                               const Catalog& catalog,
+                               const std::vector<std::string>& exclude_sources) {
+  std::vector<const PreparedCase*> kept;
+  for (const auto& c : cases)
+    if (std::find(exclude_sources.begin(), exclude_sources.end(), c.data.source) ==
+        exclude_sources.end())
+      kept.push_back(&c);
+  const std::vector<std::string> archs = archs_of(kept);
+  std::vector<FamilyFit> families(archs.size());
+  run_parallel(archs.size(), [&](size_t i) {
+    families[i] = fit_family(archs[i], rows_of(kept, archs[i]), start, catalog);
+  });
+  return assemble(start, std::move(families));
+}
+
+// Leaving a source out changes only the families its rows run on (fit_family is pure): every
+// other family of a fold is the in-sample fit, and only the changed (source, family) pairs are
+// refitted, in parallel.
 LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Calibration& start,
                                 const Catalog& catalog) {
   LosoResult out;
@@ -257,10 +311,43 @@ LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Ca
   for (const auto& c : cases)
     if (std::find(sources.begin(), sources.end(), c.data.source) == sources.end())
       sources.push_back(c.data.source);
+  struct Refit {
+    size_t source;
+    std::string arch;
+    std::vector<const PreparedCase*> rows;  // the family's rows without the source's
+    FamilyFit fit;
+  };
+  std::vector<Refit> refits;
+  for (size_t si = 0; si < sources.size(); ++si) {
+    std::vector<const PreparedCase*> left, own;
+    for (const auto& c : cases) (c.data.source == sources[si] ? own : left).push_back(&c);
+    for (const auto& arch : archs_of(own)) {
+      auto rows = rows_of(left, arch);
+      if (!rows.empty()) refits.push_back({si, arch, std::move(rows), {}});
+    }
+  }
+  run_parallel(refits.size(), [&](size_t i) {
+    refits[i].fit = fit_family(refits[i].arch, refits[i].rows, start, catalog);
+  });
   std::map<std::string, Prediction> loso_by_id;
-  for (const auto& s : sources) {
-    // Without the source's rows, a family left with no rows keeps the prior (fallback).
-    const CalibrationFit without = fit_calibration(cases, start, catalog, {s});
+  for (size_t si = 0; si < sources.size(); ++si) {
+    const std::string& s = sources[si];
+    // The fold's families: the in-sample fits, those the source's rows run on refitted
+    // without them; a family left with no rows keeps the prior (fallback).
+    std::vector<const PreparedCase*> own;
+    for (const auto& c : cases)
+      if (c.data.source == s) own.push_back(&c);
+    const std::vector<std::string> touched = archs_of(own);
+    std::vector<FamilyFit> families;
+    for (const auto& f : all.families) {
+      if (std::find(touched.begin(), touched.end(), f.arch) == touched.end()) {
+        families.push_back(f);
+        continue;
+      }
+      for (const auto& r : refits)
+        if (r.source == si && r.arch == f.arch) families.push_back(r.fit);
+    }
+    const CalibrationFit without = assemble(start, std::move(families));
     Calibration cal = without.calibration;
     std::set<std::string> fitted;
     for (const auto& f : without.families) fitted.insert(f.arch);

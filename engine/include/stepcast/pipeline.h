@@ -74,6 +74,7 @@ struct ScheduleTime {
   double makespan_s = 0;
   double busy_s = 0;
   double sends_s = 0;
+  int64_t blocks_run = 0;  // blocks the simulation ran (the rest it extrapolated)
 };
 ScheduleTime simulate_schedule_time(const std::vector<double>& forward_s,
                                     const std::vector<double>& backward_s, int stages,

@@ -9,6 +9,7 @@
 //   the tail        the last backward block, behind which a stage's gradient      last_backward_s
 //                   reduction starts
 //   budgets         the blocks the simulation runs                               blocks
+//   extrapolation   the part of each rank's order that repeats                   steady_state
 //
 // Two implementations today: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp)
 // and the interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp). Which one a plan
@@ -38,6 +39,18 @@ struct ScheduleBlock {
   int64_t micro_batch = 0;
 };
 
+// The repeating middle of one rank's order: blocks [first_block, end_block) repeat every
+// `period_blocks` blocks, the same kinds and chunks with micro-batches `period_micro_batches`
+// further on (1F1B's steady state: one forward and one backward; the interleaved schedule's: a
+// group of p micro-batches through every chunk). The lean simulation extrapolates over it once
+// the pipeline's state repeats (pipeline_simulation.cpp).
+struct SteadyState {
+  int64_t first_block = 0;
+  int64_t end_block = 0;
+  int64_t period_blocks = 0;
+  int64_t period_micro_batches = 0;
+};
+
 struct Schedule {
   std::string_view name;
   // Micro-batches whose activations rank `stage` holds at its peak.
@@ -59,6 +72,8 @@ struct Schedule {
   // Of a stage's backward per micro-batch (`backward_s`), the block that produces its last
   // gradients: what the data-parallel reduction of those gradients can start behind.
   double (*last_backward_s)(double backward_s, const ScheduleShape& shape) = nullptr;
+  // The steady state of rank `stage`'s order (nullptr: nothing repeats; simulate every block).
+  SteadyState (*steady_state)(const ScheduleShape& shape, int stage) = nullptr;
 };
 
 // The schedule a plan runs: interleaved when it has more than one model chunk per rank and more

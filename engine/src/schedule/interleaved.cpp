@@ -37,6 +37,10 @@ double last_backward_s(double backward_s, const ScheduleShape& s) {
   return backward_s / s.chunks;
 }
 
+SteadyState steady_state(const ScheduleShape& s, int stage) {
+  return megatron_steady_state(stage, s.stages, s.chunks, s.micro_batches);
+}
+
 }  // namespace
 
 const Schedule kInterleaved{"interleaved",
@@ -46,6 +50,7 @@ const Schedule kInterleaved{"interleaved",
                   &blocks_of_rank,
                   &closed_form,
                   /*closed_form_exact=*/false,
-                  &last_backward_s};
+                  &last_backward_s,
+                  &steady_state};
 
 }  // namespace stepcast::detail

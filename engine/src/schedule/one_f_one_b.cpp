@@ -30,6 +30,10 @@ PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape&
 
 double last_backward_s(double backward_s, const ScheduleShape&) { return backward_s; }
 
+SteadyState steady_state(const ScheduleShape& s, int stage) {
+  return megatron_steady_state(stage, s.stages, 1, s.micro_batches);
+}
+
 }  // namespace
 
 const Schedule kOneFOneB{"1f1b",
@@ -39,6 +43,7 @@ const Schedule kOneFOneB{"1f1b",
                   &blocks_of_rank,
                   &closed_form,
                   /*closed_form_exact=*/true,
-                  &last_backward_s};
+                  &last_backward_s,
+                  &steady_state};
 
 }  // namespace stepcast::detail

@@ -26,7 +26,7 @@ struct FitParameter {
 // What may be fitted for a family, given the rows (a constant no row exercises stays as it is)
 // and the catalog (measured GEMM and STREAM ceilings in the gpu presets bound the efficiencies).
 std::vector<FitParameter> fit_parameters(const std::string& arch,
-                                         const std::vector<PreparedCase>& rows,
+                                         const std::vector<const PreparedCase*>& rows,
                                          const Catalog& catalog);
 
 struct FamilyFit {

@@ -1,0 +1,290 @@
+// The lean simulation: the makespan of the event simulation (simulate_virtual_pipeline in
+// pipeline_schedule.cpp) without its events, and without running every block.
+//
+// Each rank runs its blocks in its schedule's order; a block starts when the rank is free and
+// its input has arrived, so every time is a max of sums of block and message times (max-plus
+// algebra), independent of the order the simulation visits the ranks in. Two things make it lean:
+//
+// - State is small: a virtual stage finishes its micro-batches in order, so `count` finished
+//   means micro-batches [0, count) are done; each block's output is kept in a ring of `window`
+//   slots per virtual stage until its consumer (the next virtual stage, or the same one's
+//   backward) has read it, within a few rounds of the pipeline.
+// - The steady state is extrapolated. Between warm-up and drain every rank's order repeats
+//   (Schedule::steady_state); the simulation runs the ranks up to a cut one period at a time,
+//   and once the state at a cut (each rank's position and free time, and every output not yet
+//   read) equals the previous cut's shifted by one period in blocks, micro-batches and a time
+//   Δ, the same max-plus update maps it forward again and again: the next S periods add S·Δ to
+//   every time. The simulation jumps there and runs the drain. Times compare within a relative
+//   1e-12 (floating-point sums in another order round differently; tests/engine/
+//   lean_simulation_test.cpp holds the makespans to the event simulation's), and a state that
+//   does not repeat before the drain is simply simulated to the end.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "schedule/runnable.h"
+#include "stepcast/pipeline.h"
+
+namespace stepcast {
+
+namespace {
+
+// The pipeline's state at a cut: what the next period depends on.
+struct Cut {
+  std::vector<int64_t> next, fwd_count, bwd_count;
+  std::vector<double> free_at, pending;  // pending: outputs not yet read, in a fixed order
+};
+
+class LeanPipeline {
+ public:
+  LeanPipeline(const std::vector<double>& f, const std::vector<double>& b, int p, int v,
+               int64_t m, const std::vector<double>& p2p, bool blocking,
+               const Schedule& schedule)
+      : f_(f), b_(b), p2p_(p2p), p_(p), virtual_stages_(p * v), blocking_(blocking),
+        schedule_(schedule), shape_{p, v, m} {
+    // Outputs wait for their reader a few rounds of the pipeline at most (the wrap from the last
+    // rank to the first: a group of p micro-batches and the warm-ups' difference).
+    while (window_ < 4 * (int64_t{p} + 1)) window_ *= 2;
+    // Never read before written (the counts say what is): no need to clear.
+    done_.reset(new double[2 * static_cast<size_t>(virtual_stages_) * static_cast<size_t>(window_)]);
+    fwd_count_.assign(static_cast<size_t>(virtual_stages_), 0);
+    bwd_count_.assign(static_cast<size_t>(virtual_stages_), 0);
+    next_.assign(static_cast<size_t>(p), 0);
+    free_at_.assign(static_cast<size_t>(p), 0.0);
+    for (int i = 0; i < p; ++i) {
+      length_.push_back(schedule.blocks_of_rank(shape_, i));
+      block_.push_back(length_.back() > 0 ? schedule.block_at(shape_, i, 0) : ScheduleBlock{});
+    }
+  }
+
+  const std::vector<int64_t>& lengths() const { return length_; }
+  const ScheduleShape& shape() const { return shape_; }
+  double makespan_s() const { return makespan_s_; }
+  int64_t blocks_run() const { return blocks_run_; }
+  // A write would have overwritten an output not yet read (never seen for Megatron's orders):
+  // the caller answers with the full simulation instead.
+  bool overrun() const { return overrun_; }
+
+  // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run.
+  // Sweeps alternate in direction: forwards flow to higher ranks and backwards to lower ones,
+  // so each kind of dependency chain moves the length of the pipeline in one sweep.
+  void advance(const std::vector<int64_t>& limit) {
+    bool up = true;
+    for (bool progressed = true; progressed && !overrun_; up = !up) {
+      progressed = false;
+      for (int k = 0; k < p_; ++k) {
+        const int i = up ? k : p_ - 1 - k;
+        while (next_[i] < limit[i] && run_next(i)) progressed = true;
+      }
+    }
+  }
+
+  Cut cut() const {
+    Cut c{next_, fwd_count_, bwd_count_, free_at_, {}};
+    for_each_pending([&](double t, int, int64_t, bool) { c.pending.push_back(t); });
+    return c;
+  }
+
+  // Jumps `periods` periods of `blocks` blocks per rank on, each `micro_batches` further and
+  // `delta_s` later: what running them would give once the state repeats.
+  void jump(int64_t periods, int64_t blocks, int64_t micro_batches, double delta_s) {
+    std::vector<double> pending;
+    for_each_pending([&](double t, int, int64_t, bool) { pending.push_back(t); });
+    const int64_t mb_on = periods * micro_batches;
+    const double time_on = static_cast<double>(periods) * delta_s;
+    size_t k = 0;
+    for_each_pending([&](double, int vs, int64_t mb, bool forward) {
+      done(forward, vs, mb + mb_on) = pending[k++] + time_on;
+    });
+    for (auto& c : fwd_count_) c += mb_on;
+    for (auto& c : bwd_count_) c += mb_on;
+    for (int i = 0; i < p_; ++i) {
+      next_[i] += periods * blocks;
+      free_at_[i] += time_on;
+      if (next_[i] < length_[i]) block_[i] = schedule_.block_at(shape_, i, next_[i]);
+    }
+    makespan_s_ += time_on;
+  }
+
+ private:
+  size_t slot(bool forward, int vs, int64_t mb) const {
+    const size_t base = forward ? 0 : static_cast<size_t>(virtual_stages_) * window_;
+    return base + static_cast<size_t>(vs) * window_ + static_cast<size_t>(mb & (window_ - 1));
+  }
+  double& done(bool forward, int vs, int64_t mb) { return done_[slot(forward, vs, mb)]; }
+  double done(bool forward, int vs, int64_t mb) const { return done_[slot(forward, vs, mb)]; }
+
+  // Outputs written and not yet read: a forward's until the next virtual stage's forward (the
+  // last one's: its own backward) reads it, a backward's until the previous virtual stage's.
+  template <class Visit>
+  void for_each_pending(Visit visit) const {
+    for (int vs = 0; vs < virtual_stages_; ++vs) {
+      const int64_t read = vs + 1 < virtual_stages_ ? fwd_count_[vs + 1] : bwd_count_[vs];
+      for (int64_t mb = read; mb < fwd_count_[vs]; ++mb) visit(done(true, vs, mb), vs, mb, true);
+      if (vs == 0) continue;
+      for (int64_t mb = bwd_count_[vs - 1]; mb < bwd_count_[vs]; ++mb)
+        visit(done(false, vs, mb), vs, mb, false);
+    }
+  }
+
+  // Runs rank i's next block if its input has arrived.
+  bool run_next(int i) {
+    const ScheduleBlock& blk = block_[i];
+    const int vs = blk.chunk * p_ + i;
+    const int64_t mb = blk.micro_batch;
+    const double from_previous = p2p_[i == 0 ? p_ - 1 : i - 1], to_next = p2p_[i];
+    double ready = 0;
+    if (blk.forward) {
+      if (vs > 0) {
+        if (fwd_count_[vs - 1] <= mb) return false;
+        ready = done(true, vs - 1, mb) + from_previous;
+      }
+    } else if (vs == virtual_stages_ - 1) {
+      if (fwd_count_[vs] <= mb) return false;
+      ready = done(true, vs, mb);
+    } else {
+      if (bwd_count_[vs + 1] <= mb) return false;
+      ready = done(false, vs + 1, mb) + to_next;
+    }
+    // The slot this block writes held micro-batch mb - window: its reader must be done with it.
+    const int64_t old = mb - window_;
+    if (old >= 0) {
+      const bool read = blk.forward ? (vs == virtual_stages_ - 1 ? bwd_count_[vs] > old
+                                                                 : fwd_count_[vs + 1] > old)
+                                    : (vs == 0 || bwd_count_[vs - 1] > old);
+      if (!read) {
+        overrun_ = true;
+        return false;
+      }
+    }
+    const double end = std::max(free_at_[i], ready) + (blk.forward ? f_[vs] : b_[vs]);
+    done(blk.forward, vs, mb) = end;
+    ++(blk.forward ? fwd_count_ : bwd_count_)[vs];
+    const bool sends = blk.forward ? vs < virtual_stages_ - 1 : vs > 0;
+    free_at_[i] = end + (blocking_ && sends ? (blk.forward ? to_next : from_previous) : 0);
+    makespan_s_ = std::max(makespan_s_, free_at_[i]);
+    ++blocks_run_;
+    if (++next_[i] < length_[i]) block_[i] = schedule_.block_at(shape_, i, next_[i]);
+    return true;
+  }
+
+  const std::vector<double>& f_;
+  const std::vector<double>& b_;
+  const std::vector<double>& p2p_;
+  int p_, virtual_stages_;
+  bool blocking_;
+  const Schedule& schedule_;
+  ScheduleShape shape_;
+  int64_t window_ = 1;
+  std::unique_ptr<double[]> done_;  // forward outputs, then backward outputs: [vs][mb % window]
+  std::vector<int64_t> fwd_count_, bwd_count_, next_, length_;
+  std::vector<ScheduleBlock> block_;  // each rank's next block
+  std::vector<double> free_at_;
+  double makespan_s_ = 0;
+  int64_t blocks_run_ = 0;
+  bool overrun_ = false;
+};
+
+// Whether cut `b` is cut `a` one period on: positions `blocks` further, counts `micro_batches`
+// further, every time `delta_s` later (to a relative 1e-12: the same sums, rounded in another
+// order).
+bool repeats(const Cut& a, const Cut& b, int64_t blocks, int64_t micro_batches, double delta_s) {
+  if (a.pending.size() != b.pending.size()) return false;
+  for (size_t i = 0; i < a.next.size(); ++i)
+    if (b.next[i] != a.next[i] + blocks) return false;
+  for (size_t vs = 0; vs < a.fwd_count.size(); ++vs)
+    if (b.fwd_count[vs] != a.fwd_count[vs] + micro_batches ||
+        b.bwd_count[vs] != a.bwd_count[vs] + micro_batches)
+      return false;
+  const auto same = [&](double x, double y) {
+    return std::abs(y - x - delta_s) <= 1e-12 * std::max(std::abs(y), std::abs(delta_s));
+  };
+  for (size_t i = 0; i < a.free_at.size(); ++i)
+    if (!same(a.free_at[i], b.free_at[i])) return false;
+  for (size_t i = 0; i < a.pending.size(); ++i)
+    if (!same(a.pending[i], b.pending[i])) return false;
+  return true;
+}
+
+// Runs the pipeline to a cut one period at a time until the state repeats, then jumps over the
+// steady periods that remain before any rank's drain.
+void run_steady_state(LeanPipeline& pipe, const Schedule& schedule) {
+  const int p = pipe.shape().stages;
+  std::vector<SteadyState> steady;
+  for (int i = 0; i < p; ++i) steady.push_back(schedule.steady_state(pipe.shape(), i));
+  const int64_t period = steady[0].period_blocks;
+  if (period <= 0) return;
+  for (const auto& s : steady)
+    if (s.period_blocks != period || s.period_micro_batches != steady[0].period_micro_batches)
+      return;
+  // Cuts at least 2p blocks apart, so a cut's comparison costs less than the period it checks.
+  const int64_t periods_per_cut = std::max<int64_t>(1, (2 * int64_t{p} + period - 1) / period);
+  const int64_t blocks = period * periods_per_cut;
+  const int64_t micro_batches = steady[0].period_micro_batches * periods_per_cut;
+  int64_t cuts = INT64_MAX;  // cuts that fit in every rank's steady state
+  for (const auto& s : steady) cuts = std::min(cuts, (s.end_block - s.first_block) / blocks);
+  std::vector<int64_t> limit(static_cast<size_t>(p));
+  Cut before;
+  for (int64_t g = 0; g < cuts; ++g) {
+    for (int i = 0; i < p; ++i) limit[i] = steady[i].first_block + g * blocks;
+    pipe.advance(limit);
+    if (pipe.overrun()) return;
+    Cut now = pipe.cut();
+    bool steady_now = true;
+    for (int i = 0; i < p; ++i) steady_now = steady_now && now.next[i] >= steady[i].first_block;
+    if (steady_now && !before.next.empty()) {
+      const double delta_s = now.free_at[0] - before.free_at[0];
+      if (delta_s >= 0 && repeats(before, now, blocks, micro_batches, delta_s)) {
+        pipe.jump(cuts - g, blocks, micro_batches, delta_s);
+        return;
+      }
+    }
+    if (steady_now) before = std::move(now);
+  }
+}
+
+}  // namespace
+
+ScheduleTime simulate_schedule_time(const std::vector<double>& fwd,
+                                    const std::vector<double>& bwd, int p, int64_t m, int v,
+                                    const std::vector<double>& p2p, bool p2p_blocking,
+                                    int watch, const Schedule* schedule) {
+  ScheduleTime out;
+  if (p == 0 || m <= 0) return out;
+  std::vector<double> f = fwd, b = bwd;
+  schedule = detail::runnable(f, b, p, m, v, schedule);
+  LeanPipeline pipe(f, b, p, v, m, p2p, p2p_blocking, *schedule);
+  if (schedule->steady_state) run_steady_state(pipe, *schedule);
+  if (!pipe.overrun()) pipe.advance(pipe.lengths());
+  if (pipe.overrun()) {  // the full simulation, summed as the estimate sums it
+    double full = 0;
+    const auto events = simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, &full,
+                                                  schedule);
+    out = {full, 0, 0, static_cast<int64_t>(schedule_blocks({p, v, m}))};
+    for (const auto& e : events)
+      if (e.stage == watch)
+        (e.kind == PipelineEvent::Kind::send ? out.sends_s : out.busy_s) += e.end_s - e.start_s;
+    return out;
+  }
+  out.makespan_s = pipe.makespan_s();
+  out.blocks_run = pipe.blocks_run();
+  // The watched rank runs a forward and a backward of each of its chunks per micro-batch, and
+  // with blocking messages waits out each send (a forward's to the next virtual stage, a
+  // backward's to the previous one).
+  if (watch >= 0 && watch < p) {
+    const int last = p * v - 1;
+    const double mbd = static_cast<double>(m);
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * p + watch;
+      out.busy_s += mbd * (f[vs] + b[vs]);
+      if (!p2p_blocking) continue;
+      if (vs < last) out.sends_s += mbd * p2p[watch];
+      if (vs > 0) out.sends_s += mbd * p2p[(watch + p - 1) % p];
+    }
+  }
+  return out;
+}
+
+}  // namespace stepcast
