@@ -78,8 +78,8 @@ async function fitGemm(notify) {
 // A model with both dense and MoE layers (DeepSeek-V3's first three are dense): a profile is of
 // one kind, as the engine reads `layers` (all, dense, moe), and the panel asks which.
 const mixedLayers = (m) => m?.moe_layers > 0 && m.moe_layers < m.layers; // (the resolved model's count)
-const KINDS = { all: '', dense: 'dense ', moe: 'MoE ' };
-const layerWords = (kind = 'all') => `one ${KINDS[kind] ?? ''}layer`;
+const KINDS = new Map([['all', ''], ['dense', 'dense '], ['moe', 'MoE ']]); // (kind: the scenario's text)
+const layerWords = (kind = 'all') => `one ${KINDS.get(kind) ?? ''}layer`;
 
 // A layer profile: one layer's measured kernel times, for the shape of the plan on show.
 function addProfile() {
