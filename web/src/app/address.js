@@ -5,6 +5,7 @@
 // the previous plan; the writes of one burst of typing replace each other.
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
+import { tokensToTrain } from '../cards/cost.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { getIn } from '../form/state.js';
@@ -84,7 +85,8 @@ export function writeUrl(now = false) {
 export async function syncLink(scenario = currentScenario, text = JSON.stringify(scenario)) {
   if (!scenario) return;
   currentScenario = scenario;
-  const page = pageSettings($('#f-tokens').value, $('#f-price').value);
+  const tokens = tokensToTrain(); // (in billions, as the link's reader takes them)
+  const page = pageSettings(Number.isFinite(tokens) ? String(tokens / 1e9) : '', $('#f-price').value);
   // A link carries what the measured runs fitted (the scales), not the runs themselves.
   let linked = scenario;
   if (Array.isArray(scenario.calibration?.runs)) {
