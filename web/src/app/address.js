@@ -78,7 +78,15 @@ export function writeUrl(now = false) {
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
   if (now || starts()) go();
-  else if (!urlTimer) urlTimer = setTimeout(go, Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+  else if (!urlTimer) {
+    // A replaceState costs the main thread 10-40 ms (a long address, measured on DeepSeek-V3 on 256
+    // GPUs; issue 39): never before the estimate it follows is painted. A write cancelled meanwhile
+    // (urlTimer reset by a pasted link) does not happen.
+    const id = setTimeout(() => requestAnimationFrame(() => {
+      if (urlTimer === id) urlTimer = setTimeout(go, 0);
+    }), Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+    urlTimer = id;
+  }
 }
 
 /** Asks the engine for the link of the scenario on show (and the cost inputs), then writes it. */

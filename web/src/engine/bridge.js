@@ -21,15 +21,18 @@ import { scriptUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
 // in ~0.1-0.3 s), rather than letting every later request wait behind it. A WebAssembly call
 // cannot be interrupted any other way. An ordinary estimate takes 1-20 ms, a search 10-200 ms
 // (in its own worker): only a pathological input (a link with many calibration runs: 20 s, issue
-// 38) runs this long.
+// 38) runs this long. The search worker is never restarted: a search holds up no estimate, and a
+// fresh module's compile on a loaded two-core machine cost the typing more than it saved (p90 edit
+// -> paint 190-300 ms with restarts, DeepSeek-V3 on 256 GPUs).
 const GIVE_UP_MS = 400;
 
 /**
  * One worker running the module: start() once, then send() / latest() messages to it. `describe`:
  * whether its ready answer carries the presets and the schema; `onProgress({loaded, total})`
- * hears the .wasm's download.
+ * hears the .wasm's download; `giveUpMs`: how long a call may run before a newer request ends the
+ * worker (Infinity: never).
  */
-function connection({ describe, onProgress = () => {} }) {
+function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) {
   let worker;
   let readyPromise; // the first start's answer (presets, schema)
   let up; // resolves once the current worker answers requests
@@ -77,7 +80,7 @@ function connection({ describe, onProgress = () => {} }) {
    * request (returned: call it once the new request is sent).
    */
   function giveUpIfStuck() {
-    if (!calls.size || performance.now() - since < GIVE_UP_MS) return () => {};
+    if (!calls.size || performance.now() - since < giveUpMs) return () => {};
     const [stuck] = calls.keys();
     worker.terminate();
     boot();
@@ -238,7 +241,7 @@ export async function fromLink(url) {
  * baseline_s} or {error}), or null when a newer search on `channel` superseded it before it ran.
  */
 export async function search(scenario, top = 10, channel = 'search') {
-  searcher ??= connection({ describe: false });
+  searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'search', scenario, top });
   return msg && { result: msg.result, engineMs: msg.engineMs };
@@ -261,7 +264,7 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
  * `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {
-  searcher ??= connection({ describe: false });
+  searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'scaling', scenario });
   return msg && msg.result;
