@@ -132,7 +132,7 @@ export function build() {
       h('div', { class: 'control' },
         h('select', { id: 'cal-gpu', 'aria-label': 'The GPU profiled', 'data-local': 'true' }),
         h('select', { id: 'cal-layers', 'aria-label': 'The layers profiled', 'data-local': 'true', hidden: true },
-          Object.entries(KINDS).map(([v, t]) => h('option', { value: v }, t.trim() || 'all'))),
+          [...KINDS].map(([v, t]) => h('option', { value: v }, t.trim() || 'all'))),
         h('input', { id: 'cal-fwd', type: 'number', min: '0', step: 'any', placeholder: 'forward', 'aria-label': 'Forward', 'data-local': 'true' }),
         h('input', { id: 'cal-bwd', type: 'number', min: '0', step: 'any', placeholder: 'backward', 'aria-label': 'Backward', 'data-local': 'true' }),
         h('span', { class: 'unit' }, 'ms'),
