@@ -202,6 +202,21 @@ export function wireAddress(openPasted) {
     if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
     openPasted();
   });
+  // Back or Forward to an entry whose query differs (a pin wrote ?compare= into the entry it was
+  // made on) fires popstate and no hashchange: the address showed the entry's plan over the
+  // numbers of the one before (issue 37 item 11). Open it as a pasted link, the pins kept in its
+  // address as they are kept in the card. (When only the fragment differs, hashchange opens it.)
+  window.addEventListener('popstate', () => {
+    const url = new URL(location.href);
+    if (location.href === stats.link || url.hash.length <= 1) return;
+    const before = new URL(stats.link ?? location.href);
+    if (before.search === url.search) return; // hashchange follows
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    userChanged = false;
+    history.replaceState(history.state, '', compare.addressWith(location.href));
+    openPasted();
+  });
   // Leaving: the address holds the latest change even if its write was still waiting.
   window.addEventListener('pagehide', () => writeUrl(true));
 }
