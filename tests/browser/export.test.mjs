@@ -84,7 +84,9 @@ describe('exports', () => {
   test('print: the results without the controls; the headline numbers announced', async () => {
     // Announced once typing pauses (0.8 s after the estimate).
     await p.waitForFunction(() => document.querySelector('#announce').textContent !== '');
-    assert.equal(await p.textContent('#announce'), `${(report.iteration_time_s).toFixed(1)} s per step, ` +
+    // (The plan first: TP × PP × DP, no CP, VPP or EP above 1 in this one.)
+    assert.equal(await p.textContent('#announce'), `TP ${report.plan.tp} × PP ${report.plan.pp} × DP ${report.plan.dp}: ` +
+      `${(report.iteration_time_s).toFixed(1)} s per step, ` +
       `${Math.round(report.tokens_per_s).toLocaleString('en-US')} tokens/s, MFU ${(report.mfu * 100).toFixed(1)} %.`);
     await p.emulateMedia({ media: 'print' });
     assert.equal(await p.isVisible('#inputs'), false);

@@ -197,6 +197,8 @@ describe('first use', () => {
   test('the timeline stays readable: a band per stage at 256 micro-batches, a schematic past the engine\'s layout', async () => {
     const p = await open();
     await p.locator('#timeline').scrollIntoViewIfNeeded();
+    // (Drawn once on screen.)
+    await p.waitForFunction(() => document.querySelector('.timeline-canvas')?.dataset.banded !== undefined);
     assert.equal(await p.getAttribute('.timeline-canvas', 'data-banded'), 'true', '256 micro-batches at 1×: banded');
     assert.equal(await p.isVisible('.band-note'), true);
     await p.selectOption('#timeline-zoom', '32');

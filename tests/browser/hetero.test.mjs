@@ -181,7 +181,7 @@ describe('heterogeneous clusters', () => {
     assert.deepEqual(await stageMap(), balance, 'the stage map shows the engine\'s balance');
     assert.notEqual(balance[0].layers, balance[1].layers, 'auto gives the faster H100 stage more layers');
     assert.equal(balance[0].layers + balance[1].layers, 32);
-    assert.deepEqual(await page.$$eval('#stage-rows input[type=number]', (is) => is.map((i) => Number(i.value))),
+    assert.deepEqual(await page.$$eval('#stage-rows input[data-number]', (is) => is.map((i) => Number(i.value))),
       balance.map((s) => s.layers), 'the auto layer fields show the chosen layers');
 
     // The timeline: bars by GPU type, one row per stage, sends listed.

@@ -49,6 +49,9 @@ const HOSTILE = [
     cluster: { node: 'dgx-h100', nodes: 12500 }, plan: { pp: 100000, global_batch: 100000 },
   }), 'plan'],
   ['a huge GPU count', `#v=2&model=llama3-8b&node=dgx-h100&nodes=1000000000&tp=8&gbs=64`, 'plan'],
+  // A key named like a member of Object.prototype, once a TypeError that left the page loading forever.
+  ...['toString', 'constructor', '__proto__', 'hasOwnProperty'].map((k) => [`a top-level key "${k}"`,
+    json(`{"${k}":1,"model":"llama3-8b","cluster":{"node":"dgx-h100","nodes":1},"plan":{"tp":8,"global_batch":64}}`), 'plan']),
 ];
 
 const fx = suite();
@@ -143,6 +146,83 @@ test('a plan of 512 stages: the page draws at most 48 rows per chart and says so
   const heaviest = want.report.stages.reduce((a, s) => (s.memory_bytes.total > a.memory_bytes.total ? s : a)).index;
   assert.ok(shown.includes(heaviest) && shown.includes(0) && shown.includes(511), `${heaviest} in ${shown}`);
   assert.ok((await p.$$eval('#stagemap .sm-stage', (rows) => rows.map((r) => Number(r.dataset.stage)))).includes(want.report.bottleneck_stage));
+  await p.close();
+});
+
+/**
+ * Opens `fragment` in `p` (already on the page) as a pasted link and returns what the main thread
+ * did meanwhile: every long task (over 50 ms, the browser's own measure) and the longest gap
+ * between two frames, in ms.
+ */
+async function mainThreadWhile(p, fragment) {
+  await p.evaluate(() => {
+    window.__busy = { tasks: [], gap: 0, last: performance.now(), on: true };
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__busy.tasks.push(Math.round(e.duration)); })
+      .observe({ type: 'longtask' });
+    const frame = (t) => {
+      const b = window.__busy;
+      b.gap = Math.max(b.gap, t - b.last);
+      b.last = t;
+      if (b.on) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
+  const before = await p.evaluate(() => window.__stepcast.updates);
+  await p.evaluate((f) => { location.hash = f; }, fragment);
+  await p.waitForFunction((n) => window.__stepcast.updates > n, before, { timeout: 60000 });
+  await settle(p);
+  await p.waitForTimeout(300); // the cards that ask after the estimate (traffic, scaling, the search)
+  return p.evaluate(() => {
+    window.__busy.on = false;
+    return { tasks: window.__busy.tasks, gap: Math.round(window.__busy.gap), render: Math.round(window.__stepcast.lastRenderMs) };
+  });
+}
+
+test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page never stops answering', async () => {
+  const deep = (pp, gbs) => JSON.stringify({
+    model: { name: 'deep', layers: pp, hidden: 1024, heads: 8, ffn_hidden: 4096, ffn_type: 'gelu', position: 'learned', tied_embeddings: true, vocab: 32000, seq_len: 1024 },
+    cluster: { node: 'dgx-h100', nodes: pp / 8 }, plan: { pp, global_batch: gbs },
+  });
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await goFresh(p, fx.site.url);
+  for (const [pp, gbs] of [[4096, 4096], [2048, 2048]]) {
+    const fragment = json(deep(pp, gbs));
+    const busy = await mainThreadWhile(p, fragment);
+    console.log(`PP ${pp} × ${gbs} micro-batches: render ${busy.render} ms, longest frame gap ${busy.gap} ms, long tasks [${busy.tasks}] ms`);
+    const want = cliEstimateLink(fx.site.url + fragment);
+    assert.equal(want.status, 0, want.stderr);
+    assertNumbers(want.report, await metrics(p), `PP ${pp}: the CLI's numbers`);
+    assert.equal(await p.locator('#memory .mem-row').count(), 48, 'at most 48 rows drawn');
+    assert.ok(await p.locator('#results *').count() < 5000, 'the results hold a bounded number of elements');
+    // Issue 38's bound: an answer within a second (14 s before the timeline kept to the stages
+    // every card draws). What is left, 60-400 ms on this shared two-core machine, is receiving
+    // the report of 4,096 stages (5 MB) and drawing: one frame is the goal, not yet reached.
+    assert.ok(Math.max(0, ...busy.tasks) < 1000, `PP ${pp}: no task holds the main thread a second (${busy.tasks})`);
+    assert.ok(await answerMs(p) < 1000, 'the main thread answers');
+  }
+  await p.close();
+});
+
+test('a link that keeps the engine busy for seconds: the next link opens at once', async () => {
+  // 16 measured runs of GPT-3 175B at PP 16 × VPP 2 to fit: ~17 s of engine time in WebAssembly.
+  const runs = Array.from({ length: 16 }, (_, i) => ({ plan: { tp: 8, pp: 16, vpp: 2, global_batch: 2048 + 128 * i }, measured_iteration_s: 30 + i }));
+  const slow = json({ model: 'gpt3-175b', cluster: { node: 'dgx-a100', nodes: 128 }, plan: { tp: 8, pp: 16, vpp: 2, global_batch: 2048 }, calibration: { runs } });
+  const next = '#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=4&gbs=64';
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await goFresh(p, fx.site.url);
+  await p.evaluate((f) => { location.hash = f; }, slow);
+  await p.waitForTimeout(1000); // the engine is on it
+  const t0 = Date.now();
+  await p.evaluate((f) => { location.hash = f; }, next);
+  await p.waitForFunction(() => document.querySelector('#f-tp')?.value === '4', null, { timeout: 15000 });
+  await settle(p);
+  const ms = Date.now() - t0;
+  const restarts = await p.evaluate(() => window.__stepcast.engine.restarts);
+  console.log(`the next link on show ${ms} ms after it was opened (engine restarts: ${restarts})`);
+  const good = cliEstimateLink(fx.site.url + next);
+  assertNumbers(good.report, await metrics(p), 'the next link\'s numbers');
+  assert.ok(restarts >= 1, 'the busy engine was given up');
+  assert.ok(ms < 5000, `the next link did not wait for the slow one (${ms} ms; it takes ~17 s)`);
   await p.close();
 });
 

@@ -77,7 +77,8 @@ describe('import and export', () => {
     const p = await open();
     const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'meta-llama-3-8b.json'), 'utf8');
     await importText(p, config);
-    assert.match(await p.textContent('#import-status'), /as a custom model; the cluster and the plan are as they were\./);
+    assert.match(await p.textContent('#import-status'), /^Imported LlamaForCausalLM as a custom model; the cluster and the plan are as they were\./,
+      'the architecture, once (not "Imported imported")');
     const s = await pageScenario(p);
     const model = JSON.parse(cli(['import', 'hf-config'], config).stdout);
     assert.deepEqual(s.model, model);

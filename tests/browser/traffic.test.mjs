@@ -40,6 +40,8 @@ async function open(fragment = '', url = null) {
   await p.goto(url ?? `${fx.site.url}${fragment ? `#${fragment}` : ''}`);
   await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
   await settle(p);
+  // The matrix is computed once its card is on screen.
+  await p.$eval('#traffic-card', (el) => el.scrollIntoView());
   await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
   return p;
 }
@@ -70,6 +72,26 @@ async function checkTotal(p, level) {
 }
 
 describe('traffic card', () => {
+  test('computed only once it scrolls into view, then for each edit while it is on screen', async () => {
+    const p = watch(await fx.context.newPage(), fx.problems);
+    await p.goto(fx.site.url);
+    await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+    await settle(p);
+    await p.fill('#f-global_batch', '1024');
+    await settle(p);
+    await p.waitForTimeout(300);
+    assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked ?? 0), 0, 'nothing asked while the card is off screen');
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
+    assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked), 1, 'the scenario on show, once');
+    await checkTotal(p, 'gpu');
+    await p.fill('#f-global_batch', '512');
+    await settle(p);
+    await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
+    assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked), 2, 'an edit while it is on screen');
+    await p.close();
+  });
+
   test('the default example: GPU x GPU heatmap equals the census; CSV one row per cell', async () => {
     const p = await open();
     const shown = await checkTotal(p, 'gpu');

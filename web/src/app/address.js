@@ -5,6 +5,7 @@
 // the previous plan; the writes of one burst of typing replace each other.
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
+import { tokensToTrain } from '../cards/cost.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { getIn } from '../form/state.js';
@@ -77,14 +78,23 @@ export function writeUrl(now = false) {
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
   if (now || starts()) go();
-  else if (!urlTimer) urlTimer = setTimeout(go, Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+  else if (!urlTimer) {
+    // A replaceState costs the main thread 10-40 ms (a long address, measured on DeepSeek-V3 on 256
+    // GPUs; issue 39): never before the estimate it follows is painted. A write cancelled meanwhile
+    // (urlTimer reset by a pasted link) does not happen.
+    const id = setTimeout(() => requestAnimationFrame(() => {
+      if (urlTimer === id) urlTimer = setTimeout(go, 0);
+    }), Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+    urlTimer = id;
+  }
 }
 
 /** Asks the engine for the link of the scenario on show (and the cost inputs), then writes it. */
 export async function syncLink(scenario = currentScenario, text = JSON.stringify(scenario)) {
   if (!scenario) return;
   currentScenario = scenario;
-  const page = pageSettings($('#f-tokens').value, $('#f-price').value);
+  const tokens = tokensToTrain(); // (in billions, as the link's reader takes them)
+  const page = pageSettings(Number.isFinite(tokens) ? String(tokens / 1e9) : '', $('#f-price').value);
   // A link carries what the measured runs fitted (the scales), not the runs themselves.
   let linked = scenario;
   if (Array.isArray(scenario.calibration?.runs)) {
@@ -190,6 +200,21 @@ export function wireAddress(openPasted) {
     userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
     if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
     if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
+    openPasted();
+  });
+  // Back or Forward to an entry whose query differs (a pin wrote ?compare= into the entry it was
+  // made on) fires popstate and no hashchange: the address showed the entry's plan over the
+  // numbers of the one before (issue 37 item 11). Open it as a pasted link, the pins kept in its
+  // address as they are kept in the card. (When only the fragment differs, hashchange opens it.)
+  window.addEventListener('popstate', () => {
+    const url = new URL(location.href);
+    if (location.href === stats.link || url.hash.length <= 1) return;
+    const before = new URL(stats.link ?? location.href);
+    if (before.search === url.search) return; // hashchange follows
+    clearTimeout(urlTimer);
+    urlTimer = 0;
+    userChanged = false;
+    history.replaceState(history.state, '', compare.addressWith(location.href));
     openPasted();
   });
   // Leaving: the address holds the latest change even if its write was still waiting.

@@ -6,9 +6,10 @@
 // for; `opened` says how the last address was opened ('default', 'link' or what was wrong with
 // it), `opens` counts the addresses opened (the first, then each pasted one). `updates` counts the
 // estimates rendered; the last*Ms say where the last one's time went; `search`, `traffic` and
-// `scaling` are those cards'.
+// `scaling` are those cards'; `engine` the workers' (`restarts`: ended after a call ran too long).
 import { searchStats } from '../cards/search.js';
+import { stats as engineStats } from '../engine/bridge.js';
 
 export const stats = { updates: 0, lastUpdateMs: NaN, lastEngineMs: NaN, state: 'loading', latest: undefined, rendered: undefined,
-  resolved: null, link: undefined, linked: undefined, opened: undefined, opens: 0, search: searchStats };
+  resolved: null, link: undefined, linked: undefined, opened: undefined, opens: 0, search: searchStats, engine: engineStats };
 window.__stepcast = stats;

@@ -151,8 +151,25 @@ function whereMemoryRunsOut(r) {
       `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
 }
 
+// The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes
+// the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
+// the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
+// newer edit supersedes it, or gives up one the engine is still on (engine/bridge.js).
+let trafficWanted = null;
+let trafficVisible = false;
+let trafficObserver = null;
+
 /** The traffic matrix of the scenario on show, after its estimate (the card shows the latest). */
 function requestTraffic(text) {
+  trafficWanted = text;
+  trafficObserver ??= new IntersectionObserver((entries) => {
+    trafficVisible = entries[entries.length - 1].isIntersecting;
+    if (trafficVisible && trafficWanted) requestTraffic(trafficWanted);
+  });
+  trafficObserver.observe($('#traffic-card'));
+  if (!trafficVisible) return;
+  trafficWanted = null;
+  stats.trafficAsked = (stats.trafficAsked ?? 0) + 1;
   engine.traffic(text).then((data) => {
     if (!data || text !== lastSent) return;
     renderTraffic(data, stats);

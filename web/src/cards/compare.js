@@ -8,6 +8,7 @@ import { $, fill, h } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { duration, gib, integer, percent, rate } from '../ui/format.js';
 import { labelOf } from '../ui/plain.js';
+import { planName } from '../scenario/label.js';
 import { parts as reportParts } from './parts.js';
 import { fullestStage } from './stages.js';
 
@@ -94,7 +95,8 @@ function render() {
   const cols = columnsOnShow();
   const reports = cols.map((c) => c.report);
   const head = h('tr', null, h('th', { scope: 'col' }, 'Plan'), cols.map((c) => h('th', { scope: 'col', class: c.pinned < 0 ? 'on-show' : '' },
-    h('span', { class: 'cmp-name' }, c.name), h('span', { class: 'hint cmp-what' }, what(c.report, c.scenario)),
+    h('span', { class: 'cmp-name' }, c.name), h('span', { class: 'cmp-plan' }, planName(c.report.plan)),
+    h('span', { class: 'hint cmp-what' }, what(c.report, c.scenario)),
     c.pinned >= 0 ? h('span', { class: 'cmp-tools' },
       h('a', { href: `#${c.fragment}`, class: 'cmp-show' }, 'Show'), ' ',
       h('button', { type: 'button', class: 'link cmp-unpin', 'aria-label': `Unpin ${c.name}`, onclick: () => unpin(c.pinned) }, 'Unpin'))
@@ -111,7 +113,7 @@ function render() {
     body.push(h('tr', null, h('th', { scope: 'row' }, row.label), reports.map((r, i) => {
       const x = row.value(r);
       const d = i === 0 ? null : change(x, base, row.better);
-      return h('td', { class: d ? `diff ${d.sense}` : '', 'data-value': String(x) },
+      return h('td', { class: d ? `diff ${d.sense}` : '', 'data-value': String(x), 'data-on-show': cols[i].pinned < 0 ? '' : null },
         typeof x === 'number' && !Number.isFinite(x) ? '–' : row.format(x), d && d.text !== 'differs' ? h('span', { class: 'delta' }, ` ${d.text}`) : null);
     })));
   }

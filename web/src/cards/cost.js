@@ -3,15 +3,19 @@
 import { $, fill } from '../ui/dom.js';
 import { count, duration, integer, money, num, rate } from '../ui/format.js';
 import { shown } from './context.js';
+import { typedCount } from '../ui/typed.js';
 import { metric } from './metric.js';
+
+/** The tokens to train the cost form says: billions, or a count with its suffix ("15T"); NaN for none. */
+export const tokensToTrain = () => typedCount($('#f-tokens').value, 1e9);
 
 export function renderCost() {
   const report = shown.report;
   const out = $('#cost-out');
   if (!report || report.error) return;
-  const tokens = Number($('#f-tokens').value) * 1e9;
+  const tokens = tokensToTrain();
   const price = Number($('#f-price').value);
-  const valid = $('#f-tokens').value !== '' && $('#f-price').value !== '' && tokens >= 0 && price >= 0;
+  const valid = $('#f-price').value !== '' && tokens >= 0 && price >= 0;
   const seconds_ = tokens / report.tokens_per_s;
   const gpuHours = report.gpus * seconds_ / 3600;
   const cost = gpuHours * price;

@@ -56,7 +56,8 @@ async function importText(current, open) {
       return;
     }
     await open({ ...current(), model });
-    say('ok', h('strong', null, `Imported ${model.name ?? 'the model'}`), ' as a custom model; the cluster and the plan are as they were.');
+    // (The engine names the model "imported <architecture>": said once, "Imported Qwen3MoeForCausalLM".)
+    say('ok', h('strong', null, `Imported ${model.name?.replace(/^imported /, '') ?? 'the model'}`), ' as a custom model; the cluster and the plan are as they were.');
     return;
   }
   const r = await engine.importMegatronArgs(text);

@@ -166,6 +166,18 @@ export function request(scenario, text, report, resolved = null) {
 
 const omit = (o, keys) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => !keys.includes(k)));
 
+// While a search runs, the card says for how long (the engine's search is one call: it cannot
+// report how far it is). A change meanwhile gives it up (engine/bridge.js) and searches again.
+let ticker = 0;
+function progress(on) {
+  clearInterval(ticker);
+  if (!on) return;
+  const t0 = performance.now();
+  ticker = setInterval(() => {
+    if (searchStats.state === 'searching') setBusy(true, `searching… ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }, 100);
+}
+
 async function run() {
   timer = 0;
   const job = want;
@@ -173,12 +185,14 @@ async function run() {
   searchStats.runs += 1;
   let answer;
   searchStats.busy += 1;
+  progress(true);
   try {
     answer = await engine.search(job.key, TOP);
   } catch (err) {
     answer = { result: { error: { message: String(err.message), path: '' } }, engineMs: NaN };
   } finally {
     searchStats.busy -= 1;
+    if (!searchStats.busy) progress(false);
   }
   if (!answer || job !== want) return; // a newer change: its search comes
   // The engine refuses the plan itself (it searched around it anyway): why, instead of speed-ups.

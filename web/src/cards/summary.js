@@ -4,6 +4,7 @@
 import { $, fill, h } from '../ui/dom.js';
 import { count, duration, integer, num, percent, rate } from '../ui/format.js';
 import { fullName } from '../scenario/frameworks.js';
+import { planName } from '../scenario/label.js';
 import { shown } from './context.js';
 import { metric } from './metric.js';
 import { parts as reportParts } from './parts.js';
@@ -13,6 +14,7 @@ export function renderMetrics(r) {
   const p = r.plan ?? {};
   const b = r.breakdown_s ?? {};
   const parts = reportParts().map(([k, name]) => [name, b[k] ?? 0]).filter(([, v]) => v > 0);
+  $('#plan-name').textContent = `of ${planName(p)}`;
   fill($('#metrics'),
     metric('iteration_time_s', 'Iteration time', r.iteration_time_s, duration(r.iteration_time_s),
       `per step of ${count(tokens)} tokens` +
@@ -57,5 +59,5 @@ export function renderSummaryBar(kind, text) {
 }
 
 export function summaryText(r) {
-  return `${duration(r.iteration_time_s)} per step · ${rate(r.tokens_per_s, 'tokens/s')} · MFU ${percent(r.mfu)}`;
+  return `${planName(r.plan)}: ${duration(r.iteration_time_s)} per step · ${rate(r.tokens_per_s, 'tokens/s')} · MFU ${percent(r.mfu)}`;
 }

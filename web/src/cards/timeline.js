@@ -7,6 +7,7 @@ import { pngButton } from '../ui/download.js';
 import { duration, integer, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { gpuOf, gpuWord, many, shown, swatch } from './context.js';
+import { computeOf, shownStages } from './stages.js';
 import * as tl from './timeline_chart.js';
 
 let timelineState = null;
@@ -33,7 +34,7 @@ function timelineDom() {
     h('div', { class: 'timeline-tools' }, legend,
       h('div', { class: 'timeline-selects' }, setTool, colorTool, h('label', { class: 'inline-check' }, 'Zoom ', zoom))),
     scroller,
-    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', () => canvas)),
+    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', () => { drawTimeline({ now: true }); return canvas; })),
     h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
       h('table', { class: 'idle' },
         h('caption', { class: 'sr-only' }, 'Idle time per stage'),
@@ -41,12 +42,14 @@ function timelineDom() {
           h('th', { scope: 'col' }, 'Idle'), h('th', { scope: 'col' }, 'Idle share'))),
         idleBody)));
   const note = h('p', { class: 'hint', hidden: true });
+  const capNote = h('p', { class: 'hint', hidden: true, 'data-capped': '' });
   const bandNote = h('p', { class: 'hint band-note', hidden: true },
     'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count: ' +
     'the blocks would be narrower than a pixel. Zoom in to see every block.');
   fill($('#timeline'), note, chart);
   chart.insertBefore(bandNote, scroller);
-  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, width: 0, legendKey: '', setKey: '' };
+  chart.insertBefore(capNote, scroller);
+  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, capNote, width: 0, legendKey: '', setKey: '', visible: false, stale: false };
   zoom.addEventListener('change', drawTimeline);
   colorBy.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
   set.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
@@ -67,6 +70,13 @@ function timelineDom() {
     const w = Math.round(entries[entries.length - 1].contentRect.width);
     if (w && w !== tlDom.width) { tlDom.width = w; drawTimeline(); }
   }).observe(scroller);
+  // Drawn when on screen (issue 39): below the fold a redraw per edit cost ~27 ms of the main thread
+  // for DeepSeek-V3 on 256 GPUs; the chart is drawn as it scrolls into view (or is printed or saved).
+  new IntersectionObserver((entries) => {
+    tlDom.visible = entries[entries.length - 1].isIntersecting;
+    if (tlDom.visible && tlDom.stale) drawTimeline();
+  }).observe(scroller);
+  window.addEventListener('beforeprint', () => drawTimeline({ now: true }));
   return tlDom;
 }
 
@@ -86,10 +96,13 @@ export function renderTimeline(r) {
   let cols = r.timeline ? tl.toColumns(r.timeline) : null;
   // Too many blocks for the engine to lay out: a schematic of the same pipeline from the stages'
   // times (warm-up and drain in full, the steady state a band), said to be one.
+  // Thousands of stages: the rows a reader looks for (stages.js), as every card draws them.
+  const capped = shownStages(r, computeOf);
+  const keep = capped.note ? new Set(capped.stages.map((s) => s.index)) : null;
   let schematic = null;
   if (r.timeline?.truncated || (cols && cols.length === 0)) {
     const b = r.breakdown_s ?? {};
-    schematic = tl.schematic(r.stages, r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0));
+    schematic = tl.schematic(r.stages, r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0), keep);
     cols = schematic.cols;
   }
   if (!cols) {
@@ -122,15 +135,21 @@ export function renderTimeline(r) {
   const colorBy = many() ? dom.colorBy.value : 'kind';
   const lay = tl.layout(cols, { stages: r.stages.length, replicas: schematic ? 1 : sets, only: schematic ? -1 : only }, r.iteration_time_s);
   if (schematic) {
-    lay.rows.forEach((row, k) => {
-      row.band = schematic.bands[k];
+    if (keep) lay.rows = lay.rows.filter((row) => keep.has(row.stage));
+    lay.rows.forEach((row) => {
+      row.band = schematic.bands[row.stage];
       row.shown = row.events;
-      if (row.group < 0) row.group = r.stages[k]?.group ?? 0; // a stage with no warm-up or drain block
+      if (row.group < 0) row.group = r.stages[row.stage]?.group ?? 0; // a stage with no warm-up or drain block
       row.busy += row.band.busy;
       row.idle = Math.max(0, lay.span - row.busy);
     });
   }
-  else tl.aggregate(cols, lay);
+  else {
+    if (keep) lay.rows = lay.rows.filter((row) => keep.has(row.stage));
+    tl.aggregate(cols, lay);
+  }
+  dom.capNote.hidden = !keep;
+  if (keep) dom.capNote.textContent = capped.note;
   const names = (form) => lay.rows.map((row) => rowName(row.replica, row.stage, row.group, sets > 1, form));
   const labels = names('row');
   dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages` +
@@ -168,10 +187,12 @@ export function renderTimeline(r) {
   drawTimeline();
 }
 
-/** (Re)draws the timeline at the current width, zoom and colour scheme. */
-export function drawTimeline() {
+/** (Re)draws the timeline at the current width, zoom and colour scheme; off screen, once it is on it. */
+export function drawTimeline({ now = false } = {}) {
   const st = timelineState;
   if (!st || !tlDom) return;
+  tlDom.stale = !now && !tlDom.visible;
+  if (tlDom.stale) return;
   if (!tlDom.width) tlDom.width = tlDom.scroller.clientWidth;
   const width = Math.max(280, tlDom.width);
   const zoom = Number(tlDom.zoom.value) || 1;

@@ -94,9 +94,13 @@ export function dense(cols, lay, width, px = 3) {
  * A schematic of a schedule too large for the engine to lay out (no events): per stage of a 1F1B
  * pipeline of `pp` stages and `m` micro-batches, its warm-up forwards, the steady band and the
  * drain backwards, from the stage's forward and backward times per micro-batch; the pipeline ends
- * at `end` (seconds). Returns columns shaped like toColumns' (and rows with their bands).
+ * at `end` (seconds). Returns columns shaped like toColumns' (and each stage's band, by its index).
+ * Only the stages in `keep` (a Set of indices; all when null) are drawn, so only theirs are built;
+ * a warm-up or drain of more than WARM_BLOCKS blocks (thousands of stages: each block under a
+ * pixel) is one block of its kind, so a row costs at most that many rectangles.
  */
-export function schematic(stages, m, end) {
+const WARM_BLOCKS = 64;
+export function schematic(stages, m, end, keep = null) {
   const pp = stages.length;
   const ev = { start: [], end: [], stage: [], replica: [], group: [], kind: [], microBatch: [], chunk: [] };
   const push = (stage, group, kind, a, b, mb) => {
@@ -111,14 +115,20 @@ export function schematic(stages, m, end) {
   const k = slowest > 0 ? end / ((m + pp - 1) * slowest) : 1;
   for (const st of stages) {
     const s = st.index;
+    if (keep && !keep.has(s)) continue;
     const f = st.forward_s * k; // per micro-batch, as the report gives them
     const b = (st.backward_s + st.recompute_s) * k;
     const warm = Math.min(pp - 1 - s, m);
     const t0 = s * f;
-    for (let k = 0; k < warm; k++) push(s, st.group ?? 0, FORWARD, t0 + k * f, t0 + (k + 1) * f, k);
     const last = end - s * b; // stage 0 finishes last: the backward wave returns to it
-    for (let k = 0; k < warm; k++) push(s, st.group ?? 0, BACKWARD, last - (warm - k) * b, last - (warm - k - 1) * b, m - warm + k);
-    bands.push({ start: t0 + warm * f, end: last - warm * b, count: m - warm, busy: (m - warm) * (f + b) });
+    if (warm > WARM_BLOCKS) {
+      push(s, st.group ?? 0, FORWARD, t0, t0 + warm * f, 0);
+      push(s, st.group ?? 0, BACKWARD, last - warm * b, last, m - warm);
+    } else {
+      for (let k = 0; k < warm; k++) push(s, st.group ?? 0, FORWARD, t0 + k * f, t0 + (k + 1) * f, k);
+      for (let k = 0; k < warm; k++) push(s, st.group ?? 0, BACKWARD, last - (warm - k) * b, last - (warm - k - 1) * b, m - warm + k);
+    }
+    bands[s] = { start: t0 + warm * f, end: last - warm * b, count: m - warm, busy: (m - warm) * (f + b) };
   }
   const cols = Object.fromEntries(Object.entries(ev).map(([k, v]) => [k, Float64Array.from(v)]));
   return { cols: { ...cols, length: ev.start.length, kinds: KINDS }, bands };

@@ -40,7 +40,8 @@ const PAGE = new URL(/* @vite-ignore */ import.meta.env.DEV ? '../../' : '../', 
 
 // Controls that are not plan keys: name -> the scenario path the schema describes it by, and the
 // special kinds (model and node menus, the page's tokens in billions and price).
-const SPECIAL = {
+// (A Map: a name comes from the page's `controls` attribute, and "constructor" is not Object's.)
+const SPECIAL = new Map(Object.entries({
   model: { path: 'model', kind: 'model' },
   node: { path: 'cluster.node', kind: 'node' },
   nodes: { path: 'cluster.nodes' },
@@ -48,12 +49,12 @@ const SPECIAL = {
   seq_len: { path: 'seq_len' },
   tokens: { path: 'page.tokens', kind: 'tokens', unit: 'billion' },
   price: { path: 'page.price_per_gpu_hour', kind: 'price', label: 'Price', unit: '$/GPU-h' },
-};
+}));
 const CONTROL_TYPES = ['integer', 'number', 'choice', 'boolean'];
 
 /** The control `name` stands for ({name, path, kind, label, unit, type, values}), or null. */
 function describe(name) {
-  const special = SPECIAL[name];
+  const special = SPECIAL.get(name);
   const k = key(special?.path ?? `plan.${name}`);
   if (!k || (!special && (!['plan', 'advanced'].includes(k.control) || !CONTROL_TYPES.includes(k.type)))) return null;
   const values = options(k);
@@ -152,7 +153,7 @@ class StepcastCalculator extends HTMLElement {
     this.controls = (this.getAttribute('controls') ?? DEFAULT_CONTROLS).split(',').map((c) => c.trim())
       .filter(Boolean).map((c) => {
         const d = describe(c);
-        if (!d) console.warn(`<${TAG}>: no control "${c}"; known: ${Object.keys(SPECIAL).join(', ')} and the plan's keys`);
+        if (!d) console.warn(`<${TAG}>: no control "${c}"; known: ${[...SPECIAL.keys()].join(', ')} and the plan's keys`);
         return d;
       }).filter(Boolean);
     // DP left to the engine (derived) unless it is a control: changing TP keeps it right.

@@ -16,16 +16,31 @@
 // second one finds the script and the .wasm in the HTTP cache).
 import { scriptUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
 
+// A call the engine has been running this long when a newer request comes is given up: the
+// worker is ended and a fresh one started (the module comes from the HTTP cache, compiled again
+// in ~0.1-0.3 s), rather than letting every later request wait behind it. A WebAssembly call
+// cannot be interrupted any other way. An ordinary estimate takes 1-20 ms, a search 10-200 ms
+// (in its own worker): only a pathological input (a link with many calibration runs: 20 s, issue
+// 38) runs this long. The search worker is never restarted: a search holds up no estimate, and a
+// fresh module's compile on a loaded two-core machine cost the typing more than it saved (p90 edit
+// -> paint 190-300 ms with restarts, DeepSeek-V3 on 256 GPUs).
+const GIVE_UP_MS = 400;
+
 /**
  * One worker running the module: start() once, then send() / latest() messages to it. `describe`:
  * whether its ready answer carries the presets and the schema; `onProgress({loaded, total})`
- * hears the .wasm's download.
+ * hears the .wasm's download; `giveUpMs`: how long a call may run before a newer request ends the
+ * worker (Infinity: never).
  */
-function connection({ describe, onProgress = () => {} }) {
+function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) {
   let worker;
-  let readyPromise;
+  let readyPromise; // the first start's answer (presets, schema)
+  let up; // resolves once the current worker answers requests
   let nextId = 1;
-  const calls = new Map(); // id -> {resolve, reject, channel}
+  // Calls in flight, in the order sent: the worker answers them in turn, so the first is the one
+  // it runs now, since `since` (ms, performance.now()).
+  const calls = new Map(); // id -> {message, resolve, reject, channel}
+  let since = 0;
   const channels = new Map(); // name -> {busy, pending: {message, resolve, reject} | null}
 
   function onMessage(event) {
@@ -33,6 +48,7 @@ function connection({ describe, onProgress = () => {} }) {
     const call = calls.get(msg.id);
     if (!call) return;
     calls.delete(msg.id);
+    since = performance.now();
     if (msg.type === 'result') call.resolve(msg);
     else call.reject(new Error(msg.message));
     if (call.channel) {
@@ -41,12 +57,55 @@ function connection({ describe, onProgress = () => {} }) {
     }
   }
 
+  function post(id, message) {
+    up.then(() => worker.postMessage({ ...message, id }));
+  }
+
   function send(message, channel) {
-    return new Promise((resolve, reject) => {
+    const requeue = giveUpIfStuck();
+    const answer = new Promise((resolve, reject) => {
       const id = nextId++;
-      calls.set(id, { resolve, reject, channel });
-      worker.postMessage({ ...message, id });
+      if (!calls.size) since = performance.now();
+      calls.set(id, { message, resolve, reject, channel });
+      post(id, message);
     });
+    requeue();
+    return answer;
+  }
+
+  /**
+   * A new request while the worker has run one call past GIVE_UP_MS: a fresh worker. The calls
+   * on channels (where the latest wins) answer null, as superseded: the page asks again for what
+   * it still shows. The others are sent again, in order, the one that ran too long after the new
+   * request (returned: call it once the new request is sent).
+   */
+  function giveUpIfStuck() {
+    if (!calls.size || performance.now() - since < giveUpMs) return () => {};
+    const [stuck] = calls.keys();
+    worker.terminate();
+    boot();
+    since = performance.now();
+    stats.restarts += 1;
+    const again = [];
+    for (const [id, call] of [...calls]) {
+      if (call.channel) {
+        calls.delete(id);
+        channels.get(call.channel).busy = false;
+        call.resolve(null);
+      } else if (id === stuck) {
+        again.push([id, call]);
+      } else {
+        post(id, call.message);
+      }
+    }
+    for (const name of channels.keys()) pump(name);
+    return () => {
+      for (const [id, call] of again) {
+        calls.delete(id);
+        calls.set(id, call);
+        post(id, call.message);
+      }
+    };
   }
 
   function pump(name) {
@@ -65,39 +124,50 @@ function connection({ describe, onProgress = () => {} }) {
       if (!ch) channels.set(name, (ch = { busy: false, pending: null }));
       if (ch.pending) ch.pending.resolve(null);
       ch.pending = { message, resolve, reject };
+      const requeue = giveUpIfStuck();
       pump(name);
+      requeue();
     });
+  }
+
+  /** A new worker loading the module; resolves to its ready answer. */
+  function boot() {
+    const answer = new Promise((resolve, reject) => {
+      worker = new Worker(new URL('./worker.js', import.meta.url));
+      const first = (event) => {
+        const msg = event.data;
+        if (msg.type === 'progress') {
+          onProgress({ loaded: msg.loaded, total: msg.total });
+          return;
+        }
+        worker.removeEventListener('message', first);
+        if (msg.type === 'ready') {
+          worker.addEventListener('message', onMessage);
+          resolve({ version: msg.version, presets: msg.presets, schema: msg.schema, reportSchema: msg.reportSchema });
+        } else {
+          reject(new Error(msg.message || 'the engine did not start'));
+        }
+      };
+      worker.addEventListener('message', first);
+      worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
+      // A restarted worker need not describe the engine again: the page has its presets.
+      worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, describe: describe && !readyPromise });
+    });
+    up = answer.then(() => {}, () => {});
+    return answer;
   }
 
   /** Starts the worker and the module (once). Resolves to {version, presets, schema}. */
   function start() {
-    if (!readyPromise) {
-      readyPromise = new Promise((resolve, reject) => {
-        worker = new Worker(new URL('./worker.js', import.meta.url));
-        const first = (event) => {
-          const msg = event.data;
-          if (msg.type === 'progress') {
-            onProgress({ loaded: msg.loaded, total: msg.total });
-            return;
-          }
-          worker.removeEventListener('message', first);
-          if (msg.type === 'ready') {
-            worker.addEventListener('message', onMessage);
-            resolve({ version: msg.version, presets: msg.presets, schema: msg.schema, reportSchema: msg.reportSchema });
-          } else {
-            reject(new Error(msg.message || 'the engine did not start'));
-          }
-        };
-        worker.addEventListener('message', first);
-        worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
-        worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, describe });
-      });
-    }
+    readyPromise ??= boot();
     return readyPromise;
   }
 
   return { start, send, latest };
 }
+
+/** What the bridge did, for window.__stepcast: `restarts`, workers ended because a call ran past GIVE_UP_MS. */
+export const stats = { restarts: 0 };
 
 const progressListeners = new Set();
 let progress = { loaded: 0, total: wasmBytes };
@@ -171,7 +241,7 @@ export async function fromLink(url) {
  * baseline_s} or {error}), or null when a newer search on `channel` superseded it before it ran.
  */
 export async function search(scenario, top = 10, channel = 'search') {
-  searcher ??= connection({ describe: false });
+  searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'search', scenario, top });
   return msg && { result: msg.result, engineMs: msg.engineMs };
@@ -194,7 +264,7 @@ export async function traffic(scenario, options = {}, channel = 'traffic') {
  * `channel` superseded it.
  */
 export async function scaling(scenario, channel = 'scaling') {
-  searcher ??= connection({ describe: false });
+  searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
   const msg = await searcher.latest(channel, { type: 'scaling', scenario });
   return msg && msg.result;

@@ -78,8 +78,8 @@ async function fitGemm(notify) {
 // A model with both dense and MoE layers (DeepSeek-V3's first three are dense): a profile is of
 // one kind, as the engine reads `layers` (all, dense, moe), and the panel asks which.
 const mixedLayers = (m) => m?.moe_layers > 0 && m.moe_layers < m.layers; // (the resolved model's count)
-const KINDS = { all: '', dense: 'dense ', moe: 'MoE ' };
-const layerWords = (kind = 'all') => `one ${KINDS[kind] ?? ''}layer`;
+const KINDS = new Map([['all', ''], ['dense', 'dense '], ['moe', 'MoE ']]); // (kind: the scenario's text)
+const layerWords = (kind = 'all') => `one ${KINDS.get(kind) ?? ''}layer`;
 
 // A layer profile: one layer's measured kernel times, for the shape of the plan on show.
 function addProfile() {
@@ -132,7 +132,7 @@ export function build() {
       h('div', { class: 'control' },
         h('select', { id: 'cal-gpu', 'aria-label': 'The GPU profiled', 'data-local': 'true' }),
         h('select', { id: 'cal-layers', 'aria-label': 'The layers profiled', 'data-local': 'true', hidden: true },
-          Object.entries(KINDS).map(([v, t]) => h('option', { value: v }, t.trim() || 'all'))),
+          [...KINDS].map(([v, t]) => h('option', { value: v }, t.trim() || 'all'))),
         h('input', { id: 'cal-fwd', type: 'number', min: '0', step: 'any', placeholder: 'forward', 'aria-label': 'Forward', 'data-local': 'true' }),
         h('input', { id: 'cal-bwd', type: 'number', min: '0', step: 'any', placeholder: 'backward', 'aria-label': 'Backward', 'data-local': 'true' }),
         h('span', { class: 'unit' }, 'ms'),

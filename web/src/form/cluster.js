@@ -8,7 +8,7 @@ import { describeGroups, groupColor } from '../scenario/groups.js';
 import { key, keysOf, rule } from '../scenario/schema.js';
 import { tip } from '../ui/tooltip.js';
 import { on, onClick } from './bind.js';
-import { field, keyField, numberInput, put, radios, readNumber, setText, show } from './fields.js';
+import { field, isNumberBox, keyField, numberInput, put, radios, readNumber, setText, show } from './fields.js';
 import { edit, groupPath, groups, markLocal, plan, state } from './state.js';
 
 const CUSTOM = '__custom__';
@@ -140,7 +140,7 @@ function gpuFields() {
     const control = k.name === 'arch' ? h('select', { id: 'f-g-arch', name: 'g-arch' }, arches.map((a) => h('option', { value: a }, a))) : undefined;
     const f = keyField(k, `cluster.gpu.${k.name}`, `g-${k.name}`, { control });
     const el = $(`#f-g-${k.name}`, f);
-    if (el.type === 'number') bindNumber(el, `gpu.${k.name}`, k.default === null);
+    if (isNumberBox(el)) bindNumber(el, `gpu.${k.name}`, k.default === null);
     else on(el, () => edit(groupPath(0, `gpu.${k.name}`), el.value.trim() === '' ? undefined : el.value.trim()));
     out.push(f);
   }
@@ -163,7 +163,7 @@ function groupCard(i) {
     state.scenario.cluster.groups[i] = isObject(v) ? { ...v, nodes: g.nodes } : { node: v, nodes: g.nodes };
     state.lastChanged = `cluster.groups[${i}].node`;
   });
-  const nodes = on(numberInput(`grp${i}-nodes`, { min: key('cluster.nodes')?.min ?? null }), (el) => {
+  const nodes = on(numberInput(`grp${i}-nodes`), (el) => {
     const path = `cluster.groups[${i}].nodes`;
     const r = readNumber(el);
     markLocal(el, path, r.message);

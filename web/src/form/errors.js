@@ -7,11 +7,13 @@ import { controlOf, setText, show } from './fields.js';
 import { state } from './state.js';
 
 // Paths whose control is elsewhere: a custom model's seq_len is the scenario's sequence length.
-const ALIASES = { 'model.seq_len': 'seq_len' };
+// A Map, not an object literal: an engine path comes from the scenario, and a top-level key
+// named "toString" or "constructor" must not find Object.prototype's member.
+const ALIASES = new Map([['model.seq_len', 'seq_len']]);
 
 /** The page's path of an engine path: group 0 of a cluster of groups is the cluster form itself. */
 export function formPath(path) {
-  path = ALIASES[path] ?? path ?? '';
+  path = String(ALIASES.get(path) ?? path ?? '');
   return path.startsWith('cluster.groups[0].') ? `cluster.${path.slice('cluster.groups[0].'.length)}` : path;
 }
 

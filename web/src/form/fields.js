@@ -6,6 +6,7 @@
 import { $, h } from '../ui/dom.js';
 import { choiceLabel, options } from '../scenario/schema.js';
 import { tip } from '../ui/tooltip.js';
+import { typedNumber } from '../ui/typed.js';
 
 /** A labelled field around `control`. `term`: its tooltip, a term of ui/terms.js or {doc} (a schema key's). */
 export function field(path, id, label, term, control, { unit, hint, cls } = {}) {
@@ -31,13 +32,20 @@ function tipFor(term, label) {
   return tip(null, label, term.doc);
 }
 
-/** A number box; `min` (the schema's minimum, or null for none) sets the arrows' floor. */
-export function numberInput(id, { step = 1, min = null } = {}) {
+/**
+ * A number box: a text box (data-number) that reads numbers as people type them, "15T", "2k",
+ * "1.5e12" (ui/typed.js; a browser's number box refuses a suffix); `integer` picks the phone's
+ * keyboard.
+ */
+export function numberInput(id, { integer = true } = {}) {
   return h('input', {
-    id: `f-${id}`, name: id, type: 'number', step: String(step), min: min === null ? undefined : String(min),
-    inputmode: step === 1 ? 'numeric' : 'decimal', autocomplete: 'off',
+    id: `f-${id}`, name: id, type: 'text', inputmode: integer ? 'numeric' : 'decimal', autocomplete: 'off',
+    spellcheck: 'false', dataset: { number: '' },
   });
 }
+
+/** Whether a control is a number box (numberInput). */
+export const isNumberBox = (el) => el?.dataset.number !== undefined;
 
 export function selectInput(id, choices) {
   return h('select', { id: `f-${id}`, name: id }, choices.map(([value, text]) => h('option', { value }, text)));
@@ -72,7 +80,7 @@ export function keyField(k, path, id, { control, hint, cls, term = keyTerm(k), l
   if (!el && values) el = selectInput(id, values.map((v) => [String(v), choiceLabel(v)]));
   if (!el && k.type === 'text') el = h('input', { id: `f-${id}`, name: id, type: 'text', autocomplete: 'off' });
   if (!el) {
-    el = numberInput(id, k.type === 'integer' ? { min: k.min ?? null } : { step: 'any', min: k.min ?? null });
+    el = numberInput(id, { integer: k.type === 'integer' });
   }
   el.dataset.type = k.type;
   return field(path, id, label, term, el, { unit: control || values ? undefined : k.unit || undefined, hint, cls });
@@ -81,7 +89,7 @@ export function keyField(k, path, id, { control, hint, cls, term = keyTerm(k), l
 /** A control's value as the scenario holds it: a number, a boolean, or text ('' for none). */
 export function valueOf(el) {
   if (el.type === 'checkbox') return el.checked;
-  if (el.dataset.type === 'integer' || el.dataset.type === 'number') return el.value === '' ? '' : Number(el.value);
+  if (el.dataset.type === 'integer' || el.dataset.type === 'number') return el.value === '' ? '' : typedNumber(el.value);
   return el.value;
 }
 
@@ -91,9 +99,10 @@ export function valueOf(el) {
  */
 export function readNumber(el, { optional = false } = {}) {
   const raw = el.value.trim();
-  if (raw !== '' && Number.isFinite(Number(raw))) return { value: Number(raw) };
-  if (raw === '' && el.validity.valid) return optional ? { empty: true } : { message: 'Enter a value.' };
-  return { message: 'Enter a number.' };
+  const value = typedNumber(raw);
+  if (raw !== '' && Number.isFinite(value)) return { value };
+  if (raw === '') return optional ? { empty: true } : { message: 'Enter a value.' };
+  return { message: 'Enter a number (15T, 2k and 1.5e12 read as numbers too).' };
 }
 
 /**
@@ -107,7 +116,7 @@ export function put(el, v) {
     return;
   }
   const text = v === undefined || v === null || (typeof v === 'number' && !Number.isFinite(v)) ? '' : String(v);
-  if (el.type === 'number' && text !== '' && el.value !== '' && Number(el.value) === Number(text)) return;
+  if (isNumberBox(el) && text !== '' && el.value !== '' && typedNumber(el.value) === Number(text)) return;
   if (el.value !== text) el.value = text;
 }
 

@@ -14,7 +14,7 @@
 import { $, $$ } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { plainProblem } from '../ui/plain.js';
-import { plainDefault, setSchema } from '../scenario/schema.js';
+import { plainDefault, searchSpace, setSchema } from '../scenario/schema.js';
 import { listen, notify } from './bind.js';
 import * as calibration from './calibration.js';
 import * as cluster from './cluster.js';
@@ -115,35 +115,47 @@ export const layout = () => placement.mode();
 export const groupInfo = () => cluster.groupInfo();
 export const showCalibrationWarnings = (warnings) => calibration.showWarnings(warnings);
 
+// The layer split the search picks with each PP × VPP (engine/src/tools/search.cpp sets these
+// four beside the keys its schema lists as varied).
+const SPLIT_KEYS = ['embedding_in_split', 'loss_in_split', 'first_stage_layers', 'last_stage_layers'];
+
+/** The plan keys the search varies (the engine's schema, search.varies) and its layer split; DP is derived. */
+const searchedKeys = () => [...Object.keys(searchSpace()?.varies ?? {}).filter((p) => p.startsWith('plan.'))
+  .map((p) => p.slice('plan.'.length)), ...SPLIT_KEYS].filter((k) => k !== 'dp');
+
 /**
- * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key):
- * the keys that differ from the plan in the form are set, DP goes back to derived (the search
- * derives it) and, on one group, the layers to an even split (it searches no uneven splits). A
- * key the form leaves to the engine (a flag of the training software) stays left out when the
- * engine gives it the plan's value anyway (one resolve()), so that it stays marked "from" the
- * software. One group only: the search does not search clusters of several.
+ * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key).
+ * Only what the search varied is taken from it (TP, PP, VPP, CP, micro-batch, recompute, the
+ * expert keys, the layer split): every other key is the form's as it was, so a flag of the
+ * training software stays the profile's (Apply then FP8 turns on the profile's FP8 parameter
+ * gather, as the same plan typed fresh; issue 37). Of those, the keys that differ from the plan in
+ * the form are set, DP goes back to derived (the search derives it) and, on one group, the layers
+ * to the search's split. A varied key the form leaves to the engine (sequence parallelism, the
+ * overlaps) stays left out when the engine gives it the plan's value anyway (one resolve()), so
+ * that it stays marked "from" the software. One group only: the search does not search clusters
+ * of several.
  */
 export async function applyPlan(p) {
   const before = JSON.stringify(state.scenario);
   const next = structuredClone(state.scenario);
   next.plan ??= {};
   const mine = next.plan;
-  const leftOut = []; // keys the scenario left out that have no plain default: the engine fills them in
-  for (const [k, v] of Object.entries(p)) {
-    if (['dp', 'stages', 'replicas'].includes(k)) continue;
-    if ((mine[k] ?? plainDefault(`plan.${k}`)) === v) continue;
-    // (A key with a plain default that differs is set: left out of the probe, it would give the
-    // keys that depend on it, overlap_p2p on vpp, the default's values.)
-    if (mine[k] === undefined && plainDefault(`plan.${k}`) === undefined) leftOut.push(k);
-    mine[k] = v;
-  }
-  delete mine.dp;
   if (groups().length === 1) {
     delete mine.stages;
     delete mine.replicas;
     delete mine.first_stage_layers;
     delete mine.last_stage_layers;
   }
+  const leftOut = []; // keys the scenario left out that have no plain default: the engine fills them in
+  for (const k of searchedKeys()) {
+    const v = p[k];
+    if (v === undefined || v === null || (mine[k] ?? plainDefault(`plan.${k}`)) === v) continue;
+    // (A key with a plain default that differs is set: left out of the probe, it would give the
+    // keys that depend on it the default's values.)
+    if (mine[k] === undefined && plainDefault(`plan.${k}`) === undefined) leftOut.push(k);
+    mine[k] = v;
+  }
+  delete mine.dp;
   if (leftOut.length) {
     const probe = structuredClone(next);
     for (const k of leftOut) delete probe.plan[k];

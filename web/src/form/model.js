@@ -5,7 +5,7 @@
 // as a copy of the preset on show, as the engine resolved it (every key filled in).
 import { $, $$, fill, h } from '../ui/dom.js';
 import { applies, choiceLabel, key, keysFor, keysOf, plainDefault, required, rule } from '../scenario/schema.js';
-import { field, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
+import { field, isNumberBox, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
 import { on, onClick } from './bind.js';
 import { edit, getIn, markLocal, setIn, state } from './state.js';
 
@@ -32,7 +32,7 @@ export function modelObject() {
 function modelCard(m) {
   if (!m) return '';
   const n = (x) => x.toLocaleString('en-US');
-  const ffn = { swiglu: 'SwiGLU', geglu: 'GeGLU', gelu: 'GeLU', relu: 'ReLU', squared_relu: 'squared ReLU' }[m.ffn_type] ?? m.ffn_type;
+  const ffn = choiceLabel(m.ffn_type);
   return `${m.layers} layers · hidden ${n(m.hidden)} · ${m.heads} heads` +
     `${m.kv_heads && m.kv_heads !== m.heads ? ` (${m.kv_heads} KV)` : ''} · FFN ${n(m.ffn_hidden)} ${ffn}` +
     `${m.moe ? ` · ${n(m.moe.experts)} experts of FFN ${n(m.moe.ffn_hidden)}, ${m.moe.top_k} per token` +
@@ -107,7 +107,7 @@ export function build(thePresets) {
     const el = $(`#f-${idOf(k)}`, f);
     defaultPlaceholder(k, el);
     on(el, () => {
-      if (el.type === 'number') {
+      if (isNumberBox(el)) {
         const r = readNumber(el);
         markLocal(el, k.path, r.message);
         if (!r.message) edit(k.path, r.value);
@@ -151,7 +151,7 @@ function disclosure(o) {
     defaultPlaceholder(k, el);
     on(el, () => {
       let v;
-      if (el.type === 'number') {
+      if (isNumberBox(el)) {
         const r = readNumber(el, { optional: true });
         markLocal(el, k.path, r.message);
         if (r.message) return;
@@ -172,7 +172,7 @@ function disclosure(o) {
 
 /** An empty number box of a key with a plain default shows it, greyed (the engine's value). */
 function defaultPlaceholder(k, el) {
-  if (el.type === 'number' && plainDefault(k.path) !== undefined) el.placeholder = String(plainDefault(k.path));
+  if (isNumberBox(el) && plainDefault(k.path) !== undefined) el.placeholder = String(plainDefault(k.path));
 }
 
 /**
@@ -247,11 +247,11 @@ export function render() {
       // replaces it.
       const list = Array.isArray(v);
       if (list) el.placeholder = `list: ${v.filter(Boolean).length} of ${v.length}`;
-      else if (el.type === 'number' && el.placeholder.startsWith('list')) {
+      else if (isNumberBox(el) && el.placeholder.startsWith('list')) {
         el.placeholder = '';
         defaultPlaceholder(k, el);
       }
-      if (!state.local.has(el)) put(el, list ? '' : v ?? (el.type === 'number' ? '' : plainDefault(k.path)));
+      if (!state.local.has(el)) put(el, list ? '' : v ?? (isNumberBox(el) ? '' : plainDefault(k.path)));
     }
   }
   for (const k of customKeys()) {

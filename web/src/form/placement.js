@@ -6,7 +6,7 @@
 import { $, $$, fill, h } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { groupColor } from '../scenario/groups.js';
-import { key, plainDefault } from '../scenario/schema.js';
+import { plainDefault } from '../scenario/schema.js';
 import { tip } from '../ui/tooltip.js';
 import { on, onClick, notify } from './bind.js';
 import { groupInfo } from './cluster.js';
@@ -182,7 +182,7 @@ function bindGroup(select, kind, i) {
 }
 
 function stageRow(i) {
-  const layers = numberInput(`st${i}-layers`, { min: key('plan.stages[].layers')?.min ?? null });
+  const layers = numberInput(`st${i}-layers`);
   layers.setAttribute('aria-label', `Layers of stage ${i}`);
   const auto = autoCheck(`st${i}-auto`, `Balance the layers of stage ${i} automatically`);
   bindRowNumber(layers, 'stages', i, 'layers');
@@ -194,8 +194,8 @@ function stageRow(i) {
 }
 
 function replicaRow(i) {
-  const count = bindRowNumber(numberInput(`rs${i}-count`, { min: key('plan.replicas[].count')?.min ?? null }), 'replicas', i, 'count');
-  const mb = numberInput(`rs${i}-mb`, { min: key('plan.replicas[].micro_batches')?.min ?? null });
+  const count = bindRowNumber(numberInput(`rs${i}-count`), 'replicas', i, 'count');
+  const mb = numberInput(`rs${i}-mb`);
   bindRowNumber(mb, 'replicas', i, 'micro_batches');
   const mbField = field(`plan.replicas[${i}].micro_batches`, `rs${i}-mb`, 'Micro-batches', null, mb, { cls: 'rs-mb' });
   mb.setAttribute('aria-label', `Micro-batches per replica of set ${i}`);

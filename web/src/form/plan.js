@@ -11,7 +11,7 @@ import { $, fill, h } from '../ui/dom.js';
 import * as fw from '../scenario/frameworks.js';
 import { choiceLabel, key, keysFor, options, plainDefault, rule } from '../scenario/schema.js';
 import { on, onClick } from './bind.js';
-import { keyField, put, readNumber, selectInput, setText, show, valueOf } from './fields.js';
+import { isNumberBox, keyField, put, readNumber, selectInput, setText, show, valueOf } from './fields.js';
 import { presetSeqLen } from './model.js';
 import { ppChanged } from './placement.js';
 import { edit, getIn, markLocal, plan, state } from './state.js';
@@ -45,7 +45,7 @@ export function framework() {
 
 function bind(k, el) {
   on(el, () => {
-    if (el.type === 'number') {
+    if (isNumberBox(el)) {
       const r = readNumber(el, { optional: leftEmpty(k) });
       markLocal(el, k.path, r.message);
       if (r.message) return;

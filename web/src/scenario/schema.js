@@ -57,13 +57,14 @@ export const conditional = () => all.filter((k) => k.needs);
 /** Whether a scenario must give the key (no default at all). */
 export const required = (path) => key(path)?.default === 'required';
 
-// How the page writes a few choice values; any other (a choice the engine added) shows as it is.
-const CHOICE_LABELS = {
+// How the page writes a few choice values; any other (a choice the engine added, or a custom
+// model's own text: a Map, so "constructor" is not Object's) shows as it is.
+const CHOICE_LABELS = new Map(Object.entries({
   swiglu: 'SwiGLU', geglu: 'GeGLU', gelu: 'GeLU', relu: 'ReLU', squared_relu: 'squared ReLU',
   rope: 'RoPE / ALiBi', learned: 'learned', rmsnorm: 'RMSNorm', layernorm: 'LayerNorm',
   gqa: 'GQA', mla: 'MLA',
-};
-export const choiceLabel = (value) => CHOICE_LABELS[value] ?? String(value);
+}));
+export const choiceLabel = (value) => CHOICE_LABELS.get(value) ?? String(value);
 
 /**
  * The values a control offers for a key: its choices, or every integer of a short range (the ZeRO

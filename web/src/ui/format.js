@@ -5,10 +5,19 @@ const nf = (digits) => new Intl.NumberFormat('en-US', {
 });
 const fixed = [0, 1, 2, 3].map(nf);
 
-/** Three significant figures (at least 0 decimals), grouped thousands. */
+const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+/** 1.23e30 -> "1.23×10³⁰": past 10^15 a row of digits says nothing a reader can take in. */
+function scientific(x, significant = 3) {
+  const [m, e] = x.toExponential(significant - 1).split('e');
+  return `${m}×10${[...String(Number(e))].map((c) => (c === '-' ? '⁻' : SUPERSCRIPT[c])).join('')}`;
+}
+const HUGE = 1e15;
+
+/** Three significant figures (at least 0 decimals), grouped thousands; past 10^15 "1.23×10³⁰". */
 export function num(x, significant = 3) {
   if (!Number.isFinite(x)) return '–';
   if (x === 0) return '0';
+  if (Math.abs(x) >= HUGE) return scientific(x, significant);
   const digits = Math.max(0, Math.min(3, significant - 1 - Math.floor(Math.log10(Math.abs(x)))));
   return fixed[digits].format(x);
 }
@@ -45,13 +54,14 @@ export function si(x, unit) {
 /** A count of things with a word: 70.6e9 -> "70.6 billion". */
 export function count(x) {
   if (!Number.isFinite(x)) return '–';
+  if (Math.abs(x) >= HUGE) return scientific(x);
   const words = [[1e12, 'trillion'], [1e9, 'billion'], [1e6, 'million']];
   for (const [scale, word] of words) if (Math.abs(x) >= scale) return `${num(x / scale)} ${word}`;
   return fixed[0].format(x);
 }
 
 export function integer(x) {
-  return Number.isFinite(x) ? fixed[0].format(x) : '–';
+  return !Number.isFinite(x) ? '–' : Math.abs(x) >= HUGE ? scientific(x) : fixed[0].format(x);
 }
 
 const BIN = [[2 ** 40, 'TiB'], [2 ** 30, 'GiB'], [2 ** 20, 'MiB'], [2 ** 10, 'KiB']];
@@ -71,6 +81,8 @@ export function percent(fraction, digits = 1) {
 
 export function money(x) {
   if (!Number.isFinite(x)) return '–';
+  if (Math.abs(x) >= HUGE) return `$${scientific(x)}`;
+  if (Math.abs(x) >= 1e12) return `$${num(x / 1e12)} trillion`;
   if (Math.abs(x) >= 1e9) return `$${num(x / 1e9)} billion`;
   if (Math.abs(x) >= 1e6) return `$${num(x / 1e6)} million`;
   return `$${fixed[0].format(x)}`;

@@ -18,13 +18,14 @@ export function labelOf(path) {
 }
 
 // What a count divided by a plan size is called ("the 64 attention heads"), or a size ("the FFN size 14,336").
-const COUNTED = {
-  'model.heads': 'attention heads', 'model.kv_heads': 'KV heads', 'model.layers': 'layers',
-  'model.moe.experts': 'experts',
-};
+// (A Map: the path is the engine's, from the scenario's keys.)
+const COUNTED = new Map([
+  ['model.heads', 'attention heads'], ['model.kv_heads', 'KV heads'], ['model.layers', 'layers'],
+  ['model.moe.experts', 'experts'],
+]);
 // "Hidden size" -> "hidden size" inside a sentence; "FFN size", "TP" keep their capitals.
 const inSentence = (label) => (/^[A-Z][a-z]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label);
-const divided = (path, value) => (COUNTED[path] ? `the ${n(value)} ${COUNTED[path]}` : `the ${inSentence(labelOf(path))} ${n(value)}`);
+const divided = (path, value) => (COUNTED.has(path) ? `the ${n(value)} ${COUNTED.get(path)}` : `the ${inSentence(labelOf(path))} ${n(value)}`);
 
 const PATH = /\b(?:(?:plan|model|cluster|gpu|link)\.[A-Za-z_][\w.]*(?:\[\d+\][\w.]*)*|seq_len)/g;
 

@@ -100,9 +100,9 @@ export function roveTips(root, card = '.card') {
 
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape') hide();
-  // "?" on a field (not one that takes text): its term's help, as if its "?" were focused.
+  // "?" on a field (not one that takes text; a number box takes none: "?" is no number): its term's help.
   const el = e.target;
-  if (e.key === '?' && el instanceof Element && !(el.matches('input[type=text], input[type=search], textarea'))) {
+  if (e.key === '?' && el instanceof Element && !(el.matches('input[type=text]:not([data-number]), input[type=search], textarea'))) {
     const button = el.closest('.field, .metric')?.querySelector('.tip');
     if (button && button !== el) {
       e.preventDefault();

@@ -1,0 +1,59 @@
+// The plan on show is named (issue 37 item 7), in Chromium: the results header and the summary bar
+// say which plan the numbers are for (TP × PP × DP, with CP, VPP and EP where they are not 1),
+// each compare column is headed by its plan, and on a phone the column of the plan on show stays
+// in view while the pinned ones scroll. Screenshots: named-desktop, named-phone.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { CLI, requireBuilt } from '../wasm/common.mjs';
+import { PHONE, SHOTS, openPage, settle, suite } from './helpers.mjs';
+
+requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
+
+const fx = suite({ serviceWorkers: 'block' });
+const DEFAULT = 'v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096';
+
+/** Pins the plan on show, then types `values` ({control id: value}) and waits for the estimate. */
+async function pinThenType(p, values) {
+  await p.click('#pin-plan');
+  for (const [id, v] of Object.entries(values)) await p.fill(id, v);
+  await settle(p);
+}
+
+const heads = (p) => p.$$eval('#compare thead .cmp-plan', (els) => els.map((e) => e.textContent));
+
+test('the results, the summary bar and each compare column name their plan', async () => {
+  const p = await openPage(fx, `${fx.site.url}#${DEFAULT}`);
+  assert.equal(await p.textContent('#plan-name'), 'of TP 8 × PP 4 × DP 2');
+  await pinThenType(p, { '#f-tp': '4', '#f-pp': '8' });
+  assert.equal(await p.textContent('#plan-name'), 'of TP 4 × PP 8 × DP 2');
+  assert.match(await p.textContent('#summary-bar'), /^TP 4 × PP 8 × DP 2: /);
+  assert.deepEqual(await heads(p), ['TP 8 × PP 4 × DP 2', 'TP 4 × PP 8 × DP 2']);
+  await pinThenType(p, { '#f-vpp': '2' });
+  assert.deepEqual(await heads(p), ['TP 8 × PP 4 × DP 2', 'TP 4 × PP 8 × DP 2', 'TP 4 × PP 8 × DP 2 · VPP 2']);
+  await p.$eval('#compare-card', (el) => el.scrollIntoView());
+  await p.screenshot({ path: join(SHOTS, 'named-desktop.png') });
+
+  // A phone: the table scrolls sideways; the plan on show stays in view at either end.
+  await p.setViewportSize(PHONE);
+  await pinThenType(p, { '#f-tp': '2', '#f-pp': '4', '#f-vpp': '1' });
+  assert.deepEqual((await heads(p)).length, 4);
+  const inView = () => p.$eval('#compare .table-scroll', (box) => {
+    const b = box.getBoundingClientRect();
+    const th = box.querySelector('thead th.on-show').getBoundingClientRect();
+    return th.left >= b.left - 1 && th.right <= b.right + 1 && th.width > 40;
+  });
+  // ... and leaves room for a pinned column beside the labels (not all hidden under it).
+  const room = await p.$eval('#compare .table-scroll', (box) => box.querySelector('thead th.on-show').getBoundingClientRect().left -
+    box.querySelector('thead th:first-child').getBoundingClientRect().right);
+  assert.ok(room >= 80, `${room} px for the pinned columns at 390 px`);
+  for (const end of ['start', 'end']) {
+    await p.$eval('#compare .table-scroll', (box, e) => { box.scrollLeft = e === 'start' ? 0 : box.scrollWidth; }, end);
+    assert.equal(await inView(), true, `the plan on show in view, scrolled to the ${end}`);
+  }
+  await p.$eval('#compare .table-scroll', (box) => { box.scrollLeft = 0; });
+  await p.$eval('#compare-card', (el) => el.scrollIntoView());
+  await p.screenshot({ path: join(SHOTS, 'named-phone.png') });
+  await p.close();
+});
