@@ -54,7 +54,6 @@ const std::map<std::string, size_t> kKnownViolations = {
     {"ComputeScaleUpNeverSlower", 6},
     {"MoreRecomputeNeverFaster", 6},
     {"MoeImbalanceNeverFaster", 2},
-    {"UtilisationWithinPeak", 10},
     {"TrafficBandwidthWithinLineRate", 6},
 };
 
