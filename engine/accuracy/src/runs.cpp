@@ -401,17 +401,17 @@ Step<Case> convert_row(const CsvTable& t, size_t r, const SourceTable& sources,
 
   if (!iter) {
     // Iteration time from a measured TFLOP/s per GPU, where the source reports true model FLOPs
-    // (the Megatron-Core table): model FLOPs of the step with the engine's MFU formula (3 x
-    // forward, full s x s attention, logits) over rate x GPUs.
+    // (the Megatron-Core table): model FLOPs of the step with the formula of its time (3 x
+    // forward, full s x s attention, logits: published_model_flops_per_sample) over rate x GPUs.
     const auto tflops = leading_number(cell("tflops_per_gpu"));
     if (facts.iter_time_from_tflops && tflops && *tflops > 0) {
-      const double flops =
-          model_flops_per_sample(parsed->model, static_cast<double>(model.value->seq_len)) *
-          static_cast<double>(plan.value->global_batch);
+      const double flops = published_model_flops_per_sample(
+                               parsed->model, static_cast<double>(model.value->seq_len)) *
+                           static_cast<double>(plan.value->global_batch);
       iter = flops / (*tflops * 1e12 * static_cast<double>(*gpus));
       c.iter_time = fmt::format(
           "derived: model FLOPs per step (3 x forward incl. s x s attention and logits, as "
-          "model_flops_per_sample) / ({} TFLOP/s x {} GPUs)",
+          "published_model_flops_per_sample) / ({} TFLOP/s x {} GPUs)",
           *tflops, *gpus);
     } else {
       return Skip{"no measured or derived iteration time"};

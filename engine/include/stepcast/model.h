@@ -158,9 +158,9 @@ double mlp_parameters(const ModelSpec& model, double f);
 
 // Forward FLOPs of one transformer layer for `tokens` = micro_batch x seq tokens of a sequence of
 // length `seq`, before any parallel split. A multiply-add counts as two FLOPs. Attention scores
-// and values are counted for the full s x s matrix (or s x window), as Megatron-LM's and
-// Korthikanti et al.'s MFU formulas do. An MoE layer's mlp is its active experts: top_k routed
-// and the shared ones.
+// and values are counted for the full s x s matrix (or s x window), before a causal mask halves
+// it (layers_forward_flops). An MoE layer's mlp is its active experts: top_k routed (less the
+// copies a capacity factor below 1 drops) and the shared ones.
 struct LayerFlops {
   double qkv = 0;        // every projection into the attention (MLA: down and up projections)
   double attention = 0;  // Q K^T and attention x V
@@ -176,14 +176,19 @@ LayerFlops layer_forward_flops(const ModelSpec& model, double micro_batch, doubl
 // Forward FLOPs of the output layer (logits) for micro_batch x seq tokens.
 double logits_forward_flops(const ModelSpec& model, double micro_batch, double seq, int64_t vocab);
 
-// Model FLOPs of one training step over `samples` sequences: 3 x forward (forward, and a backward
-// of twice the forward), no recompute. MFU divides this by time and peak. Dense GQA models keep
-// the formula of the published dense MFUs (Narayanan et al. 2021, Korthikanti et al. 2022: the
-// full s x s attention matrix); MoE, MLA, MTP and sliding-window models follow Megatron-Core's
-// current num_floating_point_operations (megatron/training/training.py), the figure NVIDIA's
-// MoE tables report as model TFLOP/s: causal attention counts half the matrix, the router is not
-// counted, each MTP module adds a layer, its projection and one more output layer.
+// Model FLOPs of one training sample: 3 x forward (forward, and a backward of twice the forward),
+// no recompute. MFU divides this by time and peak. Megatron-LM's num_floating_point_operations
+// (megatron/training/training.py since commit 8873b55d6a, 2025-03-06), the figure NVIDIA's
+// tables report as model TFLOP/s: causal attention counts half the s x s matrix (a sliding
+// window its band), the router is not counted, each MTP module adds a layer, its projection and
+// one more output layer; routed tokens a capacity factor drops are not counted.
 double model_flops_per_sample(const ModelSpec& model, double seq);
+
+// The model FLOPs the published tables of 2021-24 report, from which the accuracy suite turns a
+// reported TFLOP/s into an iteration time: for dense models with full attention the whole s x s
+// matrix, as Narayanan et al. (2021) and Megatron-LM's formula until commit 8873b55d6a count it
+// (e.g. core_v0.8.0's 12·b·s·l·h²·(1 + g/n + s/h + ...)); model_flops_per_sample otherwise.
+double published_model_flops_per_sample(const ModelSpec& model, double seq);
 
 // Forward FLOPs of the model's layers and output for one sequence, as the hardware runs them
 // (the router counted, causal attention at half the matrix when `causal_half`).

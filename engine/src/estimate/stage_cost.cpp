@@ -229,14 +229,31 @@ KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const L
   return out;
 }
 
+// The least time one layer's forward can take on one GPU: its FLOPs there (the GEMMs, the
+// router's included, at the plan's dense peak; the attention core at the peak its kernels run
+// at, a causal mask halving a full matrix) at 100 % of the peak. The backward is twice that.
+double forward_at_peak_s(const ModelSpec& m, const Plan& p, const Device& d, LayerKind kind) {
+  if (!(d.peak_flops > 0) || !(d.attention_peak > 0)) return 0;
+  const LayerFlops f = layer_forward_flops(m, static_cast<double>(p.micro_batch),
+                                           static_cast<double>(m.seq_len), kind.moe,
+                                           kind.windowed);
+  const double gpus = static_cast<double>(p.tp) * p.cp;
+  return (f.linear() / d.peak_flops + (kind.windowed ? 1.0 : 0.5) * f.attention / d.attention_peak) /
+         gpus;
+}
+
 // A layer's compute as measured (calibration.layer_profiles): its forward and backward seconds,
 // their parts (GEMMs, attention core, recompute) in the roofline's proportions, which the
-// overlap model needs and a profile of the whole layer does not give.
-void use_profile(LayerCompute& c, const LayerProfile& lp) {
-  const double f = c.forward_s > 0 ? lp.forward_s / c.forward_s : 1;
-  const double b = c.backward_s > 0 ? lp.backward_s / c.backward_s : 1;
-  c.forward_s = lp.forward_s;
-  c.backward_s = lp.backward_s;
+// overlap model needs and a profile of the whole layer does not give. No GPU runs a layer
+// faster than its dense peak allows (`at_peak_s`, the forward's least time): a profile faster
+// than that (of another precision, model or GPU) is taken at the peak. Returns whether it was.
+bool use_profile(LayerCompute& c, const LayerProfile& lp, double at_peak_s) {
+  const double forward = std::max(lp.forward_s, at_peak_s);
+  const double backward = std::max(lp.backward_s, 2 * at_peak_s);
+  const double f = c.forward_s > 0 ? forward / c.forward_s : 1;
+  const double b = c.backward_s > 0 ? backward / c.backward_s : 1;
+  c.forward_s = forward;
+  c.backward_s = backward;
   c.recompute_s *= f;
   c.linear_forward_s *= f;
   c.linear_backward_s *= b;
@@ -247,6 +264,7 @@ void use_profile(LayerCompute& c, const LayerProfile& lp) {
   for (double* g : {&c.gemms.qkv_s, &c.gemms.proj_s, &c.gemms.fc1_s, &c.gemms.fc2_s,
                     &c.gemms.experts_s})
     *g *= f;
+  return forward > lp.forward_s || backward > lp.backward_s;
 }
 
 // A field of LayerCompute summed over the layers of a mix.
@@ -274,11 +292,13 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const Device device = make_device(gpu, p.precision, sc.calibration);
   const double slowdown = sc.calibration.overlap_slowdown;
   KindCosts kinds = kind_costs(m, p, device, mix);
+  bool profile_at_peak = false;
   for (size_t i = 0; i < kinds.size; ++i) {  // measured layers replace the roofline's
     KindCost& k = kinds.items[i];
     if (const LayerProfile* lp = sc.calibration.layer_profile(
             gpu.id.empty() ? gpu.name : gpu.id, p.micro_batch, m.seq_len, p.tp, p.cp, k.kind.moe))
-      use_profile(k.compute, *lp);
+      profile_at_peak = use_profile(k.compute, *lp, forward_at_peak_s(m, p, device, k.kind)) ||
+                        profile_at_peak;
   }
   const HeadCompute head = head_compute(m, p, device);
   const HeadCompute embed = embedding_compute(m, p, device);
@@ -286,6 +306,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const int zero = p.effective_zero_stage();
 
   StageCost c;
+  c.profile_at_peak = profile_at_peak;
   StageReport& st = c.report;
   st.index = shape.index;
   st.layers = shape.layers;

@@ -67,6 +67,7 @@ struct StageCost {
   StageTime time;
   DpBurst dp_reduce, dp_gather;
   double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
+  bool profile_at_peak = false;  // a layer profile faster than the peak, taken at the peak
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;

@@ -32,6 +32,18 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
                             st.memory.headroom / GiB, p.memory_headroom)
               : ""));
     }
+  std::vector<std::string> at_peak;  // GPUs whose layer profile beat the peak
+  for (const auto& x : runs)
+    for (const auto& s : x.stages)
+      if (s.profile_at_peak &&
+          std::find(at_peak.begin(), at_peak.end(), s.report.gpu) == at_peak.end())
+        at_peak.push_back(s.report.gpu);
+  for (const auto& gpu : at_peak)
+    r.warnings.push_back(fmt::format(
+        "calibration.layer_profiles: {}'s profile of this shape runs a layer faster than the "
+        "GPU's dense peak allows for its FLOPs (another precision, model or GPU?); each pass is "
+        "taken at the peak instead",
+        gpu));
   for (const auto& g : sc.cluster.groups)
     if (p.tp > g.gpus_per_node)
       r.warnings.push_back(fmt::format("plan.tp={} spans nodes ({} GPUs per node): every "
@@ -104,7 +116,9 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
     // One layer of each kind times how many there are; MTP modules repeat the last layer.
     auto rerun_of = [&](bool moe, bool windowed) {
       const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
-      return p.recompute == Recompute::full ? f.total() : f.attention;
+      // Causal attention runs half its matrix (a sliding window its band), as counted above.
+      const double attention = (windowed ? 1.0 : 0.5) * f.attention;
+      return p.recompute == Recompute::full ? f.linear() + attention : attention;
     };
     double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
     if (m.mtp_layers > 0)

@@ -167,8 +167,12 @@ LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, bool moe_
   const double g = ffn_matrices(m.ffn_type);
   if (moe_layer && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
-    const double active = static_cast<double>(e.top_k * e.ffn_hidden +
-                                              e.shared_experts * e.shared_ffn_hidden);
+    // A capacity factor below 1 drops what exceeds each expert's capacity: under balanced
+    // routing a share capacity_factor of the routed copies is computed (above 1 the experts are
+    // padded with empty rows, no token's work).
+    const double routed = static_cast<double>(e.top_k * e.ffn_hidden) *
+                          (e.capacity_factor > 0 ? std::min(1.0, e.capacity_factor) : 1.0);
+    const double active = routed + static_cast<double>(e.shared_experts * e.shared_ffn_hidden);
     out.mlp = 2 * tokens * h * active * g;
     out.router = 2 * tokens * h * static_cast<double>(e.experts);
   } else {
@@ -198,18 +202,21 @@ double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half) {
 }
 
 double model_flops_per_sample(const ModelSpec& m, double seq) {
-  if (!m.modern()) {
-    const double layers = static_cast<double>(m.layers);
-    const double forward = layers * layer_forward_flops(m, 1, seq).total() +
-                           logits_forward_flops(m, 1, seq, m.vocab);
-    return 3 * forward;
-  }
-  // Megatron-Core's formula: the router is left out.
+  // Megatron-LM's num_floating_point_operations (megatron/training/training.py, causal attention
+  // counted as half the matrix since commit 8873b55d6a, 2025-03-06): the router left out.
   double moe_layers = static_cast<double>(m.moe_layers(0, m.layers));
   if (m.mtp_layers > 0 && m.is_moe_layer(m.layers - 1))
     moe_layers += static_cast<double>(m.mtp_layers);
   const double router = moe_layers > 0 ? moe_layers * layer_forward_flops(m, 1, seq, true).router : 0;
   return 3 * (layers_forward_flops(m, seq, true) - router);
+}
+
+double published_model_flops_per_sample(const ModelSpec& m, double seq) {
+  if (m.modern()) return model_flops_per_sample(m, seq);
+  const double layers = static_cast<double>(m.layers);
+  const double forward = layers * layer_forward_flops(m, 1, seq).total() +
+                         logits_forward_flops(m, 1, seq, m.vocab);
+  return 3 * forward;
 }
 
 }  // namespace stepcast

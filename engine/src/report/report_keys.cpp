@@ -207,8 +207,10 @@ constexpr ReportKey<Report> kReport[] = {
     value<&Report::samples_per_s>("samples_per_s", "samples/s", "Samples per second",
                                   "global_batch / iteration time"),
     value<&Report::model_tflops_per_gpu>("model_tflops_per_gpu", "TFLOP/s", "Model TFLOP/s",
-                                         "model FLOPs (3 x forward, attention over the full s x "
-                                         "s, no recompute) / iteration time / GPUs"),
+                                         "model FLOPs (3 x forward, no recompute; causal "
+                                         "attention as half the s x s matrix, dropped tokens "
+                                         "not counted: Megatron-LM's "
+                                         "num_floating_point_operations) / iteration time / GPUs"),
     value<&Report::mfu>("mfu", "1", "MFU",
                         "model FLOP/s over the dense peak at the plan's precision"),
     value<&Report::hfu>("hfu", "1", "HFU",

@@ -58,7 +58,6 @@ const std::map<std::string, size_t> kKnownViolations = {
     {"ComputeScaleUpNeverSlower", 6},
     {"MoreRecomputeNeverFaster", 6},
     {"MoeImbalanceNeverFaster", 1},
-    {"UtilisationWithinPeak", 10},
     {"TrafficBandwidthWithinLineRate", 6},
 };
 

@@ -103,5 +103,54 @@ TEST(Reproducers, AutoMicroBatchesAreTheFastestSplit) {
   }
 }
 
+// MFU and HFU count only FLOPs the GPUs run at no more than their peak. Llama 3 8B at a million
+// tokens had HFU 100.7 % (the model FLOPs counted the whole s x s attention while the time ran
+// its causal half); a capacity factor of 0.5 gave MFU 143 % (dropped tokens counted as
+// computed); compute_scale 20 gave 100.5 %.
+TEST(Reproducers, UtilisationStaysWithinThePeak) {
+  for (const char* doc : {
+           R"({"model": "llama3-8b", "seq_len": 1048576, "cluster": {"node": "dgx-b200",
+               "nodes": 8}, "plan": {"tp": 8, "cp": 8, "global_batch": 8,
+               "recompute": "selective"}})",
+           R"({"model": "llama3-8b", "seq_len": 131072, "cluster": {"node": "dgx-h100",
+               "nodes": 2}, "plan": {"tp": 8, "cp": 2, "global_batch": 8},
+               "calibration": {"compute_scale": 20}})",
+           R"({"model": {"layers": 8, "hidden": 2048, "heads": 16, "ffn_hidden": 8192,
+               "vocab": 32000, "seq_len": 4096, "ffn_type": "swiglu", "position": "rope",
+               "tied_embeddings": false, "moe": {"experts": 64, "top_k": 8, "ffn_hidden": 2048,
+               "capacity_factor": 0.5}}, "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 1, "ep": 8, "global_batch": 64},
+               "calibration": {"compute_scale": 20}})"}) {
+    const Report r = estimate_of(doc);
+    EXPECT_LE(r.mfu, r.hfu) << doc;
+    EXPECT_LE(r.hfu, 1.0) << doc;
+  }
+}
+
+// A layer profile faster than the GPU's peak allows (113.8 % MFU in the issue) is taken at the
+// peak, with a warning.
+TEST(Reproducers, LayerProfilesAreBoundedByThePeak) {
+  const char* doc = R"({{"model": "llama3-8b", "seq_len": 4096,
+      "cluster": {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 8, "global_batch": 64}},
+      "calibration": {{"layer_profiles": [{{"gpu": "h100-sxm5-80gb", "micro_batch": 1,
+        "seq_len": 4096, "tp": 8, "forward_s": {}, "backward_s": {}}}]}}}})";
+  const Report fast = estimate_of(fmt::format(fmt::runtime(doc), 1e-6, 2e-6));
+  EXPECT_LE(fast.hfu, 1.0);
+  bool warned = false;
+  for (const auto& w : fast.warnings) warned = warned || w.find("faster than the GPU") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // By hand: one layer's forward per GPU is 2 x 4096 tokens x (4096 x 6144 + 4096 x 4096 +
+  // 3 x 4096 x 14336) / 8 GEMM FLOPs at the H100's 989.4 TFLOP/s, plus the causal half of
+  // 4 x 4096^2 x 4096 attention FLOPs / 8: the profile at the peak, and any profile slower than
+  // that stands as measured.
+  const double gemm = 2.0 * 4096 * (4096.0 * 6144 + 4096.0 * 4096 + 3 * 4096.0 * 14336) / 8;
+  const double attention = 0.5 * 4 * 4096.0 * 4096 * 4096 / 8;
+  const double at_peak = (gemm + attention) / 989.4e12;
+  const Report at = estimate_of(fmt::format(fmt::runtime(doc), at_peak, 2 * at_peak));
+  EXPECT_NEAR(fast.iteration_time_s, at.iteration_time_s, 1e-9 * at.iteration_time_s);
+  const Report slow = estimate_of(fmt::format(fmt::runtime(doc), 2 * at_peak, 4 * at_peak));
+  EXPECT_GT(slow.iteration_time_s, at.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace stepcast
