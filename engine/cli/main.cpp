@@ -248,6 +248,14 @@ int run_link(const Args& args, const Catalog& catalog) {
     return 2;
   auto link = scenario_to_link(doc, args.base);
   if (!link) return fail(link.error());
+  // What the link leaves out, said beside it (stderr: stdout stays the link alone).
+  if (const auto out = link_leaves_out(doc.scenario); !out.empty()) {
+    std::string paths;
+    for (const auto& p : out) paths += (paths.empty() ? "" : ", ") + p;
+    std::cerr << fmt::format("note: the link leaves out {} (text for people; no estimate reads "
+                             "it)\n",
+                             paths);
+  }
   std::cout << *link << "\n";
   return 0;
 }

@@ -196,7 +196,13 @@ class JsonReader {
     std::optional<std::string> fallback = rule;
     if (k.fallback.kind == DefaultValue::Kind::text) fallback = std::string(k.fallback.text);
     if (k.fallback.kind == DefaultValue::Kind::none && !fallback) fallback = std::string();
-    return string(k.name, fallback);
+    std::string text = string(k.name, fallback);
+    // A text key with a bound (names: limits.h) is refused past it, so a link can carry it.
+    if (k.max > 0 && text.size() > static_cast<size_t>(k.max))
+      fail(ErrorCode::out_of_range, field(k.name),
+           fmt::format("{} is {} bytes long; at most {} are read", field(k.name), text.size(),
+                       number_text(k.max)));
+    return text;
   }
   int choice(const KeyInfo& k, std::optional<int> rule = std::nullopt) {
     std::optional<int> fallback = rule;

@@ -95,7 +95,9 @@ std::string type_text(const KeyInfo& k) {
       for (auto c : k.choices) out += fmt::format("{}`{}`", out.empty() ? "" : " ", c);
       return out;
     }
-    case ValueType::text: return "string";
+    case ValueType::text:
+      if (k.max > 0) return fmt::format("string of ≤ {} bytes", plain(k.max));
+      return "string";
     case ValueType::reference: return "preset id or object";
     case ValueType::list: return "array";
     case ValueType::object: return "object";

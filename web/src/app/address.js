@@ -100,6 +100,7 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
     copy.disabled = true;
     copy.title = `This scenario cannot be written as a link: ${linkMessage(r.error)}.`;
     $('#cli-link').textContent = copy.title;
+    $('#link-left-out').textContent = '';
     writeUrl();
     return;
   }
@@ -107,7 +108,11 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   stats.linked = text;
   if (stats.rendered === text) compare.linked(scenario, r.link);
   copy.disabled = false;
-  copy.title = '';
+  // What the link leaves out (an imported model's source and notes: text for people, which no
+  // estimate reads), said where the link is shown and on the button.
+  const left = Array.isArray(r.left_out) ? r.left_out.map(String) : [];
+  copy.title = left.length ? `The link leaves out ${left.join(' and ')}: text for people, which the numbers do not depend on.` : '';
+  $('#link-left-out').textContent = left.length ? ` ${copy.title}` : '';
   copy.dataset.link = r.link;
   $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
   writeUrl();
