@@ -222,7 +222,7 @@ endif()
 string(REPEAT "[" 200000 open)
 string(REPEAT "]" 200000 close)
 string(REPEAT "[" 10000000 huge)
-string(REPLACE "\"global_batch\": 512" "\"global_batch\": 512, \"tp\": ${open}${close}" deep
+string(REPLACE "\"global_batch\": 512" "\"global_batch\": 512, \"cp\": ${open}${close}" deep
        "${scenario}")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_hostile.jsonl
      "${scenario}\n${deep}\n${huge}\n${scenario}\n")
@@ -377,6 +377,28 @@ execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_pe
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"scope\": \"inter_node\"" OR NOT out MATCHES "\"busbw_GBps\": 44\\.")
   message(FATAL_ERROR "calibrate --nccl-tests (${rc}): ${out}")
 endif()
+# Issue 38 §2 and 37 item 6: refused at fit time, in one line naming the field, value and rule:
+# nccl-tests times converted to seconds, output of another GPU than --gpu, a GEMM table at 0.1 %
+# of the peak, and a measured step 100 times the prediction.
+file(READ ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt nccl_text)
+string(REGEX REPLACE "\n( +1048576 +262144 +float +sum +-1 +)[0-9.]+ " "\n\\1 0.0001 " nccl_seconds "${nccl_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_all_reduce_perf_seconds.txt "${nccl_seconds}")
+expect_exit_2(nccl_seconds "must be size/time" calibrate --nccl-tests
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_all_reduce_perf_seconds.txt)
+expect_exit_2(nccl_gpu "nccl-tests ran on NVIDIA H100 80GB HBM3 (h100), and this cluster's GPU is a100-sxm4-80gb"
+              calibrate --nccl-tests ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt --gpu a100-sxm4-80gb)
+execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt
+                --gpu h100-sxm5-80gb RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "calibrate --nccl-tests --gpu h100-sxm5-80gb: ${rc}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm_slow.csv "m,n,k,dtype,tflops\n4096,4096,4096,bf16,0.65\n8192,8192,8192,bf16,0.7\n")
+expect_exit_2(gemm_slow "the fitted gemm_efficiency=0.000" calibrate --gemm
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm_slow.csv --gpu h100-sxm5-80gb)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_far.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": 3000}]}")
+expect_exit_2(cal_far "calibration.runs[0].measured_iteration_s=3000 s is" estimate ${example}
+              --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_far.json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json
      "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": -3}]}")
 expect_exit_2(cal_negative "calibration.runs[0].measured_iteration_s=-3" estimate ${example}
@@ -425,3 +447,20 @@ if(NOT rc EQUAL 0 OR NOT head STREQUAL sample)
   message(FATAL_ERROR "README.md's sample output differs from stepcast estimate ${example} "
                       "--format text:\n${head}\n--- README:\n${sample}")
 endif()
+
+# Issue 38 §2: budgets before reading, one rule for repeated keys, and a file that holds no runs.
+# A scenario past 1 MiB is refused by its size (a file) or after its first MiB (standard input).
+string(REPEAT "                " 65600 padding)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json "{${padding}}")
+expect_exit_2(big_file "cli_big.json is over 1048576 bytes, the most this command reads" estimate
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json)
+execute_process(COMMAND ${STEPCAST} estimate - INPUT_FILE ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err STREQUAL "error: standard input is over 1048576 bytes, the most this command reads\n")
+  message(FATAL_ERROR "estimate - of 1 MiB: ${rc} ${err}")
+endif()
+expect_exit_2(big_nccl "is over 1048576 bytes" calibrate --nccl-tests ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json)
+expect_error(duplicate_key "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 8}, \"plan\": {\"tp\": 8, \"tp\": 4, \"global_batch\": 8}}"
+             "has the key \"tp\" twice in one object: give it once")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv "a,b\n1,2\n")
+expect_exit_2(validate_not_runs "no runs read" validate ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv)
