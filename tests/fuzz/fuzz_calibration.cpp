@@ -10,17 +10,8 @@
 #include "stepcast/calibrate.h"
 #include "stepcast/share_link.h"
 
-namespace {
-
-using namespace stepcast;
-
-void in_range(const char* what, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi)) fuzz::finding(what, std::to_string(v));
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stepcast;
   const auto calibration = parse_json(fuzz::text_of(data, size), "the calibration");
   const Json* c = fuzz::checked(calibration);
   if (!c) return 0;
@@ -30,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto scenario = parse_scenario(doc.dump(), builtin_catalog());
   const Scenario* s = fuzz::checked(scenario);
   if (!s || !s->fit) return 0;
-  in_range("compute scale out of range", s->fit->compute_scale, 0.1, 10);
-  in_range("network scale out of range", s->fit->network_scale, 0.25, 4);
+  fuzz::in_range("compute scale out of range", s->fit->compute_scale, 0.1, 10);
+  fuzz::in_range("network scale out of range", s->fit->network_scale, 0.25, 4);
   for (const auto& r : s->fit->runs)
-    in_range("an accepted run past 3 times its prediction", r.measured_s / r.preset_s,
+    fuzz::in_range("an accepted run past 3 times its prediction", r.measured_s / r.preset_s,
              1 / 3.0 - 1e-9, 3 + 1e-9);
   for (const auto& w : s->fit->warnings) fuzz::check_text(w, 2000);
   fuzz::check_estimate(*s, {}, true);

@@ -5,17 +5,8 @@
 #include "fuzz_common.h"
 #include "stepcast/gemm_fit.h"
 
-namespace {
-
-using namespace stepcast;
-
-void in_range(const char* what, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi)) fuzz::finding(what, std::to_string(v));
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stepcast;
   const Catalog& catalog = builtin_catalog();
   static const Scenario base = *parse_scenario(
       R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
@@ -26,9 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const GemmFit* f = fuzz::checked(fit);
   if (!f) return 0;
   for (const auto& eff : {f->gemm_efficiency, f->fp8_gemm_efficiency, f->fp4_gemm_efficiency})
-    if (eff) in_range("fitted efficiency out of range", *eff, 0.04, 1);
-  in_range("fitted overhead out of range", f->gemm_overhead_s, 0, 1000e-6);
-  in_range("fit's mean error out of range", f->mean_time_error, 0, 0.5);
+    if (eff) fuzz::in_range("fitted efficiency out of range", *eff, 0.04, 1);
+  fuzz::in_range("fitted overhead out of range", f->gemm_overhead_s, 0, 1000e-6);
+  fuzz::in_range("fit's mean error out of range", f->mean_time_error, 0, 0.5);
   // What `calibrate --gemm` prints, in a scenario: read and estimated.
   Json doc = Json::parse(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
                              "plan": {"tp": 8, "global_batch": 8}})");
