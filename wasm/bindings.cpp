@@ -195,8 +195,12 @@ STEPCAST_COLD_BINDING std::string to_link_json(const std::string& document_json,
   if (!link) return error_text(link.error());
   // "left_out": the paths the link does not carry (a custom model's source and notes), which the
   // page says beside its Copy link button.
-  return text(stepcast::Json{{"link", *link},
-                             {"left_out", stepcast::link_leaves_out(link_doc.scenario)}});
+  stepcast::Json out = stepcast::Json::object();
+  out["link"] = *link;
+  out["left_out"] = stepcast::Json::array();
+  for (const std::string& path : stepcast::link_leaves_out(link_doc.scenario))
+    out["left_out"].push_back(path);
+  return text(out);
 }
 
 // A URL (or its fragment) -> {"scenario": {...}, "page": {...}}
@@ -221,8 +225,7 @@ std::string search_json(const std::string& scenario_json, int top) {
 }
 
 // nccl-tests output -> a fitted link (`stepcast calibrate --nccl-tests`). In:
-// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0, "gpu": id}
-// ("gpu", optional: the cluster's GPU preset, which the output must have measured); out:
+// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0}; out:
 // {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an error.
 STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json) {
   auto doc = stepcast::parse_json(request_json, "the request");
@@ -247,13 +250,6 @@ STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json
       e.path = path;
       return error_text(e);
     }
-    // "gpu": the cluster's GPU preset id; output measured on another GPU is refused.
-    if (req.contains("gpu") && req["gpu"].is_string())
-      if (const auto* gpu = stepcast::builtin_catalog().find_gpu(req["gpu"].get<std::string>()))
-        if (auto e = stepcast::nccl_gpu_error(*run, *gpu)) {
-          e->path = path;
-          return error_text(*e);
-        }
     runs.push_back(std::move(run).value());
     names.push_back(name.empty() ? "pasted" : name);
   }

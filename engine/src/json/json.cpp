@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +62,13 @@ class BoundedDom {
   // A key an object already has stops the parse: nlohmann keeps the last value, silently, where
   // a link with a repeated key is refused (share_link.cpp); one rule for both.
   bool key(string_t& v) {
-    if (!keys_.empty() && !keys_.back().insert(v).second) {
-      duplicate_ = v;
-      return false;
+    if (!keys_.empty()) {
+      Json::object_t& seen = keys_.back();
+      if (seen.find(v) != seen.end()) {
+        duplicate_ = v;
+        return false;
+      }
+      seen[v];
     }
     return dom_.key(v);
   }
@@ -102,7 +105,9 @@ class BoundedDom {
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   int depth_ = 0;
   bool too_deep_ = false;
-  std::vector<std::set<std::string>> keys_;  // of each open object
+  // The keys of each open object, as a JSON object of nulls: the map nlohmann builds objects with
+  // anyway, so no other container's code goes into the WebAssembly module.
+  std::vector<Json::object_t> keys_;
   std::optional<std::string> duplicate_;
 };
 

@@ -26,6 +26,10 @@ namespace stepcast::detail {
 // A value as an error message echoes it: JSON, cut to a few dozen characters (input can be huge).
 std::string echo(const Json& value);
 
+// The error of a text longer than its key's bound (schema.cpp: out of line, as every text key's
+// reader would otherwise carry its own copy).
+Error text_too_long(const std::string& field, size_t bytes, double max);
+
 class JsonReader {
  public:
   JsonReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
@@ -199,9 +203,7 @@ class JsonReader {
     std::string text = string(k.name, fallback);
     // A text key with a bound (names: limits.h) is refused past it, so a link can carry it.
     if (k.max > 0 && text.size() > static_cast<size_t>(k.max))
-      fail(ErrorCode::out_of_range, field(k.name),
-           fmt::format("{} is {} bytes long; at most {} are read", field(k.name), text.size(),
-                       number_text(k.max)));
+      fail(text_too_long(field(k.name), text.size(), k.max));
     return text;
   }
   int choice(const KeyInfo& k, std::optional<int> rule = std::nullopt) {

@@ -295,6 +295,11 @@ void echo_into(const Json& v, std::string& out, int depth, size_t budget) {
 
 }  // namespace
 
+Error text_too_long(const std::string& field, size_t bytes, double max) {
+  return Error{ErrorCode::out_of_range, field,
+               fmt::format("{} is {} bytes long; at most {:g} are read", field, bytes, max)};
+}
+
 std::string echo(const Json& value) {
   constexpr size_t kBudget = 48;
   std::string out;

@@ -191,7 +191,9 @@ Error incomplete_error(std::span<const std::string_view> pairs) {
                                    "link again",
                                    short_text(last), kLinkEndMarker));
   e.rule = Rule::link_incomplete;
-  e.values = Json{{"last", short_text(last)}, {"parts", pairs.size()}};
+  e.values = Json::object();
+  e.values["last"] = short_text(last);
+  e.values["parts"] = pairs.size();
   return e;
 }
 
