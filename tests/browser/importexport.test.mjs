@@ -96,15 +96,16 @@ describe('import and export', () => {
     await p.close();
   });
   // Issue 37 item 1: an imported model travels in the link. The page had Copy link disabled and
-  // the fragment cleared; a reload lost the model. Now the link carries its shape (MoE and MLA
-  // here), the page says it leaves out the model's source, and a fresh page opened with it shows
+  // the fragment cleared; a reload lost the model. Now the link carries its shape (MoE here;
+  // MLA and windows: ImportHfConfig.EveryImportedModelTravelsInALink), the page says it leaves out the model's source, and a fresh page opened with it shows
   // the same model and the same numbers.
   test('an imported config.json: Copy link, then the link in a fresh page gives the same model and numbers', async () => {
     const p = await open();
-    const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'deepseek-v2-lite.json'), 'utf8');
+    // Mixtral 8x7B: a MoE model the page's plan (TP 8, PP 4 on 8 DGX H100) runs as it is.
+    const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'mixtral-8x7b-v0.1.json'), 'utf8');
     await importText(p, config);
     const s = await pageScenario(p);
-    assert.ok(s.model.moe && s.model.attention?.type === 'mla', 'a MoE model with MLA');
+    assert.ok(s.model.moe, 'a MoE model');
     const link = await linked(p);
     assert.match(link, /#v=3&model=custom&.*&end$/);
     assert.equal(await p.isDisabled('#copy-link'), false, 'Copy link works for an imported model');
