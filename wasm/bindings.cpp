@@ -182,7 +182,7 @@ emscripten::val estimate_columns(const std::string& scenario_json) {
   return estimate_columns_with(scenario_json, "");
 }
 
-// {"scenario": {...}, "page": {...}} -> {"link": "<base>#v=1&..."}
+// {"scenario": {...}, "page": {...}} -> {"link": "<base>#v=3&...&end", "left_out": [paths]}
 STEPCAST_COLD_BINDING std::string to_link_json(const std::string& document_json, const std::string& base) {
   auto doc = stepcast::parse_json(document_json, "the document");
   if (!doc) return error_text(doc.error());
@@ -193,7 +193,14 @@ STEPCAST_COLD_BINDING std::string to_link_json(const std::string& document_json,
                                   doc->value("page", stepcast::Json::object())};
   auto link = stepcast::scenario_to_link(link_doc, base);
   if (!link) return error_text(link.error());
-  return text(stepcast::Json{{"link", *link}});
+  // "left_out": the paths the link does not carry (a custom model's source and notes), which the
+  // page says beside its Copy link button.
+  stepcast::Json out = stepcast::Json::object();
+  out["link"] = *link;
+  out["left_out"] = stepcast::Json::array();
+  for (const std::string& path : stepcast::link_leaves_out(link_doc.scenario))
+    out["left_out"].push_back(path);
+  return text(out);
 }
 
 // A URL (or its fragment) -> {"scenario": {...}, "page": {...}}

@@ -1,6 +1,8 @@
 // The command line's shared plumbing: the one-line error contract and reading inputs.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -35,18 +37,39 @@ inline std::string dump(const Json& j, int indent = -1) {
   return j.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
-// Reads a whole file, or standard input for "-".
-inline bool read_input(const std::string& path, std::string& out) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    ss << in.rdbuf();
+// What one input may weigh: a scenario, a calibration, nccl-tests output or Megatron-LM
+// arguments are read as one document (json.h: kMaxDocumentBytes, the module's limit too); a GEMM
+// table holds up to 100,000 rows (gemm_fit.cpp) of at most ~80 bytes; a batch holds many
+// scenarios, one a line.
+inline constexpr size_t kMaxGemmTableBytes = size_t{8} << 20;
+inline constexpr size_t kMaxBatchBytes = size_t{256} << 20;
+
+// Reads a whole file, or standard input for "-", of at most `max_bytes`: nothing past that is
+// read (a 600 MB standard input is refused after its first MiB, a file by its size before any of
+// it). Empty on success, else the one-line reason.
+inline std::string read_input(const std::string& path, std::string& out,
+                              size_t max_bytes = kMaxDocumentBytes) {
+  const std::string shown = path == "-" ? std::string("standard input") : printable(path, 200);
+  const auto too_large = [&] {
+    return fmt::format("{} is over {} bytes, the most this command reads", shown, max_bytes);
+  };
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary | std::ios::ate);
+    if (!file) return fmt::format("cannot read {}", shown);
+    const auto size = file.tellg();
+    if (size > 0 && static_cast<size_t>(size) > max_bytes) return too_large();
+    file.seekg(0);
   }
-  out = ss.str();
-  return true;
+  std::istream& in = path == "-" ? std::cin : file;
+  out.clear();
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    out.append(chunk, static_cast<size_t>(in.gcount()));
+    if (out.size() > max_bytes) return too_large();  // a file that grew, or a pipe
+  }
+  if (in.bad()) return fmt::format("cannot read {}", shown);
+  return "";
 }
 
 // One option of a command: a flag with a value (the last one given counts, or every one in

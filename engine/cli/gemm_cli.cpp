@@ -30,7 +30,9 @@ int run_gemm_calibration(int argc, char** argv) {
   if (!gpu) return fail(fmt::format("--gpu={} is not a GPU preset (see `stepcast presets gpus`)",
                                     gpu_id));
   std::string text;
-  if (!stepcast::cli::read_input(file, text)) return fail(fmt::format("cannot read {}", file));
+  if (auto e = stepcast::cli::read_input(file, text, stepcast::cli::kMaxGemmTableBytes);
+      !e.empty())
+    return fail(e);
   auto fit = fit_gemm_table(text, *gpu, loaded->calibration.for_arch(gpu->arch));
   if (!fit) return fail(fmt::format("{}: {}", file, fit.error().message));
   if (format == "json") {

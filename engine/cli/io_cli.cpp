@@ -43,8 +43,8 @@ std::string import_input(const IoArgs& args, const char* first, const char* seco
     fail(fmt::format("--format={} must be {} or {}", format, first, second));
     return {};
   }
-  if (!read_input(args.positional[1], text)) {
-    fail(fmt::format("cannot read {}", args.positional[1]));
+  if (auto e = read_input(args.positional[1], text); !e.empty()) {
+    fail(e);
     return {};
   }
   return format;
@@ -91,8 +91,8 @@ int export_plan_text(const IoArgs& args, const Catalog& catalog) {
     auto doc = scenario_from_link(args.link);
     if (!doc) return fail(doc.error());
     text = dump(doc->scenario);
-  } else if (!read_input(args.positional[1], text)) {
-    return fail(fmt::format("cannot read {}", args.positional[1]));
+  } else if (auto e = read_input(args.positional[1], text); !e.empty()) {
+    return fail(e);
   }
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error());

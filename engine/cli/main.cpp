@@ -26,6 +26,7 @@
 using namespace stepcast;
 using stepcast::cli::dump;
 using stepcast::cli::fail;
+using stepcast::cli::kMaxBatchBytes;
 using stepcast::cli::read_input;
 
 namespace {
@@ -141,7 +142,7 @@ Args parse_args(int argc, char** argv, int first) {
 std::string with_calibration(std::string& text, const std::string& path) {
   if (path.empty()) return "";
   std::string cal_text;
-  if (!read_input(path, cal_text)) return fmt::format("cannot read {}", path);
+  if (auto e = read_input(path, cal_text); !e.empty()) return e;
   auto cal = parse_json(cal_text, path);
   if (!cal) return fmt::format("{}: {}", path, cal.error().message);
   auto parsed = parse_json(text);
@@ -159,7 +160,7 @@ std::string with_calibration(std::string& text, const std::string& path) {
 int run_batch(const std::string& path, const Catalog& catalog, const EstimateOptions& options,
               ReportKind kind) {
   std::string text;
-  if (!read_input(path, text)) return fail(fmt::format("cannot read {}", path));
+  if (auto e = read_input(path, text, kMaxBatchBytes); !e.empty()) return fail(e);
   std::istringstream lines(text);
   std::string line;
   bool any_error = false;
@@ -201,8 +202,8 @@ int run_estimate(const Args& args, const Catalog& catalog) {
     auto doc = scenario_from_link(args.link);
     if (!doc) return fail(doc.error());
     text = dump(doc->scenario);
-  } else if (!read_input(args.positional[0], text)) {
-    return fail(fmt::format("cannot read {}", args.positional[0]));
+  } else if (auto e = read_input(args.positional[0], text); !e.empty()) {
+    return fail(e);
   }
   if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   auto scenario = parse_scenario(text, catalog);
@@ -233,8 +234,7 @@ bool number_flag(const std::string& text, const char* name, Json& into, const ch
 int run_link(const Args& args, const Catalog& catalog) {
   if (args.positional.size() != 1) return fail("link takes one scenario file (or '-')");
   std::string text;
-  if (!read_input(args.positional[0], text))
-    return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = read_input(args.positional[0], text); !e.empty()) return fail(e);
   if (auto e = with_calibration(text, args.calibration); !e.empty()) return fail(e);
   // Only a valid scenario gets a link: the page would refuse anything else anyway.
   auto scenario = parse_scenario(text, catalog);
@@ -248,6 +248,14 @@ int run_link(const Args& args, const Catalog& catalog) {
     return 2;
   auto link = scenario_to_link(doc, args.base);
   if (!link) return fail(link.error());
+  // What the link leaves out, said beside it (stderr: stdout stays the link alone).
+  if (const auto out = link_leaves_out(doc.scenario); !out.empty()) {
+    std::string paths;
+    for (const auto& p : out) paths += (paths.empty() ? "" : ", ") + p;
+    std::cerr << fmt::format("note: the link leaves out {} (text for people; no estimate reads "
+                             "it)\n",
+                             paths);
+  }
   std::cout << *link << "\n";
   return 0;
 }
@@ -261,8 +269,8 @@ bool scenario_and_format(const Args& args, const char* command, std::string& tex
     fail(fmt::format("{} takes one scenario file (or '-')", command));
   else if (format != "json" && format != "text")
     fail(fmt::format("--format={} must be json or text", format));
-  else if (!read_input(args.positional[0], text))
-    fail(fmt::format("cannot read {}", args.positional[0]));
+  else if (auto e = read_input(args.positional[0], text); !e.empty())
+    fail(e);
   else if (auto e = with_calibration(text, args.calibration); !e.empty())
     fail(e);
   else
@@ -400,8 +408,7 @@ int run_traffic(const Args& args, const Catalog& catalog) {
     return fail(fmt::format("--by={} must be kind or tier", args.by));
   const bool by_kind = args.by != "tier";
   std::string text;
-  if (!read_input(args.positional[0], text))
-    return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = read_input(args.positional[0], text); !e.empty()) return fail(e);
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error());
   auto t = traffic(*scenario, options);
@@ -431,8 +438,7 @@ int run_resolve(const Args& args, const Catalog& catalog) {
   if (!args.format.empty() && args.format != "json" && args.format != "text")
     return fail(fmt::format("--format={} must be text or json", args.format));
   std::string text;
-  if (!read_input(args.positional[0], text))
-    return fail(fmt::format("cannot read {}", args.positional[0]));
+  if (auto e = read_input(args.positional[0], text); !e.empty()) return fail(e);
   const auto doc = parse_json(text);
   if (!doc) return fail(doc.error());
   const Json resolved = resolve_json(*doc, catalog);
@@ -452,7 +458,7 @@ int run_resolve(const Args& args, const Catalog& catalog) {
 int run_schema(const Args& args) {
   if (!args.write_docs.empty()) {
     std::string doc;
-    if (!read_input(args.write_docs, doc)) return fail(fmt::format("cannot read {}", args.write_docs));
+    if (auto e = read_input(args.write_docs, doc, kMaxBatchBytes); !e.empty()) return fail(e);
     std::ofstream out(args.write_docs, std::ios::binary);
     out << fill_report_tables(fill_report_tables(fill_schema_tables(doc)), traffic_schema());
     return out ? 0 : fail(fmt::format("cannot write {}", args.write_docs));

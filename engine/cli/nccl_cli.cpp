@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "cli_io.h"
+#include "stepcast/limits.h"
 #include "stepcast/nccl_tests.h"
+#include "stepcast/scenario.h"
 
 using namespace stepcast;
 using stepcast::cli::dump;
@@ -18,13 +20,13 @@ using stepcast::cli::fail;
 
 int run_nccl_calibration(int argc, char** argv) {
   std::vector<std::string> files;
-  std::string format = "json", write, nics_text;
+  std::string format = "json", write, nics_text, gpu_id;
   bool nccl_tests = false;  // the flag that chose this command
   const std::string error = stepcast::cli::read_options(
       argc, argv, 2,
       {{"--nccl-tests", nullptr, &nccl_tests}, {"--format", &format}, {"--write", &write},
-       {"--nics-per-node", &nics_text}},
-      files, "with --nccl-tests: --nics-per-node, --write, --format");
+       {"--nics-per-node", &nics_text}, {"--gpu", &gpu_id}},
+      files, "with --nccl-tests: --nics-per-node, --gpu, --write, --format");
   if (!error.empty()) return fail(error);
   if (files.empty()) return fail("--nccl-tests needs one or more nccl-tests output files");
   if (format != "json" && format != "text")
@@ -38,12 +40,20 @@ int run_nccl_calibration(int argc, char** argv) {
                               nics_text));
     nics = static_cast<int>(v);
   }
+  // --gpu: the cluster's GPU preset; output measured on another GPU is refused.
+  const GpuSpec* gpu = nullptr;
+  if (!gpu_id.empty() && !(gpu = builtin_catalog().find_gpu(gpu_id)))
+    return fail(fmt::format("--gpu={} is not a GPU preset (see `stepcast presets gpus`)",
+                            printable(gpu_id, kNameInMessageBytes)));
   std::vector<NcclTestRun> runs;
   for (const auto& file : files) {
     std::string text;
-    if (!stepcast::cli::read_input(file, text)) return fail(fmt::format("cannot read {}", file));
+    if (auto e = stepcast::cli::read_input(file, text); !e.empty()) return fail(e);
     auto run = parse_nccl_tests(text, file);
     if (!run) return fail(fmt::format("{}: {}", file, run.error().message));
+    if (gpu)
+      if (auto e = nccl_gpu_error(*run, *gpu))
+        return fail(fmt::format("{}: {}", file, e->message));
     runs.push_back(std::move(run).value());
   }
   auto fit = fit_nccl_link(runs, nics);

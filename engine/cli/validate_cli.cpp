@@ -70,8 +70,8 @@ Options parse(int argc, char** argv) {
 bool load_cases(const Options& o, const Catalog& catalog, Conversion& conv, std::string& error) {
   for (const auto& input : o.inputs) {
     std::string text;
-    if (!stepcast::cli::read_input(input, text)) {
-      error = fmt::format("cannot read {}", input);
+    if (auto e = stepcast::cli::read_input(input, text); !e.empty()) {
+      error = e;
       return false;
     }
     Conversion one;
@@ -95,10 +95,22 @@ bool load_cases(const Options& o, const Catalog& catalog, Conversion& conv, std:
   return true;
 }
 
+// Inputs that hold no run (a scenario, a CSV of something else) are an error, not a report of
+// "MAPE 0.0 %" over nothing.
+std::string no_cases_error(const Options& o, const Conversion& conv) {
+  if (!conv.cases.empty()) return "";
+  std::string inputs;
+  for (const auto& i : o.inputs) inputs += (inputs.empty() ? "" : ", ") + i;
+  return fmt::format("{}: no runs read ({} rows skipped): not a published-runs or modern-runs "
+                     "table, or a cases JSONL",
+                     inputs, conv.skipped.size());
+}
+
 int run_validate(const Options& o, const Catalog& catalog) {
   Conversion conv;
   std::string error;
   if (!load_cases(o, catalog, conv, error)) return fail(error);
+  if (auto e = no_cases_error(o, conv); !e.empty()) return fail(e);
   if (!o.write_cases.empty() && !write_file(o.write_cases, to_jsonl(conv.cases)))
     return fail(fmt::format("cannot write {}", o.write_cases));
   auto all = prepare(conv.cases, catalog);
@@ -136,6 +148,7 @@ int run_calibrate(const Options& o, const Catalog& catalog) {
   Conversion conv;
   std::string error;
   if (!load_cases(o, catalog, conv, error)) return fail(error);
+  if (auto e = no_cases_error(o, conv); !e.empty()) return fail(e);
   auto all = prepare(conv.cases, catalog);
   if (!all) return fail(all.error());
   const auto prepared = time_cases(*all);

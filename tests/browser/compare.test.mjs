@@ -51,7 +51,7 @@ describe('compare plans', () => {
     await p.fill('#f-pp', '8');
     await settle(p);
     const second = await linked(p);
-    assert.match(second, /\?compare=v%3D2%26model%3Dllama3-70b%26node%3Ddgx-h100%26nodes%3D8%26tp%3D8%26pp%3D4/, 'the pin is in the address');
+    assert.match(second, /\?compare=v%3D3%26model%3Dllama3-70b%26node%3Ddgx-h100%26nodes%3D8%26tp%3D8%26pp%3D4/, 'the pin is in the address');
     const t = await table(p);
     assert.deepEqual(t.heads, ['Pinned 1', 'On show']);
     const [a, b] = [cli(first), cli(second)];

@@ -112,7 +112,7 @@ describe('the example page with embedded calculators', () => {
 
   test('"Open in Stepcast" opens the full page with the same plan', async () => {
     const href = await page.getAttribute('#calc-70b .sc-open', 'href');
-    assert.ok(href.startsWith(`${site.url}#v=2&`), href);
+    assert.ok(href.startsWith(`${site.url}#v=3&`), href);
     assert.equal(await page.getAttribute('#calc-70b .sc-open', 'target'), '_blank');
     const shown = await calcNumbers('calc-70b');
     const full = watch(await context.newPage(), problems);
@@ -215,7 +215,7 @@ describe('the example page with embedded calculators', () => {
     assertCalculator(cli.report, shown, 'the iframe');
     assert.deepEqual(shown.controls, ['tp', 'pp', 'micro_batch', 'recompute', 'distributed_optimizer']);
     assert.equal(await frame.isVisible('header.top'), false);
-    assert.match(shown.open, /^http:\/\/127\.0\.0\.1:\d+\/#v=2&/);
+    assert.match(shown.open, /^http:\/\/127\.0\.0\.1:\d+\/#v=3&/);
   });
 
   test('screenshots: desktop and phone, nothing wider than the phone', async () => {

@@ -311,7 +311,7 @@ describe('heterogeneous clusters', () => {
     await page.fill('#f-price', '2.5');
     // The price changes the link, not the scenario: wait for the link that has it (linked() below
     // would take the link of the same scenario at the old price).
-    await page.waitForFunction(() => window.__stepcast.link?.endsWith('&price=2.5'), null, { timeout: 15000 });
+    await page.waitForFunction(() => window.__stepcast.link?.endsWith('&price=2.5&end'), null, { timeout: 15000 });
     for (const mode of ['replicas', 'stages']) {
       if (mode === 'stages') {
         await page.check('#f-layout-stages');

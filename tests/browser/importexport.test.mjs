@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, ROOT, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { assertNumbers, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
+import { assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -94,6 +94,31 @@ describe('import and export', () => {
       assert.equal(await p.getAttribute('#import-status', 'role'), 'alert');
     }
     assert.deepEqual((await pageScenario(p)).model, model, 'a refused import changes nothing');
+    await p.close();
+  });
+  // Issue 37 item 1: an imported model travels in the link. The page had Copy link disabled and
+  // the fragment cleared; a reload lost the model. Now the link carries its shape (MoE here;
+  // MLA and windows: ImportHfConfig.EveryImportedModelTravelsInALink), the page says it leaves out the model's source, and a fresh page opened with it shows
+  // the same model and the same numbers.
+  test('an imported config.json: Copy link, then the link in a fresh page gives the same model and numbers', async () => {
+    const p = await open();
+    // Mixtral 8x7B: a MoE model the page's plan (TP 8, PP 4 on 8 DGX H100) runs as it is.
+    const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'mixtral-8x7b-v0.1.json'), 'utf8');
+    await importText(p, config);
+    const s = await pageScenario(p);
+    assert.ok(s.model.moe, 'a MoE model');
+    const link = await linked(p);
+    assert.match(link, /#v=3&model=custom&.*&end$/);
+    assert.equal(await p.isDisabled('#copy-link'), false, 'Copy link works for an imported model');
+    assert.match(await p.textContent('#link-left-out'), /The link leaves out model\.source: text for people, which the numbers do not depend on\./);
+    const numbers = await metrics(p);
+    const q = await openPage(fx, link);
+    const t = await pageScenario(q);
+    const { source, notes, ...shape } = s.model;
+    assert.deepEqual(t.model, shape, 'the same model, less its source');
+    assert.equal(await q.isChecked('#f-model-mode-custom'), true);
+    assert.deepEqual(await metrics(q), numbers, 'the same numbers');
+    await q.close();
     await p.close();
   });
 });

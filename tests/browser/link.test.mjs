@@ -69,7 +69,7 @@ describe('share by URL', () => {
   test('Copy link, then the link in a fresh page: the same inputs and estimate, one history entry for a burst of typing', async () => {
     const p = await open(site.url);
     const first = await linked(p);
-    assert.match(first, /#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&/, 'the default scenario, in the address');
+    assert.match(first, /#v=3&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&.*&end$/, 'the default scenario, in the address');
     const historyLength = await p.evaluate(() => history.length);
     await p.evaluate(() => {
       window.__replaced = 0;
@@ -91,7 +91,7 @@ describe('share by URL', () => {
     await p.fill('#f-price', '3.1');
     // The tokens and the price change the link, not the scenario: linked() alone could take the
     // link of the same scenario written before them. Wait for the link that has the price first.
-    await p.waitForFunction(() => window.__stepcast.link?.endsWith('&price=3.1'), null, { timeout: 15000 });
+    await p.waitForFunction(() => window.__stepcast.link?.endsWith('&price=3.1&end'), null, { timeout: 15000 });
     const link = await linked(p);
     const replaced = await p.evaluate(() => window.__replaced);
     const ms = Date.now() - t0;
@@ -100,7 +100,7 @@ describe('share by URL', () => {
     // One entry: the plan before the burst stays a back-button press away (firstuse.test.mjs).
     assert.equal(await p.evaluate(() => history.length), historyLength + 1, 'one history entry for the burst');
     assert.match(link, /model=llama2-70b&node=dgx-h100&nodes=16&tp=4&pp=4&gbs=512&sp=1&rc=full/);
-    assert.match(link, /&tokens=2500000000000&price=3.1$/);
+    assert.match(link, /&tokens=2500000000000&price=3.1&end$/);
 
     await p.click('#copy-link');
     await p.waitForFunction(() => document.querySelector('#copy-link').textContent === 'Link copied');
@@ -194,7 +194,7 @@ describe('share by URL', () => {
         await go(p, site.url + link);
         assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link', `${fixture}: ${link.slice(0, 60)}`);
         assertNumbers(want, await metrics(p), `${fixture}: ${link.slice(0, 60)}`);
-        assert.match(await linked(p), /#v=2&/, 'rewritten in the current format');
+        assert.match(await linked(p), /#v=3&.*&end$/, 'rewritten in the current format');
       }
     }
     await p.close();
@@ -221,7 +221,7 @@ describe('share by URL', () => {
       assert.match(await note.textContent(), /Showing the default scenario/);
       assertNumbers(defaultNumbers, await metrics(p), `${what}: the default scenario`);
       await assertNothingInjected(p);
-      assert.match(await linked(p), /#v=2&model=llama3-70b&/, `${what}: the address now holds what is shown`);
+      assert.match(await linked(p), /#v=3&model=llama3-70b&/, `${what}: the address now holds what is shown`);
       if (what === 'script in a preset name') {
         await p.screenshot({ path: join(SHOTS, 'bad-link.png') });
         await p.fill('#f-tp', '4');
@@ -252,6 +252,32 @@ describe('share by URL', () => {
     assertNumbers(without.report, await metrics(p), 'the link without EP');
     await go(p, `${site.url}#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=2&gbs=512&seq=4096`);
     assert.equal(await note.isVisible(), false, 'a link that keeps every key: no note');
+    await p.close();
+  });
+
+  // Issue 37 item 9: a link cut when it was copied (here after gbs=512) said nothing and opened
+  // with its tail at the defaults (57.9 s instead of 29.5 s). Now: "this link is incomplete";
+  // opened fresh, the default scenario; pasted into an open page, the plan on show stays.
+  test('a link cut after gbs=512: "this link is incomplete", and the plan on show stays', async () => {
+    const made = cliLink(DEFAULT, { base: site.url });
+    assert.equal(made.status, 0, made.stderr);
+    assert.match(made.link, /&end$/);
+    const cut = made.link.slice(0, made.link.indexOf('&gbs=512') + '&gbs=512'.length);
+    const p = await open(cut);
+    const note = p.locator('#link-status');
+    assert.equal(await note.isVisible(), true, 'a message');
+    assert.match(await note.textContent(), /^This link is incomplete: it stops after “gbs=512”, so the rest of its plan was lost when it was copied\. Copy the whole link again \(it ends with “&end”\)\. Showing the default scenario/);
+    assertNumbers(defaultNumbers, await metrics(p), 'opened fresh: the default scenario');
+    // An open page with another plan: the cut link pasted in leaves that plan and its address.
+    const other = readFileSync(join(SCENARIO_DIR, 'llama3-8b_dgx-h100x1.json'), 'utf8');
+    const otherLink = cliLink(other, { base: site.url }).link;
+    await go(p, otherLink);
+    const shown = await metrics(p);
+    await go(p, cut);
+    assert.match(await note.textContent(), /^This link is incomplete: .*The plan on show is unchanged\./);
+    assert.equal(await p.inputValue('#f-model'), 'llama3-8b');
+    assert.deepEqual(await metrics(p), shown, 'the previous plan, intact');
+    assert.match(await linked(p), /#v=3&model=llama3-8b&.*&end$/, 'its own link back in the address');
     await p.close();
   });
 
@@ -292,7 +318,7 @@ describe('share by URL', () => {
     await p.fill('stepcast-calculator [data-control="pp"]', '4');
     await calculatorSettled(p); // "Open in Stepcast" follows the link, which comes after the estimate
     const { open: full, ...changed } = await calculatorShows(p);
-    assert.ok(full.startsWith(`${site.url}#v=2&`), `the full page, without ?embed (${full})`);
+    assert.ok(full.startsWith(`${site.url}#v=3&`), `the full page, without ?embed (${full})`);
     assert.match(full, /&pp=4&/);
     const q = await open(full);
     assert.equal(await q.isVisible('header.top'), true);

@@ -70,7 +70,7 @@ describe('mixture of experts', () => {
     const p = await open(MOE_LINK);
     assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link');
     const link = await linked(p);
-    assert.ok(link.includes(`#${MOE_LINK}&`), `the link is kept as it is: ${link}`);
+    assert.ok(link.includes(`#${MOE_LINK.replace(/^v=2&/, "v=3&")}&`), `the link is kept as it is, in format 3: ${link}`);
     const cli = cliEstimateLink(link);
     assert.equal(cli.status, 0, cli.stderr);
     assertNumbers(cli.report, await metrics(p), 'the CLI for the page\'s link');

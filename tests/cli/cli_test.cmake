@@ -85,7 +85,7 @@ endif()
 # Links: a link and a JSON file are interchangeable.
 execute_process(COMMAND ${STEPCAST} link ${example} --base https://example.org/ --tokens 1e12
                 RESULT_VARIABLE rc OUTPUT_VARIABLE link OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0 OR NOT link MATCHES "^https://example.org/#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=")
+if(NOT rc EQUAL 0 OR NOT link MATCHES "^https://example.org/#v=3&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=[0-9]+&end$")
   message(FATAL_ERROR "link: ${rc} ${link}")
 endif()
 execute_process(COMMAND ${STEPCAST} estimate --link ${link} RESULT_VARIABLE rc OUTPUT_VARIABLE from_link)
@@ -99,6 +99,36 @@ execute_process(COMMAND ${STEPCAST} estimate --link "http://x/#v=1&model=%3Cscri
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "is not a model preset")
   message(FATAL_ERROR "bad link: ${rc} ${err}")
+endif()
+# Issue 38 §2: a link Stepcast writes is one a reader reads. Tokens past 2^53 are written without
+# an exponent's '+' (read as a space), and read back; tokens past the reader's 1e21 and a base
+# with a newline (a forged second line) are refused when writing, in one line.
+execute_process(COMMAND ${STEPCAST} link ${example} --tokens 1e16 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE big OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0 OR NOT big MATCHES "&tokens=1e16&end$")
+  message(FATAL_ERROR "link --tokens 1e16: ${rc} ${big}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --link ${big} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "estimate --link ${big}: ${rc}")
+endif()
+# Issue 37 item 9: a link cut after gbs=512 (its end marker lost) is refused as incomplete.
+string(FIND "${link}" "&sp=1" cut_at)
+string(SUBSTRING "${link}" 0 ${cut_at} cut)
+execute_process(COMMAND ${STEPCAST} estimate --link ${cut} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^error: link: this link is incomplete: it stops after 'gbs=512'[^\n]*\n$")
+  message(FATAL_ERROR "estimate --link ${cut}: ${rc} ${out} ${err}")
+endif()
+execute_process(COMMAND ${STEPCAST} link ${example} --tokens 1e22 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^error: link: tokens=1e\\+22 must be between 0 and 1e\\+21\n$")
+  message(FATAL_ERROR "link --tokens 1e22: ${rc} ${out} ${err}")
+endif()
+execute_process(COMMAND ${STEPCAST} link ${example} --base "http://x/\nerror: forged"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^error: link: the base address http://x/%0Aerror: forged holds byte 0x0A at byte 9[^\n]*\n$")
+  message(FATAL_ERROR "link --base with a newline: ${rc} ${out} ${err}")
 endif()
 execute_process(COMMAND ${STEPCAST} link ${example} --price -1 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "--price=-1 must be a positive number")
@@ -192,7 +222,7 @@ endif()
 string(REPEAT "[" 200000 open)
 string(REPEAT "]" 200000 close)
 string(REPEAT "[" 10000000 huge)
-string(REPLACE "\"global_batch\": 512" "\"global_batch\": 512, \"tp\": ${open}${close}" deep
+string(REPLACE "\"global_batch\": 512" "\"global_batch\": 512, \"cp\": ${open}${close}" deep
        "${scenario}")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_hostile.jsonl
      "${scenario}\n${deep}\n${huge}\n${scenario}\n")
@@ -281,6 +311,26 @@ expect_io_error(hf_missing "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden
                 "config.json has no num_hidden_layers" import hf-config)
 expect_io_error(hf_type "{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": \"32\"}"
                 "config.json num_hidden_layers=\"32\" must be a whole number" import hf-config)
+# Issue 37 item 1: an imported model's scenario gets a link (its shape whole), and the link
+# says on stderr what it leaves out (the model's source, text for people); the link estimates
+# what the imported scenario does.
+execute_process(COMMAND ${STEPCAST} import hf-config ${SOURCE_DIR}/tests/fixtures/hf-config/deepseek-v2-lite.json --format scenario
+                RESULT_VARIABLE rc OUTPUT_VARIABLE imported)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_imported.json "${imported}")
+execute_process(COMMAND ${STEPCAST} link ${CMAKE_CURRENT_BINARY_DIR}/cli_imported.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE imported_link ERROR_VARIABLE err
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0 OR NOT imported_link MATCHES "^http://localhost:8080/#v=3&model=custom&.*m\\.att=.*m\\.moe=.*&end$"
+   OR NOT err MATCHES "^note: the link leaves out model.source[^\n]*\n$")
+  message(FATAL_ERROR "link of an imported model: ${rc} ${imported_link} ${err}")
+endif()
+execute_process(COMMAND ${STEPCAST} estimate --link ${imported_link} OUTPUT_VARIABLE from_link)
+execute_process(COMMAND ${STEPCAST} estimate ${CMAKE_CURRENT_BINARY_DIR}/cli_imported.json OUTPUT_VARIABLE from_file)
+string(JSON t_link GET "${from_link}" iteration_time_s)
+string(JSON t_file GET "${from_file}" iteration_time_s)
+if(NOT t_link STREQUAL t_file)
+  message(FATAL_ERROR "imported model's link: ${t_link} s, the file ${t_file} s")
+endif()
 expect_io_error(hf_format "{}" "--format=yaml must be model or scenario" import hf-config --format yaml)
 expect_io_error(mg_missing "--hidden-size 1024" "--num-layers is required" import megatron-args)
 expect_io_error(mg_value "--num-layers 4 --tensor-model-parallel-size"
@@ -327,6 +377,28 @@ execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_pe
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"scope\": \"inter_node\"" OR NOT out MATCHES "\"busbw_GBps\": 44\\.")
   message(FATAL_ERROR "calibrate --nccl-tests (${rc}): ${out}")
 endif()
+# Issue 38 §2 and 37 item 6: refused at fit time, in one line naming the field, value and rule:
+# nccl-tests times converted to seconds, output of another GPU than --gpu, a GEMM table at 0.1 %
+# of the peak, and a measured step 100 times the prediction.
+file(READ ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt nccl_text)
+string(REGEX REPLACE "\n( +1048576 +262144 +float +sum +-1 +)[0-9.]+ " "\n\\1 0.0001 " nccl_seconds "${nccl_text}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_all_reduce_perf_seconds.txt "${nccl_seconds}")
+expect_exit_2(nccl_seconds "must be size/time" calibrate --nccl-tests
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_all_reduce_perf_seconds.txt)
+expect_exit_2(nccl_gpu "nccl-tests ran on NVIDIA H100 80GB HBM3 (h100), and this cluster's GPU is a100-sxm4-80gb"
+              calibrate --nccl-tests ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt --gpu a100-sxm4-80gb)
+execute_process(COMMAND ${STEPCAST} calibrate --nccl-tests ${nccl}/all_reduce_perf-dgx-h100-8gpu.txt
+                --gpu h100-sxm5-80gb RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "calibrate --nccl-tests --gpu h100-sxm5-80gb: ${rc}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm_slow.csv "m,n,k,dtype,tflops\n4096,4096,4096,bf16,0.65\n8192,8192,8192,bf16,0.7\n")
+expect_exit_2(gemm_slow "the fitted gemm_efficiency=0.000" calibrate --gemm
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_gemm_slow.csv --gpu h100-sxm5-80gb)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_far.json
+     "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": 3000}]}")
+expect_exit_2(cal_far "calibration.runs[0].measured_iteration_s=3000 s is" estimate ${example}
+              --calibration ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_far.json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_cal_negative.json
      "{\"runs\": [{\"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 512}, \"measured_iteration_s\": -3}]}")
 expect_exit_2(cal_negative "calibration.runs[0].measured_iteration_s=-3" estimate ${example}
@@ -375,3 +447,20 @@ if(NOT rc EQUAL 0 OR NOT head STREQUAL sample)
   message(FATAL_ERROR "README.md's sample output differs from stepcast estimate ${example} "
                       "--format text:\n${head}\n--- README:\n${sample}")
 endif()
+
+# Issue 38 §2: budgets before reading, one rule for repeated keys, and a file that holds no runs.
+# A scenario past 1 MiB is refused by its size (a file) or after its first MiB (standard input).
+string(REPEAT "                " 65600 padding)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json "{${padding}}")
+expect_exit_2(big_file "cli_big.json is over 1048576 bytes, the most this command reads" estimate
+              ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json)
+execute_process(COMMAND ${STEPCAST} estimate - INPUT_FILE ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err STREQUAL "error: standard input is over 1048576 bytes, the most this command reads\n")
+  message(FATAL_ERROR "estimate - of 1 MiB: ${rc} ${err}")
+endif()
+expect_exit_2(big_nccl "is over 1048576 bytes" calibrate --nccl-tests ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json)
+expect_error(duplicate_key "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 8}, \"plan\": {\"tp\": 8, \"tp\": 4, \"global_batch\": 8}}"
+             "has the key \"tp\" twice in one object: give it once")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv "a,b\n1,2\n")
+expect_exit_2(validate_not_runs "no runs read" validate ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv)

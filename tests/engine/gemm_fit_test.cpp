@@ -116,5 +116,28 @@ TEST(GemmFit, OneTableCannotCalibrateAClusterOfTwoGpuTypes) {
   EXPECT_NE(e.message.find("mixes"), std::string::npos) << e.message;
 }
 
+// Issue 38 §2: a fit the engine would estimate nonsense with is refused when it is made, naming
+// the constant, its value and the bound (it wrote efficiency 0.0 and overheads of 8.2e12 us).
+TEST(GemmFit, AbsurdFitsAreRefusedWhenFitted) {
+  const auto& base = builtin_catalog().calibration.for_arch(h100().arch);
+  // A table at 0.1 % of the peak: TFLOP/s in another unit, or another GPU's.
+  auto slow = fit_gemm_table(table(0.001, 0.001, 9e-6), h100(), base);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.error().code, ErrorCode::out_of_range);
+  EXPECT_EQ(slow.error().path, "gemm_efficiency");
+  EXPECT_NE(slow.error().message.find("the fitted gemm_efficiency=0.001 must be >= 0.04"),
+            std::string::npos)
+      << slow.error().message;
+  // A second of fixed cost per GEMM.
+  auto stalled = fit_gemm_table(table(0.72, 0.58, 1.0), h100(), base);
+  ASSERT_FALSE(stalled.ok());
+  EXPECT_EQ(stalled.error().path, "gemm_overhead_us");
+  EXPECT_NE(stalled.error().message.find("the fitted gemm_overhead_us=1e+06 must be <= 1000"),
+            std::string::npos)
+      << stalled.error().message;
+  // Within the bounds: the fit stands.
+  EXPECT_TRUE(fit_gemm_table(table(0.3, 0.2, 100e-6), h100(), base).ok());
+}
+
 }  // namespace
 }  // namespace stepcast

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "stepcast/balance.h"
+#include "stepcast/gemm_fit.h"
 #include "stepcast/limits.h"
 #include "stepcast/resolve.h"
 #include "stepcast/search.h"
@@ -130,6 +131,89 @@ TEST(Hostile, NamesInTheTextReportAreOneLine) {
   const std::string text = to_text(estimate(s), s);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("m\\n\\u001b[2J ("), std::string::npos);
+}
+
+// Issue 38 §2 "Error text": a custom GPU's name (a newline, an ESC and 20 KB) in a warning and in
+// the GEMM fit's messages is escaped and cut (limits.h: kNameInMessageBytes), never quoted raw.
+std::string one_short_line(const std::string& message) {
+  for (const char c : message) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << message;
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+  return message;
+}
+
+TEST(Hostile, CustomNamesAreEscapedAndCutInEveryMessage) {
+  const std::string name = "v100\nerror: forged\x1b[2J" + std::string(20000, 'x');
+  Json doc = Json::parse(R"({"model": "llama3-8b", "cluster": {"gpu": {"name": "", "arch":
+    "volta", "memory_gib": 32, "memory_bandwidth_GBps": 900, "peak_tflops": {"bf16": 125,
+    "fp16": 125}}, "gpus_per_node": 8, "nodes": 1, "intra_node_link": "nvlink4",
+    "inter_node_link": "ib-ndr"}, "plan": {"tp": 8, "global_batch": 8,
+    "flash_attention": true}})");
+  doc["cluster"]["gpu"]["name"] = name;
+  const Scenario s = test::scenario(doc.dump());
+  // The warning of summary.cpp (FlashAttention on Volta) quotes the name.
+  const Report r = estimate(s);
+  bool warned = false;
+  for (const auto& w : r.warnings)
+    if (w.find("FlashAttention needs Ampere") != std::string::npos) {
+      warned = true;
+      EXPECT_NE(one_short_line(w).find("v100\\nerror: forged\\u001b[2Jxxx"), std::string::npos)
+          << w;
+      EXPECT_NE(w.find("xxx... runs unfused"), std::string::npos) << w;
+    }
+  EXPECT_TRUE(warned);
+  // The GEMM fit's messages (gemm_fit.cpp): a row above the GPU's peak, and a precision it lacks.
+  const auto& base = builtin_catalog().calibration.for_arch("volta");
+  const GpuSpec& gpu = s.cluster.groups.front().gpu;
+  auto above = fit_gemm_table("m,n,k,dtype,tflops\n4096,4096,4096,bf16,900\n", gpu, base);
+  ASSERT_FALSE(above.ok());
+  EXPECT_NE(one_short_line(above.error().message).find("above v100\\nerror"), std::string::npos)
+      << above.error().message;
+  auto no_peak = fit_gemm_table("m,n,k,dtype,tflops\n4096,4096,4096,fp8,90\n", gpu, base);
+  ASSERT_FALSE(no_peak.ok());
+  EXPECT_NE(one_short_line(no_peak.error().message).find("xxx... has no fp8 peak"),
+            std::string::npos)
+      << no_peak.error().message;
+}
+
+// Issue 38 §2: a key given twice in one object is refused, as a link refuses a repeated key
+// (JSON parsers keep the last value without a word); the same key in two objects is not repeated.
+TEST(Hostile, DuplicateKeysAreRefused) {
+  for (const char* json :
+       {R"({"model": "llama3-8b", "model": "llama3-70b", "cluster": {"node": "dgx-h100",
+           "nodes": 1}, "plan": {"global_batch": 8}})",
+        R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+           "plan": {"tp": 8, "global_batch": 8, "tp": 1}})"}) {
+    const Error e = test::error_of(json);
+    EXPECT_EQ(e.code, ErrorCode::duplicate_key) << e.message;
+    EXPECT_NE(e.message.find("twice in one object: give it once"), std::string::npos) << e.message;
+  }
+  const Error named = test::error_of(R"({"plan": {"a\nb": 1, "a\nb": 2}})");
+  EXPECT_NE(named.message.find(R"(has the key "a\nb" twice)"), std::string::npos) << named.message;
+  EXPECT_TRUE(parse_json(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 1}, {"k": 2}]})").ok());
+}
+
+// Issue 38 §2: a link's achievable bus bandwidth past its line rate (10^6 GB/s on a 1 GB/s link)
+// is refused, naming both; an all-reduce may reach twice it where the switch reduces (NVLS).
+TEST(Hostile, BusBandwidthAboveTheLineRateIsRefused) {
+  auto with_link = [](const std::string& link) {
+    return R"({"model": "llama3-8b", "cluster": {"gpu": "h100-sxm5-80gb", "gpus_per_node": 8,
+      "nodes": 2, "intra_node_link": "nvlink4", "inter_node_link": )" + link +
+           R"(}, "plan": {"tp": 8, "global_batch": 16}})";
+  };
+  const Error busbw = test::error_of(with_link(
+      R"({"scope": "inter_node", "bandwidth_GBps_per_dir": 1, "busbw_GBps": 1e6})"));
+  EXPECT_EQ(busbw.code, ErrorCode::out_of_range);
+  EXPECT_EQ(busbw.path, "cluster.inter_node_link.busbw_GBps");
+  EXPECT_NE(busbw.message.find("cluster.inter_node_link.busbw_GBps=1e+06 must be <= 1 x "
+                               "bandwidth_GBps_per_dir=1: a ring moves at most the line rate"),
+            std::string::npos)
+      << busbw.message;
+  const Error ar = test::error_of(with_link(
+      R"({"scope": "inter_node", "bandwidth_GBps_per_dir": 50, "allreduce_busbw_GBps": 101})"));
+  EXPECT_EQ(ar.path, "cluster.inter_node_link.allreduce_busbw_GBps");
+  // NVLS-like: all-reduce above the line rate, within twice it.
+  test::scenario(with_link(R"({"scope": "inter_node", "bandwidth_GBps_per_dir": 50,
+      "busbw_GBps": 48, "allreduce_busbw_GBps": 99})"));
 }
 
 // 3. Work budgets: an estimate's cost does not grow with the global batch, and every count that

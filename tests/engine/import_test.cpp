@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "stepcast/import_hf_config.h"
+#include "stepcast/share_link.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -670,6 +671,40 @@ TEST(MegatronArgs, BadCommandLinesNameTheFlag) {
   EXPECT_EQ(e.code, ErrorCode::invalid_model);
   e = args_error("torchrun --nnodes 1:4 --nproc-per-node 8 pretrain_gpt.py " + ok);
   EXPECT_EQ(e.path, "--nnodes");
+}
+
+// Issue 37 item 1: an imported model travels in a share link, every fixture: its shape whole
+// (dimensions, MoE, MLA, sliding window), the same estimate after the link is read back; its
+// `source` and `notes` (text for people no estimate reads) are left out, and said so.
+TEST(ImportHfConfig, EveryImportedModelTravelsInALink) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(STEPCAST_SOURCE_DIR) / "tests/fixtures/hf-config")) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string file = entry.path().filename().string();
+    auto model = model_from_hf_config(fixture("hf-config/" + file));
+    ASSERT_TRUE(model.ok()) << file << ": " << model.error().message;
+    ASSERT_TRUE(model->contains("source")) << file;
+    const Json doc = scenario_with_model(*model);
+    const Scenario direct = test::scenario(doc.dump());
+    auto link = scenario_to_link({doc}, "https://example.org/");
+    ASSERT_TRUE(link.ok()) << file << ": " << link.error().message;
+    EXPECT_NE(link->find("&model=custom&"), std::string::npos) << *link;
+    EXPECT_EQ(link->find("source"), std::string::npos) << *link;
+    std::vector<std::string> left_out = {"model.source"};
+    if (model->contains("notes")) left_out.push_back("model.notes");
+    EXPECT_EQ(link_leaves_out(doc), left_out) << file;
+    auto back = scenario_from_link(*link);
+    ASSERT_TRUE(back.ok()) << file << ": " << back.error().message;
+    Json shape = *model;
+    shape.erase("source");
+    shape.erase("notes");
+    EXPECT_EQ(back->scenario["model"], shape) << file;
+    const Scenario opened = test::scenario(back->scenario.dump());
+    expect_same_shape(opened.model, direct.model);
+    EXPECT_EQ(estimate(opened).iteration_time_s, estimate(direct).iteration_time_s) << file;
+  }
+  // A preset id leaves nothing out.
+  EXPECT_TRUE(link_leaves_out(Json::parse(R"({"model": "llama3-8b"})")).empty());
 }
 
 }  // namespace

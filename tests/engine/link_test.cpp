@@ -1,6 +1,8 @@
 // Scenario links: round trips, defaults left out, old formats still open, untrusted input refused.
 #include <gtest/gtest.h>
 
+#include "stepcast/report.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/share_link.h"
 #include "test_util.h"
 
@@ -17,8 +19,8 @@ TEST(Link, DefaultsAreLeftOutAndTheLinkIsReadable) {
   auto link = scenario_to_link(doc, "http://localhost:8080/");
   ASSERT_TRUE(link.ok()) << link.error().message;
   EXPECT_EQ(*link,
-            "http://localhost:8080/#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
-            "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000&price=2.5");
+            "http://localhost:8080/#v=3&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&dp=2"
+            "&gbs=512&sp=1&rc=selective&do=1&seq=4096&tokens=1000000000000&price=2.5&end");
 }
 
 TEST(Link, RoundTripGivesTheSameEstimate) {
@@ -67,8 +69,8 @@ TEST(Link, HeterogeneousClustersRoundTrip) {
   auto link = scenario_to_link({Json::parse(hetero)}, "");
   ASSERT_TRUE(link.ok()) << link.error().message;
   // Readable in chat: node presets with counts, the link between them, group:layers per stage.
-  EXPECT_EQ(*link, "#v=2&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2"
-                   "&gbs=64&stages=0:auto,1:auto&seq=4096");
+  EXPECT_EQ(*link, "#v=3&model=llama3-8b&groups=dgx-a100:1,dgx-h100:1&igl=roce-100g&tp=8&pp=2"
+                   "&gbs=64&stages=0:auto,1:auto&seq=4096&end");
   auto back = scenario_from_link(*link);
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->scenario, Json::parse(hetero));
@@ -210,6 +212,141 @@ TEST(Link, OneRuleForEveryKeyAndEveryValue) {
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->scenario["name"], "K\u00fcche");
   EXPECT_DOUBLE_EQ(ok->page["tokens"].get<double>(), 1.5e12);
+}
+
+// Issue 38 §2: every link Stepcast writes, a reader reads back. Numbers past 2^53 go in the
+// shortest text of the same double without a '+' (a fragment reads '+' as a space: "1e+16" came
+// back as "1e 16" and the link was refused).
+TEST(Link, LargeNumbersAreWrittenSoTheReaderReadsThemBack) {
+  for (const double tokens : {1e16, 1.5e17, 123456789012345678.0, 1e21}) {
+    LinkDocument doc{Json::parse(kScenario), Json{{"tokens", tokens}}};
+    auto link = scenario_to_link(doc, "https://example.org/");
+    ASSERT_TRUE(link.ok()) << tokens << ": " << link.error().message;
+    EXPECT_EQ(link->find('+'), std::string::npos) << *link;
+    auto back = scenario_from_link(*link);
+    ASSERT_TRUE(back.ok()) << *link << " -> " << back.error().message;
+    EXPECT_EQ(back->page["tokens"].get<double>(), tokens) << *link;
+  }
+  auto link = scenario_to_link({Json::parse(kScenario), Json{{"tokens", 1e16}}}, "");
+  ASSERT_TRUE(link.ok());
+  EXPECT_NE(link->find("&tokens=1e16"), std::string::npos) << *link;
+  // A fraction keeps its negative exponent.
+  auto small = scenario_to_link({Json::parse(kScenario), Json{{"price_per_gpu_hour", 2.5e-7}}}, "");
+  ASSERT_TRUE(small.ok());
+  EXPECT_NE(small->find("&price=2.5e-07"), std::string::npos) << *small;
+}
+
+// Values the reader would refuse are refused when the link is written, with the key and its
+// range, so a plan is never shared as a link that opens the default scenario.
+TEST(Link, ValuesPastTheReadersLimitsAreRefusedWhenWritten) {
+  struct Case {
+    Json page;
+    const char* message;
+  };
+  const Case cases[] = {
+      {Json{{"tokens", 1e22}}, "tokens=1e+22 must be between 0 and 1e+21"},
+      {Json{{"price_per_gpu_hour", 2e6}}, "price=2000000.0 must be between 0 and 1e+06"},
+      {Json{{"tokens", -1}}, "tokens=-1 must be between 0 and 1e+21"},
+  };
+  for (const auto& c : cases) {
+    auto r = scenario_to_link({Json::parse(kScenario), c.page}, "https://example.org/");
+    ASSERT_FALSE(r.ok()) << c.page.dump() << " -> " << *r;
+    EXPECT_EQ(r.error().code, ErrorCode::out_of_range);
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+  // An integer key holding a whole number past the reader's 18 digits is refused too.
+  Json big = Json::parse(kScenario);
+  big["plan"]["global_batch"] = 1e19;
+  auto r = scenario_to_link({big}, "");
+  ASSERT_FALSE(r.ok()) << *r;
+  EXPECT_NE(r.error().message.find("plan.global_batch=1e+19 cannot be written in a link"),
+            std::string::npos)
+      << r.error().message;
+}
+
+// The base is written before the fragment as it is: a newline would print a second line (a
+// forged "error:"), a '#' would start the fragment early.
+TEST(Link, BaseWithControlCharactersIsRefused) {
+  for (const char* base : {"http://example.org/\nerror: forged", "http://x/\x1b[31m",
+                           "http://x/\x7f", "http://x/#v=9&"}) {
+    auto r = scenario_to_link({Json::parse(kScenario)}, base);
+    ASSERT_FALSE(r.ok()) << base;
+    EXPECT_EQ(r.error().path, "base");
+    EXPECT_NE(r.error().message.find("the base address"), std::string::npos) << r.error().message;
+    for (const char c : r.error().message) EXPECT_GE(static_cast<unsigned char>(c), 0x20);
+  }
+  EXPECT_TRUE(scenario_to_link({Json::parse(kScenario)}, "https://example.org/a b/").ok());
+}
+
+// Names are bounded when read (limits.h: 256 bytes), so a link carries them within the 8,192
+// characters a reader takes; a document written by hand past that is refused with its longest
+// part named, never written as a link no reader opens.
+TEST(Link, NamesAreBoundedAndTheLinkStaysWithinTheReadersLimit) {
+  Json named = Json::parse(kScenario);
+  named["name"] = std::string(257, 'x');
+  const Error e = test::error_of(named.dump());
+  EXPECT_EQ(e.code, ErrorCode::out_of_range);
+  EXPECT_EQ(e.path, "name");
+  EXPECT_NE(e.message.find("name is 257 bytes long; at most 256 are read"), std::string::npos)
+      << e.message;
+  // 256 bytes of a character percent-encoded in 6 characters each: within the limit.
+  std::string umlauts;
+  for (int i = 0; i < 128; ++i) umlauts += "\u00fc";
+  named["name"] = umlauts;
+  ASSERT_TRUE(parse_scenario(named.dump(), test::catalog()).ok());
+  auto link = scenario_to_link({named}, "https://example.org/");
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_LE(link->size(), kMaxLinkLength);
+  auto back = scenario_from_link(*link);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario["name"], umlauts);
+  // The 9,000-character name of issue 38 made a 9,077-character link.
+  named["name"] = std::string(9000, 'n');
+  auto r = scenario_to_link({named}, "https://example.org/");
+  ASSERT_FALSE(r.ok()) << r->size();
+  EXPECT_EQ(r.error().code, ErrorCode::out_of_range);
+  EXPECT_NE(r.error().message.find("over the 8192 readers take; its longest part is name (9005 "
+                                   "characters)"),
+            std::string::npos)
+      << r.error().message;
+}
+
+// Issue 37 item 9: a link cut when it was copied opened with its tail's keys at their defaults
+// (cut after gbs=512: 57.9 s instead of 29.5 s). Format 3 ends with "&end"; without it the link
+// is refused as incomplete, with its rule id and where it stops. Format 2 links (no marker) read.
+TEST(Link, ACutLinkIsIncomplete) {
+  auto link = scenario_to_link({Json::parse(kScenario)}, "https://example.org/");
+  ASSERT_TRUE(link.ok());
+  ASSERT_TRUE(link->ends_with("&seq=4096&end")) << *link;
+  const std::string cut = link->substr(0, link->find("&sp=1"));
+  ASSERT_TRUE(cut.ends_with("&gbs=512")) << cut;
+  auto r = scenario_from_link(cut);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().rule, Rule::link_incomplete);
+  EXPECT_EQ(r.error().values, Json({{"last", "gbs=512"}, {"parts", 8}}));
+  EXPECT_EQ(r.error().message,
+            "link: this link is incomplete: it stops after 'gbs=512' without the '&end' that "
+            "ends every link Stepcast writes; copy the whole link again");
+  EXPECT_EQ(to_json(r.error())["error"]["rule"], "link_incomplete");
+  // Cut inside the marker, or inside a value: incomplete too.
+  for (const size_t keep : {link->size() - 1, link->size() - 3, link->find("&rc=") + 5}) {
+    auto part = scenario_from_link(link->substr(0, keep));
+    ASSERT_FALSE(part.ok()) << link->substr(0, keep);
+    EXPECT_EQ(part.error().rule, Rule::link_incomplete) << part.error().message;
+  }
+  // The same pairs in format 2 read as they always did; the marker is format 3's alone, and last.
+  const std::string v2 = "#v=2" + cut.substr(cut.find("&model="));
+  auto old = scenario_from_link(v2);
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->scenario["plan"]["global_batch"], 512);
+  EXPECT_FALSE(scenario_from_link(v2 + "&end").ok());
+  auto twice = scenario_from_link(cut + "&end&end");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("comes last, once"), std::string::npos);
+  // A whole link reads back.
+  auto whole = scenario_from_link(*link);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole->scenario["plan"]["global_batch"], 512);
 }
 
 TEST(Link, KeysALinkCannotCarryAreErrors) {

@@ -137,6 +137,75 @@ TEST(NcclTests, TwoTestsOfOneNodeFillBothBandwidths) {
   EXPECT_NEAR(s->cluster.groups[0].intra_node_link.busbw_Bps, fit->link.busbw_Bps, 1e6);
 }
 
+// kExact with `from` replaced by `to` everywhere (a column of the table changed).
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// Issue 38 §2: nccl-tests output whose columns disagree is refused with the line, the column, its
+// value and the rule, where it fitted 4.6e8 GB/s ("mean error 100,012,038 %") or printed "inf %".
+TEST(NcclTests, ColumnsThatDisagreeAreRefusedWithTheLine) {
+  // Times off by 10^6 (seconds' digits in the microseconds column): algbw is no longer size/time.
+  auto seconds = parse_nccl_tests(edited(kExact, "  51.29 ", "  0.00005129 "), "all_reduce_perf");
+  ASSERT_FALSE(seconds.ok());
+  EXPECT_EQ(seconds.error().message,
+            "line 16: algbw=20.44 GB/s must be size/time = 2.044e+07 GB/s (nccl-tests prints "
+            "the time in us): the time column was changed or converted");
+  // One busbw of 1e-308.
+  auto tiny = parse_nccl_tests(edited(kExact, "  244.46 ", "  1e-308 "), "all_reduce_perf");
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.error().message,
+            "line 17: busbw=1e-308 GB/s must be algbw x 1.75 = 244.5 GB/s (all_reduce on 8 "
+            "ranks): the busbw column was changed");
+}
+
+// Every column scaled alike (times 10^-6, bandwidths 10^6) parses, and the fit is refused: its
+// bus bandwidth is past the range a scenario reads a link in.
+TEST(NcclTests, AFitPastTheLinkRangesIsRefused) {
+  std::string text = kExact;
+  for (const auto& [from, to] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"  51.29   20.44   35.78 ", "  0.00005129   20440000   35780000 "},
+           {"  120.10  139.69  244.46 ", "  0.00012010  139690000  244460000 "},
+           {"  1221.11  219.83  384.70 ", "  0.00122111  219830000  384700000 "}})
+    text = edited(text, from, to);
+  auto run = parse_nccl_tests(text, "all_reduce_perf");
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  auto fit = fit_nccl_link({*run}, 0);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_EQ(fit.error().code, ErrorCode::out_of_range);
+  EXPECT_EQ(fit.error().path, "link.busbw_GBps");
+  EXPECT_EQ(fit.error().message.rfind("the fitted link.busbw_GBps=4", 0), 0u) << fit.error().message;
+  EXPECT_NE(fit.error().message.find("e+08 must be >= 1e-06 and <= 1e+06: the nccl-tests times "
+                                     "are not of a link"),
+            std::string::npos)
+      << fit.error().message;
+}
+
+// Issue 37 item 6: output measured on another GPU than the cluster's is named and refused.
+TEST(NcclTests, AnotherGpusOutputIsRefused) {
+  auto run = parse_nccl_tests(kExact, "all_reduce_perf");
+  ASSERT_TRUE(run.ok());
+  const Catalog& c = builtin_catalog();
+  EXPECT_FALSE(nccl_gpu_error(*run, *c.find_gpu("h100-sxm5-80gb")).has_value());
+  EXPECT_FALSE(nccl_gpu_error(*run, *c.find_gpu("h100-pcie-80gb")).has_value());
+  auto a100 = nccl_gpu_error(*run, *c.find_gpu("a100-sxm4-80gb"));
+  ASSERT_TRUE(a100.has_value());
+  EXPECT_EQ(a100->code, ErrorCode::invalid_cluster);
+  EXPECT_EQ(a100->message,
+            "nccl-tests ran on NVIDIA H100 80GB HBM3 (h100), and this cluster's GPU is "
+            "a100-sxm4-80gb: a link measured on other GPUs does not calibrate these");
+  auto old = parse_nccl_tests(fixture("reduce_scatter_perf-a100-old-format.txt"), "reduce_scatter");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(nccl_gpu_error(*old, *c.find_gpu("a100-sxm4-80gb")).has_value()) << old->gpu_name;
+  EXPECT_TRUE(nccl_gpu_error(*old, *c.find_gpu("h100-sxm5-80gb")).has_value());
+  // Output that names no device is not checked.
+  NcclTestRun unnamed = *run;
+  unnamed.gpu_name.clear();
+  EXPECT_FALSE(nccl_gpu_error(unnamed, *c.find_gpu("a100-sxm4-80gb")).has_value());
+}
+
 TEST(NcclTests, BadInputGetsOneLineNeverACrash) {
   auto message = [](std::string_view text, std::string_view hint = "all_reduce_perf") {
     auto r = parse_nccl_tests(text, hint);

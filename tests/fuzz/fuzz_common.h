@@ -37,6 +37,11 @@ inline void check_error(const Error& e) {
   (void)to_json(e).dump();
 }
 
+// A range oracle: a number the engine accepted must lie within [lo, hi] (a fit's bounds).
+inline void in_range(const char* what, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi)) finding(what, std::to_string(v));
+}
+
 // The fuzzer's bytes as text.
 inline std::string_view text_of(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};

@@ -1,6 +1,6 @@
 // The importers (`stepcast import hf-config`, `stepcast import megatron-args`, the page's
 // importHfConfig() and importMegatronArgs()) on any text; what they accept exports
-// (`stepcast export`) and its Megatron arguments import again.
+// (`stepcast export`) and its Megatron arguments import again, to the same TP, PP and batches.
 #include "fuzz_common.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/import_hf_config.h"
@@ -25,6 +25,16 @@ void check_exports(const Json& doc) {
                                                              ? "dgx-h100"
                                                              : s->cluster.groups.front().node_id});
   if (!back) fuzz::finding("exported arguments do not import", back.error().message);
+  // The oracle: the same parallel plan and batch (what every exporter writes, whatever else a
+  // framework cannot express).
+  const Json& plan = back->scenario["plan"];
+  const std::pair<const char*, int64_t> same[] = {
+      {"tp", s->plan.tp}, {"pp", s->plan.pp}, {"global_batch", s->plan.global_batch},
+      {"micro_batch", s->plan.micro_batch}};
+  for (const auto& [key, want] : same)
+    if (plan.value(key, int64_t{1}) != want)
+      fuzz::finding("exported arguments import to another plan",
+                    std::string(key) + " " + plan.dump().substr(0, 200));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(scenario batch link search resolve import nccl_tests)
+((${#targets[@]})) || targets=(scenario batch link search resolve import nccl_tests gemm calibration)
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTEPCAST_FUZZ=ON >/dev/null
@@ -23,6 +23,7 @@ for t in "${targets[@]}"; do
   [[ $t == link ]] && dict=tests/fuzz/link.dict
   [[ $t == import ]] && dict=tests/fuzz/import.dict
   [[ $t == nccl_tests ]] && dict=tests/fuzz/nccl_tests.dict
+  [[ $t == gemm ]] && dict=tests/fuzz/gemm.dict
   mkdir -p "build-fuzz/corpus/$t"
   log="build-fuzz/fuzz_$t.log"
   if ! "build-fuzz/tests/fuzz/fuzz_$t" "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" \

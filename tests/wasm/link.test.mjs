@@ -46,7 +46,7 @@ describe('links: the module and the CLI share one codec', () => {
       const mine = toLink(scenario);
       assert.equal(mine.error, undefined, JSON.stringify(mine.error));
       assert.equal(mine.link, cli.link, 'the module and `stepcast link` write the same link');
-      assert.ok(mine.link.startsWith(`${BASE}#v=2&`), 'written in format 2');
+      assert.ok(mine.link.startsWith(`${BASE}#v=3&`) && mine.link.endsWith('&end'), 'written in format 3, with its end marker');
 
       const back = fromLink(mine.link);
       assert.equal(back.error, undefined, JSON.stringify(back.error));
@@ -118,7 +118,8 @@ const bad = [
   ['not key=value', '#garbage', /not key=value/],
   ['a value of the wrong type', '#v=2&model=llama3-8b&tp=abc', /tp=abc is not a valid value/],
   ['an unknown key', '#v=2&model=llama3-8b&tensor=8', /unknown key 'tensor'/],
-  ['a newer format', '#v=3&model=llama3-8b', /format version 3/],
+  ['a newer format', '#v=4&model=llama3-8b', /format version 4/],
+  ['a format 3 link cut after gbs=512', '#v=3&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512', /this link is incomplete: it stops after 'gbs=512'/],
   ['no version', '#model=llama3-8b', /no format version/],
   ['bad percent-encoding', '#v=2&model=%ZZ', /bad percent-encoding/],
   ['format 0 that is not JSON', '#%7Bnot%20json', /not valid JSON|not a JSON object/],

@@ -41,4 +41,12 @@ inline constexpr size_t kMaxSimulatedBlocks = 400000;
 // finer list from the command line.
 inline constexpr size_t kMaxScalingPoints = 64;
 
+// A name for people (scenario.name, model.name): bytes of UTF-8. A share link percent-encodes a
+// name (at most 3 characters a byte), so two names of 256 bytes take at most 1,536 of a link's
+// 8,192 characters (share_link.h), and a message quoting one stays a line.
+inline constexpr size_t kMaxNameBytes = 256;
+// A name as a message or a warning quotes it (json.h: printable): control characters escaped, cut
+// with "..." past this many bytes, so a message stays one short line whatever the document holds.
+inline constexpr size_t kNameInMessageBytes = 80;
+
 }  // namespace stepcast

@@ -14,6 +14,7 @@
 // bandwidth is the node's ports (comm_path): the port's figures follow by dividing by the NICs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,12 @@ struct NcclLinkFit {
 // Fits one link (intra-node when every run's ranks share a host, inter-node otherwise; runs of
 // both tiers together are refused) from one or more runs. nics_per_node = 0: one port per GPU.
 Result<NcclLinkFit> fit_nccl_link(const std::vector<NcclTestRun>& runs, int nics_per_node);
+
+// Whether a run measured the GPU a cluster has (issue 37 item 6): nccl-tests names each rank's
+// device ("NVIDIA A100-SXM4-80GB"); its model (the first word with a digit: A100, MI300X, 4090)
+// must be a word of the GPU's preset id or name ("h100-sxm5-80gb"). An error naming both when it
+// is not; nothing when the output names no device.
+std::optional<Error> nccl_gpu_error(const NcclTestRun& run, const GpuSpec& gpu);
 
 // The link as a scenario accepts it (cluster.intra_node_link / inter_node_link), with its source.
 Json nccl_link_json(const NcclLinkFit& fit, const std::vector<std::string>& files);

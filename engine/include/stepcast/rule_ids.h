@@ -66,6 +66,8 @@ enum class Rule {
   router_groups,
   mla_dims,
   link_scope,
+  // Share links (share_link.h).
+  link_incomplete,
   // Budgets (limits.h): more work than one call may do.
   max_gpus,
   max_groups,
@@ -229,6 +231,9 @@ inline constexpr RuleInfo kRules[] = {
      "a link in the wrong place: a network link inside a node, a scale-up fabric between "
      "nodes or groups",
      ""},
+    {Rule::link_incomplete, "link_incomplete",
+     "a share link of format 3 without its end marker `&end`: cut when it was copied",
+     "`last` (the last part read), `parts` (how many parts were read)"},
     {Rule::max_gpus, "max_gpus", "the cluster has more GPUs than the engine models",
      "`gpus`, `limit`"},
     {Rule::max_groups, "max_groups", "`cluster.groups` has more entries than the engine models",

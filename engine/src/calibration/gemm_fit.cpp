@@ -6,15 +6,55 @@
 
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stepcast/compute.h"
+#include "stepcast/json.h"
+#include "stepcast/limits.h"
 #include "stepcast/scenario.h"
 
 namespace stepcast {
 
 namespace {
+
+// Bounds on a fit, past which the table was not a GEMM benchmark of this GPU (rows in the wrong
+// unit, sizes off by 10^3, another GPU's numbers): refused when fitted, not written as a
+// calibration that estimates nonsense. The published families fit efficiencies of 0.43 to 0.74
+// and an overhead of 10 us (presets/calibration.json: Volta to Blackwell Ultra); the bounds are
+// ten times below the lowest efficiency and a hundred times above the overhead, and a fit whose
+// line misses its own rows by more than half on average.
+constexpr double kMinFittedEfficiency = 0.04;
+constexpr double kMaxFittedOverheadS = 1000e-6;
+constexpr double kMaxMeanTimeError = 0.5;
+
+std::optional<Error> fit_bounds_error(const GemmFit& f) {
+  const std::pair<const char*, const std::optional<double>*> effs[] = {
+      {"gemm_efficiency", &f.gemm_efficiency},
+      {"fp8_gemm_efficiency", &f.fp8_gemm_efficiency},
+      {"fp4_gemm_efficiency", &f.fp4_gemm_efficiency}};
+  for (const auto& [name, eff] : effs)
+    if (eff->has_value() && !(**eff >= kMinFittedEfficiency))
+      return Error{ErrorCode::out_of_range, name,
+                   fmt::format("the fitted {}={:.3g} must be >= {:g}: the table's TFLOP/s are "
+                               "not this GPU's GEMMs (another unit or GPU?)",
+                               name, **eff, kMinFittedEfficiency)};
+  if (!(f.gemm_overhead_s <= kMaxFittedOverheadS))
+    return Error{ErrorCode::out_of_range, "gemm_overhead_us",
+                 fmt::format("the fitted gemm_overhead_us={:.4g} must be <= {:g}: a GEMM's fixed "
+                             "cost is its launch, microseconds (sizes in the wrong unit?)",
+                             f.gemm_overhead_s * 1e6, kMaxFittedOverheadS * 1e6)};
+  if (!(f.mean_time_error <= kMaxMeanTimeError))
+    return Error{ErrorCode::out_of_range, "",
+                 fmt::format("the fit misses the table's times by {:.0f} % on average, more "
+                             "than {:.0f} %: the rows are not of one GPU's GEMMs",
+                             100 * f.mean_time_error, 100 * kMaxMeanTimeError)};
+  return std::nullopt;
+}
+
+// A GPU's name as a message quotes it: a custom GPU's name is the user's text (limits.h).
+std::string shown_name(const GpuSpec& gpu) { return printable(gpu.name, kNameInMessageBytes); }
 
 Error bad(const std::string& message) { return Error{ErrorCode::parse_error, "", message}; }
 
@@ -123,11 +163,11 @@ Result<GemmFit> fit_gemm_table(std::string_view csv, const GpuSpec& gpu, const A
                              std::string(cells[col_dtype].substr(0, 40))));
     const auto peak = gpu.peak_flops(r.precision);
     if (!peak || !(*peak > 0))
-      return bad(fmt::format("line {}: {} has no {} peak", line_no, gpu.name,
+      return bad(fmt::format("line {}: {} has no {} peak", line_no, shown_name(gpu),
                              to_string(r.precision)));
     if (tflops * 1e12 > *peak * 1.05)
       return bad(fmt::format("line {}: {} TFLOP/s is above {}'s {} peak of {:.0f}", line_no, tflops,
-                             gpu.name, to_string(r.precision), *peak / 1e12));
+                             shown_name(gpu), to_string(r.precision), *peak / 1e12));
     r.flops = 2 * r.m * r.n * r.k;
     r.time_s = r.flops / (tflops * 1e12);
     r.peak = *peak;
@@ -190,6 +230,7 @@ Result<GemmFit> fit_gemm_table(std::string_view csv, const GpuSpec& gpu, const A
     out.max_time_error = std::max(out.max_time_error, err);
     out.mean_time_error += err / rows.size();
   }
+  if (auto e = fit_bounds_error(out)) return *e;
   return out;
 }
 
@@ -215,7 +256,7 @@ Result<Json> fit_gemm_table_on(std::string_view csv, const Scenario& scenario,
   if (const ClusterGroup* other = other_gpu_type(scenario.cluster))
     return Error{ErrorCode::unsupported, "",
                  fmt::format("a GEMM table fits one GPU type, and this cluster mixes {} and {}",
-                             gpu.name, other->gpu.name)};
+                             shown_name(gpu), shown_name(other->gpu))};
   const ArchCalibration& preset = catalog.calibration.for_arch(gpu.arch);
   auto fit = fit_gemm_table(csv, gpu, preset);
   if (!fit) {

@@ -1,6 +1,7 @@
 #include "stepcast/nccl_tests.h"
 
 #include "stepcast/limits.h"
+#include "stepcast/schema.h"
 
 #include "json/plain_number.h"
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -18,6 +20,20 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr size_t kMaxPoints = 100000;  // a sweep has ~30 sizes; anything near this is not one
+
+// nccl-tests prints algbw = size / time and busbw = algbw x the test's factor (its
+// doc/PERFORMANCE.md), in GB/s with two decimals and the time in microseconds with two. A row
+// whose columns disagree by more than this was edited, shifted or converted (times off by 10^6,
+// a busbw of 1e-308): the fit would be of numbers no link produced. Checked where the printed
+// bandwidth is >= 1 GB/s, so the two decimals' rounding stays within 0.5 %.
+constexpr double kColumnTolerance = 0.05;
+constexpr double kCheckedFromGBps = 1.0;
+
+// A row's numbers as printed, for the checks above.
+struct PrintedRow {
+  size_t line = 0;
+  double algbw_GBps = 0;
+};
 
 Error bad(const std::string& message) { return Error{ErrorCode::parse_error, "", message}; }
 
@@ -99,6 +115,33 @@ bool half_row(std::span<const std::string_view> t, double size, NcclTestPoint& p
   return true;
 }
 
+bool disagree(double printed, double expected) {
+  return !(std::fabs(printed / expected - 1) <= kColumnTolerance);
+}
+
+// The columns of every half-row agree (kColumnTolerance): algbw is size / time, busbw is algbw
+// times the test's factor. One line naming the row, the column, its value and the rule.
+std::optional<Error> columns_error(const NcclTestRun& run, std::span<const PrintedRow> rows) {
+  const double factor = busbw_factor(run.collective, run.ranks);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const NcclTestPoint& p = run.points[i];
+    const double algbw = rows[i].algbw_GBps;
+    if (algbw < kCheckedFromGBps) continue;
+    const double from_time = p.size_bytes / p.time_s / 1e9;
+    if (disagree(algbw, from_time))
+      return bad(fmt::format("line {}: algbw={:g} GB/s must be size/time = {:.4g} GB/s "
+                             "(nccl-tests prints the time in us): the time column was changed "
+                             "or converted",
+                             rows[i].line, algbw, from_time));
+    if (disagree(p.busbw_Bps / 1e9, algbw * factor))
+      return bad(fmt::format("line {}: busbw={:g} GB/s must be algbw x {:.4g} = {:.4g} GB/s "
+                             "({} on {} ranks): the busbw column was changed",
+                             rows[i].line, p.busbw_Bps / 1e9, factor, algbw * factor,
+                             to_string(run.collective), run.ranks));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<NcclTestRun> parse_nccl_tests(std::string_view text, std::string_view name_hint) {
@@ -108,6 +151,7 @@ Result<NcclTestRun> parse_nccl_tests(std::string_view text, std::string_view nam
   bool header = false, named = kind_from_name(name_hint, run.collective), reduction = false;
   double ratio_sum = 0;
   int ratio_n = 0;
+  std::vector<PrintedRow> printed;  // one per point
   size_t line_no = 0, start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -158,6 +202,7 @@ Result<NcclTestRun> parse_nccl_tests(std::string_view text, std::string_view nam
       }
       if (run.points.size() >= kMaxPoints) return bad("more table rows than any nccl-tests sweep");
       run.points.push_back(p);
+      printed.push_back({line_no, algbw});
       if (algbw >= 0.1) {
         ratio_sum += p.busbw_Bps / (algbw * 1e9);
         ++ratio_n;
@@ -188,6 +233,7 @@ Result<NcclTestRun> parse_nccl_tests(std::string_view text, std::string_view nam
       return bad("cannot tell all_gather from alltoall: name the file after the test "
                  "(all_gather_perf, alltoall_perf)");
   }
+  if (auto e = columns_error(run, printed)) return *e;
   return run;
 }
 
@@ -274,6 +320,31 @@ Result<RunFit> fit_run(const NcclTestRun& run, int nics) {
   return f;
 }
 
+// A fit whose mean busbw error passes this is refused (fit_nccl_link): the fixtures of published
+// sweeps fit within 5 % (tests/engine/nccl_tests_test.cpp, FixturesFitWithinFivePercent).
+constexpr double kMaxMeanFitError = 0.5;
+
+// The fitted figures within the ranges a scenario reads them in (the link keys of the input
+// table): a fit the engine would refuse when it reads the link is refused when it is made,
+// naming the figure, its value and the range.
+std::optional<Error> fitted_range_error(const LinkSpec& l) {
+  const std::pair<const char*, double> figures[] = {
+      {"busbw_GBps", l.busbw_Bps},
+      {"allreduce_busbw_GBps", l.allreduce_busbw_Bps},
+      {"half_peak_bytes", l.half_peak_bytes},
+      {"latency_us", l.latency_s}};
+  for (const auto& [name, value] : figures) {
+    const KeyInfo& k = *find_key("link", name);
+    const double v = value / k.scale;
+    if (!(v >= k.min && v <= k.max))
+      return Error{ErrorCode::out_of_range, fmt::format("link.{}", name),
+                   fmt::format("the fitted link.{}={:.4g} must be {} {:g} and <= {:g}: the "
+                               "nccl-tests times are not of a link",
+                               name, v, k.min_exclusive ? ">" : ">=", k.min, k.max)};
+  }
+  return std::nullopt;
+}
+
 std::string run_label(const NcclTestRun& r) {
   return fmt::format("{}, {} ranks on {} host{}", to_string(r.collective), r.ranks, r.hosts,
                      r.hosts == 1 ? "" : "s");
@@ -349,9 +420,55 @@ Result<NcclLinkFit> fit_nccl_link(const std::vector<NcclTestRun>& runs, int nics
       ++check.points;
     }
     if (check.points) check.mean_busbw_error /= check.points;
+    // One link's line through every run: a run it misses by more than half on average was not
+    // measured on the link the others were (or not at the sizes it says).
+    if (check.mean_busbw_error > kMaxMeanFitError)
+      return Error{ErrorCode::out_of_range, "",
+                   fmt::format("{}: the fitted link misses the measured busbw by {:.0f} % on "
+                               "average, more than the {:.0f} % one link can: fit each link's "
+                               "runs on their own",
+                               check.label, 100 * check.mean_busbw_error,
+                               100 * kMaxMeanFitError)};
     out.checks.push_back(check);
   }
+  if (auto e = fitted_range_error(l)) return *e;
   return out;
+}
+
+namespace {
+
+// Words of a device name or a preset id, lower case: split at spaces, '-' and '_'.
+std::vector<std::string> name_words(std::string_view s) {
+  std::vector<std::string> words(1);
+  for (const char c : s) {
+    if (c == ' ' || c == '-' || c == '_') {
+      if (!words.back().empty()) words.emplace_back();
+    } else {
+      words.back() += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+}  // namespace
+
+std::optional<Error> nccl_gpu_error(const NcclTestRun& run, const GpuSpec& gpu) {
+  std::string model;
+  for (const auto& w : name_words(run.gpu_name))
+    if (w.find_first_of("0123456789") != std::string::npos) {
+      model = w;
+      break;
+    }
+  if (model.empty()) return std::nullopt;
+  for (const std::string_view own : {std::string_view(gpu.id), std::string_view(gpu.name)})
+    for (const auto& w : name_words(own))
+      if (w == model) return std::nullopt;
+  return Error{ErrorCode::invalid_cluster, "",
+               fmt::format("nccl-tests ran on {} ({}), and this cluster's GPU is {}: a link "
+                           "measured on other GPUs does not calibrate these",
+                           printable(run.gpu_name, kNameInMessageBytes), model,
+                           printable(gpu.id.empty() ? gpu.name : gpu.id, kNameInMessageBytes))};
 }
 
 Json nccl_link_json(const NcclLinkFit& fit, const std::vector<std::string>& files) {

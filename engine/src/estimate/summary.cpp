@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "estimate/step.h"
+#include "stepcast/json.h"
+#include "stepcast/limits.h"
 
 namespace stepcast::detail {
 
@@ -65,7 +67,7 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
     if (p.flash_attention && (g.gpu.arch == "volta" || g.gpu.arch == "turing"))
       r.warnings.push_back(fmt::format("FlashAttention needs Ampere or newer; {} runs unfused "
                                        "attention (set plan.flash_attention=false)",
-                                       g.gpu.name));
+                                       printable(g.gpu.name, kNameInMessageBytes)));
   if (!p.replicas.empty()) {
     int64_t taken = 0;
     for (const auto& set : sets) taken += set.count * set.micro_batches;

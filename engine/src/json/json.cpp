@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace stepcast {
 
@@ -56,9 +59,28 @@ class BoundedDom {
   bool number_float(number_float_t v, const string_t& s) { return dom_.number_float(v, s); }
   bool string(string_t& v) { return dom_.string(v); }
   bool binary(binary_t& v) { return dom_.binary(v); }
-  bool key(string_t& v) { return dom_.key(v); }
-  bool start_object(std::size_t n) { return open() && dom_.start_object(n); }
-  bool end_object() { return close() && dom_.end_object(); }
+  // A key an object already has stops the parse: nlohmann keeps the last value, silently, where
+  // a link with a repeated key is refused (share_link.cpp); one rule for both.
+  bool key(string_t& v) {
+    if (!keys_.empty()) {
+      Json::object_t& seen = keys_.back();
+      if (seen.find(v) != seen.end()) {
+        duplicate_ = v;
+        return false;
+      }
+      seen[v];
+    }
+    return dom_.key(v);
+  }
+  bool start_object(std::size_t n) {
+    if (!open()) return false;
+    keys_.emplace_back();
+    return dom_.start_object(n);
+  }
+  bool end_object() {
+    keys_.pop_back();
+    return close() && dom_.end_object();
+  }
   bool start_array(std::size_t n) { return open() && dom_.start_array(n); }
   bool end_array() { return close() && dom_.end_array(); }
   template <class Exception>
@@ -67,6 +89,7 @@ class BoundedDom {
   }
 
   bool too_deep() const { return too_deep_; }
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
 
  private:
   bool open() {
@@ -82,6 +105,10 @@ class BoundedDom {
   nlohmann::detail::json_sax_dom_parser<Json> dom_;
   int depth_ = 0;
   bool too_deep_ = false;
+  // The keys of each open object, as a JSON object of nulls: the map nlohmann builds objects with
+  // anyway, so no other container's code goes into the WebAssembly module.
+  std::vector<Json::object_t> keys_;
+  std::optional<std::string> duplicate_;
 };
 
 }  // namespace
@@ -97,6 +124,10 @@ Result<Json> parse_json(std::string_view text, std::string_view what, size_t max
     return Error{
         ErrorCode::parse_error, "",
         fmt::format("{} nests objects and arrays more than {} levels deep", what, kMaxJsonDepth)};
+  if (dom.duplicate())
+    return Error{ErrorCode::duplicate_key, "",
+                 fmt::format("{} has the key \"{}\" twice in one object: give it once",
+                             what, printable(*dom.duplicate(), 80))};
   if (!ok || result.is_discarded())
     return Error{ErrorCode::parse_error, "", fmt::format("{} is not valid JSON", what)};
   return result;

@@ -4,6 +4,8 @@
 // schema() binding) all read these tables. Link names are a contract: never rename one.
 #include "scenario/fields.h"
 
+#include "stepcast/limits.h"
+
 #include <cstdlib>
 
 namespace stepcast::detail {
@@ -27,7 +29,8 @@ constexpr Field<ModelSpec> kModel[] = {
       .doc = "preset id (preset files); a custom model needs none"},
      &read_member<&ModelSpec::id>, nullptr},
     {{.object = "model", .name = "name", .link = "m.name", .type = V::text,
-      .fallback = D::rule("the preset id, or \"custom model\""), .label = "Name",
+      .fallback = D::rule("the preset id, or \"custom model\""), .max = kMaxNameBytes,
+      .label = "Name",
       .doc = "the model's name, for people", .control = C::model},
      [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
        m.name = r.string(k, m.id.empty() ? std::string("custom model") : m.id);
@@ -599,7 +602,7 @@ constexpr KeyInfo kScenario[] = {
      .doc = "sequence length of training samples (overrides `model.seq_len`)",
      .control = C::plan},
     {.object = "scenario", .name = "name", .link = "name", .type = V::text,
-     .fallback = D::absent(), .doc = "free text, ignored by the engine"},
+     .fallback = D::absent(), .max = kMaxNameBytes, .doc = "free text, ignored by the engine"},
     {.object = "scenario", .name = "calibration", .link = "cal", .type = V::object,
      .fallback = D::absent(),
      .doc = "this cluster as measured: fitted links, and measured runs or the factors fitted "

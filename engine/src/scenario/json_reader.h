@@ -26,6 +26,10 @@ namespace stepcast::detail {
 // A value as an error message echoes it: JSON, cut to a few dozen characters (input can be huge).
 std::string echo(const Json& value);
 
+// The error of a text longer than its key's bound (schema.cpp: out of line, as every text key's
+// reader would otherwise carry its own copy).
+Error text_too_long(const std::string& field, size_t bytes, double max);
+
 class JsonReader {
  public:
   JsonReader(const Json& object, std::string path) : object_(object), path_(std::move(path)) {
@@ -196,7 +200,11 @@ class JsonReader {
     std::optional<std::string> fallback = rule;
     if (k.fallback.kind == DefaultValue::Kind::text) fallback = std::string(k.fallback.text);
     if (k.fallback.kind == DefaultValue::Kind::none && !fallback) fallback = std::string();
-    return string(k.name, fallback);
+    std::string text = string(k.name, fallback);
+    // A text key with a bound (names: limits.h) is refused past it, so a link can carry it.
+    if (k.max > 0 && text.size() > static_cast<size_t>(k.max))
+      fail(text_too_long(field(k.name), text.size(), k.max));
+    return text;
   }
   int choice(const KeyInfo& k, std::optional<int> rule = std::nullopt) {
     std::optional<int> fallback = rule;

@@ -95,7 +95,9 @@ std::string type_text(const KeyInfo& k) {
       for (auto c : k.choices) out += fmt::format("{}`{}`", out.empty() ? "" : " ", c);
       return out;
     }
-    case ValueType::text: return "string";
+    case ValueType::text:
+      if (k.max > 0) return fmt::format("string of ≤ {} bytes", plain(k.max));
+      return "string";
     case ValueType::reference: return "preset id or object";
     case ValueType::list: return "array";
     case ValueType::object: return "object";
@@ -292,6 +294,11 @@ void echo_into(const Json& v, std::string& out, int depth, size_t budget) {
 }
 
 }  // namespace
+
+Error text_too_long(const std::string& field, size_t bytes, double max) {
+  return Error{ErrorCode::out_of_range, field,
+               fmt::format("{} is {} bytes long; at most {:g} are read", field, bytes, max)};
+}
 
 std::string echo(const Json& value) {
   constexpr size_t kBudget = 48;

@@ -1,6 +1,7 @@
 #include "stepcast/share_link.h"
 
 #include "stepcast/limits.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/schema.h"
 
 #include <fmt/format.h>
@@ -57,6 +58,9 @@ std::vector<Key> link_keys(std::string_view object, std::initializer_list<std::s
   }
   return keys;
 }
+
+// A custom model's text for people, which links leave out (link_leaves_out): no estimate reads it.
+constexpr const char* kModelTextForPeople[] = {"source", "notes"};
 
 // Short names are part of the link format: never rename one (schema: fields.cpp).
 const std::vector<Key>& plan_keys() {
@@ -178,6 +182,21 @@ Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {
   return Error{code, "link", "link: " + std::move(message)};
 }
 
+// A format 3 link without its end marker: cut when it was copied. Its rule id lets the page say so
+// in its own words and keep the plan it shows; the last part read says where the cut fell.
+Error incomplete_error(std::span<const std::string_view> pairs) {
+  const std::string_view last = pairs.empty() ? std::string_view() : pairs.back();
+  Error e = link_error(fmt::format("this link is incomplete: it stops after '{}' without the "
+                                   "'&{}' that ends every link Stepcast writes; copy the whole "
+                                   "link again",
+                                   short_text(last), kLinkEndMarker));
+  e.rule = Rule::link_incomplete;
+  e.values = Json::object();
+  e.values["last"] = short_text(last);
+  e.values["parts"] = pairs.size();
+  return e;
+}
+
 // Numbers as people and JavaScript write them: digits, an optional sign, fraction and exponent;
 // no spaces, "+", hex, "inf" or "nan" (strtod would take them all).
 bool plain_number(std::string_view t, bool integer) {
@@ -281,7 +300,11 @@ std::optional<std::string> write_value(const Json& v, Kind kind, std::string_vie
       // Shortest text, as JavaScript writes it: whole numbers without ".0".
       const double d = v.get<double>();
       if (std::floor(d) == d && std::fabs(d) < 9007199254740992.0) return fmt::format("{:.0f}", d);
-      return fmt::format("{}", d);
+      // Past 2^53 and in fractions, the shortest text that reads back to the same double, with
+      // its exponent's sign left out ("1e16", not "1e+16": a fragment reads '+' as a space).
+      std::string text = fmt::format("{}", d);
+      if (const size_t plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
+      return text;
     }
     case Kind::boolean:
       if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
@@ -333,21 +356,79 @@ std::optional<Json> read_value(const std::string& text, Kind kind, std::string_v
   return std::nullopt;
 }
 
-// Appends the keys of `table` found in `object`; fails on a value of the wrong type.
+// The page's settings are not scenario keys (parse_scenario checks those): their range, which
+// the reader checks and the writer checks before it writes (a link that would not open again is
+// refused when it is made, not when it is opened).
+std::optional<Error> page_range_error(const Key& k, const Json& v, std::string_view shown) {
+  const KeyInfo& info = *k.info;
+  if (!v.is_number()) return std::nullopt;
+  const double d = v.get<double>();
+  if (d < info.min || (info.max > 0 && d > info.max))
+    return link_error(fmt::format("{}={} must be between {:g} and {:g}", k.link, shown, info.min,
+                                  info.max),
+                      ErrorCode::out_of_range);
+  return std::nullopt;
+}
+
+// Whether `text`, as written, reads back to `value`: the reader's limits on the length of a
+// number (18 digits for an integer, 32 characters for a number) and its syntax.
+bool reads_back(const std::string& text, const Json& value, Kind kind, std::string_view key) {
+  const auto decoded = percent_decode(text);
+  if (!decoded) return false;
+  const auto read = read_value(*decoded, kind, key);
+  if (!read) return false;
+  if (read->is_number() && value.is_number()) return read->get<double>() == value.get<double>();
+  return true;  // text, booleans and JSON are written as they are
+}
+
+// Appends the keys of `table` found in `object`; fails on a value of the wrong type, one the
+// reader would not read back, and (`page`) a page setting out of its range.
 std::optional<Error> encode_keys(const Json& object, std::span<const Key> table,
-                                 std::string_view where, std::string& out) {
+                                 std::string_view where, std::string& out, bool page = false) {
   for (const Key& k : table) {
     auto it = object.find(k.json);
     if (it == object.end()) continue;
     if (!k.fallback.is_null() && *it == k.fallback) continue;  // defaults stay out of the link
+    if (page)
+      if (auto e = page_range_error(k, *it, short_text(it->dump()))) return e;
     auto text = write_value(*it, k.kind, k.json);
-    if (!text)
+    if (!text || !reads_back(*text, *it, k.kind, k.json))
       return link_error(fmt::format("{}.{}={} cannot be written in a link", where, k.json,
                                     short_text(it->dump())),
-                        ErrorCode::type_error);
+                        text ? ErrorCode::out_of_range : ErrorCode::type_error);
     out += fmt::format("&{}={}", k.link, *text);
   }
   return std::nullopt;
+}
+
+// The address a link is written after: a URL or nothing, one line. A control character would
+// end the link early in a terminal or a page (a newline makes a second, forged line) and a '#'
+// would start the fragment early.
+std::optional<Error> base_error(std::string_view base) {
+  for (size_t i = 0; i < base.size(); ++i) {
+    const auto c = static_cast<unsigned char>(base[i]);
+    if (c < 0x20 || c == 0x7F || c == '#')
+      return Error{ErrorCode::type_error, "base",
+                   fmt::format("link: the base address {} holds {} at byte {}; it must be a "
+                               "URL without control characters or '#'",
+                               short_text(base), c == '#' ? "'#'" : fmt::format("byte 0x{:02X}", c),
+                               i)};
+  }
+  return std::nullopt;
+}
+
+// A link longer than readers take is refused when written, naming its longest part (a long name
+// or a cluster written out as JSON), so the user knows what to shorten.
+std::optional<Error> length_error(std::string_view link) {
+  if (link.size() <= kMaxLinkLength) return std::nullopt;
+  std::string_view longest;
+  for (const std::string_view part : split(link.substr(link.find('#') + 1), '&'))
+    if (part.size() > longest.size()) longest = part;
+  return link_error(fmt::format("the link would be {} characters, over the {} readers take; its "
+                                "longest part is {} ({} characters)",
+                                link.size(), kMaxLinkLength,
+                                short_text(longest.substr(0, longest.find('='))), longest.size()),
+                    ErrorCode::out_of_range);
 }
 
 std::optional<Error> reject_unknown(const Json& object, std::span<const Key> table,
@@ -365,9 +446,20 @@ std::optional<Error> reject_unknown(const Json& object, std::span<const Key> tab
 
 }  // namespace
 
+std::vector<std::string> link_leaves_out(const Json& scenario) {
+  std::vector<std::string> paths;
+  if (!scenario.is_object()) return paths;
+  const auto m = scenario.find("model");
+  if (m == scenario.end() || !m->is_object()) return paths;
+  for (const char* key : kModelTextForPeople)
+    if (m->contains(key)) paths.push_back(fmt::format("model.{}", key));
+  return paths;
+}
+
 Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view base) {
   const Json& s = doc.scenario;
   if (!s.is_object()) return link_error("the scenario must be a JSON object");
+  if (auto e = base_error(base)) return *e;
   std::string out = fmt::format("{}#v={}", base, kLinkFormatVersion);
   for (auto it = s.begin(); it != s.end(); ++it) {
     const std::string& key = it.key();
@@ -381,8 +473,10 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
       out += "&model=" + percent_encode(m->get_ref<const std::string&>());
     } else if (m->is_object()) {
       out += "&model=custom";
-      if (auto e = reject_unknown(*m, model_keys(), "model")) return *e;
-      if (auto e = encode_keys(*m, model_keys(), "model", out)) return *e;
+      Json shape = *m;
+      for (const char* key : kModelTextForPeople) shape.erase(key);
+      if (auto e = reject_unknown(shape, model_keys(), "model")) return *e;
+      if (auto e = encode_keys(shape, model_keys(), "model", out)) return *e;
     } else {
       return link_error("model must be a preset id or an object");
     }
@@ -423,7 +517,9 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
   if (auto e = encode_keys(s, top_keys(), "scenario", out)) return *e;
   if (!doc.page.is_object()) return link_error("page settings must be an object");
   if (auto e = reject_unknown(doc.page, page_keys(), "page")) return *e;
-  if (auto e = encode_keys(doc.page, page_keys(), "page", out)) return *e;
+  if (auto e = encode_keys(doc.page, page_keys(), "page", out, true)) return *e;
+  out += fmt::format("&{}", kLinkEndMarker);
+  if (auto e = length_error(out)) return *e;
   return out;
 }
 
@@ -456,8 +552,18 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
   bool custom_model = false, cluster_json = false;
   int version = 0;
   std::vector<std::string> seen;  // one rule for every key: it appears once
-  for (const std::string_view pair : split(fragment, '&')) {
-    if (pair.empty()) continue;
+  std::vector<std::string_view> pairs = split(fragment, '&');
+  std::erase_if(pairs, [](std::string_view p) { return p.empty(); });
+  // Format 3 ends with its marker; a link without it was cut (or is of an older format, which
+  // `v` says below). The marker anywhere else is an error of its own.
+  const bool ended = !pairs.empty() && pairs.back() == kLinkEndMarker;
+  if (ended) pairs.pop_back();
+  // A cut link is incomplete before anything else: the cut may fall inside a pair ("&en").
+  if (!ended && std::find(pairs.begin(), pairs.end(), "v=3") != pairs.end())
+    return incomplete_error(pairs);
+  for (const std::string_view pair : pairs) {
+    if (pair == kLinkEndMarker)
+      return link_error("'end' is the end marker and comes last, once");
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos)
       return link_error(fmt::format("'{}' is not key=value", short_text(pair)));
@@ -477,11 +583,11 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
       return link_error("'cluster' (a JSON cluster) and other cluster keys together",
                         ErrorCode::duplicate_key);
     if (key == "v") {
-      if (*value != "1" && *value != "2")
-        return link_error(fmt::format("format version {} is not one this Stepcast reads (1, 2)",
+      if (*value != "1" && *value != "2" && *value != "3")
+        return link_error(fmt::format("format version {} is not one this Stepcast reads (1, 2, 3)",
                                       short_text(*value)),
                           ErrorCode::unsupported);
-      version = *value == "1" ? 1 : 2;
+      version = (*value)[0] - '0';
       continue;
     }
     if (key == "model") {
@@ -531,16 +637,15 @@ Result<LinkDocument> scenario_from_link(std::string_view url) {
     if (!v)
       return link_error(fmt::format("{}={} is not a valid value", key, short_text(*value)),
                         ErrorCode::type_error);
-    // The page's settings are not scenario keys (parse_scenario checks those): their range here.
-    const KeyInfo& info = *found->info;
-    if (target == &doc.page && v->is_number() &&
-        (v->get<double>() < info.min || (info.max > 0 && v->get<double>() > info.max)))
-      return link_error(fmt::format("{}={} must be between {:g} and {:g}", key,
-                                    short_text(*value), info.min, info.max),
-                        ErrorCode::out_of_range);
+    if (target == &doc.page)
+      if (auto e = page_range_error(*found, *v, short_text(*value))) return *e;
     (*target)[found->json] = std::move(*v);
   }
-  if (version == 0) return link_error("the link has no format version (v=2)");
+  if (version == 0) return link_error("the link has no format version (v=3)");
+  if (version == 3 && !ended) return incomplete_error(pairs);
+  if (version < 3 && ended)
+    return link_error(fmt::format("'end' ends links of format 3, and this one is format {}",
+                                  version));
   if (custom_model) doc.scenario["model"] = std::move(model);
   else if (!model.empty()) return link_error("m.* keys need model=custom", ErrorCode::type_error);
   if (!cluster.empty()) doc.scenario["cluster"] = std::move(cluster);

@@ -45,6 +45,26 @@ Result<LinkSpec> link_from_json(const Json& j, const std::string& path) {
   LinkSpec l;
   read_fields(r, link_fields(), l);
   if (!r.ok()) return r.error();
+  // The achievable bus bandwidths against the line rate (issue 38 §2: busbw 10^6 GB/s on a 1 GB/s
+  // link was read as given). A ring moves each byte over every link once per direction, so its
+  // bus bandwidth is at most the line rate; an all-reduce whose switch reduces (NVLS) sends each
+  // byte once instead of twice, so at most twice it (the presets' NVLink 4: 480 of 450 GB/s).
+  struct Bound {
+    const char* key;
+    double Bps;
+    double lines;  // line rates it may reach
+    const char* why;
+  };
+  const Bound bounds[] = {
+      {"busbw_GBps", l.busbw_Bps, 1, "a ring moves at most the line rate"},
+      {"allreduce_busbw_GBps", l.allreduce_busbw_Bps, 2,
+       "an all-reduce moves at most twice the line rate, where the switch reduces"}};
+  for (const Bound& b : bounds)
+    if (b.Bps > b.lines * l.bandwidth_Bps_per_dir * (1 + 1e-9))
+      return Error{ErrorCode::out_of_range, r.field(b.key),
+                   fmt::format("{}={:g} must be <= {:g} x bandwidth_GBps_per_dir={:g}: {}",
+                               r.field(b.key), b.Bps / 1e9, b.lines,
+                               l.bandwidth_Bps_per_dir / 1e9, b.why)};
   return l;
 }
 

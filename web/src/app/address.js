@@ -110,6 +110,7 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
     copy.disabled = true;
     copy.title = `This scenario cannot be written as a link: ${linkMessage(r.error)}.`;
     $('#cli-link').textContent = copy.title;
+    $('#link-left-out').textContent = '';
     writeUrl();
     return;
   }
@@ -117,7 +118,11 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   stats.linked = text;
   if (stats.rendered === text) compare.linked(scenario, r.link);
   copy.disabled = false;
-  copy.title = '';
+  // What the link leaves out (an imported model's source and notes: text for people, which no
+  // estimate reads), said where the link is shown and on the button.
+  const left = Array.isArray(r.left_out) ? r.left_out.map(String) : [];
+  copy.title = left.length ? `The link leaves out ${left.join(' and ')}: text for people, which the numbers do not depend on.` : '';
+  $('#link-left-out').textContent = left.length ? ` ${copy.title}` : '';
   copy.dataset.link = r.link;
   $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
   writeUrl();
@@ -137,7 +142,8 @@ export function linkNotice(...content) {
 /**
  * Puts the scenario in the address (or `url`) into the form: true when it holds it (the caller
  * estimates it). A link that cannot be read, or names a preset that does not exist, leaves a
- * message and false.
+ * message and false; a link cut when it was copied (the engine's rule link_incomplete: no end
+ * marker) a message of its own and 'incomplete', so that the caller keeps the plan on show.
  */
 export async function openLink(url = location.href) {
   const hash = url.indexOf('#');
@@ -147,6 +153,15 @@ export async function openLink(url = location.href) {
     r = await engine.fromLink(url);
   } catch (err) {
     r = { error: { message: String(err.message) } };
+  }
+  if (r.error?.rule === 'link_incomplete') {
+    stats.opened = 'incomplete';
+    const last = String(r.error.values?.last ?? '');
+    linkNotice(h('strong', null, 'This link is incomplete: '),
+      `it stops after “${last.length > 80 ? `${last.slice(0, 77)}…` : last}”, so the rest of its plan was lost when it was copied. ` +
+      'Copy the whole link again (it ends with “&end”). ',
+      stats.opens > 0 ? 'The plan on show is unchanged.' : `Showing ${fallback} instead.`);
+    return 'incomplete';
   }
   const problem = r.error ? `it could not be read (${linkMessage(r.error)})` : linkProblem(r.scenario, presets);
   if (problem) {

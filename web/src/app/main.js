@@ -35,9 +35,12 @@ function registerServiceWorker() {
 
 /** Shows the scenario of the address, or the default one; counts in stats.opens when done. */
 async function openAddress() {
-  if (await openLink()) {
+  const opened = await openLink();
+  if (opened === true) {
     clearChoice();
     reload();
+  } else if (opened === 'incomplete' && stats.opens > 0) {
+    syncLink(); // the plan on show stays, and its own link goes back in the address
   } else {
     if (!location.hash || location.hash === '#') stats.opened = 'default';
     await showDefault();
