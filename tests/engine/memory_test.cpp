@@ -235,6 +235,11 @@ TEST(Memory, MoeDispatchBuffersByHand) {
   ModelSpec m = mixtral;
   m.seq_len = 4096;
   EXPECT_NEAR(over.memory.ep_overlap, layer_activation_bytes(m, p, true), 1);
+  // Pipelined (PP 2 x VPP 2): stage 0's 16 layers in two chunks, one chunk of 8 layers ahead.
+  const StageReport piped = estimate(test::scenario(R"({"model": "mixtral-8x7b", "cluster":
+      {"node": "dgx-h100", "nodes": 2}, "plan": {"tp": 1, "pp": 2, "vpp": 2, "ep": 8,
+      "global_batch": 64, "moe_overlap": true}, "seq_len": 4096})")).stages[0];
+  EXPECT_NEAR(piped.memory.ep_overlap, 8 * layer_activation_bytes(m, p, true), 1);
   EXPECT_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.ep_overlap, 0);
 }
 
