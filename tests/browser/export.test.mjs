@@ -49,16 +49,16 @@ describe('exports', () => {
     report = cli.report;
     await p.click('.mem-table summary');
     const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'allocator', 'other', 'total', 'capacity']
+    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other', 'total', 'capacity']
       .map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
     const { name, body } = await download(p, '[data-download="memory.csv"]');
     assert.equal(name, 'memory.csv');
     const rows = parseCsv(body.toString());
-    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'allocator_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
+    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'moe_dispatch_gib', 'ep_overlap_gib', 'allocator_gib', 'userbuffers_gib', 'deepep_gib', 'nccl_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
     assert.equal(rows.length, 1 + report.stages.length);
     for (const [i, s] of report.stages.entries()) {
-      assert.equal(Number(rows[i + 1][8]), s.memory_bytes.total / GIB, `stage ${i} total`);
-      assert.equal(rows[i + 1][10], String(s.fits));
+      assert.equal(Number(rows[i + 1][13]), s.memory_bytes.total / GIB, `stage ${i} total`);
+      assert.equal(rows[i + 1][15], String(s.fits));
     }
   });
 

@@ -44,6 +44,11 @@ expect_error(moe_top_k "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\":
 expect_error(mla_rank "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"swiglu\", \"position\": \"rope\", \"tied_embeddings\": false, \"attention\": {\"type\": \"mla\", \"kv_lora_rank\": 0, \"qk_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
              "error: model.attention.kv_lora_rank=0 must be")
 
+# Recompute (issue 35): a module Megatron-Core does not have, more layers than a pipeline rank's.
+expect_error(recompute_module "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"global_batch\": 16, \"recompute\": \"selective\", \"recompute_modules\": \"core_attn attn\"}}"
+             "error: plan.recompute_modules: 'attn' is not a module of Megatron-Core's --recompute-modules")
+expect_error(recompute_layers "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"pp\": 4, \"global_batch\": 16, \"recompute\": \"full\", \"recompute_num_layers\": 9}}"
+             "error: plan.recompute_num_layers=9 must be between 1 and the layers of a pipeline rank, model.layers/plan.pp=32/4=8")
 execute_process(COMMAND ${STEPCAST} estimate ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
   message(FATAL_ERROR "estimate of the example failed (${rc}): ${out}")

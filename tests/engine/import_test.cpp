@@ -234,6 +234,9 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.rank_order, b.rank_order);
   EXPECT_EQ(a.sequence_parallel, b.sequence_parallel);
   EXPECT_EQ(a.recompute, b.recompute);
+  EXPECT_EQ(a.recompute_modules, b.recompute_modules);
+  EXPECT_EQ(a.recompute_method, b.recompute_method);
+  EXPECT_EQ(a.recompute_num_layers, b.recompute_num_layers);
   EXPECT_EQ(a.effective_zero_stage(), b.effective_zero_stage());
   EXPECT_EQ(a.precision, b.precision);
   EXPECT_EQ(a.flash_attention, b.flash_attention);
@@ -325,6 +328,12 @@ std::vector<std::string> flag_scenarios() {
            R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
                "plan": {"tp": 2, "pp": 2, "global_batch": 32, "embedding_in_split": true,
                         "loss_in_split": true, "rank_order": "tp-cp-ep-pp-dp"}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 2, "global_batch": 32, "recompute": "selective",
+                        "recompute_modules": "core_attn mlp layernorm"}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 2, "pp": 2, "global_batch": 32, "recompute": "full",
+                        "recompute_method": "block", "recompute_num_layers": 3}})",
            R"({"model": "gpt-oss-20b", "cluster": {"node": "dgx-b200", "nodes": 1},
                "plan": {"ep": 8, "global_batch": 64, "precision": "mxfp8"}})",
            R"({"model": "deepseek-v2-lite", "cluster": {"node": "dgx-b200", "nodes": 1},

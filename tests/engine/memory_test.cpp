@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "stepcast/rule_ids.h"
 #include "stepcast/schedule.h"
 #include "stepcast/search.h"
 
@@ -42,6 +43,95 @@ TEST_F(MemoryTest, KorthikantiPerLayerActivations) {
   EXPECT_NEAR(layer_activation_bytes(gpt, plan), 2 * sbh() / t, 1);
 }
 
+// Selective recompute by module (plan.recompute_modules): each drops its terms of eq. 2 (GPT-3
+// 175B, t = 8, no SP, GELU MLP of 4h: the MLP's activation input and output, 16 sbh / t).
+TEST_F(MemoryTest, RecomputeModulesDropTheirActivations) {
+  const double a = 96, s = 2048, h = 12288, t = 8;
+  plan.recompute = Recompute::selective;
+  const auto per_layer = [&](const char* modules) {
+    plan.recompute_modules = modules;
+    return layer_activation_bytes(gpt, plan) / sbh();
+  };
+  EXPECT_NEAR(per_layer("core_attn"), 10 + 24 / t, 1e-9);  // eq. 4, no SP
+  // layernorm: the QKV and fc1 inputs (the norms' outputs), 2 sbh each.
+  EXPECT_NEAR(per_layer("core_attn layernorm"), 6 + 24 / t, 1e-9);
+  EXPECT_NEAR(per_layer("core_attn,mlp"), 10 + 8 / t, 1e-9);
+  // Without core_attn the unfused attention keeps its scores, 5 a s / (h t).
+  EXPECT_NEAR(per_layer("mlp"), 10 + 8 / t + 5 * a * s / (h * t), 1e-9);
+  // The modules act only under selective recompute.
+  plan.recompute = Recompute::none;
+  EXPECT_NEAR(per_layer("mlp layernorm"), 10 + 24 / t + 5 * a * s / (h * t), 1e-9);
+}
+
+// Full recompute by method: Llama 3 70B over 8 stages, 10 layers each; stage 1 holds 7
+// micro-batches in flight under 1F1B.
+TEST(Memory, RecomputeMethodAndLayers) {
+  const Scenario base = test::scenario(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
+      "nodes": 8}, "plan": {"tp": 8, "pp": 8, "global_batch": 64, "recompute": "full"},
+      "seq_len": 4096})");
+  auto activations = [&](const char* method, int n) {
+    Scenario s = base;
+    s.plan.recompute_method = method[0] == 'u' ? RecomputeMethod::uniform : RecomputeMethod::block;
+    s.plan.recompute_num_layers = n;
+    return estimate(s).stages[1].memory.activations;  // stage 1: 10 layers, 7 in flight
+  };
+  Plan p = base.plan;
+  ModelSpec m = base.model;
+  const double input = layer_activation_bytes(m, p);
+  p.recompute = Recompute::none;
+  const double whole = layer_activation_bytes(m, p);
+  // uniform 1: ten inputs per micro-batch in flight, one layer re-materialised.
+  EXPECT_NEAR(activations("uniform", 1), 10 * input * 7 + whole, 1);
+  // uniform 5: two inputs, five layers re-materialised together.
+  EXPECT_NEAR(activations("uniform", 5), 2 * input * 7 + 5 * whole, 1);
+  // block 4: four layers checkpointed, six keep everything, one re-materialised.
+  EXPECT_NEAR(activations("block", 4), (4 * input + 6 * whole) * 7 + whole, 1);
+  // Time: block replays 4 of each stage's 10 layers' forward, uniform all of them.
+  Scenario blocked = base;
+  blocked.plan.recompute_method = RecomputeMethod::block;
+  blocked.plan.recompute_num_layers = 4;
+  EXPECT_NEAR(estimate(blocked).stages[1].recompute_s / estimate(base).stages[1].recompute_s,
+              0.4, 1e-9);
+  // More layers than a pipeline rank has (80 / 8 = 10): one line naming the key and the rule.
+  const Error e = test::error_of(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
+      "nodes": 8}, "plan": {"tp": 8, "pp": 8, "global_batch": 64, "recompute": "full",
+      "recompute_num_layers": 11}})");
+  EXPECT_EQ(e.path, "plan.recompute_num_layers");
+  EXPECT_EQ(e.rule, Rule::recompute_num_layers);
+  EXPECT_NE(e.message.find("11"), std::string::npos) << e.message;
+}
+
+// The replay each module costs: its forward parts of layer_compute.
+TEST(Memory, RecomputeModulesReplayTheirForward) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 1, "global_batch": 64, "recompute": "selective"},
+      "seq_len": 4096})");
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  Plan p = s.plan;
+  const LayerCompute attn = layer_compute(s.model, p, d);
+  EXPECT_DOUBLE_EQ(attn.recompute_s, attn.attention_forward_s);  // core_attn, the default
+  p.recompute_modules = "core_attn mlp";
+  const LayerCompute mlp = layer_compute(s.model, p, d);
+  EXPECT_DOUBLE_EQ(mlp.linear_recompute_s, mlp.gemms.fc1_s + mlp.gemms.fc2_s);
+  // The GEMMs and the SwiGLU's element-wise pass: more than the GEMMs, less than the forward.
+  EXPECT_GT(mlp.recompute_s, attn.recompute_s + mlp.linear_recompute_s);
+  EXPECT_LT(mlp.recompute_s, mlp.forward_s);
+  p.recompute = Recompute::none;
+  EXPECT_EQ(layer_compute(s.model, p, d).recompute_s, 0);
+  // A module Megatron-Core does not have: one line naming the key, the value and the rule.
+  const Error e = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"global_batch": 64, "recompute": "selective",
+      "recompute_modules": "core_attn attention"}})");
+  EXPECT_EQ(e.path, "plan.recompute_modules");
+  EXPECT_EQ(e.rule, Rule::recompute_modules);
+  EXPECT_NE(e.message.find("'attention' is not a module of Megatron-Core"), std::string::npos)
+      << e.message;
+  // mla_up_proj needs multi-latent attention (Megatron-Core raises the same).
+  EXPECT_EQ(test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"global_batch": 64, "recompute": "selective",
+      "recompute_modules": "mla_up_proj"}})").rule, Rule::recompute_modules);
+}
+
 TEST_F(MemoryTest, MicroBatchesInFlight) {
   const auto in_flight = [&](int stage) {
     return schedule_of(plan).in_flight(schedule_shape(plan), stage);
@@ -70,16 +160,87 @@ TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
   EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads (Megatron-Core's bf16 default)
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * P / 8);  // master + 2 moments sharded over 8 DP ranks
   EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.allocator +
-                          m.other, 1);
+                          m.nccl + m.other, 1);
   // Allocated: what live tensors hold; reserved: plus the caching allocator's 5 % (calibration
-  // framework_memory_fraction); total: plus the 2 GiB outside the allocator.
+  // framework_memory_fraction); total: plus the 2 GiB outside the allocator, of which NCCL's
+  // buffers for the one communicator used (DP) are 16 channels x (4 + 0.5 + 4.6875) MiB.
   EXPECT_DOUBLE_EQ(m.allocated, m.weights + m.gradients + m.optimizer + m.activations);
   EXPECT_DOUBLE_EQ(m.allocator, 0.05 * m.allocated);
   EXPECT_DOUBLE_EQ(m.reserved, 1.05 * m.allocated);
-  EXPECT_DOUBLE_EQ(m.other, 2.0 * (1 << 30));
-  EXPECT_DOUBLE_EQ(m.total, m.reserved + m.other);
+  EXPECT_DOUBLE_EQ(m.nccl, 147.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(m.other, 2.0 * (1 << 30) - m.nccl);
+  EXPECT_DOUBLE_EQ(m.total, m.reserved + m.nccl + m.other);
+  EXPECT_EQ(m.userbuffers + m.deepep + m.moe_dispatch + m.ep_overlap, 0);
   // 8.03 B x (2 + 4 + 1.5) B = 56 GiB of model states + ~13 GiB of activations fits in 80 GiB.
   EXPECT_TRUE(r.fits) << r.stages[0].memory.total / (1 << 30);
+}
+
+// The buffers the software allocates (engine/src/physics/software_buffers.cpp for the sources),
+// by hand: Llama 3 70B at s = 4096, b = 1, h = 8192 on 64 H100s, TP 8 x PP 4 x DP 2.
+TEST(Memory, UserbuffersAndNcclBuffersByHand) {
+  auto stage = [](const char* precision, bool overlap) {
+    return estimate(test::scenario(fmt::format(R"({{"model": "llama3-70b", "cluster":
+        {{"node": "dgx-h100", "nodes": 8}}, "plan": {{"tp": 8, "pp": 4, "global_batch": 64,
+        "sequence_parallel": true, "tp_comm_overlap": {}, "precision": "{}"}},
+        "seq_len": 4096}})", overlap, precision))).stages[0].memory;
+  };
+  const double MiB = 1 << 20;
+  // 12 buffers of [4096, 8192] in bf16: 768 MiB; fp8 keeps the 8 all-gather ones in 1 byte.
+  EXPECT_DOUBLE_EQ(stage("bf16", true).userbuffers, 4096.0 * 8192 * 12 * 2);
+  EXPECT_DOUBLE_EQ(stage("bf16", true).userbuffers, 768 * MiB);
+  EXPECT_DOUBLE_EQ(stage("fp8", true).userbuffers, 4096.0 * 8192 * (8 * 1 + 4 * 2));
+  EXPECT_EQ(stage("bf16", false).userbuffers, 0);
+  // TP, PP and DP communicators, 147 MiB each; outside the allocator, beside reserved.
+  const MemoryBreakdown m = stage("bf16", true);
+  EXPECT_DOUBLE_EQ(m.nccl, 3 * 147 * MiB);
+  EXPECT_DOUBLE_EQ(m.other, 2048 * MiB - 3 * 147 * MiB);
+  EXPECT_DOUBLE_EQ(m.total, m.reserved + m.userbuffers + m.nccl + m.other);
+  EXPECT_DOUBLE_EQ(m.total - stage("bf16", false).total, 768 * MiB);
+}
+
+// Mixtral 8x7B (h = 4096, top-2 of 8 experts, every layer MoE) at s = 4096, b = 1, EP 8.
+TEST(Memory, MoeDispatchBuffersByHand) {
+  auto stage = [](const char* plan, int nodes = 1) {
+    return estimate(test::scenario(fmt::format(R"({{"model": "mixtral-8x7b", "cluster":
+        {{"node": "dgx-h100", "nodes": {}}}, "plan": {{"tp": 1, "ep": 8, "global_batch": 64, {}}},
+        "seq_len": 4096}})", nodes, plan))).stages[0];
+  };
+  // alltoall: the permuted send buffer, each of 4096 tokens twice, 2-byte elements.
+  EXPECT_DOUBLE_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.moe_dispatch,
+                   2.0 * 4096 * 2 * 4096);
+  // allgather: the hidden states of the tp x ep = 8 GPUs.
+  EXPECT_DOUBLE_EQ(stage(R"("moe_dispatcher": "allgather")").memory.moe_dispatch,
+                   2.0 * 4096 * 8 * 4096);
+  // flex: DeepEP's NVLink buffer, 10 channels x 8 peers x 256 tokens x (2 h + 128 x 16) bytes;
+  // across 16 GPUs (Qwen3-30B-A3B, h = 2048, 128 experts) 288 tokens, and an RDMA buffer of
+  // 10 x 2 ranks x 128 x (2 h + 2048 + 16) x 2.
+  const MemoryBreakdown flex = stage(R"("moe_dispatcher": "flex")").memory;
+  EXPECT_EQ(flex.moe_dispatch, 0);
+  EXPECT_DOUBLE_EQ(flex.deepep, 10.0 * 8 * 256 * (2 * 4096 + 2048));
+  EXPECT_DOUBLE_EQ(estimate(test::scenario(R"({"model": "qwen3-30b-a3b", "cluster": {"node":
+                       "dgx-h100", "nodes": 2}, "plan": {"ep": 16, "global_batch": 64,
+                       "moe_dispatcher": "flex"}})")).stages[0].memory.deepep,
+                   10.0 * 8 * 288 * (2 * 2048 + 2048) + 10.0 * 2 * 128 * (2 * 2048 + 2048 + 16) * 2);
+  // NCCL: DP and EP communicators under alltoall; flex's tokens go through DeepEP, not NCCL.
+  EXPECT_DOUBLE_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.nccl, 2 * 147.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(flex.nccl, 147.0 * (1 << 20));
+  // EP overlap without a pipeline: the merged step stores the next micro-batch's layers as it
+  // frees the last one's, one layer ahead (pipelined: one model chunk, schedules.py).
+  const StageReport over = stage(R"("moe_dispatcher": "alltoall", "moe_overlap": true)");
+  const ModelSpec mixtral = *builtin_catalog().find_model("mixtral-8x7b");
+  Plan p;
+  p.ep = 8;
+  p.dp = 8;
+  p.sequence_parallel = false;
+  ModelSpec m = mixtral;
+  m.seq_len = 4096;
+  EXPECT_NEAR(over.memory.ep_overlap, layer_activation_bytes(m, p, true), 1);
+  // Pipelined (PP 2 x VPP 2): stage 0's 16 layers in two chunks, one chunk of 8 layers ahead.
+  const StageReport piped = estimate(test::scenario(R"({"model": "mixtral-8x7b", "cluster":
+      {"node": "dgx-h100", "nodes": 2}, "plan": {"tp": 1, "pp": 2, "vpp": 2, "ep": 8,
+      "global_batch": 64, "moe_overlap": true}, "seq_len": 4096})")).stages[0];
+  EXPECT_NEAR(piped.memory.ep_overlap, 8 * layer_activation_bytes(m, p, true), 1);
+  EXPECT_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.ep_overlap, 0);
 }
 
 // Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16

@@ -32,7 +32,9 @@ test('the breakdown\'s parts are the engine\'s, in its order, with its labels', 
 test('the memory\'s parts are the keys before their total, each with a tooltip', () => {
   assert.deepEqual(memoryParts().map(([name, label]) => [name, label]), [
     ['weights', 'Weights'], ['gradients', 'Gradients'], ['optimizer', 'Optimizer state'],
-    ['activations', 'Activations'], ['allocator', 'Allocator'], ['other', 'Other'],
+    ['activations', 'Activations'], ['moe_dispatch', 'MoE dispatch'], ['ep_overlap', 'EP overlap'],
+    ['allocator', 'Allocator'], ['userbuffers', 'TE userbuffers'], ['deepep', 'DeepEP buffers'],
+    ['nccl', 'NCCL buffers'], ['other', 'Other'],
   ]);
   for (const [name, , term] of memoryParts()) assert.ok(TERMS[term], `${name}: a term the page explains`);
   const r = JSON.parse(engine.estimate(exampleText('llama3-70b_dgx-h100x8')));

@@ -68,6 +68,11 @@ struct LayerCompute {
 LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Device& device,
                            LayerKind kind = {});
 
+// The share of layers full recompute replays: 1 under the uniform method (every layer, in
+// groups), recompute_num_layers of each model chunk's layers under block (the even split's
+// chunk); 0 without full recompute.
+double full_recompute_share(const ModelSpec& model, const Plan& plan);
+
 // Time of `groups` GEMMs of one shape launched as one grouped GEMM (the routed experts of an MoE
 // layer): compute on tiles of 128 rows (an expert's last tile runs partly empty), weights and
 // activations read once each, one launch overhead.

@@ -10,6 +10,7 @@
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
+#include "stepcast/software_buffers.h"
 
 namespace stepcast {
 
@@ -20,12 +21,21 @@ struct MemoryBreakdown {
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
+  // The software's own buffers (software_buffers.h), inside the allocator ...
+  double moe_dispatch = 0;
+  double ep_overlap = 0;
   // The caching allocator's rounding and fragmentation: reserved - allocated.
   double allocator = 0;
-  double other = 0;  // outside the allocator: CUDA context, NCCL's internal buffers
-  double total = 0;  // reserved + other: what the GPU must hold
+  // ... and outside it.
+  double userbuffers = 0;
+  double deepep = 0;
+  double nccl = 0;
+  // The rest of the allowance outside the allocator (calibration framework_memory_gib: the CUDA
+  // context and NCCL) beyond the named NCCL buffers.
+  double other = 0;
+  double total = 0;  // reserved + the parts outside the allocator: what the GPU must hold
   // What torch.cuda.max_memory_allocated and max_memory_reserved measure at the stage's peak.
-  double allocated = 0;  // weights + gradients + optimizer + activations
+  double allocated = 0;  // weights + gradients + optimizer + activations + moe_dispatch + ep_overlap
   double reserved = 0;   // allocated + allocator
   double capacity = 0;
   // Bytes of the GPU the plan must leave free (plan.memory_headroom of the capacity): the fit

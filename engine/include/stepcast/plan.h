@@ -2,8 +2,10 @@
 // options around it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stepcast/hardware.h"
@@ -16,6 +18,35 @@ struct EnumNames<Recompute> {
   static constexpr std::array<std::string_view, 3> values = {"none", "selective", "full"};
 };
 inline const char* to_string(Recompute v) { return name_of(v).data(); }
+
+// Which layers full recompute checkpoints (Megatron-Core's --recompute-method with
+// --recompute-num-layers, transformer_block.py _checkpointed_forward): `uniform` checkpoints the
+// input of every group of recompute_num_layers layers and replays a group at a time; `block`
+// checkpoints the first recompute_num_layers layers of each model chunk and keeps every
+// activation of the rest.
+enum class RecomputeMethod { uniform, block };
+template <>
+struct EnumNames<RecomputeMethod> {
+  static constexpr std::array<std::string_view, 2> values = {"uniform", "block"};
+};
+
+// Megatron-Core's --recompute-modules (TransformerConfig.recompute_modules, megatron/core/
+// transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a64): the parts of each layer
+// selective recompute replays. Its other modules (gdn_norm_out, gdp_in_proj, gdp_qkv, mhc)
+// belong to architectures the engine does not express.
+inline constexpr std::array<std::string_view, 7> kRecomputeModules = {
+    "core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"};
+inline constexpr std::array<std::string_view, 4> kMegatronOnlyRecomputeModules = {
+    "gdn_norm_out", "gdp_in_proj", "gdp_qkv", "mhc"};
+// Calls f(name) for each name of a recompute_modules text (separated by spaces or commas).
+template <class F>
+void for_each_recompute_module(std::string_view text, F f) {
+  while (!text.empty()) {
+    const size_t end = text.find_first_of(" ,");
+    if (const std::string_view name = text.substr(0, end); !name.empty()) f(name);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+}
 
 // How an MoE layer exchanges tokens between expert-parallel ranks (Megatron-Core's
 // --moe-token-dispatcher-type).
@@ -81,6 +112,10 @@ struct Plan {
   std::string rank_order = "tp-cp-ep-dp-pp";
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  // Selective recompute's modules, Megatron's names separated by spaces or commas.
+  std::string recompute_modules = "core_attn";
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;  // full recompute's layers
+  int64_t recompute_num_layers = 1;
   bool distributed_optimizer = false;
   int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
   Precision precision = Precision::bf16;
@@ -120,6 +155,14 @@ struct Plan {
   std::vector<ReplicaAssignment> replicas;
 
   int64_t micro_batches() const { return global_batch / (micro_batch * dp); }
+  // Whether selective recompute replays `module` (one of kRecomputeModules).
+  bool recomputes(std::string_view module) const {
+    bool found = false;
+    if (recompute == Recompute::selective)
+      for_each_recompute_module(recompute_modules,
+                                [&](std::string_view name) { found = found || name == module; });
+    return found;
+  }
   // Expert data-parallel size: the GPUs of one pipeline stage over the expert grid's etp x ep.
   int edp() const { return static_cast<int>(int64_t{tp} * cp * dp / (int64_t{etp} * ep)); }
   int effective_zero_stage() const {

@@ -58,6 +58,8 @@ enum class Rule {
   needs_fp8,
   needs_moe,
   moe_overlap,
+  recompute_modules,
+  recompute_num_layers,
   precision_supported,
   // The model's shape and the cluster's links.
   top_k,
@@ -212,6 +214,13 @@ inline constexpr RuleInfo kRules[] = {
      "dispatcher, no full recompute, the interleaved schedule when pipelined and at most one "
      "MTP layer; the error's path is the setting that stops it",
      ""},
+    {Rule::recompute_modules, "recompute_modules",
+     "a name in `plan.recompute_modules` is not one of Megatron-Core's modules the engine models "
+     "(`mla_up_proj` only with multi-latent attention)",
+     "`module`, `allowed`"},
+    {Rule::recompute_num_layers, "recompute_num_layers",
+     "`plan.recompute_num_layers` of full recompute is more than a pipeline rank's layers",
+     "`recompute_num_layers`, `most`"},
     {Rule::precision_supported, "precision_supported",
      "the GPU has no dense peak at `plan.precision`",
      "`precision`, `gpu`, `supported` (the precisions it has)"},

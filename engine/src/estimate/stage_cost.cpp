@@ -65,7 +65,7 @@ ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) 
   const SpCollectives c = sp_collectives(m, p, path);
   const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
   const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
-  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
+  return {forward, backward + full_recompute_share(m, p) * forward};
 }
 
 // Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
@@ -91,7 +91,7 @@ ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute&
                           bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
                           bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
-  return {forward, backward + (p.recompute == Recompute::full ? forward : 0)};
+  return {forward, backward + full_recompute_share(m, p) * forward};
 }
 
 // Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
@@ -450,7 +450,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         const double excess =
             k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
         host.forward += excess;
-        if (p.recompute == Recompute::full) host.backward += excess;
+        host.backward += full_recompute_share(m, p) * excess;
       }
   }
   // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them

@@ -111,8 +111,10 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   const double samples = static_cast<double>(p.global_batch);
   const double seq = static_cast<double>(m.seq_len);
   const double model_flops = model_flops_per_sample(m, seq) * samples;
-  // Hardware FLOPs add what recompute re-runs: every layer's forward (full) or attention core
-  // (selective), MTP modules included.
+  // Hardware FLOPs add what recompute re-runs: every layer's forward (full; the block method's
+  // share of the layers) or the selective modules' (the attention core; the dense MLP or the
+  // MoE block; the shared experts and MLA's up-projections are not told apart here), MTP modules
+  // included.
   double hardware_flops = model_flops;
   if (p.recompute != Recompute::none) {
     // One layer of each kind times how many there are; MTP modules repeat the last layer.
@@ -120,7 +122,10 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
       const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
       // Causal attention runs half its matrix (a sliding window its band), as counted above.
       const double attention = (windowed ? 1.0 : 0.5) * f.attention;
-      return p.recompute == Recompute::full ? f.linear() + attention : attention;
+      if (p.recompute == Recompute::full)
+        return full_recompute_share(m, p) * (f.linear() + attention);
+      return (p.recomputes("core_attn") ? attention : 0) +
+             (p.recomputes(moe ? "moe" : "mlp") ? f.mlp : 0);
     };
     double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
     if (m.mtp_layers > 0)

@@ -225,11 +225,19 @@ std::string bridge_recipe(const Scenario& s) {
       p.pipeline_layout.empty() ? "None" : fmt::format("\"{}\"", p.pipeline_layout));
   switch (p.recompute) {
     case Recompute::none: set(attribute("recompute-granularity"), "None"); break;
-    case Recompute::selective: set(attribute("recompute-granularity"), "\"selective\""); break;
+    case Recompute::selective: {
+      set(attribute("recompute-granularity"), "\"selective\"");
+      std::string list;  // a Python list of the module names
+      for_each_recompute_module(p.recompute_modules, [&](std::string_view name) {
+        list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", name);
+      });
+      set(attribute("recompute-modules"), "[" + list + "]");
+      break;
+    }
     case Recompute::full:
       set(attribute("recompute-granularity"), "\"full\"");
-      set(attribute("recompute-method"), "\"uniform\"");
-      set(attribute("recompute-num-layers"), "1");
+      set(attribute("recompute-method"), fmt::format("\"{}\"", name_of(p.recompute_method)));
+      set(attribute("recompute-num-layers"), std::to_string(p.recompute_num_layers));
       break;
   }
   set(attribute("cuda-graph-impl"), p.cuda_graphs ? "\"transformer_engine\"" : "\"none\"");

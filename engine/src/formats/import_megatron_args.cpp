@@ -78,6 +78,8 @@ Result<Flags> read_flags(const std::vector<std::string>& words, size_t first) {
         if (!next_is_value)
           return flag_error(ErrorCode::missing_key, name, fmt::format("--{} needs a value", name));
         value = words[++i];
+        while (known->many && i + 1 < words.size() && !starts_with(words[i + 1], "--"))
+          value += " " + words[++i];
       }
       if (starts_with(value, "$"))
         return flag_error(ErrorCode::type_error, name,
@@ -470,16 +472,12 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   p["recompute"] = granularity.empty() ? "none" : granularity;
   const std::string method = r.choice("recompute-method", {"uniform", "block"});
   if (granularity == "full") {
-    const int64_t n = r.integer("recompute-num-layers").value_or(1);
-    if (method == "block")
-      out.notes.push_back(fmt::format("--recompute-method block --recompute-num-layers {}: "
-                                      "modelled as full recompute of every layer",
-                                      n));
-    else if (n > 1)
-      out.notes.push_back(fmt::format("--recompute-num-layers {}: uniform full recompute in "
-                                      "groups of {} layers is modelled as one layer at a time",
-                                      n, n));
+    p["recompute_method"] = method.empty() ? "uniform" : method;
+    p["recompute_num_layers"] = r.integer("recompute-num-layers").value_or(1);
   }
+  if (const std::string* modules = f.value("recompute-modules");
+      modules && granularity == "selective")
+    p["recompute_modules"] = *modules;
   const std::string fp8 = r.choice("fp8-format", {"e4m3", "hybrid"});
   const std::string recipe = r.choice("fp8-recipe", {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"});
   const std::string fp4 = r.choice("fp4-format", {"e2m1"});

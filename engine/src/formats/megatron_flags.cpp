@@ -19,6 +19,16 @@ using F = FlagForm;
 using Text = std::optional<std::string>;
 
 Text switch_if(bool on) { return on ? Text("") : std::nullopt; }
+
+// plan.recompute_modules as argparse's list: its names, one space between them.
+std::string recompute_module_words(std::string_view modules) {
+  std::string out;
+  for_each_recompute_module(modules, [&](std::string_view name) {
+    if (!out.empty()) out += ' ';
+    out += name;
+  });
+  return out;
+}
 Text never(const Scenario&, const Plan&) { return std::nullopt; }
 
 // --moe-layer-freq as Megatron evaluates it: an integer, or a Python list written in runs
@@ -51,8 +61,9 @@ constexpr const char* kPrecisionRule =
     "--fp4-format: nvfp4; --fp8-format with --fp8-recipe mxfp8: mxfp8; --fp8-format: fp8 "
     "(blockwise and custom recipes noted as per-tensor); --bf16: bf16; --fp16: fp16; else fp32";
 constexpr const char* kRecomputeRule =
-    "--recompute-granularity full or selective, none without it; a uniform method in groups or "
-    "the block method is noted and modelled as full recompute of every layer";
+    "--recompute-granularity full or selective, none without it; with full, "
+    "--recompute-method (uniform without it) and --recompute-num-layers (1 without it); with "
+    "selective, --recompute-modules (core_attn without it)";
 constexpr const char* kMomentsRule =
     "--use-precision-aware-optimizer with both moments 16-bit (fp8 counted as 16-bit); one "
     "16-bit moment, or none without the optimizer flag, is noted as fp32 moments";
@@ -199,18 +210,29 @@ constexpr MegatronFlag kFlags[] = {
        return std::string(name_of(p.recompute));
      },
      .bridge = "model.recompute_granularity"},
-    {.flag = "recompute-method", .key = "plan.recompute", .absent = D::rule(kRecomputeRule),
+    {.flag = "recompute-method", .key = "plan.recompute_method",
+     .absent = D::rule(kRecomputeRule),
      .exported = [](const Scenario&, const Plan& p) -> Text {
        if (p.recompute != Recompute::full) return std::nullopt;
-       return "uniform";
+       return std::string(name_of(p.recompute_method));
      },
      .bridge = "model.recompute_method"},
-    {.flag = "recompute-num-layers", .key = "plan.recompute", .absent = D::rule(kRecomputeRule),
+    {.flag = "recompute-num-layers", .key = "plan.recompute_num_layers",
+     .absent = D::rule(kRecomputeRule),
      .exported = [](const Scenario&, const Plan& p) -> Text {
        if (p.recompute != Recompute::full) return std::nullopt;
-       return "1";
+       return std::to_string(p.recompute_num_layers);
      },
      .bridge = "model.recompute_num_layers"},
+    {.flag = "recompute-modules", .key = "plan.recompute_modules",
+     .absent = D::rule(kRecomputeRule),
+     .exported = [](const Scenario&, const Plan& p) -> Text {
+       // Left out where it is Megatron-Core's default, core_attn alone.
+       const std::string words = recompute_module_words(p.recompute_modules);
+       if (p.recompute != Recompute::selective || words == "core_attn") return std::nullopt;
+       return words;
+     },
+     .bridge = "model.recompute_modules", .many = true},
     {.flag = "use-distributed-optimizer", .key = "plan.distributed_optimizer", .form = F::on,
      .bridge = "ddp.use_distributed_optimizer, optimizer.use_distributed_optimizer"},
     {.flag = "fp16", .key = "plan.precision", .form = F::on, .absent = D::rule(kPrecisionRule),

@@ -52,6 +52,9 @@ struct MegatronFlag {
   // The Megatron-Bridge ConfigContainer attributes that hold the key's value where the recipe
   // writes it (", " between several).
   std::string_view bridge = {};
+  // The flag takes a list (argparse nargs='*'): every word up to the next flag, joined by
+  // spaces (--recompute-modules core_attn mlp).
+  bool many = false;
 
   bool by_hand() const { return absent.kind == DefaultValue::Kind::rule; }
   bool takes_value() const { return form == FlagForm::value; }

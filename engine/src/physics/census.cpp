@@ -70,6 +70,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
   const int64_t L = st.layers;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const bool full = p.recompute == Recompute::full;
+  // Layers whose forward full recompute replays (all of them, or the block method's share).
+  const double replayed = full_recompute_share(m, p);
+  auto replays = [&](int64_t count) { return std::llround(replayed * static_cast<double>(count)); };
 
   auto add = [&](CollectiveKind kind, CommGroup group, Phase phase, std::string_view what,
                  int64_t count, double bytes, int size, const CommPath& path) {
@@ -92,7 +95,7 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
           "column-parallel input grads (QKV, MLP fc1)", 2 * L * mb, act, p.tp, tp);
       if (full)
         add(K::all_reduce, CommGroup::tp, Phase::recompute, "row-parallel outputs, re-run",
-            2 * L * mb, act, p.tp, tp);
+            replays(2 * L * mb), act, p.tp, tp);
       if (st.first)
         add(K::all_reduce, CommGroup::tp, Phase::forward, "vocab-parallel embedding output", mb,
             act, p.tp, tp);
@@ -110,9 +113,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
           2 * L * mb, act, p.tp, tp);
       if (full) {
         add(K::all_gather, CommGroup::tp, Phase::recompute, "inputs of QKV and fc1, re-run",
-            2 * L * mb, act, p.tp, tp);
+            replays(2 * L * mb), act, p.tp, tp);
         add(K::reduce_scatter, CommGroup::tp, Phase::recompute, "outputs of proj and fc2, re-run",
-            2 * L * mb, act, p.tp, tp);
+            replays(2 * L * mb), act, p.tp, tp);
       }
       if (st.first) {
         if (m.position == Position::learned)
@@ -158,7 +161,7 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
         2 * (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
     if (full)
       add(K::send_recv, CommGroup::cp, Phase::recompute, "K/V chunks, re-run",
-          (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+          replays((p.cp - 1) * L * mb), kv, p.cp, paths.cp);
   }
 
   // Pipeline send/receive (schedules.py): one message per micro-batch per boundary crossing and
@@ -227,9 +230,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
       add(K::all_gather, CommGroup::ep, Phase::backward, "expert output grads", n, hidden, g,
           paths.tp_ep);
       if (full) {
-        add(K::all_gather, CommGroup::ep, Phase::recompute, "hidden states, re-run", n, hidden,
+        add(K::all_gather, CommGroup::ep, Phase::recompute, "hidden states, re-run", replays(n), hidden,
             g, paths.tp_ep);
-        add(K::reduce_scatter, CommGroup::ep, Phase::recompute, "expert outputs, re-run", n,
+        add(K::reduce_scatter, CommGroup::ep, Phase::recompute, "expert outputs, re-run", replays(n),
             hidden, g, paths.tp_ep);
       }
     } else {
@@ -247,8 +250,8 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
         a2a(Phase::backward, "routing probability grads", n, copies * 4);
       }
       if (full) {
-        a2a(Phase::recompute, "dispatch, re-run", n, copies * h * dispatch_bytes);
-        a2a(Phase::recompute, "combine, re-run", n, copies * h * a);
+        a2a(Phase::recompute, "dispatch, re-run", replays(n), copies * h * dispatch_bytes);
+        a2a(Phase::recompute, "combine, re-run", replays(n), copies * h * a);
       }
     }
     // Expert TP: the dispatched tokens are gathered over the expert-TP group before the experts

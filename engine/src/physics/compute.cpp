@@ -92,6 +92,7 @@ double elementwise_s(double bytes, const Device& d) {
 // traffic beyond the layer's norms (RoPE, MLA's latent norms).
 struct Projections {
   double qkv_s = 0, proj_s = 0;
+  double up_proj_s = 0;  // MLA: the up-projections from the latents (of qkv_s)
   double quantize_fwd = 0, quantize_bwd = 0;  // elements per token
   double elementwise_bytes = 0;               // per token
   double core_flops_per_key = 0;              // attention core FLOPs per token per key
@@ -117,7 +118,8 @@ Projections projections(const ModelSpec& m, const Plan& p, const Device& d, doub
     const double up_kv = n * static_cast<double>(A.qk_head_dim + A.v_head_dim) / t;
     const double v = n * static_cast<double>(A.v_head_dim) / t;
     if (ql > 0) {
-      out.qkv_s += gemm_time_s(tokens, ql, h, e, d) + gemm_time_s(tokens, n * qk / t, ql, e, d);
+      out.up_proj_s += gemm_time_s(tokens, n * qk / t, ql, e, d);
+      out.qkv_s += gemm_time_s(tokens, ql, h, e, d) + out.up_proj_s;
       out.quantize_fwd += h + ql;
       out.quantize_bwd += ql + n * qk / t;
     } else {
@@ -125,6 +127,7 @@ Projections projections(const ModelSpec& m, const Plan& p, const Device& d, doub
       out.quantize_fwd += h;
       out.quantize_bwd += n * qk / t;
     }
+    out.up_proj_s += gemm_time_s(tokens, up_kv, kvl, e, d);
     out.qkv_s += gemm_time_s(tokens, kvl + rope, h, e, d) + gemm_time_s(tokens, up_kv, kvl, e, d);
     out.proj_s = gemm_time_s(tokens, h, v, e, d);
     out.quantize_fwd += h + kvl + v;
@@ -148,6 +151,13 @@ Projections projections(const ModelSpec& m, const Plan& p, const Device& d, doub
 
 }  // namespace
 
+double full_recompute_share(const ModelSpec& m, const Plan& p) {
+  if (p.recompute != Recompute::full) return 0;
+  if (p.recompute_method == RecomputeMethod::uniform) return 1;
+  const double chunk = static_cast<double>(m.layers) / (p.pp * p.vpp);  // the even split's
+  return std::min(1.0, static_cast<double>(p.recompute_num_layers) / std::max(1.0, chunk));
+}
+
 LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, LayerKind kind) {
   const double t = p.tp;
   const double b = static_cast<double>(p.micro_batch);
@@ -166,6 +176,7 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   double quantize_fwd = att.quantize_fwd * tokens, quantize_bwd = att.quantize_bwd * tokens;
   double mlp_bytes = 0;  // element-wise traffic of the MLP or the MoE block, forward
   // A TP-split MLP of width f: the dense layer's, or an MoE layer's shared experts.
+  double act_bytes = 0;  // the MLP's activation function, forward (of mlp_bytes)
   auto split_mlp = [&](double f) {
     g.fc1_s = gemm_time_s(tokens, gated * f / t, h, e, d);
     g.fc2_s = gemm_time_s(tokens, h, f / t, e, d);
@@ -173,6 +184,7 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     quantize_bwd += tokens * (gated * f / t + h);
     mlp_bytes += tokens * (f / t) * a * (gated + 1);  // the activation (gate product)
   };
+  double experts_act_bytes = 0, experts_block_bytes = 0;  // the routed experts' share
   if (!moe) {
     split_mlp(static_cast<double>(m.ffn_hidden));
   } else {
@@ -191,12 +203,15 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
                   grouped_gemm_time_s(local, rows, h, fe, e, d);
     quantize_fwd += routed * (h + fe);
     quantize_bwd += routed * (gated * fe + h);
-    mlp_bytes += routed * fe * a * (gated + 1) + shard * static_cast<double>(x.experts) * 4 * 3;
+    experts_act_bytes = routed * fe * a * (gated + 1);
+    experts_block_bytes = experts_act_bytes + shard * static_cast<double>(x.experts) * 4 * 3;
     // Permutation: every token copied top_k times into expert order before the dispatch and
     // summed back after the combine (flex fuses both into its communication kernels).
     if (p.moe_dispatcher != MoeDispatcher::flex)
-      mlp_bytes += 2 * (shard * h * a + shard * static_cast<double>(x.top_k) * h * a);
+      experts_block_bytes += 2 * (shard * h * a + shard * static_cast<double>(x.top_k) * h * a);
+    mlp_bytes += experts_block_bytes;
   }
+  act_bytes = mlp_bytes - experts_block_bytes;  // the dense or shared MLP's activation
   const double linear = g.total();
   // Below 16 bits every GEMM input is quantized first: the activations going in (forward) and
   // the gradients coming back (backward), at memory bandwidth.
@@ -247,16 +262,41 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
                    2 * d.cal.layer_overhead_s / 3;
   switch (p.recompute) {
     case Recompute::none: break;
-    // Selective recompute re-runs the attention core (Korthikanti et al., sec. 4.2).
-    case Recompute::selective:
-      out.recompute_s = out.attention_forward_s;
-      out.attention_recompute_s = out.attention_forward_s;
+    // Selective recompute replays each module of plan.recompute_modules forward: the attention
+    // core (Korthikanti et al., sec. 4.2), the norms, MLA's up-projections, the dense MLP, the
+    // MoE block's experts (its token exchange is not re-priced), their activation function, the
+    // shared experts.
+    case Recompute::selective: {
+      const bool shared = moe && m.moe.shared_experts > 0;
+      double linear_rc = 0, elementwise_rc = 0;
+      if (p.recomputes("core_attn")) out.attention_recompute_s = out.attention_forward_s;
+      if (p.recomputes("layernorm")) elementwise_rc += sp_tokens * h * 2 * 2 * a;
+      if (p.recomputes("mla_up_proj")) linear_rc += att.up_proj_s;
+      if (!moe && p.recomputes("mlp")) {
+        linear_rc += g.fc1_s + g.fc2_s;
+        elementwise_rc += act_bytes;
+      }
+      if (moe && p.recomputes("moe")) {
+        linear_rc += g.experts_s + (shared ? g.fc1_s + g.fc2_s : 0);
+        elementwise_rc += mlp_bytes;
+      } else if (moe) {
+        if (p.recomputes("moe_act")) elementwise_rc += experts_act_bytes;
+        if (shared && p.recomputes("shared_experts")) {
+          linear_rc += g.fc1_s + g.fc2_s;
+          elementwise_rc += act_bytes;
+        }
+      }
+      out.linear_recompute_s = linear_rc;
+      out.recompute_s = out.attention_recompute_s + linear_rc + elementwise_s(elementwise_rc, d);
       break;
-    case Recompute::full:
-      out.recompute_s = out.forward_s;
-      out.linear_recompute_s = out.linear_forward_s;
-      out.attention_recompute_s = out.attention_forward_s;
+    }
+    case Recompute::full: {
+      const double share = full_recompute_share(m, p);
+      out.recompute_s = share * out.forward_s;
+      out.linear_recompute_s = share * out.linear_forward_s;
+      out.attention_recompute_s = share * out.attention_forward_s;
       break;
+    }
   }
   return out;
 }
@@ -297,7 +337,7 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
     backward += sp ? 6 : 2;
   }
   LayerKernels k{forward, backward, 0};
-  if (p.recompute == Recompute::full) k.recompute = forward;
+  if (p.recompute == Recompute::full) k.recompute = full_recompute_share(m, p) * forward;
   if (p.recompute == Recompute::selective) k.recompute = p.flash_attention ? 1 : 4;
   return k;
 }

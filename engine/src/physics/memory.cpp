@@ -1,6 +1,7 @@
 #include "stepcast/memory.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "stepcast/compute.h"
 
@@ -21,11 +22,14 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
 
   if (p.recompute == Recompute::full)  // only each layer's input is kept (checkpoint)
     return a * sbh * replicated;
+  // Selective recompute's modules (plan.recompute_modules): each keeps its input and drops what
+  // it would save inside, replayed in the backward (compute.cpp prices the replay).
+  const bool norms = p.recomputes("layernorm"), up_proj = p.recomputes("mla_up_proj");
 
   // Korthikanti et al. eq. 2 terms, in units of bytes (a = bytes per activation element):
   double bytes = 0;
   bytes += replicated * (2 * a * sbh);            // the two norms' inputs
-  bytes += replicated * (a * sbh);                // QKV input (first norm's output)
+  if (!norms) bytes += replicated * (a * sbh);    // QKV input (first norm's output)
   if (m.mla()) {
     // The latents (and their norms' inputs), every head's query, key and value, and the
     // attention output.
@@ -33,33 +37,38 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
     const double n = static_cast<double>(m.heads);
     const double latents = static_cast<double>(A.q_lora_rank + A.kv_lora_rank + A.qk_rope_head_dim);
     bytes += 2 * a * s * b * latents;
-    bytes += a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t;
+    if (!up_proj)
+      bytes += a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t;
     bytes += a * s * b * n * static_cast<double>(A.v_head_dim) / t;
   } else {
     bytes += a * s * b * (q + 2 * kv) / t;  // Q, K, V
     bytes += a * s * b * q / t;             // attention output (projection input)
   }
   bytes += replicated * sbh;                      // attention dropout mask (1 byte)
-  bytes += replicated * (a * sbh);                // fc1 input (second norm's output)
-  auto mlp = [&](double f, double rows) {         // activation input(s) and output (fc2 input)
-    return a * rows * f * gated + a * rows * f;
+  if (!norms) bytes += replicated * (a * sbh);    // fc1 input (second norm's output)
+  // An MLP's activation input(s) and output (fc2's input); `act` replays the activation
+  // function, so keeps only its input(s).
+  auto mlp = [&](double f, double rows, bool act = false) {
+    return a * rows * f * gated + (act ? 0 : a * rows * f);
   };
   if (moe && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     const double shard = s * b / t;  // the layer's sequence-parallel tokens
     const double routed = static_cast<double>(e.experts) / p.ep * expert_rows(m, p);
     const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
-    bytes += 4 * shard * static_cast<double>(e.experts);        // router probabilities (fp32)
-    bytes += 2 * a * routed * h;                                 // permuted tokens, expert outputs
-    bytes += mlp(fe, routed);                                    // the experts' intermediates
-    if (e.shared_experts > 0)
-      bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
-  } else {
+    if (!p.recomputes("moe")) {  // `moe` replays the whole MoE block from its input
+      bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
+      bytes += 2 * a * routed * h;                            // permuted tokens, expert outputs
+      bytes += mlp(fe, routed, p.recomputes("moe_act"));      // the experts' intermediates
+      if (e.shared_experts > 0 && !p.recomputes("shared_experts"))
+        bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
+    }
+  } else if (!p.recomputes("mlp")) {
     bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
   }
   bytes += replicated * sbh;                      // MLP dropout mask
   const double heads = static_cast<double>(m.heads) / t;
-  const bool stores_scores = !p.flash_attention && p.recompute != Recompute::selective;
+  const bool stores_scores = !p.flash_attention && !p.recomputes("core_attn");
   if (stores_scores)  // softmax output, its dropout mask and output: 5 a-ish bytes per score
     bytes += (2 * a + 1) * heads * s * static_cast<double>(m.seq_len) * b;
   else if (p.flash_attention)  // fused attention keeps the fp32 log-sum-exp per row
@@ -103,14 +112,35 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
 
   const double in_flight = st.in_flight;
   const double moe_layers = static_cast<double>(st.moe_layers);
-  double act = (layer_activation_bytes(m, p) * (static_cast<double>(st.layers) - moe_layers) +
-                layer_activation_bytes(m, p, true) * moe_layers) *
-               in_flight;
+  const double one_micro_batch =  // the stage's layers, one micro-batch
+      layer_activation_bytes(m, p) * (static_cast<double>(st.layers) - moe_layers) +
+      layer_activation_bytes(m, p, true) * moe_layers;
+  double act = one_micro_batch * in_flight;
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
-  if (p.recompute == Recompute::full) {  // one layer is re-materialised at a time
+  if (p.recompute == Recompute::full) {
+    // Full recompute by method (plan.recompute_method, Megatron-Core's transformer_block.py
+    // _checkpointed_forward): the layers' whole activations, their mean over the stage's kinds.
     Plan rerun = p;
     rerun.recompute = Recompute::none;
-    act += layer_activation_bytes(m, rerun, st.moe_layers > 0);
+    const double layers = static_cast<double>(st.layers);
+    const double whole = (layer_activation_bytes(m, rerun) * (layers - moe_layers) +
+                          layer_activation_bytes(m, rerun, true) * moe_layers) /
+                         std::max(1.0, layers);
+    // What one re-materialised layer holds: an MoE layer's where the stage has one.
+    const double replayed = layer_activation_bytes(m, rerun, st.moe_layers > 0);
+    const double input = layer_activation_bytes(m, p);  // a checkpoint: the layer's input
+    const double n = static_cast<double>(p.recompute_num_layers);
+    const double chunk = layers / p.vpp;  // layers of one model chunk
+    if (p.recompute_method == RecomputeMethod::uniform) {
+      // One input per group of n layers kept (groups counted over the stage; Megatron groups
+      // each chunk's layers); one group re-materialised at a time.
+      act = input * std::ceil(layers / n) * in_flight + replayed * std::min(n, chunk);
+    } else {
+      // The first n layers of each chunk checkpointed, the rest keep everything; one
+      // checkpointed layer re-materialised at a time.
+      const double checkpointed = std::min(n, chunk) * p.vpp;
+      act = (input * checkpointed + whole * (layers - checkpointed)) * in_flight + replayed;
+    }
   }
   if (st.mtp)  // the MTP modules' layers, like the last layer, for the micro-batches in flight
     act += static_cast<double>(m.mtp_layers) * in_flight *
@@ -122,7 +152,11 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
            (p.sequence_parallel ? p.tp : 1);
   mem.activations = act;
 
-  mem.allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations;
+  const SoftwareBuffers buffers = software_buffers(m, p, st, one_micro_batch);
+  mem.moe_dispatch = buffers.moe_dispatch;
+  mem.ep_overlap = buffers.ep_overlap;
+  mem.allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations +
+                  mem.moe_dispatch + mem.ep_overlap;
   // PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp at pytorch/pytorch
   // 001074d2) rounds every block up to 512 B, packs requests up to 1 MiB into 2 MiB segments and
   // rounds larger ones up to 2 MiB (requests of 1-10 MiB split 20 MiB segments); freed blocks
@@ -131,8 +165,13 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // median 5.3 %, in SimuMax's 19 B200 runs (tests/validation/memory-runs.csv).
   mem.allocator = cal.framework_memory_fraction * mem.allocated;
   mem.reserved = mem.allocated + mem.allocator;
-  mem.other = cal.framework_memory_bytes;  // outside the allocator
-  mem.total = mem.reserved + mem.other;
+  // Outside the allocator: the buffers the software allocates itself, and the allowance for the
+  // CUDA context and NCCL (framework_memory_bytes), of which the named NCCL buffers are part.
+  mem.userbuffers = buffers.userbuffers;
+  mem.deepep = buffers.deepep;
+  mem.nccl = buffers.nccl;
+  mem.other = std::max(0.0, cal.framework_memory_bytes - mem.nccl);
+  mem.total = mem.reserved + mem.userbuffers + mem.deepep + mem.nccl + mem.other;
   mem.capacity = gpu.memory_bytes;
   mem.headroom = p.memory_headroom * gpu.memory_bytes;
   return mem;

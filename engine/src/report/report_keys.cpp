@@ -79,14 +79,33 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
     value<&MemoryBreakdown::activations>("activations", "bytes", "Activations",
                                          "activations of the micro-batches in flight at the "
                                          "stage's peak"),
+    value<&MemoryBreakdown::moe_dispatch>("moe_dispatch", "bytes", "MoE dispatch",
+                                          "one MoE layer's token-dispatch buffers in flight: "
+                                          "alltoall's permuted send buffer, allgather's "
+                                          "gathered tokens"),
+    value<&MemoryBreakdown::ep_overlap>("ep_overlap", "bytes", "EP overlap",
+                                        "the activations plan.moe_overlap holds ahead: one "
+                                        "model chunk of the extra micro-batch it schedules "
+                                        "(pipelined), one layer's (not)"),
     value<&MemoryBreakdown::allocator>("allocator", "bytes", "Allocator",
                                        "the caching allocator's rounding and fragmentation "
                                        "(reserved - allocated)"),
+    value<&MemoryBreakdown::userbuffers>("userbuffers", "bytes", "TE userbuffers",
+                                         "Transformer Engine's communication buffers for "
+                                         "plan.tp_comm_overlap, outside the allocator"),
+    value<&MemoryBreakdown::deepep>("deepep", "bytes", "DeepEP buffers",
+                                    "DeepEP's NVLink and RDMA buffers for the flex dispatcher, "
+                                    "outside the allocator"),
+    value<&MemoryBreakdown::nccl>("nccl", "bytes", "NCCL buffers",
+                                  "NCCL's per-channel buffers of each communicator the GPU "
+                                  "uses, outside the allocator"),
     value<&MemoryBreakdown::other>("other", "bytes", "Other",
-                                   "outside PyTorch's allocator: CUDA context, NCCL's buffers"),
+                                   "the rest of the allowance outside PyTorch's allocator (CUDA "
+                                   "context, NCCL) beyond the NCCL buffers"),
     value<&MemoryBreakdown::total>("total", "bytes", "Total", "the sum of the parts above"),
     value<&MemoryBreakdown::allocated>("allocated", "bytes", "Allocated",
-                                       "weights, gradients, optimizer state and activations: "
+                                       "weights, gradients, optimizer state, activations and "
+                                       "the buffers inside the allocator: "
                                        "torch.cuda.max_memory_allocated"),
     value<&MemoryBreakdown::reserved>("reserved", "bytes", "Reserved",
                                       "allocated plus the allocator's share: "

@@ -423,6 +423,35 @@ constexpr Field<Plan> kPlan[] = {
                                      "and runs its forward again in the backward (about one "
                                      "more forward)",
                               .control = C::plan}),
+    member<&Plan::recompute_modules>({.object = "plan", .name = "recompute_modules",
+                                      .link = "rcm", .type = V::text,
+                                      .fallback = D::of("core_attn"),
+                                      .label = "Recompute modules",
+                                      .doc = "what `selective` recompute replays, Megatron-Core's "
+                                             "names (--recompute-modules) separated by spaces or "
+                                             "commas: `core_attn`, `moe_act`, `layernorm`, "
+                                             "`mla_up_proj`, `mlp`, `moe`, `shared_experts`; each "
+                                             "drops its activations and replays its forward",
+                                      .control = C::advanced}),
+    member<&Plan::recompute_method>({.object = "plan", .name = "recompute_method", .link = "rcmt",
+                                     .type = V::choice, .fallback = D::of("uniform"),
+                                     .choices = enum_names<RecomputeMethod>(),
+                                     .label = "Recompute method",
+                                     .doc = "which layers `full` recompute checkpoints: `uniform` "
+                                            "every group of `recompute_num_layers` layers (one "
+                                            "group replayed at a time), `block` the first "
+                                            "`recompute_num_layers` of each model chunk, the rest "
+                                            "keep their activations (--recompute-method)",
+                                     .control = C::advanced}),
+    member<&Plan::recompute_num_layers>({.object = "plan", .name = "recompute_num_layers",
+                                         .link = "rcn", .fallback = D::of(1.0), .min = 1,
+                                         .max = 100000, .unit = "layers",
+                                         .label = "Recompute layers",
+                                         .doc = "`full` recompute's layers per group (`uniform`) "
+                                                "or per model chunk (`block`); at most the "
+                                                "layers of a pipeline rank "
+                                                "(--recompute-num-layers)",
+                                         .control = C::advanced}),
     member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
                                           .link = "do", .type = V::boolean,
                                           .fallback = kProfile,

@@ -4,7 +4,9 @@
 #include "stepcast/scenario.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "scenario/counts.h"
@@ -450,6 +452,48 @@ Error budget(Rule id, ErrorCode code, std::string path, std::string message,
 
 // What an estimate of the plan costs (limits.h): stage evaluations, the balancer's work for
 // "auto" layers, and the model's size (the census counts operations in 64-bit integers).
+// Recompute as Megatron-Core admits it (TransformerConfig.__post_init__, megatron/core/
+// transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a64): module names from its list
+// ("Invalid choices for recompute_modules"), mla_up_proj only with multi-latent attention, and
+// full recompute's recompute_num_layers "between 1 and num_layers_per_pipeline_rank".
+bool check_recompute(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  std::string_view bad, why;  // the first name that breaks the rule, and how
+  for_each_recompute_module(p.recompute_modules, [&](std::string_view name) {
+    auto listed = [&](auto& list) { return std::find(list.begin(), list.end(), name) != list.end(); };
+    if (!bad.empty()) return;
+    if (listed(kMegatronOnlyRecomputeModules))
+      why = "a Megatron-Core module of an architecture the engine does not express";
+    else if (!listed(kRecomputeModules))
+      why = "not a module of Megatron-Core's --recompute-modules";
+    else if (name == "mla_up_proj" && !m.mla())
+      why = "Megatron-Core recomputes it only with multi-latent attention";
+    if (!why.empty()) bad = name;
+  });
+  if (!bad.empty() && !c.broken([&] {
+        Json allowed = Json::array();
+        for (std::string_view k : kRecomputeModules) allowed.push_back(k);
+        const std::string name = printable(std::string(bad));
+        return rule(Rule::recompute_modules, "plan.recompute_modules",
+                    fmt::format("plan.recompute_modules: '{}' is {} (the modules: {})", name, why,
+                                fmt::join(kRecomputeModules, ", ")),
+                    {}, {{"module", name}, {"allowed", allowed}});
+      }))
+    return false;
+  const int64_t per_rank = m.layers / std::max(1, p.pp);
+  if (p.recompute == Recompute::full && p.recompute_num_layers > per_rank && !c.broken([&] {
+        return rule(Rule::recompute_num_layers, "plan.recompute_num_layers",
+                    fmt::format("plan.recompute_num_layers={} must be between 1 and the layers "
+                                "of a pipeline rank, model.layers/plan.pp={}/{}={} (Megatron-Core)",
+                                p.recompute_num_layers, m.layers, p.pp, per_rank),
+                    {"plan.pp", "model.layers"},
+                    {{"recompute_num_layers", p.recompute_num_layers}, {"most", per_rank}});
+      }))
+    return false;
+  return c.ok();
+}
+
 bool check_budget(Rules& c) {
   const Plan& p = c.s().plan;
   const ModelSpec& m = c.s().model;
@@ -774,6 +818,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
       }))
     return false;
   if (product == gpus && !check_experts(c) && !errors) return false;
+  if (!check_recompute(c) && !errors) return false;
   const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;

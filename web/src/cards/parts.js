@@ -10,7 +10,8 @@ let memory = [];
 const NEEDS = { ep_comm: 'model.moe' };
 // The tooltip (ui/terms.js) of each memory part.
 const MEMORY_TERMS = {
-  weights: 'weights', gradients: 'gradients', optimizer: 'optimizer_mem', activations: 'activations', allocator: 'allocator_mem', other: 'other_mem',
+  weights: 'weights', gradients: 'gradients', optimizer: 'optimizer_mem', activations: 'activations', moe_dispatch: 'moe_dispatch',
+  ep_overlap: 'ep_overlap', allocator: 'allocator_mem', userbuffers: 'userbuffers', deepep: 'deepep', nccl: 'nccl', other: 'other_mem',
 };
 
 /**
