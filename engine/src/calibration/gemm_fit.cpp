@@ -160,7 +160,7 @@ Result<GemmFit> fit_gemm_table(std::string_view csv, const GpuSpec& gpu, const A
     r.group = group_of(cells[col_dtype], r.precision);
     if (r.group < 0)
       return bad(fmt::format("line {}: dtype '{}' is not bf16, fp16, fp8, mxfp8 or nvfp4", line_no,
-                             std::string(cells[col_dtype].substr(0, 40))));
+                             printable(cells[col_dtype], 40)));
     const auto peak = gpu.peak_flops(r.precision);
     if (!peak || !(*peak > 0))
       return bad(fmt::format("line {}: {} has no {} peak", line_no, shown_name(gpu),
