@@ -58,8 +58,10 @@ for (const [what, fragment, scenario] of PLANS) test(`Apply on ${what}, then FP8
   await settle(p);
   const fresh = structuredClone(scenario);
   for (const k of ['first_stage_layers', 'last_stage_layers']) delete fresh.plan[k]; // the search's split, below
-  for (const k of ['tp', 'pp', 'vpp', 'cp', 'ep', 'etp', 'micro_batch', 'recompute', 'moe_dispatcher',
-    'embedding_in_split', 'loss_in_split', 'first_stage_layers', 'last_stage_layers']) {
+  // Every key the search varied (overlap flags too: their buffers count in memory), as typed.
+  for (const k of new Set([...varied, 'tp', 'pp', 'vpp', 'cp', 'ep', 'etp', 'micro_batch', 'recompute',
+    'moe_dispatcher', 'embedding_in_split', 'loss_in_split', 'first_stage_layers', 'last_stage_layers'])) {
+    if (k === 'dp') continue;
     if (candidate[k] !== undefined && candidate[k] !== null) fresh.plan[k] = candidate[k];
   }
   delete fresh.plan.dp;

@@ -75,7 +75,9 @@ describe('exports', () => {
     assert.deepEqual(census.slice(1).map((r) => Number(r[9])), report.stages[0].communication.map((op) => op.total_time_s));
     const svg = (await download(p, '[data-download="memory.svg"]')).body.toString();
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-    assert.equal((svg.match(/<rect /g) ?? []).length, 6 * report.stages.length, 'six parts per stage');
+    // One bar per part of the report's memory table (weights, gradients, optimizer state,
+    // activations, the software's buffers, allocator and the rest): eleven per stage.
+    assert.equal((svg.match(/<rect /g) ?? []).length, 11 * report.stages.length, 'eleven parts per stage');
     assert.doesNotMatch(svg, /var\(--/, 'colours written out, not the page\'s variables');
     const png = (await download(p, '[data-download="timeline.png"]')).body;
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
