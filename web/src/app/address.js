@@ -98,7 +98,8 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   // A link carries what the measured runs fitted (the scales), not the runs themselves.
   let linked = scenario;
   if (Array.isArray(scenario.calibration?.runs)) {
-    const c = await engine.compactCalibration(JSON.stringify(scenario));
+    const c = await engine.compactCalibration(JSON.stringify(scenario), 'link');
+    if (!c) return; // superseded
     if (c.scenario) linked = c.scenario;
   }
   const r = await engine.toLink(linked, page, pageBase(), 'link');

@@ -306,8 +306,15 @@ export async function gemmFit(text, scenario) {
   return (await main.send({ type: 'gemmFit', request: JSON.stringify({ text, scenario }) })).result;
 }
 
-/** A scenario (JSON text) with its measured runs replaced by the scales they fit: {scenario} or {error}. */
-export async function compactCalibration(scenario) {
+/**
+ * A scenario (JSON text) with its measured runs replaced by the scales they fit: {scenario} or
+ * {error}; null when superseded on `channel`. The fit runs the engine as long as the estimate of
+ * the same runs (seconds for many deep pipelines): on a channel, a newer link's request replaces
+ * it, and a worker given up for being stuck on it does not run it again.
+ */
+export async function compactCalibration(scenario, channel) {
   await main.start();
-  return (await main.send({ type: 'compactCalibration', scenario })).result;
+  const message = { type: 'compactCalibration', scenario };
+  const msg = channel ? await main.latest(channel, message) : await main.send(message);
+  return msg && msg.result;
 }
