@@ -31,6 +31,10 @@ expect_error(unknown_key "{\"model\": \"llama3-70b\", \"clusterr\": {}}" "cluste
 expect_error(layers_hint "{\"model\": \"deepseek-v3\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 128}, \"plan\": {\"tp\": 2, \"pp\": 8, \"ep\": 64, \"global_batch\": 4096}}"
              "error: model.layers=61 must be divisible by plan.pp*plan.vpp=8*1=8 (try: pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and plan.last_stage_layers=7 (8 on each other stage))")
 
+# A precision the GPU does not have: NVFP4 is NVIDIA's (AMD's CDNA 4 runs MXFP8; issue 36).
+expect_error(mi355x_nvfp4 "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"mi355x-x8\", \"nodes\": 1}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"precision\": \"nvfp4\"}}"
+             "error: plan.precision=nvfp4 is not supported by AMD Instinct MI355X (it has: fp32, fp16, bf16, fp8, mxfp8)")
+
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")
 expect_error(moe_ep_experts "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 16, \"global_batch\": 16}}"

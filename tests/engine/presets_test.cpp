@@ -28,16 +28,18 @@ TEST(Presets, IssueListsArePresent) {
        {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "a800-sxm4-80gb",
         "h100-sxm5-80gb", "h100-pcie-80gb", "h800-sxm5-80gb", "h20-96gb", "h200-sxm-141gb",
         "gh200-96gb", "b200", "gb200", "l40s", "l20", "l4", "a10", "rtx-a6000", "rtx-4090",
-        "rtx-3090", "t4", "mi250x", "mi300x", "mi325x", "gaudi2", "gaudi3", "ascend-910b"})
+        "rtx-3090", "t4", "mi250x", "mi300x", "mi325x", "gaudi2", "gaudi3", "ascend-910b",
+        // Issue 36: CDNA 4, and the GPUs published heterogeneous clusters mix.
+        "mi350x", "mi355x", "rtx-2080-ti", "titan-rtx", "a40", "v100-pcie-32gb"})
     EXPECT_NE(c.find_gpu(id), nullptr) << id;
   for (const char* id : {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5",
                          "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g",
-                         "roce-400g", "eth-25g", "eth-10g", "xgmi"})
+                         "roce-400g", "eth-25g", "eth-10g", "xgmi", "xgmi-cdna4"})
     EXPECT_NE(c.find_link(id), nullptr) << id;
   for (const char* id : {"dgx-1-v100", "dgx-2-v100", "dgx-a100", "dgx-a100-40gb", "hgx-a800",
                          "dgx-h100", "hgx-h800", "hgx-h20", "hgx-h200", "gh200-x4", "dgx-b200",
                          "gb200-nvl72", "mi300x-x8", "mi250x-x4", "pcie-rtx4090-x8",
-                         "pcie-l40s-x8"})
+                         "pcie-l40s-x8", "mi350x-x8", "mi355x-x8"})
     EXPECT_NE(c.find_node(id), nullptr) << id;
   for (const char* id :
        {"gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b", "gpt-1.7b", "gpt-1t",
@@ -115,6 +117,41 @@ TEST(Presets, MeasuredFiguresStayBelowPeaks) {
     EXPECT_TRUE(g.peak_flops(Precision::fp16) || g.peak_flops(Precision::bf16)) << g.id;
     EXPECT_GT(g.memory_bytes, 8e9) << g.id;
   }
+}
+
+// Peaks a datasheet rounds, derived from the chip: units x FLOP per unit per clock x clock. CDNA
+// 4 (ROCm's GPU specifications: 256 CUs on gfx950; AMD CDNA 4 white paper: 8,192 dense FP8 FLOP
+// per CU per clock, FP16/BF16 half that, 256 FP32 FLOP per CU per clock; MI355X 2.4 GHz, MI350X
+// 2.2 GHz) and Turing (whitepaper WP-09183-001: 128 FP16 tensor FLOP per Tensor Core per clock,
+// 2 FP32 FLOP per CUDA core; GeForce halves the rate with FP32 accumulate, TITAN does not).
+TEST(Presets, PeaksFollowFromTheChip) {
+  struct Derived {
+    const char* gpu;
+    Precision precision;
+    double units, flop_per_unit_per_clock, clock_hz;
+  };
+  const Derived kChips[] = {
+      {"mi355x", Precision::fp8, 256, 8192, 2.4e9},
+      {"mi355x", Precision::mxfp8, 256, 8192, 2.4e9},
+      {"mi355x", Precision::bf16, 256, 4096, 2.4e9},
+      {"mi355x", Precision::fp32, 256, 256, 2.4e9},
+      {"mi350x", Precision::fp8, 256, 8192, 2.2e9},
+      {"mi350x", Precision::fp16, 256, 4096, 2.2e9},
+      {"mi350x", Precision::fp32, 256, 256, 2.2e9},
+      {"titan-rtx", Precision::fp16, 576, 128, 1.77e9},
+      {"titan-rtx", Precision::fp32, 4608, 2, 1.77e9},
+      {"rtx-2080-ti", Precision::fp16, 544, 64, 1.545e9},
+      {"rtx-2080-ti", Precision::fp32, 4352, 2, 1.545e9},
+  };
+  for (const Derived& d : kChips) {
+    const GpuSpec* g = builtin_catalog().find_gpu(d.gpu);
+    ASSERT_NE(g, nullptr) << d.gpu;
+    const double derived = d.units * d.flop_per_unit_per_clock * d.clock_hz;
+    EXPECT_NEAR(g->peak_flops(d.precision).value_or(0) / derived, 1.0, 0.005)  // 3 figures
+        << d.gpu << " " << name_of(d.precision) << ": " << derived / 1e12 << " TFLOP/s";
+  }
+  // CDNA 4 has no NVFP4: a plan asking for it is refused (CLI test mi355x_nvfp4).
+  EXPECT_FALSE(builtin_catalog().find_gpu("mi355x")->peak_flops(Precision::nvfp4).has_value());
 }
 
 TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
