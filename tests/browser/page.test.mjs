@@ -381,6 +381,19 @@ describe('the page', () => {
     await expectCliNumbers(withPlan(scenario, { framework: 'megatron-core', sequence_parallel: undefined, distributed_optimizer: undefined }));
     await expectFlags(sent, 'megatron-core', 'Megatron-Core');
     assert.equal(await page.isVisible('#flags-reset'), false);
+    // The ZeRO stage and the distributed optimizer say one thing (rule optimizer_sharding): the
+    // one changed sets the other, which the plan leaves out, so the two never contradict.
+    await page.check('#f-distributed_optimizer');
+    await settle();
+    await page.selectOption('#f-zero_stage', '0');
+    await settle();
+    const unsharded = await pageScenario();
+    assert.equal(unsharded.plan.zero_stage, 0);
+    assert.equal(unsharded.plan.distributed_optimizer, undefined);
+    assert.equal(await page.isChecked('#f-distributed_optimizer'), false);
+    await expectCliNumbers(unsharded);
+    await page.click('#flags-reset');
+    await settle();
     await page.click('details.advanced summary');
   });
 

@@ -35,6 +35,10 @@ expect_error(layers_hint "{\"model\": \"deepseek-v3\", \"cluster\": {\"node\": \
 expect_error(mi355x_nvfp4 "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"mi355x-x8\", \"nodes\": 1}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"precision\": \"nvfp4\"}}"
              "error: plan.precision=nvfp4 is not supported by AMD Instinct MI355X (it has: fp32, fp16, bf16, fp8, mxfp8)")
 
+# Two keys that say one thing: stated apart, they must agree (issue 38).
+expect_error(optimizer_sharding "{\"model\": \"llama3-8b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"zero_stage\": 0, \"distributed_optimizer\": true}}"
+             "error: plan.distributed_optimizer=true contradicts plan.zero_stage=0: the distributed optimizer is ZeRO stage 1 or above (give one of the two)")
+
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")
 expect_error(moe_ep_experts "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 16, \"global_batch\": 16}}"

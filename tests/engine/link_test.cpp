@@ -171,6 +171,17 @@ TEST(Link, FormatOneKeepsItsDefaults) {
   const auto opened = parse_scenario(no_grad->scenario.dump(), test::catalog());
   ASSERT_TRUE(opened.ok()) << opened.error().message;
   EXPECT_FALSE(opened->plan.overlap_param_gather);
+  // Format 1 read the larger sharding of zero_stage and distributed_optimizer; today's reader
+  // refuses the two stated apart (optimizer_sharding), so an old link is written as that sharding.
+  for (const auto& [flags, stage] : {std::pair{"&zero=2&do=0", 2}, {"&zero=0&do=1", 1},
+                                     {"&zero=3", 3}, {"&do=1", 1}, {"", 0}}) {
+    auto old = scenario_from_link("#v=1&" + fragment + flags);
+    ASSERT_TRUE(old.ok()) << flags;
+    const auto read = parse_scenario(old->scenario.dump(), test::catalog());
+    ASSERT_TRUE(read.ok()) << flags << ": " << read.error().message;
+    EXPECT_EQ(read->plan.effective_zero_stage(), stage) << flags;
+    EXPECT_EQ(read->plan.distributed_optimizer, stage >= 1) << flags;
+  }
 }
 
 TEST(Link, OneRuleForEveryKeyAndEveryValue) {

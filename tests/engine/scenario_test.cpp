@@ -1,5 +1,6 @@
 // Scenario parsing: defaults, presets and every bad-input rule, each error naming the field, the
 // value and the rule.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_util.h"
@@ -19,6 +20,29 @@ TEST(Scenario, ContractExampleParses) {
   EXPECT_EQ(s.cluster.groups[0].gpu.id, "h100-sxm5-80gb");
   EXPECT_EQ(s.plan.micro_batches(), 256);
   EXPECT_EQ(s.plan.effective_zero_stage(), 1);
+}
+
+// zero_stage and distributed_optimizer say one thing twice: the one a plan states sets the other
+// over its framework profile's default (issue 38: zero_stage 0 on megatron-core ran ZeRO-1, the
+// profile's distributed optimizer; distributed_optimizer false on DeepSpeed ran ZeRO-3).
+TEST(Scenario, StatedShardingSetsTheOtherKey) {
+  struct Case {
+    const char* plan;
+    int stage;
+  };
+  for (const Case& c : {Case{R"("framework": "megatron-core", "zero_stage": 0)", 0},
+                        Case{R"("framework": "megatron-core")", 1},
+                        Case{R"("framework": "deepspeed", "distributed_optimizer": false)", 0},
+                        Case{R"("framework": "deepspeed", "distributed_optimizer": true)", 3},
+                        Case{R"("framework": "deepspeed")", 3},
+                        Case{R"("framework": "megatron-lm-2021", "distributed_optimizer": true)", 1},
+                        Case{R"("framework": "megatron-lm-2021", "zero_stage": 2)", 2}}) {
+    const Scenario s = test::scenario(
+        doc(fmt::format(R"({{"tp": 8, "global_batch": 64, {}}})", c.plan), R"("llama3-8b")",
+            R"({"node": "dgx-h100", "nodes": 1})"));
+    EXPECT_EQ(s.plan.effective_zero_stage(), c.stage) << c.plan;
+    EXPECT_EQ(s.plan.effective().distributed_optimizer, c.stage >= 1) << c.plan;
+  }
 }
 
 TEST(Scenario, DataParallelIsDerivedWhenOmitted) {

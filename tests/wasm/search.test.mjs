@@ -20,7 +20,7 @@ const cases = [
   ['GPT-3 175B on 128 DGX A100', exampleText('gpt3-175b_dgx-a100x128'), 10],
   ['the OOM example (few plans fit)', exampleText('_oom'), 10],
   ['Llama 3.1 405B fp8 (the rules refuse most plans)', exampleText('405b'), 10],
-  ['ZeRO-3 kept, top 25', withPlan(exampleText('llama3-8b_dgx-h100x1'), { zero_stage: 3, distributed_optimizer: false }), 25],
+  ['ZeRO-3 kept, top 25', withPlan(exampleText('llama3-8b_dgx-h100x1'), { zero_stage: 3 }), 25],
   ['fp16, top 1', withPlan(exampleText('llama3-70b_dgx-h100x8'), { precision: 'fp16' }), 1],
 ];
 

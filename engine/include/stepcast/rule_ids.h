@@ -53,6 +53,7 @@ enum class Rule {
   rank_order_pipeline,
   // What the training software and the plan's settings need.
   framework_cannot,
+  optimizer_sharding,
   needs_sequence_parallel,
   needs_grad_reduce_overlap,
   needs_fp8,
@@ -195,6 +196,11 @@ inline constexpr RuleInfo kRules[] = {
     {Rule::framework_cannot, "framework_cannot",
      "the training software (`plan.framework`) cannot do a setting the plan turns on",
      "`framework`, `reason`"},
+    {Rule::optimizer_sharding, "optimizer_sharding",
+     "`plan.zero_stage` and `plan.distributed_optimizer` both given must agree: the distributed "
+     "optimizer is sharding at ZeRO stage 1 or above (true with `zero_stage` 1-3, false with 0); "
+     "one of them given sets the other",
+     "`zero_stage`, `distributed_optimizer`"},
     {Rule::needs_sequence_parallel, "needs_sequence_parallel",
      "`plan.tp_comm_overlap`, or TP in a mixture-of-experts model, needs "
      "`plan.sequence_parallel`",

@@ -230,6 +230,26 @@ Plan parse_plan(JsonReader& r, int64_t cluster_gpus, const Catalog& catalog) {
   for (const auto& f : detail::plan_fields())
     if (f.read && f.info.name != "framework") f.read(m, f.info, p);
   r.absorb(m.errors());
+  // plan.zero_stage and plan.distributed_optimizer say one thing twice (Megatron's distributed
+  // optimizer shards what ZeRO stage 1 shards): the one the plan states sets the other over the
+  // profile's default (zero_stage 0 on megatron-core is no sharding, not the profile's
+  // distributed optimizer), and two stated values must agree. Neither stated: the profile's, the
+  // larger sharding of the two (Plan::effective_zero_stage).
+  const bool zero_stated = r.has("zero_stage"), sharded_stated = r.has("distributed_optimizer");
+  if (zero_stated && sharded_stated && (p.zero_stage >= 1) != p.distributed_optimizer) {
+    Error e{ErrorCode::invalid_plan, "plan.distributed_optimizer",
+            fmt::format("plan.distributed_optimizer={} contradicts plan.zero_stage={}: the "
+                        "distributed optimizer is ZeRO stage 1 or above (give one of the two)",
+                        p.distributed_optimizer, p.zero_stage),
+            {"plan.zero_stage"}};
+    e.rule = Rule::optimizer_sharding;
+    e.values = {{"zero_stage", p.zero_stage}, {"distributed_optimizer", p.distributed_optimizer}};
+    r.fail(std::move(e));
+  } else if (zero_stated) {
+    p.distributed_optimizer = p.zero_stage >= 1;
+  } else if (sharded_stated) {
+    p.zero_stage = p.distributed_optimizer ? std::max(p.zero_stage, 1) : 0;
+  }
   // Profile values that only apply where they can (a plan's own are checked below, or warned
   // about as having no effect): sequence parallelism needs TP, TP overlap needs TP with sequence
   // parallelism (Transformer Engine overlaps its all-gathers and reduce-scatters), fp8

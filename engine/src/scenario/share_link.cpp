@@ -167,7 +167,7 @@ void fill_legacy_defaults(Json& scenario) {
   if (!scenario.is_object() || !scenario.contains("plan") || !scenario["plan"].is_object()) return;
   Json& plan = scenario["plan"];
   const std::pair<const char*, Json> kLegacy[] = {
-      {"sequence_parallel", false}, {"distributed_optimizer", false}, {"zero_stage", 0},
+      {"sequence_parallel", false},
       {"flash_attention", true},    {"overlap_grad_reduce", true},    {"tp_comm_overlap", false},
       {"overlap_p2p", true},        {"grad_reduce_in_fp32", true},    {"pp_scatter_gather", false},
       {"fp8_param_gather", false},  {"cuda_graphs", false}};
@@ -176,6 +176,20 @@ void fill_legacy_defaults(Json& scenario) {
   // does not open with a warning or an error about a flag it never set.
   for (const auto& [key, value] : kLegacy)
     if (!plan.contains(key)) plan[key] = value;
+  // zero_stage and distributed_optimizer (defaults 0 and false): the engine of formats 0 and 1
+  // ran the larger sharding of the two, which today's reader calls a contradiction
+  // (optimizer_sharding) when both are stated: both written as that larger sharding. Values of
+  // the wrong type are left for the reader to refuse.
+  const Json zero = plan.value("zero_stage", Json(0));
+  const Json sharded = plan.value("distributed_optimizer", Json(false));
+  if (zero.is_number_integer() && sharded.is_boolean()) {
+    const int64_t stage = std::max<int64_t>(zero.get<int64_t>(), sharded.get<bool>() ? 1 : 0);
+    plan["zero_stage"] = stage;
+    plan["distributed_optimizer"] = stage >= 1;
+  } else {
+    if (!plan.contains("zero_stage")) plan["zero_stage"] = 0;
+    if (!plan.contains("distributed_optimizer")) plan["distributed_optimizer"] = false;
+  }
 }
 
 Error link_error(std::string message, ErrorCode code = ErrorCode::parse_error) {

@@ -79,9 +79,14 @@ export function groupPath(i, name) {
   return Array.isArray(state.scenario.cluster?.groups) ? `cluster.groups[${i}].${name}` : `cluster.${name}`;
 }
 
+// Two keys that say one thing (the engine refuses them stated apart: rule optimizer_sharding):
+// the one the user changes sets the other, which the plan then leaves to the engine.
+const TWIN = { 'plan.zero_stage': 'plan.distributed_optimizer', 'plan.distributed_optimizer': 'plan.zero_stage' };
+
 /** Sets a key the user changed, and remembers it as the last change. */
 export function edit(path, value) {
   setIn(state.scenario, path, value);
+  if (TWIN[path]) setIn(state.scenario, TWIN[path], undefined);
   state.lastChanged = path;
 }
 
