@@ -12,7 +12,6 @@ namespace stepcast::detail {
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
   const PipelineRun& run = runs[critical];
   const Plan& p = sc.plan;
-  const Plan& q = run.plan;  // the critical set's micro-batches
   const int zero = p.effective_zero_stage();
   const double slowdown = sc.calibration.overlap_slowdown;
   Tail t;
@@ -22,24 +21,39 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   // only the last chunk's can be exposed: what its backward does not cover, at least the last
   // bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
   // of their sync.
-  double slack = 0;
-  const ScheduleShape shape = schedule_shape(q);
-  const Schedule& schedule = schedule_of(q);
-  // The last backward block's share of a stage's backward (1/chunks when interleaved).
-  const double last_share = schedule.last_backward_s(1.0, shape);
-  for (int i = 0; i < p.pp; ++i) {
-    const StageCost& cost = run.stages[i];
-    const DpBurst& reduce = cost.dp_reduce;
-    const double last_backward = cost.time.backward_pass() * last_share;
-    double sync = reduce.whole_s();
-    if (p.overlap_grad_reduce && sync > 0 && zero < 3)
-      sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
-                                reduce.buckets * last_share, last_backward, slowdown);
-    t.stage_sync_s[i] = sync;
-    t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += last_backward + cost.report.p2p_s;
-  }
-  t.dp_exposed_s = std::max(0.0, t.dp_exposed_s);
+  //
+  // One ring spans every replica set: a bucket goes out once every set has produced it, so the
+  // sync ends after the latest of the sets' ends plus what each one's own last backward leaves
+  // exposed (a set that finishes earlier but hides less of the sync behind a shorter last
+  // backward can end later: taking only the critical set's made a slower GPU in one set give a
+  // shorter iteration, issue 38). Measured from the critical pipeline's end.
+  auto exposed_after = [&](const PipelineRun& each, std::vector<double>* stage_sync) {
+    const Plan& plan = each.plan;
+    const ScheduleShape shape = schedule_shape(plan);
+    // The last backward block's share of a stage's backward (1/chunks when interleaved).
+    const double last_share = schedule_of(plan).last_backward_s(1.0, shape);
+    double exposed = 0, slack = 0;
+    for (int i = 0; i < p.pp; ++i) {
+      const StageCost& cost = each.stages[i];
+      const DpBurst& reduce = cost.dp_reduce;
+      const double last_backward = cost.time.backward_pass() * last_share;
+      double sync = reduce.whole_s();
+      if (p.overlap_grad_reduce && sync > 0 && zero < 3)
+        sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
+                                  reduce.buckets * last_share, last_backward, slowdown);
+      if (stage_sync) (*stage_sync)[i] = sync;
+      exposed = std::max(exposed, sync - slack);
+      slack += last_backward + cost.report.p2p_s;
+    }
+    return std::max(0.0, exposed);
+  };
+  const double critical_end = run.pipe_s + run.fill_s;
+  t.dp_exposed_s = exposed_after(run, &t.stage_sync_s);
+  for (size_t k = 0; k < runs.size(); ++k)
+    if (k != critical)
+      t.dp_exposed_s = std::max(t.dp_exposed_s, runs[k].pipe_s + runs[k].fill_s +
+                                                    exposed_after(runs[k], nullptr) -
+                                                    critical_end);
   // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
   // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
   // pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:

@@ -48,14 +48,16 @@ struct Tally {
 const std::map<std::string, size_t> kKnownViolations = {
     // The bases are drawn from the preset catalogue, so a new preset redraws them: these counts
     // were taken with the catalogue of issue 36's CDNA 4 and Turing presets. Not diagnosed yet:
-    // heterogeneous plans up to 5.6 % faster with one group's peaks lowered (H20 beside an A100
-    // group) and up to 1.8 % faster with one group's HBM bandwidth lowered; plans with "auto"
-    // micro-batches over two groups up to 1.5 % faster with a slower inter-node link; compute
-    // scales above 1 (up to 1.5 %); EP dispatch over the network above its line rate (flex).
-    {"LowerPeakNeverFaster", 2},
-    {"LowerMemoryBandwidthNeverFaster", 5},
+    // an A100 + MI300X plan with "auto" micro-batches 0.14 % faster with the MI300X's peaks or HBM
+    // bandwidth lowered (the balancer weighs the sets' pipelines, not the sync each leaves
+    // exposed: the slower GPU moves it to a better split), an RTX 4090 one 0.2 % faster with its
+    // HBM bandwidth lowered; plans with "auto" micro-batches over two groups up to 1.5 % faster
+    // with a slower inter-node link; compute scales above 1 (up to 1.5 %); EP dispatch over the
+    // network above its line rate (flex).
+    {"LowerPeakNeverFaster", 1},
+    {"LowerMemoryBandwidthNeverFaster", 2},
     {"SlowerLinkNeverFaster", 2},
-    {"ComputeScaleUpNeverSlower", 8},
+    {"ComputeScaleUpNeverSlower", 7},
     {"MoreRecomputeNeverFaster", 6},
     {"MoeImbalanceNeverFaster", 1},
     {"TrafficBandwidthWithinLineRate", 3},

@@ -152,5 +152,44 @@ TEST(Reproducers, LayerProfilesAreBoundedByThePeak) {
   EXPECT_GT(slow.iteration_time_s, at.iteration_time_s);
 }
 
+// Replica sets of an H20 node (4 of 16 micro-batches) and an H200 node (12), a 12-layer
+// mixture-of-experts model at tp 2, pp 4, ZeRO-3 (the suite's seed 1549). The H200 set ends last,
+// host-bound, with a short last backward, behind which little of the gradient ring hides. With
+// the H20's peaks x 0.856 the H20 set's pipeline becomes the longer one; an engine that hid the
+// ring behind that set's last backward alone forgot that the ring waits for the H200's buckets:
+// 0.4929 s against 0.5206 s. One ring, exposed after the latest of the sets (tail.cpp).
+TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
+  Json h20;
+  for (const auto& g : builtin_catalog().documents["gpus"])
+    if (g["id"] == "h20-96gb") h20 = g;
+  ASSERT_FALSE(h20.is_null());
+  auto doc = [&](double peaks) {
+    Json gpu = h20;
+    for (auto& [precision, tflops] : gpu["peak_tflops"].items()) tflops = tflops.get<double>() * peaks;
+    return Json{
+        {"model", {{"name", "custom"}, {"layers", 12}, {"hidden", 4096}, {"heads", 32},
+                   {"kv_heads", 4}, {"ffn_hidden", 16384}, {"ffn_type", "gelu"},
+                   {"norm", "rmsnorm"}, {"position", "learned"}, {"seq_len", 2048},
+                   {"tied_embeddings", false}, {"vocab", 128256},
+                   {"moe", {{"experts", 64}, {"ffn_hidden", 1024}, {"top_k", 2}}}}},
+        {"cluster",
+         {{"groups",
+           {{{"gpu", gpu}, {"gpus_per_node", 8}, {"intra_node_link", "nvlink4"},
+             {"inter_node_link", "roce-400g"}, {"nics_per_node", 8}, {"nodes", 1}},
+            {{"node", "hgx-h200"}, {"nodes", 1}}}}}},
+        {"plan",
+         {{"tp", 2}, {"pp", 4}, {"ep", 2}, {"zero_stage", 3}, {"global_batch", 16},
+          {"micro_batch", 1}, {"moe_imbalance", 1.2}, {"grad_reduce_in_fp32", false},
+          {"overlap_grad_reduce", true},
+          {"replicas",
+           {{{"group", 0}, {"count", 1}, {"micro_batches", 4}},
+            {{"group", 1}, {"count", 1}, {"micro_batches", 12}}}}}}}
+        .dump();
+  };
+  const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
+  EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
+  EXPECT_NEAR(at.iteration_time_s, 0.5206, 5e-4);
+}
+
 }  // namespace
 }  // namespace stepcast
