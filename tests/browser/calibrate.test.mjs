@@ -162,6 +162,22 @@ describe('calibrate to my cluster', () => {
     await p.close();
   });
 
+  test('nccl-tests across nodes: fitted per port with the NICs of the cluster on show, as the CLI with --nics-per-node', async () => {
+    const file = join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-2node-ib-ndr.txt');
+    // An 8x RTX 4090 box has one NIC: the node's whole bandwidth is one port's.
+    const p = await open(`${fx.site.url}#v=2&model=llama3-8b&node=pcie-rtx4090-x8&nodes=2&tp=8&gbs=64`);
+    await p.fill('#cal-nccl', readFileSync(file, 'utf8'));
+    await p.click('#cal-nccl-fit');
+    await p.waitForFunction(() => /Fitted the link between nodes \(per port, 1 per node as in the cluster on show\)/.test(document.querySelector('#cal-status').textContent));
+    const fitted = cliRun(['calibrate', '--nccl-tests', file, '--nics-per-node', '1', '--format', 'json']);
+    assert.equal(fitted.status, 0, fitted.stderr);
+    const want = JSON.parse(fitted.stdout);
+    const got = (await pageScenario(p)).calibration.inter_node_link;
+    assert.equal(got.busbw_GBps, want.busbw_GBps);
+    assert.equal(got.half_peak_bytes, want.half_peak_bytes);
+    await p.close();
+  });
+
   test('bad input: not nccl-tests output, a negative time, a run whose plan the cluster cannot hold', async () => {
     const p = await open(`${fx.site.url}#${DEFAULT}`);
     await p.fill('#cal-nccl', 'hello, this is not nccl-tests output');

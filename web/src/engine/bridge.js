@@ -295,9 +295,10 @@ export async function exportPlan(scenario, kind) {
  * A link fitted to pasted nccl-tests output (`stepcast calibrate --nccl-tests`): {link, checks}
  * or {error}. `files`: [{name, text}].
  */
-export async function ncclLink(files) {
+export async function ncclLink(files, nicsPerNode) {
   await main.start();
-  return (await main.send({ type: 'ncclLink', request: JSON.stringify({ files }) })).result;
+  const request = nicsPerNode > 0 ? { files, nics_per_node: nicsPerNode } : { files };
+  return (await main.send({ type: 'ncclLink', request: JSON.stringify(request) })).result;
 }
 
 /** A GEMM table (text) fitted on the GPU of `scenario`'s cluster: {gemm, gpu, rows, max_time_error, preset} or {error}. */

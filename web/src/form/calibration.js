@@ -45,13 +45,17 @@ async function fitNccl(notify) {
   const text = $('#cal-nccl').value;
   if (!text.trim()) return say('error', 'Paste the output of an nccl-tests run (all_reduce_perf, all_gather_perf, ...) first.');
   const mine = (fitting = {});
-  const r = await engine.ncclLink([{ name: 'pasted output', text }]);
+  // A run across nodes is fitted per network port: the node's bandwidth over its NICs, which the
+  // cluster on show says (its first group; without it the engine takes one NIC per GPU).
+  const nics = state.resolved?.groups?.[0]?.nics_per_node;
+  const r = await engine.ncclLink([{ name: 'pasted output', text }], nics);
   if (mine !== fitting) return undefined;
   if (r.error) return say('error', `Not nccl-tests output this page can read: ${r.error.message}`);
   const key = r.link.scope === 'inter_node' ? 'inter_node_link' : 'intra_node_link';
   setCalibration({ ...calibration(), [key]: r.link });
   const worst = 100 * Math.max(0, ...(r.checks ?? []).map((c) => Math.abs(c.max_busbw_error ?? 0)));
-  say('ok', `Fitted the ${key === 'inter_node_link' ? 'link between nodes' : 'link inside a node'}: ` +
+  const where = key === 'inter_node_link' ? `link between nodes (per port, ${nics > 0 ? `${nics} per node as in the cluster on show` : 'one per GPU'})` : 'link inside a node';
+  say('ok', `Fitted the ${where}: ` +
     `${r.link.busbw_GBps.toFixed(1)} GB/s bus bandwidth, ${(r.link.half_peak_bytes / 2 ** 20).toFixed(2)} MiB to half of it` +
     `${r.checks?.length ? `; it reproduces the measured bus bandwidths from 1 MiB within ${worst.toFixed(1)} %` : ''}.`);
   notify();
