@@ -471,6 +471,23 @@ describe('the page', () => {
     await page.click('details.advanced summary');
   });
 
+  test('a PP that does not divide the layers: the splits that would, each a button that sets it', async () => {
+    // Llama 3 70B's 80 layers on PP 3: the engine offers the loss as a layer, or 26 and 27
+    // layers on the first and last stages (27 on the middle one), under Advanced (issue 37).
+    await openScenario(withPlan({ ...DEFAULT, cluster: { ...DEFAULT.cluster, nodes: 3 } }, { dp: undefined, pp: 1, global_batch: 384 }));
+    await setValue('#f-pp', '3');
+    const fixes = page.locator('[data-path="plan.pp"] .fix button.fix-apply');
+    assert.deepEqual(await fixes.allTextContents(), ['Set first stage 26, last 27', 'Set loss as a layer']);
+    await fixes.first().click();
+    await settle();
+    const split = await pageScenario();
+    assert.equal(split.plan.first_stage_layers, 26);
+    assert.equal(split.plan.last_stage_layers, 27);
+    const report = await expectCliNumbers(split);
+    assert.deepEqual(report.stages.map((st) => st.layers), [26, 27, 27]);
+    assert.equal(await page.isVisible('[data-path="plan.pp"] .fix'), false, 'no problem left');
+  });
+
   test('pipeline layout and rank order: text the engine reads, its refusal under the field, empty gives it back', async () => {
     await openDefault();
     await page.click('details.advanced summary');

@@ -1,10 +1,11 @@
 // Problems next to the control that caused them: the engine's errors (every one resolve() returns,
 // each at the control blame.js picks, with the engine's hint of values that would do) and the
 // page's own "Enter a number" for a field whose text is not one.
-import { $, $$ } from '../ui/dom.js';
+import { $, $$, h } from '../ui/dom.js';
 import { blame } from '../scenario/blame.js';
+import { notify } from './bind.js';
 import { controlOf, setText, show } from './fields.js';
-import { state } from './state.js';
+import { edit, state } from './state.js';
 
 // Paths whose control is elsewhere: a custom model's seq_len is the scenario's sequence length.
 // A Map, not an object literal: an engine path comes from the scenario, and a top-level key
@@ -63,7 +64,16 @@ function clear() {
   }
 }
 
-function mark(el, messages, hints) {
+/** A button that sets what a hint proposes ({label, set: {path: value}}) and estimates again. */
+const fixButton = ({ label, set }) => h('button', {
+  type: 'button', class: 'link fix-apply',
+  onclick: () => {
+    for (const [path, value] of Object.entries(set)) edit(path, value);
+    notify();
+  },
+}, label);
+
+function mark(el, messages, hints, fixes = []) {
   el.classList.add('invalid');
   const { error, fix } = ownLines(el);
   // The engine's own words on hover: what the command line says, and what a bug report quotes.
@@ -72,7 +82,8 @@ function mark(el, messages, hints) {
   show(error, true);
   if (fix) {
     setText(fix, hints.length ? `Try: ${hints.join('; ')}.` : '');
-    show(fix, hints.length > 0);
+    for (const f of fixes) fix.append(' ', fixButton(f));
+    show(fix, hints.length > 0 || fixes.length > 0);
   }
   // A whole map or group: the message is its own; no one control is wrong.
   const control = el.classList.contains('whole') ? null : controlOf(el);
@@ -95,14 +106,15 @@ export function showProblems(problems) {
   const placed = problems.map((p) => {
     const target = p.el ? p.el.closest('.field') : fieldFor(blame(p, { lastChanged: state.lastChanged, editable, same }));
     if (target) {
-      if (!byField.has(target)) byField.set(target, { messages: [], hints: [] });
+      if (!byField.has(target)) byField.set(target, { messages: [], hints: [], fixes: [] });
       const f = byField.get(target);
       if (!f.messages.some((m) => m.text === p.message)) f.messages.push({ text: p.message, engine: p.engine });
       const hint = p.hint?.replace(/\.$/, '');
       if (hint && !f.hints.includes(hint)) f.hints.push(hint);
+      for (const x of p.fixes ?? []) if (!f.fixes.some((y) => y.label === x.label)) f.fixes.push(x);
     }
     return { ...p, field: target };
   });
-  for (const [el, { messages, hints }] of byField) mark(el, messages, hints);
+  for (const [el, { messages, hints, fixes }] of byField) mark(el, messages, hints, fixes);
   return placed;
 }

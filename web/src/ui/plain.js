@@ -65,8 +65,23 @@ const RULES = {
   list(v.would_split) && `${labelOf('plan.global_batch')} ${either(v.would_split)}`],
   // (With the embedding or the loss counted as layers, the engine's own words.)
   layer_split: (v) => (v.counted ? null : [v.vpp === 1 ? `PP ${v.pp} does not divide the ${n(v.layers)} layers into equal stages`
-    : `PP ${v.pp} × VPP ${v.vpp} = ${v.pp * v.vpp} model chunks do not divide the ${n(v.layers)} layers evenly`, splitHint(v)]),
+    : `PP ${v.pp} × VPP ${v.vpp} = ${v.pp * v.vpp} model chunks do not divide the ${n(v.layers)} layers evenly`, splitHint(v), splitFixes(v)]),
 };
+
+/**
+ * The splits of splitHint a click can set (issue 37: the field that fixes a published MoE plan is
+ * under Advanced and was never named): [{label, set: {path: value}}].
+ */
+function splitFixes(v) {
+  const fixes = [];
+  if (v.first_stage_layers) {
+    fixes.push({ label: `Set first stage ${v.first_stage_layers}, last ${v.last_stage_layers}`,
+      set: { 'plan.first_stage_layers': v.first_stage_layers, 'plan.last_stage_layers': v.last_stage_layers } });
+  }
+  if (v.count_embedding) fixes.push({ label: 'Set embedding and loss as layers', set: { 'plan.embedding_in_split': true, 'plan.loss_in_split': true } });
+  else if (v.count_loss) fixes.push({ label: 'Set loss as a layer', set: { 'plan.loss_in_split': true } });
+  return fixes.length ? fixes : undefined;
+}
 
 /** The rule ids the page words itself (tests/wasm/plain.test.mjs meets each in a real error). */
 export const WORDED_RULES = Object.keys(RULES);
@@ -98,5 +113,6 @@ export function plainProblem(p) {
   const run = say && typeof p.path === 'string' ? /^calibration\.runs\[(\d+)\]/.exec(p.path) : null;
   const message = say ? (run ? `measured run ${Number(run[1]) + 1}: ${say[0]}` : say[0]) : labelled(p.message);
   const hint = say?.[1] || (typeof p.hint === 'string' && p.hint ? labelled(p.hint) : p.hint);
-  return { ...p, message: message.charAt(0).toUpperCase() + message.slice(1), hint, engine: p.message };
+  const fixes = say?.[2];
+  return { ...p, message: message.charAt(0).toUpperCase() + message.slice(1), hint, ...(fixes ? { fixes } : {}), engine: p.message };
 }
