@@ -158,8 +158,19 @@ TEST(Schema, ALayerCountThatDoesNotDivideGetsASplitThatDoes) {
   EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 2, "ep": 64)", 128),
             "pp·vpp 1 or 61 divides 61 layers; count the loss as a layer (plan.loss_in_split); "
             "plan.first_stage_layers=30 and plan.last_stage_layers=31");
+  // Two and four chunks a stage: no plainer split, so Megatron's layout as NVIDIA's recipes
+  // write it, the embedding and the MTP module with the loss at the lighter ends (Megatron-Bridge's
+  // DeepSeek-V3 recipe runs PP 8 x VPP 4 as "Et|(tt|)*30mL": 1 + 30·2 layers in 32 chunks).
   EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 8, "vpp": 2, "ep": 64)", 128),
-            "pp·vpp 1 or 61 divides 61 layers");
+            "pp·vpp 1 or 61 divides 61 layers; plan.pipeline_layout=\"Ettt|(t*4|)*14ttmL\"");
+  EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 8, "vpp": 4, "ep": 64)", 128),
+            "pp·vpp 1 or 61 divides 61 layers; plan.pipeline_layout=\"Et|(tt|)*30mL\"");
+  for (const char* layout : {R"("vpp": 2, "pipeline_layout": "Ettt|(t*4|)*14ttmL")",
+                             R"("vpp": 4, "pipeline_layout": "Et|(tt|)*30mL")"}) {
+    const Scenario laid = test::scenario(
+        plan_doc("deepseek-v3", std::string(R"("tp": 2, "pp": 8, "ep": 64, )") + layout, 128));
+    EXPECT_EQ(laid.plan.pp, 8) << layout;
+  }
   // Llama 3.1 405B's 126 layers on 8·4 chunks, as NVIDIA's recipes run it: 126 + 2 = 4·32.
   // (126 is 2 mod 4 and six other stages of a multiple of 4 keep it so: no uneven split.)
   EXPECT_EQ(hint_of("llama3.1-405b", R"("tp": 8, "pp": 8, "vpp": 4)", 64),

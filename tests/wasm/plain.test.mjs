@@ -69,6 +69,10 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   // Each split a click can set, as the page's buttons do.
   assert.deepEqual(pp3.fixes.map((f) => f.set), [{ 'plan.first_stage_layers': 26, 'plan.last_stage_layers': 27 }, { 'plan.loss_in_split': true }]);
   assert.deepEqual(v3.fixes.map((f) => f.set), [{ 'plan.first_stage_layers': 6, 'plan.last_stage_layers': 7 }]);
+  // At VPP 4 only Megatron's layout splits them, as NVIDIA's DeepSeek-V3 recipe does.
+  const v3vpp4 = at(scenario({ tp: 8, pp: 8, vpp: 4, ep: 8 }, { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 64 } }), 'plan.vpp', 'layer_split');
+  assert.equal(v3vpp4.hint, 'PP × VPP 1 or 61; Pipeline layout Et|(tt|)*30mL (as NVIDIA\'s recipes split such models)');
+  assert.deepEqual(v3vpp4.fixes.map((f) => f.set), [{ 'plan.pipeline_layout': 'Et|(tt|)*30mL' }]);
   // With the embedding and the loss counted, the engine's own words, its paths as labels.
   const counted = at(scenario({ tp: 8, pp: 3, embedding_in_split: true, loss_in_split: true }, { cluster: { node: 'dgx-h100', nodes: 3 } }), 'plan.pp', 'layer_split');
   assert.equal(counted.message, 'Layers 80 plus the embedding and loss counted as layers (82) must be divisible by PP × VPP 3');

@@ -120,7 +120,7 @@ inline constexpr RuleInfo kRules[] = {
      "`layers`, `counted`, `pp`, `vpp`; for the plain split also `would_divide` (pp·vpp that "
      "would), `count_embedding` and `count_loss` (counting them as layers would split), "
      "`first_stage_layers`, `last_stage_layers`, `other_stage_layers` (Megatron's uneven split "
-     "that would)"},
+     "that would), else `pipeline_layout` (Megatron's layout as NVIDIA's recipes write it)"},
     {Rule::stage_chunks, "stage_chunks",
      "a pipeline stage's layers (plus those counted) must split into `plan.vpp` chunks",
      "`layers`, `counted`, `vpp`"},

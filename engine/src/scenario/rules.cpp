@@ -107,7 +107,26 @@ std::string batch_hint(int64_t global_batch, int64_t step) {
 // What would split `layers` over pp·vpp chunks when they do not divide evenly, as the page and a
 // user can act on it: the counts that divide them, then Megatron's other splits
 // (pipeline_layout.h). The hint in words, and the same as the error's values.
-std::string split_hint(int64_t layers, int pp, int vpp, Json& values) {
+// Megatron's pipeline layout (plan.pipeline_layout) that splits `layers` over `chunks` virtual
+// stages as NVIDIA's recipes do where nothing plainer splits them: the middle chunks k layers
+// each (the fewest that hold them all), the first chunk the embedding and the last the MTP
+// modules and the loss beside what remains, at most k each (DeepSeek-V3 at PP 8 x VPP 4:
+// "Et|(tt|)*30mL", Megatron-Bridge's DeepSeek-V3 recipe). Empty where the ends cannot take it.
+std::string recipe_layout(int64_t layers, int64_t chunks, int mtp_layers) {
+  if (chunks < 3) return "";
+  const int64_t middle = chunks - 2, k = (layers + chunks - 1) / chunks;
+  const int64_t rest = layers - middle * k;
+  if (rest < 0 || rest > 2 * k) return "";
+  const int64_t last = rest / 2, first = rest - last;
+  auto run = [](int64_t n) {
+    return n <= 3 ? std::string(static_cast<size_t>(n), 't') : fmt::format("t*{}", n);
+  };
+  return "E" + run(first) + "|" +
+         (middle > 1 ? fmt::format("({}|)*{}", run(k), middle) : run(k) + "|") + run(last) +
+         std::string(static_cast<size_t>(std::max(mtp_layers, 0)), 'm') + "L";
+}
+
+std::string split_hint(int64_t layers, int pp, int vpp, int mtp_layers, Json& values) {
   const std::vector<int64_t> fits = divisors(layers, 64);
   values["would_divide"] = fits;
   std::string hint = fmt::format("pp·vpp {} divides {} layers", either_text(fits), layers);
@@ -126,6 +145,12 @@ std::string split_hint(int64_t layers, int pp, int vpp, Json& values) {
                         u->first_stage_layers, u->last_stage_layers,
                         pp > 2 ? fmt::format(" ({} on each other stage)", u->other_stage_layers)
                                : "");
+  } else if (!values.contains("count_loss")) {
+    const std::string layout = recipe_layout(layers, int64_t{pp} * vpp, mtp_layers);
+    if (!layout.empty()) {
+      values["pipeline_layout"] = layout;
+      hint += fmt::format("; plan.pipeline_layout=\"{}\"", layout);
+    }
   }
   return hint;
 }
@@ -797,7 +822,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                                    m.layers, p.pp, p.vpp, int64_t{p.pp} * p.vpp),
                        {"model.layers", p.vpp > 1 ? "plan.pp" : "plan.vpp"},
                        {{"layers", m.layers}, {"counted", 0}, {"pp", p.pp}, {"vpp", p.vpp}});
-        e.hint = split_hint(m.layers, p.pp, p.vpp, e.values);
+        e.hint = split_hint(m.layers, p.pp, p.vpp, m.mtp_layers, e.values);
         return e;
       }))
     return false;

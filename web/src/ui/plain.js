@@ -78,6 +78,7 @@ function splitFixes(v) {
     fixes.push({ label: `Set first stage ${v.first_stage_layers}, last ${v.last_stage_layers}`,
       set: { 'plan.first_stage_layers': v.first_stage_layers, 'plan.last_stage_layers': v.last_stage_layers } });
   }
+  if (v.pipeline_layout) fixes.push({ label: `Set pipeline layout ${v.pipeline_layout}`, set: { 'plan.pipeline_layout': v.pipeline_layout } });
   if (v.count_embedding) fixes.push({ label: 'Set embedding and loss as layers', set: { 'plan.embedding_in_split': true, 'plan.loss_in_split': true } });
   else if (v.count_loss) fixes.push({ label: 'Set loss as a layer', set: { 'plan.loss_in_split': true } });
   return fixes.length ? fixes : undefined;
@@ -93,6 +94,7 @@ function splitHint(v) {
   // The switches by their labels ("Loss counts as a layer"), which say what they do.
   if (v.count_embedding) ways.push(`turn on “${labelOf('plan.embedding_in_split')}” and “${labelOf('plan.loss_in_split')}”`);
   else if (v.count_loss) ways.push(`turn on “${labelOf('plan.loss_in_split')}”`);
+  if (v.pipeline_layout) ways.push(`${labelOf('plan.pipeline_layout')} ${v.pipeline_layout} (as NVIDIA's recipes split such models)`);
   if (v.first_stage_layers) {
     ways.push(`${labelOf('plan.first_stage_layers')} ${v.first_stage_layers} and ${labelOf('plan.last_stage_layers')} ` +
       `${v.last_stage_layers}${v.pp > 2 ? ` (${v.other_stage_layers} on each other stage)` : ''}`);
