@@ -477,3 +477,19 @@ expect_error(duplicate_key "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": 
              "has the key \"tp\" twice in one object: give it once")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv "a,b\n1,2\n")
 expect_exit_2(validate_not_runs "no runs read" validate ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv)
+
+# Issue 36, optimizers: Muon where the software has none, and with what Megatron-Core's Muon
+# refuses (ZeRO-2/3, fp16): one line naming the field, its value and the rule.
+set(h100x1 "\"model\": \"llama3-8b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}")
+expect_error(muon_deepspeed "{${h100x1}, \"plan\": {\"framework\": \"deepspeed\", \"optimizer\": \"muon\", \"global_batch\": 64}}"
+             "error: plan.optimizer=\"muon\": deepspeed cannot do it (not modelled: DeepSpeed's Muon")
+expect_error(muon_megatron_2021 "{${h100x1}, \"plan\": {\"framework\": \"megatron-lm-2021\", \"optimizer\": \"muon\", \"global_batch\": 64}}"
+             "error: plan.optimizer=\"muon\": megatron-lm-2021 cannot do it (Megatron-LM 2.x's --optimizer offers adam and sgd only")
+expect_error(muon_megatron_fsdp "{${h100x1}, \"plan\": {\"framework\": \"megatron-fsdp\", \"optimizer\": \"muon\", \"global_batch\": 64}}"
+             "error: plan.optimizer=\"muon\": megatron-fsdp cannot do it (Megatron-LM asserts emerging optimizers off Megatron FSDP")
+expect_error(muon_zero3 "{${h100x1}, \"plan\": {\"optimizer\": \"muon\", \"zero_stage\": 3, \"global_batch\": 64}}"
+             "error: plan.zero_stage=3 with plan.optimizer=muon: Megatron-Core's Muon shards only its optimizer state")
+expect_error(muon_fp16 "{${h100x1}, \"plan\": {\"optimizer\": \"muon\", \"precision\": \"fp16\", \"global_batch\": 64}}"
+             "error: plan.precision=fp16 with plan.optimizer=muon: Megatron-Core refuses emerging optimizers with fp16")
+expect_error(optimizer_choice "{${h100x1}, \"plan\": {\"optimizer\": \"lion\", \"global_batch\": 64}}"
+             "plan.optimizer")

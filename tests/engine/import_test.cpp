@@ -246,6 +246,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.overlap_p2p, b.overlap_p2p);
   EXPECT_EQ(a.grad_reduce_in_fp32, b.grad_reduce_in_fp32);
   EXPECT_EQ(a.bf16_moments, b.bf16_moments);
+  EXPECT_EQ(a.optimizer, b.optimizer);
   EXPECT_EQ(a.pp_scatter_gather, b.pp_scatter_gather);
   EXPECT_EQ(a.fp8_param_gather, b.fp8_param_gather);
   EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
@@ -328,6 +329,8 @@ std::vector<std::string> flag_scenarios() {
            R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
                "plan": {"tp": 2, "pp": 2, "global_batch": 32, "embedding_in_split": true,
                         "loss_in_split": true, "rank_order": "tp-cp-ep-pp-dp"}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 4, "global_batch": 32, "optimizer": "muon"}})",
            R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
                "plan": {"tp": 2, "global_batch": 32, "recompute": "selective",
                         "recompute_modules": "core_attn mlp layernorm"}})",

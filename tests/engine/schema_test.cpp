@@ -111,9 +111,9 @@ TEST(Schema, PlanDefaultsAreTheKeyTables) {
     ++checked;
   }
   // framework, tp, pp, cp, vpp, ep, moe_dispatcher, moe_overlap, moe_imbalance, micro_batch,
-  // recompute, recompute_modules, recompute_method, recompute_num_layers, memory_headroom,
-  // precision, bf16_moments, embedding_in_split, loss_in_split, rank_order.
-  EXPECT_EQ(checked, 20);
+  // recompute, recompute_modules, recompute_method, recompute_num_layers, optimizer,
+  // memory_headroom, precision, bf16_moments, embedding_in_split, loss_in_split, rank_order.
+  EXPECT_EQ(checked, 21);
 }
 
 TEST(Schema, EveryProblemOfADocumentIsReported) {

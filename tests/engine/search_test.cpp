@@ -129,6 +129,25 @@ TEST(Search, KeepsTheScenariosOptimizerSharding) {
   for (const auto& c : core) EXPECT_TRUE(c.plan.distributed_optimizer);
 }
 
+// The optimizer is the user's, not a plan choice: a Muon search returns Muon plans, each with
+// the Newton-Schulz time estimate() gives it.
+TEST(Search, KeepsTheScenariosOptimizer) {
+  SearchOptions o;
+  o.top = 20;
+  const Scenario s = test::scenario(R"({"model": "gpt3-1.3b", "seq_len": 2048,
+      "cluster": {"node": "dgx-a100", "nodes": 1},
+      "plan": {"global_batch": 64, "optimizer": "muon"}})");
+  auto r = search_plans(s, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->best.empty());
+  for (const auto& c : r->best) {
+    EXPECT_EQ(c.plan.optimizer, Optimizer::muon) << to_json(c.plan).dump();
+    Scenario again = s;
+    again.plan = c.plan;
+    EXPECT_GT(estimate(again).stages[0].newton_schulz_s, 0);
+  }
+}
+
 // Context parallelism is searched only where the software has it: a Megatron-LM 2.x search
 // weighs the plans a Megatron-Core one does on a sequence no CP size splits (2,050 tokens: CP c
 // needs 2c to divide them, and 4, 8 and 16 do not), none refused for CP.

@@ -31,6 +31,9 @@ struct Device {
 
 Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& calibration);
 
+// Time of a memory-bound kernel moving `bytes` through HBM (the calibrated share of its bandwidth).
+double elementwise_s(double bytes, const Device& device);
+
 // Time of one GEMM C[m x n] = A[m x k] B[k x n] with `element_bytes` per element.
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
 

@@ -44,6 +44,9 @@ struct StageReport {
   double p2p_s = 0;       // one pipeline message
   double dp_sync_s = 0;   // the stage's gradient synchronisation, whole (before overlap)
   double optimizer_s = 0;
+  // Of optimizer_s, Muon's Newton-Schulz iterations and the TP gathers of the matrices before
+  // them (0 under Adam).
+  double newton_schulz_s = 0;
   MemoryBreakdown memory;
   std::vector<CommOp> communication;
 };

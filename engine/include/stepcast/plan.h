@@ -57,6 +57,17 @@ struct EnumNames<MoeDispatcher> {
 };
 inline const char* to_string(MoeDispatcher v) { return name_of(v).data(); }
 
+// The optimizer (Megatron-LM's --optimizer, megatron/training/arguments.py at NVIDIA/Megatron-LM
+// d98e8a64): Adam, or Muon as Megatron-Core runs it (megatron/core/optimizer/
+// emerging_optimizers.py): the 2-D weights of the layers orthogonalised by Newton-Schulz
+// iterations, everything else (embeddings, output layer, norms, biases) stepped by Adam.
+enum class Optimizer { adam, muon };
+template <>
+struct EnumNames<Optimizer> {
+  static constexpr std::array<std::string_view, 2> values = {"adam", "muon"};
+};
+inline const char* to_string(Optimizer v) { return name_of(v).data(); }
+
 // How the training software runs what the plan describes (the framework profile's "execution"
 // part, presets/frameworks/): not scenario keys, but read by the physics.
 enum class Kernels { fused, eager };     // Transformer Engine / Megatron fused kernels, or eager
@@ -116,6 +127,7 @@ struct Plan {
   std::string recompute_modules = "core_attn";
   RecomputeMethod recompute_method = RecomputeMethod::uniform;  // full recompute's layers
   int64_t recompute_num_layers = 1;
+  Optimizer optimizer = Optimizer::adam;
   bool distributed_optimizer = false;
   int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
   Precision precision = Precision::bf16;

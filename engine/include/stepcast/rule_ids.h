@@ -57,6 +57,8 @@ enum class Rule {
   needs_sequence_parallel,
   needs_grad_reduce_overlap,
   needs_fp8,
+  muon_zero_stage,
+  muon_precision,
   needs_moe,
   moe_overlap,
   recompute_modules,
@@ -210,6 +212,14 @@ inline constexpr RuleInfo kRules[] = {
      "`plan.overlap_grad_reduce` (Megatron-LM asserts it)",
      ""},
     {Rule::needs_fp8, "needs_fp8", "`plan.fp8_param_gather` needs `plan.precision` fp8 or mxfp8",
+     "`precision`"},
+    {Rule::muon_zero_stage, "muon_zero_stage",
+     "`plan.optimizer` muon shards at most as the distributed optimizer does (ZeRO-1: "
+     "Megatron-Core's layer-wise distributed optimizer; it refuses Megatron FSDP and FSDP2)",
+     "`zero_stage`"},
+    {Rule::muon_precision, "muon_precision",
+     "`plan.optimizer` muon cannot train in fp16 (Megatron-Core refuses emerging optimizers "
+     "with fp16)",
      "`precision`"},
     {Rule::needs_moe, "needs_moe",
      "an expert setting (`plan.ep`, `plan.etp`, `plan.moe_overlap`, `plan.moe_dispatcher`, "

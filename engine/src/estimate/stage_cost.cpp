@@ -9,6 +9,7 @@
 
 #include "estimate/step.h"
 #include "stepcast/compute.h"
+#include "stepcast/optimizer.h"
 #include "stepcast/overlap.h"
 
 namespace stepcast::detail {
@@ -515,9 +516,22 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // The distributed optimizer shards dense parameters over DP x CP, experts over expert DP.
   const double shard = zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
   const double expert_shard = zero >= 1 ? std::max(1, p.edp()) : 1.0;
-  st.optimizer_s = optimizer_step_s(
-      (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard,
-      p, device);
+  if (p.optimizer == Optimizer::adam) {
+    st.optimizer_s = optimizer_step_s((shape.parameters - shape.expert_parameters) / shard +
+                                          shape.expert_parameters / expert_shard,
+                                      p, device);
+  } else {
+    // Muon's matrices (optimizer.h) on their own, Adam over the rest; the Newton-Schulz
+    // iterations and the TP gathers before them are reported apart.
+    const std::vector<MuonMatrix> matrices = muon_matrices(m, p, shape);
+    const MuonParameters muon = muon_parameters(matrices);
+    const MuonStep step = muon_step(matrices, p, device);
+    const double adam = (shape.parameters - shape.expert_parameters - muon.dense) / shard +
+                        (shape.expert_parameters - muon.expert) / expert_shard;
+    st.newton_schulz_s = step.newton_schulz_s + census_time(ops, CommGroup::tp, Phase::optimizer) +
+                         census_time(ops, CommGroup::etp, Phase::optimizer);
+    st.optimizer_s = optimizer_step_s(adam, p, device) + step.elementwise_s + st.newton_schulz_s;
+  }
   // The gradient reduce after the last micro-batch and the distributed optimizer's parameter
   // gather, each one burst of buckets (tail.cpp).
   c.dp_reduce = dp_burst(ops, Phase::gradient_sync, false, paths, 1);

@@ -246,6 +246,11 @@ std::string bridge_recipe(const Scenario& s) {
   copy("micro-batch-size");
   copy("global-batch-size");
   copy("use-distributed-optimizer");
+  copy("optimizer");
+  if (p.optimizer == Optimizer::muon && p.distributed_optimizer)
+    notes.push_back("plan.optimizer muon with the distributed optimizer: Megatron-Core shards it "
+                    "layer-wise (OptimizerConfig.use_layer_wise_distributed_optimizer; "
+                    "Megatron-LM's arguments.py turns --use-distributed-optimizer into it)");
   copy("overlap-grad-reduce");
   set(attribute("overlap-param-gather"), py_bool(p.overlap_param_gather && p.overlap_grad_reduce));
   if (p.overlap_param_gather && !p.overlap_grad_reduce)

@@ -233,6 +233,10 @@ constexpr MegatronFlag kFlags[] = {
        return words;
      },
      .bridge = "model.recompute_modules", .many = true},
+    // --optimizer (arguments.py at d98e8a64: adam by default; muon with
+    // --use-distributed-optimizer runs the layer-wise distributed optimizer).
+    {.flag = "optimizer", .key = "plan.optimizer", .absent = D::of("adam"), .quiet = true,
+     .bridge = "optimizer.optimizer"},
     {.flag = "use-distributed-optimizer", .key = "plan.distributed_optimizer", .form = F::on,
      .bridge = "ddp.use_distributed_optimizer, optimizer.use_distributed_optimizer"},
     {.flag = "fp16", .key = "plan.precision", .form = F::on, .absent = D::rule(kPrecisionRule),

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stepcast/compute.h"
+#include "stepcast/optimizer.h"
 #include "stepcast/ranks.h"
 
 namespace stepcast {
@@ -344,6 +345,17 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
           "updated expert parameter buckets (distributed optimizer)", buckets,
           bucket * param_bytes, edp, paths.edp);
   }
+
+  // Muon (optimizer.h): --muon-tp-mode duplicated all-gathers each TP-split matrix's fp32
+  // momentum-derived update over its TP (expert-TP) group before the Newton-Schulz iterations;
+  // every rank then keeps its own slice of the result, so nothing is scattered back
+  // (Emerging-Optimizers' muon_utils.py newton_schulz_tp). A rank gathers the matrices it
+  // steps, rounded to whole ones.
+  if (p.optimizer == Optimizer::muon)
+    for (const MuonMatrix& x : muon_matrices(m, p, st))
+      add(K::all_gather, x.expert ? CommGroup::etp : CommGroup::tp, Phase::optimizer, x.what,
+          std::llround(muon_owned(x, p)), 4 * x.rows * x.cols, x.shards,
+          x.expert ? paths.etp : paths.tp);
 
   // Tied embeddings: first and last stage sum their copies' gradients (V/tp x h, fp32).
   if (p.pp > 1 && m.tied_embeddings && (st.first || st.last)) {

@@ -81,11 +81,11 @@ double expert_rows(const ModelSpec& m, const Plan& p) {
   return e.capacity_factor > 0 ? balanced * e.capacity_factor : balanced * p.moe_imbalance;
 }
 
-namespace {
-
 double elementwise_s(double bytes, const Device& d) {
   return bytes / (d.memory_Bps * d.cal.memory_efficiency);
 }
+
+namespace {
 
 // One layer's attention projections, forward: their GEMM time, the elements quantized into them
 // (forward: their inputs; backward: the gradients of their outputs), and their element-wise

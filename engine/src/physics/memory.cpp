@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stepcast/compute.h"
+#include "stepcast/optimizer.h"
 
 namespace stepcast {
 
@@ -95,20 +96,34 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
       p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
           ? 4
           : 2;
-  // Adam: fp32 master weights (none needed when training in fp32) + two moments, fp32 or bf16.
-  const double optimizer_bytes =
-      (p.precision == Precision::fp32 ? 0 : 4) + 2 * (p.bf16_moments ? 2 : 4);
+  // fp32 master weights (none needed when training in fp32), and the optimizer's state: Adam's
+  // two moments, fp32 or bf16; Muon's one momentum per matrix element, fp32 (zeros_like of the
+  // fp32 main gradient: Emerging-Optimizers' orthogonalized_optimizer.py), with Adam's for the
+  // parameters Muon leaves to it (optimizer.h).
+  const double master = p.precision == Precision::fp32 ? 0 : 4;
+  const double adam_bytes = master + 2 * (p.bf16_moments ? 2 : 4);
+  const double muon_bytes = master + 4;
+  const MuonParameters muon = p.optimizer == Optimizer::muon
+                                  ? muon_parameters(muon_matrices(m, p, st))
+                                  : MuonParameters{};
 
-  // Expert parameters are sharded by the optimizer over the expert data-parallel group.
+  // Expert parameters are sharded by the optimizer over the expert data-parallel group; under
+  // Muon the layer-wise optimizer shards its matrices over the same groups as the distributed
+  // optimizer does Adam's share (layer_wise_optimizer.py compute_full_param_layout).
   const double dense = params - st.expert_parameters, experts = st.expert_parameters;
   const double edp = std::max(1, p.edp());
+  const double dense_state = (dense - muon.dense) * adam_bytes + muon.dense * muon_bytes;
+  const double expert_state = (experts - muon.expert) * adam_bytes + muon.expert * muon_bytes;
   mem.weights = params * weight_bytes / (zero >= 3 ? dp : 1);
   if (zero >= 3)  // the gathered layer being computed (and the one prefetched)
     mem.weights += 2 * std::max(st.layer_parameters, st.moe_layer_parameters) * weight_bytes;
   mem.gradients = zero >= 2 ? dense * grad_bytes / dp + experts * grad_bytes / edp
                             : params * grad_bytes;
-  mem.optimizer = zero >= 1 ? dense * optimizer_bytes / dp + experts * optimizer_bytes / edp
-                            : params * optimizer_bytes;
+  if (p.optimizer == Optimizer::adam)
+    mem.optimizer = zero >= 1 ? dense * adam_bytes / dp + experts * adam_bytes / edp
+                              : params * adam_bytes;
+  else
+    mem.optimizer = zero >= 1 ? dense_state / dp + expert_state / edp : dense_state + expert_state;
 
   const double in_flight = st.in_flight;
   const double moe_layers = static_cast<double>(st.moe_layers);

@@ -155,6 +155,10 @@ constexpr ReportKey<StageReport> kStage[] = {
     value<&StageReport::dp_sync_s>("dp_sync_s", "s", "DP sync",
                                    "the stage's gradient synchronisation, whole (before overlap)"),
     value<&StageReport::optimizer_s>("optimizer_s", "s", "Optimizer", "the stage's optimizer step"),
+    value<&StageReport::newton_schulz_s>("newton_schulz_s", "s", "Newton-Schulz",
+                                         "of the optimizer step, Muon's Newton-Schulz iterations "
+                                         "on whole matrices and the TP gathers before them (0 "
+                                         "under Adam)"),
     {"memory_bytes", "bytes", "Memory", "memory per GPU of the stage, by part",
      &write_child<StageReport, MemoryBreakdown, &memory_table,
                   +[](const StageReport& s) -> const MemoryBreakdown& { return s.memory; }>,

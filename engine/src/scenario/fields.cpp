@@ -452,6 +452,18 @@ constexpr Field<Plan> kPlan[] = {
                                                 "layers of a pipeline rank "
                                                 "(--recompute-num-layers)",
                                          .control = C::advanced}),
+    member<&Plan::optimizer>({.object = "plan", .name = "optimizer", .link = "opt",
+                              .type = V::choice, .fallback = D::of("adam"),
+                              .choices = enum_names<Optimizer>(), .label = "Optimizer",
+                              .doc = "`adam`: mixed-precision Adam; `muon`: Megatron-Core's Muon "
+                                     "(--optimizer muon): the layers' 2-D weights keep one fp32 "
+                                     "momentum and are orthogonalised whole by 5 Newton-Schulz "
+                                     "iterations (TP shards gathered first), the rest "
+                                     "(embeddings, output layer, norms, biases) take Adam; with "
+                                     "the distributed optimizer each DP rank steps whole "
+                                     "matrices (layer-wise). Megatron-Core only; no fp16, no "
+                                     "ZeRO-2/3",
+                              .control = C::advanced}),
     member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
                                           .link = "do", .type = V::boolean,
                                           .fallback = kProfile,

@@ -310,16 +310,19 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
       // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
       const std::string& key = entry.first;
       const std::string& why = entry.second;
-      // A flag it cannot do is refused on; a size (plan.cp) away from its default of 1.
+      // A flag it cannot do is refused on; a size (plan.cp) or a choice (plan.optimizer) away
+      // from its default.
       bool on = false;
       Json v = Json::object();
       for (const auto& f : detail::plan_fields())
         if (f.info.name == key && f.write) {
           f.write(p, f.info, v);
-          on = v[key].is_boolean() ? v[key].get<bool>()
-                                   : v[key].is_number() &&
-                                         f.info.fallback.kind == DefaultValue::Kind::number &&
-                                         v[key].get<double>() != f.info.fallback.number;
+          const DefaultValue& d = f.info.fallback;
+          on = v[key].is_boolean()  ? v[key].get<bool>()
+               : v[key].is_number() ? d.kind == DefaultValue::Kind::number &&
+                                          v[key].get<double>() != d.number
+                                    : v[key].is_string() && d.kind == DefaultValue::Kind::text &&
+                                          v[key].get<std::string>() != d.text;
         }
       if (on && !c.broken([&] {
             return rule(Rule::framework_cannot, fmt::format("plan.{}", key),
@@ -344,6 +347,25 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
                     "distributed optimizer overlaps both through its gradient buckets; "
                     "Megatron-LM's arguments.py asserts it)",
                     {"plan.overlap_grad_reduce"});
+      }))
+    return false;
+  // Muon (megatron/training/arguments.py and megatron/core/optimizer/__init__.py
+  // _get_megatron_emerging_optimizer at NVIDIA/Megatron-LM d98e8a64): the distributed optimizer
+  // becomes the layer-wise one, FSDP is asserted away, fp16 raises.
+  if (p.optimizer == Optimizer::muon && zero >= 2 && !c.broken([&] {
+        return rule(Rule::muon_zero_stage, "plan.zero_stage",
+                    fmt::format("plan.zero_stage={} with plan.optimizer=muon: Megatron-Core's "
+                                "Muon shards only its optimizer state (the layer-wise "
+                                "distributed optimizer, ZeRO-1); use zero_stage 0 or 1",
+                                zero),
+                    {"plan.optimizer"}, {{"zero_stage", zero}});
+      }))
+    return false;
+  if (p.optimizer == Optimizer::muon && p.precision == Precision::fp16 && !c.broken([&] {
+        return rule(Rule::muon_precision, "plan.precision",
+                    "plan.precision=fp16 with plan.optimizer=muon: Megatron-Core refuses "
+                    "emerging optimizers with fp16; use bf16 or lower",
+                    {"plan.optimizer"}, {{"precision", "fp16"}});
       }))
     return false;
   if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&

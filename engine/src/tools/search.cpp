@@ -395,7 +395,8 @@ Json search_space_json(const SearchOptions& o) {
   if (o.vary_dispatcher)
     varies["plan.moe_dispatcher"] = "mixture-of-experts models: alltoall, allgather, flex";
   const Json keeps = {"model", "cluster", "plan.global_batch", "seq_len", "plan.precision",
-                      "plan.framework", "plan.distributed_optimizer", "plan.zero_stage",
+                      "plan.framework", "plan.optimizer", "plan.distributed_optimizer",
+                      "plan.zero_stage",
                       "plan.overlap_grad_reduce", "plan.overlap_param_gather",
                       "plan.overlap_p2p", "calibration"};
   const std::string doc = fmt::format(
@@ -407,8 +408,9 @@ Json search_space_json(const SearchOptions& o) {
       "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
       "parallelism is on with TP > 1, and TP and EP overlap are on wherever the software can do "
       "them. It keeps the model, the cluster, the global batch, the sequence length, the "
-      "precision and the training software with its other flags (the distributed optimizer, the "
-      "ZeRO stage, the data-parallel and pipeline overlaps). One group of nodes; at most {} "
+      "precision and the training software with its other flags (the optimizer, the "
+      "distributed optimizer, the ZeRO stage, the data-parallel and pipeline overlaps). One "
+      "group of nodes; at most {} "
       "plans.",
       vpp, mb, o.vary_recompute ? " and recompute (none, selective, full)" : "",
       o.vary_dispatcher ? " and the token dispatcher" : "", o.max_plans);

@@ -1,0 +1,125 @@
+#include "stepcast/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stepcast {
+
+namespace {
+
+// One layer's matrices (dense or MoE), whole, with the ranks splitting each (Megatron-Core's
+// ColumnParallelLinear / RowParallelLinear split over TP; MLA's down-projections and the router
+// are whole on every rank; routed experts split over expert TP, experts/ep on each GPU).
+void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, bool moe,
+               double layers) {
+  if (layers <= 0) return;
+  const double h = static_cast<double>(m.hidden);
+  const double gated_inputs = ffn_matrices(m.ffn_type) - 1;  // fc1 fuses a gated unit's two
+  auto add = [&](std::string_view what, double rows, double cols, double count, int shards,
+                 bool expert = false) {
+    out.push_back({what, rows, cols, count * layers, shards, expert});
+  };
+  if (m.mla()) {
+    const AttentionSpec& a = m.attention;
+    const double n = static_cast<double>(m.heads);
+    const double qk = static_cast<double>(a.qk_head_dim + a.qk_rope_head_dim);
+    const double ql = static_cast<double>(a.q_lora_rank), kvl = static_cast<double>(a.kv_lora_rank);
+    if (ql > 0) {
+      add("query down-projection", ql, h, 1, 1);
+      add("query up-projection", n * qk, ql, 1, p.tp);
+    } else {
+      add("query projection", n * qk, h, 1, p.tp);
+    }
+    add("key/value down-projection", kvl + static_cast<double>(a.qk_rope_head_dim), h, 1, 1);
+    add("key/value up-projection", n * static_cast<double>(a.qk_head_dim + a.v_head_dim), kvl, 1,
+        p.tp);
+    add("attention output projection", h, n * static_cast<double>(a.v_head_dim), 1, p.tp);
+  } else {
+    // linear_qkv split into Q, K and V (emerging_optimizers.py, TensorParallelMuon.orthogonalize).
+    add("query part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
+    add("key and value parts of linear_qkv", static_cast<double>(m.kv_dim()), h, 2, p.tp);
+    add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp);
+  }
+  if (moe && m.moe.enabled()) {
+    const MoeSpec& e = m.moe;
+    add("router", static_cast<double>(e.experts), h, 1, 1);
+    if (e.shared_experts > 0) {
+      const double f = static_cast<double>(e.shared_experts * e.shared_ffn_hidden);
+      add("shared experts' fc1", gated_inputs * f, h, 1, p.tp);
+      add("shared experts' fc2", h, f, 1, p.tp);
+    }
+    // Transformer Engine's grouped linear keeps one weight per expert.
+    const double local = static_cast<double>(e.experts) / p.ep;
+    const double f = static_cast<double>(e.ffn_hidden);
+    add("expert fc1", gated_inputs * f, h, local, p.etp, true);
+    add("expert fc2", h, f, local, p.etp, true);
+  } else {
+    const double f = static_cast<double>(m.ffn_hidden);
+    add("fc1", gated_inputs * f, h, 1, p.tp);
+    add("fc2", h, f, 1, p.tp);
+  }
+}
+
+}  // namespace
+
+std::vector<MuonMatrix> muon_matrices(const ModelSpec& m, const Plan& p, const StageShape& st) {
+  std::vector<MuonMatrix> out;
+  const double moe_layers = static_cast<double>(st.moe_layers);
+  add_layer(out, m, p, false, static_cast<double>(st.layers) - moe_layers);
+  add_layer(out, m, p, true, moe_layers);
+  const double h = static_cast<double>(m.hidden);
+  if (st.first && m.position == Position::learned)
+    out.push_back({"learned position table", static_cast<double>(m.seq_len), h, 1, 1});
+  if (st.mtp) {  // each MTP module: its 2h -> h projection (column-parallel) and a last layer
+    const double n = static_cast<double>(m.mtp_layers);
+    out.push_back({"MTP projection", h, 2 * h, n, p.tp});
+    add_layer(out, m, p, m.is_moe_layer(m.layers - 1), n);
+  }
+  return out;
+}
+
+MuonParameters muon_parameters(const std::vector<MuonMatrix>& matrices) {
+  MuonParameters out;
+  for (const MuonMatrix& x : matrices) (x.expert ? out.expert : out.dense) += x.local_parameters();
+  return out;
+}
+
+double newton_schulz_flops(double rows, double cols, int steps) {
+  const double m = std::min(rows, cols), n = std::max(rows, cols);
+  return steps * (2 * m * m * n + 2 * m * m * m + 2 * m * m * n);
+}
+
+double muon_owned(const MuonMatrix& x, const Plan& p) {
+  if (p.effective_zero_stage() < 1) return x.count;
+  // The layer-wise optimizer's bin-packing balances the ranks' Newton-Schulz cost: each steps
+  // about its share.
+  const double ranks = x.expert ? std::max(1, p.edp()) : static_cast<double>(p.dp) * p.cp;
+  return x.count / ranks;
+}
+
+MuonStep muon_step(const std::vector<MuonMatrix>& matrices, const Plan& p, const Device& d) {
+  // Element-wise traffic per element (orthogonalized_optimizer.py step, muon_utils.py
+  // newton_schulz, in fp32 unless said): on this rank's shard, decoupled weight decay
+  // p.add_(p) 8 B, the momentum's lerp_ with the gradient 12 B, the update scaled twice
+  // (spectral scale, extra factor) 16 B, p.add_ of it 12 B, and the 16-bit model copy written
+  // from the fp32 master 6 B (none when training in fp32); on the whole gathered matrix, the
+  // Frobenius normalisation (a norm and a division) 12 B and the casts to bf16 and back 12 B.
+  const double shard_bytes = 8 + 12 + 16 + 12 + (p.precision == Precision::fp32 ? 0 : 6);
+  const double whole_bytes = 12 + 12;
+  const Device bf16 = d.sixteen_bit();
+  MuonStep out;
+  double bytes = 0;
+  for (const MuonMatrix& x : matrices) {
+    const double owned = muon_owned(x, p);
+    const double elements = x.rows * x.cols;
+    bytes += owned * elements * (shard_bytes / x.shards + whole_bytes);
+    const double m = std::min(x.rows, x.cols), n = std::max(x.rows, x.cols);
+    const double one = gemm_time_s(m, m, n, 2, bf16) + gemm_time_s(m, m, m, 2, bf16) +
+                       gemm_time_s(m, n, m, 2, bf16);
+    out.newton_schulz_s += owned * kNewtonSchulzSteps * one;
+  }
+  out.elementwise_s = elementwise_s(bytes, d);
+  return out;
+}
+
+}  // namespace stepcast

@@ -1,0 +1,167 @@
+// Muon beside Adam (stepcast/optimizer.h): state bytes, Newton-Schulz FLOPs and the TP gathers,
+// against counts derived by hand for Llama 3 8B (h 4096, 32 query and 8 KV heads of 128,
+// SwiGLU FFN 14336, vocabulary 128256, 32 layers, untied, RMSNorm, no biases).
+#include <gtest/gtest.h>
+
+#include "stepcast/optimizer.h"
+
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+// Llama 3 8B by hand. One layer's matrices: Q 4096·4096 = 16,777,216; K and V 2·1024·4096 =
+// 8,388,608; the output projection 16,777,216; fc1 (gate and up, fused) 28672·4096 =
+// 117,440,512; fc2 4096·14336 = 58,720,256: 218,103,808, times 32 layers = 6,979,321,856.
+// Adam keeps the rest: the embedding and the output layer 2·128256·4096 = 1,050,673,152 (128256
+// is already a multiple of 128), the norms 2·4096 per layer and the final one, 266,240:
+// 1,050,939,392. Together 8,030,261,248, Llama 3 8B's 8.03 B.
+constexpr double kMatrices = 6'979'321'856;
+constexpr double kRest = 1'050'939'392;
+
+std::string llama3_8b(const std::string& plan) {
+  return test::doc(plan, R"("llama3-8b")", R"({"node": "dgx-h100", "nodes": 1})",
+                   R"(, "seq_len": 2048)");
+}
+
+StageReport stage_of(const std::string& plan) {
+  return estimate(test::scenario(llama3_8b(plan))).stages[0];
+}
+
+TEST(Muon, MatricesOfLlama3_8bByHand) {
+  const Scenario s = test::scenario(llama3_8b(R"({"global_batch": 64, "optimizer": "muon"})"));
+  StageShape st;
+  st.layers = 32;
+  st.first = st.last = true;
+  const MuonParameters muon = muon_parameters(muon_matrices(s.model, s.plan, st));
+  EXPECT_DOUBLE_EQ(muon.dense, kMatrices);
+  EXPECT_DOUBLE_EQ(muon.expert, 0);
+  EXPECT_DOUBLE_EQ(stage_of(R"({"global_batch": 64})").parameters, kMatrices + kRest);
+}
+
+TEST(Muon, StateBytesBesideAdamsByHand) {
+  // dp 8, bf16: Muon keeps an fp32 master and one fp32 momentum (8 B) per matrix element, Adam
+  // an fp32 master and two fp32 moments (12 B) per other parameter.
+  const auto plan = [](const char* optimizer, bool distributed, const char* precision = "bf16") {
+    return fmt::format(R"({{"global_batch": 64, "optimizer": "{}", "distributed_optimizer": {},
+                           "precision": "{}"}})",
+                       optimizer, distributed, precision);
+  };
+  const StageReport adam = stage_of(plan("adam", true));
+  const StageReport sharded = stage_of(plan("muon", true));
+  const StageReport whole = stage_of(plan("muon", false));
+  EXPECT_DOUBLE_EQ(adam.memory.optimizer, (kMatrices + kRest) * 12 / 8);
+  // The layer-wise distributed optimizer shards Muon's matrices over DP as the distributed
+  // optimizer shards Adam's share: (6,979,321,856·8 + 1,050,939,392·12) / 8 B = 8.45 GiB.
+  EXPECT_DOUBLE_EQ(sharded.memory.optimizer, (kMatrices * 8 + kRest * 12) / 8);
+  EXPECT_DOUBLE_EQ(whole.memory.optimizer, kMatrices * 8 + kRest * 12);
+  EXPECT_DOUBLE_EQ(sharded.memory.weights, adam.memory.weights);
+  EXPECT_DOUBLE_EQ(sharded.memory.gradients, adam.memory.gradients);
+  // fp32 training keeps no master copy: 4 B (momentum) and 8 B (moments).
+  EXPECT_DOUBLE_EQ(stage_of(plan("muon", true, "fp32")).memory.optimizer,
+                   (kMatrices * 4 + kRest * 8) / 8);
+  // Adam's moments in bf16 shrink only Adam's share; Muon's momentum stays fp32.
+  EXPECT_DOUBLE_EQ(stage_of(R"({"global_batch": 64, "optimizer": "muon", "bf16_moments": true})")
+                       .memory.optimizer,
+                   (kMatrices * 8 + kRest * 8) / 8);
+}
+
+TEST(Muon, NewtonSchulzFlopsOfOneMatrixByHand) {
+  // 2 x 3, one iteration: m = 2, n = 3: X·Xᵀ 2·2·2·3 = 24, A·A 2·2·2·2 = 16, B·X 24.
+  EXPECT_DOUBLE_EQ(newton_schulz_flops(2, 3, 1), 64);
+  EXPECT_DOUBLE_EQ(newton_schulz_flops(3, 2, 1), 64);  // orthogonalised on its smaller side
+  // Llama 3 8B's fc1, 28672 x 4096, five iterations: m = 4096, n = 28672:
+  // 5·(4·4096²·28672 + 2·4096³) = 5·(1,924,145,348,608 + 137,438,953,472).
+  EXPECT_DOUBLE_EQ(newton_schulz_flops(28672, 4096), 10'307'921'510'400.0);
+  EXPECT_EQ(kNewtonSchulzSteps, 5);
+}
+
+// The gathers of TP-split matrices before the iterations: one per matrix a rank steps, the whole
+// fp32 matrix over the TP group.
+TEST(Muon, CensusGathersEachTpSplitMatrixWhole) {
+  struct Gather {
+    const char* what;
+    int64_t count;
+    double bytes;
+  };
+  const auto gathers = [](const StageReport& st) {
+    std::vector<Gather> out;
+    for (const CommOp& op : st.communication)
+      if (op.phase == Phase::optimizer && op.group == CommGroup::tp &&
+          op.kind == CollectiveKind::all_gather)
+        out.push_back({op.what.data(), op.count, op.bytes});
+    return out;
+  };
+  const Gather expected[] = {{"query part of linear_qkv", 32, 4.0 * 4096 * 4096},
+                             {"key and value parts of linear_qkv", 64, 4.0 * 1024 * 4096},
+                             {"attention output projection", 32, 4.0 * 4096 * 4096},
+                             {"fc1", 32, 4.0 * 28672 * 4096},
+                             {"fc2", 32, 4.0 * 4096 * 14336}};
+  const StageReport tp8 = stage_of(R"({"tp": 8, "global_batch": 64, "optimizer": "muon"})");
+  const auto got = gathers(tp8);
+  ASSERT_EQ(got.size(), std::size(expected));
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(std::string(got[i].what), expected[i].what);
+    EXPECT_EQ(got[i].count, expected[i].count) << expected[i].what;
+    EXPECT_DOUBLE_EQ(got[i].bytes, expected[i].bytes) << expected[i].what;
+  }
+  for (const CommOp& op : tp8.communication)
+    if (op.phase == Phase::optimizer && op.group == CommGroup::tp) EXPECT_EQ(op.group_size, 8);
+  // TP 4 x DP 2 with the distributed optimizer: each DP rank steps half of the matrices.
+  const auto half = gathers(stage_of(R"({"tp": 4, "global_batch": 64, "optimizer": "muon",
+                                         "distributed_optimizer": true})"));
+  ASSERT_EQ(half.size(), std::size(expected));
+  for (size_t i = 0; i < half.size(); ++i) EXPECT_EQ(half[i].count, expected[i].count / 2);
+  // Adam gathers nothing; no TP, nothing to gather.
+  EXPECT_TRUE(gathers(stage_of(R"({"tp": 8, "global_batch": 64})")).empty());
+  EXPECT_TRUE(gathers(stage_of(R"({"global_batch": 64, "optimizer": "muon"})")).empty());
+}
+
+TEST(Muon, TheOptimizerStepShowsTheNewtonSchulzIterations) {
+  const StageReport adam = stage_of(R"({"tp": 8, "global_batch": 64})");
+  const StageReport muon = stage_of(R"({"tp": 8, "global_batch": 64, "optimizer": "muon"})");
+  EXPECT_EQ(adam.newton_schulz_s, 0);
+  EXPECT_GT(muon.newton_schulz_s, 0);
+  EXPECT_GT(muon.optimizer_s, muon.newton_schulz_s);
+  // Every TP rank runs the iterations on the whole matrices (duplicated mode): 32 layers' worth.
+  const double flops =
+      32 * (2 * newton_schulz_flops(4096, 4096) + 2 * newton_schulz_flops(1024, 4096) +
+            newton_schulz_flops(28672, 4096) + newton_schulz_flops(4096, 14336));
+  double gathers = 0;
+  for (const CommOp& op : muon.communication)
+    if (op.phase == Phase::optimizer && op.group == CommGroup::tp) gathers += op.total_s();
+  const double peak = 989e12;  // H100 SXM dense bf16 (presets/gpus/h100-sxm5-80gb.json)
+  EXPECT_GT(muon.newton_schulz_s - gathers, flops / peak);
+  EXPECT_LT(muon.newton_schulz_s - gathers, flops / (0.3 * peak));
+  // Sharded over DP 2 by the layer-wise optimizer: half the iterations and half the gathers.
+  const StageReport whole = stage_of(R"({"tp": 4, "global_batch": 64, "optimizer": "muon",
+                                          "distributed_optimizer": false})");
+  const StageReport shared = stage_of(R"({"tp": 4, "global_batch": 64, "optimizer": "muon",
+                                           "distributed_optimizer": true})");
+  EXPECT_NEAR(shared.newton_schulz_s / whole.newton_schulz_s, 0.5, 1e-12);
+}
+
+TEST(Muon, MoeExpertsStateShardsOverExpertDataParallel) {
+  // Mixtral 8x7B on 8 DGX H100, tp 2 · ep 8: each GPU holds 1 expert (8 / 8) split over etp 2.
+  const Scenario s = test::scenario(test::doc(
+      R"({"tp": 2, "ep": 8, "pp": 4, "global_batch": 64, "optimizer": "muon",
+          "distributed_optimizer": true})",
+      R"("mixtral-8x7b")"));
+  const Report r = estimate(s);
+  StageShape st;
+  st.layers = st.moe_layers = s.model.layers / 4;
+  const MuonParameters muon = muon_parameters(muon_matrices(s.model, s.plan, st));
+  // One expert's fc1 (2·14336 x 4096) and fc2 (4096 x 14336), halved by etp 2, per layer.
+  EXPECT_DOUBLE_EQ(muon.expert, 8.0 * 3 * 14336 * 4096 / 2);
+  const double edp = s.plan.edp(), dp = s.plan.dp * s.plan.cp;
+  const StageReport& mid = r.stages[1];  // no embedding, no output layer
+  const double dense = mid.parameters - muon.expert;
+  // Everything but the experts is dense; of it, the norms (2·4096 per layer) and the router's
+  // expert bias (8 per layer) are Adam's.
+  const double vectors = 8.0 * (2 * 4096 + 8);
+  EXPECT_DOUBLE_EQ(mid.memory.optimizer,
+                   ((dense - vectors) * 8 + vectors * 12) / dp + muon.expert * 8 / edp);
+}
+
+}  // namespace
+}  // namespace stepcast
