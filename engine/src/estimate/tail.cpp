@@ -25,19 +25,20 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   double slack = 0;
   const ScheduleShape shape = schedule_shape(q);
   const Schedule& schedule = schedule_of(q);
-  // The last backward block's share of a stage's backward (1/chunks when interleaved).
-  const double last_share = schedule.last_backward_s(1.0, shape);
+  // The last chunk's share of a stage's gradients (1/chunks when interleaved).
+  const double last_share = 1.0 / shape.chunks;
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = run.stages[i];
     const DpBurst& reduce = cost.dp_reduce;
-    const double last_backward = cost.time.backward_pass() * last_share;
+    const double backward = cost.time.backward_pass(), weight_grad = cost.time.weight_grad;
+    const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)
       sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
                                 reduce.buckets * last_share, last_backward, slowdown);
     t.stage_sync_s[i] = sync;
     t.dp_exposed_s = std::max(t.dp_exposed_s, sync - slack);
-    slack += last_backward + cost.report.p2p_s;
+    slack += schedule.drain_step_s(backward, weight_grad, shape) + cost.report.p2p_s;
   }
   t.dp_exposed_s = std::max(0.0, t.dp_exposed_s);
   // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
