@@ -31,6 +31,16 @@ expect_error(unknown_key "{\"model\": \"llama3-70b\", \"clusterr\": {}}" "cluste
 expect_error(layers_hint "{\"model\": \"deepseek-v3\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 128}, \"plan\": {\"tp\": 2, \"pp\": 8, \"ep\": 64, \"global_batch\": 4096}}"
              "error: model.layers=61 must be divisible by plan.pp*plan.vpp=8*1=8 (try: pp·vpp 1 or 61 divides 61 layers; plan.first_stage_layers=6 and plan.last_stage_layers=7 (8 on each other stage))")
 
+# Pipeline schedules (issue 36): each needs its pipeline; a schedule the engine does not model
+# (DualPipe, ZB-V) is no value of the key.
+set(h100x4 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 4}")
+expect_error(schedule_no_pipeline "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
+             "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=1 plan.vpp=1")
+expect_error(schedule_chunks "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
+             "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=4 plan.vpp=2")
+expect_error(schedule_unknown "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
+             "plan.schedule")
+
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")
 expect_error(moe_ep_experts "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 16, \"global_batch\": 16}}"

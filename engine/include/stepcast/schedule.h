@@ -11,9 +11,10 @@
 //   budgets         the blocks the simulation runs                               blocks
 //   extrapolation   the part of each rank's order that repeats                   steady_state
 //
-// Two implementations today: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp)
-// and the interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp). Which one a plan
-// runs is schedule_of(plan).
+// The implementations: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp), the
+// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), and ZB-H1 of Qi et al.,
+// ICLR 2024 (schedule/zero_bubble.cpp). Which one a plan runs is schedule_of(plan), from
+// plan.schedule.
 #pragma once
 
 #include <cstdint>

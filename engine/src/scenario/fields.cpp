@@ -358,6 +358,24 @@ constexpr Field<Plan> kPlan[] = {
                         .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
                                "schedule (needs pp > 1)",
                         .control = C::plan}),
+    {{.object = "plan", .name = "schedule", .link = "sched", .type = V::choice,
+      .fallback = D::rule("`interleaved` when `vpp` > 1, else `1f1b`"),
+      .choices = enum_names<PipelineSchedule>(), .label = "Pipeline schedule",
+      .doc = "the order each pipeline rank runs its blocks in: `1f1b` (Megatron's default, vpp "
+             "1), `interleaved` (vpp > 1 model chunks per rank, Narayanan et al., SC21), "
+             "`zero_bubble` (ZB-H1 of Qi et al., ICLR 2024: the backward's weight gradients run "
+             "apart and fill the drain: on equal stages a bubble of (pp − 1)(F + B − W) for W up to "
+             "F and B, not (pp − 1)(F + B + W), with the same peak memory; needs pp > 1 and vpp "
+             "1). Megatron-LM has no flag for zero_bubble: import and export leave it out",
+      .control = C::plan},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) {
+       p.schedule_derived = !r.has(k.name);
+       p.schedule = static_cast<PipelineSchedule>(
+           r.choice(k, static_cast<int>(p.effective_schedule())));
+     },
+     [](const Plan& p, const KeyInfo& k, Json& out) {
+       out[std::string(k.name)] = std::string(name_of(p.effective_schedule()));
+     }},
     member<&Plan::ep>({.object = "plan", .name = "ep", .link = "ep", .fallback = D::of(1.0),
                        .min = 1, .max = kHuge, .unit = "GPUs", .label = "EP",
                        .doc = "expert parallel size (MoE models): divides `moe.experts`; "
