@@ -367,7 +367,7 @@ constexpr Field<Plan> kPlan[] = {
              "apart and fill the drain: on equal stages a bubble of (pp − 1)(F + B − W) for W up to "
              "F and B, not (pp − 1)(F + B + W), with the same peak memory; needs pp > 1 and vpp "
              "1). Megatron-LM has no flag for zero_bubble: import and export leave it out",
-      .control = C::plan},
+      .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) {
        p.schedule_derived = !r.has(k.name);
        p.schedule = static_cast<PipelineSchedule>(
