@@ -361,12 +361,9 @@ constexpr Field<Plan> kPlan[] = {
     {{.object = "plan", .name = "schedule", .link = "sched", .type = V::choice,
       .fallback = D::rule("`interleaved` when `vpp` > 1, else `1f1b`"),
       .choices = enum_names<PipelineSchedule>(), .label = "Pipeline schedule",
-      .doc = "the order each pipeline rank runs its blocks in: `1f1b` (Megatron's default, vpp "
-             "1), `interleaved` (vpp > 1 model chunks per rank, Narayanan et al., SC21), "
-             "`zero_bubble` (ZB-H1 of Qi et al., ICLR 2024: the backward's weight gradients run "
-             "apart and fill the drain: on equal stages a bubble of (pp − 1)(F + B − W) for W up to "
-             "F and B, not (pp − 1)(F + B + W), with the same peak memory; needs pp > 1 and vpp "
-             "1). Megatron-LM has no flag for zero_bubble: import and export leave it out",
+      .doc = "pipeline schedule: `1f1b` (vpp 1), `interleaved` (vpp > 1), `zero_bubble` (ZB-H1, "
+             "Qi et al. 2024: weight gradients fill the drain; pp > 1, vpp 1; no Megatron-LM "
+             "flag)",
       .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) {
        p.schedule_derived = !r.has(k.name);

@@ -404,9 +404,8 @@ Json search_space_json(const SearchOptions& o) {
       {"plan.moe_overlap", o.overlap ? "on where Megatron-Core admits it" : "the plan's own"},
   };
   if (o.vary_recompute) varies["plan.recompute"] = "none, selective, full";
-  varies["plan.schedule"] = o.vary_schedule ? "interleaved with VPP > 1; 1f1b and zero_bubble "
-                                              "with PP > 1 and VPP 1"
-                                            : "the one VPP implies (interleaved with VPP > 1)";
+  varies["plan.schedule"] = o.vary_schedule ? "1f1b, zero_bubble; interleaved with VPP > 1"
+                                            : "as VPP implies";
   varies["plan.ep"] = "mixture-of-experts models: the powers of two that divide the experts and "
                       "fold onto a stage's GPUs, and the plan's own";
   varies["plan.etp"] = "mixture-of-experts models: 1 or TP";
@@ -431,7 +430,7 @@ Json search_space_json(const SearchOptions& o) {
       "plans.",
       vpp,
       o.vary_schedule
-          ? " (without VPP 1F1B or ZB-H1 zero bubble, which Megatron-LM itself does not run)"
+          ? " (1F1B or zero bubble without VPP)"
           : " VPP implies",
       mb,
       o.vary_recompute ? " and recompute (none, selective, full)" : "",
