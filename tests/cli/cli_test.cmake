@@ -39,6 +39,16 @@ expect_error(mi355x_nvfp4 "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \
 expect_error(optimizer_sharding "{\"model\": \"llama3-8b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 1}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"zero_stage\": 0, \"distributed_optimizer\": true}}"
              "error: plan.distributed_optimizer=true contradicts plan.zero_stage=0: the distributed optimizer is ZeRO stage 1 or above (give one of the two)")
 
+# Pipeline schedules (issue 36): each needs its pipeline; a schedule the engine does not model
+# (DualPipe, ZB-V) is no value of the key.
+set(h100x4 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 4}")
+expect_error(schedule_no_pipeline "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
+             "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=1 plan.vpp=1")
+expect_error(schedule_chunks "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
+             "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=4 plan.vpp=2")
+expect_error(schedule_unknown "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
+             "plan.schedule")
+
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")
 expect_error(moe_ep_experts "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 16, \"global_batch\": 16}}"

@@ -115,6 +115,9 @@ const std::vector<RuleCase>& cases() {
        Rule::expert_grid, "plan.ep", {{"etp", 2}, {"ep", 8}, {"pp", 1}, {"gpus", 8}}},
       {"vpp_needs_pp", doc(R"({"tp": 8, "pp": 1, "vpp": 2, "global_batch": 8})"),
        Rule::vpp_needs_pp, "plan.vpp", {{"vpp", 2}}},
+      {"schedule_stages",
+       doc(R"({"tp": 8, "pp": 1, "global_batch": 8, "schedule": "zero_bubble"})"),
+       Rule::schedule_stages, "plan.schedule", {{"schedule", "zero_bubble"}, {"pp", 1}, {"vpp", 1}}},
       // 80 - 11 - 10 = 59 layers for 2 stages.
       {"uneven_split",
        doc(R"({"tp": 8, "pp": 4, "first_stage_layers": 11, "last_stage_layers": 10,

@@ -59,6 +59,11 @@ struct LayerCompute {
   LayerGemms gemms;
   double forward_s = 0;            // linear + attention + element-wise, no communication
   double backward_s = 0;           // gradients of inputs and weights
+  // Of backward_s, the weight gradients (W; the rest, B, is the input gradients): one wgrad GEMM
+  // per forward GEMM, of the forward's FLOPs (Qi et al., "Zero Bubble Pipeline Parallelism",
+  // ICLR 2024, sec. 2: a linear layer's backward is a dgrad and a wgrad matrix product of equal
+  // FLOPs); the attention core, norms and element-wise gradients are all B.
+  double weight_grad_s = 0;
   double recompute_s = 0;          // re-run forward work under the plan's recompute mode
   double linear_forward_s = 0;     // GEMM share of forward_s
   double linear_backward_s = 0;    // GEMM share of backward_s (data and weight gradients)
@@ -103,6 +108,7 @@ LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan, LayerKind k
 struct HeadCompute {
   double forward_s = 0;
   double backward_s = 0;
+  double weight_grad_s = 0;  // of backward_s, the weight gradient (W)
 };
 HeadCompute head_compute(const ModelSpec& model, const Plan& plan, const Device& device);
 

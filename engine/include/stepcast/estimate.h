@@ -52,12 +52,13 @@ struct StageReport {
 };
 
 // What a bar of the timeline is: a forward or backward block, a blocking send, the stage's
-// gradient sync, or its optimizer step.
-enum class TimelineKind { forward, backward, send, dp_sync, optimizer };
+// gradient sync, or its optimizer step; a schedule that splits the backward (zero bubble) draws
+// its input-gradient (B) and weight-gradient (W) blocks apart.
+enum class TimelineKind { forward, backward, send, dp_sync, optimizer, input_grad, weight_grad };
 template <>
 struct EnumNames<TimelineKind> {
-  static constexpr std::array<std::string_view, 5> values = {"forward", "backward", "send",
-                                                             "dp_sync", "optimizer"};
+  static constexpr std::array<std::string_view, 7> values = {
+      "forward", "backward", "send", "dp_sync", "optimizer", "input_grad", "weight_grad"};
 };
 
 inline const char* to_string(TimelineKind v) { return name_of(v).data(); }

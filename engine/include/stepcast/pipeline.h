@@ -28,7 +28,9 @@ namespace stepcast {
 
 // One compute block of the schedule on one pipeline rank.
 struct PipelineEvent {
-  enum class Kind { forward, backward, send } kind = Kind::forward;
+  // backward: B and W in one block (schedules that do not split it); input_grad, weight_grad:
+  // B and W apart (schedule.h's BlockKind).
+  enum class Kind { forward, backward, send, input_grad, weight_grad } kind = Kind::forward;
   int stage = 0;
   int chunk = 0;  // virtual pipeline chunk (0 without interleaving)
   int64_t micro_batch = 0;
@@ -54,7 +56,8 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_
 // chunk c of stage i (uneven chunks: Megatron's embedding or loss counted as a layer, the
 // embedding and output layer on the model's first and last chunk), and a message time per link;
 // each rank runs its blocks in `schedule`'s order (schedule.h; nullptr: 1F1B, or interleaved
-// with virtual stages). The interleaved schedule needs the micro-batches in whole groups of
+// with virtual stages). `weight_grad_s[c·p + i]`, of backward_s, is the weight gradients (W),
+// which a schedule that splits the backward runs apart from the rest (B); empty: none. The interleaved schedule needs the micro-batches in whole groups of
 // `stages`: a replica set balanced to another count runs 1F1B, each block its stage's whole work.
 struct Schedule;
 std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& forward_s,
@@ -63,7 +66,8 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
                                                      int virtual_stages,
                                                      const std::vector<double>& p2p_s,
                                                      bool p2p_blocking, double* makespan_s,
-                                                     const Schedule* schedule = nullptr);
+                                                     const Schedule* schedule = nullptr,
+                                                     const std::vector<double>& weight_grad_s = {});
 
 // What the estimate reads of a simulated schedule: its makespan, and how long rank `watch` (the
 // bottleneck) spends in its blocks and its blocking sends; the same numbers, to the last bit, as
@@ -80,7 +84,8 @@ ScheduleTime simulate_schedule_time(const std::vector<double>& forward_s,
                                     const std::vector<double>& backward_s, int stages,
                                     int64_t micro_batches, int virtual_stages,
                                     const std::vector<double>& p2p_s, bool p2p_blocking,
-                                    int watch, const Schedule* schedule = nullptr);
+                                    int watch, const Schedule* schedule = nullptr,
+                                    const std::vector<double>& weight_grad_s = {});
 
 // The same with a message time per link: p2p_s[i] from stage i to stage i+1 (and back), the
 // last entry for the wrap from the last stage to the first (interleaved chunks).

@@ -67,6 +67,15 @@ struct EnumNames<Optimizer> {
   static constexpr std::array<std::string_view, 2> values = {"adam", "muon"};
 };
 inline const char* to_string(Optimizer v) { return name_of(v).data(); }
+// The pipeline schedule (plan.schedule; schedule.h): Megatron's 1F1B, its interleaved 1F1B
+// (vpp > 1), and ZB-H1 of Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, which runs
+// the backward's weight gradients apart to fill the drain.
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble };
+template <>
+struct EnumNames<PipelineSchedule> {
+  static constexpr std::array<std::string_view, 3> values = {"1f1b", "interleaved",
+                                                             "zero_bubble"};
+};
 
 // How the training software runs what the plan describes (the framework profile's "execution"
 // part, presets/frameworks/): not scenario keys, but read by the physics.
@@ -108,6 +117,10 @@ struct Plan {
   bool dp_derived = false;  // dp was left out and taken from the cluster's GPU count
   int cp = 1;
   int vpp = 1;  // virtual pipeline stages (model chunks) per pipeline rank; >1 = interleaved 1F1B
+  // The pipeline schedule as given; left out (schedule_derived), the one vpp implies:
+  // effective_schedule().
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  bool schedule_derived = true;
   // Mixture of experts: the expert grid etp x ep x edp x pp folds onto the same GPUs as
   // tp x cp x dp x pp (Megatron-Core's "parallel folding").
   int ep = 1;
@@ -177,6 +190,12 @@ struct Plan {
   }
   // Expert data-parallel size: the GPUs of one pipeline stage over the expert grid's etp x ep.
   int edp() const { return static_cast<int>(int64_t{tp} * cp * dp / (int64_t{etp} * ep)); }
+  // The schedule the plan runs: as given, or interleaved with model chunks on a pipeline and
+  // 1F1B otherwise (what Megatron runs for vpp).
+  PipelineSchedule effective_schedule() const {
+    if (!schedule_derived) return schedule;
+    return vpp > 1 && pp > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+  }
   int effective_zero_stage() const {
     return distributed_optimizer && zero_stage < 1 ? 1 : zero_stage;
   }

@@ -30,6 +30,7 @@ enum class Rule {
   expert_grid,
   // Splitting the layers over the pipeline.
   vpp_needs_pp,
+  schedule_stages,
   uneven_split,
   one_uneven_split,
   stages_alone,
@@ -136,6 +137,10 @@ inline constexpr RuleInfo kRules[] = {
     {Rule::vpp_needs_pp, "vpp_needs_pp",
      "`plan.vpp` > 1 needs `plan.pp` > 1 (the interleaved schedule splits pipeline stages)",
      "`vpp`"},
+    {Rule::schedule_stages, "schedule_stages",
+     "`plan.schedule` needs its pipeline: `interleaved` vpp > 1 and pp > 1, `zero_bubble` pp > "
+     "1 and vpp 1, `1f1b` vpp 1",
+     "`schedule`, `pp`, `vpp`"},
     {Rule::uneven_split, "uneven_split",
      "`first_stage_layers` and `last_stage_layers` must leave the other stages an equal whole "
      "number of layers",

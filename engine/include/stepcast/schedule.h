@@ -11,9 +11,10 @@
 //   budgets         the blocks the simulation runs                               blocks
 //   extrapolation   the part of each rank's order that repeats                   steady_state
 //
-// Two implementations today: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp)
-// and the interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp). Which one a plan
-// runs is schedule_of(plan).
+// The implementations: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp), the
+// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), and ZB-H1 of Qi et al.,
+// ICLR 2024 (schedule/zero_bubble.cpp). Which one a plan runs is schedule_of(plan), from
+// plan.schedule.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +33,37 @@ struct ScheduleShape {
   int64_t micro_batches = 1;
 };
 
-// One block of a rank's order: a forward or a backward of chunk `chunk` for one micro-batch.
+// What a block computes: the kinds of Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024,
+// sec. 2 (F, B, W), and the whole backward of the schedules that do not split it (BW, as
+// sail-sg/zero-bubble-pipeline-parallelism names it at 39f2c186, megatron/core/pipeline_parallel/
+// zerobubble/scheduler/graph.py).
+enum class BlockKind {
+  forward,      // F: the chunk's forward
+  backward,     // BW: B followed at once by W in one autograd pass (Megatron's backward_step):
+                //     the gradient goes back to the previous stage after both
+  input_grad,   // B: the input gradients, sent back as soon as they are done
+  weight_grad,  // W: the weight gradients of an earlier B of the same chunk and micro-batch on
+                //    this rank; nothing waits for it but the optimizer step
+};
+
+// One block of a rank's order: one kind of pass of chunk `chunk` for one micro-batch.
 struct ScheduleBlock {
-  bool forward = true;
+  BlockKind kind = BlockKind::forward;
   int chunk = 0;
   int64_t micro_batch = 0;
+  bool forward() const { return kind == BlockKind::forward; }
+  // Whether the block produces the gradient the previous virtual stage waits for (B or BW).
+  bool sends_gradient() const {
+    return kind == BlockKind::backward || kind == BlockKind::input_grad;
+  }
+};
+
+// One stage's time per micro-batch, whole (all its chunks), as the closed forms read it: `unit_s`
+// is its compute, exposed communication and blocking sends; the passes are the blocks' shares of
+// it (forward, input gradients with recompute, weight gradients).
+struct StagePasses {
+  double unit_s = 0;
+  double forward_s = 0, input_grad_s = 0, weight_grad_s = 0;
 };
 
 // The repeating middle of one rank's order: blocks [first_block, end_block) repeat every
@@ -65,13 +92,19 @@ struct Schedule {
   // The schedule's time from each stage's time per micro-batch (compute, exposed communication
   // and blocking sends): exact where closed_form_exact says so, else a bound the event
   // simulation refines.
-  PipelineTime (*closed_form)(const std::vector<double>& unit_s, const ScheduleShape& shape) =
-      nullptr;
+  PipelineTime (*closed_form)(const std::vector<StagePasses>& stages,
+                              const ScheduleShape& shape) = nullptr;
   // Whether closed_form is exact for any stage times (1F1B), or only the event simulation is.
   bool closed_form_exact = true;
-  // Of a stage's backward per micro-batch (`backward_s`), the block that produces its last
-  // gradients: what the data-parallel reduction of those gradients can start behind.
-  double (*last_backward_s)(double backward_s, const ScheduleShape& shape) = nullptr;
+  // Of a stage's backward per micro-batch (`backward_s`, of which `weight_grad_s` is W), the block
+  // that produces its last gradients: what the data-parallel reduction of those gradients can
+  // start behind.
+  double (*last_backward_s)(double backward_s, double weight_grad_s,
+                            const ScheduleShape& shape) = nullptr;
+  // How much sooner the next stage finishes its last gradient block than this one (besides the
+  // message between them): the drain that hides a later stage's gradient reduction.
+  double (*drain_step_s)(double backward_s, double weight_grad_s,
+                         const ScheduleShape& shape) = nullptr;
   // The steady state of rank `stage`'s order (nullptr: nothing repeats; simulate every block).
   SteadyState (*steady_state)(const ScheduleShape& shape, int stage) = nullptr;
 };

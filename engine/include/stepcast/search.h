@@ -28,6 +28,7 @@ struct SearchOptions {
   int max_vpp = 4;            // virtual stages tried: powers of two up to this, and the plan's own
   bool vary_recompute = true; // try none / selective / full
   bool vary_dispatcher = true;  // MoE models: try alltoall / allgather / flex
+  bool vary_schedule = true;    // with PP > 1 and VPP 1: try 1f1b and zero_bubble
   // TP and EP communication overlap (tp_comm_overlap, moe_overlap) on wherever the framework can
   // do it and the rules admit it (the engine never predicts it slower); false: the scenario's.
   bool overlap = true;

@@ -45,19 +45,22 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const int64_t mb = p.micro_batches();
   const double mbd = static_cast<double>(mb);
-  std::vector<double> unit, p2p;
+  std::vector<StagePasses> unit;
+  std::vector<double> p2p;
   // Block durations per virtual stage (chunk c of stage i is virtual stage c·pp + i): a block
   // carries its chunk's share of the stage's compute and exposed communication; messages travel
   // on the edges between blocks.
-  std::vector<double> fwd(static_cast<size_t>(p.pp) * p.vpp), bwd(fwd.size());
+  std::vector<double> fwd(static_cast<size_t>(p.pp) * p.vpp), bwd(fwd.size()), wgt(fwd.size());
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& s = run.stages[i];
-    unit.push_back(s.unit_s);
+    const double f = s.time.forward_pass(), b = s.time.backward_pass(), w = s.time.weight_grad;
+    unit.push_back({s.unit_s, f, b - w, w});
     p2p.push_back(s.report.p2p_s);
-    const double f = s.time.forward_pass(), b = s.time.backward_pass();
     for (int c = 0; c < p.vpp; ++c) {
-      fwd[static_cast<size_t>(c) * p.pp + i] = f * s.chunk_forward_share[c];
-      bwd[static_cast<size_t>(c) * p.pp + i] = b * s.chunk_backward_share[c];
+      const size_t vs = static_cast<size_t>(c) * p.pp + i;
+      fwd[vs] = f * s.chunk_forward_share[c];
+      bwd[vs] = b * s.chunk_backward_share[c];
+      wgt[vs] = w * s.chunk_weight_grad_share[c];
     }
   }
   const Schedule& schedule = schedule_of(p);
@@ -89,7 +92,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
       // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
       // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
       run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
-                                             &timed.makespan_s, &schedule);
+                                             &timed.makespan_s, &schedule, wgt);
       for (const auto& e : run.events) {
         if (e.stage != run.bottleneck) continue;
         (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) +=
@@ -97,7 +100,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
       }
     } else {
       timed = simulate_schedule_time(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking, run.bottleneck,
-                                     &schedule);
+                                     &schedule, wgt);
     }
     if (simulate) {
       run.pipe_s = timed.makespan_s;

@@ -258,6 +258,7 @@ bool use_profile(LayerCompute& c, const LayerProfile& lp, double at_peak_s) {
   c.recompute_s *= f;
   c.linear_forward_s *= f;
   c.linear_backward_s *= b;
+  c.weight_grad_s *= b;
   c.linear_recompute_s *= f;
   c.attention_forward_s *= f;
   c.attention_backward_s *= b;
@@ -320,7 +321,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
 
   // Multi-token prediction on the last stage: each module runs a layer like the last one, its
   // 2h -> h projection and one more output layer and loss.
-  double mtp_forward = 0, mtp_backward = 0, mtp_recompute = 0;
+  double mtp_forward = 0, mtp_backward = 0, mtp_recompute = 0, mtp_weight_grad = 0;
   if (shape.mtp) {
     const int64_t last = m.layers - 1;
     const LayerCompute layer =
@@ -332,6 +333,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     mtp_forward = n * (layer.forward_s + proj + head.forward_s);
     mtp_backward = n * (layer.backward_s + 2 * proj + head.backward_s);
     mtp_recompute = n * layer.recompute_s;
+    mtp_weight_grad = n * (layer.weight_grad_s + proj + head.weight_grad_s);
   }
 
   StageTime& t = c.time;
@@ -342,6 +344,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   t.backward = layers_backward + (shape.first ? embed.backward_s : 0) +
                (shape.last ? head.backward_s : 0) + mtp_backward;
   t.recompute = sum_of(kinds, [](const LayerCompute& l) { return l.recompute_s; }) + mtp_recompute;
+  t.weight_grad = sum_of(kinds, [](const LayerCompute& l) { return l.weight_grad_s; }) +
+                  (shape.first ? embed.weight_grad_s : 0) +
+                  (shape.last ? head.weight_grad_s : 0) + mtp_weight_grad;
 
   // Each virtual chunk's share: its layers, plus the embedding on the model's first chunk and the
   // output layer (and MTP) on its last (a backward block carries the chunk's recompute too).
@@ -366,6 +371,12 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
          (model_first ? embed.backward_s : 0) +
          (model_last ? head.backward_s + mtp_backward + mtp_recompute : 0)) /
         (t.backward + t.recompute));
+    c.chunk_weight_grad_share.push_back(
+        t.weight_grad > 0
+            ? (sum_of(in_chunk, [](const LayerCompute& l) { return l.weight_grad_s; }) +
+               (model_first ? embed.weight_grad_s : 0) +
+               (model_last ? head.weight_grad_s + mtp_weight_grad : 0)) / t.weight_grad
+            : 1.0 / v);
   }
 
   // TP collectives sit between the GEMMs that produce and consume them: exposed, unless

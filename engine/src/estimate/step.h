@@ -40,6 +40,10 @@ struct ByPass {
 // overlap. Seconds.
 struct StageTime {
   double forward = 0, backward = 0, recompute = 0;  // compute only
+  // Of backward, the weight gradients (W): what a zero-bubble schedule runs apart from the input
+  // gradients (B), which carry the rest of the backward pass, its recompute and its exposed
+  // communication (LayerCompute::weight_grad_s).
+  double weight_grad = 0;
   double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
   double ep = 0;  // MoE token exchange (all-to-alls, expert TP) not hidden behind compute
   double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
@@ -52,6 +56,7 @@ struct StageTime {
   // Each pass's wall time: its compute and what it exposes (the backward's with recompute).
   double forward_pass() const { return forward + forward_exposed; }
   double backward_pass() const { return total() - forward_pass(); }
+  double input_grad_pass() const { return backward_pass() - weight_grad; }
 };
 
 // A stage's data-parallel collectives of one kind (the gradient reduce, or the distributed
@@ -71,6 +76,7 @@ struct StageCost {
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;
+  std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
   StageReport report;
 };
 

@@ -28,22 +28,23 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   // backward can end later: taking only the critical set's made a slower GPU in one set give a
   // shorter iteration, issue 38). Measured from the critical pipeline's end.
   auto exposed_after = [&](const PipelineRun& each, std::vector<double>* stage_sync) {
-    const Plan& plan = each.plan;
-    const ScheduleShape shape = schedule_shape(plan);
-    // The last backward block's share of a stage's backward (1/chunks when interleaved).
-    const double last_share = schedule_of(plan).last_backward_s(1.0, shape);
+    const ScheduleShape shape = schedule_shape(each.plan);
+    const Schedule& schedule = schedule_of(each.plan);
+    // The last chunk's share of a stage's gradients (1/chunks when interleaved).
+    const double last_share = 1.0 / shape.chunks;
     double exposed = 0, slack = 0;
     for (int i = 0; i < p.pp; ++i) {
       const StageCost& cost = each.stages[i];
       const DpBurst& reduce = cost.dp_reduce;
-      const double last_backward = cost.time.backward_pass() * last_share;
+      const double backward = cost.time.backward_pass(), weight_grad = cost.time.weight_grad;
+      const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
       double sync = reduce.whole_s();
       if (p.overlap_grad_reduce && sync > 0 && zero < 3)
         sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
                                   reduce.buckets * last_share, last_backward, slowdown);
       if (stage_sync) (*stage_sync)[i] = sync;
       exposed = std::max(exposed, sync - slack);
-      slack += last_backward + cost.report.p2p_s;
+      slack += schedule.drain_step_s(backward, weight_grad, shape) + cost.report.p2p_s;
     }
     return std::max(0.0, exposed);
   };

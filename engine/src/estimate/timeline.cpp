@@ -14,6 +14,8 @@ TimelineKind kind_of(PipelineEvent::Kind k) {
     case PipelineEvent::Kind::forward: return TimelineKind::forward;
     case PipelineEvent::Kind::backward: return TimelineKind::backward;
     case PipelineEvent::Kind::send: return TimelineKind::send;
+    case PipelineEvent::Kind::input_grad: return TimelineKind::input_grad;
+    case PipelineEvent::Kind::weight_grad: return TimelineKind::weight_grad;
   }
   return TimelineKind::forward;
 }

@@ -260,6 +260,7 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   out.attention_backward_s = attention_bwd + 2 * elementwise_s(softmax_bytes, d);
   out.backward_s = 2 * linear + attention_bwd + 2 * elementwise_fwd + quantize_bwd_s +
                    2 * d.cal.layer_overhead_s / 3;
+  out.weight_grad_s = linear;  // the wgrad GEMMs; the dgrad GEMMs and the rest are B
   switch (p.recompute) {
     case Recompute::none: break;
     // Selective recompute replays each module of plan.recompute_modules forward: the attention
@@ -355,6 +356,7 @@ HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double ce = elementwise_s(tokens * v * (2 + 4 + 4 + 4), d);
   out.forward_s = logits + ce;
   out.backward_s = 2 * logits + ce;
+  out.weight_grad_s = logits;  // the output layer's wgrad GEMM
   return out;
 }
 
@@ -364,6 +366,7 @@ HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d
   HeadCompute out;
   out.forward_s = elementwise_s(2 * bytes, d);  // gather rows, add positions, dropout
   out.backward_s = elementwise_s(4 * bytes, d);  // scatter-add into the fp32 gradient
+  out.weight_grad_s = out.backward_s;  // the table's gradient is all it computes: no input
   return out;
 }
 

@@ -197,7 +197,8 @@ constexpr ReportKey<ReplicaReport> kReplica[] = {
 
 constexpr ReportKey<TimelineEvent> kEvent[] = {
     value<&TimelineEvent::kind>("kind", "", "Kind",
-                                "forward, backward, send, dp_sync or optimizer"),
+                                "forward, backward, send, dp_sync, optimizer, or a zero-bubble "
+                                "schedule's input_grad (B) and weight_grad (W)"),
     value<&TimelineEvent::stage>("stage", "", "Stage", "the pipeline stage (the timeline's row)"),
     value<&TimelineEvent::chunk>("chunk", "", "Chunk", "the virtual pipeline chunk"),
     value<&TimelineEvent::micro_batch>("micro_batch", "", "Micro-batch", "the micro-batch"),

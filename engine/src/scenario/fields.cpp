@@ -358,6 +358,21 @@ constexpr Field<Plan> kPlan[] = {
                         .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
                                "schedule (needs pp > 1)",
                         .control = C::plan}),
+    {{.object = "plan", .name = "schedule", .link = "sched", .type = V::choice,
+      .fallback = D::rule("`interleaved` when `vpp` > 1, else `1f1b`"),
+      .choices = enum_names<PipelineSchedule>(), .label = "Pipeline schedule",
+      .doc = "pipeline schedule: `1f1b` (vpp 1), `interleaved` (vpp > 1), `zero_bubble` (ZB-H1, "
+             "Qi et al. 2024: weight gradients fill the drain; pp > 1, vpp 1; no Megatron-LM "
+             "flag)",
+      .control = C::advanced},
+     [](JsonReader& r, const KeyInfo& k, Plan& p) {
+       p.schedule_derived = !r.has(k.name);
+       p.schedule = static_cast<PipelineSchedule>(
+           r.choice(k, static_cast<int>(p.effective_schedule())));
+     },
+     [](const Plan& p, const KeyInfo& k, Json& out) {
+       out[std::string(k.name)] = std::string(name_of(p.effective_schedule()));
+     }},
     member<&Plan::ep>({.object = "plan", .name = "ep", .link = "ep", .fallback = D::of(1.0),
                        .min = 1, .max = kHuge, .unit = "GPUs", .label = "EP",
                        .doc = "expert parallel size (MoE models): divides `moe.experts`; "

@@ -836,6 +836,27 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                     {"plan.pp"}, {{"vpp", p.vpp}});
       }))
     return false;
+  // Each schedule's pipeline: model chunks only for the interleaved one, and a pipeline to fill
+  // for the interleaved and the zero-bubble ones (Qi et al., ICLR 2024, sec. 3.1: ZB-H1 splits
+  // each stage's backward, one chunk per rank).
+  if (!p.schedule_derived) {
+    const PipelineSchedule s = p.schedule;
+    const bool chunks_ok = s == PipelineSchedule::interleaved ? p.vpp > 1 : p.vpp == 1;
+    const bool stages_ok = s == PipelineSchedule::one_f_one_b || p.pp > 1;
+    if ((!chunks_ok || !stages_ok) && !c.broken([&] {
+          const std::string_view name = name_of(s);
+          const std::string needs =
+              s == PipelineSchedule::interleaved ? "plan.vpp > 1 and plan.pp > 1"
+              : s == PipelineSchedule::zero_bubble ? "plan.pp > 1 and plan.vpp=1"
+                                                   : "plan.vpp=1";
+          return rule(Rule::schedule_stages, "plan.schedule",
+                      fmt::format("plan.schedule={} needs {}, not plan.pp={} plan.vpp={}", name,
+                                  needs, p.pp, p.vpp),
+                      {"plan.pp", "plan.vpp"},
+                      {{"schedule", std::string(name)}, {"pp", p.pp}, {"vpp", p.vpp}});
+        }))
+      return false;
+  }
   bool layers_split = false;
   if (!check_split(c, layers_split) && !errors) return false;
   if (layers_split && !c.broken([&] {

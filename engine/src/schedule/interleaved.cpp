@@ -28,12 +28,12 @@ ScheduleBlock block_at(const ScheduleShape& s, int stage, int64_t k) {
 
 int64_t blocks_of_rank(const ScheduleShape& s, int) { return 2 * s.micro_batches * s.chunks; }
 
-PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape& s) {
-  return pipeline_time(unit_s, s.micro_batches, s.chunks);
+PipelineTime closed_form(const std::vector<StagePasses>& stages, const ScheduleShape& s) {
+  return pipeline_time(units_of(stages), s.micro_batches, s.chunks);
 }
 
 // A chunk's gradients are complete after its last backward: 1/v of the stage's backward.
-double last_backward_s(double backward_s, const ScheduleShape& s) {
+double last_backward_s(double backward_s, double, const ScheduleShape& s) {
   return backward_s / s.chunks;
 }
 
@@ -51,6 +51,7 @@ const Schedule kInterleaved{"interleaved",
                   &closed_form,
                   /*closed_form_exact=*/false,
                   &last_backward_s,
+                  &last_backward_s,  // the drain: one chunk's backward per stage
                   &steady_state};
 
 }  // namespace stepcast::detail

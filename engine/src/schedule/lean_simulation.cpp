@@ -39,10 +39,10 @@ struct Cut {
 
 class LeanPipeline {
  public:
-  LeanPipeline(const std::vector<double>& f, const std::vector<double>& b, int p, int v,
-               int64_t m, const std::vector<double>& p2p, bool blocking,
-               const Schedule& schedule)
-      : f_(f), b_(b), p2p_(p2p), p_(p), virtual_stages_(p * v), blocking_(blocking),
+  LeanPipeline(const std::vector<double>& f, const std::vector<double>& b,
+               const std::vector<double>& w, int p, int v, int64_t m,
+               const std::vector<double>& p2p, bool blocking, const Schedule& schedule)
+      : f_(f), b_(b), w_(w), p2p_(p2p), p_(p), virtual_stages_(p * v), blocking_(blocking),
         schedule_(schedule), shape_{p, v, m} {
     // Outputs wait for their reader a few rounds of the pipeline at most (the wrap from the last
     // rank to the first: a group of p micro-batches and the warm-ups' difference).
@@ -134,9 +134,14 @@ class LeanPipeline {
     const ScheduleBlock& blk = block_[i];
     const int vs = blk.chunk * p_ + i;
     const int64_t mb = blk.micro_batch;
+    if (blk.kind == BlockKind::weight_grad) {  // its input is its own B's, earlier on this rank
+      free_at_[i] += w_[vs];
+      return finish(i);
+    }
+    const bool forward = blk.forward();
     const double from_previous = p2p_[i == 0 ? p_ - 1 : i - 1], to_next = p2p_[i];
     double ready = 0;
-    if (blk.forward) {
+    if (forward) {
       if (vs > 0) {
         if (fwd_count_[vs - 1] <= mb) return false;
         ready = done(true, vs - 1, mb) + from_previous;
@@ -151,19 +156,25 @@ class LeanPipeline {
     // The slot this block writes held micro-batch mb - window: its reader must be done with it.
     const int64_t old = mb - window_;
     if (old >= 0) {
-      const bool read = blk.forward ? (vs == virtual_stages_ - 1 ? bwd_count_[vs] > old
-                                                                 : fwd_count_[vs + 1] > old)
-                                    : (vs == 0 || bwd_count_[vs - 1] > old);
+      const bool read = forward ? (vs == virtual_stages_ - 1 ? bwd_count_[vs] > old
+                                                             : fwd_count_[vs + 1] > old)
+                                : (vs == 0 || bwd_count_[vs - 1] > old);
       if (!read) {
         overrun_ = true;
         return false;
       }
     }
-    const double end = std::max(free_at_[i], ready) + (blk.forward ? f_[vs] : b_[vs]);
-    done(blk.forward, vs, mb) = end;
-    ++(blk.forward ? fwd_count_ : bwd_count_)[vs];
-    const bool sends = blk.forward ? vs < virtual_stages_ - 1 : vs > 0;
-    free_at_[i] = end + (blocking_ && sends ? (blk.forward ? to_next : from_previous) : 0);
+    const double end =
+        std::max(free_at_[i], ready) + detail::block_s(blk.kind, f_[vs], b_[vs], w_[vs]);
+    done(forward, vs, mb) = end;
+    ++(forward ? fwd_count_ : bwd_count_)[vs];
+    const bool sends = forward ? vs < virtual_stages_ - 1 : vs > 0;
+    free_at_[i] = end + (blocking_ && sends ? (forward ? to_next : from_previous) : 0);
+    return finish(i);
+  }
+
+  // Rank i's block has run (free_at_ holds its end): on to the next.
+  bool finish(int i) {
     makespan_s_ = std::max(makespan_s_, free_at_[i]);
     ++blocks_run_;
     if (++next_[i] < length_[i]) block_[i] = schedule_.block_at(shape_, i, next_[i]);
@@ -172,6 +183,7 @@ class LeanPipeline {
 
   const std::vector<double>& f_;
   const std::vector<double>& b_;
+  const std::vector<double>& w_;
   const std::vector<double>& p2p_;
   int p_, virtual_stages_;
   bool blocking_;
@@ -250,18 +262,19 @@ void run_steady_state(LeanPipeline& pipe, const Schedule& schedule) {
 ScheduleTime simulate_schedule_time(const std::vector<double>& fwd,
                                     const std::vector<double>& bwd, int p, int64_t m, int v,
                                     const std::vector<double>& p2p, bool p2p_blocking,
-                                    int watch, const Schedule* schedule) {
+                                    int watch, const Schedule* schedule,
+                                    const std::vector<double>& weight_grad_s) {
   ScheduleTime out;
   if (p == 0 || m <= 0) return out;
-  std::vector<double> f = fwd, b = bwd;
-  schedule = detail::runnable(f, b, p, m, v, schedule);
-  LeanPipeline pipe(f, b, p, v, m, p2p, p2p_blocking, *schedule);
+  std::vector<double> f = fwd, b = bwd, w = weight_grad_s;
+  schedule = detail::runnable(f, b, w, p, m, v, schedule);
+  LeanPipeline pipe(f, b, w, p, v, m, p2p, p2p_blocking, *schedule);
   if (schedule->steady_state) run_steady_state(pipe, *schedule);
   if (!pipe.overrun()) pipe.advance(pipe.lengths());
   if (pipe.overrun()) {  // the full simulation, summed as the estimate sums it
     double full = 0;
     const auto events = simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, &full,
-                                                  schedule);
+                                                  schedule, w);
     out = {full, 0, 0, static_cast<int64_t>(schedule_blocks({p, v, m}))};
     for (const auto& e : events)
       if (e.stage == watch)

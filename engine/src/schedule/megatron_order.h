@@ -28,9 +28,9 @@ inline void megatron_order(int stage, int p, int v, int64_t m, std::vector<Sched
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t first = g * p, last = std::min<int64_t>(m, first + p);
     for (int c = 0; c < v; ++c)
-      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({true, c, mb});
+      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({BlockKind::forward, c, mb});
     for (int c = v - 1; c >= 0; --c)
-      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({false, c, mb});
+      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({BlockKind::backward, c, mb});
   }
   const int64_t total = static_cast<int64_t>(forwards.size());
   const int64_t warmup = megatron_warmup(stage, p, v, m);
@@ -51,10 +51,11 @@ inline ScheduleBlock megatron_block_at(int stage, int p, int v, int64_t m, int64
   const int64_t total = m * v;  // forwards (and backwards) of the rank
   const int64_t warmup = megatron_warmup(stage, p, v, m);
   const auto nth = [&](bool forward, int64_t n) -> ScheduleBlock {
-    if (v == 1) return {forward, 0, n};
+    const BlockKind kind = forward ? BlockKind::forward : BlockKind::backward;
+    if (v == 1) return {kind, 0, n};
     const int64_t per_group = int64_t{p} * v, r = n % per_group;
     const int chunk = static_cast<int>(r / p);
-    return {forward, forward ? chunk : v - 1 - chunk, (n / per_group) * p + r % p};
+    return {kind, forward ? chunk : v - 1 - chunk, (n / per_group) * p + r % p};
   };
   if (k < warmup) return nth(true, k);
   const int64_t j = k - warmup, steady = total - warmup;

@@ -24,11 +24,14 @@ ScheduleBlock block_at(const ScheduleShape& s, int stage, int64_t k) {
 
 int64_t blocks_of_rank(const ScheduleShape& s, int) { return 2 * s.micro_batches * 1; }
 
-PipelineTime closed_form(const std::vector<double>& unit_s, const ScheduleShape& s) {
-  return pipeline_time(unit_s, s.micro_batches, 1);
+PipelineTime closed_form(const std::vector<StagePasses>& stages, const ScheduleShape& s) {
+  return pipeline_time(units_of(stages), s.micro_batches, 1);
 }
 
-double last_backward_s(double backward_s, const ScheduleShape&) { return backward_s; }
+double last_backward_s(double backward_s, double, const ScheduleShape&) { return backward_s; }
+
+// The next stage's last backward ends one backward sooner (the drain).
+double drain_step_s(double backward_s, double, const ScheduleShape&) { return backward_s; }
 
 SteadyState steady_state(const ScheduleShape& s, int stage) {
   return megatron_steady_state(stage, s.stages, 1, s.micro_batches);
@@ -44,6 +47,7 @@ const Schedule kOneFOneB{"1f1b",
                   &closed_form,
                   /*closed_form_exact=*/true,
                   &last_backward_s,
+                  &drain_step_s,
                   &steady_state};
 
 }  // namespace stepcast::detail

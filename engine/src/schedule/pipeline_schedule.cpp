@@ -52,14 +52,15 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
                                                      int64_t m, int v,
                                                      const std::vector<double>& p2p,
                                                      bool p2p_blocking, double* makespan_s,
-                                                     const Schedule* schedule) {
+                                                     const Schedule* schedule,
+                                                     const std::vector<double>& weight_grad_s) {
   std::vector<PipelineEvent> events;
   if (p == 0 || m <= 0) {
     if (makespan_s) *makespan_s = 0;
     return events;
   }
-  std::vector<double> f = fwd, b = bwd;
-  schedule = detail::runnable(f, b, p, m, v, schedule);
+  std::vector<double> f = fwd, b = bwd, w = weight_grad_s;
+  schedule = detail::runnable(f, b, w, p, m, v, schedule);
   const ScheduleShape shape{p, v, m};
   const int virtual_stages = p * v;
   // done[vs][mb] = time the block's output is available to the next virtual stage.
@@ -81,8 +82,9 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
       while (next[i] < order[i].size()) {
         const ScheduleBlock& blk = order[i][next[i]];
         const int vs = blk.chunk * p + i;
-        double ready = 0;
-        if (blk.forward) {
+        double ready = 0;  // a W's input is its own B's, earlier on this rank
+        if (blk.kind == BlockKind::weight_grad) {
+        } else if (blk.forward()) {
           if (vs > 0) {
             ready = fwd_done[vs - 1][blk.micro_batch];
             if (ready < 0) break;
@@ -96,16 +98,17 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
           if (ready < 0) break;
           ready += p2p[i];  // back from the next stage (or the wrap)
         }
-        const double duration = blk.forward ? f[vs] : b[vs];
+        const double duration = detail::block_s(blk.kind, f[vs], b[vs], w[vs]);
         const double start = std::max(free_at[i], ready);
         const double end = start + duration;
-        (blk.forward ? fwd_done : bwd_done)[vs][blk.micro_batch] = end;
-        const bool sends = blk.forward ? vs < virtual_stages - 1 : vs > 0;
-        const double sent = blk.forward ? p2p[i] : p2p[(i + p - 1) % p];
+        if (blk.kind != BlockKind::weight_grad)
+          (blk.forward() ? fwd_done : bwd_done)[vs][blk.micro_batch] = end;
+        const bool sends = blk.forward() ? vs < virtual_stages - 1
+                                         : blk.sends_gradient() && vs > 0;
+        const double sent = blk.forward() ? p2p[i] : p2p[(i + p - 1) % p];
         free_at[i] = end + (p2p_blocking && sends ? sent : 0);
-        events.push_back({blk.forward ? PipelineEvent::Kind::forward
-                                      : PipelineEvent::Kind::backward,
-                          i, blk.chunk, blk.micro_batch, start, end});
+        events.push_back({detail::event_kind(blk.kind), i, blk.chunk, blk.micro_batch, start,
+                          end});
         if (free_at[i] > end)
           events.push_back(
               {PipelineEvent::Kind::send, i, blk.chunk, blk.micro_batch, end, free_at[i]});

@@ -32,10 +32,16 @@ std::vector<Interval> intervals_of(const std::vector<TimelineEvent>& timeline, i
   const TimelineEvent* optimizer = nullptr;
   for (const auto& ev : timeline) {
     if (ev.stage != stage) continue;
+    // A zero-bubble schedule's backward is its B and W blocks; its gradients are done after
+    // the last W.
+    const bool backward = ev.kind == TimelineKind::backward ||
+                          ev.kind == TimelineKind::input_grad ||
+                          ev.kind == TimelineKind::weight_grad;
     if ((window == LoadWindow::forward && ev.kind == TimelineKind::forward) ||
-        (window == LoadWindow::backward && ev.kind == TimelineKind::backward))
+        (window == LoadWindow::backward && backward))
       blocks.push_back({ev.start_s, ev.end_s});
-    if (ev.kind == TimelineKind::backward && (!last_backward || ev.start_s > last_backward->start_s))
+    if (backward && ev.kind != TimelineKind::input_grad &&
+        (!last_backward || ev.start_s > last_backward->start_s))
       last_backward = &ev;
     if (ev.kind == TimelineKind::dp_sync) sync = &ev;
     if (ev.kind == TimelineKind::optimizer) optimizer = &ev;

@@ -86,8 +86,9 @@ MemoryCheck memory_check(const Scenario& s) {
 }
 
 // Plans whose pipeline time the closed form only approximates (the simulation is exact).
-// Whether the plan's schedule has no exact closed form (interleaved stages are simulated).
-bool interleaved(const Plan& p) { return !schedule_of(p).closed_form_exact; }
+// Whether the plan's schedule has no exact closed form: interleaved and zero-bubble stages are
+// simulated.
+bool simulated_schedule(const Plan& p) { return !schedule_of(p).closed_form_exact; }
 
 }  // namespace
 
@@ -113,6 +114,14 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // the sequence parallelism the search always sets; EP as check_experts in scenario/rules.cpp says)
   // instead of doubling the space with plans that cannot win. Elsewhere the scenario's, EP
   // overlap off where the rules refuse it.
+  // The schedules a pipeline can run (the rules' schedule_stages): with model chunks the
+  // interleaved one; without, 1F1B and ZB-H1 when varied, else the one the plan's vpp implies.
+  auto schedules = [&](int pp, int vpp) -> std::vector<PipelineSchedule> {
+    if (pp > 1 && vpp > 1) return {PipelineSchedule::interleaved};
+    if (pp > 1 && options.vary_schedule)
+      return {PipelineSchedule::one_f_one_b, PipelineSchedule::zero_bubble};
+    return {PipelineSchedule::one_f_one_b};
+  };
   auto can = [&](std::string_view key) {
     return !base.framework || !base.framework->cannot_do(key);
   };
@@ -166,24 +175,29 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
               for (const ExpertPlan& x :
                    expert_plans(m, base.plan, options, tp, static_cast<int>(tp_cp * dp))) {
                 for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
-                  Plan& p = s.plan;
-                  p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
-                  p.embedding_in_split = split.embedding_in_split;
-                  p.loss_in_split = split.loss_in_split;
-                  p.first_stage_layers = split.first_stage_layers;
-                  p.last_stage_layers = split.last_stage_layers;
-                  p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
-                  p.dp_derived = true;
-                  p.sequence_parallel = tp > 1;
-                  p.recompute =
-                      options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
-                  set_overlap(p);
-                  const int64_t index = tried++;
-                  if (sliced && (index < options.first_plan ||
-                                 (options.plan_count >= 0 &&
-                                  index - options.first_plan >= options.plan_count)))
-                    continue;
-                  each(s, check_scenario(s));
+                  for (const PipelineSchedule schedule : schedules(pp, vpp)) {
+                    Plan& p = s.plan;
+                    // 1F1B and interleaved as vpp implies them; zero bubble as given.
+                    p.schedule = schedule;
+                    p.schedule_derived = schedule != PipelineSchedule::zero_bubble;
+                    p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
+                    p.embedding_in_split = split.embedding_in_split;
+                    p.loss_in_split = split.loss_in_split;
+                    p.first_stage_layers = split.first_stage_layers;
+                    p.last_stage_layers = split.last_stage_layers;
+                    p.ep = x.ep, p.etp = x.etp, p.moe_dispatcher = x.dispatcher;
+                    p.dp_derived = true;
+                    p.sequence_parallel = tp > 1;
+                    p.recompute =
+                        options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
+                    set_overlap(p);
+                    const int64_t index = tried++;
+                    if (sliced && (index < options.first_plan ||
+                                   (options.plan_count >= 0 &&
+                                    index - options.first_plan >= options.plan_count)))
+                      continue;
+                    each(s, check_scenario(s));
+                  }
                 }
               }
             }
@@ -201,10 +215,10 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     if (!admitted) return;
     ++plans;
     evaluations += s.plan.pp;
-    // Ranked exactly, every interleaved plan is simulated (estimate.cpp; closed form above the
-    // per-estimate limit). Ranked by the closed form, only the leading ones are, under the same
-    // budget (below).
-    if (options.rank_exactly && interleaved(s.plan) &&
+    // Ranked exactly, every interleaved or zero-bubble plan is simulated (estimate.cpp; closed
+    // form above the per-estimate limit). Ranked by the closed form, only the leading ones are,
+    // under the same budget (below).
+    if (options.rank_exactly && simulated_schedule(s.plan) &&
         detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
       blocks += detail::schedule_blocks(s.plan);
   });
@@ -235,7 +249,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                              whose)};
   };
   if (!std::isfinite(result.baseline_s)) return not_finite("the plan's");
-  // Memory first; then the plans that fit, timed by the closed form (exact unless interleaved).
+  // Memory first; then the plans that fit, timed by the closed form (exact for 1F1B).
   // Each keeps its place in the enumeration: plans of equal time rank in that order.
   struct Ranked {
     SearchCandidate c;
@@ -300,9 +314,9 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   };
   std::sort(fitting.begin(), fitting.end(), by_time);
   if (!options.rank_exactly) {
-    // In closed-form order, the interleaved plans estimated again exactly, until the next plan's
-    // closed-form time is beyond the top-th exact time by more than the closed form's tolerance
-    // both ways: its exact time cannot reach the top.
+    // In closed-form order, the simulated schedules' plans estimated again exactly, until the
+    // next plan's closed-form time is beyond the top-th exact time by more than the closed
+    // form's tolerance both ways: its exact time cannot reach the top.
     const double reach = (1 + kClosedFormTolerance) / (1 - kClosedFormTolerance);
     std::priority_queue<double> leading;  // the `top` smallest exact times so far
     size_t kept = 0;
@@ -312,7 +326,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     for (; kept < fitting.size(); ++kept) {
       SearchCandidate& c = fitting[kept].c;
       if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
-      const uint64_t blocks_of = interleaved(c.plan) ? detail::schedule_blocks(c.plan) : 0;
+      const uint64_t blocks_of =
+          simulated_schedule(c.plan) ? detail::schedule_blocks(c.plan) : 0;
       if (blocks_of > 0 && blocks_of <= kMaxSimulatedBlocks &&
           simulated + blocks_of <= options.max_simulated_blocks) {
         simulated += blocks_of;
@@ -389,6 +404,8 @@ Json search_space_json(const SearchOptions& o) {
       {"plan.moe_overlap", o.overlap ? "on where Megatron-Core admits it" : "the plan's own"},
   };
   if (o.vary_recompute) varies["plan.recompute"] = "none, selective, full";
+  varies["plan.schedule"] = o.vary_schedule ? "1f1b, zero_bubble; interleaved with VPP > 1"
+                                            : "as VPP implies";
   varies["plan.ep"] = "mixture-of-experts models: the powers of two that divide the experts and "
                       "fold onto a stage's GPUs, and the plan's own";
   varies["plan.etp"] = "mixture-of-experts models: 1 or TP";
@@ -404,7 +421,8 @@ Json search_space_json(const SearchOptions& o) {
       "those that fit in memory by iteration time. It varies TP (inside a node, dividing the "
       "heads, KV heads and FFN size), CP (1-8, where the software has it), PP with VPP ({}; the "
       "layers split evenly, else as Megatron can split them: the embedding and the loss counted "
-      "as layers, or a lighter first and last stage), the micro-batch ({}){}, and for a "
+      "as layers, or a lighter first and last stage), the pipeline schedule{}, the micro-batch "
+      "({}){}, and for a "
       "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
       "parallelism is on with TP > 1, and TP and EP overlap are on wherever the software can do "
       "them. It keeps the model, the cluster, the global batch, the sequence length, the "
@@ -412,7 +430,12 @@ Json search_space_json(const SearchOptions& o) {
       "distributed optimizer, the ZeRO stage, the data-parallel and pipeline overlaps). One "
       "group of nodes; at most {} "
       "plans.",
-      vpp, mb, o.vary_recompute ? " and recompute (none, selective, full)" : "",
+      vpp,
+      o.vary_schedule
+          ? " (1F1B or zero bubble without VPP)"
+          : " VPP implies",
+      mb,
+      o.vary_recompute ? " and recompute (none, selective, full)" : "",
       o.vary_dispatcher ? " and the token dispatcher" : "", o.max_plans);
   return Json{{"doc", doc},
               {"varies", std::move(varies)},

@@ -1,0 +1,247 @@
+// The pipeline schedules behind schedule.h: the backward split into input gradients (B) and
+// weight gradients (W) in the compute model, and each schedule's bubble and micro-batches in
+// flight against its paper's formulas, by hand-computed values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "stepcast/compute.h"
+#include "stepcast/pipeline.h"
+#include "stepcast/rule_ids.h"
+#include "stepcast/schedule.h"
+#include "test_util.h"
+
+namespace stepcast {
+namespace {
+
+// A linear layer's backward is a data-gradient and a weight-gradient GEMM of the forward's FLOPs
+// (Qi et al., ICLR 2024, sec. 2): W is the forward GEMMs' time again; the attention core, the
+// norms and the element-wise gradients are all B.
+TEST(BackwardSplit, WeightGradientsAreTheForwardGemmsAgain) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 64}, "seq_len": 4096})");
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  const LayerCompute l = layer_compute(s.model, s.plan, d);
+  EXPECT_DOUBLE_EQ(l.weight_grad_s, l.gemms.total());
+  EXPECT_DOUBLE_EQ(l.weight_grad_s, l.linear_forward_s);
+  EXPECT_DOUBLE_EQ(2 * l.weight_grad_s, l.linear_backward_s);  // dgrad + wgrad
+  // B keeps the dgrad GEMMs, the attention core's backward and the element-wise work.
+  EXPECT_GT(l.backward_s - l.weight_grad_s, l.weight_grad_s + l.attention_backward_s);
+  // The output layer's wgrad is its logits GEMM (backward: dgrad, wgrad and the loss); the
+  // embedding computes only its table's gradient.
+  const HeadCompute head = head_compute(s.model, s.plan, d);
+  EXPECT_GT(head.weight_grad_s, 0);
+  EXPECT_LT(2 * head.weight_grad_s, head.backward_s);
+  const HeadCompute embed = embedding_compute(s.model, s.plan, d);
+  EXPECT_DOUBLE_EQ(embed.weight_grad_s, embed.backward_s);
+}
+
+// 1F1B's backward block is B followed at once by W: the weight gradients given to the simulation
+// move nothing (its gradient goes back after both, as Megatron's backward_step sends it).
+TEST(BackwardSplit, OneFOneBRunsBAndWAsOneBlock) {
+  const std::vector<double> f{1, 1.5, 1, 2}, b{2, 3, 2.5, 4}, w{1, 1.2, 0.3, 2}, link(4, 0.1);
+  for (int64_t m : {1, 4, 9}) {
+    double plain = 0, split = 0;
+    simulate_virtual_pipeline(f, b, 4, m, 1, link, true, &plain);
+    const auto events = simulate_virtual_pipeline(f, b, 4, m, 1, link, true, &split, nullptr, w);
+    EXPECT_EQ(split, plain);
+    for (const auto& e : events) {
+      EXPECT_NE(e.kind, PipelineEvent::Kind::input_grad);
+      EXPECT_NE(e.kind, PipelineEvent::Kind::weight_grad);
+    }
+    EXPECT_EQ(simulate_schedule_time(f, b, 4, m, 1, link, true, 0, nullptr, w).makespan_s, plain);
+  }
+}
+
+// A plan that runs `schedule` on p stages (the schedule as given, not derived from vpp).
+Plan plan_of(PipelineSchedule schedule, int p, int64_t m, int vpp = 1) {
+  Plan plan;
+  plan.pp = p;
+  plan.vpp = vpp;
+  plan.micro_batch = 1;
+  plan.global_batch = m;
+  plan.schedule = schedule;
+  plan.schedule_derived = false;
+  return plan;
+}
+
+// The event simulation of p identical stages (no messages) under a schedule: its makespan.
+double simulated_s(const Schedule& schedule, int p, int64_t m, double f, double b_whole,
+                   double w) {
+  double makespan = 0;
+  const std::vector<double> F(p, f), B(p, b_whole), W(p, w), link(p, 0.0);
+  simulate_virtual_pipeline(F, B, p, m, 1, link, false, &makespan, &schedule, W);
+  return makespan;
+}
+
+// ZB-H1's bubble (Qi et al., ICLR 2024, sec. 3.1): (p - 1)(F + B - W) on identical stages, against
+// 1F1B's (p - 1)(F + B + W), by hand.
+TEST(ZeroBubble, BubbleIsThePapers) {
+  const Plan plan = plan_of(PipelineSchedule::zero_bubble, 4, 8);
+  const Schedule& zb = schedule_of(plan);
+  EXPECT_EQ(zb.name, "zero_bubble");
+  // F = B = W = 1: 8·3 + 3·(1 + 1 - 1) = 27, where 1F1B takes 8·3 + 3·3 = 33.
+  EXPECT_DOUBLE_EQ(simulated_s(zb, 4, 8, 1, 2, 1), 27);
+  EXPECT_DOUBLE_EQ(simulated_s(schedule_of(plan_of(PipelineSchedule::one_f_one_b, 4, 8)), 4, 8,
+                               1, 2, 1),
+                   33);
+  // F = 1, B = 2, W = 1: 8·4 + 3·(1 + 2 - 1) = 38; W = 0.5: 8·3.5 + 3·2.5 = 35.5.
+  EXPECT_DOUBLE_EQ(simulated_s(zb, 4, 8, 1, 3, 1), 38);
+  EXPECT_DOUBLE_EQ(simulated_s(zb, 4, 8, 1, 2.5, 0.5), 35.5);
+  // A W longer than F or B fills only min(F, B) of each step's wait: F = B = 1, W = 2 gives
+  // 8·4 + 3·(1 + 1 - 1) = 35, not the paper's 8·4 + 3·0.
+  EXPECT_DOUBLE_EQ(simulated_s(zb, 4, 8, 1, 3, 2), 35);
+  const PipelineTime closed = zb.closed_form(std::vector<StagePasses>(4, {4, 1, 1, 2}),
+                                             schedule_shape(plan));
+  EXPECT_DOUBLE_EQ(closed.total_s, 35);
+  EXPECT_DOUBLE_EQ(closed.bubble_s, 3);
+}
+
+// The closed form is the event simulation on identical stages for every m >= p, over p and
+// F:B:W ratios; ZB-H1 is never slower than 1F1B on the same stages, m < p included.
+TEST(ZeroBubble, SimulationEqualsClosedFormAndNeverLosesToOneFOneB) {
+  const double ratios[][3] = {{1, 1, 1}, {1, 2, 1}, {1, 1, 0.5}, {2, 1, 1}, {1, 1.5, 0.7},
+                              {1, 1, 2}, {0.5, 2, 1.5}, {3, 1, 0.2}, {1, 2, 0}};
+  int cases = 0;
+  for (int p = 2; p <= 9; ++p)
+    for (int64_t m = 1; m <= 3 * p + 1; ++m)
+      for (const auto& r : ratios) {
+        const Plan plan = plan_of(PipelineSchedule::zero_bubble, p, m);
+        const Schedule& zb = schedule_of(plan);
+        const double f = r[0], b = r[1], w = r[2];
+        const double zero_bubble = simulated_s(zb, p, m, f, b + w, w);
+        const double one_f_one_b =
+            simulated_s(schedule_of(plan_of(PipelineSchedule::one_f_one_b, p, m)), p, m, f,
+                        b + w, w);
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                                  " F:B:W=" + std::to_string(f) + ":" + std::to_string(b) + ":" +
+                                  std::to_string(w);
+        EXPECT_LE(zero_bubble, one_f_one_b + 1e-12) << where;
+        if (m >= p) {
+          const PipelineTime closed = zb.closed_form(
+              std::vector<StagePasses>(p, {f + b + w, f, b, w}), schedule_shape(plan));
+          EXPECT_NEAR(zero_bubble, closed.total_s, 1e-9 * closed.total_s) << where;
+        }
+        ++cases;
+      }
+  EXPECT_GT(cases, 1000);
+}
+
+// Micro-batches in flight: p on every rank (the paper's p·M_B, 1F1B's first stage), counted from
+// the simulated order as forwards begun and weight gradients not yet done.
+TEST(ZeroBubble, HoldsAtMostPMicroBatchesLikeOneFOneB) {
+  for (int p : {2, 4, 7})
+    for (int64_t m : {int64_t{1}, int64_t{p}, int64_t{3 * p + 2}}) {
+      const Plan plan = plan_of(PipelineSchedule::zero_bubble, p, m);
+      const Schedule& zb = schedule_of(plan);
+      const ScheduleShape shape = schedule_shape(plan);
+      for (int i = 0; i < p; ++i) {
+        EXPECT_DOUBLE_EQ(zb.in_flight(shape, i), static_cast<double>(std::min<int64_t>(p, m)));
+        std::vector<ScheduleBlock> order;
+        zb.rank_order(shape, i, order);
+        ASSERT_EQ(order.size(), static_cast<size_t>(3 * m));
+        int64_t held = 0, most = 0;
+        for (size_t k = 0; k < order.size(); ++k) {
+          EXPECT_EQ(zb.block_at(shape, i, static_cast<int64_t>(k)).micro_batch,
+                    order[k].micro_batch);
+          if (order[k].kind == BlockKind::forward) most = std::max(most, ++held);
+          if (order[k].kind == BlockKind::weight_grad) --held;
+        }
+        EXPECT_EQ(held, 0);
+        // Rank i holds p: its 1F1B share p - i and the i weight gradients it defers.
+        EXPECT_EQ(most, std::min<int64_t>(p, m)) << "p=" << p << " m=" << m << " rank " << i;
+      }
+    }
+}
+
+// The estimate: a zero-bubble plan's iteration is shorter than 1F1B's, and its timeline has a B
+// and a W block per stage and micro-batch.
+TEST(ZeroBubble, EstimateRunsItsBlocks) {
+  const auto run = [](const std::string& schedule) {
+    EstimateOptions options;
+    options.timeline = true;
+    return estimate(test::scenario(test::doc(
+                        R"({"tp": 8, "pp": 4, "global_batch": 64)" + schedule + "}",
+                        R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})",
+                        R"(, "seq_len": 4096)")),
+                    options);
+  };
+  const Report one = run(""), zero = run(R"(, "schedule": "zero_bubble")");
+  EXPECT_LT(zero.iteration_time_s, one.iteration_time_s);
+  EXPECT_LT(zero.breakdown.bubble, one.breakdown.bubble);
+  int b = 0, w = 0;
+  for (const auto& e : zero.timeline) {
+    b += e.kind == TimelineKind::input_grad;
+    w += e.kind == TimelineKind::weight_grad;
+  }
+  EXPECT_EQ(b, 4 * 64);
+  EXPECT_EQ(w, 4 * 64);
+}
+
+// The schedule needs its pipeline: one line naming the key, the value and the rule.
+TEST(ZeroBubble, NeedsAPipelineOfOneChunk) {
+  for (const char* plan : {R"({"tp": 8, "pp": 1, "global_batch": 64, "schedule": "zero_bubble"})",
+                           R"({"tp": 8, "pp": 4, "vpp": 2, "global_batch": 64,
+                               "schedule": "zero_bubble"})",
+                           R"({"tp": 8, "pp": 4, "global_batch": 64, "schedule": "interleaved"})",
+                           R"({"tp": 8, "pp": 4, "vpp": 2, "global_batch": 64,
+                               "schedule": "1f1b"})"}) {
+    const Error e = test::error_of(test::doc(plan));
+    EXPECT_EQ(e.path, "plan.schedule") << plan;
+    EXPECT_EQ(e.rule, Rule::schedule_stages) << plan;
+  }
+  const Error e = test::error_of(test::doc(R"({"tp": 8, "pp": 4, "global_batch": 64,
+                                                "schedule": "zbh2"})"));
+  EXPECT_EQ(e.path, "plan.schedule");
+  // Left out, the schedule follows vpp; given, it is kept as given.
+  EXPECT_EQ(schedule_of(test::scenario(test::doc(R"({"tp": 8, "pp": 4, "vpp": 2,
+      "global_batch": 64})")).plan).name, "interleaved");
+  EXPECT_EQ(schedule_of(test::scenario(test::doc(R"({"tp": 8, "pp": 4, "global_batch": 64,
+      "schedule": "zero_bubble"})")).plan).name, "zero_bubble");
+}
+
+// The lean simulation (its W blocks, its steady state of F, B, W extrapolated) is the event
+// simulation of ZB-H1 over uneven random stages, blocking and overlapped messages.
+TEST(ZeroBubble, LeanSimulationIsTheEventSimulation) {
+  std::mt19937_64 rng(20261205);
+  std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
+  int cases = 0, extrapolated = 0;
+  for (int p : {2, 3, 4, 8, 16})
+    for (int64_t m : {int64_t{1}, int64_t{p - 1}, int64_t{p}, int64_t{3 * p + 1}, int64_t{257}})
+      for (bool blocking : {false, true}) {
+        if (m < 1) continue;
+        std::vector<double> f(p), b(p), w(p), link(p);
+        for (int i = 0; i < p; ++i) {
+          f[i] = time(rng);
+          w[i] = time(rng);
+          b[i] = w[i] + time(rng);
+          link[i] = message(rng);
+        }
+        const Schedule& zb = schedule_of(plan_of(PipelineSchedule::zero_bubble, p, m));
+        const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
+        double makespan = 0;
+        const auto events =
+            simulate_virtual_pipeline(f, b, p, m, 1, link, blocking, &makespan, &zb, w);
+        double busy = 0;
+        for (const auto& e : events)
+          if (e.stage == watch && e.kind != PipelineEvent::Kind::send) busy += e.end_s - e.start_s;
+        const ScheduleTime lean =
+            simulate_schedule_time(f, b, p, m, 1, link, blocking, watch, &zb, w);
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m);
+        EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << where;
+        EXPECT_NEAR(lean.busy_s, busy, 1e-12 * busy) << where;
+        EXPECT_EQ(events.size() - static_cast<size_t>(std::count_if(
+                                      events.begin(), events.end(),
+                                      [](const PipelineEvent& e) {
+                                        return e.kind == PipelineEvent::Kind::send;
+                                      })),
+                  static_cast<size_t>(3 * m * p));
+        extrapolated += lean.blocks_run < 3 * m * p;
+        ++cases;
+      }
+  EXPECT_GT(extrapolated, 0) << "of " << cases;
+}
+
+}  // namespace
+}  // namespace stepcast
