@@ -45,20 +45,20 @@ struct Tally {
 // Violations the engine still has in the default run (kDefaultBases from seed 1), per invariant.
 // A physics fix lowers a count here; the test fails when its count differs either way (a new
 // violation, or a fix this table does not record yet), and, in any other run, on any violation.
+// The counts moved when the hybrid presets (nemotron-h-8b, -56b, nemotron-3-nano-30b-a3b) joined
+// the catalog the generator draws from: other bases are drawn. Every violation of the new draw is
+// of a transformer model and estimates the same with the engine before the hybrid change (ae4eae5).
 const std::map<std::string, size_t> kKnownViolations = {
     // A heterogeneous Gaudi 3 plan, +2.7 % with its GPU's peaks or HBM bandwidth lowered (the
     // same base in both), an H100 + MI250X one (+1.1 %) and an RTX 4090 one (+0.2 %): they moved
     // with the refit after the fit's stopping rule changed, not diagnosed yet.
     {"LowerPeakNeverFaster", 1},
     {"LowerMemoryBandwidthNeverFaster", 3},
-    // Two heterogeneous plans with "auto" micro-batches over two groups (H800 + L40S, H100 +
-    // MI250X), up to 1.5 % faster with a slower inter-node link; they appeared with the
-    // refitted constants and are not diagnosed yet.
-    {"SlowerLinkNeverFaster", 2},
-    {"ComputeScaleUpNeverSlower", 6},
-    {"MoreRecomputeNeverFaster", 6},
-    {"MoeImbalanceNeverFaster", 1},
-    {"TrafficBandwidthWithinLineRate", 6},
+    {"ComputeScaleUpNeverSlower", 9},
+    {"MoreRecomputeNeverFaster", 2},
+    {"MoeImbalanceNeverFaster", 2},
+    {"BiggerBatchNeverSlowerPerSample", 3},
+    {"TrafficBandwidthWithinLineRate", 7},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
