@@ -503,3 +503,15 @@ expect_error(muon_fp16 "{${h100x1}, \"plan\": {\"optimizer\": \"muon\", \"precis
              "error: plan.precision=fp16 with plan.optimizer=muon: Megatron-Core refuses emerging optimizers with fp16")
 expect_error(optimizer_choice "{${h100x1}, \"plan\": {\"optimizer\": \"lion\", \"global_batch\": 64}}"
              "plan.optimizer")
+
+# Hybrid models (model.layer_pattern, megatron/core/ssm/mamba_hybrid_layer_allocation.py's
+# symbols): the pattern's length, its characters, a Mamba mixer without Mamba layers.
+set(hybrid "\"name\": \"h\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"gelu\", \"position\": \"rope\", \"tied_embeddings\": false")
+expect_error(hybrid_length "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-\"}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.layer_pattern has 3 characters but model.layers=4: one per layer")
+expect_error(hybrid_symbol "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-G\"}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.layer_pattern[3]='G' is not a layer: one of M (Mamba), * (attention), - (MLP), E (MoE)")
+expect_error(hybrid_mamba_alone "{\"model\": {${hybrid}, \"mamba\": {\"state_dim\": 64}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.mamba describes Mamba layers but model.layer_pattern has no M")
+expect_error(hybrid_tp "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-M\", \"mamba\": {\"num_heads\": 6, \"num_groups\": 3}}, ${h100x2}, \"plan\": {\"tp\": 2, \"global_batch\": 16}}"
+             "error: plan.tp=2 must divide model.mamba.num_groups=3")

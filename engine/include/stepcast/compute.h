@@ -47,11 +47,6 @@ struct LayerGemms {
   double total() const { return qkv_s + proj_s + fc1_s + fc2_s + experts_s; }
 };
 
-// Which layer: a dense one or an MoE one, with full or sliding-window attention.
-struct LayerKind {
-  bool moe = false;
-  bool windowed = false;
-};
 
 // The *_s parts are what the overlap model needs: communication hides behind the GEMMs (TP) or
 // the attention core (CP) of the same pass.

@@ -48,6 +48,7 @@ struct MemoryBreakdown {
 // a dense layer, or an MoE layer (router probabilities, the permuted tokens and the experts'
 // intermediates on the rows this GPU's experts receive, the shared experts' MLP).
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, bool moe = false);
+double layer_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerKind& kind);
 
 // A stage's layers' activations are held for StageShape::in_flight micro-batches, as the
 // pipeline schedule keeps them (schedule.h; Korthikanti et al., sec. 4.2.3 generalised per stage).

@@ -1,7 +1,9 @@
 // What is trained: the transformer's shape, and the parameter and FLOP counts that follow from it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,47 @@ struct MoeSpec {
   bool enabled() const { return experts > 0; }
 };
 
+// A hybrid model's Mamba-2 mixer (Dao & Gu, 2024; Megatron-Core's MambaMixer,
+// megatron/core/ssm/mamba_mixer.py): an input projection to z, x, B, C and dt; a depthwise
+// causal conv over x, B and C; the SSD scan over `heads` heads of `head_dim` with a state of
+// `state_dim` per head, B and C shared by the heads of each of `groups` groups; a gated RMSNorm
+// over z; the output projection. Names as Megatron's --mamba-* arguments.
+struct MambaSpec {
+  int64_t state_dim = 128;  // --mamba-state-dim (N)
+  int64_t head_dim = 64;    // --mamba-head-dim (P)
+  int64_t heads = 0;        // --mamba-num-heads; 0: expand * hidden / head_dim
+  int64_t groups = 8;       // --mamba-num-groups (G)
+  int64_t conv_kernel = 4;  // MambaMixer's d_conv
+  int64_t expand = 2;       // MambaMixer's expand, used only without `heads`
+};
+
+// What one layer holds. A transformer layer is attention and an MLP (or MoE block); a hybrid
+// model's layer (Megatron's hybrid override pattern) is one of them alone, or a Mamba mixer.
+enum class Block { transformer, mamba, attention, mlp };
+
+// Which layer: its block, dense or MoE (an MoE block: the transformer layer's MLP, or a hybrid
+// `E`), with full or sliding-window attention.
+struct LayerKind {
+  bool moe = false;
+  bool windowed = false;
+  Block block = Block::transformer;
+  bool operator==(const LayerKind&) const = default;
+};
+
+// Every kind of layer a model can hold, in one table: the four of a transformer, the four of a
+// hybrid pattern (`M`, `*`, `-`, `E`).
+inline constexpr std::array<LayerKind, 8> kLayerKinds = {
+    LayerKind{false, false}, LayerKind{true, false}, LayerKind{false, true},
+    LayerKind{true, true},   LayerKind{false, false, Block::mamba},
+    LayerKind{false, false, Block::attention}, LayerKind{false, false, Block::mlp},
+    LayerKind{true, false, Block::mlp}};
+
+// Megatron's hybrid override pattern symbols (megatron/core/ssm/mamba_hybrid_layer_allocation.py,
+// class Symbols): one character per layer.
+inline constexpr std::string_view kHybridSymbols = "M*-E";
+// The kind of the layer a pattern character names (the caller checked it is in kHybridSymbols).
+LayerKind hybrid_kind(char symbol);
+
 struct ModelSpec {
   std::string id;  // preset id, empty for a custom model
   std::string name;
@@ -90,6 +133,20 @@ struct ModelSpec {
   AttentionSpec attention;
   MoeSpec moe;
   int64_t mtp_layers = 0;  // multi-token prediction modules after the last layer (DeepSeek-V3)
+  // Hybrid models: one of kHybridSymbols per layer (Megatron's --hybrid-override-pattern);
+  // empty: every layer a transformer layer.
+  std::string layer_pattern;
+  MambaSpec mamba;  // the Mamba layers' mixer (with `M` in layer_pattern)
+
+  bool hybrid() const { return !layer_pattern.empty(); }
+  int64_t mamba_heads() const {
+    return mamba.heads > 0 ? mamba.heads : mamba.expand * hidden / mamba.head_dim;
+  }
+  int64_t mamba_inner() const { return mamba_heads() * mamba.head_dim; }  // d_inner
+  // Channels of the depthwise conv: x, B and C.
+  int64_t mamba_conv_dim() const { return mamba_inner() + 2 * mamba.groups * mamba.state_dim; }
+  // The kind of layer i (0-based).
+  LayerKind kind_of(int64_t i) const;
 
   int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   int64_t q_dim() const { return heads * head_dim(); }  // queries (and attention output) width
@@ -105,24 +162,28 @@ struct ModelSpec {
   // How many of `count` layers from `first` are of each kind: dense or MoE, full or sliding-window
   // attention. Counted without visiting each layer (an estimate asks for every stage, a plan
   // search for tens of thousands of plans).
+  // A hybrid model's layers are counted by block: mamba, attention (alone), mlp (alone) and
+  // moe_block (`E`, an MoE block alone).
   struct LayerCounts {
     int64_t dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
-    // The sum over the layers of per_layer(moe, windowed): one call per kind present.
+    int64_t mamba = 0, attention = 0, mlp = 0, moe_block = 0;
+    // The count of one of kLayerKinds.
+    int64_t& of(const LayerKind& k);
+    int64_t of(const LayerKind& k) const { return const_cast<LayerCounts&>(*this).of(k); }
+    // The sum over the layers of per_layer(kind): one call per kind present.
     template <class PerLayer>
     double sum(PerLayer&& per_layer) const {
       double out = 0;
-      if (dense > 0) out += static_cast<double>(dense) * per_layer(false, false);
-      if (moe > 0) out += static_cast<double>(moe) * per_layer(true, false);
-      if (dense_windowed > 0) out += static_cast<double>(dense_windowed) * per_layer(false, true);
-      if (moe_windowed > 0) out += static_cast<double>(moe_windowed) * per_layer(true, true);
+      for (const LayerKind& k : kLayerKinds)
+        if (of(k) > 0) out += static_cast<double>(of(k)) * per_layer(k);
       return out;
     }
   };
   LayerCounts layer_counts(int64_t first, int64_t count) const;
-  // Uses Megatron-Core's current FLOP formula (MoE, MLA, MTP or sliding windows): see
+  // Uses Megatron-Core's current FLOP formula (MoE, MLA, MTP, sliding windows or hybrid): see
   // model_flops_per_sample.
   bool modern() const {
-    return moe.enabled() || mla() || mtp_layers > 0 || attention.window > 0;
+    return moe.enabled() || mla() || mtp_layers > 0 || attention.window > 0 || hybrid();
   }
 };
 
@@ -136,6 +197,8 @@ int64_t padded_vocab(int64_t vocab, int tp);
 struct ParameterCount {
   double per_layer = 0;   // one dense transformer layer, weights and biases and norms
   double moe_layer = 0;   // one MoE layer (attention, router, routed and shared experts)
+  // Hybrid models: one layer of each block, with its norm (moe_layer then has no attention).
+  double mamba_layer = 0, attention_layer = 0, mlp_layer = 0;
   double routed_experts = 0;  // the routed experts of one MoE layer (part of moe_layer)
   double mtp = 0;         // the multi-token prediction modules (layer, projection, norms)
   double embedding = 0;   // input word embedding (vocab x hidden)
@@ -155,6 +218,11 @@ double attention_parameters(const ModelSpec& model);
 double attention_replicated_parameters(const ModelSpec& model);
 // Parameters of an MLP of width f (weights and biases).
 double mlp_parameters(const ModelSpec& model, double f);
+// Parameters of one Mamba-2 mixer without its input norm, and the part every TP rank holds whole
+// (the output projection's bias).
+double mamba_parameters(const ModelSpec& model);
+// Parameters of one layer of `kind` (its norms included), from `count`'s per-kind figures.
+double layer_parameters(const ParameterCount& count, const LayerKind& kind);
 
 // Forward FLOPs of one transformer layer for `tokens` = micro_batch x seq tokens of a sequence of
 // length `seq`, before any parallel split. A multiply-add counts as two FLOPs. Attention scores
@@ -167,11 +235,20 @@ struct LayerFlops {
   double projection = 0;
   double mlp = 0;
   double router = 0;  // the router's logits (not in Megatron's model FLOPs)
+  // Mamba layers: the input projection is in qkv, the output projection in projection; the SSD
+  // scan (as Megatron's num_floating_point_operations counts it: 7 FLOPs per inner channel and
+  // state element per token), and the depthwise conv (not in Megatron's model FLOPs).
+  double scan = 0;
+  double conv = 0;
   double linear() const { return qkv + projection + mlp + router; }
-  double total() const { return linear() + attention; }
+  double total() const { return linear() + attention + scan + conv; }
 };
 LayerFlops layer_forward_flops(const ModelSpec& model, double micro_batch, double seq,
-                               bool moe_layer = false, bool windowed = false);
+                               const LayerKind& kind);
+inline LayerFlops layer_forward_flops(const ModelSpec& model, double micro_batch, double seq,
+                                      bool moe_layer = false, bool windowed = false) {
+  return layer_forward_flops(model, micro_batch, seq, LayerKind{moe_layer, windowed});
+}
 
 // Forward FLOPs of the output layer (logits) for micro_batch x seq tokens.
 double logits_forward_flops(const ModelSpec& model, double micro_batch, double seq, int64_t vocab);

@@ -71,6 +71,8 @@ enum class Rule {
   moe_layers,
   router_groups,
   mla_dims,
+  hybrid_pattern,
+  mamba_dims,
   link_scope,
   // Share links (share_link.h).
   link_incomplete,
@@ -257,6 +259,14 @@ inline constexpr RuleInfo kRules[] = {
      "`router_group_top_k`, which needs it",
      ""},
     {Rule::mla_dims, "mla_dims", "multi-head latent attention needs its dimensions", ""},
+    {Rule::hybrid_pattern, "hybrid_pattern",
+     "`model.layer_pattern` gives one of `M`, `*`, `-`, `E` per layer (`E` needs `model.moe`); "
+     "sliding windows and MTP modules are not modelled on hybrids",
+     "`length`, `layers`, `symbol`, `position`"},
+    {Rule::mamba_dims, "mamba_dims",
+     "`model.mamba` needs `M` layers in `model.layer_pattern`, and its groups divide its heads "
+     "and TP divides both; CP over Mamba layers is not modelled",
+     ""},
     {Rule::link_scope, "link_scope",
      "a link in the wrong place: a network link inside a node, a scale-up fabric between "
      "nodes or groups",

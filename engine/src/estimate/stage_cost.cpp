@@ -64,8 +64,10 @@ SpCollectives sp_collectives(const ModelSpec& m, const Plan& p, const CommPath& 
 
 ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) {
   const SpCollectives c = sp_collectives(m, p, path);
-  const double forward = 2 * c.all_gather + 2 * c.reduce_scatter;
-  const double backward = 4 * c.all_gather + 2 * c.reduce_scatter;
+  // A transformer layer's two TP-split blocks, a hybrid layer's one.
+  const double blocks = m.hybrid() ? 1 : 2;
+  const double forward = blocks * c.all_gather + blocks * c.reduce_scatter;
+  const double backward = 2 * blocks * c.all_gather + blocks * c.reduce_scatter;
   return {forward, backward + full_recompute_share(m, p) * forward};
 }
 
@@ -77,10 +79,23 @@ ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) 
 // GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
 // the forward.
 ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
-                          const CommPath& path, double slowdown) {
+                          const CommPath& path, double slowdown, const LayerKind& kind) {
   constexpr int kReduceScatterSplits = 4;
   const SpCollectives c = sp_collectives(m, p, path);
   const LayerGemms& g = layer.gemms;
+  if (kind.block != Block::transformer) {
+    // A hybrid layer's one block: its input and output GEMMs carry its collectives (the Mamba
+    // mixer's in_proj and out_proj stand in qkv and proj; an MLP or MoE block's fc1 and fc2).
+    const bool mlp = kind.block == Block::mlp;
+    const double in = mlp ? g.fc1_s : g.qkv_s, out = mlp ? g.fc2_s : g.proj_s;
+    const double forward =
+        ring_exchange_overlap_s(c.all_gather, in, p.tp, slowdown) +
+        pipelined_reduce_scatter_s(c.reduce_scatter, out, kReduceScatterSplits, slowdown);
+    const double backward = ring_exchange_overlap_s(c.all_gather, out, p.tp, slowdown) +
+                            bulk_overlap_s(c.all_gather, in, slowdown) +
+                            bulk_overlap_s(c.reduce_scatter, in, slowdown);
+    return {forward, backward + full_recompute_share(m, p) * forward};
+  }
   const double forward =
       ring_exchange_overlap_s(c.all_gather, g.qkv_s, p.tp, slowdown) +
       ring_exchange_overlap_s(c.all_gather, g.fc1_s, p.tp, slowdown) +
@@ -127,6 +142,24 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
   const double moe = mix.moe_total();
   st.parameters = st.layer_parameters * (mix.total() - moe) + st.moe_layer_parameters * moe;
   st.expert_parameters = routed * moe;
+  if (m.hybrid()) {
+    // One block behind one norm per layer; the Mamba mixer split over TP by heads and groups
+    // (its in_proj column-parallel, out_proj row-parallel; the conv, the per-head vectors and
+    // the gated norm follow their channels), the out_proj bias whole.
+    const double norm = norms / 2;
+    const double mamba = (mamba_parameters(m) - row_bias) / p.tp + row_bias + norm;
+    const double attention_layer = attention + norm;
+    const double mlp_layer = mlp(static_cast<double>(m.ffn_hidden)) + norm;
+    st.moe_layer_parameters -= attention + norm;  // an `E` holds the MoE block alone
+    const double dense = mix.mamba * mamba + mix.attention * attention_layer + mix.mlp * mlp_layer;
+    const double dense_layers = mix.mamba + mix.attention + mix.mlp;
+    st.parameters = dense + st.moe_layer_parameters * moe;
+    // ZeRO-3 gathers a layer at a time: the mean of the stage's other layers.
+    st.layer_parameters = dense_layers > 0 ? dense / dense_layers : 0;
+  }
+  st.attention_layers = std::llround(mix.attention);
+  st.mamba_layers = std::llround(mix.mamba);
+  st.mlp_layers = std::llround(mix.mlp);
   if (st.first) st.parameters += count.embedding / p.tp + count.position;
   if (st.last) {
     st.parameters += count.final_norm;
@@ -192,7 +225,7 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
 
 namespace {
 
-// The layers of a mix with what each kind costs: at most the four kinds, held in place (an
+// The layers of a mix with what each kind costs: at most kLayerKinds' kinds, held in place (an
 // estimate makes one per stage and chunk).
 struct KindCost {
   LayerKind kind;
@@ -200,31 +233,24 @@ struct KindCost {
   LayerCompute compute;
 };
 struct KindCosts {
-  std::array<KindCost, 4> items;
+  std::array<KindCost, kLayerKinds.size()> items;
   size_t size = 0;
   const KindCost* begin() const { return items.data(); }
   const KindCost* end() const { return items.data() + size; }
 };
-
-// The mix's count of layers of one kind.
-double count_of(const LayerMix& mix, LayerKind kind) {
-  if (kind.moe) return kind.windowed ? mix.moe_windowed : mix.moe;
-  return kind.windowed ? mix.dense_windowed : mix.dense;
-}
 
 // `known`: costs already computed for the kinds of a mix holding this one (a stage's, for its
 // chunks): a layer's cost depends on its kind, not on how many there are.
 KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const LayerMix& mix,
                      const KindCosts* known = nullptr) {
   KindCosts out;
-  for (const LayerKind kind : {LayerKind{false, false}, LayerKind{true, false},
-                               LayerKind{false, true}, LayerKind{true, true}}) {
-    const double count = count_of(mix, kind);
+  for (const LayerKind& kind : kLayerKinds) {
+    const double count = mix.of(kind);
     if (!(count > 0)) continue;
     const KindCost* same = nullptr;
     if (known)
       for (const auto& k : *known)
-        if (k.kind.moe == kind.moe && k.kind.windowed == kind.windowed) same = &k;
+        if (k.kind == kind) same = &k;
     out.items[out.size++] = {kind, count, same ? same->compute : layer_compute(m, p, d, kind)};
   }
   return out;
@@ -236,10 +262,10 @@ KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const L
 double forward_at_peak_s(const ModelSpec& m, const Plan& p, const Device& d, LayerKind kind) {
   if (!(d.peak_flops > 0) || !(d.attention_peak > 0)) return 0;
   const LayerFlops f = layer_forward_flops(m, static_cast<double>(p.micro_batch),
-                                           static_cast<double>(m.seq_len), kind.moe,
-                                           kind.windowed);
+                                           static_cast<double>(m.seq_len), kind);
   const double gpus = static_cast<double>(p.tp) * p.cp;
-  return (f.linear() / d.peak_flops + (kind.windowed ? 1.0 : 0.5) * f.attention / d.attention_peak) /
+  return (f.linear() / d.peak_flops +
+          ((kind.windowed ? 1.0 : 0.5) * f.attention + f.scan + f.conv) / d.attention_peak) /
          gpus;
 }
 
@@ -297,6 +323,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   bool profile_at_peak = false;
   for (size_t i = 0; i < kinds.size; ++i) {  // measured layers replace the roofline's
     KindCost& k = kinds.items[i];
+    if (k.kind.block != Block::transformer) continue;  // profiles are of transformer layers
     if (const LayerProfile* lp = sc.calibration.layer_profile(
             gpu.id.empty() ? gpu.name : gpu.id, p.micro_batch, m.seq_len, p.tp, p.cp, k.kind.moe))
       profile_at_peak = use_profile(k.compute, *lp, forward_at_peak_s(m, p, device, k.kind)) ||
@@ -325,7 +352,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   if (shape.mtp) {
     const int64_t last = m.layers - 1;
     const LayerCompute layer =
-        layer_compute(m, p, device, {m.is_moe_layer(last), m.windowed_layer(last)});
+        layer_compute(m, p, device, m.kind_of(last));
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const double proj = gemm_time_s(tokens, static_cast<double>(m.hidden) / p.tp,
                                     2.0 * m.hidden, gemm_element_bytes(p.precision), device);
@@ -353,9 +380,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   std::vector<LayerMix> even;  // without the chunks' kinds: vpp equal shares of the mix
   std::span<const LayerMix> chunks = chunk_mix;
   if (chunks.empty()) {
-    const double f = 1.0 / p.vpp;
-    even.assign(p.vpp, {mix.dense * f, mix.moe * f, mix.dense_windowed * f,
-                        mix.moe_windowed * f});
+    even.assign(p.vpp, mix.scaled(1.0 / p.vpp));
     chunks = even;
   }
   const int v = static_cast<int>(chunks.size());
@@ -391,7 +416,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     tp = {std::max(0.0, tp.forward - L * per_layer.forward),
           std::max(0.0, tp.backward - L * per_layer.backward)};
     for (const auto& k : kinds) {
-      const ByPass layer = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown);
+      const ByPass layer = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown, k.kind);
       tp.forward += layer.forward * k.count;
       tp.backward += layer.backward * k.count;
     }

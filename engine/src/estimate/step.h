@@ -127,7 +127,7 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
 // Engine's userbuffers overlap them (stage_cost.cpp).
 ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
 ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
-                          const CommPath& path, double slowdown);
+                          const CommPath& path, double slowdown, const LayerKind& kind = {});
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
 double exposed_after_overlap(double comm, double window, double slowdown);

@@ -118,19 +118,18 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   double hardware_flops = model_flops;
   if (p.recompute != Recompute::none) {
     // One layer of each kind times how many there are; MTP modules repeat the last layer.
-    auto rerun_of = [&](bool moe, bool windowed) {
-      const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
+    auto rerun_of = [&](const LayerKind& kind) {
+      const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
       // Causal attention runs half its matrix (a sliding window its band), as counted above.
-      const double attention = (windowed ? 1.0 : 0.5) * f.attention;
+      const double attention = (kind.windowed ? 1.0 : 0.5) * f.attention;
       if (p.recompute == Recompute::full)
-        return full_recompute_share(m, p) * (f.linear() + attention);
+        return full_recompute_share(m, p) * (f.linear() + attention + f.scan + f.conv);
       return (p.recomputes("core_attn") ? attention : 0) +
-             (p.recomputes(moe ? "moe" : "mlp") ? f.mlp : 0);
+             (p.recomputes(kind.moe ? "moe" : "mlp") ? f.mlp : 0);
     };
     double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
     if (m.mtp_layers > 0)
-      rerun += static_cast<double>(m.mtp_layers) *
-               rerun_of(m.is_moe_layer(m.layers - 1), m.windowed_layer(m.layers - 1));
+      rerun += static_cast<double>(m.mtp_layers) * rerun_of(m.kind_of(m.layers - 1));
     hardware_flops += rerun * samples;
   }
   r.samples_per_s = samples / r.iteration_time_s;

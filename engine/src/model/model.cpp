@@ -14,7 +14,38 @@ int64_t padded_vocab(int64_t vocab, int tp) {
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
+LayerKind hybrid_kind(char symbol) {
+  switch (symbol) {
+    case 'M': return {false, false, Block::mamba};
+    case '*': return {false, false, Block::attention};
+    case 'E': return {true, false, Block::mlp};
+    default: return {false, false, Block::mlp};  // '-'
+  }
+}
+
+LayerKind ModelSpec::kind_of(int64_t i) const {
+  if (hybrid())
+    return i >= 0 && i < static_cast<int64_t>(layer_pattern.size())
+               ? hybrid_kind(layer_pattern[static_cast<size_t>(i)])
+               : LayerKind{false, false, Block::mlp};
+  return {is_moe_layer(i), windowed_layer(i)};
+}
+
+int64_t& ModelSpec::LayerCounts::of(const LayerKind& k) {
+  switch (k.block) {
+    case Block::mamba: return mamba;
+    case Block::attention: return attention;
+    case Block::mlp: return k.moe ? moe_block : mlp;
+    case Block::transformer: break;
+  }
+  if (k.moe) return k.windowed ? moe_windowed : moe;
+  return k.windowed ? dense_windowed : dense;
+}
+
 bool ModelSpec::is_moe_layer(int64_t i) const {
+  if (hybrid())  // an `E` routes its tokens to experts, whatever model.moe's layer keys say
+    return i >= 0 && i < static_cast<int64_t>(layer_pattern.size()) &&
+           layer_pattern[static_cast<size_t>(i)] == 'E';
   if (!moe.enabled() || i < moe.first_dense_layers) return false;
   if (!moe.layer_pattern.empty())
     return i < static_cast<int64_t>(moe.layer_pattern.size()) &&
@@ -31,13 +62,17 @@ int64_t multiples(int64_t lo, int64_t hi, int64_t f) {
 
 int64_t ModelSpec::moe_layers(int64_t first, int64_t count) const {
   const LayerCounts n = layer_counts(first, count);
-  return n.moe + n.moe_windowed;
+  return n.moe + n.moe_windowed + n.moe_block;
 }
 
 ModelSpec::LayerCounts ModelSpec::layer_counts(int64_t first, int64_t count) const {
   LayerCounts n;
   const int64_t lo = std::max(first, int64_t{0}), hi = first + count;
   if (hi <= lo) return n;
+  if (hybrid()) {  // a pattern is at most 100,000 characters: counted one by one
+    for (int64_t i = lo; i < hi; ++i) ++n.of(kind_of(i));
+    return n;
+  }
   // Sliding windows on every layer, or on the even ones (GPT-OSS alternates, starting with one).
   const bool windows = attention.window > 0, alternate = attention.window_layers != WindowLayers::all;
   const int64_t windowed = !windows ? 0 : alternate ? multiples(lo, hi, 2) : hi - lo;
@@ -60,7 +95,7 @@ ModelSpec::LayerCounts ModelSpec::layer_counts(int64_t first, int64_t count) con
 }
 
 bool ModelSpec::windowed_layer(int64_t i) const {
-  if (attention.window <= 0) return false;
+  if (attention.window <= 0 || hybrid()) return false;  // a rule keeps windows off hybrids
   // GPT-OSS alternates sliding-window and full layers, starting with a windowed one.
   return attention.window_layers == WindowLayers::all || i % 2 == 0;
 }
@@ -101,6 +136,28 @@ double mlp_parameters(const ModelSpec& m, double f) {
   return h * in + f * h + (m.bias ? in + h : 0);
 }
 
+double mamba_parameters(const ModelSpec& m) {
+  // Megatron-Core's MambaMixer: in_proj (hidden -> z, x, B, C, dt), conv1d over x, B, C with a
+  // bias, dt_bias, A_log and D per head, the gated RMSNorm over d_inner, out_proj.
+  const double h = static_cast<double>(m.hidden);
+  const double inner = static_cast<double>(m.mamba_inner());
+  const double heads = static_cast<double>(m.mamba_heads());
+  const double conv = static_cast<double>(m.mamba_conv_dim());
+  const double in = 2 * inner + 2 * static_cast<double>(m.mamba.groups * m.mamba.state_dim) + heads;
+  return h * in + (m.bias ? in : 0) + conv * static_cast<double>(m.mamba.conv_kernel) + conv +
+         3 * heads + inner + inner * h + (m.bias ? h : 0);
+}
+
+double layer_parameters(const ParameterCount& c, const LayerKind& kind) {
+  switch (kind.block) {
+    case Block::mamba: return c.mamba_layer;
+    case Block::attention: return c.attention_layer;
+    case Block::mlp: return kind.moe ? c.moe_layer : c.mlp_layer;
+    case Block::transformer: break;
+  }
+  return kind.moe ? c.moe_layer : c.per_layer;
+}
+
 ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_len) {
   const double h = static_cast<double>(m.hidden);
   const double norm_params = (m.norm == Norm::layernorm ? 2.0 : 1.0) * h;
@@ -120,6 +177,13 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
             ? mlp_parameters(m, static_cast<double>(e.shared_experts * e.shared_ffn_hidden))
             : 0;
     p.moe_layer = attention + router + p.routed_experts + shared + 2 * norm_params;
+    // A hybrid `E` is the MoE block alone, behind one norm.
+    if (m.hybrid()) p.moe_layer = router + p.routed_experts + shared + norm_params;
+  }
+  if (m.hybrid()) {  // each layer of a hybrid pattern is one block behind one norm
+    p.mamba_layer = mamba_parameters(m) + norm_params;
+    p.attention_layer = attention + norm_params;
+    p.mlp_layer = mlp_parameters(m, static_cast<double>(m.ffn_hidden)) + norm_params;
   }
   p.embedding = static_cast<double>(vocab) * h;
   p.position = m.position == Position::learned ? static_cast<double>(seq_len) * h : 0;
@@ -134,19 +198,42 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
             ((last_moe ? p.moe_layer : p.per_layer) + 2 * h * h + 3 * norm_params);
   }
   const double moe_layers = static_cast<double>(m.moe_layers(0, m.layers));
-  p.total = p.per_layer * (static_cast<double>(m.layers) - moe_layers) + p.moe_layer * moe_layers +
-            p.embedding + p.position + p.output + p.final_norm + p.mtp;
+  const double layers =
+      m.hybrid() ? m.layer_counts(0, m.layers).sum([&](const LayerKind& k) {
+        return layer_parameters(p, k);
+      })
+                 : p.per_layer * (static_cast<double>(m.layers) - moe_layers) +
+                       p.moe_layer * moe_layers;
+  p.total = layers + p.embedding + p.position + p.output + p.final_norm + p.mtp;
   return p;
 }
 
-LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, bool moe_layer,
-                               bool windowed) {
+LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, const LayerKind& kind) {
   const double h = static_cast<double>(m.hidden);
   const double tokens = b * s;
+  const bool windowed = kind.windowed, moe_layer = kind.moe;
   // Keys each query is scored against (before any causal halving): the window, or the sequence.
   const double keys = windowed ? std::min(s, static_cast<double>(m.attention.window)) : s;
   LayerFlops out;
-  if (m.mla()) {
+  if (kind.block == Block::mamba) {
+    // Megatron-LM's mamba_layer_flops (megatron/training/training.py at 86df799dc4): in_proj
+    // 2·t·h·(2·d_in + 2·G·N + heads), the scan 7·t·d_in·N, out_proj 2·t·d_in·h, here with d_in
+    // the mixer's true width heads·head_dim (the work the GPU does; Megatron writes 2h, the same
+    // for expand 2: model_flops_per_sample keeps its count); the depthwise conv,
+    // 2·t·channels·kernel.
+    const double inner = static_cast<double>(m.mamba_inner());
+    const double n = static_cast<double>(m.mamba.state_dim);
+    out.qkv = 2 * tokens * h *
+              (2 * inner + 2 * static_cast<double>(m.mamba.groups) * n +
+               static_cast<double>(m.mamba_heads()));
+    out.scan = 7 * tokens * inner * n;
+    out.conv = 2 * tokens * static_cast<double>(m.mamba_conv_dim() * m.mamba.conv_kernel);
+    out.projection = 2 * tokens * inner * h;
+    return out;
+  }
+  if (kind.block == Block::mlp) {
+    // (the attention parts stay 0)
+  } else if (m.mla()) {
     const AttentionSpec& a = m.attention;
     const double n = static_cast<double>(m.heads);
     const double qk = static_cast<double>(a.qk_head_dim + a.qk_rope_head_dim);
@@ -165,7 +252,9 @@ LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, bool moe_
     out.projection = 2 * tokens * q * h;
   }
   const double g = ffn_matrices(m.ffn_type);
-  if (moe_layer && m.moe.enabled()) {
+  if (kind.block == Block::attention) {
+    // (a hybrid attention layer has no MLP)
+  } else if (moe_layer && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     // A capacity factor below 1 drops what exceeds each expert's capacity: under balanced
     // routing a share capacity_factor of the routed copies is computed (above 1 the experts are
@@ -187,16 +276,17 @@ double logits_forward_flops(const ModelSpec& m, double b, double s, int64_t voca
 
 double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half) {
   // One layer of each kind, times how many the model has of it.
-  auto layer = [&](bool moe, bool windowed) {
-    const LayerFlops f = layer_forward_flops(m, 1, seq, moe, windowed);
+  auto layer = [&](const LayerKind& kind) {
+    const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
     // A causal mask skips half of a full matrix; a sliding window's band has no masked half.
-    return f.linear() + (causal_half && !windowed ? 0.5 : 1.0) * f.attention;
+    const double rest = f.linear() + (causal_half && !kind.windowed ? 0.5 : 1.0) * f.attention;
+    return kind.block == Block::mamba ? rest + f.scan + f.conv : rest;
   };
   double forward = m.layer_counts(0, m.layers).sum(layer);
   const double h = static_cast<double>(m.hidden);
   const double mtp = static_cast<double>(m.mtp_layers);
   if (m.mtp_layers > 0)  // each MTP module's layer is like the model's last
-    forward += mtp * (layer(m.is_moe_layer(m.layers - 1), m.windowed_layer(m.layers - 1)) +
+    forward += mtp * (layer(m.kind_of(m.layers - 1)) +
                       seq * 2 * (2 * h * h));
   return forward + (1 + mtp) * logits_forward_flops(m, 1, seq, m.vocab);
 }
@@ -208,7 +298,22 @@ double model_flops_per_sample(const ModelSpec& m, double seq) {
   if (m.mtp_layers > 0 && m.is_moe_layer(m.layers - 1))
     moe_layers += static_cast<double>(m.mtp_layers);
   const double router = moe_layers > 0 ? moe_layers * layer_forward_flops(m, 1, seq, true).router : 0;
-  return 3 * (layers_forward_flops(m, seq, true) - router);
+  if (!m.hybrid()) return 3 * (layers_forward_flops(m, seq, true) - router);
+  // Hybrid models: Megatron-LM's hybrid_flops (training.py at 86df799dc4), whose
+  // mamba_layer_flops leaves the conv out and takes the mixer 2·hidden wide whatever its heads
+  // (Megatron-Bridge's published TFLOP/s for Nemotron 3 Nano, 64 heads of 64 on hidden 2688,
+  // follow that: 845 TFLOP/s at 37,888 tokens/s on GB300, 22.30 GFLOP per token, in
+  // tests/validation/modern-runs.csv).
+  const double h = static_cast<double>(m.hidden), n = static_cast<double>(m.mamba.state_dim);
+  const double d_in = 2 * h;
+  const double counted =
+      2 * seq * h *
+          (2 * d_in + 2 * static_cast<double>(m.mamba.groups) * n +
+           static_cast<double>(m.mamba_heads())) +
+      7 * seq * d_in * n + 2 * seq * d_in * h;
+  const LayerFlops mamba = layer_forward_flops(m, 1, seq, LayerKind{false, false, Block::mamba});
+  const double layers = static_cast<double>(m.layer_counts(0, m.layers).mamba);
+  return 3 * (layers_forward_flops(m, seq, true) - router + layers * (counted - mamba.total()));
 }
 
 double published_model_flops_per_sample(const ModelSpec& m, double seq) {

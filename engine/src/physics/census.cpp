@@ -69,6 +69,11 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   const double act = tokens * m.hidden * a;  // M = b s h a, one micro-batch's hidden states
   const int64_t L = st.layers;
+  // TP's collectives come in pairs around each TP-split block: attention and MLP in a
+  // transformer layer, the one block of a hybrid layer (Mamba mixer, attention, MLP or MoE).
+  const int64_t blocks = m.hybrid() ? L : 2 * L;
+  // Layers with self-attention: CP's K/V ring runs in these.
+  const int64_t attending = m.hybrid() ? st.attention_layers : L;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const bool full = p.recompute == Recompute::full;
   // Layers whose forward full recompute replays (all of them, or the block method's share).
@@ -91,12 +96,12 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
     const auto& tp = paths.tp;
     if (!sp) {
       add(K::all_reduce, CommGroup::tp, Phase::forward,
-          "row-parallel outputs (attention proj, MLP fc2)", 2 * L * mb, act, p.tp, tp);
+          "row-parallel outputs (attention proj, MLP fc2)", blocks * mb, act, p.tp, tp);
       add(K::all_reduce, CommGroup::tp, Phase::backward,
-          "column-parallel input grads (QKV, MLP fc1)", 2 * L * mb, act, p.tp, tp);
+          "column-parallel input grads (QKV, MLP fc1)", blocks * mb, act, p.tp, tp);
       if (full)
         add(K::all_reduce, CommGroup::tp, Phase::recompute, "row-parallel outputs, re-run",
-            replays(2 * L * mb), act, p.tp, tp);
+            replays(blocks * mb), act, p.tp, tp);
       if (st.first)
         add(K::all_reduce, CommGroup::tp, Phase::forward, "vocab-parallel embedding output", mb,
             act, p.tp, tp);
@@ -105,18 +110,18 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
             p.tp, tp);
     } else {
       add(K::all_gather, CommGroup::tp, Phase::forward,
-          "sequence-parallel inputs of QKV and fc1", 2 * L * mb, act, p.tp, tp);
+          "sequence-parallel inputs of QKV and fc1", blocks * mb, act, p.tp, tp);
       add(K::reduce_scatter, CommGroup::tp, Phase::forward, "outputs of proj and fc2",
-          2 * L * mb, act, p.tp, tp);
+          blocks * mb, act, p.tp, tp);
       add(K::all_gather, CommGroup::tp, Phase::backward,
-          "grads of proj/fc2, re-gathered QKV/fc1 inputs", 4 * L * mb, act, p.tp, tp);
+          "grads of proj/fc2, re-gathered QKV/fc1 inputs", 2 * blocks * mb, act, p.tp, tp);
       add(K::reduce_scatter, CommGroup::tp, Phase::backward, "input grads of QKV and fc1",
-          2 * L * mb, act, p.tp, tp);
+          blocks * mb, act, p.tp, tp);
       if (full) {
         add(K::all_gather, CommGroup::tp, Phase::recompute, "inputs of QKV and fc1, re-run",
-            replays(2 * L * mb), act, p.tp, tp);
+            replays(blocks * mb), act, p.tp, tp);
         add(K::reduce_scatter, CommGroup::tp, Phase::recompute, "outputs of proj and fc2, re-run",
-            replays(2 * L * mb), act, p.tp, tp);
+            replays(blocks * mb), act, p.tp, tp);
       }
       if (st.first) {
         if (m.position == Position::learned)
@@ -139,7 +144,8 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
       // Norm weights and row-parallel biases are replicated across TP under SP; their grads
       // are summed in one coalesced all-reduce (finalize_model_grads.py), fp32 main grads.
       const double per_layer = (m.norm == Norm::layernorm ? 4.0 : 2.0) + (m.bias ? 2.0 : 0.0);
-      const double replicated = (per_layer * L + (st.last ? 2 : 0)) * m.hidden * 4;
+      const double replicated =
+          (per_layer * static_cast<double>(blocks) / 2 + (st.last ? 2 : 0)) * m.hidden * 4;
       add(K::all_reduce, CommGroup::tp, Phase::gradient_sync, "sequence-parallel norm grads", 1,
           replicated, p.tp, tp);
     }
@@ -157,12 +163,12 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
   if (p.cp > 1) {
     const double kv = 2 * tokens * m.kv_dim() / p.tp * a;
     add(K::send_recv, CommGroup::cp, Phase::forward, "K/V chunks around the CP ring",
-        (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+        (p.cp - 1) * attending * mb, kv, p.cp, paths.cp);
     add(K::send_recv, CommGroup::cp, Phase::backward, "K/V and their grads around the ring",
-        2 * (p.cp - 1) * L * mb, kv, p.cp, paths.cp);
+        2 * (p.cp - 1) * attending * mb, kv, p.cp, paths.cp);
     if (full)
       add(K::send_recv, CommGroup::cp, Phase::recompute, "K/V chunks, re-run",
-          replays((p.cp - 1) * L * mb), kv, p.cp, paths.cp);
+          replays((p.cp - 1) * attending * mb), kv, p.cp, paths.cp);
   }
 
   // Pipeline send/receive (schedules.py): one message per micro-batch per boundary crossing and

@@ -149,6 +149,41 @@ Projections projections(const ModelSpec& m, const Plan& p, const Device& d, doub
   return out;
 }
 
+// A Mamba-2 mixer's projections, forward, in Projections' terms (Megatron-Core's MambaMixer):
+// the column-parallel in_proj to z, x, B, C and dt and the row-parallel out_proj, each GPU
+// holding heads/tp heads and groups/tp groups; the depthwise conv (read and write its channels)
+// and the gated RMSNorm (read y and z, write) as element-wise traffic.
+Projections mamba_projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
+  const double h = static_cast<double>(m.hidden);
+  const double e = gemm_element_bytes(p.precision);
+  const double a = activation_bytes(p.precision);
+  const double inner = static_cast<double>(m.mamba_inner()) / t;
+  const double conv = static_cast<double>(m.mamba_conv_dim()) / t;
+  const double in = inner + conv + static_cast<double>(m.mamba_heads()) / t;  // z, x B C, dt
+  Projections out;
+  out.heads = static_cast<double>(m.mamba_heads()) / t;
+  out.qkv_s = gemm_time_s(tokens, in, h, e, d);
+  out.proj_s = gemm_time_s(tokens, h, inner, e, d);
+  out.quantize_fwd = h + inner;
+  out.quantize_bwd = in + h;
+  out.elementwise_bytes = 2 * conv * a + 3 * inner * a;
+  return out;
+}
+
+// The SSD scan of one Mamba layer over this GPU's heads, forward: Megatron's count of its FLOPs
+// (7 per inner channel and state element per token) at the 16-bit peak the fused attention
+// kernels reach (calibration attention_efficiency: no measured Mamba layer yet), or its traffic
+// (read x, B, C and dt, write y) at memory bandwidth, whichever is longer.
+double ssd_scan_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
+  const double inner = static_cast<double>(m.mamba_inner()) / t;
+  const double flops = 7 * tokens * inner * static_cast<double>(m.mamba.state_dim);
+  const double bytes = tokens * activation_bytes(p.precision) *
+                       (static_cast<double>(m.mamba_conv_dim() + m.mamba_heads()) / t + inner);
+  return std::max(flops / (d.attention_peak * d.cal.attention_efficiency), elementwise_s(bytes, d));
+}
+
 }  // namespace
 
 double full_recompute_share(const ModelSpec& m, const Plan& p) {
@@ -168,8 +203,15 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   const double e = gemm_element_bytes(p.precision);
   const double a = activation_bytes(p.precision);
   const bool moe = kind.moe && m.moe.enabled();
+  // A transformer layer is attention and an MLP; a hybrid layer one block (or a Mamba mixer).
+  const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
+  const bool ffn = kind.block == Block::transformer || kind.block == Block::mlp;
+  const bool mamba = kind.block == Block::mamba;
+  const double norms = kind.block == Block::transformer ? 2 : 1;  // and residual adds
 
-  const Projections att = projections(m, p, d, tokens);
+  const Projections att = attends ? projections(m, p, d, tokens)
+                          : mamba ? mamba_projections(m, p, d, tokens)
+                                  : Projections{};
   LayerGemms g;
   g.qkv_s = att.qkv_s;
   g.proj_s = att.proj_s;
@@ -185,7 +227,9 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     mlp_bytes += tokens * (f / t) * a * (gated + 1);  // the activation (gate product)
   };
   double experts_act_bytes = 0, experts_block_bytes = 0;  // the routed experts' share
-  if (!moe) {
+  if (!ffn) {
+    // (no MLP in an attention or Mamba layer of a hybrid model)
+  } else if (!moe) {
     split_mlp(static_cast<double>(m.ffn_hidden));
   } else {
     const MoeSpec& x = m.moe;
@@ -225,7 +269,13 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   const double attention_flops = att.core_flops_per_key * tokens * keys;
   double attention_fwd, attention_bwd;
   double softmax_bytes = 0;
-  if (p.flash_attention) {
+  if (!attends) {
+    // A Mamba layer's SSD scan stands where the attention core would: its backward, the
+    // chunked kernels' gradients of the scan's inputs and states, taken as twice the forward
+    // as for the layer's GEMMs.
+    attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : 0;
+    attention_bwd = 2 * attention_fwd;
+  } else if (p.flash_attention) {
     attention_fwd = (kind.windowed ? 1.0 : 0.5) * attention_flops /
                     (d.attention_peak * d.cal.attention_efficiency);
     // FlashAttention-2's backward does 5 matrix products to the forward's 2 (Dao, 2023, sec. 3).
@@ -243,7 +293,7 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   // adds (read 2, write 1, 1-byte mask), the activation over the FFN width, RoPE on Q and K.
   // With sequence parallelism, norms and dropout run on 1/tp of the tokens.
   const double sp_tokens = p.sequence_parallel ? tokens / t : tokens;
-  double bytes = sp_tokens * h * (2 * 2 * a + 2 * (3 * a + 1));
+  double bytes = sp_tokens * h * (norms * 2 * a + norms * (3 * a + 1));
   bytes += mlp_bytes;
   bytes += tokens * att.elementwise_bytes;
   const double elementwise_fwd = elementwise_s(bytes, d) + elementwise_s(softmax_bytes, d);
@@ -270,10 +320,10 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     case Recompute::selective: {
       const bool shared = moe && m.moe.shared_experts > 0;
       double linear_rc = 0, elementwise_rc = 0;
-      if (p.recomputes("core_attn")) out.attention_recompute_s = out.attention_forward_s;
-      if (p.recomputes("layernorm")) elementwise_rc += sp_tokens * h * 2 * 2 * a;
+      if (attends && p.recomputes("core_attn")) out.attention_recompute_s = out.attention_forward_s;
+      if (p.recomputes("layernorm")) elementwise_rc += sp_tokens * h * norms * 2 * a;
       if (p.recomputes("mla_up_proj")) linear_rc += att.up_proj_s;
-      if (!moe && p.recomputes("mlp")) {
+      if (ffn && !moe && p.recomputes("mlp")) {
         linear_rc += g.fc1_s + g.fc2_s;
         elementwise_rc += act_bytes;
       }
@@ -306,19 +356,27 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   const bool fused = p.execution.kernels == Kernels::fused;
   const bool gated = ffn_matrices(m.ffn_type) == 3;
   const bool moe = kind.moe && m.moe.enabled();
+  const bool hybrid = kind.block != Block::transformer;
   // Forward: norm, QKV GEMM, RoPE, attention, proj GEMM, bias-dropout-add, norm, fc1 GEMM,
   // activation, fc2 GEMM, bias-dropout-add (Megatron-Core's TransformerLayer with TE modules).
+  // A hybrid layer's block: the attention's six or the MLP's five of these; a Mamba mixer's
+  // norm, in_proj, conv1d, the SSD's five Triton kernels (mamba_chunk_scan_combined: chunk
+  // cumsum, chunk state, state passing, BMM, chunk scan), gated norm, out_proj, residual add.
+  // Eager hybrids are not told apart: their blocks count as fused.
   double forward = 11;
+  if (hybrid)
+    forward = kind.block == Block::mamba ? 11 : kind.block == Block::attention ? 6 : 5;
   // Eager PyTorch (Hugging Face-style modules): the norms in 1 (LayerNorm) or 6 (RMSNorm: pow,
   // mean, add, rsqrt, mul, mul) kernels each, RoPE in ~10 (slice, neg, cat, mul, add for Q and
   // K), head reshapes (3 copies), dropout and residual add apart, a gated MLP's two input GEMMs
   // and the gate product.
-  if (!fused)
+  if (!fused && !hybrid)
     forward = 2 * (m.norm == Norm::rmsnorm ? 6 : 1) + 1 + 3 +
               (m.position == Position::rope ? 10 : 0) + 1 + 1 + 2 + 2 + (gated ? 2 : 1) +
               (gated ? 2 : 1) + 1;
   // MLA: four projections and two latent norms where GQA has one QKV GEMM.
-  if (m.mla()) forward += (m.attention.q_lora_rank > 0 ? 5 : 3);
+  const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
+  if (m.mla() && attends) forward += (m.attention.q_lora_rank > 0 ? 5 : 3);
   if (moe) {
     // The MLP's three kernels become: router GEMM, fused softmax/top-k, the token-count
     // all-gather, permute, dispatch and probability all-to-alls, two grouped GEMMs and the
@@ -327,15 +385,16 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
     forward += -3 + (p.moe_dispatcher == MoeDispatcher::flex ? 7 : 11) +
                (m.moe.shared_experts > 0 ? 3 : 0);
   }
-  if (!p.flash_attention) forward += 3;  // two batched GEMMs, softmax, dropout instead of one
-  if (low_precision(p.precision)) forward += 4;  // quantize each GEMM input
+  if (!p.flash_attention && attends) forward += 3;  // two batched GEMMs, softmax, dropout
+  if (low_precision(p.precision)) forward += hybrid ? 2 : 4;  // quantize each GEMM input
   // The backward runs a data- and a weight-gradient GEMM per forward GEMM and the gradient of
   // every element-wise kernel: about twice the forward's kernels.
   double backward = 2 * forward;
   if (p.tp > 1) {
     const bool sp = p.sequence_parallel;
-    forward += sp ? 4 : 2;   // all-gather x2 + reduce-scatter x2, or two all-reduces
-    backward += sp ? 6 : 2;
+    const double blocks = hybrid ? 1 : 2;  // collectives per TP-split block:
+    forward += blocks * (sp ? 2 : 1);    // all-gather + reduce-scatter, or an all-reduce
+    backward += blocks * (sp ? 3 : 1);
   }
   LayerKernels k{forward, backward, 0};
   if (p.recompute == Recompute::full) k.recompute = full_recompute_share(m, p) * forward;

@@ -9,6 +9,15 @@
 namespace stepcast {
 
 double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
+  return layer_activation_bytes(m, p, LayerKind{moe, false});
+}
+
+double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
+  const bool moe = kind.moe;
+  // A transformer layer is attention and an MLP; a hybrid layer one block (or a Mamba mixer).
+  const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
+  const bool ffn = kind.block == Block::transformer || kind.block == Block::mlp;
+  const double blocks = kind.block == Block::transformer ? 2 : 1;  // norms, dropout masks
   const double t = p.tp;
   const double s = static_cast<double>(m.seq_len) / p.cp;  // this GPU's share of the sequence
   const double b = static_cast<double>(p.micro_batch);
@@ -29,9 +38,22 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
 
   // Korthikanti et al. eq. 2 terms, in units of bytes (a = bytes per activation element):
   double bytes = 0;
-  bytes += replicated * (2 * a * sbh);            // the two norms' inputs
-  if (!norms) bytes += replicated * (a * sbh);    // QKV input (first norm's output)
-  if (m.mla()) {
+  bytes += replicated * (blocks * a * sbh);       // the norms' inputs
+  if (kind.block == Block::mamba) {
+    // Megatron-Core's MambaMixer keeps in_proj's input (the norm's output) and output (z, x,
+    // B, C, dt), the conv's output (x, B, C), the scan's output y and the gated norm's output
+    // (out_proj's input), over this GPU's heads and groups; the residual's dropout mask.
+    const double inner = static_cast<double>(m.mamba_inner()) / t;
+    const double conv = static_cast<double>(m.mamba_conv_dim()) / t;
+    if (!norms) bytes += replicated * (a * sbh);
+    bytes += a * s * b * (inner + conv + static_cast<double>(m.mamba_heads()) / t);
+    bytes += a * s * b * (conv + 2 * inner);
+    return bytes + replicated * sbh;
+  }
+  if (!norms && attends) bytes += replicated * (a * sbh);  // QKV input (first norm's output)
+  if (!attends) {
+    // (an MLP or MoE layer of a hybrid model: no attention)
+  } else if (m.mla()) {
     // The latents (and their norms' inputs), every head's query, key and value, and the
     // attention output.
     const AttentionSpec& A = m.attention;
@@ -45,14 +67,16 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
     bytes += a * s * b * (q + 2 * kv) / t;  // Q, K, V
     bytes += a * s * b * q / t;             // attention output (projection input)
   }
-  bytes += replicated * sbh;                      // attention dropout mask (1 byte)
-  if (!norms) bytes += replicated * (a * sbh);    // fc1 input (second norm's output)
+  if (attends) bytes += replicated * sbh;         // attention dropout mask (1 byte)
+  if (!norms && ffn) bytes += replicated * (a * sbh);  // fc1 input (second norm's output)
   // An MLP's activation input(s) and output (fc2's input); `act` replays the activation
   // function, so keeps only its input(s).
   auto mlp = [&](double f, double rows, bool act = false) {
     return a * rows * f * gated + (act ? 0 : a * rows * f);
   };
-  if (moe && m.moe.enabled()) {
+  if (!ffn) {
+    // (an attention layer of a hybrid model: no MLP)
+  } else if (moe && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     const double shard = s * b / t;  // the layer's sequence-parallel tokens
     const double routed = static_cast<double>(e.experts) / p.ep * expert_rows(m, p);
@@ -67,7 +91,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
   } else if (!p.recomputes("mlp")) {
     bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
   }
-  bytes += replicated * sbh;                      // MLP dropout mask
+  if (ffn) bytes += replicated * sbh;             // MLP dropout mask
+  if (!attends) return bytes;
   const double heads = static_cast<double>(m.heads) / t;
   const bool stores_scores = !p.flash_attention && !p.recomputes("core_attn");
   if (stores_scores)  // softmax output, its dropout mask and output: 5 a-ish bytes per score
@@ -127,9 +152,20 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
 
   const double in_flight = st.in_flight;
   const double moe_layers = static_cast<double>(st.moe_layers);
-  const double one_micro_batch =  // the stage's layers, one micro-batch
-      layer_activation_bytes(m, p) * (static_cast<double>(st.layers) - moe_layers) +
-      layer_activation_bytes(m, p, true) * moe_layers;
+  // The stage's layers, one micro-batch, under `plan`: dense and MoE ones, or a hybrid's blocks.
+  auto stage_layers = [&](const Plan& plan) {
+    if (!m.hybrid())
+      return layer_activation_bytes(m, plan) * (static_cast<double>(st.layers) - moe_layers) +
+             layer_activation_bytes(m, plan, true) * moe_layers;
+    auto d = [](int64_t n) { return static_cast<double>(n); };
+    return layer_activation_bytes(m, plan, LayerKind{false, false, Block::mamba}) *
+               d(st.mamba_layers) +
+           layer_activation_bytes(m, plan, LayerKind{false, false, Block::attention}) *
+               d(st.attention_layers) +
+           layer_activation_bytes(m, plan, LayerKind{false, false, Block::mlp}) * d(st.mlp_layers) +
+           layer_activation_bytes(m, plan, LayerKind{true, false, Block::mlp}) * moe_layers;
+  };
+  const double one_micro_batch = stage_layers(p);
   double act = one_micro_batch * in_flight;
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   if (p.recompute == Recompute::full) {
@@ -138,11 +174,14 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
     Plan rerun = p;
     rerun.recompute = Recompute::none;
     const double layers = static_cast<double>(st.layers);
-    const double whole = (layer_activation_bytes(m, rerun) * (layers - moe_layers) +
-                          layer_activation_bytes(m, rerun, true) * moe_layers) /
-                         std::max(1.0, layers);
-    // What one re-materialised layer holds: an MoE layer's where the stage has one.
-    const double replayed = layer_activation_bytes(m, rerun, st.moe_layers > 0);
+    const double whole = stage_layers(rerun) / std::max(1.0, layers);
+    // What one re-materialised layer holds: an MoE layer's where the stage has one (a hybrid's
+    // largest block).
+    double replayed = layer_activation_bytes(m, rerun, st.moe_layers > 0);
+    if (m.hybrid())
+      for (const LayerKind& k : kLayerKinds)
+        if (k.block != Block::transformer)
+          replayed = std::max(replayed, layer_activation_bytes(m, rerun, k));
     const double input = layer_activation_bytes(m, p);  // a checkpoint: the layer's input
     const double n = static_cast<double>(p.recompute_num_layers);
     const double chunk = layers / p.vpp;  // layers of one model chunk

@@ -160,6 +160,37 @@ constexpr Field<ModelSpec> kModel[] = {
      [](const ModelSpec& m, const KeyInfo& k, Json& out) {
        if (m.mtp_layers > 0) out[std::string(k.name)] = m.mtp_layers;
      }},
+    {{.object = "model", .name = "layer_pattern", .link = "m.pattern", .type = V::text,
+      .fallback = D::rule("none: every layer attention and an MLP (or MoE block)"),
+      .max = 100000, .label = "Hybrid layer pattern",
+      .doc = "a hybrid model's layers, one character each, as Megatron's "
+             "--hybrid-override-pattern: `M` a Mamba-2 mixer, `*` self-attention, `-` an MLP, "
+             "`E` an MoE block (`model.moe`); as long as `layers`",
+      .control = C::model},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       m.layer_pattern = r.string(k, std::string());
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.hybrid()) out[std::string(k.name)] = m.layer_pattern;
+     }},
+    {{.object = "model", .name = "mamba", .link = "m.mamba", .type = V::object,
+      .fallback = D::rule("Megatron's defaults, below"), .label = "Mamba mixer",
+      .doc = "the Mamba-2 mixer of a hybrid pattern's `M` layers: `model.mamba` keys below",
+      .control = C::model, .needs = "model.layer_pattern"},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       if (const Json* v = r.raw(k.name); v && !v->is_null()) {
+         JsonReader sub(*v, r.field(k.name));
+         if (sub.is_object()) read_fields(sub, mamba_fields(), m.mamba);
+         r.absorb(sub.errors());
+       }
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.layer_pattern.find('M') == std::string::npos) return;
+       Json mamba = Json::object();
+       for (const auto& f : mamba_fields())
+         if (f.write) f.write(m.mamba, f.info, mamba);
+       out[std::string(k.name)] = std::move(mamba);
+     }},
     {{.object = "model", .name = "source", .type = V::text, .fallback = D::absent(),
       .doc = "where the shape comes from (required in preset files)"}},
     {{.object = "model", .name = "notes", .type = V::text, .fallback = D::absent(),
@@ -223,6 +254,36 @@ constexpr Field<AttentionSpec> kAttention[] = {
          .label = "Windowed layers",
          .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)",
          .needs = "model.attention.window"}),
+};
+
+// Megatron-Core's MambaMixer arguments (megatron/core/ssm/mamba_mixer.py; --mamba-state-dim,
+// --mamba-head-dim, --mamba-num-heads, --mamba-num-groups; d_conv and expand its defaults).
+constexpr Field<MambaSpec> kMamba[] = {
+    member<&MambaSpec::state_dim>({.object = "model.mamba", .name = "state_dim",
+                                   .fallback = D::of(128.0), .min = 1, .max = 1 << 16,
+                                   .label = "Mamba state size",
+                                   .doc = "SSM state per head (N; --mamba-state-dim)"}),
+    member<&MambaSpec::head_dim>({.object = "model.mamba", .name = "head_dim",
+                                  .fallback = D::of(64.0), .min = 1, .max = 1 << 16,
+                                  .label = "Mamba head size",
+                                  .doc = "channels per SSM head (P; --mamba-head-dim)"}),
+    optional_count<&MambaSpec::heads>(
+        {.object = "model.mamba", .name = "num_heads",
+         .fallback = D::rule("`expand`·`hidden` / `head_dim`"), .min = 1, .max = 1 << 20,
+         .label = "Mamba heads",
+         .doc = "SSM heads (--mamba-num-heads); the mixer is num_heads·head_dim wide"}),
+    member<&MambaSpec::groups>({.object = "model.mamba", .name = "num_groups",
+                                .fallback = D::of(8.0), .min = 1, .max = 1 << 16,
+                                .label = "Mamba groups",
+                                .doc = "groups of heads sharing B and C (--mamba-num-groups); "
+                                       "divides `num_heads`"}),
+    member<&MambaSpec::conv_kernel>({.object = "model.mamba", .name = "conv_kernel",
+                                     .fallback = D::of(4.0), .min = 1, .max = 1024,
+                                     .label = "Mamba conv kernel",
+                                     .doc = "width of the depthwise causal conv (d_conv)"}),
+    member<&MambaSpec::expand>({.object = "model.mamba", .name = "expand", .fallback = D::of(2.0),
+                                .min = 1, .max = 1024, .label = "Mamba expand",
+                                .doc = "mixer width over `hidden` when `num_heads` is not given"}),
 };
 
 constexpr Field<MoeSpec> kMoe[] = {
@@ -963,6 +1024,7 @@ constexpr KeyInfo kPage[] = {
 std::span<const Field<ModelSpec>> model_fields() { return kModel; }
 std::span<const Field<AttentionSpec>> attention_fields() { return kAttention; }
 std::span<const Field<MoeSpec>> moe_fields() { return kMoe; }
+std::span<const Field<MambaSpec>> mamba_fields() { return kMamba; }
 std::span<const Field<Plan>> plan_fields() { return kPlan; }
 std::span<const std::string_view> framework_ids() { return kFrameworks; }
 std::span<const Field<GpuSpec>> gpu_fields() { return kGpu; }

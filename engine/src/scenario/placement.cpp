@@ -12,14 +12,13 @@ namespace stepcast::detail {
 
 LayerMix layer_mix(const ModelSpec& m, int64_t first, int64_t count) {
   const ModelSpec::LayerCounts n = m.layer_counts(first, count);
-  return {static_cast<double>(n.dense), static_cast<double>(n.moe),
-          static_cast<double>(n.dense_windowed), static_cast<double>(n.moe_windowed)};
+  auto d = [](int64_t v) { return static_cast<double>(v); };
+  return {d(n.dense),  d(n.moe),       d(n.dense_windowed), d(n.moe_windowed),
+          d(n.mamba), d(n.attention), d(n.mlp),            d(n.moe_block)};
 }
 
 LayerMix average_mix(const ModelSpec& m, double layers) {
-  const LayerMix all = layer_mix(m, 0, m.layers);
-  const double f = layers / static_cast<double>(m.layers);
-  return {all.dense * f, all.moe * f, all.dense_windowed * f, all.moe_windowed * f};
+  return layer_mix(m, 0, m.layers).scaled(layers / static_cast<double>(m.layers));
 }
 
 namespace {

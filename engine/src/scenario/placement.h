@@ -17,16 +17,37 @@ struct Scenario;
 
 namespace stepcast::detail {
 
-// Layers of a stage or a chunk by kind: dense or MoE, full or sliding-window attention. Counts
-// are whole for real layouts; the balancer's probes use the model's average mix.
+// Layers of a stage or a chunk by kind (ModelSpec::LayerCounts' kinds): dense or MoE, full or
+// sliding-window attention, or a hybrid model's blocks. Counts are whole for real layouts; the
+// balancer's probes use the model's average mix.
 struct LayerMix {
   double dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
-  double total() const { return dense + moe + dense_windowed + moe_windowed; }
-  double moe_total() const { return moe + moe_windowed; }
+  double mamba = 0, attention = 0, mlp = 0, moe_block = 0;
+  double total() const {
+    return dense + moe + dense_windowed + moe_windowed + mamba + attention + mlp + moe_block;
+  }
+  double moe_total() const { return moe + moe_windowed + moe_block; }
+  // The count of one of kLayerKinds.
+  double of(const LayerKind& k) const {
+    switch (k.block) {
+      case Block::mamba: return mamba;
+      case Block::attention: return attention;
+      case Block::mlp: return k.moe ? moe_block : mlp;
+      case Block::transformer: break;
+    }
+    if (k.moe) return k.windowed ? moe_windowed : moe;
+    return k.windowed ? dense_windowed : dense;
+  }
+  // Every count times f.
+  LayerMix scaled(double f) const {
+    return {dense * f, moe * f, dense_windowed * f, moe_windowed * f,
+            mamba * f, attention * f, mlp * f, moe_block * f};
+  }
   bool operator==(const LayerMix&) const = default;
   LayerMix& operator+=(const LayerMix& o) {
     dense += o.dense, moe += o.moe, dense_windowed += o.dense_windowed;
-    moe_windowed += o.moe_windowed;
+    moe_windowed += o.moe_windowed, mamba += o.mamba, attention += o.attention, mlp += o.mlp;
+    moe_block += o.moe_block;
     return *this;
   }
 };

@@ -828,6 +828,32 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
         }))
       return false;
   }
+  // Megatron-Core's MambaMixer splits its heads and groups over TP (mamba_mixer.py asserts
+  // both divisible); its CP (mamba_context_parallel.py, an all-to-all from sequence to heads)
+  // is not priced here.
+  if (m.layer_pattern.find('M') != std::string::npos) {
+    for (const auto& divided : {std::pair{"mamba.num_heads", m.mamba_heads()},
+                                std::pair{"mamba.num_groups", m.mamba.groups}}) {
+      const char* what = divided.first;
+      const int64_t size = divided.second;
+      if (size % p.tp != 0 && !c.broken([&] {
+            const std::string model_key = fmt::format("model.{}", what);
+            return rule(Rule::mamba_dims, "plan.tp",
+                        fmt::format("plan.tp={} must divide {}={} (TP splits the Mamba mixer)",
+                                    p.tp, model_key, size),
+                        {model_key}, divides_values("plan.tp", p.tp, model_key, size));
+          }))
+        return false;
+    }
+    if (p.cp > 1 && !c.broken([&] {
+          return rule(Rule::mamba_dims, "plan.cp",
+                      fmt::format("plan.cp={} over Mamba layers is not modelled (Megatron's "
+                                  "all-to-all from sequence to heads): use plan.cp=1",
+                                  p.cp),
+                      {"model.layer_pattern"}, {{"cp", p.cp}});
+        }))
+      return false;
+  }
   if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
         return rule(Rule::vpp_needs_pp, "plan.vpp",
                     fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "

@@ -134,6 +134,51 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
                                    r.path().empty() ? "model" : r.path(), key),
                        {"attention.type"});
   }
+  // Hybrid models: Megatron's override pattern (megatron/core/ssm/mamba_hybrid_layer_allocation.py
+  // _allocate_override checks the length and the symbols).
+  const std::string& pattern = m.layer_pattern;
+  const bool mamba_layers = pattern.find('M') != std::string::npos;
+  if (m.hybrid() && static_cast<int64_t>(pattern.size()) != m.layers)
+    return invalid(Rule::hybrid_pattern, "layer_pattern",
+                   fmt::format("{} has {} characters but {}={}: one per layer",
+                               r.field("layer_pattern"), pattern.size(), r.field("layers"),
+                               m.layers),
+                   {"layers"}, {{"length", pattern.size()}, {"layers", m.layers}});
+  if (const size_t bad = pattern.find_first_not_of(kHybridSymbols); bad != std::string::npos)
+    return invalid(Rule::hybrid_pattern, "layer_pattern",
+                   fmt::format("{}[{}]='{}' is not a layer: one of M (Mamba), * (attention), "
+                               "- (MLP), E (MoE)",
+                               r.field("layer_pattern"), bad, pattern[bad]),
+                   {}, {{"symbol", std::string(1, pattern[bad])}, {"position", bad}});
+  if (pattern.find('E') != std::string::npos && !m.moe.enabled())
+    return invalid(Rule::hybrid_pattern, "layer_pattern",
+                   fmt::format("{} has MoE layers (E) but {} is absent", r.field("layer_pattern"),
+                               r.field("moe")),
+                   {"moe"});
+  if (m.hybrid() && (m.attention.window > 0 || m.mtp_layers > 0))
+    return invalid(Rule::hybrid_pattern, m.mtp_layers > 0 ? "mtp_layers" : "attention.window",
+                   fmt::format("{} with {} is not modelled (sliding windows and MTP modules "
+                               "on hybrid layers)",
+                               r.field(m.mtp_layers > 0 ? "mtp_layers" : "attention.window"),
+                               r.field("layer_pattern")),
+                   {"layer_pattern"});
+  if (const Json* v = r.raw("mamba"); v && !v->is_null() && !mamba_layers)
+    return invalid(Rule::mamba_dims, "mamba",
+                   fmt::format("{} describes Mamba layers but {} has no M",
+                               r.field("mamba"), r.field("layer_pattern")),
+                   {"layer_pattern"});
+  if (mamba_layers && m.mamba_heads() <= 0)
+    return invalid(Rule::mamba_dims, "mamba.num_heads",
+                   fmt::format("{}·{}/{} gives no Mamba head: give {}", r.field("mamba.expand"),
+                               r.field("hidden"), r.field("mamba.head_dim"),
+                               r.field("mamba.num_heads")),
+                   {"mamba.head_dim"});
+  if (mamba_layers && m.mamba_heads() % m.mamba.groups != 0)
+    return invalid(Rule::mamba_dims, "mamba.num_groups",
+                   fmt::format("{}={} must divide the {} Mamba heads", r.field("mamba.num_groups"),
+                               m.mamba.groups, m.mamba_heads()),
+                   {"mamba.num_heads"},
+                   divides("mamba.num_groups", m.mamba.groups, "mamba.num_heads", m.mamba_heads()));
   if (m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     if (e.top_k > e.experts)
