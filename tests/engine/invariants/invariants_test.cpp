@@ -45,25 +45,23 @@ struct Tally {
 // Violations the engine still has in the default run (kDefaultBases from seed 1), per invariant.
 // A physics fix lowers a count here; the test fails when its count differs either way (a new
 // violation, or a fix this table does not record yet), and, in any other run, on any violation.
-// The counts moved when the hybrid presets (nemotron-h-8b, -56b, nemotron-3-nano-30b-a3b) joined
-// the catalog the generator draws from: other bases are drawn. Every violation of the new draw is
-// of a transformer model and estimates the same with the engine before the hybrid change (ae4eae5).
+// The bases are drawn from the preset catalogue, so a new preset redraws them: these counts were
+// taken with issue 36's presets (CDNA 4, Turing and the other GPUs heterogeneous clusters mix,
+// Nemotron-H and Nemotron 3 Nano). Every violation of this draw is of a transformer model without
+// the new keys, and estimates the same with the engine before them. Not diagnosed yet, largest
+// first: a Qwen3-30B-A3B plan on a V100 group and an MI350X group 17.9 % faster with the MI350X's
+// peaks lowered, and one on GB300 + H800 groups 15.6 % faster with slower NVLink and 14.5 % with
+// moe_imbalance 2 (both with stages on two groups);
+// compute scales above 1 (up to 10 %, a custom model on MI300X); recompute up to 1.3 % faster;
+// EP dispatch over the network above its line rate (flex).
 const std::map<std::string, size_t> kKnownViolations = {
-    // The bases are drawn from the preset catalogue, so a new preset redraws them: these counts
-    // were taken with the catalogue of issue 36's CDNA 4 and Turing presets. Not diagnosed yet:
-    // an A100 + MI300X plan with "auto" micro-batches 0.14 % faster with the MI300X's peaks or HBM
-    // bandwidth lowered (the balancer weighs the sets' pipelines, not the sync each leaves
-    // exposed: the slower GPU moves it to a better split), an RTX 4090 one 0.2 % faster with its
-    // HBM bandwidth lowered; plans with "auto" micro-batches over two groups up to 1.5 % faster
-    // with a slower inter-node link; compute scales above 1 (up to 1.5 %); EP dispatch over the
-    // network above its line rate (flex).
     {"LowerPeakNeverFaster", 1},
-    {"LowerMemoryBandwidthNeverFaster", 2},
-    {"SlowerLinkNeverFaster", 2},
+    {"LowerMemoryBandwidthNeverFaster", 1},
+    {"SlowerLinkNeverFaster", 1},
     {"ComputeScaleUpNeverSlower", 7},
-    {"MoreRecomputeNeverFaster", 6},
-    {"MoeImbalanceNeverFaster", 1},
-    {"TrafficBandwidthWithinLineRate", 3},
+    {"MoreRecomputeNeverFaster", 3},
+    {"MoeImbalanceNeverFaster", 2},
+    {"TrafficBandwidthWithinLineRate", 7},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
