@@ -49,9 +49,17 @@ TEST(Search, ReturnsValidFittingPlansFastestFirst) {
 // 1, each a plan of its own that the rules accept; with VPP > 1 the interleaved one. Not varied,
 // every plan runs what its VPP implies.
 TEST(Search, VariesTheScheduleWhereThePipelineAdmitsIt) {
-  const Scenario base = test::scenario(kScenario);
+  // ZB-H1 only where the plan states it: no bundled training software runs it, so a plan on
+  // Megatron-Core is never offered one.
   SearchOptions options;
   options.top = 400;
+  const auto megatron = search_plans(test::scenario(kScenario), options);
+  ASSERT_TRUE(megatron.ok());
+  for (const auto& c : megatron->best)
+    EXPECT_NE(c.plan.effective_schedule(), PipelineSchedule::zero_bubble);
+  std::string stated = kScenario;
+  stated.replace(stated.find(R"("pp": 4,)"), 8, R"("pp": 4, "schedule": "zero_bubble",)");
+  const Scenario base = test::scenario(stated);
   const auto varied = search_plans(base, options);
   options.vary_schedule = false;
   const auto fixed = search_plans(base, options);

@@ -116,9 +116,15 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // overlap off where the rules refuse it.
   // The schedules a pipeline can run (the rules' schedule_stages): with model chunks the
   // interleaved one; without, 1F1B and ZB-H1 when varied, else the one the plan's vpp implies.
+  // ZB-H1 only where the plan states it already: no bundled training-software profile runs it
+  // (Megatron-LM at d98e8a64 has no flag for it; --delay-wgrad-compute defers the weight
+  // gradients inside the EP overlap only), and the search would rank first a schedule the user's
+  // software cannot run.
+  const bool zero_bubble_runs =
+      !base.plan.schedule_derived && base.plan.schedule == PipelineSchedule::zero_bubble;
   auto schedules = [&](int pp, int vpp) -> std::vector<PipelineSchedule> {
     if (pp > 1 && vpp > 1) return {PipelineSchedule::interleaved};
-    if (pp > 1 && options.vary_schedule)
+    if (pp > 1 && options.vary_schedule && zero_bubble_runs)
       return {PipelineSchedule::one_f_one_b, PipelineSchedule::zero_bubble};
     return {PipelineSchedule::one_f_one_b};
   };
@@ -404,7 +410,9 @@ Json search_space_json(const SearchOptions& o) {
       {"plan.moe_overlap", o.overlap ? "on where Megatron-Core admits it" : "the plan's own"},
   };
   if (o.vary_recompute) varies["plan.recompute"] = "none, selective, full";
-  varies["plan.schedule"] = o.vary_schedule ? "1f1b, zero_bubble; interleaved with VPP > 1"
+  varies["plan.schedule"] = o.vary_schedule ? "1f1b, and zero_bubble where the plan states it "
+                                              "(no bundled profile runs it); interleaved with "
+                                              "VPP > 1"
                                             : "as VPP implies";
   varies["plan.ep"] = "mixture-of-experts models: the powers of two that divide the experts and "
                       "fold onto a stage's GPUs, and the plan's own";
@@ -432,7 +440,7 @@ Json search_space_json(const SearchOptions& o) {
       "plans.",
       vpp,
       o.vary_schedule
-          ? " (1F1B or zero bubble without VPP)"
+          ? " (without VPP 1F1B, and zero bubble where the plan runs it)"
           : " VPP implies",
       mb,
       o.vary_recompute ? " and recompute (none, selective, full)" : "",
