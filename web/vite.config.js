@@ -18,10 +18,15 @@ const root = resolve(here, '..');
 const outDir = resolve(root, 'build', 'web');
 const wasmJs = resolve(process.env.STEPCAST_WASM ?? join(root, 'build-wasm', 'wasm', 'stepcast.js'));
 const wasmBin = wasmJs.replace(/\.js$/, '.wasm');
-// A first visit downloads the whole site once (the page, then the service worker precaches the
-// rest from the HTTP cache): with brotli, which browsers ask for (Chromium over plain http too),
-// it must stay under 300 KB (issue 12); the build fails above this. Gzip is printed beside it.
+// A first visit downloads the page, then the service worker precaches the rest of the app from
+// the HTTP cache: with brotli, which browsers ask for (Chromium over plain http too), it must stay
+// under 300 KB (issue 12); the build fails above this. Gzip is printed beside it. The files of
+// the documentation embed (the examples page, the <stepcast-calculator> loader, element and
+// iframe calculator) are no part of the page: the service worker caches them when a documentation
+// page first fetches them, and a first visit to the calculator never downloads them.
 const BUDGET_BYTES = 300_000;
+const onDemand = (path) => path.startsWith('examples/') || path === 'stepcast-embed.js' ||
+  /^assets\/(embed|frame)-[\w-]+\.js$/.test(path);
 
 function listFiles(dir) {
   const out = [];
@@ -114,7 +119,7 @@ function serviceWorkerAndReport() {
       const hash = createHash('sha256');
       for (const f of files) hash.update(relative(outDir, f)).update(readFileSync(f));
       const version = hash.digest('hex').slice(0, 12);
-      const paths = files.map((f) => relative(outDir, f).split('\\').join('/'));
+      const paths = files.map((f) => relative(outDir, f).split('\\').join('/')).filter((p) => !onDemand(p));
       // A folder's index.html is cached once, as the folder (./, ./examples/): the address
       // pages are visited at; the service worker answers .../index.html from it.
       const urls = paths.map((p) => './' + (p === 'index.html' || p.endsWith('/index.html')
@@ -127,7 +132,8 @@ function serviceWorkerAndReport() {
       // Every file once, as served (the compressed copy where there is one; a file without one
       // travels raw): what a first visit downloads, page and precache together.
       const rows = compressAll(listFiles(outDir)).map((r) => ({ ...r, name: relative(outDir, r.file) }));
-      const sum = (k) => rows.reduce((a, r) => a + r[k], 0);
+      const visit = rows.filter((r) => !onDemand(r.name.split('\\').join('/')));
+      const sum = (k, of = visit) => of.reduce((a, r) => a + r[k], 0);
       const kb = (n) => (n / 1024).toFixed(1).padStart(8) + ' KiB';
       const width = Math.max(...rows.map((r) => r.name.length), 5);
       const lines = [`\nsite ${relative(process.cwd(), outDir) || '.'} (cache version ${version}; ` +
@@ -135,9 +141,10 @@ function serviceWorkerAndReport() {
       `${'asset'.padEnd(width)} ${'raw'.padStart(12)} ${'gzip -9'.padStart(12)} ${'brotli 11'.padStart(12)}`];
       for (const r of rows) lines.push(`${r.name.padEnd(width)} ${kb(r.raw)} ${kb(r.gzip)} ${kb(r.brotli)}`);
       const br = sum('brotli');
-      lines.push(`${'total'.padEnd(width)} ${kb(sum('raw'))} ${kb(sum('gzip'))} ${kb(br)}`,
+      lines.push(`${'total'.padEnd(width)} ${kb(sum('raw', rows))} ${kb(sum('gzip', rows))} ${kb(sum('brotli', rows))}`,
         `first visit: ${br} bytes with brotli (${sum('gzip')} gzipped), ` +
-        `${(100 * br / BUDGET_BYTES).toFixed(0)} % of the ${BUDGET_BYTES / 1000} KB budget`);
+        `${(100 * br / BUDGET_BYTES).toFixed(0)} % of the ${BUDGET_BYTES / 1000} KB budget; ` +
+        `the documentation embed ${sum('brotli', rows) - br} more when a docs page first uses it`);
       console.log(lines.join('\n'));
       if (br > BUDGET_BYTES)
         throw new Error(`a first visit is ${br} bytes with brotli, over the ${BUDGET_BYTES} byte budget`);

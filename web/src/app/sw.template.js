@@ -1,7 +1,8 @@
-// Service worker (generated at build time from web/src/app/sw.template.js): caches every file of
-// this build under a cache named after a hash of their contents, serves them cache-first, so the
-// page works with the network off after its first load. A new build has a new name: it installs
-// beside the old cache and deletes it when it takes over.
+// Service worker (generated at build time from web/src/app/sw.template.js): caches the page's
+// files of this build under a cache named after a hash of their contents, serves them
+// cache-first, so the page works with the network off after its first load. The documentation
+// embed's files (the examples page, the element) join the cache when first fetched. A new build
+// has a new name: it installs beside the old cache and deletes it when it takes over.
 // The precache goes through the HTTP cache (the page registers this once the engine is in): the
 // files the page has loaded are not downloaded again. That is safe across builds: hashed files
 // never change under their name, and the server sends the others with no-cache (revalidated).
@@ -43,7 +44,10 @@ self.addEventListener('fetch', (event) => {
       await cache.match(folderOf(request.url), { ignoreSearch: request.mode === 'navigate' });
     if (hit) return hit;
     try {
-      return await fetch(request);
+      const response = await fetch(request);
+      // The embed's files, fetched by a documentation page: kept for the next visit offline.
+      if (response.ok && response.type === 'basic') await cache.put(request, response.clone());
+      return response;
     } catch (err) {
       // Offline and not cached: a navigation still gets the page.
       if (request.mode === 'navigate') {
