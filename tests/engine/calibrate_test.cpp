@@ -37,6 +37,22 @@ TEST(MeasuredRuns, ScalesSlowComputeAndNetwork) {
   EXPECT_DOUBLE_EQ(time_of(with_scales(base(), 1, 1)), preset);
 }
 
+// Two runs measured far faster than predicted push both scales to their bounds: the fit stays
+// within them (the fuzzer found 10.000000000000002: exp(log(10)) after a clamp in log space).
+TEST(MeasuredRuns, ScalesAtTheirBoundsStayWithinThem) {
+  Json doc = Json::parse(R"({"model": "llama2-7b", "cluster": {"node": "dgx-h100", "nodes": 2},
+      "plan": {"tp": 8, "global_batch": 64}})");
+  doc["calibration"] = Json::parse(R"({"runs": [
+      {"plan": {"pp": 8, "global_batch": 28}, "measured_iteration_s": 0.5},
+      {"plan": {"tp": 4, "global_batch": 64, "distributed_optimizer": true},
+       "measured_iteration_s": 2.4}]})");
+  const Scenario s = test::scenario(doc.dump());
+  ASSERT_TRUE(s.fit);
+  EXPECT_LE(s.fit->compute_scale, 10.0);
+  EXPECT_GT(s.fit->compute_scale, 9.99);  // at the bound
+  EXPECT_LE(s.fit->network_scale, 4.0);
+}
+
 TEST(MeasuredRuns, OneRunAtThePresetTimeFitsScaleOne) {
   Json doc = base();
   doc["calibration"] = {{"runs", {{{"plan", doc["plan"]}, {"measured_iteration_s", time_of(base())}}}}};

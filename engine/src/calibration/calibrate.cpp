@@ -233,7 +233,9 @@ void fit_both(const std::vector<MeasuredRun>& runs, double& c, double& n) {
     const double ln =
         std::clamp(std::log(n) + step_n, std::log(kMinNetwork), std::log(kMaxNetwork));
     const bool done = std::fabs(lc - std::log(c)) < 1e-7 && std::fabs(ln - std::log(n)) < 1e-7;
-    c = std::exp(lc), n = std::exp(ln);
+    // (Clamped again after exp: exp(log(10)) is 10.000000000000002, past the bound.)
+    c = std::clamp(std::exp(lc), kMinScale, kMaxScale);
+    n = std::clamp(std::exp(ln), kMinNetwork, kMaxNetwork);
     if (done) break;
   }
 }
