@@ -440,6 +440,29 @@ describe('the page', () => {
     assert.match(await page.textContent('#breakdown p.hint'), /cpu launches/, 'zero in the default plan');
   });
 
+  test('a zero-bubble schedule draws its split backward: B in the backward\'s colour, W on its own', async () => {
+    const zb = { model: 'llama3-8b', cluster: { node: 'dgx-h100', nodes: 1 },
+      plan: { tp: 2, pp: 4, global_batch: 32, schedule: 'zero_bubble' } };
+    await openScenario(zb);
+    await expectCliNumbers(zb);
+    const legend = await page.textContent('#timeline .legend');
+    assert.match(legend, /input gradients \(B\)/);
+    assert.match(legend, /weight gradients \(W\)/);
+    assert.doesNotMatch(legend, /other/, 'every block the engine sends has a kind the page knows');
+    const swatches = await page.$$eval('#timeline .legend li', (items) => Object.fromEntries(items.map((li) =>
+      [li.textContent, getComputedStyle(li.querySelector('.swatch')).backgroundColor])));
+    const colour = (re) => Object.entries(swatches).find(([label]) => re.test(label))?.[1];
+    const backward = await page.evaluate(() => {
+      const probe = document.body.appendChild(Object.assign(document.createElement('span'), { style: 'background: var(--c-backward)' }));
+      const c = getComputedStyle(probe).backgroundColor;
+      probe.remove();
+      return c;
+    });
+    assert.equal(colour(/input gradients/), backward);
+    assert.notEqual(colour(/weight gradients/), colour(/input gradients/));
+    await openDefault();
+  });
+
   test('first and last stage layers: the engine\'s split on show, and rows per stage from it', async () => {
     await openDefault();
     await setValue('#f-tp', 4);

@@ -169,7 +169,7 @@ export function renderTimeline(r) {
         present.map((g) => h('li', { 'data-group': g }, swatch(g), `group ${g}: ${gpuOf(g)}`)),
         h('li', null, h('span', { class: 'swatch split-swatch' }), 'faded: forward, solid: backward'),
         has('send') ? h('li', null, h('span', { class: 'swatch send-swatch' }), 'thin: blocking send', tip('send')) : null,
-        kinds.filter(([k]) => !['forward', 'backward', 'send'].includes(k))
+        kinds.filter(([k]) => !['forward', 'backward', 'input_grad', 'send'].includes(k))
           .map(([, label, v]) => h('li', null, h('span', { class: 'swatch', style: { background: `var(${v})` } }), label)),
         idle);
     } else {

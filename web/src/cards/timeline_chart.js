@@ -9,10 +9,16 @@ import { GROUP_COLORS } from '../scenario/groups.js';
 import { KINDS } from '../engine/kinds.js';
 
 const KIND_LABEL = { forward: 'forward', backward: 'backward (+ recompute)', send: 'blocking send',
-  dp_sync: 'gradient sync', optimizer: 'optimizer', other: 'other' };
+  dp_sync: 'gradient sync', optimizer: 'optimizer', input_grad: 'backward, input gradients (B)',
+  weight_grad: 'backward, weight gradients (W)', other: 'other' };
+// B takes the backward's colour (it is what the previous stage waits for); W, which a zero-bubble
+// schedule moves into the bubble, its own.
 const KIND_COLOR = { forward: '--c-forward', backward: '--c-backward', send: '--c-pp_comm',
-  dp_sync: '--c-dp_comm', optimizer: '--c-optimizer', other: '--c-other' };
+  dp_sync: '--c-dp_comm', optimizer: '--c-optimizer', input_grad: '--c-backward',
+  weight_grad: '--c-weight_grad', other: '--c-other' };
 const SEND = KINDS.indexOf('send');
+const INPUT_GRAD = KINDS.indexOf('input_grad');
+const PER_MICRO_BATCH = new Set(['forward', 'backward', 'send', 'input_grad', 'weight_grad']);
 
 /** The timeline's typed columns (the worker's, see worker.js), with the names of their kinds. */
 export function toColumns(timeline) {
@@ -271,7 +277,9 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels, ba
       const w = full > 3 ? full - 0.8 : Math.max(0.6, full); // a hairline between wide blocks
       const kind = Math.min(cols.kind[i], kindCount - 1);
       let p = kind;
-      if (byGroup && kind <= SEND) p = kindCount + (cols.group[i] % GROUP_COLORS) * 3 + kind;
+      if (byGroup && (kind <= SEND || kind === INPUT_GRAD)) {
+        p = kindCount + (cols.group[i] % GROUP_COLORS) * 3 + (kind === INPUT_GRAD ? BACKWARD : kind);
+      }
       if (kind === SEND) paths[p].rect(x0, y + h * 0.3, w, h * 0.4);
       else paths[p].rect(x0, y, w, h);
     }
@@ -334,7 +342,7 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels, ba
 export function describe(cols, i, where = `stage ${cols.stage[i]}`) {
   const kind = cols.kinds[cols.kind[i]] ?? 'other';
   const what = KIND_LABEL[kind] ?? kind;
-  const mb = kind === 'forward' || kind === 'backward' || kind === 'send'
+  const mb = PER_MICRO_BATCH.has(kind)
     ? `, micro-batch ${cols.microBatch[i]}${cols.chunk[i] ? `, chunk ${cols.chunk[i]}` : ''}` : '';
   return `${where}: ${what}${mb}, ${duration(cols.start[i])} → ${duration(cols.end[i])}` +
     ` (${duration(cols.end[i] - cols.start[i])})`;
