@@ -6,7 +6,8 @@
 # first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
 # its numbers, ~9 KB), each GPU, link and model preset without its `source` (the datasheets and
 # papers its numbers come from, ~8 KB: the page shows neither; a node's source stays, and the
-# training software's, which the page shows beside each flag), and every file without the blanks
+# training software's, which the page shows beside each flag), each model's recipe without what
+# only the native test reads, and every file without the blanks
 # between tokens; presets/, `stepcast presets` and the native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
@@ -43,6 +44,17 @@ foreach(path IN LISTS files)
   endif()
   if(FOR_BROWSER AND path MATCHES "^(gpus|links|models)/")
     string(REGEX REPLACE ",[ \n]*\"source\":[ \n]*${string_value}" "" text "${text}")
+  endif()
+  if(FOR_BROWSER AND path MATCHES "^models/")
+    # A model's recipe as the page uses it (web/src/form/model.js): its name and the plan keys it
+    # proposes; the run's cluster, measured time and workload (precision, batches, graphs) are
+    # for presets_test.cpp, which estimates the run whole.
+    string(REGEX REPLACE ",[ \n]*\"cluster\":[ \n]*{[^}]*}" "" text "${text}")
+    foreach(member measured_iter_time_s global_batch micro_batch precision cuda_graphs)
+      set(value "(${string_value}|[-0-9.eE+]+|true|false)")
+      string(REGEX REPLACE ",[ \n]*\"${member}\":[ \n]*${value}" "" text "${text}")
+      string(REGEX REPLACE "\"${member}\":[ \n]*${value}[ \n]*,[ \n]*" "" text "${text}")
+    endforeach()
   endif()
   if(FOR_BROWSER)
     # The layout between tokens (line breaks, indentation, the blank after ':' and ','): each

@@ -66,6 +66,44 @@ describe('mixture of experts', () => {
     await p.close();
   });
 
+  test('picking a MoE preset brings its published recipe\'s plan, fitted to the cluster, with a way back', async () => {
+    // The default scenario (Llama 3 70B, 64 H100, TP 8 × PP 4 × DP 2) then Qwen3-30B-A3B: its
+    // Megatron-Bridge recipe (presets/models/qwen3-30b-a3b.json) runs TP 1, EP 16, flex.
+    const p = await open();
+    const before = (await pageScenario(p)).plan;
+    await p.fill('#f-model-search', 'qwen3-30b');
+    await p.selectOption('#f-model', 'qwen3-30b-a3b');
+    await settle(p);
+    const scenario = await pageScenario(p);
+    assert.deepEqual({ tp: scenario.plan.tp, pp: scenario.plan.pp, ep: scenario.plan.ep, etp: scenario.plan.etp,
+      moe_dispatcher: scenario.plan.moe_dispatcher, recompute: scenario.plan.recompute, dp: scenario.plan.dp },
+    { tp: 1, pp: 1, ep: 16, etp: 1, moe_dispatcher: 'flex', recompute: 'none', dp: undefined });
+    assert.equal(scenario.plan.global_batch, before.global_batch, 'the workload stays the user\'s');
+    assert.match(await p.textContent('#model-recipe'), /Plan from Megatron-Bridge 26\.04\.01, 16 H100, FP8.*TP 1.*EP 16/);
+    const recipe = await metrics(p);
+    assertNumbers(cliEstimate(JSON.stringify(scenario)).report, recipe, 'the CLI for the recipe\'s plan');
+    // Megatron-Core's defaults on the same layout (alltoall, selective recompute) are slower.
+    const defaults = structuredClone(scenario);
+    for (const k of ['moe_dispatcher', 'recompute', 'etp', 'moe_overlap']) delete defaults.plan[k];
+    assert.ok(cliEstimate(JSON.stringify(defaults)).report.iteration_time_s > 1.2 * recipe.iteration_time_s);
+
+    // On one 8-GPU node the recipe's EP 16 becomes the largest that fits: 8.
+    await p.fill('#f-nodes', '1');
+    await p.fill('#f-model-search', 'qwen3-235');
+    await p.selectOption('#f-model', 'qwen3-235b-a22b');
+    await settle(p);
+    await p.fill('#f-model-search', 'qwen3-30b');
+    await p.selectOption('#f-model', 'qwen3-30b-a3b');
+    await settle(p);
+    assert.equal((await pageScenario(p)).plan.ep, 8);
+
+    await p.click('#model-recipe-undo');
+    await settle(p);
+    assert.match(await p.textContent('#model-recipe'), /previous plan is back/);
+    assert.equal((await pageScenario(p)).plan.tp, 2, 'Qwen3-235B-A22B\'s recipe on one node: TP 2 (its PP 8 does not fit)');
+    await p.close();
+  });
+
   test('a MoE link round-trips with the CLI\'s estimate, expert comm and all-to-all rows', async () => {
     const p = await open(MOE_LINK);
     assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link');

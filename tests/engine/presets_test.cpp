@@ -108,6 +108,36 @@ TEST(Presets, EveryPresetNamesItsSource) {
           << kind << "/" << d.value("id", "?");
 }
 
+// A model's recipe is a published run (no estimate reads a recipe: its shape is checked here): it
+// estimates as written (the model, its cluster, its plan) within the validation set's spread of
+// its measured time (those runs are rows of tests/validation/modern-runs.csv: -3 ... +22 %
+// today), and the mixture-of-experts presets that the page's newcomers pick first have one.
+TEST(Presets, RecipesAreRunsThatEstimate) {
+  std::set<std::string> with_recipe;
+  for (const auto& d : builtin_catalog().documents["models"]) {
+    if (!d.contains("recipe")) continue;
+    const Json& r = d["recipe"];
+    const std::string id = d["id"];
+    with_recipe.insert(id);
+    auto has = [&](const char* key, Json::value_t type) {
+      return r.contains(key) && r.at(key).type() == type;
+    };
+    ASSERT_TRUE(r.is_object() && r.size() == 5 && has("name", Json::value_t::string) &&
+                has("source", Json::value_t::string) && has("cluster", Json::value_t::object) &&
+                has("plan", Json::value_t::object) &&
+                r.value("measured_iter_time_s", 0.0) > 0 &&
+                r.at("source").get<std::string>().size() > 40)
+        << id << ": a recipe is {name, cluster, plan, measured_iter_time_s, source}";
+    const Json document = {{"model", id}, {"cluster", r["cluster"]}, {"plan", r["plan"]}};
+    auto scenario = scenario_from_json(document, builtin_catalog());
+    ASSERT_TRUE(scenario.ok()) << id << ": " << scenario.error().message;
+    const double measured = r["measured_iter_time_s"];
+    EXPECT_NEAR(estimate(*scenario).iteration_time_s / measured, 1.0, 0.25) << id;
+  }
+  for (const char* id : {"qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b", "deepseek-v3"})
+    EXPECT_TRUE(with_recipe.count(id)) << id;
+}
+
 TEST(Presets, MeasuredFiguresStayBelowPeaks) {
   for (const auto& l : builtin_catalog().links) {
     EXPECT_LE(l.busbw_Bps, l.bandwidth_Bps_per_dir * 1.0001) << l.id;

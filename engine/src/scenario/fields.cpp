@@ -195,6 +195,14 @@ constexpr Field<ModelSpec> kModel[] = {
       .doc = "where the shape comes from (required in preset files)"}},
     {{.object = "model", .name = "notes", .type = V::text, .fallback = D::absent(),
       .doc = "caveats, for people"}},
+    // What a newcomer should start from: a MoE model's first estimate with Megatron-Core's
+    // defaults (alltoall, no EP) can be 2x its recipe's (Qwen3-30B-A3B on 16 H100: 44.7 s against
+    // 29.5 s, measured 29.3 s). Read by the page, not by an estimate, like `source`: its shape is
+    // checked, and each one estimated whole, by presets_test.cpp.
+    {{.object = "model", .name = "recipe", .type = V::object, .fallback = D::absent(),
+      .doc = "preset files: a published run of the model, {name, cluster, plan, "
+             "measured_iter_time_s, source}; the page proposes its parallel layout and MoE keys "
+             "when the model is picked"}},
 };
 
 // Positive whole numbers of a model's sub-objects that some models leave out (0 in the spec).

@@ -59,8 +59,9 @@ std::vector<Key> link_keys(std::string_view object, std::initializer_list<std::s
   return keys;
 }
 
-// A custom model's text for people, which links leave out (link_leaves_out): no estimate reads it.
-constexpr const char* kModelTextForPeople[] = {"source", "notes"};
+// A custom model's text for people and a preset's recipe, which links leave out (link_leaves_out):
+// no estimate reads them.
+constexpr const char* kModelTextForPeople[] = {"source", "notes", "recipe"};
 
 // Short names are part of the link format: never rename one (schema: fields.cpp).
 const std::vector<Key>& plan_keys() {

@@ -98,8 +98,11 @@ export function build(thePresets) {
   const select = on(h('select', { id: 'f-model', name: 'model', size: 7 }), (el) => {
     const before = state.scenario.model;
     if (!el.value || el.value === before) return; // "input" then "change": one choice
+    const plan = structuredClone(state.scenario.plan);
     edit('model', el.value);
-    noteCarried(before, el.value);
+    const taken = takeRecipe(byId(presets.models, el.value));
+    noteRecipe(taken, plan);
+    noteCarried(before, el.value, !taken);
     fillModelList($('#f-model-search').value); // the model on show is now this one
   });
   const custom = customKeys().sort((a, b) => rank(a) - rank(b)).map((k) => {
@@ -130,7 +133,10 @@ export function build(thePresets) {
       field('model', 'model', 'Model preset', { doc: key('model')?.doc }, select, { hint: '' }),
       h('p', { class: 'hint carried', id: 'model-carried', role: 'status', hidden: true },
         h('span', { id: 'model-carried-text' }), ' ',
-        onClick(h('button', { type: 'button', class: 'link', id: 'model-carried-use' }), useModelSeqLen))),
+        onClick(h('button', { type: 'button', class: 'link', id: 'model-carried-use' }), useModelSeqLen)),
+      h('p', { class: 'hint carried', id: 'model-recipe', role: 'status', hidden: true },
+        h('span', { id: 'model-recipe-text' }), ' ',
+        onClick(h('button', { type: 'button', class: 'link', id: 'model-recipe-undo' }, 'Keep the previous plan'), keepPreviousPlan))),
     h('div', { id: 'model-custom', class: 'panel', hidden: true },
       h('div', { class: 'grid' }, custom), subObjects().map(disclosure)));
   $('#f-model-hint').id = 'model-card';
@@ -212,6 +218,10 @@ export function render() {
     carriedFor = null;
     show($('#model-carried'), false);
   }
+  if (recipeFor && state.scenario.model !== recipeFor.model) {
+    recipeFor = null;
+    show($('#model-recipe'), false);
+  }
   $('#f-model-mode-preset').checked = preset;
   $('#f-model-mode-custom').checked = !preset;
   show($('#model-preset'), preset);
@@ -274,7 +284,7 @@ export function render() {
  */
 let carriedFor = null; // the model the note is about (another model on show hides it)
 
-function noteCarried(before, after) {
+function noteCarried(before, after, planKept) {
   const from = typeof before === 'string' ? byId(presets.models, before) : null;
   const to = byId(presets.models, after);
   const note = $('#model-carried');
@@ -287,7 +297,7 @@ function noteCarried(before, after) {
   const seq = state.scenario.seq_len;
   const kept = [seq !== undefined ? `sequence length ${n(seq)}` : null,
     state.scenario.plan?.global_batch !== undefined ? `global batch ${n(state.scenario.plan.global_batch)}` : null,
-    'the plan'].filter(Boolean);
+    planKept && 'the plan'].filter(Boolean);
   const last = kept.pop();
   setText($('#model-carried-text'), `Kept from ${from.name}: ${kept.length ? `${kept.join(', ')} and ` : ''}${last}` +
     `${seq !== undefined && seq !== to.seq_len ? ` (${to.name} was trained at ${n(to.seq_len)})` : ''}.`);
@@ -307,4 +317,59 @@ function useModelSeqLen() {
 /** The preset's training context ("the model was trained at 8,192"), for the sequence length's hint. */
 export function presetSeqLen() {
   return isPreset() ? byId(presets.models, state.scenario.model)?.seq_len : undefined;
+}
+
+/**
+ * A mixture-of-experts model's first number with Megatron-Core's defaults (the alltoall dispatcher,
+ * no expert parallelism) can be twice what its published recipe runs at: a preset with a recipe
+ * (its `recipe`: a measured run, presets/models/) brings that run's parallel layout and MoE keys
+ * when it is picked, fitted to the cluster on show (the largest TP and EP dividing its GPUs; the
+ * pipeline only where it divides them too), and says so with a way back.
+ */
+const LAYOUT = ['pp', 'vpp', 'pipeline_layout', 'embedding_in_split', 'loss_in_split'];
+const RECIPE_KEYS = ['tp', ...LAYOUT, 'ep', 'etp', 'moe_dispatcher', 'moe_overlap', 'recompute'];
+let recipeFor = null; // {model, plan}: the model whose recipe is on show and the plan it replaced
+
+/** The largest divisor of `n` that divides `m` too. */
+const fitting = (n, m) => { let d = n; while (d > 1 && (n % d || m % d)) d -= 1; return d; };
+
+/** Sets the keys of `model`'s recipe that fit the cluster; returns {recipe, keys} or null. */
+function takeRecipe(model) {
+  const recipe = model?.recipe;
+  if (!recipe) return null;
+  const want = {};
+  for (const k of RECIPE_KEYS) if (k in recipe.plan) want[k] = recipe.plan[k];
+  // The GPUs as the engine counted them, else a node preset's (while the plan on show has errors);
+  // none for groups of nodes, whose stages and replicas are the user's: then only the MoE keys.
+  const c = state.scenario.cluster ?? {};
+  const gpus = c.groups ? 0 : state.resolved?.gpus ?? (byId(presets.nodes, c.node)?.gpus_per_node ?? 0) * c.nodes;
+  if (!gpus) for (const k of ['tp', 'ep', ...LAYOUT]) delete want[k];
+  else {
+    want.tp = fitting(want.tp ?? 1, gpus);
+    if (gpus % (want.tp * (want.pp ?? 1))) for (const k of LAYOUT) delete want[k];
+    want.ep = fitting(want.ep ?? 1, gpus / (want.pp ?? 1) / (want.etp ?? 1));
+    edit('plan.dp', undefined); // what the GPUs leave
+  }
+  for (const [k, v] of Object.entries(want)) edit(`plan.${k}`, v);
+  state.lastChanged = 'model';
+  return { recipe, keys: want };
+}
+
+function noteRecipe(taken, previous) {
+  recipeFor = taken && { model: state.scenario.model, plan: previous };
+  show($('#model-recipe'), !!taken);
+  show($('#model-recipe-undo'), !!taken);
+  if (!taken) return;
+  const k = taken.keys;
+  setText($('#model-recipe-text'), `Plan from ${taken.recipe.name}, the published run of this model: ` +
+    [['TP', k.tp], ['PP', k.pp], ['VPP', k.vpp > 1 && k.vpp], ['EP', k.ep]].filter(([, v]) => v).map((x) => x.join(' '))
+      .concat(k.moe_dispatcher ? `${k.moe_dispatcher} dispatcher` : [], k.recompute ? `recompute ${k.recompute}` : []).join(', ') + '.');
+}
+
+function keepPreviousPlan() {
+  if (!recipeFor) return;
+  state.scenario.plan = recipeFor.plan;
+  state.lastChanged = 'plan';
+  show($('#model-recipe-undo'), false);
+  setText($('#model-recipe-text'), 'The previous plan is back.');
 }
