@@ -96,6 +96,22 @@ describe('import and export', () => {
     assert.deepEqual((await pageScenario(p)).model, model, 'a refused import changes nothing');
     await p.close();
   });
+  test('a config whose context is long says it trains at it, and offers 4,096 tokens', async () => {
+    // No sequence length in the plan on show: Qwen3-30B-A3B's config.json serves 40,960 tokens.
+    const p = await openPage(fx, `${fx.site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=2&tp=2&gbs=64`);
+    assert.equal((await pageScenario(p)).seq_len, undefined);
+    await importText(p, readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'qwen3-30b-a3b.json'), 'utf8'));
+    assert.match(await p.textContent('#import-status'), /trains at the config's context, 40,960 tokens\. Train at 4,096 tokens$/);
+    await p.click('#import-status button');
+    await p.waitForFunction(() => /trained at 4,096 tokens/.test(document.querySelector('#import-status').textContent));
+    await settle(p);
+    const s = await pageScenario(p);
+    assert.equal(s.seq_len, 4096);
+    assert.equal(s.model.seq_len, 40960, 'the model stays as its config says');
+    assertNumbers(cliEstimate(JSON.stringify(s), { timeline: false }).report, await metrics(p));
+    await p.close();
+  });
+
   // Issue 37 item 1: an imported model travels in the link. The page had Copy link disabled and
   // the fragment cleared; a reload lost the model. Now the link carries its shape (MoE here;
   // MLA and windows: ImportHfConfig.EveryImportedModelTravelsInALink), the page says it leaves out the model's source, and a fresh page opened with it shows

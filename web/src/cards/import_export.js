@@ -55,9 +55,19 @@ async function importText(current, open) {
       say('error', h('strong', null, 'Not a config.json this page can read: '), model.error.message);
       return;
     }
-    await open({ ...current(), model });
+    const before = current();
+    await open({ ...before, model });
     // (The engine names the model "imported <architecture>": said once, "Imported Qwen3MoeForCausalLM".)
-    say('ok', h('strong', null, `Imported ${model.name?.replace(/^imported /, '') ?? 'the model'}`), ' as a custom model; the cluster and the plan are as they were.');
+    const name = model.name?.replace(/^imported /, '') ?? 'the model';
+    // A config's context is what the model serves (Qwen3: 40,960 tokens), seldom what it was
+    // pre-trained at (4,096 for most of its tokens): without a sequence length of the user's, say
+    // so and offer the usual one.
+    const long = before.seq_len === undefined && model.seq_len > 8192;
+    const short = h('button', { type: 'button', class: 'link' }, 'Train at 4,096 tokens');
+    short.addEventListener('click', () => open({ ...current(), seq_len: 4096 }).then(() =>
+      say('ok', h('strong', null, `Imported ${name}`), ', trained at 4,096 tokens.')));
+    say('ok', h('strong', null, `Imported ${name}`), ' as a custom model; the cluster and the plan are as they were.',
+      ...(long ? [` It trains at the config's context, ${model.seq_len.toLocaleString('en-US')} tokens. `, short] : []));
     return;
   }
   const r = await engine.importMegatronArgs(text);
