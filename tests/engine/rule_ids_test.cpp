@@ -352,6 +352,24 @@ Error scaling_budget() {
   return r.ok() ? Error{} : r.error();
 }
 
+// One cause, its errors: TP 3 on Llama 3 70B and 64 GPUs breaks the model's divisibility and
+// the GPUs' whole replicas (64 is not a multiple of 3 x 4); the global batch 512 is not split
+// by the floor(64 / 12) = 5 replicas nobody asked for, and is not blamed (issue 37 item 12).
+TEST(RuleIds, ADerivedDpOfNoWholeReplicasBlamesNotTheBatch) {
+  const auto rules_of = [](const std::string& plan) {
+    std::vector<Rule> out;
+    for (const Error& e : scenario_errors(Json::parse(doc(plan)), test::catalog()))
+      out.push_back(e.rule);
+    return out;
+  };
+  const std::vector<Rule> tp3 = rules_of(R"({"tp": 3, "pp": 4, "global_batch": 512})");
+  EXPECT_NE(std::find(tp3.begin(), tp3.end(), Rule::whole_replicas), tp3.end());
+  EXPECT_EQ(std::find(tp3.begin(), tp3.end(), Rule::batch_split), tp3.end());
+  // A dp the user gave is theirs: its batch split is still checked.
+  const std::vector<Rule> given = rules_of(R"({"tp": 3, "pp": 4, "dp": 5, "global_batch": 512})");
+  EXPECT_NE(std::find(given.begin(), given.end(), Rule::batch_split), given.end());
+}
+
 TEST(RuleIds, BudgetsOfTheTools) {
   const Error search = search_budget();
   EXPECT_EQ(search.code, ErrorCode::budget_exceeded);

@@ -916,7 +916,11 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;
-  if (p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 && !c.broken([&] {
+  // A derived dp of GPUs that hold no whole replicas is no one's: the batch is not split by it
+  // (one cause, one error: TP 3 on 64 GPUs says the GPUs, not the global batch too).
+  const bool dp_meant = !(p.dp_derived && product != gpus);
+  if (dp_meant && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) != 0 &&
+      !c.broken([&] {
         const int64_t step = int64_t{p.micro_batch} * p.dp;
         Error e = rule(Rule::batch_split, "plan.global_batch",
                        fmt::format("plan.global_batch={} must be divisible by "
@@ -929,7 +933,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
         return e;
       }))
     return false;
-  if (p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
+  if (dp_meant && p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
       p.micro_batches() % p.pp != 0 && !c.broken([&] {
         const int64_t step = int64_t{p.micro_batch} * p.dp * p.pp;
         Error e = rule(Rule::interleaved_batches, "plan.global_batch",
