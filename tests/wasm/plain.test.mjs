@@ -59,13 +59,15 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   const pp3 = at(scenario({ tp: 8, pp: 3 }, { cluster: { node: 'dgx-h100', nodes: 3 } }), 'plan.pp', 'layer_split');
   assert.equal(pp3.message, 'PP 3 does not divide the 80 layers into equal stages');
   // 81 = 80 layers + the loss divides by 3; 26, 27 and 27 layers would too.
-  assert.equal(pp3.hint, 'PP × VPP 1, 2, 4, 5, 8, 10, 16, 20 or 40; turn on “Loss counts as a layer”; ' +
+  assert.equal(pp3.hint, 'PP 1, 2, 4, 5, 8, 10, 16, 20 or 40; turn on “Loss counts as a layer”; ' +
     'Layers on the first stage 26 and Layers on the last stage 27 (27 on each other stage)');
-  assert.equal(at(scenario({ tp: 8, pp: 4, vpp: 3 }), 'plan.vpp', 'layer_split').message,
-    'PP 4 × VPP 3 = 12 model chunks do not divide the 80 layers evenly');
+  const vpp3 = at(scenario({ tp: 8, pp: 4, vpp: 3 }), 'plan.vpp', 'layer_split');
+  assert.equal(vpp3.message, 'PP 4 × VPP 3 = 12 model chunks do not divide the 80 layers evenly');
+  // The hint in the unit of the control that was changed: VPP values at this PP.
+  assert.match(vpp3.hint, /^VPP 1, 2, 4, 5 or 10 at PP 4;/);
   // DeepSeek-V3's 61 layers on 8 stages: only the lighter ends split them.
   const v3 = at(scenario({ tp: 8, pp: 8, ep: 8 }, { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 64 } }), 'plan.pp', 'layer_split');
-  assert.equal(v3.hint, 'PP × VPP 1 or 61; Layers on the first stage 6 and Layers on the last stage 7 (8 on each other stage)');
+  assert.equal(v3.hint, 'PP 1 or 61; Layers on the first stage 6 and Layers on the last stage 7 (8 on each other stage)');
   // Each split a click can set, as the page's buttons do.
   assert.deepEqual(pp3.fixes.map((f) => f.set), [{ 'plan.first_stage_layers': 26, 'plan.last_stage_layers': 27 }, { 'plan.loss_in_split': true }]);
   assert.deepEqual(v3.fixes.map((f) => f.set), [{ 'plan.first_stage_layers': 6, 'plan.last_stage_layers': 7 }]);

@@ -90,7 +90,14 @@ export const WORDED_RULES = Object.keys(RULES);
 /** What would split the layers when PP × VPP does not divide them, each alternative the engine found. */
 function splitHint(v) {
   const ways = [];
-  if (list(v.would_divide)) ways.push(`PP × VPP ${either(v.would_divide)}`);
+  // In a control's own unit where one does (issue 37: "PP × VPP 4" asks the reader to divide):
+  // VPP at this PP, else PP at this VPP, else the product.
+  if (list(v.would_divide)) {
+    const vpp = v.vpp > 1 ? v.would_divide.filter((c) => c % v.pp === 0).map((c) => c / v.pp) : [];
+    const pp = v.would_divide.filter((c) => c % v.vpp === 0 && (v.vpp === 1 || c > v.vpp)).map((c) => c / v.vpp);
+    ways.push(vpp.length ? `VPP ${either(vpp)} at PP ${v.pp}` : pp.length ? `PP ${either(pp)}${v.vpp > 1 ? ` at VPP ${v.vpp}` : ''}`
+      : `PP × VPP ${either(v.would_divide)}`);
+  }
   // The switches by their labels ("Loss counts as a layer"), which say what they do.
   if (v.count_embedding) ways.push(`turn on “${labelOf('plan.embedding_in_split')}” and “${labelOf('plan.loss_in_split')}”`);
   else if (v.count_loss) ways.push(`turn on “${labelOf('plan.loss_in_split')}”`);
