@@ -343,14 +343,17 @@ function takeRecipe(model) {
   // none for groups of nodes, whose stages and replicas are the user's: then only the MoE keys.
   const c = state.scenario.cluster ?? {};
   const gpus = c.groups ? 0 : state.resolved?.gpus ?? (byId(presets.nodes, c.node)?.gpus_per_node ?? 0) * c.nodes;
-  if (!gpus) for (const k of ['tp', 'ep', ...LAYOUT]) delete want[k];
-  else {
+  const keys = gpus ? RECIPE_KEYS : RECIPE_KEYS.slice(LAYOUT.length + 2);
+  if (gpus) {
     want.tp = fitting(want.tp ?? 1, gpus);
-    if (gpus % (want.tp * (want.pp ?? 1))) for (const k of LAYOUT) delete want[k];
+    if (gpus % (want.tp * (want.pp ?? 1))) for (const k of LAYOUT) delete want[k]; // one stage
     want.ep = fitting(want.ep ?? 1, gpus / (want.pp ?? 1) / (want.etp ?? 1));
     edit('plan.dp', undefined); // what the GPUs leave
   }
-  for (const [k, v] of Object.entries(want)) edit(`plan.${k}`, v);
+  // The recipe's keys as it has them, the others of its kind at their defaults (no layout of
+  // the previous plan left on a recipe of one stage).
+  for (const k of keys) edit(`plan.${k}`, want[k]);
+  for (const k of RECIPE_KEYS) if (!keys.includes(k)) delete want[k];
   state.lastChanged = 'model';
   return { recipe, keys: want };
 }
