@@ -94,6 +94,17 @@ TEST(Frameworks, EachProfileSetsItsStack) {
   EXPECT_EQ(plan("pytorch-fsdp").execution.kernels, Kernels::eager);
   EXPECT_EQ(plan("megatron-fsdp").effective_zero_stage(), 3);
   EXPECT_TRUE(plan("megatron-fsdp").tp_comm_overlap);
+  // torchtitan's defaults (configs.py at b5bcd76c6): FSDP2, sequence parallelism with TP, no
+  // async TP without torch.compile, the step in a CUDA graph, a reduce-scatter per micro-batch.
+  const Plan titan = plan("torchtitan");
+  EXPECT_EQ(titan.effective_zero_stage(), 3);
+  EXPECT_TRUE(titan.sequence_parallel);
+  EXPECT_FALSE(titan.tp_comm_overlap);
+  EXPECT_TRUE(titan.cuda_graphs);
+  EXPECT_TRUE(titan.grad_reduce_in_fp32);
+  EXPECT_EQ(titan.execution.kernels, Kernels::eager);
+  EXPECT_EQ(titan.execution.zero3_fetch, Zero3Fetch::layer);
+  EXPECT_TRUE(titan.execution.grad_reduce_every_micro_batch);
 }
 
 TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
@@ -102,6 +113,11 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
       "tp_comm_overlap": true}})");
   EXPECT_EQ(cannot.path, "plan.tp_comm_overlap");
   EXPECT_NE(cannot.message.find("pytorch-fsdp cannot do it"), std::string::npos) << cannot.message;
+  const Error titan = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 8, "framework": "torchtitan",
+      "bf16_moments": true}})");
+  EXPECT_EQ(titan.path, "plan.bf16_moments");
+  EXPECT_NE(titan.message.find("torchtitan cannot do it"), std::string::npos) << titan.message;
   // Adam's moments in bf16: Megatron-Core's precision-aware optimizer, not DeepSpeed's ZeRO.
   const Error moments = test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
       "nodes": 1}, "plan": {"tp": 1, "global_batch": 8, "framework": "deepspeed",

@@ -37,7 +37,7 @@ const NODES = ['dgx-h100', 'dgx-a100'];
 const RECOMPUTE = ['none', 'selective', 'full'];
 const PRECISION = ['bf16', 'fp16', 'fp8', 'fp32'];
 const FRAMEWORKS = ['megatron-core', 'megatron-lm-2021', 'megatron-deepspeed', 'deepspeed',
-  'pytorch-fsdp', 'megatron-fsdp'];
+  'pytorch-fsdp', 'megatron-fsdp', 'torchtitan'];
 const FLAGS = ['sequence_parallel', 'distributed_optimizer', 'flash_attention',
   'overlap_grad_reduce', 'overlap_param_gather', 'tp_comm_overlap', 'overlap_p2p',
   'grad_reduce_in_fp32', 'pp_scatter_gather', 'cuda_graphs'];

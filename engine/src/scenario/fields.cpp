@@ -383,7 +383,8 @@ constexpr Field<MoeSpec> kMoe[] = {
 // The framework profiles (presets/frameworks/<id>.json); the ids are a contract.
 constexpr std::string_view kFrameworks[] = {"megatron-core",      "megatron-lm-2021",
                                             "megatron-deepspeed", "deepspeed",
-                                            "pytorch-fsdp",       "megatron-fsdp"};
+                                            "pytorch-fsdp",       "megatron-fsdp",
+                                            "torchtitan"};
 // Keys whose default is the framework profile's value.
 constexpr DefaultValue kProfile = D::rule("the framework's (`plan.framework`, table below)");
 
