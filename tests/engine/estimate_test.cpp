@@ -141,6 +141,31 @@ TEST(Estimate, DeepInterleavedPlansAreSimulatedPastTheirBlockCount) {
   EXPECT_GT(std::abs(closed - line), 1e-6 * line) << "the sweep no longer tells them apart";
 }
 
+// A plan the lean simulation cannot finish within the budget keeps the closed form, and costs
+// the budget at most: 1,024 one-layer chunks on PP 128 x VPP 8 warm up through all 1,024
+// forwards of a rank at 128 micro-batches (262,144 blocks, every one run: simulated, 7.9e-6 off
+// the closed form, the first and last stages carrying the embedding and the loss) and through
+// 1,150 of 2,048 at 256 (524,288 blocks, nearly all to run before a period repeats: past the
+// 400,000).
+TEST(Estimate, PlansPastTheBlockBudgetKeepTheClosedForm) {
+  auto at = [](int64_t global_batch, bool closed_form) {
+    EstimateOptions options;
+    options.closed_form = closed_form;
+    return estimate(test::scenario(fmt::format(
+                        R"({{"model": {{"name": "deep", "layers": 1024, "hidden": 1024,
+        "heads": 8, "ffn_hidden": 4096, "vocab": 32000, "seq_len": 2048, "ffn_type": "gelu",
+        "position": "rope", "tied_embeddings": false}},
+      "cluster": {{"node": "dgx-h100", "nodes": 32}},
+      "plan": {{"tp": 1, "pp": 128, "vpp": 8, "micro_batch": 1, "global_batch": {}}}}})",
+                        global_batch)),
+                    options)
+        .iteration_time_s;
+  };
+  const double simulated = at(256, false), closed = at(256, true);
+  EXPECT_GT(std::abs(simulated - closed), 1e-6 * closed);
+  EXPECT_EQ(at(512, false), at(512, true));
+}
+
 TEST(Estimate, BreakdownSumsToIterationTime) {
   for (const std::string json :
        {std::string(kDefault),

@@ -15,9 +15,10 @@
 //   read) equals the previous cut's shifted by one period in blocks, micro-batches and a time
 //   Δ, the same max-plus update maps it forward again and again: the next S periods add S·Δ to
 //   every time. The simulation jumps there and runs the drain. Times compare within a relative
-//   1e-12 (floating-point sums in another order round differently; tests/engine/
-//   lean_simulation_test.cpp holds the makespans to the event simulation's), and a state that
-//   does not repeat before the drain is simply simulated to the end.
+//   1e-12 (floating-point sums in another order round differently; the tests named
+//   LeanSimulationIsTheEventSimulation, in tests/engine/estimate_test.cpp and schedule_test.cpp,
+//   hold the makespans to the event simulation's), and a state that does not repeat before the
+//   drain is simply simulated to the end.
 //
 // A budget of blocks bounds the work (simulate_schedule_time_within, lean_simulation.h): the
 // blocks run count against it, the extrapolated ones do not, so a deep pipeline whose state
