@@ -421,8 +421,9 @@ TEST(Hostile, SearchHasABudget) {
 }
 
 TEST(Hostile, TheScheduleSimulationHasABudget) {
-  // Interleaved stages are simulated block by block; past the budget the closed form stands, so
-  // a batch of 2^40 costs what a batch of 2^10 does.
+  // Interleaved stages are simulated block by block, the repeating steady state extrapolated,
+  // within a budget of blocks run (past it the closed form stands), so a batch of 2^40 costs
+  // what a batch of 2^10 does.
   const std::string doc = R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100",
     "nodes": 16}, "plan": {"tp": 8, "pp": 8, "vpp": 2, "global_batch": GBS}})";
   auto with = [&](const char* gbs) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "estimate/step.h"
+#include "schedule/lean_simulation.h"
 
 namespace stepcast::detail {
 
@@ -80,34 +81,36 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   // The event simulation is the reference. A schedule's closed form is exact for 1F1B and for
   // identical interleaved stages (tests), and costs nothing; where it is not exact for every
   // stage time (interleaved stages that differ: embedding, output layer, uneven or mixed GPUs)
-  // the schedule is simulated, up to a size that keeps estimates fast (the estimate's block
-  // budget, shared by its replica sets: limits.h).
+  // the schedule is simulated, within the estimate's block budget shared by its replica sets
+  // (limits.h): the timeline's event simulation counts every block, the lean simulation the
+  // blocks it runs (its extrapolated steady state costs none). Past the budget the closed form
+  // stands.
   const uint64_t blocks = schedule_blocks(shape);
   simulate = simulate || (!schedule.closed_form_exact && !closed_form);
-  if ((simulate || want_events) && blocks <= block_budget) {
+  const bool blocking = p.pp > 1 && !p2p_hidden;
+  ScheduleTime timed;
+  bool timed_ok = false;
+  if (want_events && blocks <= block_budget) {
     block_budget -= blocks;
-    const bool blocking = p.pp > 1 && !p2p_hidden;
-    ScheduleTime timed;
-    if (want_events) {
-      // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
-      // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
-      run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
-                                             &timed.makespan_s, &schedule, wgt);
-      for (const auto& e : run.events) {
-        if (e.stage != run.bottleneck) continue;
-        (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) +=
-            e.end_s - e.start_s;
-      }
-    } else {
-      timed = simulate_schedule_time(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking, run.bottleneck,
-                                     &schedule, wgt);
+    // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
+    // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
+    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
+                                           &timed.makespan_s, &schedule, wgt);
+    for (const auto& e : run.events) {
+      if (e.stage != run.bottleneck) continue;
+      (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) += e.end_s - e.start_s;
     }
-    if (simulate) {
-      run.pipe_s = timed.makespan_s;
-      run.fill_s = 0;
-      run.blocking_p2p_s = timed.sends_s;
-      run.bubble_s = timed.makespan_s - timed.busy_s - timed.sends_s;
-    }
+    timed_ok = true;
+  } else if (simulate) {
+    timed_ok = simulate_schedule_time_within(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
+                                             run.bottleneck, &schedule, wgt, block_budget, timed);
+    block_budget -= std::min(block_budget, static_cast<uint64_t>(timed.blocks_run));
+  }
+  if (simulate && timed_ok) {
+    run.pipe_s = timed.makespan_s;
+    run.fill_s = 0;
+    run.blocking_p2p_s = timed.sends_s;
+    run.bubble_s = timed.makespan_s - timed.busy_s - timed.sends_s;
   }
   return run;
 }

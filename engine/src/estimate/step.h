@@ -136,8 +136,9 @@ double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase)
 
 // 3. run_pipeline.cpp. The plan's schedule (schedule.h) through its closed form, or its event
 // simulation when `simulate` asks for it (or the schedule's closed form is not exact, unless
-// `closed_form`) or `want_events`, and when its blocks fit in `block_budget` (the simulation then
-// takes them from it); otherwise the closed form stands.
+// `closed_form`) or `want_events`, within `block_budget` (the simulation takes the blocks it runs
+// from it: the timeline's every block, the lean simulation those it does not extrapolate);
+// otherwise the closed form stands.
 inline uint64_t schedule_blocks(const Plan& p) { return schedule_blocks(schedule_shape(p)); }
 PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "physics/recompute_set.h"
+
 namespace stepcast {
 
 double activation_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
@@ -318,21 +320,22 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     // MoE block's experts (its token exchange is not re-priced), their activation function, the
     // shared experts.
     case Recompute::selective: {
+      const detail::RecomputeSet recomputes(p);
       const bool shared = moe && m.moe.shared_experts > 0;
       double linear_rc = 0, elementwise_rc = 0;
-      if (attends && p.recomputes("core_attn")) out.attention_recompute_s = out.attention_forward_s;
-      if (p.recomputes("layernorm")) elementwise_rc += sp_tokens * h * norms * 2 * a;
-      if (p.recomputes("mla_up_proj")) linear_rc += att.up_proj_s;
-      if (ffn && !moe && p.recomputes("mlp")) {
+      if (attends && recomputes.has("core_attn")) out.attention_recompute_s = out.attention_forward_s;
+      if (recomputes.has("layernorm")) elementwise_rc += sp_tokens * h * norms * 2 * a;
+      if (recomputes.has("mla_up_proj")) linear_rc += att.up_proj_s;
+      if (ffn && !moe && recomputes.has("mlp")) {
         linear_rc += g.fc1_s + g.fc2_s;
         elementwise_rc += act_bytes;
       }
-      if (moe && p.recomputes("moe")) {
+      if (moe && recomputes.has("moe")) {
         linear_rc += g.experts_s + (shared ? g.fc1_s + g.fc2_s : 0);
         elementwise_rc += mlp_bytes;
       } else if (moe) {
-        if (p.recomputes("moe_act")) elementwise_rc += experts_act_bytes;
-        if (shared && p.recomputes("shared_experts")) {
+        if (recomputes.has("moe_act")) elementwise_rc += experts_act_bytes;
+        if (shared && recomputes.has("shared_experts")) {
           linear_rc += g.fc1_s + g.fc2_s;
           elementwise_rc += act_bytes;
         }

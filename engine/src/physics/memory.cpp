@@ -5,6 +5,7 @@
 
 #include "stepcast/compute.h"
 #include "stepcast/optimizer.h"
+#include "physics/recompute_set.h"
 
 namespace stepcast {
 
@@ -34,7 +35,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     return a * sbh * replicated;
   // Selective recompute's modules (plan.recompute_modules): each keeps its input and drops what
   // it would save inside, replayed in the backward (compute.cpp prices the replay).
-  const bool norms = p.recomputes("layernorm"), up_proj = p.recomputes("mla_up_proj");
+  const detail::RecomputeSet recomputes(p);
+  const bool norms = recomputes.has("layernorm"), up_proj = recomputes.has("mla_up_proj");
 
   // Korthikanti et al. eq. 2 terms, in units of bytes (a = bytes per activation element):
   double bytes = 0;
@@ -81,20 +83,20 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     const double shard = s * b / t;  // the layer's sequence-parallel tokens
     const double routed = static_cast<double>(e.experts) / p.ep * expert_rows(m, p);
     const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
-    if (!p.recomputes("moe")) {  // `moe` replays the whole MoE block from its input
+    if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
       bytes += 2 * a * routed * h;                            // permuted tokens, expert outputs
-      bytes += mlp(fe, routed, p.recomputes("moe_act"));      // the experts' intermediates
-      if (e.shared_experts > 0 && !p.recomputes("shared_experts"))
+      bytes += mlp(fe, routed, recomputes.has("moe_act"));      // the experts' intermediates
+      if (e.shared_experts > 0 && !recomputes.has("shared_experts"))
         bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
     }
-  } else if (!p.recomputes("mlp")) {
+  } else if (!recomputes.has("mlp")) {
     bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
   }
   if (ffn) bytes += replicated * sbh;             // MLP dropout mask
   if (!attends) return bytes;
   const double heads = static_cast<double>(m.heads) / t;
-  const bool stores_scores = !p.flash_attention && !p.recomputes("core_attn");
+  const bool stores_scores = !p.flash_attention && !recomputes.has("core_attn");
   if (stores_scores)  // softmax output, its dropout mask and output: 5 a-ish bytes per score
     bytes += (2 * a + 1) * heads * s * static_cast<double>(m.seq_len) * b;
   else if (p.flash_attention)  // fused attention keeps the fp32 log-sum-exp per row

@@ -15,15 +15,21 @@
 //   read) equals the previous cut's shifted by one period in blocks, micro-batches and a time
 //   Δ, the same max-plus update maps it forward again and again: the next S periods add S·Δ to
 //   every time. The simulation jumps there and runs the drain. Times compare within a relative
-//   1e-12 (floating-point sums in another order round differently; tests/engine/
-//   lean_simulation_test.cpp holds the makespans to the event simulation's), and a state that
-//   does not repeat before the drain is simply simulated to the end.
+//   1e-12 (floating-point sums in another order round differently; the tests named
+//   LeanSimulationIsTheEventSimulation, in tests/engine/estimate_test.cpp and schedule_test.cpp,
+//   hold the makespans to the event simulation's), and a state that does not repeat before the
+//   drain is simply simulated to the end.
+//
+// A budget of blocks bounds the work (simulate_schedule_time_within, lean_simulation.h): the
+// blocks run count against it, the extrapolated ones do not, so a deep pipeline whose state
+// repeats costs what its warm-up, a few periods and its drain cost, whatever its micro-batches.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "schedule/lean_simulation.h"
 #include "schedule/runnable.h"
 #include "stepcast/pipeline.h"
 
@@ -41,9 +47,10 @@ class LeanPipeline {
  public:
   LeanPipeline(const std::vector<double>& f, const std::vector<double>& b,
                const std::vector<double>& w, int p, int v, int64_t m,
-               const std::vector<double>& p2p, bool blocking, const Schedule& schedule)
+               const std::vector<double>& p2p, bool blocking, const Schedule& schedule,
+               uint64_t max_blocks)
       : f_(f), b_(b), w_(w), p2p_(p2p), p_(p), virtual_stages_(p * v), blocking_(blocking),
-        schedule_(schedule), shape_{p, v, m} {
+        schedule_(schedule), shape_{p, v, m}, max_blocks_(max_blocks) {
     // Outputs wait for their reader a few rounds of the pipeline at most (the wrap from the last
     // rank to the first: a group of p micro-batches and the warm-ups' difference).
     while (window_ < 4 * (int64_t{p} + 1)) window_ *= 2;
@@ -66,13 +73,16 @@ class LeanPipeline {
   // A write would have overwritten an output not yet read (never seen for Megatron's orders):
   // the caller answers with the full simulation instead.
   bool overrun() const { return overrun_; }
+  // The budget of blocks ran out before the simulation's end.
+  bool exhausted() const { return exhausted_; }
+  bool stopped() const { return overrun_ || exhausted_; }
 
   // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run.
   // Sweeps alternate in direction: forwards flow to higher ranks and backwards to lower ones,
   // so each kind of dependency chain moves the length of the pipeline in one sweep.
   void advance(const std::vector<int64_t>& limit) {
     bool up = true;
-    for (bool progressed = true; progressed && !overrun_; up = !up) {
+    for (bool progressed = true; progressed && !stopped(); up = !up) {
       progressed = false;
       for (int k = 0; k < p_; ++k) {
         const int i = up ? k : p_ - 1 - k;
@@ -131,6 +141,10 @@ class LeanPipeline {
 
   // Runs rank i's next block if its input has arrived.
   bool run_next(int i) {
+    if (static_cast<uint64_t>(blocks_run_) >= max_blocks_) {
+      exhausted_ = true;
+      return false;
+    }
     const ScheduleBlock& blk = block_[i];
     const int vs = blk.chunk * p_ + i;
     const int64_t mb = blk.micro_batch;
@@ -189,6 +203,7 @@ class LeanPipeline {
   bool blocking_;
   const Schedule& schedule_;
   ScheduleShape shape_;
+  uint64_t max_blocks_;
   int64_t window_ = 1;
   std::unique_ptr<double[]> done_;  // forward outputs, then backward outputs: [vs][mb % window]
   std::vector<int64_t> fwd_count_, bwd_count_, next_, length_;
@@ -197,6 +212,7 @@ class LeanPipeline {
   double makespan_s_ = 0;
   int64_t blocks_run_ = 0;
   bool overrun_ = false;
+  bool exhausted_ = false;
 };
 
 // Whether cut `b` is cut `a` one period on: positions `blocks` further, counts `micro_batches`
@@ -242,7 +258,7 @@ void run_steady_state(LeanPipeline& pipe, const Schedule& schedule) {
   for (int64_t g = 0; g < cuts; ++g) {
     for (int i = 0; i < p; ++i) limit[i] = steady[i].first_block + g * blocks;
     pipe.advance(limit);
-    if (pipe.overrun()) return;
+    if (pipe.stopped()) return;
     Cut now = pipe.cut();
     bool steady_now = true;
     for (int i = 0; i < p; ++i) steady_now = steady_now && now.next[i] >= steady[i].first_block;
@@ -265,21 +281,43 @@ ScheduleTime simulate_schedule_time(const std::vector<double>& fwd,
                                     int watch, const Schedule* schedule,
                                     const std::vector<double>& weight_grad_s) {
   ScheduleTime out;
-  if (p == 0 || m <= 0) return out;
+  detail::simulate_schedule_time_within(fwd, bwd, p, m, v, p2p, p2p_blocking, watch, schedule,
+                                        weight_grad_s, UINT64_MAX, out);
+  return out;
+}
+
+bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
+                                           const std::vector<double>& bwd, int p, int64_t m,
+                                           int v, const std::vector<double>& p2p,
+                                           bool p2p_blocking, int watch,
+                                           const Schedule* schedule,
+                                           const std::vector<double>& weight_grad_s,
+                                           uint64_t max_blocks, ScheduleTime& out) {
+  out = {};
+  if (p == 0 || m <= 0) return true;
   std::vector<double> f = fwd, b = bwd, w = weight_grad_s;
   schedule = detail::runnable(f, b, w, p, m, v, schedule);
-  LeanPipeline pipe(f, b, w, p, v, m, p2p, p2p_blocking, *schedule);
+  LeanPipeline pipe(f, b, w, p, v, m, p2p, p2p_blocking, *schedule, max_blocks);
   if (schedule->steady_state) run_steady_state(pipe, *schedule);
-  if (!pipe.overrun()) pipe.advance(pipe.lengths());
+  if (!pipe.stopped()) pipe.advance(pipe.lengths());
+  if (pipe.exhausted()) {
+    out.blocks_run = pipe.blocks_run();
+    return false;
+  }
   if (pipe.overrun()) {  // the full simulation, summed as the estimate sums it
+    const uint64_t all = schedule_blocks({p, v, m});
+    if (all > max_blocks - static_cast<uint64_t>(pipe.blocks_run())) {
+      out.blocks_run = pipe.blocks_run();
+      return false;
+    }
     double full = 0;
     const auto events = simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, &full,
                                                   schedule, w);
-    out = {full, 0, 0, static_cast<int64_t>(schedule_blocks({p, v, m}))};
+    out = {full, 0, 0, static_cast<int64_t>(all)};  // (the lean part it replaces aside)
     for (const auto& e : events)
       if (e.stage == watch)
         (e.kind == PipelineEvent::Kind::send ? out.sends_s : out.busy_s) += e.end_s - e.start_s;
-    return out;
+    return true;
   }
   out.makespan_s = pipe.makespan_s();
   out.blocks_run = pipe.blocks_run();
@@ -297,7 +335,7 @@ ScheduleTime simulate_schedule_time(const std::vector<double>& fwd,
       if (vs > 0) out.sends_s += mbd * p2p[(watch + p - 1) % p];
     }
   }
-  return out;
+  return true;
 }
 
 }  // namespace stepcast
