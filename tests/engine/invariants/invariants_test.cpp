@@ -56,8 +56,9 @@ struct Tally {
 // rank, but the sets run different micro-batch counts and each pays its own count of gathers, so
 // a slower GPU that moves micro-batches off the set whose gathers cross the slow inter-group link
 // shortens the step (to fix: refuse, or charge every set the largest count). Not diagnosed yet:
-// compute scales above 1 (up to 10 %, a custom model on MI300X); recompute up to 1.3 % faster;
-// EP dispatch over the network above its line rate (flex).
+// compute scales above 1 (up to 10 %, a custom model on MI300X); recompute up to 1.3 % faster.
+// (EP dispatch over the network above its line rate, flex: fixed, the traffic report counted
+// the copies flex never sends, traffic_test.cpp.)
 const std::map<std::string, size_t> kKnownViolations = {
     {"LowerPeakNeverFaster", 1},
     {"LowerMemoryBandwidthNeverFaster", 1},
@@ -65,7 +66,6 @@ const std::map<std::string, size_t> kKnownViolations = {
     {"ComputeScaleUpNeverSlower", 7},
     {"MoreRecomputeNeverFaster", 3},
     {"MoeImbalanceNeverFaster", 2},
-    {"TrafficBandwidthWithinLineRate", 7},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
