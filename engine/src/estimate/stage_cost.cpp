@@ -521,10 +521,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       t.backward + t.recompute + tp.backward + cp.backward + ep.backward + host.backward;
   ByPass zero3;
   if (zero >= 3) {
-    zero3 = {exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::forward) / mbd,
-                                   forward_pass, slowdown),
-             exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::backward) / mbd,
-                                   backward_pass, slowdown)};
+    const double gather_s = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
+    const double reduce_s = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
+    zero3 = {exposed_after_overlap(gather_s, forward_pass, slowdown),
+             exposed_after_overlap(reduce_s, backward_pass, slowdown)};
+    c.dp_per_micro_batch_s = gather_s + reduce_s;
   } else if (zero == 2) {
     // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
     // (tail.cpp), during its backward (overlap_comm) or after it.
@@ -533,6 +534,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                          ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s, reduce.buckets,
                                               backward_pass, slowdown)
                          : reduce.whole_s();
+    c.dp_per_micro_batch_s = reduce.whole_s();
   }
   t.zero3 = zero3.total();
 
