@@ -82,6 +82,9 @@ struct StageCost {
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;
   std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
+  // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
+  // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
+  std::vector<double> chunk_zero3_forward, chunk_zero3_backward;
   StageReport report;
 };
 

@@ -52,16 +52,17 @@ struct Tally {
 // sets with "auto" micro-batches paying only their own micro-batches' gathers (a Qwen3-30B-A3B
 // plan on V100 + MI350X groups 17.9 % faster with the MI350X's peaks lowered, one on GB300 +
 // H800 15.6 % faster with slower NVLink: every set now takes part in the busiest set's
-// collectives, reproducers_test.cpp). Not fixed yet: compute scales above 1 (up to 10 %), more
-// recompute (up to 1.3 %) and a busier expert (1.1 %), all but one on interleaved ZeRO-3 plans
-// (DeepSpeed, PyTorch FSDP: a stage's exposed communication is spread over its chunks by their
-// compute shares, which move with the compute); an HBM bandwidth lowered on an RTX 4090 group.
+// collectives, reproducers_test.cpp); more recompute faster by up to 1.3 % on interleaved ZeRO-3
+// plans (a stage's exposed gathers were spread over its chunks by their compute shares, which
+// move with the compute; now each chunk's follow its layers). Not fixed yet: compute scales
+// above 1 (up to 0.7 %: two interleaved ZeRO-3 plans whose chunks' windows still move with the
+// launch waits spread by compute, one megatron-deepspeed, one pp 1 Megatron-FSDP), a busier
+// expert (0.02 %, the first of those), an HBM bandwidth lowered on an RTX 4090 group (0.7 %).
 // (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
 // the copies flex never sends: traffic_test.cpp.)
 const std::map<std::string, size_t> kKnownViolations = {
     {"LowerMemoryBandwidthNeverFaster", 1},
-    {"ComputeScaleUpNeverSlower", 7},
-    {"MoreRecomputeNeverFaster", 3},
+    {"ComputeScaleUpNeverSlower", 4},
     {"MoeImbalanceNeverFaster", 1},
 };
 
