@@ -57,11 +57,11 @@ struct Tally {
 // move with the compute; now each chunk's follow its layers). Not fixed yet: compute scales
 // above 1 (up to 0.7 %: two interleaved ZeRO-3 plans whose chunks' windows still move with the
 // launch waits spread by compute, one megatron-deepspeed, one pp 1 Megatron-FSDP), a busier
-// expert (0.02 %, the first of those), an HBM bandwidth lowered on an RTX 4090 group (0.7 %).
+// expert (0.02 %, the first of those). Fixed too: an RTX 4090 set's lower HBM bandwidth 0.7 %
+// faster (the gradient sync measured apart from the other set's parameter gather).
 // (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
 // the copies flex never sends: traffic_test.cpp.)
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerMemoryBandwidthNeverFaster", 1},
     {"ComputeScaleUpNeverSlower", 4},
     {"MoeImbalanceNeverFaster", 1},
 };
