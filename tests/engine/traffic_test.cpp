@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "stepcast/link_load.h"
@@ -373,6 +374,33 @@ TEST(Traffic, MoeAllToAllIsARange) {
   EXPECT_NEAR(f.totals[ep][1], 16 * 8 * local * remote, 1e-9 * f.totals[ep][1]);
   EXPECT_NEAR(f.totals[ep][0], 16 * 7 * local, 1e-9 * f.totals[ep][0]);
   EXPECT_NEAR(cell(f, 0, 9, CommGroup::ep), local * remote, 1e-9 * local);
+}
+
+// DeepSeek-V3 on 2 nodes of 8 L40S at tp 4, ep 4: each expert-parallel group has 2 members a
+// node, and flex sends a token once to each node its 8 experts fall on (2 (1 - 1/2^8) of 2
+// nodes under uniform routing: a quarter of the copies). The bandwidth counts the bytes on the
+// wire, as the line rate does: counting the copies flex never sends put its dispatch at 3.1
+// times the node's RoCE rate (issue 38, the invariant suite's seed 438).
+TEST(Traffic, FlexDispatchCountsTheBytesOnTheWire) {
+  const Traffic t = traffic_of(R"({"model": "deepseek-v3", "cluster": {"node": "pcie-l40s-x8",
+      "nodes": 2}, "plan": {"tp": 4, "ep": 4, "global_batch": 8, "micro_batch": 1,
+      "framework": "megatron-lm-2021", "moe_dispatcher": "flex", "precision": "fp16",
+      "sequence_parallel": true}})",
+                               TrafficLevel::node);
+  ASSERT_EQ(t.ranges.size(), 1u);
+  const double remote = t.ranges[0].flex_remote_scale;
+  EXPECT_NEAR(remote, 2 * (1 - std::pow(0.5, 8)) / 8, 1e-12);
+  size_t all_to_alls = 0;
+  for (const auto& b : t.bandwidth) {
+    if (b.op.kind != CollectiveKind::all_to_all) continue;
+    ++all_to_alls;
+    // Of S, a quarter goes to the node's other member and half to the other node's two.
+    EXPECT_NEAR(b.busbw_Bps, b.op.bytes * (1 + 2 * remote) / 4 / b.op.time_s,
+                1e-9 * b.busbw_Bps) << b.op.what;
+    EXPECT_GT(b.fraction_of_peak, 0) << b.op.what;
+    EXPECT_LE(b.fraction_of_peak, 1) << b.op.what;
+  }
+  EXPECT_GT(all_to_alls, 0u);
 }
 
 // The bandwidth curves are the cost model's busbw(S) = peak S / (S + S_half); each operation

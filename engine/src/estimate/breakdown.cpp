@@ -17,7 +17,7 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail) {
   b.ep_comm = m * t.ep;
   b.pp_comm = run.blocking_p2p_s + run.fill_s;
   b.bubble = run.bubble_s;
-  b.dp_comm = m * t.zero3 + tail.dp_exposed_s + tail.param_gather_s;
+  b.dp_comm = m * t.zero3 + tail.lockstep_s + tail.dp_exposed_s + tail.param_gather_s;
   b.optimizer = tail.optimizer_s;
   b.other = tail.other_s;
   b.host = m * t.host;

@@ -46,11 +46,20 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
 }
 
 // A replica's pipeline time against its micro-batches m, by pipeline.h's closed form over its
-// stages' times per micro-batch: m times the slowest stage's, plus the fill and drain.
-PipelineTime one_micro_batch(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
+// stages' times per micro-batch: m times the slowest stage's, plus the fill and drain; and what
+// each micro-batch it does not run of the busiest set costs it (tail.cpp).
+struct OneMicroBatch {
+  PipelineTime time;
+  double lockstep_s = 0;
+};
+OneMicroBatch one_micro_batch(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
   std::vector<double> unit;
-  for (int i = 0; i < q.pp; ++i) unit.push_back(stage_cost_of(sc, q, lay, i).unit_s);
-  return pipeline_time(unit, 1, q.vpp);
+  std::vector<StageCost> stages;
+  for (int i = 0; i < q.pp; ++i) {
+    stages.push_back(stage_cost_of(sc, q, lay, i));
+    unit.push_back(stages.back().unit_s);
+  }
+  return {pipeline_time(unit, 1, q.vpp), lockstep_per_micro_batch_s(stages)};
 }
 
 }  // namespace
@@ -68,18 +77,58 @@ std::vector<ReplicaSet> replica_sets(const Scenario& sc) {
 
   // Auto micro-batches: the sets' pipelines finish as close together as whole micro-batches let
   // them (each its slowest stage per micro-batch, plus its fill and drain).
-  std::vector<double> per_mb, fill;
+  std::vector<double> per_mb, fill, lockstep;
   std::vector<int> counts;
   std::vector<int64_t> fixed;
   for (const auto& set : sets) {
-    const PipelineTime t = one_micro_batch(sc, plan_for(p, p.pp), set.layout);
-    per_mb.push_back(t.steady_s);
-    fill.push_back(t.bubble_s);
+    const OneMicroBatch t = one_micro_batch(sc, plan_for(p, p.pp), set.layout);
+    per_mb.push_back(t.time.steady_s);
+    fill.push_back(t.time.bubble_s);
+    lockstep.push_back(t.lockstep_s);
     counts.push_back(set.count);
     fixed.push_back(set.micro_batches);
   }
-  const auto m_r =
-      balance_micro_batches(per_mb, fill, counts, fixed, p.global_batch / p.micro_batch);
+  const int64_t total = p.global_batch / p.micro_batch;
+  auto m_r = balance_micro_batches(per_mb, fill, counts, fixed, total);
+  // Where every micro-batch's collectives span the sets (ZeRO-3), a set ends at
+  // fill + m·t + (M - m)·g, M the busiest set's count (tail.cpp): for a given M, affine in m with
+  // the slope t - g and the fixed part fill + M·g. The candidates: the split above; every set the
+  // same count, where the batch divides so (no set waits on another's collectives); and from
+  // each, the split balanced at its M, while that finishes sooner (each split's M moves the
+  // next; a few rounds settle it). The one that finishes first stands.
+  if (*std::max_element(lockstep.begin(), lockstep.end()) > 0) {
+    auto finish = [&](const std::vector<int64_t>& m) {
+      const int64_t most = *std::max_element(m.begin(), m.end());
+      double end = 0;
+      for (size_t i = 0; i < m.size(); ++i)
+        end = std::max(end, fill[i] + static_cast<double>(m[i]) * per_mb[i] +
+                                static_cast<double>(most - m[i]) * lockstep[i]);
+      return end;
+    };
+    std::vector<std::vector<int64_t>> starts = {m_r};
+    int64_t replicas = 0;
+    bool any_fixed = false;
+    for (size_t i = 0; i < sets.size(); ++i) {
+      replicas += counts[i];
+      any_fixed = any_fixed || fixed[i] > 0;
+    }
+    if (!any_fixed && total % replicas == 0)
+      starts.push_back(std::vector<int64_t>(sets.size(), total / replicas));
+    for (auto split : starts) {
+      for (int round = 0; round < 4; ++round) {
+        const double most = static_cast<double>(*std::max_element(split.begin(), split.end()));
+        std::vector<double> slope, fixed_s;
+        for (size_t i = 0; i < sets.size(); ++i) {
+          slope.push_back(std::max(per_mb[i] - lockstep[i], 1e-3 * per_mb[i]));
+          fixed_s.push_back(fill[i] + most * lockstep[i]);
+        }
+        auto next = balance_micro_batches(slope, fixed_s, counts, fixed, total);
+        if (!(finish(next) < finish(split))) break;
+        split = std::move(next);
+      }
+      if (finish(split) < finish(m_r)) m_r = std::move(split);
+    }
+  }
   for (size_t i = 0; i < sets.size(); ++i) sets[i].micro_batches = m_r[i];
   return sets;
 }

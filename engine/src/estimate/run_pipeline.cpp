@@ -57,10 +57,20 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     const double f = s.time.forward_pass(), b = s.time.backward_pass(), w = s.time.weight_grad;
     unit.push_back({s.unit_s, f, b - w, w});
     p2p.push_back(s.report.p2p_s);
+    // ZeRO-3's exposed communication goes with each chunk's own layers (StageCost), the rest of
+    // the pass with its compute.
+    const auto own = [](const std::vector<double>& per_chunk, int c) {
+      return per_chunk.empty() ? 0.0 : per_chunk[static_cast<size_t>(c)];
+    };
+    double zero3_f = 0, zero3_b = 0;
+    for (int c = 0; c < p.vpp; ++c) {
+      zero3_f += own(s.chunk_zero3_forward, c);
+      zero3_b += own(s.chunk_zero3_backward, c);
+    }
     for (int c = 0; c < p.vpp; ++c) {
       const size_t vs = static_cast<size_t>(c) * p.pp + i;
-      fwd[vs] = f * s.chunk_forward_share[c];
-      bwd[vs] = b * s.chunk_backward_share[c];
+      fwd[vs] = (f - zero3_f) * s.chunk_forward_share[c] + own(s.chunk_zero3_forward, c);
+      bwd[vs] = (b - zero3_b) * s.chunk_backward_share[c] + own(s.chunk_zero3_backward, c);
       wgt[vs] = w * s.chunk_weight_grad_share[c];
     }
   }

@@ -521,10 +521,23 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       t.backward + t.recompute + tp.backward + cp.backward + ep.backward + host.backward;
   ByPass zero3;
   if (zero >= 3) {
-    zero3 = {exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::forward) / mbd,
-                                   forward_pass, slowdown),
-             exposed_after_overlap(census_time(ops, CommGroup::dp, Phase::backward) / mbd,
-                                   backward_pass, slowdown)};
+    const double gather_s = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
+    const double reduce_s = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
+    c.dp_per_micro_batch_s = gather_s + reduce_s;
+    // Each virtual chunk gathers its own layers' parameters (and reduce-scatters their
+    // gradients) while it runs: its share of the stage's layers, hidden behind its own share of
+    // the pass. Spreading the stage's exposed total by the chunks' compute shares instead moved
+    // it between chunks whenever the compute did (the output layer's share grows as the GEMMs get
+    // faster), so a faster GPU or less recompute could lengthen an interleaved pipeline (issue 38).
+    for (int k = 0; k < v; ++k) {
+      const double layers_share = L > 0 ? chunks[k].total() / L : 1.0 / v;
+      c.chunk_zero3_forward.push_back(exposed_after_overlap(
+          gather_s * layers_share, forward_pass * c.chunk_forward_share[k], slowdown));
+      c.chunk_zero3_backward.push_back(exposed_after_overlap(
+          reduce_s * layers_share, backward_pass * c.chunk_backward_share[k], slowdown));
+      zero3.forward += c.chunk_zero3_forward.back();
+      zero3.backward += c.chunk_zero3_backward.back();
+    }
   } else if (zero == 2) {
     // Each micro-batch's gradient buckets, a burst like the last micro-batch's of Megatron
     // (tail.cpp), during its backward (overlap_comm) or after it.
@@ -533,6 +546,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                          ? bucketed_overlap_s(reduce.transfer_s, reduce.fixed_s, reduce.buckets,
                                               backward_pass, slowdown)
                          : reduce.whole_s();
+    c.dp_per_micro_batch_s = reduce.whole_s();
   }
   t.zero3 = zero3.total();
 

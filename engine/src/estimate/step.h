@@ -71,12 +71,20 @@ struct DpBurst {
 struct StageCost {
   StageTime time;
   DpBurst dp_reduce, dp_gather;
+  // Each micro-batch's data-parallel collectives (ZeRO-3's parameter gathers and gradient
+  // reduce-scatters, DeepSpeed ZeRO-2's gradient reduces), whole: a collective of every
+  // data-parallel rank, so a replica set that runs fewer micro-batches than another still takes
+  // part in the other's, with no compute of its own to hide them (tail.cpp).
+  double dp_per_micro_batch_s = 0;
   double unit_s = 0;  // time per micro-batch in the schedule, with blocking send/receive
   bool profile_at_peak = false;  // a layer profile faster than the peak, taken at the peak
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;
   std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
+  // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
+  // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
+  std::vector<double> chunk_zero3_forward, chunk_zero3_backward;
   StageReport report;
 };
 
@@ -97,11 +105,16 @@ struct PipelineRun {
 // What follows the pipelines, per iteration.
 struct Tail {
   std::vector<double> stage_sync_s;  // each stage's gradient sync after its last backward
+  // How far the latest replica set, with the per-micro-batch collectives of the micro-batches it
+  // does not run itself (StageCost::dp_per_micro_batch_s), ends past the critical pipeline.
+  double lockstep_s = 0;
   double dp_exposed_s = 0;           // sync not hidden behind the drain
   double param_gather_s = 0;         // distributed optimizer's all-gather, exposed
   double other_s = 0;                // TP/embedding grad all-reduces, norms, loss
   double optimizer_s = 0;            // the slowest optimizer step
-  double total() const { return dp_exposed_s + param_gather_s + other_s + optimizer_s; }
+  double total() const {
+    return lockstep_s + dp_exposed_s + param_gather_s + other_s + optimizer_s;
+  }
 };
 
 // 1. replica_sets.cpp: the placement (scenario/placement.h) with its "auto" counts balanced by the
@@ -145,6 +158,9 @@ PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
                          uint64_t& block_budget);
 
 // 4. tail.cpp
+// A set's per-micro-batch data-parallel collectives (its slowest stage's): what each micro-batch
+// it does not run, of the set that runs the most, costs it.
+double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages);
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
 
 // 5. breakdown.cpp

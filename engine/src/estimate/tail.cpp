@@ -9,6 +9,12 @@
 
 namespace stepcast::detail {
 
+double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages) {
+  double most = 0;
+  for (const StageCost& cost : stages) most = std::max(most, cost.dp_per_micro_batch_s);
+  return most;
+}
+
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
   const PipelineRun& run = runs[critical];
   const Plan& p = sc.plan;
@@ -26,7 +32,7 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   // sync ends after the latest of the sets' ends plus what each one's own last backward leaves
   // exposed (a set that finishes earlier but hides less of the sync behind a shorter last
   // backward can end later: taking only the critical set's made a slower GPU in one set give a
-  // shorter iteration, issue 38). Measured from the critical pipeline's end.
+  // shorter iteration, issue 38). Measured from the latest set's end (below).
   auto exposed_after = [&](const PipelineRun& each, std::vector<double>* stage_sync) {
     const ScheduleShape shape = schedule_shape(each.plan);
     const Schedule& schedule = schedule_of(each.plan);
@@ -48,32 +54,52 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
     }
     return std::max(0.0, exposed);
   };
+  //
+  // ZeRO-3's gathers and reduce-scatters (and DeepSpeed ZeRO-2's reduces) of every micro-batch
+  // are collectives of every data-parallel rank, which spans the sets: a set that runs fewer
+  // micro-batches than the busiest one still takes part in the collectives of the rest, with no
+  // compute of its own to hide them, so it ends that much later (a faster GPU that took fewer
+  // micro-batches skipped those gathers, and a slower one in the other set made the step
+  // shorter, issue 38). Each set's end with them; the latest, past the critical pipeline, is
+  // lockstep_s.
+  int64_t most = 0;
+  for (const auto& each : runs) most = std::max(most, each.plan.micro_batches());
+  std::vector<double> ends;
+  for (const auto& each : runs)
+    ends.push_back(each.pipe_s + each.fill_s +
+                   static_cast<double>(most - each.plan.micro_batches()) *
+                       lockstep_per_micro_batch_s(each.stages));
   const double critical_end = run.pipe_s + run.fill_s;
-  t.dp_exposed_s = exposed_after(run, &t.stage_sync_s);
-  for (size_t k = 0; k < runs.size(); ++k)
-    if (k != critical)
-      t.dp_exposed_s = std::max(t.dp_exposed_s, runs[k].pipe_s + runs[k].fill_s +
-                                                    exposed_after(runs[k], nullptr) -
-                                                    critical_end);
+  const double latest = *std::max_element(ends.begin(), ends.end());
+  t.lockstep_s = latest - critical_end;
   // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
   // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
   // pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
   // each replica's own, before its pipeline, so what the iteration exposes is how far the
-  // slowest replica's gather and pipeline together run past the critical pipeline.
-  double gathered = run.pipe_s + run.fill_s;
-  for (const auto& each : runs) {
+  // slowest replica's gather and pipeline together run past the latest pipeline.
+  std::vector<double> gathered;
+  for (size_t k = 0; k < runs.size(); ++k) {
     double gather = 0;
     if (zero >= 1 && zero < 3)
-      for (const StageCost& cost : each.stages) {
+      for (const StageCost& cost : runs[k].stages) {
         const DpBurst& g = cost.dp_gather;
         gather = std::max(gather, p.overlap_param_gather
                                       ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
                                                            cost.time.forward_pass(), slowdown)
                                       : g.whole_s());
       }
-    gathered = std::max(gathered, each.pipe_s + each.fill_s + gather);
+    gathered.push_back(ends[k] + gather);
   }
-  t.param_gather_s = gathered - (run.pipe_s + run.fill_s);
+  t.param_gather_s = std::max(latest, *std::max_element(gathered.begin(), gathered.end())) - latest;
+  // The gradient sync after each set's gather and pipeline: a set whose gather delayed its
+  // pipeline delays its buckets too. (Measuring the sync from the pipelines' ends alone and the
+  // gather apart let a slower GPU in one set, now the latest, absorb the other set's gather: an
+  // RTX 4090 set with its HBM x 0.57 made the step 0.7 % shorter, issue 38.)
+  exposed_after(run, &t.stage_sync_s);
+  const double gather_end = latest + t.param_gather_s;
+  for (size_t k = 0; k < runs.size(); ++k)
+    t.dp_exposed_s =
+        std::max(t.dp_exposed_s, gathered[k] + exposed_after(runs[k], nullptr) - gather_end);
   // After the gradient sync every replica takes its own steps, the slowest one's setting the
   // iteration: the TP-replicated and embedding gradients' all-reduces, the scalars (gradient
   // norm, loss) and the optimizer step.

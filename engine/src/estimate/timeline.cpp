@@ -49,13 +49,16 @@ void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critic
     if (set != critical) continue;
     double sync_end = run.pipe_s + run.fill_s;
     for (int i = 0; i < pp; ++i) {
+      // After the other sets' micro-batches' collectives, where the critical set takes part in
+      // more of them than it runs (Tail::lockstep_s).
+      const double sync_start = stage_end[i] + tail.lockstep_s;
       if (tail.stage_sync_s[i] > 0)
-        r.timeline.push_back({TimelineKind::dp_sync, i, 0, 0, stage_end[i],
-                              stage_end[i] + tail.stage_sync_s[i], static_cast<int>(set),
+        r.timeline.push_back({TimelineKind::dp_sync, i, 0, 0, sync_start,
+                              sync_start + tail.stage_sync_s[i], static_cast<int>(set),
                               x.layout->groups[i]});
-      sync_end = std::max(sync_end, stage_end[i] + tail.stage_sync_s[i]);
+      sync_end = std::max(sync_end, sync_start + tail.stage_sync_s[i]);
     }
-    sync_end = std::max(sync_end, run.pipe_s + run.fill_s + tail.dp_exposed_s);
+    sync_end = std::max(sync_end, run.pipe_s + run.fill_s + tail.lockstep_s + tail.dp_exposed_s);
     const double start = sync_end + tail.param_gather_s + tail.other_s;
     for (int i = 0; i < pp; ++i)
       r.timeline.push_back({TimelineKind::optimizer, i, 0, 0, start,

@@ -240,9 +240,12 @@ GroupLocality locality(CommGroup kind, const OpGroup& g, const Plan& p, const Ma
 // What the cost model gives one operation, against the line rate it could use per GPU: the
 // scale-up link's inside a node; across nodes the node's ports shared by its GPUs, times the
 // group's members per node (NCCL stripes a ring over that many ports), at most the scale-up
-// rate. An all-to-all moves its in-node and cross-node shares at once.
+// rate. An all-to-all moves its in-node and cross-node shares at once; of the cross-node share
+// only `remote_scale` goes on the wire (flex sends a token once to each node: census.h), and its
+// bus bandwidth counts the bytes on the wire, as the line rate does (counting the copies flex
+// never sends put DeepEP's dispatch at up to 3.4 times its NICs' rate, issue 38).
 OpBandwidth bandwidth_of(int stage, const CommOp& op, const GroupPlacement& place,
-                         const ClusterGroup& c) {
+                         const ClusterGroup& c, double remote_scale) {
   OpBandwidth b;
   b.stage = stage;
   b.op = op;
@@ -255,7 +258,8 @@ OpBandwidth bandwidth_of(int stage, const CommOp& op, const GroupPlacement& plac
                        std::max(1, c.gpus_per_node);
   if (op.kind == K::all_to_all) {
     const double local = op.bytes * (place.per_node - 1) / n;
-    const double remote = op.bytes * (n - place.per_node) / n;
+    const double remote = op.bytes * (n - place.per_node) / n * remote_scale;
+    if (local + remote > 0) b.busbw_Bps = (local + remote) / op.time_s;
     const double fastest = std::max(local / intra, remote > 0 ? remote / std::min(ports, intra)
                                                                   : 0.0);
     b.peak_Bps = fastest > 0 ? (local + remote) / fastest : 0;
@@ -476,7 +480,7 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
         group.remote_scale = flex_remote_scale(sc.model, p, all_to_all_path(cluster, group.place));
       stage_ops[st.index].push_back({op, group});
       work += per_stage * peers(op);
-      t.bandwidth.push_back(bandwidth_of(st.index, op, group.place, cluster));
+      t.bandwidth.push_back(bandwidth_of(st.index, op, group.place, cluster, group.remote_scale));
       t.bandwidth.back().curve = curve_index(t.curves, curve_of(op, group.place, cluster));
       if (!kind_group[idx(op.group)]) {
         kinds_seen.push_back(std::make_unique<OpGroup>(group));

@@ -48,24 +48,24 @@ struct Tally {
 // The bases are drawn from the preset catalogue, so a new preset redraws them: these counts were
 // taken with issue 36's presets (CDNA 4, Turing and the other GPUs heterogeneous clusters mix,
 // Nemotron-H and Nemotron 3 Nano). Every violation of this draw is of a transformer model without
-// the new keys, and estimates the same with the engine before them. The largest two: a
-// Qwen3-30B-A3B plan on a V100 group and an MI350X group 17.9 % faster with the MI350X's peaks
-// lowered, and one on GB300 + H800 groups 15.6 % faster with slower NVLink and 14.5 % with
-// moe_imbalance 2. Both run ZeRO-3 (megatron-fsdp, deepspeed) with "auto" micro-batches over two
-// replica sets: each micro-batch's parameter gathers are a collective of every data-parallel
-// rank, but the sets run different micro-batch counts and each pays its own count of gathers, so
-// a slower GPU that moves micro-batches off the set whose gathers cross the slow inter-group link
-// shortens the step (to fix: refuse, or charge every set the largest count). Not diagnosed yet:
-// compute scales above 1 (up to 10 %, a custom model on MI300X); recompute up to 1.3 % faster;
-// EP dispatch over the network above its line rate (flex).
+// the new keys, and estimates the same with the engine before them. Fixed since: ZeRO-3 replica
+// sets with "auto" micro-batches paying only their own micro-batches' gathers (a Qwen3-30B-A3B
+// plan on V100 + MI350X groups 17.9 % faster with the MI350X's peaks lowered, one on GB300 +
+// H800 15.6 % faster with slower NVLink: every set now takes part in the busiest set's
+// collectives, reproducers_test.cpp); more recompute faster by up to 1.3 % on interleaved ZeRO-3
+// plans (a stage's exposed gathers were spread over its chunks by their compute shares, which
+// move with the compute; now each chunk's follow its layers). Not fixed yet: compute scales
+// above 1 slower by up to 0.7 % (seeds 1073 and 1167, interleaved DeepSpeed ZeRO-3, up to 0.19 %:
+// the rest of each pass, launch waits included, is still spread over the chunks by compute
+// shares; seeds 1147 and 2634, moe_overlap, up to 0.72 %: the exposed EP exchange grows by more
+// than the compute shrinks), a busier expert 0.02 % faster (seed 1073). Fixed too: an RTX 4090
+// set's lower HBM bandwidth 0.7 % faster (the gradient sync measured apart from the other set's
+// parameter gather).
+// (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
+// the copies flex never sends: traffic_test.cpp.)
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerPeakNeverFaster", 1},
-    {"LowerMemoryBandwidthNeverFaster", 1},
-    {"SlowerLinkNeverFaster", 1},
-    {"ComputeScaleUpNeverSlower", 7},
-    {"MoreRecomputeNeverFaster", 3},
-    {"MoeImbalanceNeverFaster", 2},
-    {"TrafficBandwidthWithinLineRate", 7},
+    {"ComputeScaleUpNeverSlower", 4},
+    {"MoeImbalanceNeverFaster", 1},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
