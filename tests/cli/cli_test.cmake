@@ -67,6 +67,11 @@ expect_error(recompute_module "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {
              "error: plan.recompute_modules: 'attn' is not a module of Megatron-Core's --recompute-modules")
 expect_error(recompute_layers "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"pp\": 4, \"global_batch\": 16, \"recompute\": \"full\", \"recompute_num_layers\": 9}}"
              "error: plan.recompute_num_layers=9 must be between 1 and the layers of a pipeline rank, model.layers/plan.pp=32/4=8")
+# Activation offloading (issue 35): more layers than the model's, with a pipeline.
+expect_error(offload_layers "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"global_batch\": 16, \"cpu_offloading_num_layers\": 40}}"
+             "error: plan.cpu_offloading_num_layers=40 must be below model.layers=32: Megatron-Core offloads fewer layers than the model has (rule offload_layers)")
+expect_error(offload_pipeline "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"pp\": 2, \"global_batch\": 16, \"cpu_offloading_num_layers\": 4}}"
+             "error: plan.cpu_offloading_num_layers=4 with plan.pp=2: Megatron-Core has no support for pipeline parallelism with CPU offloading (rule offload_conflict)")
 execute_process(COMMAND ${STEPCAST} estimate ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
   message(FATAL_ERROR "estimate of the example failed (${rc}): ${out}")

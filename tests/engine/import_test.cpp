@@ -250,6 +250,7 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.pp_scatter_gather, b.pp_scatter_gather);
   EXPECT_EQ(a.fp8_param_gather, b.fp8_param_gather);
   EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
+  EXPECT_EQ(a.cpu_offloading_num_layers, b.cpu_offloading_num_layers);
   EXPECT_EQ(a.first_stage_layers, b.first_stage_layers);
   EXPECT_EQ(a.last_stage_layers, b.last_stage_layers);
   EXPECT_EQ(a.embedding_in_split, b.embedding_in_split);
@@ -339,6 +340,8 @@ std::vector<std::string> flag_scenarios() {
                         "recompute_method": "block", "recompute_num_layers": 3}})",
            R"({"model": "gpt-oss-20b", "cluster": {"node": "dgx-b200", "nodes": 1},
                "plan": {"ep": 8, "global_batch": 64, "precision": "mxfp8"}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 2, "global_batch": 32, "cpu_offloading_num_layers": 12}})",
            R"({"model": "deepseek-v2-lite", "cluster": {"node": "dgx-b200", "nodes": 1},
                "plan": {"ep": 8, "global_batch": 64, "precision": "nvfp4",
                         "moe_dispatcher": "alltoall", "moe_overlap": true}})",
@@ -514,6 +517,34 @@ TEST(MegatronArgs, AdamMomentsInBf16) {
   EXPECT_NE(recipe.find("cfg.optimizer.use_precision_aware_optimizer = True\n"), std::string::npos);
   EXPECT_NE(recipe.find("cfg.optimizer.exp_avg_dtype = torch.bfloat16\n"), std::string::npos);
   EXPECT_NE(recipe.find("cfg.optimizer.exp_avg_sq_dtype = torch.bfloat16\n"), std::string::npos);
+}
+
+// Activation offloading: --cpu-offloading-num-layers is the key (Megatron-LM turns
+// --cpu-offloading on for it); the export writes both, the recipe both attributes.
+TEST(MegatronArgs, ActivationOffloading) {
+  const std::string model = "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                            "--seq-length 1024 --max-position-embeddings 1024 --vocab-size 32000 "
+                            "--micro-batch-size 1 --global-batch-size 8 --bf16 ";
+  auto r = import_args(model + "--cpu-offloading --cpu-offloading-num-layers 3");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->scenario["plan"]["cpu_offloading_num_layers"], 3);
+  EXPECT_EQ(r->ignored, std::vector<std::string>{});
+  r = import_args(model);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->scenario["plan"].contains("cpu_offloading_num_layers"));
+
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 8, "cpu_offloading_num_layers": 12}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("--cpu-offloading \\\n"), std::string::npos) << args;
+  EXPECT_NE(args.find("--cpu-offloading-num-layers 12"), std::string::npos) << args;
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("cfg.model.cpu_offloading = True\n"), std::string::npos) << recipe;
+  EXPECT_NE(recipe.find("cfg.model.cpu_offloading_num_layers = 12\n"), std::string::npos)
+      << recipe;
+  const Scenario none = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 8}})");
+  EXPECT_EQ(export_plan(none, PlanExport::megatron_args).find("cpu-offloading"), std::string::npos);
 }
 
 TEST(MegatronArgs, NoSequenceParallelOrTpOverlapAtTpOne) {

@@ -268,6 +268,83 @@ TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
               1e-12);
 }
 
+// Activation offloading (plan.cpu_offloading_num_layers): Llama 3 8B, no parallelism but data,
+// 4096 tokens a micro-batch, bf16, fused attention. One layer keeps, in units of s b h bytes:
+// the two norms' inputs 4, the QKV input 2, Q K V 2 (4096 + 2 x 1024) / 4096 = 3, the attention
+// output 2, its dropout mask 1, the fc1 input 2, SwiGLU's gate, up and product 3 x 2 x 14336 /
+// 4096 = 21, the MLP's dropout mask 1, and the log-sum-exp 4 x 32 heads / 4096 = 0.03125: 36.03125.
+TEST(Memory, OffloadedLayersLeaveTheGpuAndCostTheirCopies) {
+  auto run = [](const char* node, int nodes, int layers) {  // one micro-batch a GPU on GB200
+    return estimate(test::scenario(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "{}", "nodes": {}}}, "plan": {{"tp": 1,
+        "pp": 1, "micro_batch": 1, "global_batch": {}, "recompute": "none",
+        "cpu_offloading_num_layers": {}}}, "seq_len": 4096}})",
+        node, nodes, node[0] == 'g' ? 72 : 64, layers)));
+  };
+  const double layer = 36.03125 * 4096.0 * 4096.0;  // 604,504,064 bytes
+  const Report none = run("dgx-h100", 1, 0), eight = run("dgx-h100", 1, 8);
+  const StageReport &a = none.stages[0], &b = eight.stages[0];
+  EXPECT_NEAR(b.memory.offloaded, 8 * layer, 1);
+  EXPECT_NEAR(a.memory.activations - b.memory.activations, 8 * layer, 1);
+  EXPECT_NEAR(a.memory.total - b.memory.total,
+              8 * layer * (1 + builtin_catalog().calibration.framework_memory_fraction), 1);
+  EXPECT_EQ(a.memory.offloaded, 0);
+  EXPECT_NEAR(eight.host_memory_bytes_per_node, 8 * 8 * layer, 1);  // 8 GPUs a node
+  EXPECT_EQ(none.host_memory_bytes_per_node, 0);
+  // Time: each copy moves one layer over PCIe 5.0 x16 at 63 GB/s (9.6 ms), behind the next
+  // layer's forward (to the host) and backward (back); the excess waits, 8 layers' worth, every
+  // micro-batch (64 / 8 GPUs = 8).
+  const double copy = layer / 63e9;
+  const double f = b.forward_s / 32, bw = b.backward_s / 32;
+  ASSERT_GT(copy, bw);  // PCIe is slower than either pass of one layer here
+  EXPECT_NEAR(b.offload_s, 8 * (copy - f) + 8 * (copy - bw), 1e-12);
+  EXPECT_NEAR(eight.breakdown.offload, 8 * b.offload_s, 1e-12);
+  EXPECT_EQ(a.offload_s, 0);
+  // The breakdown names it; the iteration grows by it, less what the longer backward now hides
+  // of the data-parallel gradient reduce.
+  EXPECT_NEAR(eight.breakdown.sum(), eight.iteration_time_s, 1e-9);
+  EXPECT_LE(eight.iteration_time_s - none.iteration_time_s, eight.breakdown.offload + 1e-12);
+  EXPECT_GT(eight.iteration_time_s - none.iteration_time_s, 0.5 * eight.breakdown.offload);
+  // NVLink-C2C (GB200, 450 GB/s a direction): 1.34 ms, hidden behind every layer's compute.
+  const Report c2c = run("gb200-nvl72", 1, 8);
+  EXPECT_LT(layer / 450e9, c2c.stages[0].forward_s / 32);
+  EXPECT_EQ(c2c.stages[0].offload_s, 0);
+  EXPECT_NEAR(c2c.stages[0].memory.offloaded, 8 * layer, 1);
+}
+
+// Megatron-Core's restrictions on offloading, and the host link it needs: one line each, naming
+// the key, its value and the rule.
+TEST(Memory, OffloadingWhereMegatronCannot) {
+  auto error = [](const std::string& plan, const char* node = "dgx-h100",
+                  const char* framework = "megatron-core") {
+    return test::error_of(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "{}", "nodes": 1}}, "plan": {{"tp": 1,
+        "global_batch": 64, "framework": "{}", {}}}}})",
+        node, framework, plan));
+  };
+  Error e = error(R"("pp": 1, "recompute": "none", "cpu_offloading_num_layers": 32)");
+  EXPECT_EQ(e.rule, Rule::offload_layers);
+  EXPECT_EQ(e.path, "plan.cpu_offloading_num_layers");
+  EXPECT_EQ(e.values["most"], 31);
+  EXPECT_NE(e.message.find("plan.cpu_offloading_num_layers=32 must be below model.layers=32"),
+            std::string::npos) << e.message;
+  e = error(R"("pp": 2, "recompute": "none", "cpu_offloading_num_layers": 4)");
+  EXPECT_EQ(e.rule, Rule::offload_conflict);
+  EXPECT_EQ(e.values["setting"], "pp");
+  EXPECT_NE(e.message.find("plan.cpu_offloading_num_layers=4 with plan.pp=2"), std::string::npos)
+      << e.message;
+  e = error(R"("pp": 1, "recompute": "selective", "cpu_offloading_num_layers": 4)");
+  EXPECT_EQ(e.rule, Rule::offload_conflict);
+  EXPECT_EQ(e.values["setting"], "recompute");
+  e = error(R"("pp": 1, "recompute": "none", "cpu_offloading_num_layers": 4)", "pcie-l40s-x8");
+  EXPECT_EQ(e.rule, Rule::host_link);
+  EXPECT_EQ(e.values["node"], "pcie-l40s-x8");
+  e = error(R"("pp": 1, "recompute": "none", "cpu_offloading_num_layers": 4)", "dgx-h100",
+            "deepspeed");
+  EXPECT_EQ(e.rule, Rule::framework_cannot);
+  EXPECT_EQ(e.path, "plan.cpu_offloading_num_layers");
+}
+
 TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
   // GPT-3 175B on one DGX A100: 175 B parameters / 8 GPUs x 18 bytes is far over 80 GiB.
   const Scenario s = test::scenario(R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100",

@@ -96,12 +96,16 @@ Step<Json> cluster_of(const detail::CellReader& cell, int64_t gpus, const Source
                                         "source's recipes, sources.json)",
                                         gpus, per_domain));
   }
-  return Json{{"gpu", node->gpu},
-              {"gpus_per_node", per_domain},
-              {"nodes", gpus / per_domain},
-              {"intra_node_link", node->intra_node_link},
-              {"inter_node_link", node->inter_node_link},
-              {"nics_per_node", per_domain}};
+  Json cluster = {{"gpu", node->gpu},
+                  {"gpus_per_node", per_domain},
+                  {"nodes", gpus / per_domain},
+                  {"intra_node_link", node->intra_node_link},
+                  {"inter_node_link", node->inter_node_link},
+                  {"nics_per_node", per_domain}};
+  // The rack's host link (NVLink-C2C), which its recipes' activation offloading crosses.
+  if (node->host_link_Bps_per_dir > 0)
+    cluster["host_link_GBps_per_dir"] = node->host_link_Bps_per_dir / 1e9;
+  return cluster;
 }
 
 Step<std::string> precision_of(const detail::CellReader& cell, Case& c) {
@@ -237,6 +241,14 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
     auto keys = detail::moe_plan_of(cell, facts, *pp * vpp, layers, c.assumptions);
     if (!keys.value) return Skip{keys.skip};
     for (auto it = keys.value->begin(); it != keys.value->end(); ++it) plan[it.key()] = *it;
+  }
+  // Activation offloading, which no row states: its recipe's, dense or MoE.
+  if (const auto* recipe = detail::recipe_of(cell, facts);
+      recipe && recipe->cpu_offloading_num_layers) {
+    plan["cpu_offloading_num_layers"] = *recipe->cpu_offloading_num_layers;
+    c.assumptions.push_back(fmt::format("activations of {} layers offloaded to the host (the "
+                                        "source's {} recipe, sources.json)",
+                                        *recipe->cpu_offloading_num_layers, cell("model")));
   }
 
   Json scenario = Json::object();

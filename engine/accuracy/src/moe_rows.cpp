@@ -62,6 +62,7 @@ Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
     return Skip{fmt::format("preset '{}' could not be read", spec->id)};
   model.erase("source");
   model.erase("notes");
+  model.erase("recipe");  // a published run of the preset, for the page: not the row's model
 
   // The row repeats the preset's shape; a difference means another model of the same name.
   const auto layers = leading_integer(cell("layers"));

@@ -109,7 +109,7 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
                          "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
-                         "bf16_moments", "pipeline_layouts", "why"});
+                         "bf16_moments", "cpu_offloading_num_layers", "pipeline_layouts", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
   // Optional filters: arrays of strings.
@@ -132,6 +132,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
     m.cuda_graphs = r.boolean("cuda_graphs", std::nullopt);
   if (r.has("bf16_moments") && !is_null(r, "bf16_moments"))
     m.bf16_moments = r.boolean("bf16_moments", std::nullopt);
+  if (r.has("cpu_offloading_num_layers") && !is_null(r, "cpu_offloading_num_layers"))
+    m.cpu_offloading_num_layers = r.integer("cpu_offloading_num_layers", std::nullopt, 1);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
   if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);

@@ -23,6 +23,7 @@ struct NodePreset {
   std::string intra_node_link;
   std::string inter_node_link;
   int nics_per_node = 0;
+  double host_link_Bps_per_dir = 0;  // GPU to host memory, per direction; 0: not stated
 };
 
 // A training stack's profile (presets/frameworks/<id>.json): the plan flags it sets when the

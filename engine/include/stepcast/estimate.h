@@ -26,9 +26,10 @@ struct Breakdown {
   double optimizer = 0;  // the optimizer step
   double other = 0;      // norm and embedding grad all-reduces, gradient norm, loss
   double host = 0;       // the GPU waiting for the CPU to launch kernels (eager, small work)
+  double offload = 0;    // activation copies to and from host memory not hidden behind compute
   double sum() const {
     return forward + backward + recompute + tp_comm + cp_comm + ep_comm + pp_comm + bubble +
-           dp_comm + optimizer + other + host;
+           dp_comm + optimizer + other + host + offload;
   }
 };
 
@@ -47,6 +48,9 @@ struct StageReport {
   // Of optimizer_s, Muon's Newton-Schulz iterations and the TP gathers of the matrices before
   // them (0 under Adam).
   double newton_schulz_s = 0;
+  // Activation offloading's copies over the host link, one micro-batch, not hidden behind the
+  // compute they overlap (plan.cpu_offloading_num_layers; physics/offload.h).
+  double offload_s = 0;
   MemoryBreakdown memory;
   std::vector<CommOp> communication;
 };
@@ -111,6 +115,8 @@ struct Report {
   double peak_tflops = 0;     // dense peak per GPU at the plan's precision
   int bottleneck_stage = 0;
   bool fits = true;
+  // Host memory a node needs for the offloaded activations: its GPUs' largest offloaded bytes.
+  double host_memory_bytes_per_node = 0;
   Breakdown breakdown;
   std::vector<StageReport> stages;  // of the slowest replica set
   std::vector<ReplicaReport> replicas;

@@ -70,6 +70,9 @@ struct ClusterGroup {
   LinkSpec intra_node_link;
   LinkSpec inter_node_link;
   int nics_per_node = 0;
+  // The link between each GPU and host memory, bytes/s per direction (the node preset's
+  // host_link_GBps_per_dir: PCIe x16 per GPU, NVLink-C2C on Grace systems); 0: not stated.
+  double host_link_Bps_per_dir = 0;
 
   int gpus() const { return gpus_per_node * nodes; }
 };

@@ -33,6 +33,9 @@ struct MemoryBreakdown {
   // The rest of the allowance outside the allocator (calibration framework_memory_gib: the CUDA
   // context and NCCL) beyond the named NCCL buffers.
   double other = 0;
+  // Activation bytes held in host memory instead of the GPU (plan.cpu_offloading_num_layers):
+  // not in `activations` nor the total; what each GPU needs of its node's host memory.
+  double offloaded = 0;
   double total = 0;  // reserved + the parts outside the allocator: what the GPU must hold
   // What torch.cuda.max_memory_allocated and max_memory_reserved measure at the stage's peak.
   double allocated = 0;  // weights + gradients + optimizer + activations + moe_dispatch + ep_overlap
@@ -49,6 +52,13 @@ struct MemoryBreakdown {
 // intermediates on the rows this GPU's experts receive, the shared experts' MLP).
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, bool moe = false);
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerKind& kind);
+
+// The layers of a stage whose activations plan.cpu_offloading_num_layers sends to the host (no
+// more than the stage has).
+inline int64_t offloaded_layers(const Plan& plan, const StageShape& stage) {
+  return plan.cpu_offloading_num_layers < stage.layers ? plan.cpu_offloading_num_layers
+                                                       : stage.layers;
+}
 
 // A stage's layers' activations are held for StageShape::in_flight micro-batches, as the
 // pipeline schedule keeps them (schedule.h; Korthikanti et al., sec. 4.2.3 generalised per stage).

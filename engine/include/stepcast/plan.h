@@ -162,6 +162,12 @@ struct Plan {
   bool pp_scatter_gather = false;
   bool fp8_param_gather = false;  // low-precision training gathers fp8 parameters (and keeps them)
   bool cuda_graphs = false;       // kernels launched from captured CUDA graphs, not one by one
+  // Megatron-Core's layer-level activation offloading (--cpu-offloading with
+  // --cpu-offloading-num-layers, TransformerConfig.cpu_offloading_num_layers at NVIDIA/Megatron-LM
+  // d98e8a64): the activations of that many layers live in host memory between their forward and
+  // their backward, copied over the host link while the next layer computes (Transformer
+  // Engine's get_cpu_offload_context). 0: none.
+  int64_t cpu_offloading_num_layers = 0;
 
   // Megatron's uneven pipeline splits: layers on the first and last stage (0: the even share),
   // and whether the input embedding and the loss count as a layer each in the split

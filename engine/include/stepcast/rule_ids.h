@@ -64,6 +64,9 @@ enum class Rule {
   moe_overlap,
   recompute_modules,
   recompute_num_layers,
+  offload_layers,
+  offload_conflict,
+  host_link,
   precision_supported,
   // The model's shape and the cluster's links.
   top_k,
@@ -244,6 +247,18 @@ inline constexpr RuleInfo kRules[] = {
     {Rule::recompute_num_layers, "recompute_num_layers",
      "`plan.recompute_num_layers` of full recompute is more than a pipeline rank's layers",
      "`recompute_num_layers`, `most`"},
+    {Rule::offload_layers, "offload_layers",
+     "`plan.cpu_offloading_num_layers` must be below the model's layers (Megatron-Core offloads "
+     "fewer layers than the model has; with no pipeline, a stage holds them all)",
+     "`cpu_offloading_num_layers`, `most`"},
+    {Rule::offload_conflict, "offload_conflict",
+     "Megatron-Core's activation offloading (`plan.cpu_offloading_num_layers`) runs without a "
+     "pipeline and without recompute; the error's path is the setting that stops it",
+     "`setting`, `value`"},
+    {Rule::host_link, "host_link",
+     "activation offloading needs the node's link to host memory, which a node preset states "
+     "(`host_link_GBps_per_dir`) and a cluster described key by key does not",
+     "`node`"},
     {Rule::precision_supported, "precision_supported",
      "the GPU has no dense peak at `plan.precision`",
      "`precision`, `gpu`, `supported` (the precisions it has)"},

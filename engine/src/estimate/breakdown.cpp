@@ -21,6 +21,7 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail) {
   b.optimizer = tail.optimizer_s;
   b.other = tail.other_s;
   b.host = m * t.host;
+  b.offload = m * t.offload;
   return b;
 }
 

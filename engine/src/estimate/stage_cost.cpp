@@ -9,6 +9,7 @@
 
 #include "estimate/step.h"
 #include "stepcast/compute.h"
+#include "stepcast/offload.h"
 #include "stepcast/optimizer.h"
 #include "stepcast/overlap.h"
 
@@ -550,7 +551,22 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   t.zero3 = zero3.total();
 
-  t.forward_exposed = tp.forward + cp.forward + ep.forward + zero3.forward + host.forward;
+  // Activation offloading (offload.h): each offloaded layer's copy to the host hides behind the
+  // next layer's forward, its copy back behind the next layer's backward; the excess waits.
+  st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
+  ByPass offload;
+  if (const int64_t n = offloaded_layers(p, shape); n > 0) {
+    const double layers = static_cast<double>(shape.layers);
+    const OffloadCost copies = offload_cost(
+        n, st.memory.offloaded / (static_cast<double>(n) * shape.in_flight),
+        sc.cluster.groups[group].host_link_Bps_per_dir, t.forward / layers, t.backward / layers);
+    offload = {copies.forward_s, copies.backward_s};
+  }
+  t.offload = offload.total();
+  st.offload_s = t.offload;
+
+  t.forward_exposed =
+      tp.forward + cp.forward + ep.forward + zero3.forward + host.forward + offload.forward;
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);
@@ -587,7 +603,6 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   c.dp_reduce = dp_burst(ops, Phase::gradient_sync, false, paths, 1);
   c.dp_gather = dp_burst(ops, Phase::optimizer, true, paths, 1);
   st.dp_sync_s = c.dp_reduce.whole_s();
-  st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
   return c;
 }
 

@@ -47,12 +47,13 @@ struct StageTime {
   double tp = 0, cp = 0, zero3 = 0;                 // exposed communication
   double ep = 0;  // MoE token exchange (all-to-alls, expert TP) not hidden behind compute
   double host = 0;  // the GPU waiting for the CPU to launch kernels (eager launch-bound)
-  // Of tp, cp, zero3, ep and host: what the forward pass exposes (each phase's communication
+  double offload = 0;  // activation copies to and from the host not hidden (offload.h)
+  // Of tp, cp, zero3, ep, host and offload: what the forward pass exposes (each phase's communication
   // with the compute of its own pass), so a schedule's forward and backward blocks grow with
   // their own pass's work only.
   double forward_exposed = 0;
   double compute() const { return forward + backward + recompute; }
-  double total() const { return compute() + tp + cp + zero3 + ep + host; }
+  double total() const { return compute() + tp + cp + zero3 + ep + host + offload; }
   // Each pass's wall time: its compute and what it exposes (the backward's with recompute).
   double forward_pass() const { return forward + forward_exposed; }
   double backward_pass() const { return total() - forward_pass(); }

@@ -241,6 +241,12 @@ std::string bridge_recipe(const Scenario& s) {
       break;
   }
   set(attribute("cuda-graph-impl"), p.cuda_graphs ? "\"transformer_engine\"" : "\"none\"");
+  if (p.cpu_offloading_num_layers > 0) {
+    // As Megatron-Bridge's performance overrides set it (scripts/performance/utils/overrides.py
+    // at NVIDIA-NeMo/Megatron-Bridge 067f987d).
+    set(attribute("cpu-offloading"), "True");
+    copy("cpu-offloading-num-layers");
+  }
   if (!p.flash_attention) set(attribute("attention-backend"), "\"unfused\"");
   copy("seq-length");
   copy("micro-batch-size");

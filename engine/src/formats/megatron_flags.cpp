@@ -310,6 +310,17 @@ constexpr MegatronFlag kFlags[] = {
        return "transformer_engine";
      },
      .bridge = "model.cuda_graph_impl"},
+    // Megatron-LM turns --cpu-offloading on where --cpu-offloading-num-layers is above 0
+    // (megatron/training/arguments.py at d98e8a64); a recipe sets both.
+    {.flag = "cpu-offloading", .key = "plan.cpu_offloading_num_layers", .form = F::on,
+     .absent = D::rule("on where --cpu-offloading-num-layers is above 0; alone it offloads no "
+                       "layer"),
+     .exported = [](const Scenario&, const Plan& p) {
+       return switch_if(p.cpu_offloading_num_layers > 0);
+     },
+     .bridge = "model.cpu_offloading"},
+    {.flag = "cpu-offloading-num-layers", .key = "plan.cpu_offloading_num_layers",
+     .bridge = "model.cpu_offloading_num_layers"},
     // Megatron-LM numbers ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with this switch.
     {.flag = "use-tp-pp-dp-mapping", .key = "plan.rank_order", .form = F::on,
      .is = "tp-cp-ep-pp-dp"},

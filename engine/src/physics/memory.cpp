@@ -198,6 +198,15 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
       act = (input * checkpointed + whole * (layers - checkpointed)) * in_flight + replayed;
     }
   }
+  // Activation offloading (offload.h): the offloaded layers' activations wait in host memory
+  // between their forward and their backward. Megatron-Core runs it without a pipeline or
+  // recompute (rules.cpp), so they are the stage's own first layers of each micro-batch in
+  // flight, at the stage's mean per layer.
+  if (const int64_t n = offloaded_layers(p, st); n > 0) {
+    mem.offloaded = static_cast<double>(n) * one_micro_batch / static_cast<double>(st.layers) *
+                    in_flight;
+    act -= mem.offloaded;
+  }
   if (st.mtp)  // the MTP modules' layers, like the last layer, for the micro-batches in flight
     act += static_cast<double>(m.mtp_layers) * in_flight *
            layer_activation_bytes(m, p, m.is_moe_layer(m.layers - 1));

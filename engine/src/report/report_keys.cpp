@@ -64,6 +64,10 @@ constexpr ReportKey<Breakdown> kBreakdown[] = {
     value<&Breakdown::host>("host", "s", "CPU launches",
                             "the GPU waiting for the CPU to launch its kernels (eager launches "
                             "of small work, a dropless MoE layer's host sync)"),
+    value<&Breakdown::offload>("offload", "s", "Offload copies",
+                               "activation copies to and from host memory "
+                               "(plan.cpu_offloading_num_layers) not hidden behind the layers' "
+                               "compute"),
 };
 
 // --- Memory per GPU of a stage.
@@ -113,6 +117,9 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
     value<&MemoryBreakdown::capacity>("capacity", "bytes", "Capacity", "the GPU's memory"),
     value<&MemoryBreakdown::headroom>("headroom", "bytes", "Headroom",
                                       "the bytes plan.memory_headroom keeps free"),
+    value<&MemoryBreakdown::offloaded>("offloaded", "bytes", "Offloaded",
+                                       "activations held in host memory instead "
+                                       "(plan.cpu_offloading_num_layers): not in the total"),
 };
 
 // --- One operation of the communication census.
@@ -159,6 +166,9 @@ constexpr ReportKey<StageReport> kStage[] = {
                                          "of the optimizer step, Muon's Newton-Schulz iterations "
                                          "on whole matrices and the TP gathers before them (0 "
                                          "under Adam)"),
+    value<&StageReport::offload_s>("offload_s", "s", "Offload copies",
+                                   "one micro-batch's activation copies to and from the host "
+                                   "not hidden behind compute"),
     {"memory_bytes", "bytes", "Memory", "memory per GPU of the stage, by part",
      &write_child<StageReport, MemoryBreakdown, &memory_table,
                   +[](const StageReport& s) -> const MemoryBreakdown& { return s.memory; }>,
@@ -256,6 +266,11 @@ constexpr ReportKey<Report> kReport[] = {
                                      "the stage with the largest time per micro-batch"),
     value<&Report::fits>("fits", "", "Fits in memory",
                          "every stage leaves plan.memory_headroom of its GPU free"),
+    value<&Report::host_memory_bytes_per_node>("host_memory_bytes_per_node", "bytes",
+                                               "Host memory per node",
+                                               "pinned host memory a node's GPUs hold the "
+                                               "offloaded activations in (0 without "
+                                               "offloading)"),
     {"breakdown_s", "s", "Where the step goes",
      "exposed time on the critical path: each part computed from the step that produces it, "
      "summing to iteration_time_s",

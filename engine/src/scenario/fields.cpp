@@ -647,6 +647,15 @@ constexpr Field<Plan> kPlan[] = {
                                        "(--cuda-graph-impl): the CPU no longer launches them one "
                                        "by one",
                                 .control = C::advanced}),
+    member<&Plan::cpu_offloading_num_layers>(
+        {.object = "plan", .name = "cpu_offloading_num_layers", .link = "col",
+         .fallback = D::of(0.0), .min = 0, .max = 100000, .unit = "layers",
+         .label = "Offloaded layers",
+         .doc = "layers whose activations wait in host memory between their forward and "
+                "backward, copied over the node's host link while the next layer computes "
+                "(Megatron-Core's --cpu-offloading --cpu-offloading-num-layers): fewer than the "
+                "model's layers, with no pipeline and no recompute",
+         .control = C::advanced}),
     {{.object = "plan", .name = "first_stage_layers",
                                        .link = "fsl", .fallback = D::rule("the even share"),
                                        .min = 1, .max = 100000, .unit = "layers",
@@ -850,6 +859,12 @@ constexpr KeyInfo kCluster[] = {
      .fallback = D::rule("`gpus_per_node`"), .min = 1, .max = 4096, .unit = "NICs",
      .label = "NICs per node", .doc = "without `node`: network ports per node",
      .control = C::cluster},
+    {.object = "cluster", .name = "host_link_GBps_per_dir", .link = "hl", .type = V::number,
+     .fallback = D::rule("the node preset's; not stated without `node`"), .min = 0,
+     .max = 10000, .unit = "GB/s", .label = "Host link",
+     .doc = "without `node`: each GPU's link to host memory, GB/s per direction (PCIe 4.0 x16 "
+            "31.5, PCIe 5.0 x16 63, NVLink-C2C 450): what activation offloading's copies cross",
+     .scale = 1e9},
     {.object = "cluster", .name = "groups", .link = "groups", .type = V::list,
      .fallback = D::absent(), .label = "Groups of nodes",
      .doc = "a heterogeneous cluster: pools of different nodes (say A100 and H100 servers), "

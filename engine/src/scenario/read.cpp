@@ -80,13 +80,15 @@ Result<ClusterGroup> parse_group(const Json& j, const std::string& path, const C
     g.intra_node_link = *catalog.find_link(node->intra_node_link);
     g.inter_node_link = *catalog.find_link(node->inter_node_link);
     g.nics_per_node = node->nics_per_node;
+    g.host_link_Bps_per_dir = node->host_link_Bps_per_dir;
     return g;
   }
   r.reject_unknown_keys({"gpu", "gpus_per_node", "nodes", "intra_node_link", "inter_node_link",
-                         "nics_per_node"});
+                         "nics_per_node", "host_link_GBps_per_dir"});
   g.gpus_per_node = static_cast<int>(r.integer(key("gpus_per_node")));
   g.nodes = static_cast<int>(r.integer(key("nodes")));
   g.nics_per_node = static_cast<int>(r.integer(key("nics_per_node"), g.gpus_per_node));
+  g.host_link_Bps_per_dir = r.number(key("host_link_GBps_per_dir"), 0.0);
   if (!r.ok()) return r.error();
   auto gpu = preset_or_object<GpuSpec>(
       r, "gpu", "gpu", [&](const std::string& id) { return catalog.find_gpu(id); },

@@ -541,6 +541,52 @@ bool check_recompute(Rules& c) {
   return c.ok();
 }
 
+// Activation offloading as Megatron-Core admits it (TransformerConfig.__post_init__ at
+// NVIDIA/Megatron-LM d98e8a64): "CPU offloading can be done only for layers less than
+// num_layers", "no support for Pipeline parallelism with CPU offloading", "CPU offloading does
+// not work when activation recomputation is enabled"; and the copies need the node's host link.
+bool check_offload(Rules& c) {
+  const Plan& p = c.s().plan;
+  const int64_t n = p.cpu_offloading_num_layers;
+  if (n <= 0) return c.ok();
+  const ModelSpec& m = c.s().model;
+  const std::string key = "plan.cpu_offloading_num_layers";
+  if (n >= m.layers && !c.broken([&] {
+        return rule(Rule::offload_layers, key,
+                    fmt::format("{}={} must be below model.layers={}: Megatron-Core offloads "
+                                "fewer layers than the model has (rule offload_layers)",
+                                key, n, m.layers),
+                    {"model.layers"}, {{"cpu_offloading_num_layers", n}, {"most", m.layers - 1}});
+      }))
+    return false;
+  // The first setting that stops it: a pipeline, then recompute.
+  const bool piped = p.pp > 1, recomputes = p.recompute != Recompute::none;
+  if ((piped || recomputes) && !c.broken([&] {
+        const std::string setting = piped ? "pp" : "recompute";
+        const Json value = piped ? Json(p.pp) : Json(std::string(name_of(p.recompute)));
+        return rule(Rule::offload_conflict, key,
+                    fmt::format("{}={} with plan.{}={}: Megatron-Core {} (rule offload_conflict)",
+                                key, n, setting, value.dump(),
+                                piped ? "has no support for pipeline parallelism with CPU "
+                                        "offloading"
+                                      : "CPU offloading does not work with activation "
+                                        "recomputation"),
+                    {"plan." + setting}, {{"setting", setting}, {"value", value}});
+      }))
+    return false;
+  for (const ClusterGroup& g : c.s().cluster.groups)
+    if (g.host_link_Bps_per_dir <= 0 && !c.broken([&] {
+          const std::string node = g.node_id.empty() ? "a cluster given key by key" : g.node_id;
+          return rule(Rule::host_link, key,
+                      fmt::format("{}={}: the node's link to host memory is not stated ({}; "
+                                  "node presets state host_link_GBps_per_dir) (rule host_link)",
+                                  key, n, node),
+                      {"cluster.node"}, {{"node", node}});
+        }))
+      return false;
+  return c.ok();
+}
+
 bool check_budget(Rules& c) {
   const Plan& p = c.s().plan;
   const ModelSpec& m = c.s().model;
@@ -913,6 +959,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
     return false;
   if (product == gpus && !check_experts(c) && !errors) return false;
   if (!check_recompute(c) && !errors) return false;
+  if (!check_offload(c) && !errors) return false;
   const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;

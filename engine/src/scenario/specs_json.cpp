@@ -71,7 +71,8 @@ Result<LinkSpec> link_from_json(const Json& j, const std::string& path) {
 Result<NodePreset> node_preset_from_json(const Json& j) {
   JsonReader r(j, "");
   r.reject_unknown_keys({"id", "name", "gpu", "gpus_per_node", "intra_node_link",
-                         "inter_node_link", "nics_per_node", "source", "confidence", "notes"});
+                         "inter_node_link", "nics_per_node", "host_link_GBps_per_dir", "source",
+                         "confidence", "notes"});
   NodePreset n;
   n.id = r.string("id", std::nullopt);
   n.name = r.string("name", n.id);
@@ -80,6 +81,8 @@ Result<NodePreset> node_preset_from_json(const Json& j) {
   n.intra_node_link = r.string("intra_node_link", std::nullopt);
   n.inter_node_link = r.string("inter_node_link", std::nullopt);
   n.nics_per_node = static_cast<int>(r.integer("nics_per_node", std::nullopt, 1, 4096));
+  // Each GPU's link to host memory (activation offloading's copies); absent: not stated.
+  n.host_link_Bps_per_dir = r.number("host_link_GBps_per_dir", 0.0, 0, true, 10000) * 1e9;
   if (!r.ok()) return r.error();
   return n;
 }

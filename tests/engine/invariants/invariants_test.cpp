@@ -63,9 +63,16 @@ struct Tally {
 // parameter gather).
 // (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
 // the copies flex never sends: traffic_test.cpp.)
+// Redrawn with the torchtitan profile (round 3, stop 44): the draw above's violations are gone
+// or moved to other seeds; this draw's are all of the two unfixed mechanisms named above or of
+// "auto" replica sets: a lower peak faster by up to 0.23 % (seeds 1134, 1795, 2349, each with
+// moe_overlap), a compute scale above 1 slower by up to 0.39 % (1134, 1746, 1795, 2349, 2634:
+// moe_overlap) and by 1.6 % (seed 446: Moonlight on two groups under megatron-fsdp with "auto"
+// micro-batches per replica set, whose balancer picks among a few splits and lands on a slower
+// one when the compute changes).
 const std::map<std::string, size_t> kKnownViolations = {
-    {"ComputeScaleUpNeverSlower", 4},
-    {"MoeImbalanceNeverFaster", 1},
+    {"LowerPeakNeverFaster", 3},
+    {"ComputeScaleUpNeverSlower", 6},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly

@@ -7,7 +7,7 @@ let memory = [];
 
 // A part that needs an input of the scenario (its schema path) to mean anything: it is not listed
 // among the parts that are zero when the scenario lacks it (a dense model has no expert comm).
-const NEEDS = { ep_comm: 'model.moe' };
+const NEEDS = { ep_comm: 'model.moe', offload: 'plan.cpu_offloading_num_layers' };
 // The tooltip (ui/terms.js) of each memory part.
 const MEMORY_TERMS = {
   weights: 'weights', gradients: 'gradients', optimizer: 'optimizer_mem', activations: 'activations', moe_dispatch: 'moe_dispatch',

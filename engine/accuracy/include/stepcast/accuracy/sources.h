@@ -57,7 +57,8 @@ struct SourceFacts {
   // What the source's published recipe for a model sets where its rows say "not stated (see
   // perf_recipes)": recompute, the MoE token exchange, and the pipeline layouts by stage count
   // (pp x vp) for models whose layers do not split evenly, and where recipes differ by release,
-  // GPU system or precision, the EP overlap and CUDA graphs; and the optimizer's moment dtype.
+  // GPU system or precision, the EP overlap and CUDA graphs; the optimizer's moment dtype; and
+  // the layers whose activations it offloads.
   // The first entry whose model_contains is in the row's model name and whose filters (sources,
   // gpu_prefix, precision; empty: any) hold applies.
   struct ModelRecipe {
@@ -68,6 +69,9 @@ struct SourceFacts {
     std::optional<bool> moe_overlap;      // --overlap-moe-expert-parallel-comm; none: the row's
     std::optional<bool> cuda_graphs;      // the recipe's cuda_graph_impl; none: the profile's
     std::optional<bool> bf16_moments;     // Adam's moments in bf16 (exp_avg_dtype); none: fp32
+    // Layers whose activations the recipe offloads to the host (cpu_offloading_num_layers),
+    // dense rows and MoE rows alike; none: no offloading.
+    std::optional<int64_t> cpu_offloading_num_layers;
     std::string recompute;       // none / selective / full; empty: the source's default
     std::string moe_dispatcher;  // alltoall / allgather / flex; empty: the engine's default
     std::optional<int64_t> etp;  // expert tensor parallel size; none: the engine's (tp)
