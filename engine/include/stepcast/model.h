@@ -100,6 +100,20 @@ struct LayerKind {
   bool operator==(const LayerKind&) const = default;
 };
 
+// The member of a count per layer kind (ModelSpec::LayerCounts, LayerMix: the same eight names)
+// that counts kind k.
+template <class Counts>
+constexpr auto& count_of(Counts& n, const LayerKind& k) {
+  switch (k.block) {
+    case Block::mamba: return n.mamba;
+    case Block::attention: return n.attention;
+    case Block::mlp: return k.moe ? n.moe_block : n.mlp;
+    case Block::transformer: break;
+  }
+  if (k.moe) return k.windowed ? n.moe_windowed : n.moe;
+  return k.windowed ? n.dense_windowed : n.dense;
+}
+
 // Every kind of layer a model can hold, in one table: the four of a transformer, the four of a
 // hybrid pattern (`M`, `*`, `-`, `E`).
 inline constexpr std::array<LayerKind, 8> kLayerKinds = {
@@ -168,8 +182,8 @@ struct ModelSpec {
     int64_t dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
     int64_t mamba = 0, attention = 0, mlp = 0, moe_block = 0;
     // The count of one of kLayerKinds.
-    int64_t& of(const LayerKind& k);
-    int64_t of(const LayerKind& k) const { return const_cast<LayerCounts&>(*this).of(k); }
+    int64_t& of(const LayerKind& k) { return count_of(*this, k); }
+    int64_t of(const LayerKind& k) const { return count_of(*this, k); }
     // The sum over the layers of per_layer(kind): one call per kind present.
     template <class PerLayer>
     double sum(PerLayer&& per_layer) const {

@@ -31,17 +31,6 @@ LayerKind ModelSpec::kind_of(int64_t i) const {
   return {is_moe_layer(i), windowed_layer(i)};
 }
 
-int64_t& ModelSpec::LayerCounts::of(const LayerKind& k) {
-  switch (k.block) {
-    case Block::mamba: return mamba;
-    case Block::attention: return attention;
-    case Block::mlp: return k.moe ? moe_block : mlp;
-    case Block::transformer: break;
-  }
-  if (k.moe) return k.windowed ? moe_windowed : moe;
-  return k.windowed ? dense_windowed : dense;
-}
-
 bool ModelSpec::is_moe_layer(int64_t i) const {
   if (hybrid())  // an `E` routes its tokens to experts, whatever model.moe's layer keys say
     return i >= 0 && i < static_cast<int64_t>(layer_pattern.size()) &&

@@ -28,16 +28,7 @@ struct LayerMix {
   }
   double moe_total() const { return moe + moe_windowed + moe_block; }
   // The count of one of kLayerKinds.
-  double of(const LayerKind& k) const {
-    switch (k.block) {
-      case Block::mamba: return mamba;
-      case Block::attention: return attention;
-      case Block::mlp: return k.moe ? moe_block : mlp;
-      case Block::transformer: break;
-    }
-    if (k.moe) return k.windowed ? moe_windowed : moe;
-    return k.windowed ? dense_windowed : dense;
-  }
+  double of(const LayerKind& k) const { return count_of(*this, k); }
   // Every count times f.
   LayerMix scaled(double f) const {
     return {dense * f, moe * f, dense_windowed * f, moe_windowed * f,
