@@ -6,7 +6,8 @@
 // for; `opened` says how the last address was opened ('default', 'link' or what was wrong with
 // it), `opens` counts the addresses opened (the first, then each pasted one). `updates` counts the
 // estimates rendered; the last*Ms say where the last one's time went; `search`, `traffic` and
-// `scaling` are those cards'; `engine` the workers' (`restarts`: ended after a call ran too long).
+// `scaling` are those cards'; `engine` the workers' (`restarts`: ended after a call ran too long;
+// `received`: the last report, engine/bridge.js).
 import { searchStats } from '../cards/search.js';
 import { stats as engineStats } from '../engine/bridge.js';
 

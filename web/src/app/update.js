@@ -125,7 +125,10 @@ function estimated(r, sent, text) {
   compare.show(r, sent, stats.linked === text ? stats.link : null);
   requestScaling(text);
   $('#results').classList.remove('stale');
-  renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
+  renderReport(r, {
+    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
+    full: () => engine.fullReport(text),
+  });
   renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
   renderCalibrated(r.calibration);
   form.showCalibrationWarnings(r.warnings);

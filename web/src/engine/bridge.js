@@ -44,7 +44,10 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
   const channels = new Map(); // name -> {busy, pending: {message, resolve, reject} | null}
 
   function onMessage(event) {
-    const msg = event.data;
+    const t0 = performance.now();
+    const msg = event.data; // copied into the page here, on its first read
+    const report = msg.result?.report;
+    if (report) stats.received = { ms: performance.now() - t0, stages: report.stages.length, blocks: report.timeline?.columns.length };
     const call = calls.get(msg.id);
     if (!call) return;
     calls.delete(msg.id);
@@ -166,8 +169,11 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
   return { start, send, latest };
 }
 
-/** What the bridge did, for window.__stepcast: `restarts`, workers ended because a call ran past GIVE_UP_MS. */
-export const stats = { restarts: 0 };
+/**
+ * What the bridge did, for window.__stepcast: `restarts`, workers ended because a call ran past
+ * GIVE_UP_MS; `received`, the last report: {ms: copying it into the page, stages, blocks}.
+ */
+export const stats = { restarts: 0, received: null };
 
 const progressListeners = new Set();
 let progress = { loaded: 0, total: wasmBytes };
@@ -202,7 +208,7 @@ export function onLoading(listener) {
 /**
  * Resolves and estimates one scenario (a JSON string), in one round trip. Resolves to {resolved,
  * errors, report, engineMs, workerMs}: `resolved` is resolve()'s answer ({scenario, model, groups,
- * gpus, micro_batches}) and `report` the estimate, or both null and `errors` every problem of the
+ * gpus, micro_batches}) and `report` the estimate (of many stages, those the cards draw: trim.js), or both null and `errors` every problem of the
  * scenario ({code, path, message, related?, hint?}). Null when a newer request on the same
  * channel superseded this one before it ran.
  */
@@ -210,6 +216,15 @@ export async function run(scenario, channel = 'estimate') {
   await main.start();
   const msg = await main.latest(channel, { type: 'run', scenario });
   return msg && { ...msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
+}
+
+/**
+ * The report of a scenario (a JSON string) with every stage: run()'s report holds the stages the
+ * cards draw (engine/trim.js); a download of every stage asks for this one when it is clicked.
+ */
+export async function fullReport(scenario) {
+  await main.start();
+  return (await main.send({ type: 'run', scenario, full: true })).result.report;
 }
 
 /** resolve() alone, for a scenario the page is about to show (a JSON string): {scenario, ...} or {errors}. */
