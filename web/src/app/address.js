@@ -44,9 +44,9 @@ export function userChange({ newEntry = false } = {}) {
   if (newEntry) lastUserWrite = -Infinity;
 }
 
-/** The address of the page without its fragment. */
+/** The address of the page without its fragment (nor pins, compare.js splitPins). */
 export function pageBase() {
-  const url = new URL(location.href);
+  const url = new URL(compare.splitPins(location.href).link);
   url.hash = '';
   return url.href.replace(/#$/, '');
 }
@@ -62,7 +62,7 @@ export function writeUrl(now = false) {
     clearTimeout(urlTimer);
     urlTimer = 0;
     // A scenario no link can carry leaves the address without a fragment (not a stale link).
-    const target = stats.link ?? pageBase();
+    const target = stats.address ?? location.href;
     if (target === location.href) {
       userChanged = false; // a change that gave the same link is no step of history
       return;
@@ -105,6 +105,7 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   const r = await engine.toLink(linked, page, pageBase(), 'link');
   if (!r) return; // superseded
   const copy = $('#copy-link');
+  stats.address = compare.addressWith(r.error ? pageBase() : r.link); // with the pins
   if (r.error) {
     stats.link = null;
     stats.linked = text;
@@ -146,7 +147,8 @@ export function linkNotice(...content) {
  * message and false; a link cut when it was copied (the engine's rule link_incomplete: no end
  * marker) a message of its own and 'incomplete', so that the caller keeps the plan on show.
  */
-export async function openLink(url = location.href) {
+export async function openLink(address = location.href) {
+  const url = compare.splitPins(address).link;
   const hash = url.indexOf('#');
   if (hash < 0 || hash === url.length - 1) return false;
   let r;
@@ -200,7 +202,7 @@ export function wireAddress(openPasted) {
     if (!stats.link) return;
     writeUrl(true);
     try {
-      await navigator.clipboard.writeText(stats.link);
+      await navigator.clipboard.writeText(stats.address);
       button.textContent = 'Link copied';
     } catch {
       button.textContent = 'Copy from the address bar';
@@ -214,7 +216,11 @@ export function wireAddress(openPasted) {
     clearTimeout(urlTimer);
     urlTimer = 0;
     userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
-    if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
+    if (e.newURL === stats.address) return;
+    const plan = compare.splitPins(e.newURL).link;
+    // The plan on show with other pins (Back past a pin): the pins stay as the card has them.
+    if (plan === stats.link) history.replaceState(history.state, '', stats.address);
+    if (plan === stats.link || new URL(plan).hash.length <= 1) return;
     if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
     openPasted();
   });
