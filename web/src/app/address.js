@@ -53,8 +53,9 @@ export function pageBase() {
 
 /**
  * Writes the link into the address bar: replaceState, at most every 0.4 s while typing; a new
- * history entry (Apply, an import, an edit after a pause) at once, so that Back right after it
- * undoes it rather than skipping past it.
+ * history entry (Apply, an import, an edit after a pause) once, at the first write of the change,
+ * in the frame after its estimate is painted (a pushState costs the main thread 30-41 ms with a
+ * long address, issue 39), so that Back right after it undoes it rather than skipping past it.
  */
 export function writeUrl(now = false) {
   const starts = () => userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
@@ -77,14 +78,14 @@ export function writeUrl(now = false) {
       stats.historyLength = history.length;
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
-  if (now || starts()) go();
+  if (now) go();
   else if (!urlTimer) {
     // A replaceState costs the main thread 10-40 ms (a long address, measured on DeepSeek-V3 on 256
     // GPUs; issue 39): never before the estimate it follows is painted. A write cancelled meanwhile
     // (urlTimer reset by a pasted link) does not happen.
     const id = setTimeout(() => requestAnimationFrame(() => {
       if (urlTimer === id) urlTimer = setTimeout(go, 0);
-    }), Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+    }), starts() ? 0 : Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
     urlTimer = id;
   }
 }
