@@ -121,15 +121,18 @@ export async function searchShown(p) {
   }, null, { timeout: 20000 });
 }
 
-/** Waits until the address bar holds the link of the scenario on show. */
+/** Waits until the address bar holds the link of the scenario on show (and the pins); returns it. */
 export async function linked(p) {
   await settle(p);
   await p.waitForFunction(() => {
     const s = window.__stepcast;
-    return s.link && s.linked === s.latest && location.href === s.link;
+    return s.link && s.linked === s.latest && location.href === s.address;
   }, null, { timeout: 15000 });
   return p.evaluate(() => location.href);
 }
+
+/** The link of the plan in an address, without the pinned plans that follow it (#compare=...). */
+export const planLink = (address) => address.replace(/#compare=.*$/, '');
 
 export async function metrics(p) {
   const out = {};

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { CLI, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
-import { assertNumbers, linked, metrics, openPage, searchShown, suite } from './helpers.mjs';
+import { assertNumbers, linked, metrics, openPage, planLink, searchShown, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -16,7 +16,7 @@ const fx = suite({ serviceWorkers: 'block' });
 /** The numbers on show are the CLI's for the address; returns the address. */
 async function inStep(p, what) {
   const url = await linked(p);
-  const want = cliEstimateLink(url);
+  const want = cliEstimateLink(planLink(url));
   assert.equal(want.status, 0, want.stderr);
   assertNumbers(want.report, await metrics(p), `${what}: the address's numbers`);
   return url;
@@ -40,12 +40,12 @@ test('Apply, Back, Pin, Forward: the numbers, the address and the comparison sta
   assert.equal(new URL(await inStep(p, 'back')).hash, new URL(first).hash);
 
   await p.click('#pin-plan');
-  await p.waitForFunction(() => location.search.startsWith('?compare='));
+  await p.waitForFunction(() => location.hash.includes('#compare='));
   await p.goForward();
   await p.waitForFunction((t) => document.querySelector('#f-tp').value === t, tp, { timeout: 15000 });
   const forward = await inStep(p, 'forward');
-  assert.equal(new URL(forward).hash, new URL(applied).hash, 'the applied plan, in the form and the address');
-  assert.match(new URL(forward).search, /^\?compare=/, 'the pin stays in the address');
+  assert.equal(new URL(planLink(forward)).hash, new URL(applied).hash, 'the applied plan, in the form and the address');
+  assert.match(forward, /#compare=/, 'the pin stays in the address');
   assert.equal((await heads(p)).length, 2, 'the pinned plan beside the one on show');
   await p.close();
 });

@@ -157,8 +157,9 @@ test('a plan of 512 stages: the page draws at most 48 rows per chart and says so
 async function mainThreadWhile(p, fragment) {
   await p.evaluate(() => {
     window.__busy = { tasks: [], gap: 0, last: performance.now(), on: true };
-    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__busy.tasks.push(Math.round(e.duration)); })
-      .observe({ type: 'longtask' });
+    // One observer per page: each would report every task again.
+    window.__longTasks ??= new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__busy.tasks.push(Math.round(e.duration)); });
+    window.__longTasks.observe({ type: 'longtask' });
     const frame = (t) => {
       const b = window.__busy;
       b.gap = Math.max(b.gap, t - b.last);
@@ -178,28 +179,56 @@ async function mainThreadWhile(p, fragment) {
   });
 }
 
-test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page never stops answering', async () => {
+test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page gets the stages it draws; a refused plan keeps them', async () => {
   const deep = (pp, gbs) => JSON.stringify({
     model: { name: 'deep', layers: pp, hidden: 1024, heads: 8, ffn_hidden: 4096, ffn_type: 'gelu', position: 'learned', tied_embeddings: true, vocab: 32000, seq_len: 1024 },
     cluster: { node: 'dgx-h100', nodes: pp / 8 }, plan: { pp, global_batch: gbs },
   });
   const p = watch(await fx.context.newPage(), fx.problems);
   await goFresh(p, fx.site.url);
+  let want;
   for (const [pp, gbs] of [[4096, 4096], [2048, 2048]]) {
     const fragment = json(deep(pp, gbs));
     const busy = await mainThreadWhile(p, fragment);
-    console.log(`PP ${pp} × ${gbs} micro-batches: render ${busy.render} ms, longest frame gap ${busy.gap} ms, long tasks [${busy.tasks}] ms`);
-    const want = cliEstimateLink(fx.site.url + fragment);
+    const got = await p.evaluate(() => window.__stepcast.engine.received);
+    console.log(`PP ${pp} × ${gbs} micro-batches: the report copied into the page in ${got.ms.toFixed(1)} ms ` +
+      `(${got.stages} of ${pp} stages, ${got.blocks} timeline blocks), render ${busy.render} ms, ` +
+      `longest frame gap ${busy.gap} ms, long tasks [${busy.tasks}] ms`);
+    want = cliEstimateLink(fx.site.url + fragment);
     assert.equal(want.status, 0, want.stderr);
     assertNumbers(want.report, await metrics(p), `PP ${pp}: the CLI's numbers`);
+    // The worker sends the rows the cards draw (engine/trim.js): 48 by memory, 48 by compute (the
+    // first, the last and the bottleneck in both), the fullest stage and the first of the group.
+    assert.ok(got.stages <= 2 * 48 + 2, `PP ${pp}: ${got.stages} stages sent, not ${pp}`);
+    // 5 MB before (a 4,096-stage report): 60-600 ms of the main thread to receive it.
+    assert.ok(got.ms < 50, `PP ${pp}: the report is copied into the page within a long task (${got.ms} ms)`);
     assert.equal(await p.locator('#memory .mem-row').count(), 48, 'at most 48 rows drawn');
+    assert.match(await p.textContent('#memory [data-capped]'), new RegExp(`^48 of ${pp.toLocaleString('en-US')} stages shown`));
     assert.ok(await p.locator('#results *').count() < 5000, 'the results hold a bounded number of elements');
-    // Issue 38's bound: an answer within a second (14 s before the timeline kept to the stages
-    // every card draws). What is left, 60-400 ms on this shared two-core machine, is receiving
-    // the report of 4,096 stages (5 MB) and drawing: one frame is the goal, not yet reached.
+    // Layout and painting of the ~3,700 elements of the page remain, 40-300 ms on this shared
+    // two-core machine under load (a long task of the default plan's own is 100 ms there): a
+    // figure above, bounded here by issue 38's second.
     assert.ok(Math.max(0, ...busy.tasks) < 1000, `PP ${pp}: no task holds the main thread a second (${busy.tasks})`);
     assert.ok(await answerMs(p) < 1000, 'the main thread answers');
   }
+  // A download of every stage asks the engine for the whole report.
+  const [d] = await Promise.all([p.waitForEvent('download'), p.click('[data-download="memory.csv"]')]);
+  const lines = readFileSync(await d.path(), 'utf8').trim().split(/\r?\n/);
+  assert.equal(lines.length, 1 + 2048, 'memory.csv: a row per stage');
+  assert.equal(Number(lines[2048].split(',')[0]), 2047);
+  const last = want.report.stages[2047].memory_bytes.total / 2 ** 30;
+  assert.ok(Math.abs(Number(lines[2048].split(',').at(-3)) / last - 1) < 1e-9, `the last stage's memory, ${last} GiB`);
+  // A plan the engine refuses (100,000 stages): the 2,048-stage plan's numbers and rows stay on show.
+  const refused = json({
+    model: { name: 'deep', layers: 100000, hidden: 64, heads: 1, ffn_hidden: 256, vocab: 1000, seq_len: 128 },
+    cluster: { node: 'dgx-h100', nodes: 12500 }, plan: { pp: 100000, global_batch: 100000 },
+  });
+  const busy = await mainThreadWhile(p, refused);
+  console.log(`100,000 stages, refused: long tasks [${busy.tasks}] ms`);
+  assert.match(await p.textContent('#status'), /(Invalid plan|Not estimated): /);
+  assertNumbers(want.report, await metrics(p), 'the previous plan\'s numbers');
+  assert.equal(await p.locator('#results.stale').count(), 1, 'said to be the last valid plan\'s');
+  assert.equal(await p.locator('#memory .mem-row').count(), 48);
   await p.close();
 });
 

@@ -2,7 +2,8 @@
 // DeepSeek-V3 on 256 GPUs (a search of ~26,600 plans, 1-2 s in WebAssembly) while the tuner runs;
 // each edit's numbers are painted without waiting for it (the search runs in its own worker; the
 // figures are printed, the bound is a shared machine's), and the search card says how long it has
-// searched.
+// searched. And edit -> painted numbers typed back to back on three plans of 256 GPUs, with the
+// Traffic card on screen (issue 39): figures printed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -72,5 +73,44 @@ test('typing on DeepSeek-V3 on 256 GPUs while the tuner runs: the numbers never 
   const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
   assert.equal(cli.status, 0, cli.stderr);
   assertNumbers(cli.report, await metrics(p), 'the last edit');
+  await p.close();
+});
+
+// Three plans of 32 DGX H100 (256 GPUs), each edit a new global batch (a multiple of DP).
+const ON_256 = [
+  ['Llama 3 70B', 'v=2&model=llama3-70b&node=dgx-h100&nodes=32&tp=8&pp=4&gbs=512', 512, 8],
+  ['GPT-3 175B', 'v=2&model=gpt3-175b&node=dgx-h100&nodes=32&tp=8&pp=8&gbs=512', 512, 4],
+  ['DeepSeek-V3', DEEPSEEK, 1024, 4],
+];
+const BACK_TO_BACK = 16;
+
+test('edit -> painted numbers, typed back to back on 256 GPUs with the Traffic card on screen: figures', async () => {
+  const p = await openPage(fx, fx.site.url);
+  await p.evaluate(() => {
+    window.__tasks = [];
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push(Math.round(e.duration)); }).observe({ type: 'longtask' });
+  });
+  const lines = [];
+  for (const [name, link, gbs, dp] of ON_256) {
+    await p.evaluate((f) => { location.hash = f; }, link);
+    await p.waitForFunction((f) => window.__stepcast.link?.includes(f.split('&')[1]), link, { timeout: 20000 });
+    await p.locator('#traffic-card').scrollIntoViewIfNeeded();
+    await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 30000 });
+    await p.evaluate(() => { window.__tasks = []; });
+    const times = [];
+    // Each edit as soon as the previous one's numbers are painted.
+    for (let i = 1; i <= BACK_TO_BACK; i++) times.push((await typeAndTime(p, '#f-global_batch', String(gbs + dp * i))).ms);
+    const tasks = await p.evaluate(() => window.__tasks);
+    const sorted = [...times].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+    lines.push(`${name}: ${BACK_TO_BACK} edits, median ${at(0.5).toFixed(1)} ms, p90 ${at(0.9).toFixed(1)} ms, ` +
+      `max ${at(1).toFixed(1)} ms; long tasks [${tasks}] ms`);
+    const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
+    assert.equal(cli.status, 0, cli.stderr);
+    assertNumbers(cli.report, await metrics(p), `${name}: the last edit`);
+  }
+  // The issue's goal: p90 <= 40 ms and no long task over 50 ms; figures, as they depend on what
+  // else runs on this shared two-core machine.
+  console.log(lines.join('\n'));
   await p.close();
 });

@@ -44,17 +44,18 @@ export function userChange({ newEntry = false } = {}) {
   if (newEntry) lastUserWrite = -Infinity;
 }
 
-/** The address of the page without its fragment. */
+/** The address of the page without its fragment (nor pins, compare.js splitPins). */
 export function pageBase() {
-  const url = new URL(location.href);
+  const url = new URL(compare.splitPins(location.href).link);
   url.hash = '';
   return url.href.replace(/#$/, '');
 }
 
 /**
  * Writes the link into the address bar: replaceState, at most every 0.4 s while typing; a new
- * history entry (Apply, an import, an edit after a pause) at once, so that Back right after it
- * undoes it rather than skipping past it.
+ * history entry (Apply, an import, an edit after a pause) once, at the first write of the change,
+ * in the frame after its estimate is painted (a pushState costs the main thread 30-41 ms with a
+ * long address, issue 39), so that Back right after it undoes it rather than skipping past it.
  */
 export function writeUrl(now = false) {
   const starts = () => userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
@@ -62,7 +63,7 @@ export function writeUrl(now = false) {
     clearTimeout(urlTimer);
     urlTimer = 0;
     // A scenario no link can carry leaves the address without a fragment (not a stale link).
-    const target = stats.link ?? pageBase();
+    const target = stats.address ?? location.href;
     if (target === location.href) {
       userChanged = false; // a change that gave the same link is no step of history
       return;
@@ -77,14 +78,14 @@ export function writeUrl(now = false) {
       stats.historyLength = history.length;
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
-  if (now || starts()) go();
+  if (now) go();
   else if (!urlTimer) {
     // A replaceState costs the main thread 10-40 ms (a long address, measured on DeepSeek-V3 on 256
     // GPUs; issue 39): never before the estimate it follows is painted. A write cancelled meanwhile
     // (urlTimer reset by a pasted link) does not happen.
     const id = setTimeout(() => requestAnimationFrame(() => {
       if (urlTimer === id) urlTimer = setTimeout(go, 0);
-    }), Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
+    }), starts() ? 0 : Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
     urlTimer = id;
   }
 }
@@ -105,6 +106,7 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   const r = await engine.toLink(linked, page, pageBase(), 'link');
   if (!r) return; // superseded
   const copy = $('#copy-link');
+  stats.address = compare.addressWith(r.error ? pageBase() : r.link); // with the pins
   if (r.error) {
     stats.link = null;
     stats.linked = text;
@@ -146,7 +148,8 @@ export function linkNotice(...content) {
  * message and false; a link cut when it was copied (the engine's rule link_incomplete: no end
  * marker) a message of its own and 'incomplete', so that the caller keeps the plan on show.
  */
-export async function openLink(url = location.href) {
+export async function openLink(address = location.href) {
+  const url = compare.splitPins(address).link;
   const hash = url.indexOf('#');
   if (hash < 0 || hash === url.length - 1) return false;
   let r;
@@ -200,7 +203,7 @@ export function wireAddress(openPasted) {
     if (!stats.link) return;
     writeUrl(true);
     try {
-      await navigator.clipboard.writeText(stats.link);
+      await navigator.clipboard.writeText(stats.address);
       button.textContent = 'Link copied';
     } catch {
       button.textContent = 'Copy from the address bar';
@@ -214,7 +217,11 @@ export function wireAddress(openPasted) {
     clearTimeout(urlTimer);
     urlTimer = 0;
     userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
-    if (e.newURL === stats.link || new URL(e.newURL).hash.length <= 1) return;
+    if (e.newURL === stats.address) return;
+    const plan = compare.splitPins(e.newURL).link;
+    // The plan on show with other pins (Back past a pin): the pins stay as the card has them.
+    if (plan === stats.link) history.replaceState(history.state, '', stats.address);
+    if (plan === stats.link || new URL(plan).hash.length <= 1) return;
     if (location.href !== e.newURL) history.replaceState(history.state, '', e.newURL);
     openPasted();
   });

@@ -78,7 +78,7 @@ async function init() {
     update(t);
   });
   initSearch(presets);
-  // Pins live in the address (?compare=): the page's base, so every link written carries them.
+  // Pins live in the address, after the plan's fragment (compare.js): every address written carries them.
   compare.init(presets, () => {
     history.replaceState(history.state, '', compare.addressWith(location.href));
     syncLink();
@@ -95,8 +95,11 @@ async function init() {
   initScenarioJson(presets, load, (name, why) =>
     setStatus('error', h('strong', null, `${name}: `), `not a scenario this page can show (${why}).`));
 
+  // The pins open beside the plan (the address keeps them meanwhile), then the address has those that did.
+  const pinsOpened = compare.open(location.href);
   await openAddress();
-  const pinProblems = await compare.open(location.href);
+  const pinProblems = await pinsOpened;
+  syncLink();
   if (pinProblems.length) linkNotice(h('strong', null, 'Some pinned plans of this link did not open: '), `${pinProblems.join('; ')}.`);
 }
 

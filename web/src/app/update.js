@@ -11,7 +11,7 @@ import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
 import { fullestStage } from '../cards/stages.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
-import { renderTraffic } from '../cards/traffic.js';
+import { HEATMAP_PX, renderTraffic } from '../cards/traffic.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { syncLink } from './address.js';
@@ -56,6 +56,7 @@ export async function update(t0 = performance.now()) {
   stats.lastFormMs = performance.now() - tForm;
   const { scenario, problems } = form.current();
   const text = JSON.stringify(scenario);
+  engine.dropTraffic(); // the matrix of the plan before this change: not computed
   // Already estimated (or on its way), e.g. the change event after the input events: leave the
   // page as it is (errors shown stay shown).
   if (!problems.length && text === lastSent) return;
@@ -125,7 +126,10 @@ function estimated(r, sent, text) {
   compare.show(r, sent, stats.linked === text ? stats.link : null);
   requestScaling(text);
   $('#results').classList.remove('stale');
-  renderReport(r, { groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links });
+  renderReport(r, {
+    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
+    full: () => engine.fullReport(text),
+  });
   renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
   renderCalibrated(r.calibration);
   form.showCalibrationWarnings(r.warnings);
@@ -154,7 +158,9 @@ function whereMemoryRunsOut(r) {
 // The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes
 // the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
 // the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
-// newer edit supersedes it, or gives up one the engine is still on (engine/bridge.js).
+// newer edit drops one not yet started (in the search worker: the estimate never waits for it).
+// At the level it is drawn: a heatmap (at most HEATMAP_PX wide, cards/traffic.js) of more GPUs
+// than it has pixels is asked for node by node.
 let trafficWanted = null;
 let trafficVisible = false;
 let trafficObserver = null;
@@ -170,7 +176,8 @@ function requestTraffic(text) {
   if (!trafficVisible) return;
   trafficWanted = null;
   stats.trafficAsked = (stats.trafficAsked ?? 0) + 1;
-  engine.traffic(text).then((data) => {
+  const gpus = stats.resolved?.gpus ?? 0;
+  engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {}).then((data) => {
     if (!data || text !== lastSent) return;
     renderTraffic(data, stats);
     stats.traffic.scenario = text;

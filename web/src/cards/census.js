@@ -6,22 +6,22 @@ import { csvButton } from '../ui/download.js';
 import { bytes, duration, integer } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { gpuOf, linkName, many, shown } from './context.js';
-import { computeOf, shownStages } from './stages.js';
+import { shownStages, stageAt } from './stages.js';
 
 let censusStage = null; // the stage on show
 
 export function renderCensus(r) {
-  const n = r.stages.length;
-  if (censusStage === null || censusStage >= n) censusStage = 0;
+  // The stage picked, when this report holds it (a plan of many stages: those the cards draw).
+  if (censusStage === null || !stageAt(r, censusStage)) censusStage = 0;
   // A menu of the stages; past MAX_STAGE_ROWS, the shown ones and the one picked.
-  const listed = shownStages(r, computeOf).stages;
-  if (!listed.some((s) => s.index === censusStage)) listed.push(r.stages[censusStage]);
+  const listed = shownStages(r, 'compute').stages;
+  if (!listed.some((s) => s.index === censusStage)) listed.push(stageAt(r, censusStage));
   const select = h('select', { id: 'census-stage', 'data-local': 'true' },
     listed.sort((a, b) => a.index - b.index).map((s) => h('option', { value: s.index },
       `Stage ${s.index}${many() ? ` (${gpuOf(s.group ?? 0)})` : ''}${s.index === r.bottleneck_stage ? ' (bottleneck)' : ''}`)));
   select.value = String(censusStage);
   select.addEventListener('change', () => { censusStage = Number(select.value); renderCensus(shown.report); });
-  const st = r.stages[censusStage];
+  const st = stageAt(r, censusStage);
   const head = [['Kind', 'census_kind'], ['Group', 'census_group'], ['Phase'], ['Count', 'census_count'],
     ['Size each', 'census_bytes'], ['Link', 'census_link'], ['Time each', 'census_time'], ['Total']];
   const numeric = new Set(['Count', 'Size each', 'Time each', 'Total']);

@@ -1,9 +1,10 @@
 // Compare plans side by side. "Pin" keeps the plan on show; change the plan and the table shows the
 // pinned plans (up to four) and the one on show in columns: iteration time, throughput, MFU,
 // memory of each stage, where the step goes, and the plan itself, each value that differs from the
-// first column marked with its change. The pins travel in the address (?compare=, each the
-// engine's link of its plan), so a comparison is shared by link and survives a reload; each pinned
-// plan is estimated again by the engine when opened from one.
+// first column marked with its change. The pins travel in the address, after the plan's fragment
+// (#compare=, each the fragment of the engine's link of its plan: addressWith), so a comparison is
+// shared by link and survives a reload; each pinned plan is estimated again by the engine when
+// opened from one.
 import { $, fill, h } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { duration, gib, integer, percent, rate } from '../ui/format.js';
@@ -18,6 +19,7 @@ const PARAM = 'compare';
 /** [{fragment, scenario, report}] in pinning order. */
 let pins = [];
 let current = null; // {fragment, scenario, report} of the plan on show (null while it is invalid)
+let opening = []; // the fragments of the address's pins while they open: the address keeps them
 let lastReport = null; // the last report shown (a valid plan's)
 let presets = null;
 let changed = () => {};
@@ -123,12 +125,27 @@ function render() {
     h('thead', null, head), h('tbody', null, body))));
 }
 
-/** The pins as the address's ?compare= values (each the fragment of a plan's link). */
-export function addressWith(url) {
+/**
+ * An address as the link of the plan on show and the pinned plans' fragments. The pins follow the
+ * plan's fragment after a second '#' ("#v=3&…&end#compare=v%3D3%26…&compare=…"): the fragment is
+ * never sent to the server, where a long comparison in the query was refused (431 past ~16 KB,
+ * issue 38). Addresses written before carry them in the query (?compare=): read too.
+ */
+export function splitPins(url) {
   const u = new URL(url);
-  u.searchParams.delete(PARAM);
-  for (const p of pins) u.searchParams.append(PARAM, p.fragment);
-  return u.href;
+  const fragments = u.searchParams.getAll(PARAM);
+  if (fragments.length) u.searchParams.delete(PARAM);
+  const parts = u.hash.slice(1).split('#');
+  for (const part of parts) if (part.startsWith(`${PARAM}=`)) fragments.push(...new URLSearchParams(part).getAll(PARAM));
+  u.hash = parts.filter((part) => !part.startsWith(`${PARAM}=`)).join('#');
+  return { link: u.href.replace(/#$/, ''), fragments };
+}
+
+/** The address of `url`'s plan with the pins (each the fragment of a plan's link) after it. */
+export function addressWith(url) {
+  const { link } = splitPins(url);
+  const fragments = pins.length ? pins.map((p) => p.fragment) : opening;
+  return fragments.length ? `${link}#${new URLSearchParams(fragments.map((f) => [PARAM, f]))}` : link;
 }
 
 function pin() {
@@ -161,11 +178,12 @@ export function linked(scenario, link) {
 }
 
 /**
- * Opens the pins of an address (?compare=): each link is read and estimated by the engine. Returns
+ * Opens the pins of an address (splitPins): each link is read and estimated by the engine. Returns
  * the problems ("pinned plan 2: ..."), none when every pin opened.
  */
 export async function open(url) {
-  const fragments = new URL(url).searchParams.getAll(PARAM).slice(0, MAX_PINS);
+  const fragments = splitPins(url).fragments.slice(0, MAX_PINS);
+  opening = fragments;
   const problems = [];
   const opened = [];
   for (const [i, fragment] of fragments.entries()) {
@@ -179,6 +197,7 @@ export async function open(url) {
     opened.push({ fragment, scenario: r.scenario, report: answer.report });
   }
   pins = opened;
+  opening = [];
   render();
   return problems;
 }

@@ -6,18 +6,24 @@
 import { h } from '../ui/dom.js';
 import { groupColor } from '../scenario/groups.js';
 
-export const shown = { report: null, groups: [], layout: 'none', given: () => true, links: [] };
+export const shown = { report: null, groups: [], layout: 'none', given: () => true, links: [], full: null };
 
-/** Takes the report on show and its context ({groups, layout, given, links}, each optional). */
+/**
+ * Takes the report on show and its context ({groups, layout, given, links, full}, each optional;
+ * full(): a promise of the report with every stage, engine/trim.js).
+ */
 export function setReport(r, context = {}) {
   shown.report = r;
   shown.groups = context.groups ?? [];
   shown.layout = context.layout ?? 'none';
   shown.given = context.given ?? (() => true);
   shown.links = context.links ?? [];
+  shown.full = context.full ?? (() => Promise.resolve(r));
 }
 
 export const linkName = (id) => shown.links.find((l) => l.id === id)?.name.replace(/\s*\(.*\)$/, '') ?? id;
+/** Every stage of the report on show (asked of the engine when the worker sent the drawn ones). */
+export const allStages = async (r) => (r.all_stages ? (await shown.full()).stages : r.stages);
 export const many = () => shown.groups.length > 1;
 export const gpuOf = (g) => shown.groups[g]?.gpu ?? `group ${g}`;
 /** "A100 SXM4 80GB" -> "A100": the row labels of the timeline. */

@@ -31,7 +31,7 @@ import { renderWarnings } from './warnings.js';
  * Renders a report (not an error) into every results section. `context`: the groups of the
  * cluster (scenario/groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it
  * was for, given(path): whether its scenario gives the input at a schema path ("model.moe"), and
- * the link presets.
+ * the link presets, and full(): a promise of the report with every stage (engine/trim.js).
  */
 export function renderReport(r, context = {}) {
   setReport(r, context);

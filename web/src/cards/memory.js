@@ -5,7 +5,7 @@ import { $, fill, h } from '../ui/dom.js';
 import { csvButton, save } from '../ui/download.js';
 import { gib, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
-import { gpuWord, many, swatch } from './context.js';
+import { allStages, gpuWord, many, swatch } from './context.js';
 import { memoryParts } from './parts.js';
 import { layersOf, shownStages } from './stages.js';
 
@@ -14,7 +14,7 @@ export function renderMemory(r) {
   const legend = h('ul', { class: 'legend' }, memoryParts().map(([k, label, term, doc]) => h('li', null,
     h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label, term ? undefined : doc))),
   h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
-  const shown = shownStages(r, (s) => s.memory_bytes.total);
+  const shown = shownStages(r, 'memory');
   const rows = shown.stages.map((s) => {
     const m = s.memory_bytes;
     const pct = m.total / m.capacity;
@@ -47,8 +47,8 @@ export function renderMemory(r) {
   fill($('#memory'), legend, headroomNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
     shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,
     memoryTable(shown.stages),
-    h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', () => memoryRows(r.stages)),
-      h('button', { type: 'button', class: 'small', 'data-download': 'memory.svg', onclick: () => save('memory.svg', memorySvg(r), 'image/svg+xml') }, 'SVG')));
+    h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', async () => memoryRows(await allStages(r))),
+      h('button', { type: 'button', class: 'small', 'data-download': 'memory.svg', onclick: async () => save('memory.svg', memorySvg(await allStages(r)), 'image/svg+xml') }, 'SVG')));
 }
 
 const GIB = 2 ** 30;
@@ -74,16 +74,16 @@ function memoryTable(stages) {
 }
 
 /** The memory chart as an SVG document: a stacked bar per stage against its capacity. */
-function memorySvg(r) {
+function memorySvg(stages) {
   const style = getComputedStyle(document.documentElement);
   const colour = (k) => style.getPropertyValue(`--m-${k}`).trim() || '#888';
   const rowH = 22;
   const left = 90;
   const width = 640;
-  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const scale = Math.max(...stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
   const x = (b) => left + (b / scale) * (width - left - 80);
   const esc = (t) => String(t).replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  const bars = r.stages.map((s, i) => {
+  const bars = stages.map((s, i) => {
     let at = 0;
     const y = 10 + i * rowH;
     const segs = memoryParts().map(([k, label]) => {
@@ -96,7 +96,7 @@ function memorySvg(r) {
       `<line x1="${x(s.memory_bytes.capacity).toFixed(1)}" x2="${x(s.memory_bytes.capacity).toFixed(1)}" y1="${y - 2}" y2="${y + rowH - 4}" stroke="#000" stroke-width="2"/>` +
       `<text x="${(x(s.memory_bytes.capacity) + 6).toFixed(1)}" y="${y + 12}" font-size="11">${esc(gib(s.memory_bytes.total))}</text>`;
   }).join('\n');
-  const height = 20 + r.stages.length * rowH;
+  const height = 20 + stages.length * rowH;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">` +
     `<title>Memory per GPU by pipeline stage</title>\n${bars}\n</svg>\n`;
 }

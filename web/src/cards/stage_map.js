@@ -5,13 +5,14 @@ import { $, fill, h } from '../ui/dom.js';
 import { duration, integer } from '../ui/format.js';
 import { groupColor, groupTextColor } from '../scenario/groups.js';
 import { gpuOf, gpuWord, many, shown as context, swatch } from './context.js';
-import { MAX_STAGE_ROWS, computeOf, layersOf, shownStages } from './stages.js';
+import { computeOf, layersOf, shownStages, stageCount } from './stages.js';
 
 export function renderStageMap(r) {
   const card = $('#stagemap-card');
   // Also for one group when its stages differ: layers of the first and last stage set, or the
   // embedding and loss counted as layers.
-  const uneven = r.stages.some((s) => s.layers !== r.stages[0].layers) || r.plan?.embedding_in_split || r.plan?.loss_in_split;
+  const uneven = (r.all_stages?.uneven ?? r.stages.some((s) => s.layers !== r.stages[0].layers)) ||
+    r.plan?.embedding_in_split || r.plan?.loss_in_split;
   const show = many() || context.layout !== 'none' || uneven;
   card.hidden = !show;
   if (!show) return;
@@ -39,18 +40,19 @@ export function renderStageMap(r) {
       worst >= 0 ? h('p', { class: 'hint' }, `Breakdown, memory and census below are for set ${worst} (the slowest).`) : null);
     return;
   }
-  const total = r.stages.reduce((a, s) => a + s.layers, 0);
-  const shown = shownStages(r, computeOf);
+  const total = r.all_stages?.layers ?? r.stages.reduce((a, s) => a + s.layers, 0);
+  const count = stageCount(r);
+  const shown = shownStages(r, 'compute');
   const per = shown.stages.map(computeOf);
   const maxPer = r.stages.reduce((a, s) => Math.max(a, computeOf(s)), 0);
-  const labelled = r.stages.length <= MAX_STAGE_ROWS; // past it, a block too narrow to read
+  const labelled = !r.all_stages; // past the rows drawn (engine/trim.js), a block too narrow to read
   const strip = h('div', { class: 'sm-strip', role: 'img',
     'aria-label': labelled ? `Stages: ${r.stages.map((s) => `stage ${s.index} on group ${s.group ?? 0}, ${layersOf(r, s)}`).join('; ')}`
-      : `${integer(r.stages.length)} stages` },
+      : `${integer(count)} stages` },
   labelled ? r.stages.map((s) => h('span', {
     class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0), color: groupTextColor(s.group ?? 0) },
     title: `stage ${s.index}: ${layersOf(r, s)} on ${gpuOf(s.group ?? 0)}`,
-  }, h('span', null, `${s.layers}`))) : stripRuns(r));
+  }, h('span', null, `${s.layers}`))) : stripRuns(r.all_stages.runs));
   const rows = shown.stages.map((s, k) => h('div', {
     class: `sm-stage${s.index === r.bottleneck_stage ? ' slowest' : ''}`, 'data-stage': s.index,
     'data-group': s.group ?? 0, 'data-layers': s.layers, 'data-compute': String(per[k]),
@@ -62,7 +64,7 @@ export function renderStageMap(r) {
   h('div', { class: 'sm-value' }, `${duration(per[k])} per micro-batch`,
     s.index === r.bottleneck_stage ? h('strong', { class: 'sm-tag' }, ' bottleneck') : null)));
   fill($('#stagemap'), legend,
-    h('div', { class: 'sm-strip-wrap' }, strip, h('div', { class: 'hint' }, `${integer(total)} layers in ${r.stages.length} stages`)),
+    h('div', { class: 'sm-strip-wrap' }, strip, h('div', { class: 'hint' }, `${integer(total)} layers in ${count} stages`)),
     h('p', { class: 'hint' }, 'Compute per micro-batch (forward + backward + recompute): the slowest stage sets the pace, ' +
       'the others wait (the idle time in the timeline).'),
     h('div', { class: 'sm-rows' }, rows),
@@ -70,13 +72,7 @@ export function renderStageMap(r) {
 }
 
 /** The strip of many stages: one block per run of consecutive stages on the same group. */
-function stripRuns(r) {
-  const runs = [];
-  for (const s of r.stages) {
-    const last = runs[runs.length - 1];
-    if (last && last.group === (s.group ?? 0)) { last.layers += s.layers; last.to = s.index; }
-    else runs.push({ group: s.group ?? 0, layers: s.layers, from: s.index, to: s.index });
-  }
+function stripRuns(runs) {
   return runs.map((x) => h('span', {
     class: 'sm-block', style: { flexGrow: String(x.layers), background: groupColor(x.group), color: groupTextColor(x.group) },
     title: `stages ${x.from}–${x.to}: ${integer(x.layers)} layers on ${gpuOf(x.group)}`,

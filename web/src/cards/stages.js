@@ -1,26 +1,27 @@
 // Which pipeline stages the cards draw as rows, and a stage's layers in words.
 import { integer } from '../ui/format.js';
 
-// Rows the page draws per stage at most. A plan may have thousands of stages (the engine allows
-// them); drawing each would build tens of thousands of elements and stall the page, and no reader
-// scans them all. Past this, the rows that answer the questions a reader has are kept.
-export const MAX_STAGE_ROWS = 48;
+/**
+ * How many stages the plan has: the worker sends a report of more than MAX_STAGE_ROWS stages with
+ * only the rows the cards draw, and `all_stages` (engine/trim.js); a full one has every stage.
+ */
+export const stageCount = (r) => r.all_stages?.count ?? r.stages.length;
+
+/** Stage `i` of report `r`, when it is among the stages the report holds. */
+export const stageAt = (r, i) => r.stages.find((s) => s.index === i);
 
 /**
- * The stages to draw as rows, in order: all of them when few, else the first and the last, the
- * bottleneck, those that do not fit and then the most loaded by `load(stage)`, up to
- * MAX_STAGE_ROWS. `note`: what was left out, in words, or null.
+ * The stages to draw as rows, in order, for the cards that weigh them by memory (`by`:
+ * 'memory') or by compute ('compute'): all of them when few, else those the worker picked
+ * (engine/trim.js). `note`: what was left out, in words, or null.
  */
-export function shownStages(r, load) {
-  const n = r.stages.length;
-  if (n <= MAX_STAGE_ROWS) return { stages: r.stages, note: null };
-  const keep = new Set([0, n - 1, r.bottleneck_stage].filter((i) => Number.isInteger(i) && i >= 0 && i < n));
-  for (const s of r.stages) if (!s.fits && keep.size < MAX_STAGE_ROWS / 2) keep.add(s.index);
-  const byLoad = r.stages.map((s) => s.index).sort((a, b) => load(r.stages[b]) - load(r.stages[a]) || a - b);
-  for (const i of byLoad) { if (keep.size >= MAX_STAGE_ROWS) break; keep.add(i); }
+export function shownStages(r, by) {
+  const all = r.all_stages;
+  if (!all) return { stages: r.stages, note: null };
+  const keep = new Set(all.shown[by]);
   return {
-    stages: [...keep].sort((a, b) => a - b).map((i) => r.stages[i]),
-    note: `${integer(keep.size)} of ${integer(n)} stages shown: the first, the last, the bottleneck, ` +
+    stages: r.stages.filter((s) => keep.has(s.index)),
+    note: `${integer(keep.size)} of ${integer(all.count)} stages shown: the first, the last, the bottleneck, ` +
       'those that do not fit and the most loaded.',
   };
 }
@@ -38,6 +39,6 @@ export const computeOf = (s) => s.forward_s + s.backward_s + s.recompute_s;
  */
 export function layersOf(r, s) {
   const extra = [r.plan?.embedding_in_split && s.index === 0 ? ' + embedding' : '',
-    r.plan?.loss_in_split && s.index === r.stages.length - 1 ? ' + loss' : ''].join('');
+    r.plan?.loss_in_split && s.index === stageCount(r) - 1 ? ' + loss' : ''].join('');
   return `${s.layers} layers${extra}`;
 }

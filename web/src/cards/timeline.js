@@ -7,7 +7,7 @@ import { pngButton } from '../ui/download.js';
 import { duration, integer, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { gpuOf, gpuWord, many, shown, swatch } from './context.js';
-import { computeOf, shownStages } from './stages.js';
+import { shownStages, stageAt, stageCount } from './stages.js';
 import * as tl from './timeline_chart.js';
 
 let timelineState = null;
@@ -97,12 +97,12 @@ export function renderTimeline(r) {
   // Too many blocks for the engine to lay out: a schematic of the same pipeline from the stages'
   // times (warm-up and drain in full, the steady state a band), said to be one.
   // Thousands of stages: the rows a reader looks for (stages.js), as every card draws them.
-  const capped = shownStages(r, computeOf);
+  const capped = shownStages(r, 'compute');
   const keep = capped.note ? new Set(capped.stages.map((s) => s.index)) : null;
   let schematic = null;
   if (r.timeline?.truncated || (cols && cols.length === 0)) {
     const b = r.breakdown_s ?? {};
-    schematic = tl.schematic(r.stages, r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0), keep);
+    schematic = tl.schematic(r.stages, stageCount(r), r.micro_batches, r.iteration_time_s - (b.dp_comm ?? 0) - (b.optimizer ?? 0), keep);
     cols = schematic.cols;
   }
   if (!cols) {
@@ -116,7 +116,7 @@ export function renderTimeline(r) {
   dom.note.hidden = !schematic;
   dom.note.dataset.timeline = schematic ? 'schematic' : 'events';
   if (schematic) {
-    dom.note.textContent = `This schedule has ${integer(2 * r.micro_batches * r.stages.length)} or more blocks, more ` +
+    dom.note.textContent = `This schedule has ${integer(2 * r.micro_batches * stageCount(r))} or more blocks, more ` +
       'than the engine lays out: below is a schematic of it from each stage\'s times (warm-up and drain in full, ' +
       'the steady state as one band per stage), not the engine\'s schedule. The breakdown above is exact.';
   }
@@ -133,13 +133,13 @@ export function renderTimeline(r) {
   dom.colorTool.hidden = !many();
   const only = sets > 1 ? Number(dom.set.value) : -1;
   const colorBy = many() ? dom.colorBy.value : 'kind';
-  const lay = tl.layout(cols, { stages: r.stages.length, replicas: schematic ? 1 : sets, only: schematic ? -1 : only }, r.iteration_time_s);
+  const lay = tl.layout(cols, { stages: stageCount(r), replicas: schematic ? 1 : sets, only: schematic ? -1 : only }, r.iteration_time_s);
   if (schematic) {
     if (keep) lay.rows = lay.rows.filter((row) => keep.has(row.stage));
     lay.rows.forEach((row) => {
       row.band = schematic.bands[row.stage];
       row.shown = row.events;
-      if (row.group < 0) row.group = r.stages[row.stage]?.group ?? 0; // a stage with no warm-up or drain block
+      if (row.group < 0) row.group = stageAt(r, row.stage)?.group ?? 0; // a stage with no warm-up or drain block
       row.busy += row.band.busy;
       row.idle = Math.max(0, lay.span - row.busy);
     });
@@ -152,7 +152,7 @@ export function renderTimeline(r) {
   if (keep) dom.capNote.textContent = capped.note;
   const names = (form) => lay.rows.map((row) => rowName(row.replica, row.stage, row.group, sets > 1, form));
   const labels = names('row');
-  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${r.stages.length} stages` +
+  dom.canvas.setAttribute('aria-label', `Pipeline timeline of one iteration: ${stageCount(r)} stages` +
     `${sets > 1 ? ` in each of ${sets} replica sets` : ''}, ${cols.length} blocks over ${duration(lay.span)}` +
     `${colorBy === 'group' ? ', coloured by GPU type' : ''}; idle per stage in the table below`);
   dom.canvas.dataset.colorBy = colorBy;

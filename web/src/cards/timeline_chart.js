@@ -106,8 +106,7 @@ export function dense(cols, lay, width, px = 3) {
  * pixel) is one block of its kind, so a row costs at most that many rectangles.
  */
 const WARM_BLOCKS = 64;
-export function schematic(stages, m, end, keep = null) {
-  const pp = stages.length;
+export function schematic(stages, pp, m, end, keep = null) {
   const ev = { start: [], end: [], stage: [], replica: [], group: [], kind: [], microBatch: [], chunk: [] };
   const push = (stage, group, kind, a, b, mb) => {
     ev.start.push(a); ev.end.push(b); ev.stage.push(stage); ev.replica.push(0); ev.group.push(group);

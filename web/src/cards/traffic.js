@@ -12,6 +12,7 @@ import { bytes, integer, num } from '../ui/format.js';
 import { loadChart } from './link_load.js';
 
 const DECADES = 6; // the colour scale spans the largest cell down to a millionth of it
+export const HEATMAP_PX = 360; // the heatmap's widest, in CSS pixels (.traffic-heatmap, style.css)
 let current = null; // {data, csv}
 
 /** Bytes of a cell, all kinds. */

@@ -11,13 +11,19 @@
 // copy, with each event's replica set and group).
 /* global createStepcast, importScripts */
 import { KINDS } from './kinds.js';
+import { trimReport } from './trim.js';
 
 let engine;
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
 
-/** The timeline's typed columns from estimateColumns' packed events (6 numbers each) and placement (2). */
-function columns(packed, placement) {
-  const n = packed.length / 6;
+/**
+ * The timeline's typed columns from estimateColumns' packed events (6 numbers each) and placement
+ * (2): every event, or those of the stages in `keep` (a Set; trim.js).
+ */
+function columns(packed, placement, keep) {
+  const events = [];
+  for (let i = 0; i < packed.length / 6; i++) if (!keep || keep.has(packed[6 * i])) events.push(i);
+  const n = events.length;
   const t = {
     length: n,
     stage: new Int32Array(n),
@@ -29,7 +35,9 @@ function columns(packed, placement) {
     replica: new Int32Array(n),
     group: new Int32Array(n),
   };
-  for (let i = 0, j = 0, k = 0; i < n; i++, j += 6, k += 2) {
+  for (let i = 0; i < n; i++) {
+    const j = 6 * events[i];
+    const k = 2 * events[i];
     t.stage[i] = packed[j];
     t.kind[i] = kindIndex[packed[j + 1]] ?? KINDS.length;
     t.microBatch[i] = packed[j + 2];
@@ -75,9 +83,10 @@ function instantiate(wasmUrl, total, failed) {
 
 /**
  * resolve() then, when the scenario has no problem, the estimate: {resolved, errors, report,
- * engineMs} (engineMs: the time in the module's two calls).
+ * engineMs} (engineMs: the time in the module's two calls). The report as the page draws it
+ * (trim.js), or every stage of it when `full`.
  */
-function run(scenario, transfer) {
+function run(scenario, transfer, full) {
   const t0 = performance.now();
   const resolved = JSON.parse(engine.resolve(scenario));
   if (resolved.errors) return { resolved: null, errors: resolved.errors, report: null, engineMs: performance.now() - t0 };
@@ -85,8 +94,9 @@ function run(scenario, transfer) {
   const engineMs = performance.now() - t0;
   const report = JSON.parse(fast.json);
   if (report.error) return { resolved: null, errors: [report.error], report: null, engineMs };
+  const keep = full ? null : trimReport(report);
   if (report.timeline) {
-    const cols = columns(fast.events, fast.placement);
+    const cols = columns(fast.events, fast.placement, keep);
     report.timeline = { truncated: !!report.timeline.truncated, columns: cols, kinds: KINDS };
     transfer.push(cols.stage.buffer, cols.kind.buffer, cols.microBatch.buffer, cols.chunk.buffer,
       cols.start.buffer, cols.end.buffer, cols.replica.buffer, cols.group.buffer);
@@ -119,7 +129,7 @@ self.onmessage = async (event) => {
     const t0 = performance.now();
     const transfer = [];
     let result;
-    if (msg.type === 'run') result = run(msg.scenario, transfer);
+    if (msg.type === 'run') result = run(msg.scenario, transfer, msg.full);
     else if (msg.type === 'resolve') result = JSON.parse(engine.resolve(msg.scenario));
     else if (msg.type === 'toLink') result = JSON.parse(engine.toLink(msg.document, msg.base));
     else if (msg.type === 'fromLink') result = JSON.parse(engine.fromLink(msg.url));

@@ -19,9 +19,9 @@ const field = (v) => {
 /** CSV text of `rows` (arrays; the first is the header). */
 export const csv = (rows) => rows.map((r) => r.map(field).join(',')).join('\r\n') + '\r\n';
 
-/** A "CSV" button that saves `rows()` (computed when clicked) as `name`. */
+/** A "CSV" button that saves `rows()` (computed when clicked; an array or its promise) as `name`. */
 export function csvButton(name, rows, label = 'CSV') {
-  return h('button', { type: 'button', class: 'small', 'data-download': name, onclick: () => save(name, csv(rows()), 'text/csv') }, label);
+  return h('button', { type: 'button', class: 'small', 'data-download': name, onclick: async () => save(name, csv(await rows()), 'text/csv') }, label);
 }
 
 /** A "PNG" button that saves the canvas `canvas()` returns as `name`. */
