@@ -5,10 +5,11 @@
 # the provenance of the fit that the engine never reads and the page never shows (~5 KB of its
 # first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
 # its numbers, ~9 KB), each GPU, link and model preset without its `source` (the datasheets and
-# papers its numbers come from, ~8 KB: the page shows neither; a node's source stays, and the
-# training software's, which the page shows beside each flag), each model's recipe without what
-# only the native test reads, and every file without the blanks
-# between tokens; presets/, `stepcast presets` and the native build keep them all.
+# papers its numbers come from, ~8 KB: the page shows neither) and each node preset's (the
+# system's make-up, 6 KB, 1.7 KB of brotli: nor those); the training software's sources stay,
+# which the page shows beside each flag; each model's recipe without what only the native test
+# reads, and every file without the blanks between tokens; presets/, `stepcast presets` and the
+# native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(READ "${PRESETS_DIR}/index.json" index)
 set(files "calibration.json")
@@ -42,7 +43,7 @@ foreach(path IN LISTS files)
     string(REGEX REPLACE ",[ \n]*\"notes\":[ \n]*${string_value}" "" text "${text}")
     string(REGEX REPLACE ",[ \n]*\"fitted_on\":[ \n]*\\[[^]]*\\]" "" text "${text}")
   endif()
-  if(FOR_BROWSER AND path MATCHES "^(gpus|links|models)/")
+  if(FOR_BROWSER AND path MATCHES "^(gpus|links|nodes|models)/")
     string(REGEX REPLACE ",[ \n]*\"source\":[ \n]*${string_value}" "" text "${text}")
   endif()
   if(FOR_BROWSER AND path MATCHES "^models/")

@@ -21,7 +21,8 @@ before(async () => {
 test('the breakdown\'s parts are the engine\'s, in its order, with its labels', () => {
   assert.deepEqual(parts().map(([name, label]) => [name, label]), schema.breakdown_s.map((k) => [k.name, k.label]));
   assert.deepEqual(parts().slice(0, 3).map(([, label]) => label), ['Forward', 'Backward', 'Recompute']);
-  assert.deepEqual(parts().filter(([, , needs]) => needs), [['ep_comm', 'Expert comm', 'model.moe']]);
+  assert.deepEqual(parts().filter(([, , needs]) => needs), [['ep_comm', 'Expert comm', 'model.moe'],
+    ['offload', 'Offload copies', 'plan.cpu_offloading_num_layers']]);
   // Every part is a key of a real report, and the parts add up to its iteration time.
   const r = JSON.parse(engine.estimate(exampleText('llama3-70b_dgx-h100x8')));
   assert.deepEqual(parts().map(([name]) => name).sort(), Object.keys(r.breakdown_s).sort());
