@@ -45,6 +45,23 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   EXPECT_EQ(read->scenario["plan"]["bf16_moments"], true);
 }
 
+// The page's address holds comparison pins after the plan's link (web/src/app/address.js:
+// "#v=3&...&end#compare=...&compare=..."), past the link's own limit where there are many: the
+// CLI reads the plan and leaves the pins to the page.
+TEST(Link, ThePagesComparisonPinsAreNotTheScenario) {
+  auto link = scenario_to_link(LinkDocument{Json::parse(kScenario), Json::object()},
+                               "https://example.org/");
+  ASSERT_TRUE(link.ok());
+  std::string pins;
+  for (int i = 0; i < 4; ++i) pins += (i ? "&compare=" : "#compare=") + std::string(3000, 'x');
+  auto read = scenario_from_link(*link + pins);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->scenario, scenario_from_link(*link)->scenario);
+  // A cut link is still incomplete with pins after it.
+  const std::string cut = link->substr(0, link->find("&end"));
+  EXPECT_FALSE(scenario_from_link(cut + pins).ok());
+}
+
 TEST(Link, CustomModelAndExplicitClusterRoundTrip) {
   const char* custom = R"({"model": {"name": "my model 7b", "layers": 32, "hidden": 4096,
     "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "vocab": 32000, "seq_len": 4096,

@@ -539,6 +539,11 @@ Result<std::string> scenario_to_link(const LinkDocument& doc, std::string_view b
 }
 
 Result<LinkDocument> scenario_from_link(std::string_view url) {
+  // The page's comparison pins follow its plan's link as a fragment part of their own
+  // ("#v=3&...&end#compare=...", web/src/app/address.js): the scenario is what comes before
+  // them, and its limit is the link's alone (a '#' inside a link is always percent-encoded).
+  if (const auto pins = url.find("#compare="); pins != std::string_view::npos)
+    url = url.substr(0, pins);
   if (url.size() > kMaxLinkLength)
     return link_error(fmt::format("the link is {} characters; links over {} are refused",
                                   url.size(), kMaxLinkLength));
