@@ -6,7 +6,7 @@
 # first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
 # its numbers, ~9 KB), each GPU, link and model preset without its `source` (the datasheets and
 # papers its numbers come from, ~8 KB: the page shows neither) and each node preset's (the
-# system's make-up, 6 KB, 1.7 KB of brotli: nor those); the training software's sources stay,
+# system's make-up, 6 KB, 1.4 KB of brotli: nor those); the training software's sources stay,
 # which the page shows beside each flag; each model's recipe without what only the native test
 # reads, and every file without the blanks between tokens; presets/, `stepcast presets` and the
 # native build keep them all.
