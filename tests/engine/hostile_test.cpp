@@ -131,6 +131,7 @@ TEST(Hostile, NamesInTheTextReportAreOneLine) {
   const std::string text = to_text(estimate(s), s);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("m\\n\\u001b[2J ("), std::string::npos);
+  EXPECT_NE(text.find(" x NVIDIA H100 SXM5 80GB (1 node)"), std::string::npos) << text;
 }
 
 // Issue 38 §2 "Error text": a custom GPU's name (a newline, an ESC and 20 KB) in a warning and in

@@ -132,6 +132,24 @@ TEST(Memory, RecomputeModulesReplayTheirForward) {
       "recompute_modules": "mla_up_proj"}})").rule, Rule::recompute_modules);
 }
 
+// Megatron-Bridge's configs write the modules as a list (recompute_modules: ["moe_act",
+// "layernorm"]): the same plan as the string, and an item that is not a name is refused.
+TEST(Memory, RecomputeModulesReadAsAList) {
+  const char* base = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+      "seq_len": 4096, "plan": {"tp": 1, "global_batch": 64, "recompute": "selective",
+      "recompute_modules": )";
+  const Scenario listed = test::scenario(std::string(base) + R"(["core_attn", "mlp"]}})");
+  const Scenario typed = test::scenario(std::string(base) + R"("core_attn,mlp"}})");
+  EXPECT_EQ(listed.plan.recompute_modules, "core_attn,mlp");
+  EXPECT_DOUBLE_EQ(estimate(listed).iteration_time_s, estimate(typed).iteration_time_s);
+  const Error e = test::error_of(std::string(base) + R"(["core_attn", 7]}})");
+  EXPECT_EQ(e.path, "plan.recompute_modules[1]");
+  EXPECT_NE(e.message.find("must be a name"), std::string::npos) << e.message;
+  // A name Megatron-Core does not have is the same rule as in the string.
+  EXPECT_EQ(test::error_of(std::string(base) + R"(["core_attn", "attention"]}})").rule,
+            Rule::recompute_modules);
+}
+
 TEST_F(MemoryTest, MicroBatchesInFlight) {
   const auto in_flight = [&](int stage) {
     return schedule_of(plan).in_flight(schedule_shape(plan), stage);

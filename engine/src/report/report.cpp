@@ -118,8 +118,8 @@ std::string to_text(const Report& r, const Scenario& sc) {
   auto it = std::back_inserter(out);
   std::string where;
   for (const auto& grp : sc.cluster.groups)
-    where += fmt::format("{}{} x {} ({} nodes)", where.empty() ? "" : " + ", grp.gpus(),
-                         printable(grp.gpu.name, 80), grp.nodes);
+    where += fmt::format("{}{} x {} ({} node{})", where.empty() ? "" : " + ", grp.gpus(),
+                         printable(grp.gpu.name, 80), grp.nodes, grp.nodes == 1 ? "" : "s");
   // Names come from the document: printed as one line whatever they hold.
   fmt::format_to(it, "{} ({:.2f} B parameters) on {}\n", printable(sc.model.name, 80),
                  r.parameters / 1e9, where);

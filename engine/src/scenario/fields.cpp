@@ -508,7 +508,7 @@ constexpr Field<Plan> kPlan[] = {
                                      "and runs its forward again in the backward (about one "
                                      "more forward)",
                               .control = C::plan}),
-    member<&Plan::recompute_modules>({.object = "plan", .name = "recompute_modules",
+    read_by(member<&Plan::recompute_modules>({.object = "plan", .name = "recompute_modules",
                                       .link = "rcm", .type = V::text,
                                       .fallback = D::of("core_attn"),
                                       .label = "Recompute modules",
@@ -516,8 +516,10 @@ constexpr Field<Plan> kPlan[] = {
                                              "names (--recompute-modules) separated by spaces or "
                                              "commas: `core_attn`, `moe_act`, `layernorm`, "
                                              "`mla_up_proj`, `mlp`, `moe`, `shared_experts`; each "
-                                             "drops its activations and replays its forward",
+                                             "drops its activations and replays its forward; "
+                                             "a JSON list of the names reads the same",
                                       .control = C::advanced}),
+            [](JsonReader& r, const KeyInfo& k, Plan& p) { p.recompute_modules = r.names(k); }),
     member<&Plan::recompute_method>({.object = "plan", .name = "recompute_method", .link = "rcmt",
                                      .type = V::choice, .fallback = D::of("uniform"),
                                      .choices = enum_names<RecomputeMethod>(),

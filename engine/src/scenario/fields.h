@@ -87,6 +87,14 @@ constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
     return {info, &read_member<Member>, &write_member<Member>};
 }
 
+// The same field read by hand (a key that takes more than its member's type: a list of names).
+template <class Spec>
+constexpr Field<Spec> read_by(Field<Spec> f,
+                              void (*read)(JsonReader&, const KeyInfo&, std::type_identity_t<Spec>&)) {
+  f.read = read;
+  return f;
+}
+
 // Streams the fields of `spec` as the members of an object (the writer's current one), in the
 // order nlohmann prints a tree's keys (sorted), skipping those `skip` names: the same members
 // and text as every `write` into a tree. `order` holds the fields' indices sorted by name.

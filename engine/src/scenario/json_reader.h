@@ -206,6 +206,27 @@ class JsonReader {
       fail(text_too_long(field(k.name), text.size(), k.max));
     return text;
   }
+  // A list of names (plan.recompute_modules): a string of names separated by spaces or commas,
+  // or a JSON list of names as Megatron-Bridge's configs write it (recompute_modules=["moe",
+  // "layernorm"]), read as the same string with commas between the names.
+  std::string names(const KeyInfo& k) {
+    const Json* v = has(k.name) ? raw(k.name) : nullptr;
+    if (!v || !v->is_array()) return string(k);
+    std::string text;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const Json& item = (*v)[i];
+      if (!item.is_string()) {
+        fail(ErrorCode::type_error, fmt::format("{}[{}]", field(k.name), i),
+             fmt::format("{}[{}]={} must be a name (a string)", field(k.name), i, echo(item)));
+        return std::string(k.fallback.text);
+      }
+      if (!text.empty()) text += ',';
+      text += item.get_ref<const std::string&>();
+    }
+    if (k.max > 0 && text.size() > static_cast<size_t>(k.max))
+      fail(text_too_long(field(k.name), text.size(), k.max));
+    return text;
+  }
   int choice(const KeyInfo& k, std::optional<int> rule = std::nullopt) {
     std::optional<int> fallback = rule;
     if (k.fallback.kind == DefaultValue::Kind::text)
