@@ -2,6 +2,7 @@
 // print. Exit status 0 on success, 2 on bad input (one line on stderr naming field, value, rule).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "cli_io.h"
 #include "stepcast/calibrate.h"
+#include "stepcast/deadline.h"
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
 #include "stepcast/limits.h"
@@ -51,6 +53,12 @@ constexpr const char* kUsage = R"(usage:
                                                          follows, the global batch stays) and
                                                          TP degrees (same nodes); default 1,
                                                          n/8 ... 8n nodes and TP 1-16
+  stepcast deadline SCENARIO.json --days D [--tokens N] [--nodes N,N,...] [--format text|json]
+                    [--calibration CAL.json]             the cheapest node count (GPU-hours) whose
+                                                         fastest plan trains N tokens (15T, 2.5e12;
+                                                         default: the scenario's page.tokens) in D
+                                                         days; default: powers of two from the
+                                                         fewest nodes the GPUs' peak allows
   stepcast link SCENARIO.json [--base URL] [--tokens N] [--price USD_PER_GPU_HOUR]
                 [--calibration CAL.json]                 print the page's link for a scenario
                                                          (a calibration as its fitted scales)
@@ -120,6 +128,7 @@ struct Args {
   std::string report;
   std::string calibration;  // CAL.json: the scenario's `calibration` key
   std::string nodes, tp;    // scaling: comma-separated lists
+  std::string days;         // deadline
   bool timeline = false;
   std::string error;
 };
@@ -132,7 +141,8 @@ Args parse_args(int argc, char** argv, int first) {
        {"--report", &a.report}, {"--link", &a.link}, {"--base", &a.base},
        {"--tokens", &a.tokens}, {"--price", &a.price}, {"--top", &a.top},
        {"--write-docs", &a.write_docs}, {"--level", &a.level}, {"--by", &a.by},
-       {"--calibration", &a.calibration}, {"--nodes", &a.nodes}, {"--tp", &a.tp}},
+       {"--calibration", &a.calibration}, {"--nodes", &a.nodes}, {"--tp", &a.tp},
+       {"--days", &a.days}},
       a.positional);
   return a;
 }
@@ -392,6 +402,91 @@ int run_scaling(const Args& args, const Catalog& catalog) {
   return 0;
 }
 
+// A count as people write it: "15T", "2.5e12", "400B", "7k" (a suffix K, M, B or T, either
+// case, multiplies by 1e3 ... 1e12). Empty on success, else the error.
+std::string count_with_suffix(const std::string& text, const char* name, double& out) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  const std::string rest(end);
+  static constexpr std::pair<char, double> kSuffixes[] = {{'k', 1e3}, {'m', 1e6}, {'b', 1e9},
+                                                          {'t', 1e12}};
+  bool suffix = rest.empty();
+  for (const auto& [c, scale] : kSuffixes)
+    if (rest.size() == 1 && std::tolower(static_cast<unsigned char>(rest[0])) == c) {
+      v *= scale;
+      suffix = true;
+    }
+  if (text.empty() || end == text.c_str() || !suffix || !(v > 0) || !std::isfinite(v))
+    return fmt::format("{}={} must be a number above 0 (15T, 2.5e12 and 400B read as numbers)",
+                       name, printable(text, 40));
+  out = v;
+  return "";
+}
+
+// How many GPUs for a deadline (deadline.h): JSON, or a table of node counts.
+int run_deadline(const Args& args, const Catalog& catalog) {
+  std::string text, format;
+  DeadlineOptions options;
+  if (args.days.empty()) return fail("deadline needs --days D (the deadline in days)");
+  if (auto e = count_with_suffix(args.days, "--days", options.days); !e.empty()) return fail(e);
+  if (!int_list(args.nodes, "--nodes", options.nodes) ||
+      !scenario_and_format(args, "deadline", text, format))
+    return 2;
+  const auto doc = parse_json(text);
+  if (!doc) return fail(doc.error());
+  if (!args.tokens.empty()) {
+    if (auto e = count_with_suffix(args.tokens, "--tokens", options.tokens); !e.empty())
+      return fail(e);
+  } else if (const Json* t = doc->is_object() && doc->contains("page") ? &(*doc)["page"] : nullptr;
+             t && t->is_object() && t->contains("tokens") && (*t)["tokens"].is_number()) {
+    options.tokens = (*t)["tokens"].get<double>();
+  } else {
+    return fail("deadline needs --tokens N (or the scenario's page.tokens): the tokens to train");
+  }
+  auto planned = deadline_plan(*doc, catalog, options);
+  if (!planned) return fail(planned.error());
+  const DeadlineResult& r = *planned;
+  if (format == "json") {
+    const Json j = to_json(r);
+    if (auto bad = non_finite_path(j)) return fail(fmt::format("deadline: {} is not finite", *bad));
+    std::cout << dump(j, 2) << "\n";
+    return 0;
+  }
+  // 1.5e13 -> "15 T": as the count was typed.
+  const auto [scale, unit] = r.tokens >= 1e12  ? std::pair{1e12, " T"}
+                             : r.tokens >= 1e9 ? std::pair{1e9, " B"}
+                             : r.tokens >= 1e6 ? std::pair{1e6, " M"}
+                                               : std::pair{1.0, ""};
+  fmt::print("{:.4g}{} tokens within {:.4g} days: the fastest plan the search finds on each node "
+             "count (fewer than {} node{} cannot, even at the GPUs' peak).\n\n",
+             r.tokens / scale, unit, r.days, r.fewest_nodes_at_peak,
+             r.fewest_nodes_at_peak == 1 ? "" : "s");
+  fmt::print("{:>7} {:>7} {:>10} {:>6} {:>9} {:>12}  {}\n", "nodes", "GPUs", "time s", "MFU %",
+             "days", "GPU-hours", "plan");
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const DeadlinePoint& p = r.points[i];
+    const std::string nodes = fmt::format("{}{}", p.nodes, r.cheapest == i ? "*" : "");
+    if (p.error) {
+      fmt::print("{:>7} {:>7}  no plan: {}\n", nodes, p.gpus, p.error->message);
+    } else if (!p.best) {
+      fmt::print("{:>7} {:>7}  no plan fits in memory\n", nodes, p.gpus);
+    } else {
+      const Plan& q = p.best->plan;
+      fmt::print("{:>7} {:>7} {:>10.3f} {:>6.1f} {:>9.1f} {:>12.0f}  TP {} PP {} DP {}{}{}\n",
+                 nodes, p.gpus, p.best->iteration_time_s, 100 * p.best->mfu, p.train_days,
+                 p.gpu_hours, q.tp, q.pp, q.dp, q.vpp > 1 ? fmt::format(" VPP {}", q.vpp) : "",
+                 q.ep > 1 ? fmt::format(" EP {}", q.ep) : "");
+    }
+  }
+  if (r.cheapest)
+    fmt::print("\nCheapest that meets it (*): {} nodes, {:.1f} days, {:.0f} GPU-hours.\n",
+               r.points[*r.cheapest].nodes, r.points[*r.cheapest].train_days,
+               r.points[*r.cheapest].gpu_hours);
+  else
+    fmt::print("\nNo node count tried meets the deadline.\n");
+  return 0;
+}
+
 // The traffic matrix (traffic.h): JSON with placement and effective bandwidth, or the nonzero
 // cells as CSV.
 int run_traffic(const Args& args, const Catalog& catalog) {
@@ -575,6 +670,7 @@ int main(int argc, char** argv) {
   if (command == "link") return run_link(args, catalog);
   if (command == "search") return run_search(args, catalog);
   if (command == "scaling") return run_scaling(args, catalog);
+  if (command == "deadline") return run_deadline(args, catalog);
   if (command == "resolve") return run_resolve(args, catalog);
   if (command == "traffic") return run_traffic(args, catalog);
   if (command == "schema") return run_schema(args);

@@ -245,6 +245,26 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "\n +8\\* +64 [^\n]* 100\n" OR NOT out MATC
   message(FATAL_ERROR "scaling (text): ${rc} ${out}")
 endif()
 
+# How many GPUs for a deadline: 15 T tokens ("15T" as people write it) in 60 days. The sweep
+# starts at the fewest nodes the H100's peak allows (6 x 70.6e9 x 15e12 FLOPs over 989.4 TFLOP/s
+# for 60 days: 1,238 GPUs and more, 155 nodes; attention at 4,096 tokens makes it 159), a power of two:
+# 256; the JSON names the counts it tried and the cheapest.
+execute_process(COMMAND ${STEPCAST} deadline ${example} --tokens 15T --days 60 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^15 T tokens within 60 days"
+   OR NOT out MATCHES "fewer than 159 nodes cannot" OR NOT out MATCHES "\n +256 +2048 "
+   OR NOT out MATCHES "Cheapest that meets it \\(\\*\\): [0-9]+ nodes")
+  message(FATAL_ERROR "deadline (text): ${rc} ${out}")
+endif()
+execute_process(COMMAND ${STEPCAST} deadline ${example} --tokens 2.5e12 --days 30 --nodes 64,8
+                        --format json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(JSON first GET "${out}" points 0 nodes)
+string(JSON tokens GET "${out}" tokens)
+string(JSON tp GET "${out}" points 1 plan tp)
+if(NOT rc EQUAL 0 OR NOT first EQUAL 8 OR NOT tokens STREQUAL "2500000000000.0" OR tp LESS 1)
+  message(FATAL_ERROR "deadline --format json: ${rc} ${out}")
+endif()
+
 # Hostile input (issue 13). A batch survives any line: a line nested 200,000 arrays deep and a
 # line of ten million characters each give an error object, the lines around them their reports.
 string(REPEAT "[" 200000 open)
@@ -305,6 +325,12 @@ endfunction()
 string(REPEAT "1," 64 many)
 expect_exit_2("scaling past its budget" "one sweep makes at most 64" scaling ${example} --nodes ${many}1)
 expect_exit_2("scaling --tp 0" "--tp=0 must be whole numbers" scaling ${example} --tp 0)
+expect_exit_2("deadline without --days" "deadline needs --days" deadline ${example} --tokens 1T)
+expect_exit_2("deadline --days 0" "--days=0 must be a number above 0" deadline ${example}
+              --tokens 1T --days 0)
+expect_exit_2("deadline --tokens 15X" "--tokens=15X must be a number above 0" deadline ${example}
+              --tokens 15X --days 30)
+expect_exit_2("deadline without tokens" "deadline needs --tokens" deadline ${example} --days 30)
 expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
 expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
 expect_traffic_error(format "--format=text must be json or csv" ${example} --format text)
