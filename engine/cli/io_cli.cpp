@@ -2,6 +2,7 @@
 // other tools' arguments. Thin: read, call the engine's importers and exporters, print.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "stepcast/import_hf_config.h"
 #include "stepcast/import_megatron_args.h"
 #include "stepcast/share_link.h"
+#include "stepcast/torchtitan_config.h"
 
 using namespace stepcast;
 using stepcast::cli::dump;
@@ -24,13 +26,15 @@ struct IoArgs {
   std::string format;
   std::string link;
   std::string node;
+  std::string nodes;  // import torchtitan: the node count
   std::string error;
 };
 
 IoArgs parse_io_args(int argc, char** argv, int first) {
   IoArgs a;
   a.error = stepcast::cli::read_options(
-      argc, argv, first, {{"--format", &a.format}, {"--link", &a.link}, {"--node", &a.node}},
+      argc, argv, first, {{"--format", &a.format}, {"--link", &a.link}, {"--node", &a.node},
+                              {"--nodes", &a.nodes}},
       a.positional);
   return a;
 }
@@ -81,10 +85,40 @@ int import_megatron_args(const IoArgs& args, const Catalog& catalog) {
   return 0;
 }
 
+// A torchtitan job config: JSON {"scenario", "ignored", "notes"}, or the scenario alone with
+// each ignored setting and note as a "warning:" line on stderr.
+int import_torchtitan(const IoArgs& args, const Catalog& catalog) {
+  std::string text;
+  const std::string format = import_input(args, "json", "scenario", text);
+  if (format.empty()) return 2;
+  TorchtitanImportOptions options;
+  if (!args.node.empty()) options.node = args.node;
+  if (!args.nodes.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(args.nodes.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || n > 1 << 20)
+      return fail(fmt::format("--nodes={} must be a whole number from 1", printable(args.nodes, 40)));
+    options.nodes = static_cast<int>(n);
+  }
+  auto imported = scenario_from_torchtitan_toml(text, catalog, options);
+  if (!imported) return fail(imported.error());
+  if (format == "json") {
+    std::cout << dump(to_json(*imported), 2) << "\n";
+    return 0;
+  }
+  for (const auto& s : imported->ignored)
+    std::cerr << "warning: not modelled, ignored: " << printable(s, 200) << "\n";
+  for (const auto& note : imported->notes) std::cerr << "warning: " << printable(note, 400) << "\n";
+  std::cout << dump(imported->scenario, 2) << "\n";
+  return 0;
+}
+
 int export_plan_text(const IoArgs& args, const Catalog& catalog) {
   const auto kind = plan_export_kind(args.positional[0]);
-  if (!kind)
-    return fail(fmt::format("export {}: the kinds are megatron-args, bridge-recipe, torchrun",
+  const bool torchtitan = args.positional[0] == "torchtitan";
+  if (!kind && !torchtitan)
+    return fail(fmt::format("export {}: the kinds are megatron-args, bridge-recipe, torchrun, "
+                            "torchtitan",
                             printable(args.positional[0])));
   std::string text;
   if (!args.link.empty()) {  // a link and a JSON file are interchangeable, as for estimate
@@ -96,7 +130,7 @@ int export_plan_text(const IoArgs& args, const Catalog& catalog) {
   }
   auto scenario = parse_scenario(text, catalog);
   if (!scenario) return fail(scenario.error());
-  std::cout << export_plan(*scenario, *kind);
+  std::cout << (torchtitan ? export_torchtitan_toml(*scenario) : export_plan(*scenario, *kind));
   return 0;
 }
 
@@ -110,14 +144,16 @@ int run_io_command(const std::string& command, int argc, char** argv) {
   if (!loaded) return fail("built-in presets: " + loaded.error().message);
   if (command == "import") {
     if (args.positional.size() != 2)
-      return fail("import takes a kind (hf-config, megatron-args) and one file (or '-')");
+      return fail("import takes a kind (hf-config, megatron-args, torchtitan) and one file (or '-')");
     if (args.positional[0] == "hf-config") return import_hf_config(args);
     if (args.positional[0] == "megatron-args") return import_megatron_args(args, *loaded);
-    return fail(fmt::format("import {}: the kinds are hf-config, megatron-args",
+    if (args.positional[0] == "torchtitan") return import_torchtitan(args, *loaded);
+    return fail(fmt::format("import {}: the kinds are hf-config, megatron-args, torchtitan",
                             printable(args.positional[0])));
   }
   if (args.positional.size() != (args.link.empty() ? 2u : 1u))
-    return fail("export takes a kind (megatron-args, bridge-recipe, torchrun) and one scenario "
+    return fail("export takes a kind (megatron-args, bridge-recipe, torchrun, torchtitan) and one "
+                "scenario "
                 "file (or '-'), or --link URL");
   return export_plan_text(args, *loaded);
 }

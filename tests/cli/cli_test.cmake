@@ -265,6 +265,26 @@ if(NOT rc EQUAL 0 OR NOT first EQUAL 8 OR NOT tokens STREQUAL "2500000000000.0" 
   message(FATAL_ERROR "deadline --format json: ${rc} ${out}")
 endif()
 
+# A torchtitan job config in and out: the 64-GPU Llama 3 70B shape (FSDP over what TP 8 leaves),
+# its plan written back as TOML that imports to the same plan.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/titan.toml "[model]\nname = \"llama3\"\nflavor = \"70B\"\n"
+     "[training]\nlocal_batch_size = 2\nseq_len = 8192\n[optimizer]\nlr = 1.5e-4\n"
+     "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 8\n")
+execute_process(COMMAND ${STEPCAST} import torchtitan ${CMAKE_CURRENT_BINARY_DIR}/titan.toml
+                        --nodes 8 --format scenario
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(JSON dp GET "${out}" plan dp)
+if(NOT rc EQUAL 0 OR NOT dp EQUAL 8 OR NOT err MATCHES "ignored: optimizer.lr = 0.00015")
+  message(FATAL_ERROR "import torchtitan: ${rc} ${out} ${err}")
+endif()
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/titan.json "${out}")
+execute_process(COMMAND ${STEPCAST} export torchtitan ${CMAKE_CURRENT_BINARY_DIR}/titan.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "data_parallel_shard_degree = 8\n"
+   OR NOT out MATCHES "flavor = \"70B\"")
+  message(FATAL_ERROR "export torchtitan: ${rc} ${out}")
+endif()
+
 # Hostile input (issue 13). A batch survives any line: a line nested 200,000 arrays deep and a
 # line of ten million characters each give an error object, the lines around them their reports.
 string(REPEAT "[" 200000 open)
@@ -331,6 +351,9 @@ expect_exit_2("deadline --days 0" "--days=0 must be a number above 0" deadline $
 expect_exit_2("deadline --tokens 15X" "--tokens=15X must be a number above 0" deadline ${example}
               --tokens 15X --days 30)
 expect_exit_2("deadline without tokens" "deadline needs --tokens" deadline ${example} --days 30)
+expect_exit_2("import torchtitan without nodes" "give the node count" import torchtitan
+              ${CMAKE_CURRENT_BINARY_DIR}/titan.toml)
+expect_exit_2("import torchtitan, not TOML" "not a TOML job config" import torchtitan ${example})
 expect_traffic_error(level "--level=cabinet must be gpu or node" ${example} --level cabinet)
 expect_traffic_error(by "--by=phase must be kind or tier" ${example} --by phase)
 expect_traffic_error(format "--format=text must be json or csv" ${example} --format text)

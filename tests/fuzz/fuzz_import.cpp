@@ -1,10 +1,12 @@
-// The importers (`stepcast import hf-config`, `stepcast import megatron-args`, the page's
-// importHfConfig() and importMegatronArgs()) on any text; what they accept exports
-// (`stepcast export`) and its Megatron arguments import again, to the same TP, PP and batches.
+// The importers (`stepcast import hf-config`, `stepcast import megatron-args`, `stepcast import
+// torchtitan`, the page's importHfConfig() and importMegatronArgs()) on any text; what they
+// accept exports (`stepcast export`) and its Megatron arguments and torchtitan job config import
+// again, to the same TP, PP and batches.
 #include "fuzz_common.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/import_hf_config.h"
 #include "stepcast/import_megatron_args.h"
+#include "stepcast/torchtitan_config.h"
 
 namespace {
 
@@ -25,6 +27,15 @@ void check_exports(const Json& doc) {
                                                              ? "dgx-h100"
                                                              : s->cluster.groups.front().node_id});
   if (!back) fuzz::finding("exported arguments do not import", back.error().message);
+  // A torchtitan job config reads back (where the model has a torchtitan flavor) to the same
+  // plan, or is refused with an error, never anything else.
+  const std::string toml = export_torchtitan_toml(*s);
+  if (!valid_utf8(toml)) fuzz::finding("torchtitan export not UTF-8", toml.substr(0, 200));
+  if (const auto titan = scenario_from_torchtitan_toml(
+          toml, builtin_catalog(), {"dgx-h100", s->cluster.groups.front().nodes});
+      titan && (titan->scenario["plan"].value("tp", int64_t{0}) != s->plan.tp ||
+                titan->scenario["plan"].value("global_batch", int64_t{0}) != s->plan.global_batch))
+    fuzz::finding("torchtitan export imports to another plan", toml.substr(0, 300));
   // The oracle: the same parallel plan and batch (what every exporter writes, whatever else a
   // framework cannot express).
   const Json& plan = back->scenario["plan"];
@@ -45,6 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (const Json* model = fuzz::checked(config)) {
     (void)model->dump();
     check_exports(scenario_with_model(*model));
+  }
+  const auto titan = scenario_from_torchtitan_toml(text, builtin_catalog(), {"dgx-h100", 4});
+  if (const TorchtitanImport* t = fuzz::checked(titan)) {
+    (void)to_json(*t).dump(-1, ' ', false, Json::error_handler_t::replace);
+    check_exports(t->scenario);
   }
   const auto imported = scenario_from_megatron_args(text, builtin_catalog());
   if (const MegatronImport* m = fuzz::checked(imported)) {

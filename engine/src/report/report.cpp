@@ -123,9 +123,10 @@ std::string to_text(const Report& r, const Scenario& sc) {
   // Names come from the document: printed as one line whatever they hold.
   fmt::format_to(it, "{} ({:.2f} B parameters) on {}\n", printable(sc.model.name, 80),
                  r.parameters / 1e9, where);
-  fmt::format_to(it, "plan: tp={} pp={} dp={} cp={} vpp={} micro_batch={} global_batch={} ({} micro-batches), "
+  fmt::format_to(it, "plan: tp={} pp={} dp={} cp={} vpp={} micro_batch={} global_batch={} ({} micro-batch{}), "
        "sp={} recompute={} zero={} {}\n",
        p.tp, p.pp, p.dp, p.cp, p.vpp, p.micro_batch, p.global_batch, r.micro_batches,
+       r.micro_batches == 1 ? "" : "es",
        p.sequence_parallel ? "on" : "off", to_string(p.recompute), p.effective_zero_stage(),
        to_string(p.precision));
   if (sc.model.moe.enabled())
