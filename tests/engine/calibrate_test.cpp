@@ -328,3 +328,64 @@ TEST(MeasuredRuns, ShareLinksCarryTheFittedScalesNotTheRuns) {
 
 }  // namespace
 }  // namespace stepcast
+
+namespace stepcast {
+namespace {
+
+// calibration.memory: a peak measured on the plan's fullest GPU. The allocator's share becomes
+// the measured reserved / allocated - 1, and what was allocated beyond the engine's count joins
+// the allowance outside the allocator (times that share): this plan then holds the measured
+// reserved bytes plus what lies outside the allocator, as before.
+TEST(MeasuredMemory, APeakFitsTheAllocatorAndTheAllowance) {
+  const Json doc = base();
+  const Report preset = estimate(test::scenario(doc.dump()));
+  const StageReport& st = preset.stages.front();
+  const double allocated = st.memory.allocated + 2 * kGiB;  // 2 GiB the engine does not count
+  const double reserved = 1.1 * allocated;
+  Json measured = doc;
+  measured["calibration"]["memory"] = {{"peak_allocated_gib", allocated / kGiB},
+                                       {"peak_reserved_gib", reserved / kGiB}};
+  const Report fitted = estimate(test::scenario(measured.dump()));
+  ASSERT_TRUE(fitted.calibration && fitted.calibration->memory);
+  const auto& m = *fitted.calibration->memory;
+  EXPECT_NEAR(m.allocator_fraction, 0.1, 1e-12);
+  EXPECT_NEAR(m.allowance_change, 2.2 * kGiB, 1e-3);
+  EXPECT_EQ(m.predicted_allocated, st.memory.allocated);
+  const MemoryBreakdown& after = fitted.stages.front().memory;
+  EXPECT_EQ(after.allocated, st.memory.allocated);  // the count itself is the engine's
+  EXPECT_NEAR(after.reserved + (after.other - st.memory.other), reserved, 1e-3);
+  EXPECT_NEAR(after.total - st.memory.total, reserved - st.memory.reserved, 1e-3);
+  // Times do not move.
+  EXPECT_EQ(fitted.iteration_time_s, preset.iteration_time_s);
+  // The report says it; a share link carries the measured pair.
+  const Json report = Json::parse(*report_text(fitted));
+  EXPECT_NEAR(report["calibration"]["memory"]["allocator_fraction"].get<double>(), 0.1, 1e-12);
+  const Scenario s = test::scenario(measured.dump());
+  const Json compact = compact_calibration(measured["calibration"], *s.fit);
+  EXPECT_EQ(compact["memory"], measured["calibration"]["memory"]);
+}
+
+TEST(MeasuredMemory, ImpossiblePeaksAreRefused) {
+  const Report preset = estimate(test::scenario(base().dump()));
+  const double a = preset.stages.front().memory.allocated / kGiB;
+  auto error_with = [](const Json& memory) {
+    Json doc = base();
+    doc["calibration"]["memory"] = memory;
+    return test::error_of(doc.dump());
+  };
+  Error e = error_with({{"peak_allocated_gib", 500.0}});
+  EXPECT_EQ(e.path, "calibration.memory.peak_allocated_gib");
+  EXPECT_NE(e.message.find("more than the GPU holds"), std::string::npos) << e.message;
+  e = error_with({{"peak_allocated_gib", a}, {"peak_reserved_gib", a - 1}});
+  EXPECT_EQ(e.path, "calibration.memory.peak_reserved_gib");
+  e = error_with({{"peak_allocated_gib", a / 4}});
+  EXPECT_EQ(e.path, "calibration.memory.peak_allocated_gib");
+  EXPECT_NE(e.message.find("not of this plan"), std::string::npos) << e.message;
+  e = error_with({{"peak_allocated_gib", -1.0}});
+  EXPECT_EQ(e.path, "calibration.memory.peak_allocated_gib");
+  e = error_with({{"peak_allocated", a}});
+  EXPECT_EQ(e.code, ErrorCode::unknown_key);
+}
+
+}  // namespace
+}  // namespace stepcast

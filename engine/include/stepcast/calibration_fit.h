@@ -3,6 +3,7 @@
 // scenario can carry its fit; the fitting itself is calibrate.h.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ struct CalibrationFit {
   int layer_profiles = 0;       // calibration.layer_profiles given
   int layer_profiles_used = 0;  // of them, those of this plan's shape (used where GPUs match)
   std::vector<MeasuredRunFit> runs;
+  // calibration.memory: a measured peak of the scenario's own plan on its fullest GPU, against
+  // the engine's count at the presets' allowance (bytes).
+  struct MemoryFit {
+    double measured_allocated = 0, measured_reserved = 0;  // reserved 0: not given
+    double predicted_allocated = 0;                        // the fullest stage, presets' allowance
+    double allocator_fraction = 0;  // reserved / allocated - 1, as measured (else the preset's)
+    double allowance_change = 0;    // added to what the software holds beyond the count
+    int stage = 0;
+  };
+  std::optional<MemoryFit> memory;
   std::vector<std::string> warnings;
 };
 

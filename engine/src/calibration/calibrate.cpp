@@ -14,6 +14,7 @@
 #include "stepcast/gemm_fit.h"
 #include "stepcast/json.h"
 #include "stepcast/limits.h"
+#include "stepcast/memory.h"
 #include "stepcast/scenario.h"
 #include "stepcast/share_link.h"
 
@@ -280,6 +281,72 @@ void scale_scenario(Scenario& s, double compute, double network) {
   }
 }
 
+// calibration.memory (issue 35): a peak measured on the scenario's own plan (torch.cuda.
+// max_memory_allocated and max_memory_reserved on its fullest GPU) against the engine's count
+// for the fullest stage. The allocator's share becomes the measured reserved / allocated - 1
+// (the presets' framework_memory_fraction is fitted on published pairs, 2.8-9.3 %); what was
+// allocated beyond (or short of) the count joins the allowance outside it (framework_memory
+// bytes), times the allocator's share, so this plan's verdict reads the measured reserved bytes
+// and other plans carry the same difference. Refused: a peak above the GPU, reserved below
+// allocated, or a peak more than kMaxMeasuredOverPredicted times off the count (not this plan).
+std::optional<Error> fit_memory(const Json& v, const std::string& path, Scenario& s,
+                                CalibrationFit& fit) {
+  JsonReader m(v, path);
+  const auto keys = detail::calibration_memory_keys();
+  static const std::vector<std::string_view> names = detail::names_of(keys);
+  m.reject_unknown(names);
+  if (!m.is_object()) return m.error();
+  const double allocated = m.number(key_in(keys, "peak_allocated_gib")) * kGiB;
+  const std::optional<double> reserved =
+      m.has("peak_reserved_gib")
+          ? std::optional<double>(m.number(key_in(keys, "peak_reserved_gib")) * kGiB)
+          : std::nullopt;
+  if (!m.ok()) return m.error();
+  const Report predicted = estimate(s);
+  const StageReport* fullest = nullptr;
+  for (const auto& st : predicted.stages)
+    if (!fullest || st.memory.allocated > fullest->memory.allocated) fullest = &st;
+  if (!fullest) return std::nullopt;
+  const double capacity = fullest->memory.capacity;
+  for (const auto& [key, bytes] : {std::pair{"peak_allocated_gib", allocated},
+                                   std::pair{"peak_reserved_gib", reserved.value_or(0)}})
+    if (bytes > capacity)
+      return Error{ErrorCode::out_of_range, fmt::format("{}.{}", path, key),
+                   fmt::format("{}.{}={:.4g} GiB is more than the GPU holds ({:.4g} GiB)", path,
+                               key, bytes / kGiB, capacity / kGiB)};
+  if (reserved && *reserved < allocated)
+    return Error{ErrorCode::out_of_range, path + ".peak_reserved_gib",
+                 fmt::format("{}.peak_reserved_gib={:.4g} GiB is below peak_allocated_gib "
+                             "({:.4g} GiB): the allocator reserves what it allocates",
+                             path, *reserved / kGiB, allocated / kGiB)};
+  const double ratio = allocated / fullest->memory.allocated;
+  if (!(ratio <= kMaxMeasuredOverPredicted && ratio >= 1 / kMaxMeasuredOverPredicted))
+    return Error{ErrorCode::out_of_range, path + ".peak_allocated_gib",
+                 fmt::format("{}.peak_allocated_gib={:.4g} GiB is {:.3g} times the {:.4g} GiB "
+                             "Stepcast counts for this plan's fullest stage; a peak more than "
+                             "{:g} times off either way is not of this plan (GiB per GPU?)",
+                             path, allocated / kGiB, ratio, fullest->memory.allocated / kGiB,
+                             kMaxMeasuredOverPredicted)};
+  CalibrationFit::MemoryFit f;
+  f.measured_allocated = allocated;
+  f.measured_reserved = reserved.value_or(0);
+  f.predicted_allocated = fullest->memory.allocated;
+  f.stage = fullest->index;
+  f.allocator_fraction =
+      reserved ? *reserved / allocated - 1 : s.calibration.framework_memory_fraction;
+  f.allowance_change = (allocated - fullest->memory.allocated) * (1 + f.allocator_fraction);
+  s.calibration.framework_memory_fraction = f.allocator_fraction;
+  const double held = s.calibration.framework_memory_bytes + f.allowance_change;
+  if (held < 0)
+    fit.warnings.push_back(fmt::format(
+        "{}: Stepcast counts {:.2f} GiB more than was allocated, beyond its whole allowance "
+        "outside the allocator; the verdict stays {:.2f} GiB above the measured peak",
+        path, -f.allowance_change / kGiB, -held / kGiB));
+  s.calibration.framework_memory_bytes = std::max(0.0, held);
+  fit.memory = f;
+  return std::nullopt;
+}
+
 Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& document,
                                          Scenario& s, const Catalog& catalog) {
   JsonReader r(calibration, "calibration");
@@ -424,7 +491,11 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
     }
   }
 
-  // 4. Measured runs: the scales.
+  // 4. A measured peak: the allocator's share and the allowance.
+  if (const Json* memory = r.raw("memory"))
+    if (auto e = fit_memory(*memory, r.field("memory"), s, fit)) return *e;
+
+  // 5. Measured runs: the scales.
   const Json* runs_json = r.raw("runs");
   if (!runs_json) {
     scale_scenario(s, fit.compute_scale, fit.network_scale);
@@ -513,7 +584,7 @@ Result<CalibrationFit> apply_calibration(const Json& calibration, const Json& do
 
 Json compact_calibration(const Json& calibration, const CalibrationFit& fit) {
   Json out = Json::object();
-  for (const char* key : {"intra_node_link", "inter_node_link", "gemm", "layer_profiles"})
+  for (const char* key : {"intra_node_link", "inter_node_link", "gemm", "layer_profiles", "memory"})
     if (calibration.contains(key)) out[key] = calibration[key];
   // Seven significant digits: the link's estimate within 1e-6 of the fitted one at any scale
   // (six decimals, as before, left a scale of 0.1 only five digits: 1.2e-6 off, the fuzzer found).

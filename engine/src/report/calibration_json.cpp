@@ -33,6 +33,16 @@ Json calibration_json(const CalibrationFit& fit) {
                     {"calibrated_error_pct",
                      std::round((r.calibrated_s / r.measured_s - 1) * 1000) / 10}});
   if (!runs.empty()) out["runs"] = std::move(runs);
+  if (const auto& m = fit.memory) {
+    constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+    out["memory"] = {{"stage", m->stage},
+                     {"measured_allocated_gib", m->measured_allocated / GiB},
+                     {"predicted_allocated_gib", m->predicted_allocated / GiB},
+                     {"allocator_fraction", m->allocator_fraction},
+                     {"allowance_change_gib", m->allowance_change / GiB}};
+    if (m->measured_reserved > 0)
+      out["memory"]["measured_reserved_gib"] = m->measured_reserved / GiB;
+  }
   return out;
 }
 

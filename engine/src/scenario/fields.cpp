@@ -764,6 +764,9 @@ constexpr KeyInfo kCalibration[] = {
     {.object = "calibration", .name = "runs", .type = V::list, .fallback = D::absent(),
      .doc = "measured iterations on this cluster `{plan | scenario | link, "
             "measured_iteration_s}` (below), at most 16; fits the scales"},
+    {.object = "calibration", .name = "memory", .type = V::object, .fallback = D::absent(),
+     .doc = "the peak memory measured on one GPU running this plan (keys below): fits the "
+            "allocator's share and what the software holds beyond the engine's count"},
     {.object = "calibration", .name = "compute_scale", .type = V::number, .fallback = D::of(1.0),
      .min = 0.05, .max = 20,
      .doc = "multiplies the compute efficiencies of the cluster's GPUs (and divides their fixed "
@@ -789,6 +792,17 @@ constexpr KeyInfo kCalibrationGemm[] = {
     {.object = "calibration.gemm", .name = "gemm_overhead_us", .type = V::number,
      .fallback = D::rule("the preset's"), .min = 0, .max = 1e4, .unit = "µs",
      .doc = "fixed time per GEMM kernel (launch, wave tail)", .scale = 1e-6},
+};
+
+// torch.cuda.max_memory_allocated() and max_memory_reserved() on the fullest GPU, in GiB.
+constexpr KeyInfo kCalibrationMemory[] = {
+    {.object = "calibration.memory", .name = "peak_allocated_gib", .type = V::number,
+     .fallback = D::required(), .min = 0, .max = 1e4, .min_exclusive = true, .unit = "GiB",
+     .doc = "torch.cuda.max_memory_allocated() on the fullest GPU"},
+    {.object = "calibration.memory", .name = "peak_reserved_gib", .type = V::number,
+     .fallback = D::rule("none: the allocator's share stays the preset's"), .min = 0,
+     .max = 1e4, .min_exclusive = true, .unit = "GiB",
+     .doc = "torch.cuda.max_memory_reserved() on the same GPU"},
 };
 
 constexpr std::string_view kProfileLayers[] = {"all", "dense", "moe"};
@@ -1065,6 +1079,7 @@ std::span<const KeyInfo> calibration_keys() { return kCalibration; }
 std::span<const KeyInfo> calibration_run_keys() { return kCalibrationRun; }
 std::span<const KeyInfo> calibration_gemm_keys() { return kCalibrationGemm; }
 std::span<const KeyInfo> calibration_layer_keys() { return kCalibrationLayer; }
+std::span<const KeyInfo> calibration_memory_keys() { return kCalibrationMemory; }
 
 const KeyInfo& key_in(std::span<const KeyInfo> table, std::string_view name) {
   for (const KeyInfo& k : table)

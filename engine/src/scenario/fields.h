@@ -164,6 +164,7 @@ std::span<const KeyInfo> calibration_keys();
 std::span<const KeyInfo> calibration_run_keys();
 std::span<const KeyInfo> calibration_gemm_keys();
 std::span<const KeyInfo> calibration_layer_keys();
+std::span<const KeyInfo> calibration_memory_keys();
 
 // The names of a table's keys (for unknown-key checks), built once.
 template <class Table>

@@ -45,6 +45,7 @@ std::vector<KeyInfo> all_keys() {
   add(detail::link_fields());
   add(detail::calibration_keys());
   add(detail::calibration_gemm_keys());
+  add(detail::calibration_memory_keys());
   add(detail::calibration_layer_keys());
   add(detail::calibration_run_keys());
   add(detail::page_keys());
