@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 
+#include "stepcast/report.h"
 #include "stepcast/rule_ids.h"
 #include "stepcast/schedule.h"
 #include "stepcast/search.h"
@@ -405,6 +407,62 @@ TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
   EXPECT_NE(r.warnings[0].find("GiB"), std::string::npos);
 }
 
+// Out of memory, the engine says what makes the plan fit, each change estimated again: Llama 3
+// 8B on one DGX H100, micro-batches of 4 x 8192 tokens, no recompute, bf16 moments and the
+// distributed optimizer already on (never offered again). One layer keeps 34.03125 s b h bytes
+// (above), 4.57 GB: far over the GPU without recompute.
+TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
+  const std::string doc = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 1, "pp": 1, "micro_batch": 4, "global_batch": 64, "recompute": "none",
+      "bf16_moments": true, "distributed_optimizer": true}, "seq_len": 8192})";
+  EstimateOptions advise;
+  advise.fit_fixes = true;
+  const Scenario s = test::scenario(doc);
+  const Report r = estimate(s, advise);
+  ASSERT_FALSE(r.fits);
+  EXPECT_TRUE(estimate(s).fit_fixes.empty());  // only when asked
+  ASSERT_FALSE(r.fit_fixes.empty());
+  const MemoryBreakdown& m = r.stages[0].memory;
+  for (size_t i = 0; i < r.fit_fixes.size(); ++i) {
+    const FitFix& f = r.fit_fixes[i];
+    EXPECT_EQ(f.settings.find("bf16_moments"), std::string::npos) << f.settings;
+    EXPECT_EQ(f.settings.find("distributed_optimizer"), std::string::npos) << f.settings;
+    EXPECT_LE(f.memory_bytes, m.capacity) << f.change;
+    EXPECT_NEAR(f.time_change, f.iteration_time_s / r.iteration_time_s - 1, 1e-12);
+    if (i > 0) EXPECT_LE(r.fit_fixes[i - 1].iteration_time_s, f.iteration_time_s);
+  }
+  const auto fix = [&](std::string_view settings) -> const FitFix* {
+    for (const FitFix& f : r.fit_fixes)
+      if (f.settings == settings) return &f;
+    return nullptr;
+  };
+  // Full recompute: the same plan as stated by hand.
+  const FitFix* full =
+      fix("plan.recompute=full plan.recompute_method=uniform plan.recompute_num_layers=1");
+  ASSERT_NE(full, nullptr);
+  std::string by_hand = doc;
+  by_hand.replace(by_hand.find(R"("recompute": "none")"), 19, R"("recompute": "full")");
+  const Report recomputed = estimate(test::scenario(by_hand));
+  EXPECT_TRUE(recomputed.fits);
+  EXPECT_DOUBLE_EQ(full->iteration_time_s, recomputed.iteration_time_s);
+  // Offloading: each layer offloaded frees its activations (one micro-batch in flight without
+  // a pipeline) and the allocator's share of them; the fewest layers that cover the excess.
+  const double layer = 34.03125 * 4 * 8192 * 4096.0;
+  const double freed = layer * (1 + builtin_catalog().calibration.framework_memory_fraction);
+  const auto n = static_cast<int64_t>(std::ceil((m.total + m.headroom - m.capacity) / freed));
+  ASSERT_LT(n, 32);
+  EXPECT_NE(fix(fmt::format("plan.cpu_offloading_num_layers={}", n)), nullptr);
+  // The text output says each as "fits with X, +N % time".
+  EXPECT_NE(to_text(r, s).find("fits with full recompute of every layer, +"), std::string::npos);
+  // Nothing one change can do: GPT-3 175B on 8 GPUs (no DP to shard over, no GPU to add TP or
+  // PP on; recompute and bf16 moments leave 175 B x 14 bytes / 8 over 80 GiB).
+  const Report hopeless = estimate(test::scenario(R"({"model": "gpt3-175b", "cluster": {"node":
+      "dgx-a100", "nodes": 1}, "plan": {"tp": 8, "pp": 1, "micro_batch": 1, "global_batch": 8}})"),
+                                   advise);
+  EXPECT_FALSE(hopeless.fits);
+  EXPECT_TRUE(hopeless.fit_fixes.empty());
+}
+
 // plan.memory_headroom: the share of the GPU a plan must leave free. At the edge it decides the
 // verdict; the report states it in bytes; the search never proposes a plan inside it.
 TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
@@ -425,7 +483,14 @@ TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
   EXPECT_FALSE(inside.fits);
   EXPECT_NEAR(inside.stages[full->index].memory.headroom, (1 - used + 0.002) * full->memory.capacity, 1);
   ASSERT_FALSE(inside.warnings.empty());
-  EXPECT_NE(inside.warnings[0].find("and the plan keeps"), std::string::npos) << inside.warnings[0];
+  // The headroom is why: the warning says the GPU's memory less the headroom's share.
+  EXPECT_NE(inside.warnings[0].find(fmt::format("{:.1f} GiB less {:.3g} % headroom",
+                                                full->memory.capacity / kGiB,
+                                                100 * (1 - used + 0.002))),
+            std::string::npos)
+      << inside.warnings[0];
+  EXPECT_NE(inside.warnings[0].find("which the headroom alone makes too little"),
+            std::string::npos);
   EXPECT_TRUE(at(1 - used - 0.002).fits);
   // The default, 3 %: the report says so.
   const Report d = estimate(test::scenario(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",
