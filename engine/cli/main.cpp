@@ -202,6 +202,7 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   const auto kind = enum_from<ReportKind>(args.report.empty() ? "full" : args.report);
   if (!kind) return fail(fmt::format("--report={} must be full or summary", args.report));
   if (!args.batch.empty()) return run_batch(args.batch, catalog, options, *kind);
+  options.fit_fixes = true;  // one plan: out of memory, say what makes it fit
   if (args.positional.size() != (args.link.empty() ? 1u : 0u))
     return fail("estimate takes one scenario file (or '-'), or --link URL");
   const std::string format = args.format.empty() ? "json" : args.format;
@@ -221,10 +222,14 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   const Report report = estimate(*scenario, options);
   auto json = report_text(report, 2, *kind);  // checked: every number finite
   if (!json) return fail(json.error());
-  if (format == "text")
+  if (format == "text") {
     std::cout << to_text(report, *scenario);
-  else
+    if (!report.fits && report.fit_fixes.empty())
+      std::cout << "no single change makes it fit (recompute, activation offloading, bf16 "
+                   "moments, the distributed optimizer, TP or PP up)\n";
+  } else {
     std::cout << *json << "\n";
+  }
   return 0;
 }
 

@@ -111,10 +111,11 @@ TEST(Hybrid, MambaActivationsByHand) {
   // One Mamba layer, b = 1, s = 8192, h = 4096, TP 1, bf16, no recompute, no SP: the norm's input
   // and output (2·2·s·h), in_proj's output (z, x, B, C, dt: 18560 channels), the conv's output
   // (10240), the scan's output and the gated norm's (2·8192), all 2 bytes, and the residual's
-  // 1-byte mask (s·h).
+  // 1-byte mask (s·h) under dropout (Megatron-LM's 0.1; the megatron-core profile's 0 keeps none).
   const Scenario sc = test::scenario(R"({"model": "nemotron-h-8b",
       "cluster": {"node": "dgx-h100", "nodes": 1},
-      "plan": {"global_batch": 8, "micro_batch": 1, "sequence_parallel": false}})");
+      "plan": {"global_batch": 8, "micro_batch": 1, "sequence_parallel": false,
+               "hidden_dropout": 0.1}})");
   const double s = 8192, h = 4096;
   const double expect = 2 * 2 * s * h + 2 * s * 18560 + 2 * s * (10240 + 2 * 8192) + s * h;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(sc.model, sc.plan, LayerKind{false, false, Block::mamba}),

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 
+#include "stepcast/report.h"
 #include "stepcast/rule_ids.h"
 #include "stepcast/schedule.h"
 #include "stepcast/search.h"
@@ -160,9 +162,19 @@ TEST_F(MemoryTest, MicroBatchesInFlight) {
   EXPECT_EQ(schedule_of(plan).name, "1f1b");
   EXPECT_DOUBLE_EQ(in_flight(0), 8);  // the first stage holds p
   EXPECT_DOUBLE_EQ(in_flight(7), 1);  // the last stage one
-  plan.vpp = 3;  // interleaving: (1 + (p-1)/(p v)) p on the first stage
+  // Interleaving: Megatron-Core's rank i runs 2 (p - i - 1) + (v - 1) p warm-up chunk forwards
+  // and one more before its first backward (schedules.py get_pp_rank_microbatches), each a
+  // third of the stage: (14 + 16 + 1) / 3 on the first stage, (0 + 16 + 1) / 3 on the last,
+  // (6 + 16 + 1) / 3 on the fifth.
+  plan.vpp = 3;
   EXPECT_EQ(schedule_of(plan).name, "interleaved");
   EXPECT_DOUBLE_EQ(in_flight(0), 8 + 7.0 / 3);
+  EXPECT_DOUBLE_EQ(in_flight(7), 17.0 / 3);
+  EXPECT_DOUBLE_EQ(in_flight(4), 23.0 / 3);
+  plan.vpp = 2;  // v = 2: 2i/v = i fewer than the first stage, as under 1F1B
+  EXPECT_DOUBLE_EQ(in_flight(0), 8 + 7.0 / 2);
+  EXPECT_DOUBLE_EQ(in_flight(7), 9.0 / 2);
+  plan.vpp = 3;
   plan.global_batch = 4;  // never more than the micro-batches there are
   EXPECT_DOUBLE_EQ(in_flight(0), 4);
 }
@@ -250,6 +262,7 @@ TEST(Memory, MoeDispatchBuffersByHand) {
   p.ep = 8;
   p.dp = 8;
   p.sequence_parallel = false;
+  p.hidden_dropout = 0;  // the megatron-core profile's
   ModelSpec m = mixtral;
   m.seq_len = 4096;
   EXPECT_NEAR(over.memory.ep_overlap, layer_activation_bytes(m, p, true), 1);
@@ -286,11 +299,48 @@ TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
               1e-12);
 }
 
+// What one Llama 3 8B layer saves for its backward (no parallelism, 4096 tokens, fused
+// attention), in units of s b h bytes, by precision and hidden dropout. bf16: the two norms'
+// inputs 4, the QKV input 2, Q K V 2 (4096 + 2 x 1024) / 4096 = 3, the attention output 2 (the
+// same tensor as the projection's input), the fc1 input 2, SwiGLU's input 2 x 2 x 14336 / 4096
+// = 14 and output (fc2's input) 2 x 14336 / 4096 = 7, the log-sum-exp 4 x 32 heads / 4096 =
+// 0.03125: 34.03125; with dropout, each bias-dropout-add's 1-byte mask: 36.03125. In fp8
+// Transformer Engine saves the QKV, projection, fc1 and fc2 inputs quantized (1 byte): the QKV
+// input 1, the attention output 2 plus the projection's copy 1, the fc1 input 1, fc2's 3.5:
+// 29.53125. MXFP8 adds a scale byte per 32 (1.03125 a byte): 4 + 1.03125 + 3 + 2 + 1.03125 +
+// 1.03125 + 14 + 3.5 x 1.03125 + 0.03125 = 29.734375.
+TEST(Memory, GemmInputsInTheirPrecisionAndDropoutMasks) {
+  auto layer = [](const char* precision, double dropout) {  // on B200s, which run MXFP8
+    const Scenario s = test::scenario(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "dgx-b200", "nodes": 1}}, "plan": {{
+        "tp": 1, "pp": 1, "micro_batch": 1, "global_batch": 64, "recompute": "none",
+        "precision": "{}", "hidden_dropout": {}}}, "seq_len": 4096}})",
+        precision, dropout));
+    return layer_activation_bytes(s.model, s.plan) / (4096.0 * 4096.0);
+  };
+  EXPECT_NEAR(layer("bf16", 0), 34.03125, 1e-12);
+  EXPECT_NEAR(layer("bf16", 0.1), 36.03125, 1e-12);
+  EXPECT_NEAR(layer("fp8", 0), 29.53125, 1e-12);
+  EXPECT_NEAR(layer("fp8", 0.1), 31.53125, 1e-12);
+  EXPECT_NEAR(layer("mxfp8", 0), 29.734375, 1e-12);
+  // The recipes' profile trains without dropout (Megatron-Bridge's model bridges); Megatron-LM
+  // 2.x kept its 0.1.
+  const auto dropout = [](const char* framework) {
+    return test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster": {{"node":
+        "dgx-h100", "nodes": 1}}, "plan": {{"framework": "{}", "global_batch": 64}}}})",
+                                      framework)).plan.hidden_dropout;
+  };
+  EXPECT_EQ(dropout("megatron-core"), 0);
+  EXPECT_EQ(dropout("megatron-lm-2021"), 0.1);
+  // A probability: 1 or more is refused, naming the key.
+  EXPECT_EQ(test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"global_batch": 64, "hidden_dropout": 1}})").path,
+            "plan.hidden_dropout");
+}
+
 // Activation offloading (plan.cpu_offloading_num_layers): Llama 3 8B, no parallelism but data,
-// 4096 tokens a micro-batch, bf16, fused attention. One layer keeps, in units of s b h bytes:
-// the two norms' inputs 4, the QKV input 2, Q K V 2 (4096 + 2 x 1024) / 4096 = 3, the attention
-// output 2, its dropout mask 1, the fc1 input 2, SwiGLU's gate, up and product 3 x 2 x 14336 /
-// 4096 = 21, the MLP's dropout mask 1, and the log-sum-exp 4 x 32 heads / 4096 = 0.03125: 36.03125.
+// 4096 tokens a micro-batch, bf16, fused attention, no dropout (the megatron-core profile): one
+// layer keeps 34.03125 s b h bytes (above).
 TEST(Memory, OffloadedLayersLeaveTheGpuAndCostTheirCopies) {
   auto run = [](const char* node, int nodes, int layers) {  // one micro-batch a GPU on GB200
     return estimate(test::scenario(fmt::format(
@@ -299,7 +349,7 @@ TEST(Memory, OffloadedLayersLeaveTheGpuAndCostTheirCopies) {
         "cpu_offloading_num_layers": {}}}, "seq_len": 4096}})",
         node, nodes, node[0] == 'g' ? 72 : 64, layers)));
   };
-  const double layer = 36.03125 * 4096.0 * 4096.0;  // 604,504,064 bytes
+  const double layer = 34.03125 * 4096.0 * 4096.0;  // 570,949,632 bytes
   const Report none = run("dgx-h100", 1, 0), eight = run("dgx-h100", 1, 8);
   const StageReport &a = none.stages[0], &b = eight.stages[0];
   EXPECT_NEAR(b.memory.offloaded, 8 * layer, 1);
@@ -309,7 +359,7 @@ TEST(Memory, OffloadedLayersLeaveTheGpuAndCostTheirCopies) {
   EXPECT_EQ(a.memory.offloaded, 0);
   EXPECT_NEAR(eight.host_memory_bytes_per_node, 8 * 8 * layer, 1);  // 8 GPUs a node
   EXPECT_EQ(none.host_memory_bytes_per_node, 0);
-  // Time: each copy moves one layer over PCIe 5.0 x16 at 63 GB/s (9.6 ms), behind the next
+  // Time: each copy moves one layer over PCIe 5.0 x16 at 63 GB/s (9.1 ms), behind the next
   // layer's forward (to the host) and backward (back); the excess waits, 8 layers' worth, every
   // micro-batch (64 / 8 GPUs = 8).
   const double copy = layer / 63e9;
@@ -375,6 +425,62 @@ TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
   EXPECT_NE(r.warnings[0].find("GiB"), std::string::npos);
 }
 
+// Out of memory, the engine says what makes the plan fit, each change estimated again: Llama 3
+// 8B on one DGX H100, micro-batches of 4 x 8192 tokens, no recompute, bf16 moments and the
+// distributed optimizer already on (never offered again). One layer keeps 34.03125 s b h bytes
+// (above), 4.57 GB: far over the GPU without recompute.
+TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
+  const std::string doc = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 1, "pp": 1, "micro_batch": 4, "global_batch": 64, "recompute": "none",
+      "bf16_moments": true, "distributed_optimizer": true}, "seq_len": 8192})";
+  EstimateOptions advise;
+  advise.fit_fixes = true;
+  const Scenario s = test::scenario(doc);
+  const Report r = estimate(s, advise);
+  ASSERT_FALSE(r.fits);
+  EXPECT_TRUE(estimate(s).fit_fixes.empty());  // only when asked
+  ASSERT_FALSE(r.fit_fixes.empty());
+  const MemoryBreakdown& m = r.stages[0].memory;
+  for (size_t i = 0; i < r.fit_fixes.size(); ++i) {
+    const FitFix& f = r.fit_fixes[i];
+    EXPECT_EQ(f.settings.find("bf16_moments"), std::string::npos) << f.settings;
+    EXPECT_EQ(f.settings.find("distributed_optimizer"), std::string::npos) << f.settings;
+    EXPECT_LE(f.memory_bytes, m.capacity) << f.change;
+    EXPECT_NEAR(f.time_change, f.iteration_time_s / r.iteration_time_s - 1, 1e-12);
+    if (i > 0) EXPECT_LE(r.fit_fixes[i - 1].iteration_time_s, f.iteration_time_s);
+  }
+  const auto fix = [&](std::string_view settings) -> const FitFix* {
+    for (const FitFix& f : r.fit_fixes)
+      if (f.settings == settings) return &f;
+    return nullptr;
+  };
+  // Full recompute: the same plan as stated by hand.
+  const FitFix* full =
+      fix("plan.recompute=full plan.recompute_method=uniform plan.recompute_num_layers=1");
+  ASSERT_NE(full, nullptr);
+  std::string by_hand = doc;
+  by_hand.replace(by_hand.find(R"("recompute": "none")"), 19, R"("recompute": "full")");
+  const Report recomputed = estimate(test::scenario(by_hand));
+  EXPECT_TRUE(recomputed.fits);
+  EXPECT_DOUBLE_EQ(full->iteration_time_s, recomputed.iteration_time_s);
+  // Offloading: each layer offloaded frees its activations (one micro-batch in flight without
+  // a pipeline) and the allocator's share of them; the fewest layers that cover the excess.
+  const double layer = 34.03125 * 4 * 8192 * 4096.0;
+  const double freed = layer * (1 + builtin_catalog().calibration.framework_memory_fraction);
+  const auto n = static_cast<int64_t>(std::ceil((m.total + m.headroom - m.capacity) / freed));
+  ASSERT_LT(n, 32);
+  EXPECT_NE(fix(fmt::format("plan.cpu_offloading_num_layers={}", n)), nullptr);
+  // The text output says each as "fits with X, +N % time".
+  EXPECT_NE(to_text(r, s).find("fits with full recompute of every layer, +"), std::string::npos);
+  // Nothing one change can do: GPT-3 175B on 8 GPUs (no DP to shard over, no GPU to add TP or
+  // PP on; recompute and bf16 moments leave 175 B x 14 bytes / 8 over 80 GiB).
+  const Report hopeless = estimate(test::scenario(R"({"model": "gpt3-175b", "cluster": {"node":
+      "dgx-a100", "nodes": 1}, "plan": {"tp": 8, "pp": 1, "micro_batch": 1, "global_batch": 8}})"),
+                                   advise);
+  EXPECT_FALSE(hopeless.fits);
+  EXPECT_TRUE(hopeless.fit_fixes.empty());
+}
+
 // plan.memory_headroom: the share of the GPU a plan must leave free. At the edge it decides the
 // verdict; the report states it in bytes; the search never proposes a plan inside it.
 TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
@@ -395,7 +501,14 @@ TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
   EXPECT_FALSE(inside.fits);
   EXPECT_NEAR(inside.stages[full->index].memory.headroom, (1 - used + 0.002) * full->memory.capacity, 1);
   ASSERT_FALSE(inside.warnings.empty());
-  EXPECT_NE(inside.warnings[0].find("and the plan keeps"), std::string::npos) << inside.warnings[0];
+  // The headroom is why: the warning says the GPU's memory less the headroom's share.
+  EXPECT_NE(inside.warnings[0].find(fmt::format("{:.1f} GiB less {:.3g} % headroom",
+                                                full->memory.capacity / kGiB,
+                                                100 * (1 - used + 0.002))),
+            std::string::npos)
+      << inside.warnings[0];
+  EXPECT_NE(inside.warnings[0].find("which the headroom alone makes too little"),
+            std::string::npos);
   EXPECT_TRUE(at(1 - used - 0.002).fits);
   // The default, 3 %: the report says so.
   const Report d = estimate(test::scenario(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100",

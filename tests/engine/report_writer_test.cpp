@@ -163,10 +163,14 @@ TEST(ReportSchema, NamesEveryKeyAReportHolds) {
     "plan": {"tp": 2, "pp": 2, "global_batch": 64},
     "calibration": {"runs": [{"plan": {"tp": 2, "pp": 2, "global_batch": 64},
                               "measured_iteration_s": 3.0}]}})");
+  // Out of memory, with the changes that fit (fit_fixes): Llama 3 70B on 8 GPUs without recompute.
+  texts.push_back(R"({"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 1},
+    "plan": {"tp": 8, "pp": 1, "global_batch": 8, "recompute": "none"}, "seq_len": 8192})");
   for (const auto& text : texts) {
     EstimateOptions options;
     options.timeline = true;
     options.max_timeline_events = 500;
+    options.fit_fixes = true;
     test::collect_keys(to_json(estimate(test::scenario(text), options)), "report", schema, seen);
   }
   test::expect_every_key_seen(schema, seen, "report");

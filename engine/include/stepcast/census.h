@@ -62,7 +62,7 @@ struct StageShape {
   // Hybrid models: of `layers`, the `*`, `M` and `-` ones (`E` are the moe_layers).
   int64_t attention_layers = 0, mamba_layers = 0, mlp_layers = 0;
   // Micro-batches whose activations the stage holds at the schedule's peak (schedule.h's
-  // in_flight: min(p - i, m) under 1F1B, (p - 1)/v more when interleaved).
+  // in_flight: min(p - i, m) under 1F1B; interleaved, min(p + (p - 1 - 2i)/v, m).
   double in_flight = 1;
 };
 

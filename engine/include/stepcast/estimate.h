@@ -99,6 +99,19 @@ struct EstimateOptions {
                                     // that differ (the search ranks with it: search.cpp);
                                     // `simulate` and a timeline take precedence
   size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
+  // Out of memory: estimate the plan again with each change that could make it fit
+  // (Report::fit_fixes). Off for the search and the accuracy suites, which only need the verdict.
+  bool fit_fixes = false;
+};
+
+// One change that makes an out-of-memory plan fit (estimate/fit_fixes.cpp): the plan keys it
+// sets, the plan's time with it, and what its fullest stage then needs against its GPU.
+struct FitFix {
+  std::string change;          // for people: "activations of 20 layers offloaded"
+  std::string settings;        // the plan keys: "plan.cpu_offloading_num_layers=20"
+  double iteration_time_s = 0;
+  double time_change = 0;      // (with - without) / without
+  double memory_bytes = 0;     // the fullest stage's total plus memory_headroom, with it
 };
 
 struct Report {
@@ -121,6 +134,8 @@ struct Report {
   std::vector<StageReport> stages;  // of the slowest replica set
   std::vector<ReplicaReport> replicas;
   std::vector<std::string> warnings;
+  // Out of memory (EstimateOptions::fit_fixes): the changes that make it fit, fastest first.
+  std::vector<FitFix> fit_fixes;
   std::optional<CalibrationFit> calibration;  // the scenario's, when it has one
   std::vector<TimelineEvent> timeline;  // empty unless EstimateOptions::timeline
   bool timeline_truncated = false;

@@ -162,6 +162,11 @@ struct Plan {
   bool pp_scatter_gather = false;
   bool fp8_param_gather = false;  // low-precision training gathers fp8 parameters (and keeps them)
   bool cuda_graphs = false;       // kernels launched from captured CUDA graphs, not one by one
+  // Megatron's --hidden-dropout (TransformerConfig.hidden_dropout): the dropout probability of
+  // the embedding and of each bias-dropout-add. Above 0 each keeps a 1-byte mask for the
+  // backward; at 0 PyTorch's dropout returns its input and keeps none (ATen's Dropout.cpp
+  // _dropout_impl), as the recipes run (the framework profile's default).
+  double hidden_dropout = 0.1;
   // Megatron-Core's layer-level activation offloading (--cpu-offloading with
   // --cpu-offloading-num-layers, TransformerConfig.cpu_offloading_num_layers at NVIDIA/Megatron-LM
   // d98e8a64): the activations of that many layers live in host memory between their forward and

@@ -23,15 +23,19 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
       const StageReport& st = s.report;
       if (st.memory.fits()) continue;
       r.fits = false;
+      // Within the GPU but not within its headroom: the headroom is why, said with its share.
+      const bool headroom_is_why = st.memory.total <= st.memory.capacity;
       r.warnings.push_back(fmt::format(
           "stage {} does not fit: needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, "
-          "optimizer {:.1f}, activations {:.1f}, other {:.1f}) but {} has {:.1f} GiB{}",
+          "optimizer {:.1f}, activations {:.1f}, other {:.1f}); {} has {:.1f} GiB{}",
           st.index, st.memory.total / GiB, st.memory.weights / GiB, st.memory.gradients / GiB,
           st.memory.optimizer / GiB, st.memory.activations / GiB, st.memory.other / GiB, st.gpu,
           st.memory.capacity / GiB,
-          st.memory.headroom > 0 && st.memory.total <= st.memory.capacity
-              ? fmt::format(" and the plan keeps {:.1f} GiB free (plan.memory_headroom={})",
-                            st.memory.headroom / GiB, p.memory_headroom)
+          headroom_is_why
+              ? fmt::format(" less {:.3g} % headroom (plan.memory_headroom={}): {:.1f} GiB, "
+                            "which the headroom alone makes too little",
+                            100 * p.memory_headroom, p.memory_headroom,
+                            (st.memory.capacity - st.memory.headroom) / GiB)
               : ""));
     }
   std::vector<std::string> at_peak;  // GPUs whose layer profile beat the peak

@@ -120,14 +120,16 @@ class Reader {
     }
     return static_cast<int64_t>(x);
   }
-  std::optional<double> number(std::string_view name) {
+  // A number above 0, or 0 too where the key's range starts at it (--hidden-dropout 0).
+  std::optional<double> number(std::string_view name, bool zero_allowed = false) {
     const std::string* v = f_.value(name);
     if (!v) return std::nullopt;
     char* end = nullptr;
     const double x = std::strtod(v->c_str(), &end);
-    if (v->empty() || *end != '\0' || !std::isfinite(x) || !(x > 0)) {
+    if (v->empty() || *end != '\0' || !std::isfinite(x) || !(x > 0 || (zero_allowed && x == 0))) {
       fail(ErrorCode::type_error, name,
-           fmt::format("--{} {} must be a positive number", name, printable(*v)));
+           fmt::format("--{} {} must be a {} number", name, printable(*v),
+                       zero_allowed ? "non-negative" : "positive"));
       return std::nullopt;
     }
     return x;
@@ -247,7 +249,7 @@ void copy(const MegatronFlag& row, const Flags& f, Reader& r, Json& document) {
   const DefaultValue& absent = row.absent;
   Json value;  // null while the flag is absent
   if (key.type == ValueType::number) {
-    if (auto v = r.number(row.flag)) value = *v;
+    if (auto v = r.number(row.flag, key.min == 0 && !key.min_exclusive)) value = *v;
   } else if (key.type == ValueType::text) {
     if (const std::string* v = f.value(row.flag)) value = *v;
   } else if (key.type == ValueType::choice) {

@@ -321,6 +321,10 @@ constexpr MegatronFlag kFlags[] = {
      .bridge = "model.cpu_offloading"},
     {.flag = "cpu-offloading-num-layers", .key = "plan.cpu_offloading_num_layers",
      .bridge = "model.cpu_offloading_num_layers"},
+    // Megatron-LM's default 0.1: the flag is TransformerConfig.hidden_dropout's
+    // (megatron/core/transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a64).
+    // Megatron-Bridge's recipes leave it to the model bridges (no `bridge` attribute).
+    {.flag = "hidden-dropout", .key = "plan.hidden_dropout", .absent = D::of(0.1)},
     // Megatron-LM numbers ranks tp-cp-ep-dp-pp, or tp-cp-ep-pp-dp with this switch.
     {.flag = "use-tp-pp-dp-mapping", .key = "plan.rank_order", .form = F::on,
      .is = "tp-cp-ep-pp-dp"},

@@ -26,10 +26,21 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
   const double kv = static_cast<double>(m.kv_dim());
   const double q = static_cast<double>(m.q_dim());
   const double a = activation_bytes(p.precision);
+  // Below 16 bits Transformer Engine's Linear and LayerNormLinear save their GEMM input for the
+  // weight-gradient GEMM quantized, one copy (only the column-wise data, or the row-wise where
+  // sequence parallelism gathers it again in the backward), not the bf16 tensor: module/linear.py
+  // and module/layernorm_linear.py "Discard unneeded data in input tensor" (NVIDIA/
+  // TransformerEngine d0067d0d). gemm_element_bytes counts the block scales of mxfp8 and nvfp4.
+  const double g = low_precision(p.precision) ? gemm_element_bytes(p.precision) : a;
+  // A dropout mask, 1 byte per element, only where plan.hidden_dropout drops anything.
+  const double mask = p.hidden_dropout > 0 ? 1.0 : 0.0;
   const double sbh = s * b * h;
   const bool sp = p.sequence_parallel && p.tp > 1;
   const double replicated = sp ? 1.0 / t : 1.0;  // tensors TP leaves whole unless SP splits them
   const double gated = ffn_matrices(m.ffn_type) - 1;
+  // The attention output: the fused attention keeps it (bf16) for its backward, and the output
+  // projection its input, the same tensor at 16 bits, a quantized copy below.
+  const double out_copies = a + (low_precision(p.precision) ? g : 0);
 
   if (p.recompute == Recompute::full)  // only each layer's input is kept (checkpoint)
     return a * sbh * replicated;
@@ -50,31 +61,31 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     if (!norms) bytes += replicated * (a * sbh);
     bytes += a * s * b * (inner + conv + static_cast<double>(m.mamba_heads()) / t);
     bytes += a * s * b * (conv + 2 * inner);
-    return bytes + replicated * sbh;
+    return bytes + replicated * mask * sbh;
   }
-  if (!norms && attends) bytes += replicated * (a * sbh);  // QKV input (first norm's output)
+  if (!norms && attends) bytes += replicated * (g * sbh);  // QKV input (first norm's output)
   if (!attends) {
     // (an MLP or MoE layer of a hybrid model: no attention)
   } else if (m.mla()) {
-    // The latents (and their norms' inputs), every head's query, key and value, and the
-    // attention output.
+    // The latents' norms' inputs and the up-projections' inputs (their outputs), every head's
+    // query, key and value, and the attention output.
     const AttentionSpec& A = m.attention;
     const double n = static_cast<double>(m.heads);
     const double latents = static_cast<double>(A.q_lora_rank + A.kv_lora_rank + A.qk_rope_head_dim);
-    bytes += 2 * a * s * b * latents;
+    bytes += (a + g) * s * b * latents;
     if (!up_proj)
       bytes += a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t;
-    bytes += a * s * b * n * static_cast<double>(A.v_head_dim) / t;
+    bytes += out_copies * s * b * n * static_cast<double>(A.v_head_dim) / t;
   } else {
-    bytes += a * s * b * (q + 2 * kv) / t;  // Q, K, V
-    bytes += a * s * b * q / t;             // attention output (projection input)
+    bytes += a * s * b * (q + 2 * kv) / t;     // Q, K, V
+    bytes += out_copies * s * b * q / t;       // attention output (and the projection's input)
   }
-  if (attends) bytes += replicated * sbh;         // attention dropout mask (1 byte)
-  if (!norms && ffn) bytes += replicated * (a * sbh);  // fc1 input (second norm's output)
-  // An MLP's activation input(s) and output (fc2's input); `act` replays the activation
-  // function, so keeps only its input(s).
+  if (attends) bytes += replicated * mask * sbh;  // the projection's dropout mask
+  if (!norms && ffn) bytes += replicated * (g * sbh);  // fc1 input (second norm's output)
+  // An MLP's activation input(s), bf16, and output (fc2's input, as a GEMM input); `act`
+  // replays the activation function, so keeps only its input(s).
   auto mlp = [&](double f, double rows, bool act = false) {
-    return a * rows * f * gated + (act ? 0 : a * rows * f);
+    return a * rows * f * gated + (act ? 0 : g * rows * f);
   };
   if (!ffn) {
     // (an attention layer of a hybrid model: no MLP)
@@ -85,7 +96,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
     if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
-      bytes += 2 * a * routed * h;                            // permuted tokens, expert outputs
+      bytes += (g + a) * routed * h;  // permuted tokens (the experts' fc1 input), expert outputs
       bytes += mlp(fe, routed, recomputes.has("moe_act"));      // the experts' intermediates
       if (e.shared_experts > 0 && !recomputes.has("shared_experts"))
         bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
@@ -93,7 +104,7 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
   } else if (!recomputes.has("mlp")) {
     bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
   }
-  if (ffn) bytes += replicated * sbh;             // MLP dropout mask
+  if (ffn) bytes += replicated * mask * sbh;      // MLP dropout mask
   if (!attends) return bytes;
   const double heads = static_cast<double>(m.heads) / t;
   const bool stores_scores = !p.flash_attention && !recomputes.has("core_attn");
@@ -213,7 +224,8 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   if (st.last)  // fp32 logits of one micro-batch over this GPU's vocabulary slice
     act += 4 * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
   if (st.first)  // embedding output and its dropout mask for each micro-batch in flight
-    act += in_flight * tokens * m.hidden * (activation_bytes(p.precision) + 1) /
+    act += in_flight * tokens * m.hidden *
+           (activation_bytes(p.precision) + (p.hidden_dropout > 0 ? 1 : 0)) /
            (p.sequence_parallel ? p.tp : 1);
   mem.activations = act;
 

@@ -48,6 +48,7 @@ Json report_schema() {
   detail::schema_rows(detail::replica_table(), out);
   detail::schema_rows(detail::timeline_table(), out);
   detail::schema_rows(detail::event_table(), out);
+  detail::schema_rows(detail::fit_fix_table(), out);
   return out;
 }
 
@@ -181,6 +182,11 @@ std::string to_text(const Report& r, const Scenario& sc) {
     fmt::format_to(it, "measured layers: {} of {} layer profiles of this plan's shape\n",
                    c->layer_profiles_used, c->layer_profiles);
   for (const auto& w : r.warnings) fmt::format_to(it, "warning: {}\n", printable(w, 400));
+  // Out of memory: what the engine found makes it fit, fastest first (estimate/fit_fixes.cpp).
+  for (const FitFix& f : r.fit_fixes)
+    fmt::format_to(it, "fits with {}, {:+.1f} % time, needs {:.1f} GiB with the headroom ({})\n",
+                   printable(f.change, 200), 100 * f.time_change, f.memory_bytes / GiB,
+                   printable(f.settings, 200));
   return out;
 }
 

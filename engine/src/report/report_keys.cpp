@@ -218,6 +218,20 @@ constexpr ReportKey<TimelineEvent> kEvent[] = {
     value<&TimelineEvent::group>("group", "", "Group", "the cluster group the stage runs on"),
 };
 
+// --- A change that makes an out-of-memory plan fit (estimate/fit_fixes.cpp).
+
+constexpr ReportKey<FitFix> kFitFix[] = {
+    value<&FitFix::change>("change", "", "Change", "what changes, for people"),
+    value<&FitFix::settings>("settings", "", "Settings", "the plan keys it sets"),
+    value<&FitFix::iteration_time_s>("iteration_time_s", "s", "Iteration time",
+                                     "the plan's iteration time with the change"),
+    value<&FitFix::time_change>("time_change", "1", "Time change",
+                                "(with - without) / without: what fitting costs in time"),
+    value<&FitFix::memory_bytes>("memory_bytes", "bytes", "Memory",
+                                 "the fullest stage's total plus plan.memory_headroom, with the "
+                                 "change"),
+};
+
 constexpr ReportKey<Report> kTimeline[] = {
     {"events", "", "Events",
      "every forward/backward block of the simulated schedule, blocking sends, then dp_sync and "
@@ -295,6 +309,15 @@ constexpr ReportKey<Report> kReport[] = {
        for (const auto& text : r.warnings) w.value(text);
        w.end_array();
      }},
+    {"fit_fixes", "", "Changes that fit",
+     "only out of memory (stepcast estimate): the changes, one at a time, that make every stage "
+     "fit, each estimated again (recompute of one more module or full, activation offloading, "
+     "bf16 moments, the distributed optimizer, TP or PP up), fastest first; none that the plan "
+     "already has or the rules refuse",
+     &write_children<Report, FitFix, &fit_fix_table,
+                     +[](const Report& r) -> const std::vector<FitFix>& { return r.fit_fixes; }>,
+     "fit_fixes[]", /*array=*/true, /*full_only=*/false,
+     [](const Report& r) { return !r.fit_fixes.empty(); }},
     {"calibration", "", "Calibration",
      "only with a scenario calibration: the fitted scales, the links and GEMM values put in, "
      "each measured run (docs/scenario.md, \"calibration\")",
@@ -340,6 +363,11 @@ const ReportTable<ReplicaReport>& replica_table() {
 }
 const ReportTable<TimelineEvent>& event_table() {
   static const ReportTable<TimelineEvent> t = table<TimelineEvent>("timeline.events[]", kEvent);
+  return t;
+}
+
+const ReportTable<FitFix>& fit_fix_table() {
+  static const ReportTable<FitFix> t = table<FitFix>("fit_fixes[]", kFitFix);
   return t;
 }
 

@@ -1,5 +1,5 @@
 // The report's keys: one table per struct the report holds (Report, Breakdown, StageReport,
-// MemoryBreakdown, CommOp, ReplicaReport, TimelineEvent), each key its JSON name, unit, label,
+// MemoryBreakdown, CommOp, ReplicaReport, TimelineEvent, FitFix), each key its JSON name, unit, label,
 // one-line doc and how its value is written. The streamed JSON (report_writer.cpp), the tree
 // (parsed from it), the text table's labels (report.cpp), the report section of
 // docs/scenario.md and the page's parts and labels (report_schema(), the `reportSchema` binding)
@@ -133,5 +133,6 @@ const ReportTable<MemoryBreakdown>& memory_table();
 const ReportTable<CommOp>& op_table();
 const ReportTable<ReplicaReport>& replica_table();
 const ReportTable<TimelineEvent>& event_table();
+const ReportTable<FitFix>& fit_fix_table();
 
 }  // namespace stepcast::detail

@@ -649,6 +649,13 @@ constexpr Field<Plan> kPlan[] = {
                                        "(--cuda-graph-impl): the CPU no longer launches them one "
                                        "by one",
                                 .control = C::advanced}),
+    member<&Plan::hidden_dropout>({.object = "plan", .name = "hidden_dropout", .link = "hd",
+                                   .type = V::number, .fallback = kProfile, .min = 0, .max = 0.99,
+                                   .label = "Hidden dropout",
+                                   .doc = "dropout probability of the embedding and after each "
+                                          "attention and MLP block (--hidden-dropout); above 0 "
+                                          "each keeps a 1-byte mask per element for the backward",
+                                   .control = C::advanced}),
     member<&Plan::cpu_offloading_num_layers>(
         {.object = "plan", .name = "cpu_offloading_num_layers", .link = "col",
          .fallback = D::of(0.0), .min = 0, .max = 100000, .unit = "layers",

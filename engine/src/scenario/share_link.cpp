@@ -171,7 +171,7 @@ void fill_legacy_defaults(Json& scenario) {
       {"sequence_parallel", false},
       {"flash_attention", true},    {"overlap_grad_reduce", true},    {"tp_comm_overlap", false},
       {"overlap_p2p", true},        {"grad_reduce_in_fp32", true},    {"pp_scatter_gather", false},
-      {"fp8_param_gather", false},  {"cuda_graphs", false}};
+      {"fp8_param_gather", false},  {"cuda_graphs", false},         {"hidden_dropout", 0.1}};
   // overlap_param_gather is left to the profile (megatron-core's: on, as the old default was,
   // wherever there is a gather to overlap; parse_plan turns it off elsewhere), so that a link
   // does not open with a warning or an error about a flag it never set.

@@ -1,9 +1,12 @@
 // The interleaved 1F1B of Narayanan et al. (SC21 §2.2.2): v model chunks per rank, micro-batches
 // in groups of p, each chunk a block of 1/v of the stage's work, so the fill and drain shrink v
 // times: for identical stages
-//   T = (m + (p - 1)/v)·u,
-// and rank i holds (p - 1)/v micro-batches more than under 1F1B, min(p - i + (p - 1)/v, m). The
-// closed form is exact for identical stages only; stages that differ (the embedding, the output
+//   T = (m + (p - 1)/v)·u.
+// Rank i runs 2(p - i - 1) + (v - 1)·p chunk forwards before its first backward and one more
+// before it (Megatron-Core's get_pp_rank_microbatches, megatron/core/pipeline_parallel/
+// schedules.py at NVIDIA/Megatron-LM d98e8a64, micro-batch groups of p, the default), each
+// holding 1/v of the stage's activations: min((2(p - i - 1) + (v - 1)·p + 1)/v, m) micro-batches,
+// p + (p - 1)/v on the first rank, 2i/v fewer on rank i. The closed form is exact for identical stages only; stages that differ (the embedding, the output
 // layer, uneven splits, mixed GPUs) are simulated.
 #include "schedule/megatron_order.h"
 #include "schedule/schedules.h"
@@ -13,9 +16,9 @@ namespace stepcast::detail {
 namespace {
 
 double in_flight(const ScheduleShape& s, int stage) {
-  const double held = static_cast<double>(s.stages - stage) +
-                      static_cast<double>(s.stages - 1) / s.chunks;
-  return std::min(held, static_cast<double>(s.micro_batches));
+  const double p = s.stages, v = s.chunks;
+  const double chunk_forwards = 2 * (p - stage - 1) + (v - 1) * p + 1;
+  return std::min(chunk_forwards / v, static_cast<double>(s.micro_batches));
 }
 
 void rank_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& out) {

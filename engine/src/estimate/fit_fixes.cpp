@@ -1,0 +1,147 @@
+// The changes that make an out-of-memory plan fit (fit_fixes.h): each candidate plan is checked
+// against the rules (check_scenario: what Megatron-Core refuses is never offered) and estimated
+// again, so its memory and its time are the engine's own, not a rule of thumb.
+#include "estimate/fit_fixes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace stepcast::detail {
+
+namespace {
+
+struct Candidate {
+  std::string change, settings;
+  Plan plan;
+};
+
+// What the fullest stage needs against its GPU: total plus the headroom the plan keeps free.
+double needed_bytes(const Report& r) {
+  double most = 0;
+  for (const StageReport& s : r.stages) most = std::max(most, s.memory.total + s.memory.headroom);
+  return most;
+}
+
+// The plan's estimate under `plan`, when the rules accept it.
+std::optional<Report> estimate_with(const Scenario& sc, const Plan& plan) {
+  Scenario changed = sc;
+  changed.plan = plan;
+  if (!check_scenario(changed)) return std::nullopt;
+  return estimate(changed);
+}
+
+// Selective recompute of one module more than the plan replays, or full recompute.
+void recompute_candidates(const Plan& p, std::vector<Candidate>& out) {
+  if (p.recompute == Recompute::full) return;
+  for (const std::string_view module : kRecomputeModules) {
+    if (p.recomputes(module)) continue;
+    Plan q = p;
+    q.recompute = Recompute::selective;
+    q.recompute_modules = p.recompute == Recompute::selective
+                              ? fmt::format("{} {}", p.recompute_modules, module)
+                              : std::string(module);
+    out.push_back({fmt::format("{} recomputed", module),
+                   fmt::format("plan.recompute=selective plan.recompute_modules=\"{}\"",
+                               q.recompute_modules),
+                   q});
+  }
+  Plan q = p;
+  q.recompute = Recompute::full;
+  q.recompute_method = RecomputeMethod::uniform;
+  q.recompute_num_layers = 1;
+  out.push_back({"full recompute of every layer",
+                 "plan.recompute=full plan.recompute_method=uniform plan.recompute_num_layers=1",
+                 q});
+}
+
+// The optimizer's state: bf16 moments, the distributed optimizer.
+void optimizer_candidates(const Plan& p, std::vector<Candidate>& out) {
+  if (p.optimizer == Optimizer::adam && !p.bf16_moments && p.precision != Precision::fp32) {
+    Plan q = p;
+    q.bf16_moments = true;
+    out.push_back({"Adam's moments in bf16", "plan.bf16_moments=true", q});
+  }
+  if (p.effective_zero_stage() == 0 && int64_t{p.dp} * p.cp > 1) {
+    Plan q = p;
+    q.distributed_optimizer = true;
+    q.zero_stage = 1;
+    out.push_back({"the distributed optimizer", "plan.distributed_optimizer=true", q});
+  }
+}
+
+// TP or PP up to the next value the rules accept, DP down by as much (the same GPUs).
+void parallel_candidates(const Scenario& sc, std::vector<Candidate>& out) {
+  const Plan& p = sc.plan;
+  auto next = [&](int Plan::*size, std::string_view name) {
+    const int64_t gpus = int64_t{p.*size} * p.dp;  // what the size and DP share
+    for (int64_t n = p.*size + 1; n <= gpus; ++n) {
+      if (gpus % n != 0) continue;
+      Scenario s = sc;
+      s.plan.*size = static_cast<int>(n);
+      s.plan.dp = static_cast<int>(gpus / n);
+      if (!check_scenario(s)) continue;
+      out.push_back({fmt::format("{} {} (DP {})", name, n, s.plan.dp),
+                     fmt::format("plan.{}={} plan.dp={}", name == "TP" ? "tp" : "pp", n, s.plan.dp),
+                     s.plan});
+      return;
+    }
+  };
+  next(&Plan::tp, "TP");
+  if (p.stages.empty() && p.pipeline_layout.empty()) next(&Plan::pp, "PP");  // no own layout
+}
+
+FitFix fix_of(const Candidate& c, const Report& with, const Report& without) {
+  return {c.change, c.settings, with.iteration_time_s,
+          with.iteration_time_s / without.iteration_time_s - 1, needed_bytes(with)};
+}
+
+// Activation offloading: the fewest layers (above the plan's own) whose offload fits. Memory
+// falls with every layer offloaded, so the search halves the range.
+std::optional<FitFix> offload_fix(const Scenario& sc, const Report& without) {
+  const Plan& p = sc.plan;
+  int64_t lo = p.cpu_offloading_num_layers, hi = sc.model.layers - 1;  // lo does not fit
+  auto plan_of = [&](int64_t n) {
+    Plan q = p;
+    q.cpu_offloading_num_layers = n;
+    return q;
+  };
+  std::optional<Report> best = hi > lo ? estimate_with(sc, plan_of(hi)) : std::nullopt;
+  if (!best || !best->fits) return std::nullopt;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    std::optional<Report> r = estimate_with(sc, plan_of(mid));
+    if (r && r->fits) {
+      hi = mid;
+      best = std::move(r);
+    } else {
+      lo = mid;
+    }
+  }
+  return fix_of({fmt::format("activations of {} layers offloaded to host memory", hi),
+                 fmt::format("plan.cpu_offloading_num_layers={}", hi), plan_of(hi)},
+                *best, without);
+}
+
+}  // namespace
+
+std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
+  std::vector<Candidate> candidates;
+  recompute_candidates(sc.plan, candidates);
+  optimizer_candidates(sc.plan, candidates);
+  parallel_candidates(sc, candidates);
+  std::vector<FitFix> fixes;
+  for (const Candidate& c : candidates)
+    if (std::optional<Report> r = estimate_with(sc, c.plan); r && r->fits)
+      fixes.push_back(fix_of(c, *r, without));
+  if (std::optional<FitFix> f = offload_fix(sc, without)) fixes.push_back(std::move(*f));
+  std::stable_sort(fixes.begin(), fixes.end(), [](const FitFix& a, const FitFix& b) {
+    return a.iteration_time_s < b.iteration_time_s;
+  });
+  return fixes;
+}
+
+}  // namespace stepcast::detail
