@@ -70,9 +70,10 @@ struct Tally {
 // moe_overlap) and by 1.6 % (seed 446: Moonlight on two groups under megatron-fsdp with "auto"
 // micro-batches per replica set, whose balancer picks among a few splits and lands on a slower
 // one when the compute changes).
+// Since: the EP overlap's compute hides each communication once (reproducers_test.cpp); left, the
+// ZeRO-3 "auto" replica sets (446) and the chunk shares (1746, 2634).
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerPeakNeverFaster", 3},
-    {"ComputeScaleUpNeverSlower", 6},
+    {"ComputeScaleUpNeverSlower", 3},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
