@@ -63,17 +63,19 @@ struct Tally {
 // parameter gather).
 // (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
 // the copies flex never sends: traffic_test.cpp.)
-// Redrawn with the torchtitan profile (round 3, stop 44): the draw above's violations are gone
-// or moved to other seeds; this draw's are all of the two unfixed mechanisms named above or of
-// "auto" replica sets: a lower peak faster by up to 0.23 % (seeds 1134, 1795, 2349, each with
-// moe_overlap), a compute scale above 1 slower by up to 0.39 % (1134, 1746, 1795, 2349, 2634:
-// moe_overlap) and by 1.6 % (seed 446: Moonlight on two groups under megatron-fsdp with "auto"
-// micro-batches per replica set, whose balancer picks among a few splits and lands on a slower
-// one when the compute changes).
-// Since: the EP overlap's compute hides each communication once (reproducers_test.cpp); left, the
-// ZeRO-3 "auto" replica sets (446) and the chunk shares (1746, 2634).
+// Redrawn with the torchtitan profile (round 3, stop 44). Fixed since: under moe_overlap a pass's
+// compute hid the other pass's token exchange and, again, the TP collectives of its GEMMs or the
+// ZeRO gradient reduce (a lower peak faster by up to 0.23 %, seeds 1134, 1795, 2349; a compute
+// scale above 1 slower, seed 1134: reproducers_test.cpp); ZeRO-3 replica sets' "auto"
+// micro-batches balanced by a few rounds at the previous split's busiest count (seed 446, 1.6 %
+// slower with a compute scale of 5 than of 2; now the exact balance of balance.h). Not fixed yet,
+// both interleaved ZeRO-3 plans whose stage's pass is spread over its chunks by their compute
+// shares, which move with the compute (the output layer's chunk takes more as the GEMMs get
+// faster), while each chunk gathers its own layers' parameters behind its share: a compute scale
+// above 1 slower by 0.15 % (seed 1746, dense, 5 -> 20) and 0.38 % (seed 2634, moe_overlap,
+// 2 -> 20).
 const std::map<std::string, size_t> kKnownViolations = {
-    {"ComputeScaleUpNeverSlower", 3},
+    {"ComputeScaleUpNeverSlower", 2},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly

@@ -384,5 +384,20 @@ TEST(Reproducers, TheEpOverlapAndTheTpOverlapHideBehindAGemmOnce) {
       "pp": 1, "precision": "bf16", "recompute": "none"}})"));
 }
 
+// Moonlight-16B-A3B under Megatron-FSDP (ZeRO-3) on a DGX A100 and an HGX H20 node, one replica
+// each, 64 micro-batches "auto" (the suite's seed 446). Each micro-batch's gathers span both
+// sets; a balancer that tried a few splits at the previous split's busiest count landed on a
+// slower one at a compute scale of 5 than at 2: 15.201 s against 14.961 s. The exact balance
+// (balance.h) cannot.
+TEST(Reproducers, ZeroThreeAutoMicroBatchesAreNeverSlowerWithFasterCompute) {
+  expect_more_compute_scale_never_slower(Json::parse(R"({"cluster": {"groups": [
+      {"node": "dgx-a100", "nodes": 1}, {"node": "hgx-h20", "nodes": 1}]},
+      "model": "moonlight-16b-a3b", "plan": {"bf16_moments": false, "cuda_graphs": true,
+      "flash_attention": true, "framework": "megatron-fsdp", "global_batch": 64,
+      "micro_batch": 1, "overlap_param_gather": false, "pp": 1, "replicas": [
+      {"count": 1, "group": 0, "micro_batches": "auto"},
+      {"count": 1, "group": 1, "micro_batches": "auto"}], "tp": 8}})"));
+}
+
 }  // namespace
 }  // namespace stepcast
