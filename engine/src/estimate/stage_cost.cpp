@@ -537,21 +537,36 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // launches one graph per layer and pass instead (Megatron's per-layer TE graphs). The GPU's
   // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice),
   // and the wait falls on each pass in proportion to its launches. ZeRO's communication (below)
-  // runs through these waits.
-  double launches = 0, forward_launches = 0;
-  for (const auto& k : kinds) {
-    const LayerKernels n = layer_kernels(m, p, k.kind);
-    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
-                                         : n.forward + n.backward + n.recompute);
-    forward_launches += k.count * (p.cuda_graphs ? 1 : n.forward);
+  // runs through these waits. Each virtual chunk waits for its own launches behind its own share
+  // of the passes, and its wait stays with it (StageCost): the stage's wait spread over its
+  // chunks by their compute shares moved between them as the compute did, so a faster GPU could
+  // lengthen a launch-bound interleaved pipeline (issue 38: a dense DeepSpeed plan on 2 DGX B300,
+  // 0.15 % slower with a compute scale of 20 than of 5). Without chunks, the same as one wait.
+  auto launches_of = [&](const KindCosts& in) -> std::pair<double, double> {  // all, forward
+    double all = 0, forward = 0;
+    for (const auto& k : in) {
+      const LayerKernels n = layer_kernels(m, p, k.kind);
+      all += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                      : n.forward + n.backward + n.recompute);
+      forward += k.count * (p.cuda_graphs ? 1 : n.forward);
+    }
+    return {all, forward};
+  };
+  const double busy_forward = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
+  const double busy_backward = t.total() + host.total() - busy_forward;
+  for (int k = 0; k < v; ++k) {
+    const auto [launches, forward_launches] =
+        launches_of(kind_costs(m, p, device, chunks[k], &kinds));
+    const double busy = busy_forward * c.chunk_forward_share[k] +
+                        busy_backward * c.chunk_backward_share[k];
+    const double wait = std::max(0.0, launches * sc.calibration.host_launch_s - busy);
+    const double forward_part = launches > 0 ? forward_launches / launches : 0;
+    c.chunk_launch_wait_forward.push_back(wait * forward_part);
+    c.chunk_launch_wait_backward.push_back(wait * (1 - forward_part));
+    host.forward += wait * forward_part;
+    host.backward += wait * (1 - forward_part);
   }
-  const double launch_wait =
-      std::max(0.0, launches * sc.calibration.host_launch_s - t.total() - host.total());
-  t.host = host.total() + launch_wait;
-  if (launches > 0) {
-    host.forward += launch_wait * forward_launches / launches;
-    host.backward += launch_wait * (1 - forward_launches / launches);
-  }
+  t.host = host.total();
   // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
   // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
   // Both run on their own stream through the whole pass: beside its compute and beside the TP,
