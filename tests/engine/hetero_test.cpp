@@ -2,6 +2,10 @@
 // simulation, against hand-derived values and physical monotonicity.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
+#include <random>
+
 #include "stepcast/balance.h"
 #include "stepcast/pipeline.h"
 #include "test_util.h"
@@ -54,6 +58,72 @@ TEST(Hetero, BalancingByHand) {
   const int sets[] = {1, 4};
   EXPECT_EQ(balance_micro_batches(gpt3, zero_fill, sets, auto_mb, 320),
             (std::vector<int64_t>{24, 74}));
+}
+
+TEST(Hetero, LockstepBalancingByHand) {
+  // The same replicas at 1 s and 2 s a micro-batch, each micro-batch's collectives spanning
+  // both (ZeRO-3) at 0.5 s for a replica that does not run it: 8 and 4 leave the slow one 4
+  // of the fast one's, 4 x 2 + 4 x 0.5 = 10 s; 9 and 3 finish at 9 s and 3 x 2 + 6 x 0.5 = 9 s.
+  const double per_mb[] = {1, 2}, no_fill[] = {0, 0}, lockstep[] = {0.5, 0.5};
+  const int counts[] = {1, 1};
+  const int64_t auto_mb[] = {0, 0};
+  EXPECT_EQ(balance_lockstep_micro_batches(per_mb, no_fill, lockstep, counts, auto_mb, 12),
+            (std::vector<int64_t>{9, 3}));
+  // No lockstep: the affine balance's 8 and 4.
+  const double none[] = {0, 0};
+  EXPECT_EQ(balance_lockstep_micro_batches(per_mb, no_fill, none, counts, auto_mb, 12),
+            (std::vector<int64_t>{8, 4}));
+}
+
+// Against every split, on small random sets: the lockstep balance finishes as soon as the best
+// one that adds up (given counts kept), lockstep costs below and above a micro-batch's own.
+TEST(Hetero, LockstepBalancingIsTheExactMinimax) {
+  std::mt19937_64 rng(38);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const size_t n = 1 + rng() % 3;
+    std::vector<double> per_mb, fill, lockstep;
+    std::vector<int> counts;
+    std::vector<int64_t> fixed;
+    for (size_t i = 0; i < n; ++i) {
+      per_mb.push_back(0.25 + static_cast<double>(rng() % 16) / 4);
+      fill.push_back(rng() % 2 ? 0.0 : static_cast<double>(rng() % 8) / 2);
+      lockstep.push_back(rng() % 3 == 0 ? 0.0 : per_mb.back() * static_cast<double>(rng() % 7) / 4);
+      counts.push_back(1 + static_cast<int>(rng() % 3));
+      fixed.push_back(rng() % 6 == 0 ? 1 + static_cast<int64_t>(rng() % 4) : 0);
+    }
+    const int64_t total = 1 + static_cast<int64_t>(rng() % 40);
+    auto finish = [&](const std::vector<int64_t>& m) {
+      const int64_t most = *std::max_element(m.begin(), m.end());
+      double end = 0;
+      for (size_t i = 0; i < n; ++i)
+        end = std::max(end, fill[i] + static_cast<double>(m[i]) * per_mb[i] +
+                                static_cast<double>(most - m[i]) * lockstep[i]);
+      return end;
+    };
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<int64_t> m(n, 1);
+    std::function<void(size_t, int64_t)> every = [&](size_t i, int64_t left) {
+      if (i == n) {
+        if (left == 0) best = std::min(best, finish(m));
+        return;
+      }
+      for (int64_t k = fixed[i] > 0 ? fixed[i] : 1; counts[i] * k <= left; ++k) {
+        m[i] = k;
+        every(i + 1, left - counts[i] * k);
+        if (fixed[i] > 0) break;
+      }
+    };
+    every(0, total);
+    if (!std::isfinite(best)) continue;  // no split adds up
+    const auto got = balance_lockstep_micro_batches(per_mb, fill, lockstep, counts, fixed, total);
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      sum += counts[i] * got[i];
+      if (fixed[i] > 0) EXPECT_EQ(got[i], fixed[i]) << "trial " << trial;
+    }
+    EXPECT_EQ(sum, total) << "trial " << trial;
+    EXPECT_NEAR(finish(got), best, 1e-12 * best) << "trial " << trial;
+  }
 }
 
 std::string two_groups(const std::string& a, const std::string& b, const std::string& plan,

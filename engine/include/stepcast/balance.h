@@ -31,4 +31,19 @@ std::vector<int64_t> balance_micro_batches(std::span<const double> per_micro_bat
                                            std::span<const int> counts,
                                            std::span<const int64_t> fixed, int64_t total);
 
+// The same where every micro-batch's collectives span the sets (ZeRO-3's gathers and reduces):
+// a set that runs fewer micro-batches than the busiest still takes part in the rest, each
+// costing it lockstep_s[r], so a set with m of the busiest set's M finishes at
+//   fill_s[r] + m * per_micro_batch_s[r] + (M - m) * lockstep_s[r],
+// for a given M affine in m. The exact integer minimax of the latest finish over every split
+// that adds up: for each time T (bisection) and each M that T allows, every set's counts that
+// finish by T form an interval, and a split is a choice within them that adds up (the bounded
+// coin change of balance_micro_batches). Past the work budget (limits.h) the best split found
+// stands: balance_micro_batches' split, or one that finishes sooner.
+std::vector<int64_t> balance_lockstep_micro_batches(std::span<const double> per_micro_batch_s,
+                                                    std::span<const double> fill_s,
+                                                    std::span<const double> lockstep_s,
+                                                    std::span<const int> counts,
+                                                    std::span<const int64_t> fixed, int64_t total);
+
 }  // namespace stepcast

@@ -62,15 +62,18 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     const auto own = [](const std::vector<double>& per_chunk, int c) {
       return per_chunk.empty() ? 0.0 : per_chunk[static_cast<size_t>(c)];
     };
-    double zero3_f = 0, zero3_b = 0;
+    // So do each chunk's launch waits.
+    double own_f = 0, own_b = 0;
     for (int c = 0; c < p.vpp; ++c) {
-      zero3_f += own(s.chunk_zero3_forward, c);
-      zero3_b += own(s.chunk_zero3_backward, c);
+      own_f += own(s.chunk_zero3_forward, c) + own(s.chunk_launch_wait_forward, c);
+      own_b += own(s.chunk_zero3_backward, c) + own(s.chunk_launch_wait_backward, c);
     }
     for (int c = 0; c < p.vpp; ++c) {
       const size_t vs = static_cast<size_t>(c) * p.pp + i;
-      fwd[vs] = (f - zero3_f) * s.chunk_forward_share[c] + own(s.chunk_zero3_forward, c);
-      bwd[vs] = (b - zero3_b) * s.chunk_backward_share[c] + own(s.chunk_zero3_backward, c);
+      fwd[vs] = (f - own_f) * s.chunk_forward_share[c] + own(s.chunk_zero3_forward, c) +
+                own(s.chunk_launch_wait_forward, c);
+      bwd[vs] = (b - own_b) * s.chunk_backward_share[c] + own(s.chunk_zero3_backward, c) +
+                own(s.chunk_launch_wait_backward, c);
       wgt[vs] = w * s.chunk_weight_grad_share[c];
     }
   }

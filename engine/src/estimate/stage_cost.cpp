@@ -442,6 +442,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
   };
   ByPass ep{ep_time(Phase::forward), ep_time(Phase::backward) + ep_time(Phase::recompute)};
+  // The exposed exchanges by the pass whose compute they run beside (below): the other pass's
+  // under the EP overlap.
+  ByPass ep_beside = ep;
   if (p.moe_overlap && mix.moe_total() > 0) {
     const double per_layer = 1 / mix.moe_total();
     const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
@@ -459,6 +462,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       ep.backward += k.count * (exposed_after_overlap(bwd / 2, attn_f, slowdown) +
                                 exposed_after_overlap(bwd / 2, moe_f, slowdown));
     }
+    ep_beside = {ep.backward - ep_time(Phase::recompute), ep.forward + ep_time(Phase::recompute)};
   }
   t.tp = tp.total();
   t.cp = cp.total();
@@ -496,30 +500,49 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // launches one graph per layer and pass instead (Megatron's per-layer TE graphs). The GPU's
   // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice),
   // and the wait falls on each pass in proportion to its launches. ZeRO's communication (below)
-  // runs through these waits.
-  double launches = 0, forward_launches = 0;
-  for (const auto& k : kinds) {
-    const LayerKernels n = layer_kernels(m, p, k.kind);
-    launches += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
-                                         : n.forward + n.backward + n.recompute);
-    forward_launches += k.count * (p.cuda_graphs ? 1 : n.forward);
+  // runs through these waits. Each virtual chunk waits for its own launches behind its own share
+  // of the passes, and its wait stays with it (StageCost): the stage's wait spread over its
+  // chunks by their compute shares moved between them as the compute did, so a faster GPU could
+  // lengthen a launch-bound interleaved pipeline (issue 38: a dense DeepSpeed plan on 2 DGX B300,
+  // 0.15 % slower with a compute scale of 20 than of 5). Without chunks, the same as one wait.
+  auto launches_of = [&](const KindCosts& in) -> std::pair<double, double> {  // all, forward
+    double all = 0, forward = 0;
+    for (const auto& k : in) {
+      const LayerKernels n = layer_kernels(m, p, k.kind);
+      all += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
+                                      : n.forward + n.backward + n.recompute);
+      forward += k.count * (p.cuda_graphs ? 1 : n.forward);
+    }
+    return {all, forward};
+  };
+  const double busy_forward = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
+  const double busy_backward = t.total() + host.total() - busy_forward;
+  for (int k = 0; k < v; ++k) {
+    const auto [launches, forward_launches] =
+        launches_of(kind_costs(m, p, device, chunks[k], &kinds));
+    const double busy = busy_forward * c.chunk_forward_share[k] +
+                        busy_backward * c.chunk_backward_share[k];
+    const double wait = std::max(0.0, launches * sc.calibration.host_launch_s - busy);
+    const double forward_part = launches > 0 ? forward_launches / launches : 0;
+    c.chunk_launch_wait_forward.push_back(wait * forward_part);
+    c.chunk_launch_wait_backward.push_back(wait * (1 - forward_part));
+    host.forward += wait * forward_part;
+    host.backward += wait * (1 - forward_part);
   }
-  const double launch_wait =
-      std::max(0.0, launches * sc.calibration.host_launch_s - t.total() - host.total());
-  t.host = host.total() + launch_wait;
-  if (launches > 0) {
-    host.forward += launch_wait * forward_launches / launches;
-    host.backward += launch_wait * (1 - forward_launches / launches);
-  }
+  t.host = host.total();
   // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
   // DeepSpeed reduces every micro-batch's gradients during its backward (overlap_comm) or after.
   // Both run on their own stream through the whole pass: beside its compute and beside the TP,
   // CP and EP communication and the launches the pass waits on, so they hide behind the pass's
   // time, not its compute alone (which the other overlaps already count: hiding behind it twice
-  // would make a slower GPU finish sooner).
-  const double forward_pass = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
-  const double backward_pass =
-      t.backward + t.recompute + tp.backward + cp.backward + ep.backward + host.backward;
+  // would make a slower GPU finish sooner). Under the EP overlap a pass's wall time holds the
+  // other pass's exposed exchanges, those its compute ran beside (counted in that pass's time):
+  // taking its own pass's instead, a DeepSpeed ZeRO-2 plan's gradient reduce hid behind a
+  // backward that shrank with a faster GPU while the forward's exchanges beside it grew, 0.04 %
+  // slower with a compute scale of 20 over 5 (issue 38).
+  const double forward_pass = t.forward + tp.forward + cp.forward + ep_beside.forward + host.forward;
+  const double backward_pass = t.backward + t.recompute + tp.backward + cp.backward +
+                               ep_beside.backward + host.backward;
   ByPass zero3;
   if (zero >= 3) {
     const double gather_s = census_time(ops, CommGroup::dp, Phase::forward) / mbd;

@@ -86,6 +86,8 @@ struct StageCost {
   // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
   // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
   std::vector<double> chunk_zero3_forward, chunk_zero3_backward;
+  // Each virtual chunk's wait for the CPU's launches per pass (stage_cost.cpp), of the time's host.
+  std::vector<double> chunk_launch_wait_forward, chunk_launch_wait_backward;
   StageReport report;
 };
 

@@ -276,4 +276,99 @@ std::vector<int64_t> balance_micro_batches(std::span<const double> per_mb,
   return m;
 }
 
+std::vector<int64_t> balance_lockstep_micro_batches(std::span<const double> per_mb,
+                                                    std::span<const double> fill_s,
+                                                    std::span<const double> lockstep_s,
+                                                    std::span<const int> counts,
+                                                    std::span<const int64_t> fixed, int64_t total) {
+  const size_t n = per_mb.size();
+  auto finish_of = [&](size_t i, int64_t m, int64_t most) {
+    return fill_s[i] + static_cast<double>(m) * per_mb[i] +
+           static_cast<double>(most - m) * lockstep_s[i];
+  };
+  auto finish = [&](const std::vector<int64_t>& m) {
+    const int64_t most = *std::max_element(m.begin(), m.end());
+    double end = 0;
+    for (size_t i = 0; i < n; ++i) end = std::max(end, finish_of(i, m[i], most));
+    return end;
+  };
+  std::vector<int64_t> best = balance_micro_batches(per_mb, fill_s, counts, fixed, total);
+  int64_t sum = 0, replicas = 0, most_fixed = 1;
+  for (size_t i = 0; i < n; ++i) {
+    sum += counts[i] * best[i];
+    replicas += counts[i];
+    if (fixed[i] > 0) most_fixed = std::max(most_fixed, fixed[i]);
+  }
+  if (n == 0 || sum != total) return best;  // no split adds up: as many as fit
+  int64_t budget = kMaxExactSplitWork;
+  // The counts of set i in [1, most] that finish by t with the busiest at `most`: an interval,
+  // the finish being affine in the count (rising where a micro-batch costs more than the
+  // lockstep, falling otherwise). Found by bisection on the finish itself, so exact to the bit.
+  auto counts_by = [&](size_t i, double t, int64_t most) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (fixed[i] > 0) {
+      if (fixed[i] > most || !(finish_of(i, fixed[i], most) <= t)) return std::nullopt;
+      return std::pair{fixed[i], fixed[i]};
+    }
+    const int64_t cap = std::min(most, total / counts[i]);
+    if (cap < 1) return std::nullopt;
+    const bool rising = finish_of(i, 1, most) <= finish_of(i, cap, most);
+    const int64_t good = rising ? 1 : cap;  // the end that finishes first
+    if (!(finish_of(i, good, most) <= t)) return std::nullopt;
+    int64_t in = good, out = rising ? cap + 1 : 0;  // the last count that finishes by t; past it
+    while (std::abs(out - in) > 1) {
+      const int64_t mid = in + (out - in) / 2;
+      (finish_of(i, mid, most) <= t ? in : out) = mid;
+    }
+    return rising ? std::pair{int64_t{1}, in} : std::pair{in, cap};
+  };
+  // A split finishing by t, or none (also past the budget).
+  auto split_by = [&](double t) -> std::optional<std::vector<int64_t>> {
+    // The busiest count M: at least the even share and every given count; at most what a set
+    // that may be the busiest finishes by t.
+    int64_t least = std::max(most_fixed, (total + replicas - 1) / replicas), largest = most_fixed;
+    for (size_t i = 0; i < n; ++i)
+      if (fixed[i] == 0 && fill_s[i] + per_mb[i] <= t)
+        largest = std::max(largest, per_mb[i] > 0 ? static_cast<int64_t>(std::min(
+                                                        static_cast<double>(total / counts[i]),
+                                                        std::floor((t - fill_s[i]) / per_mb[i])))
+                                                  : total / counts[i]);
+    std::vector<int64_t> high(n), room(n);
+    for (int64_t most = least; most <= largest; ++most) {
+      budget -= static_cast<int64_t>(n) * 64;
+      if (budget < 0) return std::nullopt;
+      int64_t low_sum = 0, high_sum = 0;
+      bool fits = true;
+      for (size_t i = 0; i < n && fits; ++i) {
+        const auto range = counts_by(i, t, most);
+        fits = range.has_value();
+        if (!fits) break;
+        high[i] = range->second;
+        room[i] = range->second - range->first;
+        low_sum += counts[i] * range->first;
+        high_sum += counts[i] * range->second;
+      }
+      if (!fits || low_sum > total || high_sum < total) continue;
+      const auto y = exact_excess(counts, room, high_sum - total, budget);
+      if (!y) continue;
+      std::vector<int64_t> m(n);
+      for (size_t i = 0; i < n; ++i) m[i] = high[i] - (*y)[i];
+      return m;
+    }
+    return std::nullopt;
+  };
+  const double start = finish(best);
+  uint64_t lo = 0, hi = 0;
+  std::memcpy(&hi, &start, sizeof hi);
+  while (hi - lo > 1 && budget > 0) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (auto split = split_by(time_of(mid))) {
+      if (finish(*split) < finish(best)) best = std::move(*split);
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return best;
+}
+
 }  // namespace stepcast

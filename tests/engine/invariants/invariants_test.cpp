@@ -63,16 +63,24 @@ struct Tally {
 // parameter gather).
 // (Fixed too: flex's EP dispatch above its NICs' line rate in the traffic report, which counted
 // the copies flex never sends: traffic_test.cpp.)
-// Redrawn with the torchtitan profile (round 3, stop 44): the draw above's violations are gone
-// or moved to other seeds; this draw's are all of the two unfixed mechanisms named above or of
-// "auto" replica sets: a lower peak faster by up to 0.23 % (seeds 1134, 1795, 2349, each with
-// moe_overlap), a compute scale above 1 slower by up to 0.39 % (1134, 1746, 1795, 2349, 2634:
-// moe_overlap) and by 1.6 % (seed 446: Moonlight on two groups under megatron-fsdp with "auto"
-// micro-batches per replica set, whose balancer picks among a few splits and lands on a slower
-// one when the compute changes).
+// Redrawn with the torchtitan profile (round 3, stop 44). Fixed since: under moe_overlap the
+// ZeRO gradient reduce and gathers hid behind their own pass while the exchanges beside its
+// compute were counted in the other pass (seed 1134: reproducers_test.cpp); ZeRO-3 replica sets'
+// "auto" micro-batches balanced by a few rounds at the previous split's busiest count (seed 446,
+// 1.6 % slower with a compute scale of 5 than of 2; now the exact balance of balance.h); a
+// stage's launch waits spread over its chunks by their compute shares (seed 1746, 0.15 %: each
+// chunk now waits for its own launches). Not fixed yet: under moe_overlap with TP overlap, the
+// attention and MoE blocks' GEMMs hide the TP collectives and, again whole, the other
+// micro-batch's token exchange, so both grow by what a faster GPU saves (seeds 1795 and 2349: a
+// lower peak faster by up to 0.064 %, a compute scale above 1 slower by up to 0.016 %; the fix,
+// the exchange behind what the TP collectives leave of the block, moves 7 validation rows and so
+// needs calibration.json refitted); an interleaved ZeRO-3 plan with moe_overlap whose stage's
+// pass is spread over its chunks by their compute shares, which move with the compute, while
+// each chunk gathers its own layers' parameters behind its share (seed 2634: a compute scale of
+// 20 0.58 % slower than 2).
 const std::map<std::string, size_t> kKnownViolations = {
-    {"LowerPeakNeverFaster", 3},
-    {"ComputeScaleUpNeverSlower", 6},
+    {"LowerPeakNeverFaster", 2},
+    {"ComputeScaleUpNeverSlower", 3},
 };
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
