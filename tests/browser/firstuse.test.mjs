@@ -224,6 +224,7 @@ describe('first use', () => {
     // Every card drawn (the faster plans and the scaling chart come after the estimate), so the
     // count does not depend on how far the page got.
     await searchShown(p);
+    await p.$eval('#scaling-card', (el) => el.scrollIntoView());
     await p.waitForFunction(() => typeof window.__stepcast.scaling === 'number' && document.querySelector('.scaling-table'));
     // The form's "?" buttons are out of the Tab order; "?" on a field shows its help.
     assert.equal(await p.$$eval('#inputs .tip', (bs) => bs.filter((b) => b.tabIndex >= 0).length), 0);

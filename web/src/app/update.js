@@ -7,11 +7,9 @@
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { renderReport } from '../cards/index.js';
-import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
 import { fullestStage } from '../cards/stages.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
-import { HEATMAP_PX, renderTraffic } from '../cards/traffic.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { syncLink } from './address.js';
@@ -155,40 +153,51 @@ function whereMemoryRunsOut(r) {
       `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
 }
 
-// The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes
-// the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
-// the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
-// newer edit drops one not yet started (in the search worker: the estimate never waits for it).
+// The traffic matrix and the scaling sweep are asked for only while their card is on screen:
+// DeepSeek-V3 on 256 GPUs takes the engine 150 ms and 4 MB of JSON for the matrix (a plan of 4,096
+// nodes' stages 1.2 s), for cards far below the fold (issue 39). Off screen, the latest scenario
+// waits until the card scrolls into view; a newer edit drops one not yet started (in the search
+// worker: the estimate never waits for it). Their code loads with their first answer: a first
+// visit, which does not scroll that far, never downloads it (vite.config.js).
+
+/** `ask(text)` for the latest scenario text given, at once while the card `selector` is on screen, else once it is. */
+function whileOnScreen(selector, ask) {
+  let wanted = null;
+  let visible = false;
+  let observer = null;
+  const want = (text) => {
+    wanted = text;
+    observer ??= new IntersectionObserver((entries) => {
+      visible = entries[entries.length - 1].isIntersecting;
+      if (visible && wanted) want(wanted);
+    });
+    observer.observe($(selector));
+    if (!visible) return;
+    wanted = null;
+    ask(text);
+  };
+  return want;
+}
+
 // At the level it is drawn: a heatmap (at most HEATMAP_PX wide, cards/traffic.js) of more GPUs
 // than it has pixels is asked for node by node.
-let trafficWanted = null;
-let trafficVisible = false;
-let trafficObserver = null;
-
-/** The traffic matrix of the scenario on show, after its estimate (the card shows the latest). */
-function requestTraffic(text) {
-  trafficWanted = text;
-  trafficObserver ??= new IntersectionObserver((entries) => {
-    trafficVisible = entries[entries.length - 1].isIntersecting;
-    if (trafficVisible && trafficWanted) requestTraffic(trafficWanted);
-  });
-  trafficObserver.observe($('#traffic-card'));
-  if (!trafficVisible) return;
-  trafficWanted = null;
+const requestTraffic = whileOnScreen('#traffic-card', async (text) => {
   stats.trafficAsked = (stats.trafficAsked ?? 0) + 1;
   const gpus = stats.resolved?.gpus ?? 0;
-  engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {}).then((data) => {
+  try {
+    const { HEATMAP_PX, renderTraffic } = await import('../cards/traffic.js');
+    const data = await engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {});
     if (!data || text !== lastSent) return;
     renderTraffic(data, stats);
     stats.traffic.scenario = text;
-  }, (err) => {
+  } catch (err) {
     stats.traffic = { error: String(err.message), scenario: text };
-  });
-}
+  }
+});
 
 /** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
-async function requestScaling(text) {
-  const data = await engine.scaling(text);
-  if (data && text === stats.rendered) renderScaling(data);
+const requestScaling = whileOnScreen('#scaling-card', async (text) => {
+  const [{ render }, data] = await Promise.all([import('../cards/scaling.js'), engine.scaling(text)]);
+  if (data && text === stats.rendered) render(data);
   stats.scaling = data ? (data.error ? 'none' : data.nodes.length) : stats.scaling;
-}
+});
