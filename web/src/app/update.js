@@ -89,8 +89,8 @@ export async function update(t0 = performance.now()) {
   const placed = form.answer(answer);
   stats.lastFormMs += performance.now() - tAnswerForm;
   const r = answer.report;
-  if (r) estimated(r, sent, text);
-  else refused(placed);
+  if (r && !(await estimated(r, sent, text, tAnswer))) return; // superseded while its cards were drawn
+  if (!r) refused(placed);
   stats.lastRenderMs = performance.now() - tAnswer;
   done(t0, answer.engineMs, text);
   // The plan search of this scenario, after a pause in the changes (its own worker).
@@ -118,25 +118,31 @@ function refused(placed) {
     h('span', { class: 'hint' }, anyReport ? ' The results below are for the last valid plan.' : ''));
 }
 
-/** The report `r` of scenario `sent` (its JSON `text`) into every card. */
-function estimated(r, sent, text) {
+/**
+ * The report `r` of scenario `sent` (its JSON `text`) into every card, the headline first, in
+ * tasks of a few milliseconds from `sliceStart` (cards/index.js). Resolves to false when a newer
+ * change superseded it meanwhile.
+ */
+async function estimated(r, sent, text, sliceStart) {
   anyReport = true;
-  compare.show(r, sent, stats.linked === text ? stats.link : null);
-  requestScaling(text);
   $('#results').classList.remove('stale');
-  renderReport(r, {
-    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
-    full: () => engine.fullReport(text),
-  });
   renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
   renderCalibrated(r.calibration);
   form.showCalibrationWarnings(r.warnings);
-  requestTraffic(text);
   renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
   announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
   if (r.fits) setStatus('ok');
   else setStatus('oom', h('strong', null, 'Out of memory: '), `${whereMemoryRunsOut(r)} This plan does not fit; ` +
     'try the distributed optimizer, recompute, more PP or TP.');
+  const drawn = await renderReport(r, {
+    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
+    full: () => engine.fullReport(text),
+  }, sliceStart, () => text === lastSent);
+  if (!drawn) return false;
+  compare.show(r, sent, stats.linked === text ? stats.link : null);
+  requestScaling(text);
+  requestTraffic(text);
+  return true;
 }
 
 /** "stage 3 needs 93.1 GiB per GPU, the GPU has 80 GiB." (or the replica set whose GPUs do not fit). */
