@@ -20,8 +20,6 @@ describe('scaling', () => {
     const p = watch(await fx.context.newPage(), fx.problems);
     await p.goto(`${fx.site.url}#v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512&seq=4096`);
     await settle(p);
-    assert.equal(await p.evaluate(() => window.__stepcast.scaling), undefined, 'not swept before its card is on screen');
-    await p.$eval('#scaling-card', (el) => el.scrollIntoView());
     await p.waitForFunction(() => typeof window.__stepcast.scaling === 'number');
     const scenario = await pageScenario(p);
     const table = (k) => p.$$eval(`.scaling-table tbody:nth-of-type(${k}) tr`, (trs) => trs.map((tr) => [tr.querySelector('th').textContent, tr.dataset.value, tr.textContent]));

@@ -7,6 +7,7 @@
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { renderReport } from '../cards/index.js';
+import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
 import { fullestStage } from '../cards/stages.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
@@ -159,12 +160,12 @@ function whereMemoryRunsOut(r) {
       `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
 }
 
-// The traffic matrix and the scaling sweep are asked for only while their card is on screen:
-// DeepSeek-V3 on 256 GPUs takes the engine 150 ms and 4 MB of JSON for the matrix (a plan of 4,096
-// nodes' stages 1.2 s), for cards far below the fold (issue 39). Off screen, the latest scenario
-// waits until the card scrolls into view; a newer edit drops one not yet started (in the search
-// worker: the estimate never waits for it). Their code loads with their first answer: a first
-// visit, which does not scroll that far, never downloads it (vite.config.js).
+// The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes
+// the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
+// the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
+// newer edit drops one not yet started (in the search worker: the estimate never waits for it).
+// Its code loads with its first matrix: a first visit, which does not scroll that far, never
+// downloads it (vite.config.js).
 
 /** `ask(text)` for the latest scenario text given, at once while the card `selector` is on screen, else once it is. */
 function whileOnScreen(selector, ask) {
@@ -201,9 +202,13 @@ const requestTraffic = whileOnScreen('#traffic-card', async (text) => {
   }
 });
 
-/** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
-const requestScaling = whileOnScreen('#scaling-card', async (text) => {
-  const [{ render }, data] = await Promise.all([import('../cards/scaling.js'), engine.scaling(text)]);
-  if (data && text === stats.rendered) render(data);
+/**
+ * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it), at
+ * once: drawn only once its card scrolled into view, its chart (~800 px) pushed the cards below
+ * it, the timeline out of view, as the user reached them.
+ */
+async function requestScaling(text) {
+  const data = await engine.scaling(text);
+  if (data && text === stats.rendered) renderScaling(data);
   stats.scaling = data ? (data.error ? 'none' : data.nodes.length) : stats.scaling;
-});
+}
