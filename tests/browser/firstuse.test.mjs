@@ -188,7 +188,8 @@ describe('first use', () => {
   test('one cause, one problem: TP 3 is said at TP, not also at the global batch its rounded DP does not split', async () => {
     const p = await open();
     await setValue(p, '#f-tp', 3);
-    // The engine also reports global batch 512 against the DP of 5 it rounds 64 / 12 GPUs down to.
+    // (The engine once also reported global batch 512 against the DP of 5 it rounded 64 / 12 GPUs
+    // down to; it no longer blames the global batch for a derived DP: engine/src/scenario/rules.cpp.)
     assert.ok(!(await invalidFields(p)).includes('plan.global_batch'), `${await invalidFields(p)}`);
     assert.match(await p.textContent('#status'), /^Invalid plan: TP 3 does not divide the 64 attention heads/);
     assert.doesNotMatch(await p.textContent('#inputs'), /Global batch 512 does not split/);

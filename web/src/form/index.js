@@ -95,16 +95,6 @@ export function showLocal(problems) {
 }
 
 /**
- * One cause, one problem (issue 37 item 12): when TP × PP × CP does not divide the GPUs, the DP
- * the engine derives is rounded down (TP 3 on 64 GPUs at PP 4: DP 5), and the global batch then
- * "does not split" by it, at a control the user never touched. That follows from the replicas not
- * being whole and goes with them; if it still holds once they are, the engine says it again.
- */
-function rootCauses(errors) {
-  return errors.some((e) => e.rule === 'whole_replicas') ? errors.filter((e) => e.rule !== 'batch_split') : errors;
-}
-
-/**
  * The engine's answer for the scenario on show: its resolve() (derived values into the form) or
  * its errors (each at its control). Returns the errors with the field each went to.
  */
@@ -112,7 +102,7 @@ export function answer({ resolved, errors, report }) {
   state.resolved = resolved ?? null;
   state.predicted_s = report?.iteration_time_s ?? null;
   // The engine's wording, with JSON paths, becomes the page's (the controls' labels and numbers).
-  state.errors = rootCauses(errors ?? []).map((e) => plainProblem(e));
+  state.errors = (errors ?? []).map((e) => plainProblem(e));
   render();
   planForm.reveal(state.errors);
   model.reveal(state.errors);
