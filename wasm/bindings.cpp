@@ -225,8 +225,10 @@ std::string search_json(const std::string& scenario_json, int top) {
 }
 
 // nccl-tests output -> a fitted link (`stepcast calibrate --nccl-tests`). In:
-// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0}; out:
-// {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an error.
+// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0, "gpu": "h100-sxm5-80gb"};
+// out: {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an
+// error. "gpu" (a preset id, or a custom GPU's name): output whose ranks name another GPU is
+// refused, as `calibrate --gpu` refuses it.
 STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json) {
   auto doc = stepcast::parse_json(request_json, "the request");
   if (!doc) return error_text(doc.error());
@@ -249,6 +251,16 @@ STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json
       auto e = run.error();
       e.path = path;
       return error_text(e);
+    }
+    if (req.contains("gpu") && req["gpu"].is_string()) {
+      const std::string id = req["gpu"].get<std::string>();
+      stepcast::GpuSpec custom;
+      custom.name = id;
+      const stepcast::GpuSpec* gpu = stepcast::builtin_catalog().find_gpu(id);
+      if (auto e = stepcast::nccl_gpu_error(*run, gpu ? *gpu : custom)) {
+        e->path = path;
+        return error_text(*e);
+      }
     }
     runs.push_back(std::move(run).value());
     names.push_back(name.empty() ? "pasted" : name);

@@ -121,7 +121,7 @@ export interface StepcastModule {
   importMegatronArgs(commandLine: string): string;
   /** The plan as `stepcast export KIND` writes it: {text}. */
   exportPlan(scenario: string, kind: 'megatron-args' | 'bridge-recipe' | 'torchrun'): string;
-  /** A link fitted to nccl-tests output: request {files: [{name, text}], nics_per_node?}; {link, checks}. */
+  /** A link fitted to nccl-tests output: request {files: [{name, text}], nics_per_node?, gpu?} (output of another GPU than `gpu` refused); {link, checks}. */
   ncclLink(request: string): string;
   /** GEMM efficiencies fitted to a benchmark table: request {text, scenario}; {gemm, gpu, rows, max_time_error, preset}. */
   gemmFit(request: string): string;

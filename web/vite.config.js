@@ -24,9 +24,13 @@ const wasmBin = wasmJs.replace(/\.js$/, '.wasm');
 // the documentation embed (the examples page, the <stepcast-calculator> loader, element and
 // iframe calculator) are no part of the page: the service worker caches them when a documentation
 // page first fetches them, and a first visit to the calculator never downloads them.
+// The page's own code that no first paint needs (a card loaded on first use by a dynamic import:
+// the traffic matrix, import and export) is no part of it either: the service worker caches it on
+// the next visit, or when first fetched (sw.template.js). Found in the bundle (lazyChunks below).
 const BUDGET_BYTES = 300_000;
+const lazy = new Set();
 const onDemand = (path) => path.startsWith('examples/') || path === 'stepcast-embed.js' ||
-  /^assets\/(embed|frame)-[\w-]+\.js$/.test(path);
+  /^assets\/(embed|frame)-[\w-]+\.js$/.test(path) || lazy.has(path);
 
 function listFiles(dir) {
   const out = [];
@@ -111,6 +115,25 @@ function serviceWorkerAndReport() {
   return {
     name: 'stepcast-sw-and-report',
     apply: 'build',
+    generateBundle(_, bundle) {
+      // The chunks the page's entry imports only dynamically: every chunk reachable from it, less
+      // those its static imports reach.
+      const chunks = Object.values(bundle).filter((c) => c.type === 'chunk');
+      const main = chunks.find((c) => c.isEntry && c.name === 'main');
+      const reach = (from, keys) => {
+        const seen = new Set();
+        const walk = (file) => {
+          if (seen.has(file)) return;
+          seen.add(file);
+          for (const k of keys) for (const next of bundle[file]?.[k] ?? []) walk(next);
+        };
+        walk(from);
+        return seen;
+      };
+      const eager = reach(main.fileName, ['imports']);
+      lazy.clear();
+      for (const file of reach(main.fileName, ['imports', 'dynamicImports'])) if (!eager.has(file)) lazy.add(file);
+    },
     closeBundle() {
       // The policy hashes the pages' inline blocks, so it is written last, into the final HTML.
       for (const page of listFiles(outDir).filter((f) => f.endsWith('.html')))
@@ -127,7 +150,8 @@ function serviceWorkerAndReport() {
       const template = readFileSync(join(here, 'src', 'app', 'sw.template.js'), 'utf8');
       writeFileSync(join(outDir, 'sw.js'), template
         .replace('__VERSION__', JSON.stringify(version))
-        .replace('__ASSETS__', JSON.stringify(urls)));
+        .replace('__ASSETS__', JSON.stringify(urls))
+        .replace('__LATER__', JSON.stringify([...lazy].sort().map((p) => './' + p))));
 
       // Every file once, as served (the compressed copy where there is one; a file without one
       // travels raw): what a first visit downloads, page and precache together.

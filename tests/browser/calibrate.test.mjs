@@ -166,7 +166,8 @@ describe('calibrate to my cluster', () => {
     const file = join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-2node-ib-ndr.txt');
     // An 8x RTX 4090 box has one NIC: the node's whole bandwidth is one port's.
     const p = await open(`${fx.site.url}#v=2&model=llama3-8b&node=pcie-rtx4090-x8&nodes=2&tp=8&gbs=64`);
-    await p.fill('#cal-nccl', readFileSync(file, 'utf8'));
+    // (The fixture ran on H100s: its ranks named RTX 4090s here, as the page takes only the cluster's GPU.)
+    await p.fill('#cal-nccl', readFileSync(file, 'utf8').replaceAll('NVIDIA H100 80GB HBM3', 'NVIDIA GeForce RTX 4090'));
     await p.click('#cal-nccl-fit');
     await p.waitForFunction(() => /Fitted the link between nodes \(per port, 1 per node as in the cluster on show\)/.test(document.querySelector('#cal-status').textContent));
     const fitted = cliRun(['calibrate', '--nccl-tests', file, '--nics-per-node', '1', '--format', 'json']);
@@ -199,6 +200,54 @@ describe('calibrate to my cluster', () => {
     const error = await p.textContent('[data-path="calibration"] > .error');
     assert.match(error, /calibration\.runs\[0\]|measured run/i);
     assert.match(await p.textContent('#status'), /Invalid plan/);
+    await p.close();
+  });
+
+  test('wrong input is refused with the reason: another GPU\'s nccl-tests, a time 3× off; a link says its runs stayed behind', async () => {
+    const p = await open(`${fx.site.url}#${DEFAULT}`);
+    // nccl-tests whose ranks ran on A100s, pasted for a cluster of H100s: no link fitted, both named.
+    const a100 = readFileSync(join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'reduce_scatter_perf-a100-old-format.txt'), 'utf8');
+    await p.fill('#cal-nccl', a100);
+    await p.click('#cal-nccl-fit');
+    await p.waitForFunction(() => document.querySelector('#cal-status').classList.contains('error'));
+    assert.match(await p.textContent('#cal-status'),
+      /^Not fitted: nccl-tests ran on NVIDIA A100-SXM4-80GB \(a100\), and this cluster's GPU is h100-sxm5-80gb: /);
+    assert.equal((await pageScenario(p)).calibration, undefined, 'no link fitted');
+    // The same output on an A100 cluster fits (the check is of the GPU, not of the file).
+    const q = await open(`${fx.site.url}#v=2&model=llama3-8b&node=dgx-a100&nodes=1&tp=8&gbs=64`);
+    await q.fill('#cal-nccl', a100);
+    await q.click('#cal-nccl-fit');
+    await q.waitForFunction(() => /^Fitted the link inside a node/.test(document.querySelector('#cal-status').textContent));
+    await q.close();
+
+    // A measured iteration 3× off the estimate either way: a slip (milliseconds, a whole run), refused.
+    const predicted = (await metrics(p)).iteration_time_s;
+    const shown = `the ${+predicted.toPrecision(3)} s Stepcast estimates for the plan on show; a measured iteration within 3× either way is taken.`;
+    for (const [v, off] of [[predicted * 3.2, '3.2 times'], [predicted / 3.2, '1/3.2 of'], [1e-300, `1/${+(predicted / 1e-300).toPrecision(3)} of`]]) {
+      await p.fill('#cal-measured', String(v));
+      await p.click('#cal-add-run');
+      assert.equal(await p.textContent('#cal-status'), `Not added: ${v} s is ${off} ${shown} Check that it is one iteration of this plan, in seconds.`);
+      assert.equal(await p.getAttribute('#cal-status', 'role'), 'alert');
+    }
+    assert.equal((await pageScenario(p)).calibration, undefined, 'no run added');
+    assert.equal(await p.isVisible('#calibrated'), false);
+    // Within 3×: added and fitted.
+    await p.fill('#cal-measured', String(+(predicted * 2.5).toPrecision(4)));
+    await p.click('#cal-add-run');
+    await settle(p);
+    assert.equal((await pageScenario(p)).calibration.runs.length, 1);
+    assert.equal(await p.isVisible('#cal-runs-left'), false, 'the runs are on show');
+
+    // Opened from its link: the fitted scale came, the run did not, and the page says so.
+    const r = await open(await linked(p));
+    assert.equal(await r.isVisible('#calibrated'), true);
+    assert.equal((await pageScenario(r)).calibration.runs, undefined);
+    assert.match(await r.textContent('#cal-runs-left'),
+      /^The link holds the scales fitted to your measured runs \(compute ×[\d.]+\), not the runs themselves: links stay short\. Add the runs again to refit, or Clear to drop the scales\.$/);
+    await r.click('#cal-clear');
+    await settle(r);
+    assert.equal(await r.isVisible('#cal-runs-left'), false, 'gone with the scales');
+    await r.close();
     await p.close();
   });
 

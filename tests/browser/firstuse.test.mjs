@@ -156,6 +156,77 @@ describe('first use', () => {
     await p.close();
   });
 
+  test('choosing a model from the keyboard: ArrowDown from the search goes to its first match, Enter takes it', async () => {
+    const p = await open();
+    await p.click('#f-model-search');
+    await p.keyboard.type('qwen3 30b');
+    const first = await p.$eval('#f-model > option', (o) => ({ id: o.value, name: o.textContent }));
+    assert.match(first.name, /^Qwen3.*30B/);
+    // The model on show (Llama 3 70B, listed apart) is selected: ArrowDown lands on the first match.
+    await p.keyboard.press('ArrowDown');
+    assert.equal(await p.evaluate(() => document.activeElement.id), 'f-model');
+    await settle(p);
+    assert.equal((await pageScenario(p)).model, first.id);
+    assert.equal(await p.inputValue('#f-model'), first.id);
+    // Enter in the search box takes the first match at once.
+    await p.click('#f-model-search');
+    await p.fill('#f-model-search', 'llama 3 8b');
+    const llama = await p.$eval('#f-model > option', (o) => o.value);
+    await p.keyboard.press('Enter');
+    await settle(p);
+    assert.equal((await pageScenario(p)).model, llama);
+    assert.equal(llama, 'llama3-8b');
+    assert.equal(await p.evaluate(() => document.activeElement.id), 'f-model-search', 'Enter leaves the focus in the search box');
+    // Nothing matches: Enter changes nothing.
+    await p.fill('#f-model-search', 'no such model');
+    await p.keyboard.press('Enter');
+    await settle(p);
+    assert.equal((await pageScenario(p)).model, 'llama3-8b');
+    await p.close();
+  });
+
+  test('one cause, one problem: TP 3 is said at TP, not also at the global batch its rounded DP does not split', async () => {
+    const p = await open();
+    await setValue(p, '#f-tp', 3);
+    // (The engine once also reported global batch 512 against the DP of 5 it rounded 64 / 12 GPUs
+    // down to; it no longer blames the global batch for a derived DP: engine/src/scenario/rules.cpp.)
+    assert.ok(!(await invalidFields(p)).includes('plan.global_batch'), `${await invalidFields(p)}`);
+    assert.match(await p.textContent('#status'), /^Invalid plan: TP 3 does not divide the 64 attention heads/);
+    assert.doesNotMatch(await p.textContent('#inputs'), /Global batch 512 does not split/);
+    // The global batch's own problem is still said when it is the cause.
+    await setValue(p, '#f-tp', 8);
+    await setValue(p, '#f-global_batch', 511);
+    assert.deepEqual(await invalidFields(p), ['plan.global_batch']);
+    await p.close();
+  });
+
+  test('the stage map calls "bottleneck" only the slowest bar, and names the engine\'s bottleneck when it is another', async () => {
+    // Llama 3 8B over two nodes of two GPU types, layers balanced by the engine, TP communication
+    // overlapped: on an H100 and an A100 node, 24 layers on the H100s compute 32 ms a micro-batch,
+    // 8 (and the loss) on the A100s 39 ms, yet the engine's bottleneck is stage 0 (it times stages
+    // with what they wait for besides compute); on an H100 and a B200 node the two agree.
+    const groups = (a, b) => ({ model: 'llama3-8b', seq_len: 4096,
+      cluster: { groups: [{ node: a, nodes: 1 }, { node: b, nodes: 1 }], inter_group_link: 'roce-100g' },
+      plan: { tp: 8, pp: 2, global_batch: 64, sequence_parallel: true, tp_comm_overlap: true,
+        stages: [{ group: 0, layers: 'auto' }, { group: 1, layers: 'auto' }] } });
+    for (const [scenario, agree] of [[groups('dgx-h100', 'dgx-a100'), false], [groups('dgx-h100', 'dgx-b200'), true]]) {
+      const p = await open(encodeURIComponent(JSON.stringify(scenario)));
+      const want = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
+      assert.equal(want.status, 0, want.stderr);
+      const compute = want.report.stages.map((s) => s.forward_s + s.backward_s + s.recompute_s);
+      const slowest = compute.indexOf(Math.max(...compute));
+      assert.equal(slowest === want.report.bottleneck_stage, agree, `slowest bar ${slowest}, bottleneck ${want.report.bottleneck_stage}`);
+      const tags = await p.$$eval('#stagemap .sm-stage', (rows) => rows.map((r) => r.querySelector('.sm-tag')?.textContent.trim() ?? null));
+      assert.deepEqual(tags, compute.map((_, i) => (i !== slowest ? null : agree ? 'bottleneck' : 'slowest compute')));
+      assert.equal(await p.locator('#stagemap .sm-stage.slowest').getAttribute('data-stage'), String(slowest));
+      const named = p.locator('#stagemap [data-bottleneck]');
+      if (agree) assert.equal(await named.count(), 0);
+      else assert.match(await named.textContent(), new RegExp(`^The engine's bottleneck is stage ${want.report.bottleneck_stage}: `));
+      assert.match(await p.textContent('[data-metric="iteration_time_s"] .metric-sub'), new RegExp(`bottleneck: stage ${want.report.bottleneck_stage}$`));
+      await p.close();
+    }
+  });
+
   test('history: each change after a pause, and Apply, is a back-button step; Reset returns to the example', async () => {
     const p = await open();
     const start = await linked(p);
@@ -224,6 +295,7 @@ describe('first use', () => {
     // Every card drawn (the faster plans and the scaling chart come after the estimate), so the
     // count does not depend on how far the page got.
     await searchShown(p);
+    await p.$eval('#scaling-card', (el) => el.scrollIntoView());
     await p.waitForFunction(() => typeof window.__stepcast.scaling === 'number' && document.querySelector('.scaling-table'));
     // The form's "?" buttons are out of the Tab order; "?" on a field shows its help.
     assert.equal(await p.$$eval('#inputs .tip', (bs) => bs.filter((b) => b.tabIndex >= 0).length), 0);

@@ -179,7 +179,28 @@ async function mainThreadWhile(p, fragment) {
   });
 }
 
-test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page gets the stages it draws; a refused plan keeps them', async () => {
+/**
+ * mainThreadWhile(), traced: also the CPU and wall time of every task of the page's main thread
+ * ([{cpu, wall}] in ms, from the renderer's trace: RunTask's thread and wall durations).
+ */
+async function tracedWhile(p, fragment) {
+  // Another plan first: the same fragment twice would estimate nothing.
+  await mainThreadWhile(p, json({ model: 'llama3-8b', cluster: { node: 'dgx-h100', nodes: 1 }, plan: { tp: 8, global_batch: 64 } }));
+  await fx.browser.startTracing(p, { categories: ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline'] });
+  const busy = await mainThreadWhile(p, fragment);
+  const events = JSON.parse((await fx.browser.stopTracing()).toString()).traceEvents;
+  // The page's main thread: the renderer thread that ran its animation frames.
+  const frames = events.filter((e) => e.name === 'FireAnimationFrame');
+  const main = events.find((e) => e.name === 'thread_name' && e.args.name === 'CrRendererMain' &&
+    frames.some((f) => f.pid === e.pid && f.tid === e.tid));
+  assert.ok(main, 'the page\'s main thread in the trace');
+  const cpu = events.filter((e) => e.name === 'RunTask' && e.pid === main.pid && e.tid === main.tid && e.tdur !== undefined)
+    .map((e) => ({ cpu: Math.round(e.tdur / 1000), wall: Math.round(e.dur / 1000) }));
+  assert.ok(cpu.length > 10, `the main thread's tasks in the trace (${cpu.length})`);
+  return { tasks: busy.tasks, cpu };
+}
+
+test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page gets the stages it draws and never holds the main thread past 50 ms; a refused plan keeps them', async () => {
   const deep = (pp, gbs) => JSON.stringify({
     model: { name: 'deep', layers: pp, hidden: 1024, heads: 8, ffn_hidden: 4096, ffn_type: 'gelu', position: 'learned', tied_embeddings: true, vocab: 32000, seq_len: 1024 },
     cluster: { node: 'dgx-h100', nodes: pp / 8 }, plan: { pp, global_batch: gbs },
@@ -187,9 +208,11 @@ test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page gets
   const p = watch(await fx.context.newPage(), fx.problems);
   await goFresh(p, fx.site.url);
   let want;
+  const longTasks = [[]]; // per plan: the main thread's long tasks on first opening it, in ms
   for (const [pp, gbs] of [[4096, 4096], [2048, 2048]]) {
     const fragment = json(deep(pp, gbs));
     const busy = await mainThreadWhile(p, fragment);
+    longTasks[0].push(busy.tasks);
     const got = await p.evaluate(() => window.__stepcast.engine.received);
     console.log(`PP ${pp} × ${gbs} micro-batches: the report copied into the page in ${got.ms.toFixed(1)} ms ` +
       `(${got.stages} of ${pp} stages, ${got.blocks} timeline blocks), render ${busy.render} ms, ` +
@@ -205,11 +228,21 @@ test('a valid 4,096-stage plan, then 2,048 × 2,048 micro-batches: the page gets
     assert.equal(await p.locator('#memory .mem-row').count(), 48, 'at most 48 rows drawn');
     assert.match(await p.textContent('#memory [data-capped]'), new RegExp(`^48 of ${pp.toLocaleString('en-US')} stages shown`));
     assert.ok(await p.locator('#results *').count() < 5000, 'the results hold a bounded number of elements');
-    // Layout and painting of the ~3,700 elements of the page remain, 40-300 ms on this shared
-    // two-core machine under load (a long task of the default plan's own is 100 ms there): a
-    // figure above, bounded here by issue 38's second.
-    assert.ok(Math.max(0, ...busy.tasks) < 1000, `PP ${pp}: no task holds the main thread a second (${busy.tasks})`);
     assert.ok(await answerMs(p) < 1000, 'the main thread answers');
+  }
+  // The page never waits more than a frame on the main thread (issue 38): the cards are drawn in
+  // slices of a few milliseconds (cards/index.js), the rows and cards off screen are neither laid
+  // out nor painted (style.css), so no task is a long task (over 50 ms, the browser's measure).
+  // Before: 55-193 ms, the layout and paint of ~3,700 elements. The PerformanceObserver's long
+  // tasks are wall time: on a two-core machine shared with compilers (load 10-12) a task took 2-5
+  // times its CPU time, and tasks with no work at all showed as long. So the bound is on what the
+  // page does: each task's CPU time on the main thread, from a trace of its renderer, while both
+  // plans open again; the observer's figures are printed beside it.
+  for (const [pp, gbs] of [[4096, 4096], [2048, 2048]]) {
+    const { tasks, cpu } = await tracedWhile(p, json(deep(pp, gbs)));
+    console.log(`PP ${pp} × ${gbs}: main-thread tasks, the longest by CPU [${[...cpu].sort((a, b) => b.cpu - a.cpu).slice(0, 5).map((t) => `${t.cpu} (${t.wall} wall)`)}] ms; ` +
+      `long tasks observed [${tasks}] ms (first open [${longTasks[0][pp === 4096 ? 0 : 1]}])`);
+    assert.deepEqual(cpu.filter((t) => t.cpu > 50), [], `PP ${pp}: main-thread tasks of more than 50 ms of CPU`);
   }
   // A download of every stage asks the engine for the whole report.
   const [d] = await Promise.all([p.waitForEvent('download'), p.click('[data-download="memory.csv"]')]);

@@ -39,6 +39,24 @@ describe('calibration: WebAssembly equals the command line', () => {
     assert.equal(bad.error.code, 'parse_error');
   });
 
+  test('ncclLink refuses output of another GPU than the cluster\'s, as calibrate --gpu does', () => {
+    const name = 'reduce_scatter_perf-a100-old-format.txt';
+    const text = readFileSync(join(FIXTURES, name), 'utf8');
+    const cli = cliRun(['calibrate', '--nccl-tests', join(FIXTURES, name), '--gpu', 'h100-sxm5-80gb']);
+    assert.notEqual(cli.status, 0);
+    const r = JSON.parse(wasm.ncclLink(JSON.stringify({ files: [{ name, text }], gpu: 'h100-sxm5-80gb' })));
+    assert.equal(r.error.path, 'files[0]');
+    assert.equal(r.error.code, 'invalid_cluster');
+    assert.equal(r.error.message, 'nccl-tests ran on NVIDIA A100-SXM4-80GB (a100), and this cluster\'s GPU is h100-sxm5-80gb: ' +
+      'a link measured on other GPUs does not calibrate these');
+    assert.ok(cli.stderr.includes(r.error.message), cli.stderr);
+    // Its own GPU (a preset id or a custom GPU's name) fits it.
+    for (const gpu of ['a100-sxm4-80gb', 'NVIDIA A100 80GB']) {
+      const ok = JSON.parse(wasm.ncclLink(JSON.stringify({ files: [{ name, text }], gpu })));
+      assert.equal(ok.error, undefined, `${gpu}: ${JSON.stringify(ok.error)}`);
+    }
+  });
+
   test('gemmFit on a GEMM table equals `stepcast calibrate --gemm`, on the cluster\'s GPU', () => {
     const file = join(ROOT, 'tests', 'engine', 'fixtures', 'gemm', 'h100-bf16-fp8.csv');
     const cli = cliRun(['calibrate', '--gemm', file, '--gpu', 'h100-sxm5-80gb']);

@@ -9,6 +9,7 @@ import { tokensToTrain } from '../cards/cost.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { getIn } from '../form/state.js';
+import { copy } from '../ui/download.js';
 import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
 import { conditional } from '../scenario/schema.js';
 import { stats } from './stats.js';
@@ -199,16 +200,9 @@ export async function openLink(address = location.href) {
  */
 export function wireAddress(openPasted) {
   $('#copy-link').addEventListener('click', async () => {
-    const button = $('#copy-link');
     if (!stats.link) return;
     writeUrl(true);
-    try {
-      await navigator.clipboard.writeText(stats.address);
-      button.textContent = 'Link copied';
-    } catch {
-      button.textContent = 'Copy from the address bar';
-    }
-    setTimeout(() => { button.textContent = 'Copy link'; }, 1500);
+    await copy($('#copy-link'), stats.address, { label: 'Copy link', done: 'Link copied', refused: 'Copy from the address bar' });
   });
   // A link pasted into the address bar of the open page (only the fragment changes).
   // The event's own URL: a throttled replaceState of the previous scenario may already have

@@ -15,7 +15,6 @@ import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { initCards } from '../cards/index.js';
 import { renderCost } from '../cards/cost.js';
-import { init as initImportExport } from '../cards/import_export.js';
 import { setReportSchema } from '../cards/parts.js';
 import { initScenarioJson } from '../cards/scenario_json.js';
 import { initSearch } from '../cards/search.js';
@@ -84,7 +83,11 @@ async function init() {
     syncLink();
   });
   initExamples(presets);
-  initImportExport(() => structuredClone(form.current().scenario), openTheirs);
+  // Import and export: its code loads on the card's first click (no first paint needs it).
+  $('#io-card').addEventListener('click', (event) => {
+    const button = event.target.closest('button');
+    if (button) import('../cards/import_export.js').then((m) => m.click(button, () => structuredClone(form.current().scenario), openTheirs));
+  });
   initCards();
   $('#cost-form').addEventListener('input', () => {
     userChange();

@@ -11,7 +11,6 @@ import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
 import { fullestStage } from '../cards/stages.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
-import { HEATMAP_PX, renderTraffic } from '../cards/traffic.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { syncLink } from './address.js';
@@ -91,8 +90,8 @@ export async function update(t0 = performance.now()) {
   const placed = form.answer(answer);
   stats.lastFormMs += performance.now() - tAnswerForm;
   const r = answer.report;
-  if (r) estimated(r, sent, text);
-  else refused(placed);
+  if (r && !(await estimated(r, sent, text, tAnswer))) return; // superseded while its cards were drawn
+  if (!r) refused(placed);
   stats.lastRenderMs = performance.now() - tAnswer;
   done(t0, answer.engineMs, text);
   // The plan search of this scenario, after a pause in the changes (its own worker).
@@ -120,25 +119,31 @@ function refused(placed) {
     h('span', { class: 'hint' }, anyReport ? ' The results below are for the last valid plan.' : ''));
 }
 
-/** The report `r` of scenario `sent` (its JSON `text`) into every card. */
-function estimated(r, sent, text) {
+/**
+ * The report `r` of scenario `sent` (its JSON `text`) into every card, the headline first, in
+ * tasks of a few milliseconds from `sliceStart` (cards/index.js). Resolves to false when a newer
+ * change superseded it meanwhile.
+ */
+async function estimated(r, sent, text, sliceStart) {
   anyReport = true;
-  compare.show(r, sent, stats.linked === text ? stats.link : null);
-  requestScaling(text);
   $('#results').classList.remove('stale');
-  renderReport(r, {
-    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
-    full: () => engine.fullReport(text),
-  });
   renderSoftware(r.plan.framework, sent.plan?.framework === undefined);
   renderCalibrated(r.calibration);
   form.showCalibrationWarnings(r.warnings);
-  requestTraffic(text);
   renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
   announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
   if (r.fits) setStatus('ok');
   else setStatus('oom', h('strong', null, 'Out of memory: '), `${whereMemoryRunsOut(r)} This plan does not fit; ` +
     'try the distributed optimizer, recompute, more PP or TP.');
+  const drawn = await renderReport(r, {
+    groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
+    full: () => engine.fullReport(text),
+  }, sliceStart, () => text === lastSent);
+  if (!drawn) return false;
+  compare.show(r, sent, stats.linked === text ? stats.link : null);
+  requestScaling(text);
+  requestTraffic(text);
+  return true;
 }
 
 /** "stage 3 needs 93.1 GiB per GPU, the GPU has 80 GiB." (or the replica set whose GPUs do not fit). */
@@ -159,34 +164,49 @@ function whereMemoryRunsOut(r) {
 // the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
 // the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
 // newer edit drops one not yet started (in the search worker: the estimate never waits for it).
+// Its code loads with its first matrix: a first visit, which does not scroll that far, never
+// downloads it (vite.config.js).
+
+/** `ask(text)` for the latest scenario text given, at once while the card `selector` is on screen, else once it is. */
+function whileOnScreen(selector, ask) {
+  let wanted = null;
+  let visible = false;
+  let observer = null;
+  const want = (text) => {
+    wanted = text;
+    observer ??= new IntersectionObserver((entries) => {
+      visible = entries[entries.length - 1].isIntersecting;
+      if (visible && wanted) want(wanted);
+    });
+    observer.observe($(selector));
+    if (!visible) return;
+    wanted = null;
+    ask(text);
+  };
+  return want;
+}
+
 // At the level it is drawn: a heatmap (at most HEATMAP_PX wide, cards/traffic.js) of more GPUs
 // than it has pixels is asked for node by node.
-let trafficWanted = null;
-let trafficVisible = false;
-let trafficObserver = null;
-
-/** The traffic matrix of the scenario on show, after its estimate (the card shows the latest). */
-function requestTraffic(text) {
-  trafficWanted = text;
-  trafficObserver ??= new IntersectionObserver((entries) => {
-    trafficVisible = entries[entries.length - 1].isIntersecting;
-    if (trafficVisible && trafficWanted) requestTraffic(trafficWanted);
-  });
-  trafficObserver.observe($('#traffic-card'));
-  if (!trafficVisible) return;
-  trafficWanted = null;
+const requestTraffic = whileOnScreen('#traffic-card', async (text) => {
   stats.trafficAsked = (stats.trafficAsked ?? 0) + 1;
   const gpus = stats.resolved?.gpus ?? 0;
-  engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {}).then((data) => {
+  try {
+    const { HEATMAP_PX, renderTraffic } = await import('../cards/traffic.js');
+    const data = await engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {});
     if (!data || text !== lastSent) return;
     renderTraffic(data, stats);
     stats.traffic.scenario = text;
-  }, (err) => {
+  } catch (err) {
     stats.traffic = { error: String(err.message), scenario: text };
-  });
-}
+  }
+});
 
-/** The scaling chart of the plan on show, from the search worker (a newer plan supersedes it). */
+/**
+ * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it), at
+ * once: drawn only once its card scrolled into view, its chart (~800 px) pushed the cards below
+ * it, the timeline out of view, as the user reached them.
+ */
 async function requestScaling(text) {
   const data = await engine.scaling(text);
   if (data && text === stats.rendered) renderScaling(data);

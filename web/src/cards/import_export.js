@@ -3,15 +3,17 @@
 // to copy or download; a pasted Hugging Face config.json becomes the custom model (cluster and plan
 // kept), a pasted Megatron-LM command line the model and plan (the cluster its torchrun prefix
 // gives, else the one on show), with the flags the engine does not model listed, never dropped
-// silently. Problems show beside the paste box.
+// silently. Problems show beside the paste box. Loaded on the card's first click (app/main.js):
+// no first paint needs it.
 import { $, h } from '../ui/dom.js';
-import { save } from '../ui/download.js';
+import { copy, save } from '../ui/download.js';
 import * as engine from '../engine/bridge.js';
 
+// The file each export downloads as (its button is in index.html: data-export).
 const KINDS = {
-  'megatron-args': { label: 'Megatron-LM arguments', file: 'megatron-args.sh' },
-  'bridge-recipe': { label: 'Megatron-Bridge recipe', file: 'bridge-recipe.py' },
-  torchrun: { label: 'torchrun line', file: 'torchrun.sh' },
+  'megatron-args': { file: 'megatron-args.sh' },
+  'bridge-recipe': { file: 'bridge-recipe.py' },
+  torchrun: { file: 'torchrun.sh' },
 };
 
 let exported = null; // {kind, text}
@@ -86,23 +88,13 @@ async function importText(current, open) {
 }
 
 /**
- * Wires the card. `current()`: the scenario on show (an object); `open(scenario)`: shows a scenario
- * (a new history entry), resolving when the form holds it.
+ * A click on one of the card's buttons (index.html), the first loading this module. `current()`:
+ * the scenario on show (an object); `open(scenario)`: shows a scenario (a new history entry),
+ * resolving when the form holds it.
  */
-export function init(current, open) {
-  for (const [kind, { label }] of Object.entries(KINDS)) {
-    $('#export-buttons').append(h('button', { type: 'button', 'data-export': kind, onclick: () => exportAs(kind, current) }, label), ' ');
-  }
-  $('#copy-export').addEventListener('click', async () => {
-    if (!exported) return;
-    try {
-      await navigator.clipboard.writeText(exported.text);
-      $('#copy-export').textContent = 'Copied';
-    } catch {
-      $('#copy-export').textContent = 'Select the text to copy';
-    }
-    setTimeout(() => { $('#copy-export').textContent = 'Copy'; }, 1500);
-  });
-  $('#download-export').addEventListener('click', () => exported && save(KINDS[exported.kind].file, exported.text));
-  $('#import-go').addEventListener('click', () => importText(current, open));
+export function click(button, current, open) {
+  if (button.dataset.export) exportAs(button.dataset.export, current);
+  else if (button.id === 'copy-export' && exported) copy(button, exported.text);
+  else if (button.id === 'download-export' && exported) save(KINDS[exported.kind].file, exported.text);
+  else if (button.id === 'import-go') importText(current, open);
 }

@@ -27,22 +27,35 @@ import { drawTimeline, renderTimeline } from './timeline.js';
 import { resetColors } from './timeline_chart.js';
 import { renderWarnings } from './warnings.js';
 
+// The page never holds the main thread past a frame for any valid plan (issue 38): the cards are
+// drawn one after another until this much of the task is spent, and the next one in a task of
+// its own (the browser paints in between). A plan of a few stages draws every card in one slice;
+// one of thousands (48 rows a card) took 60-190 ms in one task on a loaded two-core machine.
+const SLICE_MS = 10;
+const nextTask = () => (globalThis.scheduler?.yield ? globalThis.scheduler.yield() : new Promise((ok) => setTimeout(ok, 0)));
+// In the order a reader meets them (the Estimate card first).
+const CARDS = [renderMetrics, renderStageMap, renderCost, renderBreakdown, renderMemory, renderTimeline, renderCensus, renderWarnings];
+
 /**
  * Renders a report (not an error) into every results section. `context`: the groups of the
  * cluster (scenario/groups.js describeGroups) and the layout ('none', 'stages', 'replicas') it
  * was for, given(path): whether its scenario gives the input at a schema path ("model.moe"), and
  * the link presets, and full(): a promise of the report with every stage (engine/trim.js).
+ * `sliceStart`: when the task drawing it began; `current()`: whether `r` is still the report to
+ * show (a newer one stops this between cards). Resolves to whether every card was drawn.
  */
-export function renderReport(r, context = {}) {
+export async function renderReport(r, context = {}, sliceStart = performance.now(), current = () => true) {
   setReport(r, context);
-  renderMetrics(r);
-  renderStageMap(r);
-  renderCost();
-  renderBreakdown(r);
-  renderMemory(r);
-  renderTimeline(r);
-  renderCensus(r);
-  renderWarnings(r);
+  for (const draw of CARDS) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await nextTask();
+      if (!current()) return false;
+      setReport(r, context); // (another report's render may have set it meanwhile)
+      sliceStart = performance.now();
+    }
+    draw(r);
+  }
+  return true;
 }
 
 /** Once: the cards' "?" (one Tab stop per card), printing, and the timeline's colours in dark mode. */

@@ -9,6 +9,21 @@ import { allStages, gpuWord, many, swatch } from './context.js';
 import { memoryParts } from './parts.js';
 import { layersOf, shownStages } from './stages.js';
 
+/**
+ * The parts of a stage's memory as one element, a gradient of hard stops (one element per part
+ * made a plan of thousands of stages draw 600 more, issue 38); each part by name on hover.
+ */
+function partsBar(m, scale) {
+  const parts = memoryParts();
+  const sum = parts.reduce((a, [k]) => a + m[k], 0);
+  let at = 0;
+  const stops = parts.map(([k]) => `var(--m-${k}) ${((100 * at) / sum).toFixed(3)}% ${((100 * (at += m[k])) / sum).toFixed(3)}%`);
+  return h('span', {
+    class: 'segs', title: parts.map(([k, label]) => `${label}: ${gib(m[k])}`).join('\n'),
+    style: { width: `${(100 * sum) / scale}%`, background: sum > 0 ? `linear-gradient(to right, ${stops.join(', ')})` : 'none' },
+  });
+}
+
 export function renderMemory(r) {
   const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
   const legend = h('ul', { class: 'legend' }, memoryParts().map(([k, label, term, doc]) => h('li', null,
@@ -29,10 +44,7 @@ export function renderMemory(r) {
       'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
         memoryParts().map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
     },
-    memoryParts().map(([k, label]) => h('span', {
-      class: 'seg', style: { width: `${(100 * m[k]) / scale}%`, background: `var(--m-${k})` },
-      title: `${label}: ${gib(m[k])}`,
-    })),
+    partsBar(m, scale),
     m.headroom > 0 ? h('span', { class: 'headroom', title: `Headroom kept free: ${gib(m.headroom)}`,
       style: { left: `${(100 * (m.capacity - m.headroom)) / scale}%`, width: `${(100 * m.headroom) / scale}%` } }) : null,
     h('span', { class: 'capacity', style: { left: `${(100 * m.capacity) / scale}%` } })),

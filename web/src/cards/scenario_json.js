@@ -1,7 +1,7 @@
 // The Scenario JSON card: the scenario on show as the engine's JSON (the update cycle writes it
 // into #scenario-json), to copy or download, and a scenario file to open.
 import { $ } from '../ui/dom.js';
-import { save } from '../ui/download.js';
+import { copy, save } from '../ui/download.js';
 import { linkProblem } from '../scenario/link.js';
 
 /**
@@ -10,15 +10,7 @@ import { linkProblem } from '../scenario/link.js';
  */
 export function initScenarioJson(presets, open, refuse) {
   const text = () => `${$('#scenario-json').textContent}\n`;
-  $('#copy-json').addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(text());
-      $('#copy-json').textContent = 'Copied';
-    } catch {
-      $('#copy-json').textContent = 'Select the text to copy';
-    }
-    setTimeout(() => { $('#copy-json').textContent = 'Copy'; }, 1500);
-  });
+  $('#copy-json').addEventListener('click', () => copy($('#copy-json'), text()));
   $('#download-json').addEventListener('click', () => save('scenario.json', text(), 'application/json'));
   $('#open-json').addEventListener('change', async (e) => {
     const file = e.target.files?.[0];

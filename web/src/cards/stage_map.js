@@ -53,8 +53,14 @@ export function renderStageMap(r) {
     class: 'sm-block', style: { flexGrow: String(s.layers), background: groupColor(s.group ?? 0), color: groupTextColor(s.group ?? 0) },
     title: `stage ${s.index}: ${layersOf(r, s)} on ${gpuOf(s.group ?? 0)}`,
   }, h('span', null, `${s.layers}`))) : stripRuns(r.all_stages.runs));
+  // "bottleneck" on the slowest bar only (issue 37 item 12). The engine times its bottleneck with
+  // what a stage waits for per micro-batch besides these bars' compute (exposed communication,
+  // blocking sends: engine/src/estimate/stage_cost.cpp, unit_s), so it may be another stage than
+  // the longest bar: then the longest is "slowest compute" and a line names the engine's.
+  const slowest = r.stages.find((s) => computeOf(s) === maxPer)?.index;
+  const tag = (i) => (i !== slowest ? null : i === r.bottleneck_stage ? ' bottleneck' : ' slowest compute');
   const rows = shown.stages.map((s, k) => h('div', {
-    class: `sm-stage${s.index === r.bottleneck_stage ? ' slowest' : ''}`, 'data-stage': s.index,
+    class: `sm-stage${s.index === slowest ? ' slowest' : ''}`, 'data-stage': s.index,
     'data-group': s.group ?? 0, 'data-layers': s.layers, 'data-compute': String(per[k]),
   },
   h('div', { class: 'sm-name' }, swatch(s.group ?? 0), `Stage ${s.index}`,
@@ -62,12 +68,15 @@ export function renderStageMap(r) {
   h('div', { class: 'sm-track', role: 'img', 'aria-label': `stage ${s.index}: ${duration(per[k])} per micro-batch` },
     h('span', { class: 'sm-fill', style: { width: `${(100 * per[k]) / maxPer}%`, background: groupColor(s.group ?? 0) } })),
   h('div', { class: 'sm-value' }, `${duration(per[k])} per micro-batch`,
-    s.index === r.bottleneck_stage ? h('strong', { class: 'sm-tag' }, ' bottleneck') : null)));
+    tag(s.index) ? h('strong', { class: 'sm-tag' }, tag(s.index)) : null)));
   fill($('#stagemap'), legend,
     h('div', { class: 'sm-strip-wrap' }, strip, h('div', { class: 'hint' }, `${integer(total)} layers in ${count} stages`)),
     h('p', { class: 'hint' }, 'Compute per micro-batch (forward + backward + recompute): the slowest stage sets the pace, ' +
       'the others wait (the idle time in the timeline).'),
     h('div', { class: 'sm-rows' }, rows),
+    slowest !== r.bottleneck_stage ? h('p', { class: 'hint', 'data-bottleneck': r.bottleneck_stage },
+      `The engine's bottleneck is stage ${r.bottleneck_stage}: it times each stage with what it waits for per micro-batch ` +
+      'besides the compute drawn here (communication left exposed, blocking sends).') : null,
     shown.note ? h('p', { class: 'hint', 'data-capped': 'stages' }, shown.note) : null);
 }
 

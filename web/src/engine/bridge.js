@@ -324,11 +324,11 @@ export async function exportPlan(scenario, kind) {
 
 /**
  * A link fitted to pasted nccl-tests output (`stepcast calibrate --nccl-tests`): {link, checks}
- * or {error}. `files`: [{name, text}].
+ * or {error}. `files`: [{name, text}]; `gpu`: the cluster's GPU (output of another is refused).
  */
-export async function ncclLink(files, nicsPerNode) {
+export async function ncclLink(files, nicsPerNode, gpu) {
   await main.start();
-  const request = nicsPerNode > 0 ? { files, nics_per_node: nicsPerNode } : { files };
+  const request = { files, ...(nicsPerNode > 0 ? { nics_per_node: nicsPerNode } : {}), ...(gpu ? { gpu } : {}) };
   return (await main.send({ type: 'ncclLink', request: JSON.stringify(request) })).result;
 }
 

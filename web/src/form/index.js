@@ -98,8 +98,9 @@ export function showLocal(problems) {
  * The engine's answer for the scenario on show: its resolve() (derived values into the form) or
  * its errors (each at its control). Returns the errors with the field each went to.
  */
-export function answer({ resolved, errors }) {
+export function answer({ resolved, errors, report }) {
   state.resolved = resolved ?? null;
+  state.predicted_s = report?.iteration_time_s ?? null;
   // The engine's wording, with JSON paths, becomes the page's (the controls' labels and numbers).
   state.errors = (errors ?? []).map((e) => plainProblem(e));
   render();

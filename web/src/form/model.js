@@ -92,8 +92,19 @@ export function build(thePresets) {
     'data-local': 'true', 'aria-controls': 'f-model', 'aria-describedby': 'model-count',
   });
   search.addEventListener('input', () => fillModelList(search.value));
+  // From the search box, the keyboard chooses among the matches (issue 37 item 12): ArrowDown goes
+  // to the list on its first match (the model on show, listed apart, is not one), Enter takes it.
+  // In the list the arrows choose, as in any list box.
   search.addEventListener('keydown', (e) => {
-    if (e.key === 'ArrowDown') { e.preventDefault(); $('#f-model').focus(); }
+    if (e.key !== 'ArrowDown' && e.key !== 'Enter') return;
+    e.preventDefault();
+    const list = $('#f-model');
+    const first = list.querySelector(':scope > option');
+    if (e.key === 'ArrowDown') list.focus();
+    if (first && (e.key === 'Enter' || list.selectedOptions[0]?.parentElement !== list)) {
+      list.value = first.value;
+      list.dispatchEvent(new Event('change', { bubbles: true }));
+    }
   });
   const select = on(h('select', { id: 'f-model', name: 'model', size: 7 }), (el) => {
     const before = state.scenario.model;

@@ -9,6 +9,8 @@ export const state = {
   scenario: null,
   /** resolve()'s answer for the scenario on show ({scenario, model, groups, gpus, micro_batches}), null while it has errors. */
   resolved: null,
+  /** The estimate's iteration time of the scenario on show, in seconds (null while it has errors): measured runs are checked against it. */
+  predicted_s: null,
   /** The engine's problems with the scenario on show ([{code, path, message, related?, hint?}]). */
   errors: [],
   /** Controls whose text is not a number: element -> {path, message}. */
@@ -106,6 +108,7 @@ export function localProblems() {
 export function reset(scenario) {
   state.scenario = structuredClone(scenario);
   state.resolved = null;
+  state.predicted_s = null;
   state.errors = [];
   state.local.clear();
   state.lastChanged = null;

@@ -1,5 +1,5 @@
 // Saving what the page shows: a table as CSV, a canvas chart as PNG, an SVG chart as SVG, any text
-// as a file. Everything is made in the page (no server), from the numbers the page already has.
+// as a file or to the clipboard. Everything is made in the page (no server), from the numbers the page already has.
 import { h } from './dom.js';
 
 /** Saves `content` (text or a Blob) as a file called `name`. */
@@ -8,6 +8,20 @@ export function save(name, content, type = 'text/plain') {
   const url = URL.createObjectURL(blob);
   h('a', { href: url, download: name }).click();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/**
+ * Copies `text` to the clipboard; `button` says so for 1.5 s ("Copied"), or, where the browser
+ * refuses, how to copy by hand, then reads `label` again.
+ */
+export async function copy(button, text, { label = 'Copy', done = 'Copied', refused = 'Select the text to copy' } = {}) {
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = done;
+  } catch {
+    button.textContent = refused;
+  }
+  setTimeout(() => { button.textContent = label; }, 1500);
 }
 
 /** One CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180). */
