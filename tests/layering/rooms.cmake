@@ -37,8 +37,9 @@ set(headers_scenario scenario.h catalog.h schema.h share_link.h calibration_fit.
 set(headers_estimate estimate.h)
 set(headers_report report.h)
 set(headers_calibration calibrate.h nccl_tests.h gemm_fit.h)
-set(headers_tools resolve.h search.h scaling.h traffic.h link_load.h)
-set(headers_formats import_hf_config.h import_megatron_args.h export_megatron.h)
+set(headers_tools resolve.h search.h scaling.h deadline.h traffic.h link_load.h)
+set(headers_formats import_hf_config.h import_megatron_args.h export_megatron.h
+                    torchtitan_config.h)
 set(headers_top stepcast.h)
 
 set(problems "")
