@@ -202,7 +202,7 @@ int run_estimate(const Args& args, const Catalog& catalog) {
   const auto kind = enum_from<ReportKind>(args.report.empty() ? "full" : args.report);
   if (!kind) return fail(fmt::format("--report={} must be full or summary", args.report));
   if (!args.batch.empty()) return run_batch(args.batch, catalog, options, *kind);
-  options.fit_fixes = true;  // one plan: out of memory, say what makes it fit
+  options.fit_fixes = &fit_fixes_of;  // one plan: out of memory, say what makes it fit
   if (args.positional.size() != (args.link.empty() ? 1u : 0u))
     return fail("estimate takes one scenario file (or '-'), or --link URL");
   const std::string format = args.format.empty() ? "json" : args.format;

@@ -434,7 +434,7 @@ TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
       "plan": {"tp": 1, "pp": 1, "micro_batch": 4, "global_batch": 64, "recompute": "none",
       "bf16_moments": true, "distributed_optimizer": true}, "seq_len": 8192})";
   EstimateOptions advise;
-  advise.fit_fixes = true;
+  advise.fit_fixes = &fit_fixes_of;
   const Scenario s = test::scenario(doc);
   const Report r = estimate(s, advise);
   ASSERT_FALSE(r.fits);

@@ -170,7 +170,7 @@ TEST(ReportSchema, NamesEveryKeyAReportHolds) {
     EstimateOptions options;
     options.timeline = true;
     options.max_timeline_events = 500;
-    options.fit_fixes = true;
+    options.fit_fixes = &fit_fixes_of;
     test::collect_keys(to_json(estimate(test::scenario(text), options)), "report", schema, seen);
   }
   test::expect_every_key_seen(schema, seen, "report");

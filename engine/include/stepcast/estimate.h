@@ -91,6 +91,9 @@ struct ReplicaReport {
   bool fits = true;           // every stage of the set fits
 };
 
+struct FitFix;
+struct Report;
+
 struct EstimateOptions {
   bool timeline = false;            // simulate the schedule and report every block
   bool simulate = false;            // take the pipeline time from the event simulation even
@@ -99,9 +102,11 @@ struct EstimateOptions {
                                     // that differ (the search ranks with it: search.cpp);
                                     // `simulate` and a timeline take precedence
   size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
-  // Out of memory: estimate the plan again with each change that could make it fit
-  // (Report::fit_fixes). Off for the search and the accuracy suites, which only need the verdict.
-  bool fit_fixes = false;
+  // Out of memory: the plan estimated again with each change that could make it fit
+  // (Report::fit_fixes), by this function (fit_fixes_of below, or none). Off for the search and
+  // the accuracy suites, which only need the verdict. A pointer, not a flag, so that a caller
+  // that never asks links none of it (the WebAssembly module: 3 KB of the first visit).
+  std::vector<FitFix> (*fit_fixes)(const Scenario& scenario, const Report& without) = nullptr;
 };
 
 // One change that makes an out-of-memory plan fit (estimate/fit_fixes.cpp): the plan keys it
@@ -142,5 +147,9 @@ struct Report {
 };
 
 Report estimate(const Scenario& scenario, const EstimateOptions& options = {});
+
+// The changes, one at a time, that make an out-of-memory plan fit, fastest first
+// (estimate/fit_fixes.cpp); `without` is its estimate as it stands. EstimateOptions::fit_fixes.
+std::vector<FitFix> fit_fixes_of(const Scenario& scenario, const Report& without);
 
 }  // namespace stepcast

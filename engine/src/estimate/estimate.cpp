@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "estimate/fit_fixes.h"
 #include "estimate/step.h"
 #include "stepcast/limits.h"
 
@@ -59,7 +58,7 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   // The critical set's stage reports, moved: nothing reads the runs after this.
   r.stages.reserve(runs[critical].stages.size());
   for (auto& s : runs[critical].stages) r.stages.push_back(std::move(s.report));
-  if (options.fit_fixes && !r.fits) r.fit_fixes = fit_fixes(sc, r);
+  if (options.fit_fixes && !r.fits) r.fit_fixes = options.fit_fixes(sc, r);
   if (sc.fit) {
     r.calibration = sc.fit;
     r.warnings.insert(r.warnings.end(), sc.fit->warnings.begin(), sc.fit->warnings.end());

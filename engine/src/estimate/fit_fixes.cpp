@@ -145,3 +145,11 @@ std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
 }
 
 }  // namespace stepcast::detail
+
+namespace stepcast {
+
+std::vector<FitFix> fit_fixes_of(const Scenario& scenario, const Report& without) {
+  return detail::fit_fixes(scenario, without);
+}
+
+}  // namespace stepcast

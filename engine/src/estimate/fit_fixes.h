@@ -1,7 +1,8 @@
 // What would make an out-of-memory plan fit: the engine's own answer, not a fixed hint. Each
 // change a planner would try first is made to the plan, checked against the rules and
 // estimated again; the ones whose every stage then fits are ranked by iteration time. Private
-// to the engine (estimate.cpp calls it when EstimateOptions::fit_fixes asks).
+// to the engine; fit_fixes_of (estimate.h) is its public name, which EstimateOptions::fit_fixes
+// points at when a caller asks.
 #pragma once
 
 #include <vector>

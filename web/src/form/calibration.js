@@ -11,7 +11,6 @@
 // item 6): nccl-tests output from another GPU than the cluster's (the engine compares the names, as
 // `calibrate --gpu` does), and a measured time more than MAX_OFF times off the estimate either way.
 import { $, fill, h } from '../ui/dom.js';
-import * as engine from '../engine/bridge.js';
 import { save } from '../ui/download.js';
 import { onClick } from './bind.js';
 import { state } from './state.js';
@@ -47,49 +46,6 @@ function planWords(p = {}) {
   return [`TP ${p.tp ?? 1}`, `PP ${p.pp ?? 1}`, p.dp !== undefined ? `DP ${p.dp}` : null, p.vpp > 1 ? `VPP ${p.vpp}` : null,
     p.cp > 1 ? `CP ${p.cp}` : null, `micro-batch ${p.micro_batch ?? 1}`, p.global_batch !== undefined ? `global batch ${p.global_batch}` : null]
     .filter(Boolean).join(' · ');
-}
-
-// nccl-tests: fitted by the engine; the tier comes from the output (one host or several).
-let fitting = null;
-async function fitNccl(notify) {
-  const text = $('#cal-nccl').value;
-  if (!text.trim()) return say('error', 'Paste the output of an nccl-tests run (all_reduce_perf, all_gather_perf, ...) first.');
-  const mine = (fitting = {});
-  // A run across nodes is fitted per network port: the node's bandwidth over its NICs, which the
-  // cluster on show says (its first group; without it the engine takes one NIC per GPU).
-  const nics = state.resolved?.groups?.[0]?.nics_per_node;
-  // Output measured on other GPUs than the cluster's (of one GPU type) is refused by the engine.
-  const gpus = [...new Set((state.resolved?.groups ?? []).map((g) => g.gpu))];
-  const r = await engine.ncclLink([{ name: 'pasted output', text }], nics, gpus.length === 1 ? gpus[0] : undefined);
-  if (mine !== fitting) return undefined;
-  if (r.error?.code === 'invalid_cluster') return say('error', `Not fitted: ${r.error.message}.`);
-  if (r.error) return say('error', `Not nccl-tests output this page can read: ${r.error.message}`);
-  const key = r.link.scope === 'inter_node' ? 'inter_node_link' : 'intra_node_link';
-  setCalibration({ ...calibration(), [key]: r.link });
-  const worst = 100 * Math.max(0, ...(r.checks ?? []).map((c) => Math.abs(c.max_busbw_error ?? 0)));
-  const where = key === 'inter_node_link' ? `link between nodes (per port, ${nics > 0 ? `${nics} per node as in the cluster on show` : 'one per GPU'})` : 'link inside a node';
-  say('ok', `Fitted the ${where}: ` +
-    `${r.link.busbw_GBps.toFixed(1)} GB/s bus bandwidth, ${(r.link.half_peak_bytes / 2 ** 20).toFixed(2)} MiB to half of it` +
-    `${r.checks?.length ? `; it reproduces the measured bus bandwidths from 1 MiB within ${worst.toFixed(1)} %` : ''}.`);
-  notify();
-  return undefined;
-}
-
-// A GEMM table: fitted by the engine on the cluster's GPU (one type; the engine refuses a mix).
-async function fitGemm(notify) {
-  const text = $('#cal-gemm').value;
-  if (!text.trim()) return say('error', 'Paste a GEMM table (m,n,k,dtype,tflops; the README shows a PyTorch loop that prints one) first.');
-  const mine = (fitting = {});
-  const r = await engine.gemmFit(text, { ...state.scenario, calibration: undefined });
-  if (mine !== fitting) return undefined;
-  if (r.error) return say('error', `Not a GEMM table this page can fit: ${r.error.message}`);
-  setCalibration({ ...calibration(), gemm: r.gemm });
-  const words = ['gemm', 'fp8_gemm', 'fp4_gemm'].filter((k) => `${k}_efficiency` in r.gemm).map((k) =>
-    `${k.replace('gemm', '').replace('_', '') || 'bf16'} efficiency ${r.gemm[`${k}_efficiency`]} (preset ${+r.preset[`${k}_efficiency`].toFixed(4)})`);
-  words.push(`${r.gemm.gemm_overhead_us.toFixed(2)} µs per kernel (preset ${+r.preset.gemm_overhead_us.toFixed(2)})`);
-  say('ok', `Fitted on the ${r.gpu} from ${r.rows} GEMMs: ${words.join(', ')}; it reproduces their times within ${(100 * r.max_time_error).toFixed(1)} %.`);
-  notify();
-  return undefined;
 }
 
 // A model with both dense and MoE layers (DeepSeek-V3's first three are dense): a profile is of
@@ -183,10 +139,12 @@ export function build() {
       h('p', { class: 'error', id: 'calibration-error', role: 'alert', hidden: true })));
 }
 
-/** Wires the button that needs the engine (the others change the state through onClick). */
+/** Wires the buttons that need the engine (the others change the state through onClick): their
+ * code (calibration_fit.js) loads on the first click, off the first visit. */
 export function wire(notify) {
-  $('#cal-nccl-fit').addEventListener('click', () => fitNccl(notify));
-  $('#cal-gemm-fit').addEventListener('click', () => fitGemm(notify));
+  const fit = (name) => async () => (await import('./calibration_fit.js'))[name](notify, { say, setCalibration, calibration });
+  $('#cal-nccl-fit').addEventListener('click', fit('fitNccl'));
+  $('#cal-gemm-fit').addEventListener('click', fit('fitGemm'));
 }
 
 /** The estimate's warnings about its calibration (a run predicted out of memory, runs that cannot
