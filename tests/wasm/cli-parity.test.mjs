@@ -86,7 +86,9 @@ function compareReports(text) {
   const out = wasm.estimate(text);
   const report = JSON.parse(out);
   assert.equal(report.error, undefined, `the module failed: ${out}`);
-  const diff = jsonDiff(cli.report, report);
+  // `stepcast estimate` says what makes an out-of-memory plan fit (fit_fixes); the module never
+  // asks for it (EstimateOptions::fit_fixes, a pointer it does not link: the first visit's budget).
+  const diff = jsonDiff(cli.report, report).filter((d) => d !== '$.fit_fixes: missing');
   assert.deepEqual(diff, [], `the module's report differs from the CLI's:\n${diff.join('\n')}`);
   return report;
 }

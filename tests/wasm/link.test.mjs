@@ -79,6 +79,7 @@ const OLD_DEFAULTS = {
   sequence_parallel: false, distributed_optimizer: false, zero_stage: 0, flash_attention: true, overlap_grad_reduce: true,
   tp_comm_overlap: false, overlap_p2p: true, grad_reduce_in_fp32: true,
   pp_scatter_gather: false, fp8_param_gather: false, cuda_graphs: false,
+  hidden_dropout: 0.1, // (Megatron's default: the engine of those formats counted dropout masks)
 };
 // zero_stage and distributed_optimizer: the engine of those formats ran the larger sharding of the
 // two; a link opens with both set to it (today's reader refuses the two stated apart).
