@@ -86,7 +86,11 @@ async function init() {
   // Import and export: its code loads on the card's first click (no first paint needs it).
   $('#io-card').addEventListener('click', (event) => {
     const button = event.target.closest('button');
-    if (button) import('../cards/import_export.js').then((m) => m.click(button, () => structuredClone(form.current().scenario), openTheirs));
+    if (!button) return;
+    // An import's previous verdict goes at once, not when the code has loaded (a test, and a
+    // reader, would take it for this paste's): the status reads as busy meanwhile.
+    if (button.id === 'import-go') $('#import-status').className = 'import-status busy';
+    import('../cards/import_export.js').then((m) => m.click(button, () => structuredClone(form.current().scenario), openTheirs));
   });
   initCards();
   $('#cost-form').addEventListener('input', () => {
