@@ -179,6 +179,28 @@ TEST(Torchtitan, BadConfigsNameTheKey) {
   EXPECT_EQ(e.path, "parallelism.tensor_parallel_degree");
 }
 
+// Text beyond ASCII where TOML allows it (comments, strings) imports; where toml++ 3.3.0 would
+// reach unreachable code (a Latin letter after a multi-line string's line-ending backslash, or
+// inside a value: the fuzzer's "2C\u0131#") the parse reports an error instead. The checked build
+// (UBSan) is the test that matters: there undefined behaviour fails it.
+TEST(Torchtitan, TextBeyondAsciiWhereTomlAllowsIt) {
+  const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+  const TorchtitanImport ok = imported(
+      "# Konfiguration von Jos\u00e9 \u00a7 2\n[job]\ndescription = \"\"\"\\\n  \u00a7 \u0131\"\"\"\n" +
+      model + "[training]\nseq_len = 4096  # \u00fcber\n",
+      "dgx-h100", 1);
+  EXPECT_EQ(ok.scenario.value("seq_len", int64_t{0}), 4096);
+  EXPECT_EQ(error_of("2C\u0131#").code, ErrorCode::parse_error);
+  EXPECT_EQ(error_of(model + "[training]\nseq_len = 40\u0131\n").code, ErrorCode::parse_error);
+  // The other unhandled chunks of toml++'s table: U+2C5E..U+3057 and U+FB26..U+FEFE.
+  EXPECT_EQ(error_of("\n[channels\ufe7f; ").code, ErrorCode::parse_error);
+  EXPECT_EQ(error_of(model + "[training]\nseq_len = 40\u3001\n").code, ErrorCode::parse_error);
+  EXPECT_EQ(error_of(model + "[training]\nseq_len = 40\u2e80\n").code, ErrorCode::parse_error);
+  const Error flavor = error_of("[model]\nname = \"llama3\"\nflavor = \"8B\u0131\"\n");
+  EXPECT_EQ(flavor.path, "model.flavor");
+  EXPECT_NE(flavor.message.find("8B\uFFFD"), std::string::npos) << flavor.message;
+}
+
 // A plan written out and read back: the same plan.
 TEST(Torchtitan, ExportReadsBackAsThePlan) {
   for (const char* json : {
