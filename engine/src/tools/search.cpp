@@ -63,9 +63,10 @@ std::vector<ExpertPlan> expert_plans(const ModelSpec& m, const Plan& base,
 }
 
 // The plan's memory as estimate() finds it (stage_cost.cpp: the same stage shapes and
-// stage_memory), without timing anything: most plans a search admits do not fit.
+// stage_memory), without timing anything: most plans a search admits do not fit. The first stage
+// that does not fit ends the check (half the MoE search's plans: the rest is not needed).
 struct MemoryCheck {
-  double peak_bytes = 0;  // the fullest stage's total per GPU
+  double peak_bytes = 0;  // the fullest stage's total per GPU, of the stages checked
   bool fits = true;
 };
 MemoryCheck memory_check(const Scenario& s) {
@@ -78,8 +79,12 @@ MemoryCheck memory_check(const Scenario& s) {
       const MemoryBreakdown m =
           stage_memory(s.model, p, detail::stage_shape(s.model, p, i, mix),
                        s.cluster.groups[set.layout.groups[i]].gpu, s.calibration);
-      out.fits = out.fits && m.fits();
-      out.peak_bytes = std::max(out.peak_bytes, m.total);
+      // (std::max would drop a NaN: the caller refuses a non-finite peak)
+      out.peak_bytes = std::isfinite(m.total) ? std::max(out.peak_bytes, m.total) : m.total;
+      if (!m.fits()) {
+        out.fits = false;
+        return out;
+      }
     }
   }
   return out;
