@@ -59,6 +59,7 @@ Result<Scenario> scenario_from_json(const Json& doc, const Catalog& catalog) {
 Json schema_document() {
   Json j = schema_json();
   j["search"] = search_space_json();
+  j["calibration"]["max_measured_over_predicted"] = kMaxMeasuredOverPredicted;
   return j;
 }
 

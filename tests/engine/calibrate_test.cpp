@@ -4,6 +4,7 @@
 
 #include "stepcast/calibrate.h"
 #include "stepcast/share_link.h"
+#include "stepcast/stepcast.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -91,6 +92,9 @@ TEST(MeasuredRuns, AMeasuredTimeFarFromThePredictionIsRefused) {
     doc["calibration"] = {{"runs", {{{"plan", doc["plan"]}, {"measured_iteration_s", measured}}}}};
     EXPECT_TRUE(test::scenario(doc.dump()).fit.has_value()) << measured;
   }
+  // The page refuses such a run before it enters the scenario by the bound the schema document
+  // gives it (web/src/form/calibration.js), the one enforced above.
+  EXPECT_EQ(schema_document()["calibration"]["max_measured_over_predicted"], 3.0);
 }
 
 // A run whose plan the engine predicts out of memory still calibrates (it ran: the plan left

@@ -23,7 +23,8 @@ namespace stepcast {
 
 // What `stepcast schema --format json` and the `schema` binding give a reader: every scenario
 // key (schema.h's schema_json) and, as "search", what the plan search varies and keeps
-// (search.h's search_space_json), the text of the page's "?" on its search.
+// (search.h's search_space_json), the text of the page's "?" on its search; as "calibration", the
+// bound on a measured run (calibrate.h's kMaxMeasuredOverPredicted).
 Json schema_document();
 
 }  // namespace stepcast

@@ -28,11 +28,6 @@ using detail::key_in;
 // Where each scale may go in a fit: a tenth to ten times the presets (a wider move says the
 // scenario, not the constants, is wrong).
 constexpr double kMinScale = 0.1, kMaxScale = 10;
-// A measured run more than this many times off the prediction either way is refused (issue 37
-// item 6): the engine's worst errors on the published runs are -53 % and +55 %
-// (tests/validation/README.md), a factor of 2.1 at most, so a factor of 3 is not a calibration
-// but a wrong input.
-constexpr double kMaxMeasuredOverPredicted = 3;
 // The network scale moves less: a link runs at a fraction of its datasheet, not a tenth of it, and
 // a pair of runs that barely separates the two would otherwise throw it far. A ridge term pulls
 // it towards the presets unless the runs insist (kNetworkRidge, on log scale: the weight of a
@@ -297,10 +292,8 @@ std::optional<Error> fit_memory(const Json& v, const std::string& path, Scenario
   m.reject_unknown(names);
   if (!m.is_object()) return m.error();
   const double allocated = m.number(key_in(keys, "peak_allocated_gib")) * kGiB;
-  const std::optional<double> reserved =
-      m.has("peak_reserved_gib")
-          ? std::optional<double>(m.number(key_in(keys, "peak_reserved_gib")) * kGiB)
-          : std::nullopt;
+  const bool has_reserved = m.has("peak_reserved_gib");
+  const double reserved = has_reserved ? m.number(key_in(keys, "peak_reserved_gib")) * kGiB : 0;
   if (!m.ok()) return m.error();
   const Report predicted = estimate(s);
   const StageReport* fullest = nullptr;
@@ -309,16 +302,16 @@ std::optional<Error> fit_memory(const Json& v, const std::string& path, Scenario
   if (!fullest) return std::nullopt;
   const double capacity = fullest->memory.capacity;
   for (const auto& [key, bytes] : {std::pair{"peak_allocated_gib", allocated},
-                                   std::pair{"peak_reserved_gib", reserved.value_or(0)}})
+                                   std::pair{"peak_reserved_gib", reserved}})
     if (bytes > capacity)
       return Error{ErrorCode::out_of_range, fmt::format("{}.{}", path, key),
                    fmt::format("{}.{}={:.4g} GiB is more than the GPU holds ({:.4g} GiB)", path,
                                key, bytes / kGiB, capacity / kGiB)};
-  if (reserved && *reserved < allocated)
+  if (has_reserved && reserved < allocated)
     return Error{ErrorCode::out_of_range, path + ".peak_reserved_gib",
                  fmt::format("{}.peak_reserved_gib={:.4g} GiB is below peak_allocated_gib "
                              "({:.4g} GiB): the allocator reserves what it allocates",
-                             path, *reserved / kGiB, allocated / kGiB)};
+                             path, reserved / kGiB, allocated / kGiB)};
   const double ratio = allocated / fullest->memory.allocated;
   if (!(ratio <= kMaxMeasuredOverPredicted && ratio >= 1 / kMaxMeasuredOverPredicted))
     return Error{ErrorCode::out_of_range, path + ".peak_allocated_gib",
@@ -329,11 +322,11 @@ std::optional<Error> fit_memory(const Json& v, const std::string& path, Scenario
                              kMaxMeasuredOverPredicted)};
   CalibrationFit::MemoryFit f;
   f.measured_allocated = allocated;
-  f.measured_reserved = reserved.value_or(0);
+  f.measured_reserved = reserved;
   f.predicted_allocated = fullest->memory.allocated;
   f.stage = fullest->index;
-  f.allocator_fraction =
-      reserved ? *reserved / allocated - 1 : s.calibration.framework_memory_fraction;
+  f.allocator_fraction = has_reserved ? reserved / allocated - 1
+                                   : s.calibration.framework_memory_fraction;
   f.allowance_change = (allocated - fullest->memory.allocated) * (1 + f.allocator_fraction);
   s.calibration.framework_memory_fraction = f.allocator_fraction;
   const double held = s.calibration.framework_memory_bytes + f.allowance_change;

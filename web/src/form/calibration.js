@@ -9,18 +9,19 @@
 // carries the fitted scales and links (compactCalibration), not the raw runs: a page opened from
 // it says so beside the empty list of runs. Wrong input is refused here with the reason (issue 37
 // item 6): nccl-tests output from another GPU than the cluster's (the engine compares the names, as
-// `calibrate --gpu` does), and a measured time more than MAX_OFF times off the estimate either way.
+// `calibrate --gpu` does), and a measured time too far off the estimate either way (the engine's
+// bound, from the schema).
 import { $, fill, h } from '../ui/dom.js';
 import { save } from '../ui/download.js';
 import { onClick } from './bind.js';
 import { state } from './state.js';
+import { calibrationBound } from '../scenario/schema.js';
 
 // How far a measured iteration may be from the estimate of its plan, either way: the engine's own
-// bound (docs/calibration.md: its worst errors on the published runs are a factor of 2.1; past 3x
-// it is a slip, milliseconds as seconds or a whole run's time). The engine refuses such a run as
-// an error of the whole scenario; checked here against the estimate on show, it is refused before
-// it enters the scenario, and the plan stays estimated.
-const MAX_OFF = 3;
+// bound (calibrate.h's kMaxMeasuredOverPredicted, in the schema document). The engine refuses such
+// a run as an error of the whole scenario; checked here against the estimate on show, it is
+// refused before it enters the scenario, and the plan stays estimated.
+const maxOff = () => calibrationBound()?.max_measured_over_predicted ?? Infinity;
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const calibration = () => (isObject(state.scenario.calibration) ? state.scenario.calibration : null);
@@ -78,9 +79,10 @@ function addRun() {
     return false;
   }
   const predicted = state.predicted_s;
-  if (predicted > 0 && (v > MAX_OFF * predicted || v < predicted / MAX_OFF)) {
+  const off = maxOff();
+  if (predicted > 0 && (v > off * predicted || v < predicted / off)) {
     say('error', `Not added: ${v} s is ${v > predicted ? `${+(v / predicted).toPrecision(3)} times` : `1/${+(predicted / v).toPrecision(3)} of`} ` +
-      `the ${+predicted.toPrecision(3)} s Stepcast estimates for the plan on show; a measured iteration within ${MAX_OFF}× either way is taken. ` +
+      `the ${+predicted.toPrecision(3)} s Stepcast estimates for the plan on show; a measured iteration within ${off}× either way is taken. ` +
       'Check that it is one iteration of this plan, in seconds.');
     return false;
   }

@@ -5,13 +5,18 @@
 let byPath = new Map();
 let all = [];
 let search = null;
+let calibrationBounds = null;
 
 /** Takes the schema the worker read from the module (engine.ready()). */
 export function setSchema(schema) {
   all = schema?.keys ?? [];
   byPath = new Map(all.map((k) => [k.path, k]));
   search = schema?.search ?? null;
+  calibrationBounds = schema?.calibration ?? null;
 }
+
+/** How far a measured run may be from its estimate, as the engine bounds it ({max_measured_over_predicted}: calibrate.h), or null. */
+export const calibrationBound = () => calibrationBounds;
 
 /** What the plan search varies and keeps, as the engine says it ({doc, varies, keeps, max_plans}), or null. */
 export const searchSpace = () => search;
