@@ -1,6 +1,8 @@
-// Embind bindings: JSON in, JSON out. No engine logic here; errors come back as
-// {"error": {"code", "path", "message", ...}} values (docs/scenario.md, "Errors"), never as an
-// abort. Each is declared beside this file in stepcast.d.ts (tests/wasm/bindings.test.mjs).
+// The page's engine (stepcast.js and .wasm): Embind bindings, JSON in, JSON out. No engine logic
+// here; errors come back as {"error": {"code", "path", "message", ...}} values (docs/scenario.md,
+// "Errors"), never as an abort. What a user's action calls once (imports, exports, calibration
+// fits, the traffic card) is the tools module's (tool_bindings.cpp), off the first visit. Each is
+// declared beside this file in stepcast.d.ts (tests/wasm/bindings.test.mjs).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -9,59 +11,32 @@
 #include <string>
 #include <vector>
 
+#include "binding_text.h"
 #include "stepcast/calibrate.h"
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
-#include "stepcast/export_megatron.h"
-#include "stepcast/gemm_fit.h"
-#include "stepcast/import_hf_config.h"
-#include "stepcast/import_megatron_args.h"
 #include "stepcast/limits.h"
-#include "stepcast/nccl_tests.h"
 #include "stepcast/resolve.h"
 #include "stepcast/scaling.h"
 #include "stepcast/schema.h"
 #include "stepcast/search.h"
 #include "stepcast/share_link.h"
 #include "stepcast/stepcast.h"
-#include "stepcast/traffic.h"
 
 namespace {
 
-// A binding a user's action calls once (a paste, an import, an export, a link, the traffic card):
-// built for size and never inlined, so that link-time optimisation does not copy the engine code
-// it calls into it at -O3 (the traffic card's alone was 24 KB of the module). Only the function
+using stepcast_wasm::as_js;
+using stepcast_wasm::error_text;
+using stepcast_wasm::finite_text;
+using stepcast_wasm::js_string;
+using stepcast_wasm::text;
+
+// A binding a user's action calls once (a link read or written): built for size and never
+// inlined, so that link-time optimisation does not copy the engine code it calls into it at -O3
+// (the traffic card's alone was 24 KB of the module, before it moved to the tools module). Only the function
 // itself is marked: the engine code it calls keeps its own optimisation, and the estimate's and
 // the search's paths are not touched.
 #define STEPCAST_COLD_BINDING __attribute__((minsize, noinline))
-
-// JSON out: whatever a string holds, the serialiser cannot abort the module.
-std::string text(const stepcast::Json& j) {
-  return j.dump(-1, ' ', /*ensure_ascii=*/false, stepcast::Json::error_handler_t::replace);
-}
-std::string error_text(const stepcast::Error& e) { return text(stepcast::to_json(e)); }
-// A tool's answer, checked: JSON has no word for a number that is not finite (`what`: whose).
-std::string finite_text(const stepcast::Json& j, const char* what) {
-  if (auto bad = stepcast::non_finite_path(j))
-    return error_text(stepcast::Error{stepcast::ErrorCode::unsupported, *bad,
-                                      std::string(what) + ": a number is not finite"});
-  return text(j);
-}
-
-// Text out as a JavaScript string in one TextDecoder call: Embind's std::string result walks the
-// bytes one at a time in JavaScript (web/README.md, "Size and first load"). The same string,
-// invalid UTF-8 replaced the same way (U+FFFD).
-emscripten::val js_string(const std::string& s) {
-  static const emscripten::val decoder = emscripten::val::global("TextDecoder").new_();
-  return decoder.call<emscripten::val>(
-      "decode", emscripten::val(emscripten::typed_memory_view(
-                    s.size(), reinterpret_cast<const unsigned char*>(s.data()))));
-}
-// A binding that returns text, returning it as js_string does.
-template <auto F, class... Args>
-emscripten::val as_js(Args... args) {
-  return js_string(F(args...));
-}
 
 // The estimate options: {"report": "full" | "summary", "timeline": true | false}
 // (estimate.h's ReportKind, full when absent; the schedule's events, there when absent: the
@@ -224,93 +199,6 @@ std::string search_json(const std::string& scenario_json, int top) {
   return text(stepcast::to_json(*result));
 }
 
-// nccl-tests output -> a fitted link (`stepcast calibrate --nccl-tests`). In:
-// {"files": [{"name": "all_reduce_perf.txt", "text": "..."}], "nics_per_node": 0, "gpu": "h100-sxm5-80gb"};
-// out: {"link": {...link object...}, "checks": [{"label", "points", "max_busbw_error"}]} or an
-// error. "gpu" (a preset id, or a custom GPU's name): output whose ranks name another GPU is
-// refused, as `calibrate --gpu` refuses it.
-STEPCAST_COLD_BINDING std::string nccl_link_json(const std::string& request_json) {
-  auto doc = stepcast::parse_json(request_json, "the request");
-  if (!doc) return error_text(doc.error());
-  const stepcast::Json& req = *doc;
-  if (!req.is_object() || !req.contains("files") || !req["files"].is_array())
-    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "files",
-                                      "expected {\"files\": [{\"name\", \"text\"}]}"});
-  std::vector<stepcast::NcclTestRun> runs;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < req["files"].size(); ++i) {
-    const stepcast::Json& f = req["files"][i];
-    const std::string path = "files[" + std::to_string(i) + "]";
-    if (!f.is_object() || !f.contains("text") || !f["text"].is_string())
-      return error_text(stepcast::Error{stepcast::ErrorCode::type_error, path,
-                                        path + " needs \"text\": the nccl-tests output"});
-    const std::string name = f.contains("name") && f["name"].is_string()
-                                 ? f["name"].get<std::string>() : std::string();
-    auto run = stepcast::parse_nccl_tests(f["text"].get<std::string>(), name);
-    if (!run) {
-      auto e = run.error();
-      e.path = path;
-      return error_text(e);
-    }
-    if (req.contains("gpu") && req["gpu"].is_string()) {
-      const std::string id = req["gpu"].get<std::string>();
-      stepcast::GpuSpec custom;
-      custom.name = id;
-      const stepcast::GpuSpec* gpu = stepcast::builtin_catalog().find_gpu(id);
-      if (auto e = stepcast::nccl_gpu_error(*run, gpu ? *gpu : custom)) {
-        e->path = path;
-        return error_text(*e);
-      }
-    }
-    runs.push_back(std::move(run).value());
-    names.push_back(name.empty() ? "pasted" : name);
-  }
-  const int nics = req.contains("nics_per_node") && req["nics_per_node"].is_number_integer()
-                       ? std::clamp(req["nics_per_node"].get<int>(), 0, 4096) : 0;
-  auto fit = stepcast::fit_nccl_link(runs, nics);
-  if (!fit) return error_text(fit.error());
-  stepcast::Json checks = stepcast::Json::array();
-  for (const auto& c : fit->checks)
-    checks.push_back({{"label", c.label}, {"points", c.points},
-                      {"max_busbw_error", c.max_busbw_error},
-                      {"mean_busbw_error", c.mean_busbw_error}});
-  return text(stepcast::Json{{"link", stepcast::nccl_link_json(*fit, names)},
-                             {"checks", std::move(checks)}});
-}
-
-// A GEMM benchmark table -> `calibration.gemm` (`stepcast calibrate --gemm`), fitted on the GPU of
-// the scenario's cluster. In: {"text": "m,n,k,dtype,tflops\n...", "scenario": {...}}; out:
-// {"gemm": {...}, "gpu", "rows", "max_time_error", "mean_time_error", "preset": {...}} or an
-// error (on "text" for the table, on the scenario's own path for the scenario).
-STEPCAST_COLD_BINDING std::string gemm_fit_request(const std::string& request_json) {
-  auto doc = stepcast::parse_json(request_json, "the request");
-  if (!doc) return error_text(doc.error());
-  const stepcast::Json& req = *doc;
-  if (!req.is_object() || !req.contains("text") || !req["text"].is_string() ||
-      !req.contains("scenario"))
-    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "",
-                                      "expected {\"text\": GEMM table, \"scenario\": {...}}"});
-  auto scenario = stepcast::read_scenario(req["scenario"], stepcast::builtin_catalog());
-  if (!scenario) return error_text(scenario.error());
-  auto fit = stepcast::fit_gemm_table_on(req["text"].get<std::string>(), *scenario,
-                                         stepcast::builtin_catalog());
-  if (!fit) return error_text(fit.error());
-  return text(*fit);
-}
-
-// A scenario whose `calibration` has measured runs -> the same scenario with the calibration as
-// a link carries it (the scales fitted from the runs, links kept): {"scenario": {...}}.
-STEPCAST_COLD_BINDING std::string compact_calibration_json(const std::string& scenario_json) {
-  auto doc = stepcast::parse_json(scenario_json);
-  if (!doc) return error_text(doc.error());
-  auto scenario = stepcast::scenario_from_json(*doc, stepcast::builtin_catalog());
-  if (!scenario) return error_text(scenario.error());
-  stepcast::Json out = *doc;
-  if (scenario->fit)
-    out["calibration"] = stepcast::compact_calibration(out["calibration"], *scenario->fit);
-  return text(stepcast::Json{{"scenario", std::move(out)}});
-}
-
 // Every key of a scenario: type, range or choices, default, unit, doc, link name, page control;
 // and "search", what the plan search varies and keeps.
 std::string schema_json() { return stepcast::schema_document().dump(); }
@@ -326,30 +214,6 @@ std::string resolve_json(const std::string& scenario_json) {
   return text(stepcast::resolve_json(*doc, stepcast::builtin_catalog()));
 }
 
-// The traffic matrix (traffic.h) as `stepcast traffic` prints it; options {"level": "gpu" |
-// "node" | "auto"} (auto: GPUs up to 1,024, else nodes).
-STEPCAST_COLD_BINDING std::string traffic_json(const std::string& scenario_json, const std::string& options_json) {
-  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
-  if (!scenario) return error_text(scenario.error());
-  stepcast::TrafficOptions options;
-  auto opts = stepcast::parse_json(options_json.empty() ? "{}" : options_json, "the options");
-  if (!opts) return error_text(opts.error());
-  const std::string level =
-      opts->is_object() && opts->contains("level") && (*opts)["level"].is_string()
-          ? (*opts)["level"].get<std::string>()
-          : "auto";
-  if (level == "gpu") options.level = stepcast::TrafficLevel::gpu;
-  else if (level == "node") options.level = stepcast::TrafficLevel::node;
-  else if (level != "auto")
-    return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "level",
-                                      "level must be gpu, node or auto"});
-  auto t = stepcast::traffic(*scenario, options);
-  if (!t) return error_text(t.error());
-  auto j = stepcast::traffic_json(*t);
-  if (!j) return error_text(j.error());
-  return text(*j);
-}
-
 // The scaling sweep (`stepcast scaling --format json`): the scenario at other node counts and TP
 // degrees, {"base", "nodes": [...], "tp": [...]} or the error.
 std::string scaling_json(const std::string& scenario_json) {
@@ -358,34 +222,6 @@ std::string scaling_json(const std::string& scenario_json) {
   auto swept = stepcast::scaling_sweep(*doc, stepcast::builtin_catalog());
   if (!swept) return error_text(swept.error());
   return finite_text(stepcast::to_json(*swept), "scaling");
-}
-
-// A Hugging Face config.json -> the model object `stepcast import hf-config` prints.
-STEPCAST_COLD_BINDING std::string import_hf_config_json(const std::string& config_json) {
-  auto model = stepcast::model_from_hf_config(config_json);
-  if (!model) return error_text(model.error());
-  return text(*model);
-}
-
-// A Megatron-LM command line -> {"scenario", "ignored", "notes"}, as `stepcast import
-// megatron-args` prints it (the default node, dgx-h100, for a torchrun prefix's counts).
-STEPCAST_COLD_BINDING std::string import_megatron_args_json(const std::string& command_line) {
-  auto imported =
-      stepcast::scenario_from_megatron_args(command_line, stepcast::builtin_catalog());
-  if (!imported) return error_text(imported.error());
-  return text(stepcast::to_json(*imported));
-}
-
-// A scenario's plan as `stepcast export KIND` prints it: {"text": "..."}; kind is
-// "megatron-args", "bridge-recipe" or "torchrun".
-STEPCAST_COLD_BINDING std::string export_plan_json(const std::string& scenario_json, const std::string& kind) {
-  const auto which = stepcast::plan_export_kind(kind);
-  if (!which)
-    return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "kind",
-                                      "kind must be megatron-args, bridge-recipe or torchrun"});
-  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
-  if (!scenario) return error_text(scenario.error());
-  return text(stepcast::Json{{"text", stepcast::export_plan(*scenario, *which)}});
 }
 
 std::string presets_json() { return stepcast::builtin_catalog().documents.dump(); }
@@ -408,13 +244,6 @@ EMSCRIPTEN_BINDINGS(stepcast) {
   emscripten::function("schema", &as_js<schema_json>);
   emscripten::function("reportSchema", &as_js<report_schema_json>);
   emscripten::function("resolve", &as_js<resolve_json, const std::string&>);
-  emscripten::function("traffic", &as_js<traffic_json, const std::string&, const std::string&>);
   emscripten::function("scaling", &as_js<scaling_json, const std::string&>);
   emscripten::function("timelineKinds", &timeline_kinds);
-  emscripten::function("importHfConfig", &import_hf_config_json);
-  emscripten::function("importMegatronArgs", &import_megatron_args_json);
-  emscripten::function("exportPlan", &export_plan_json);
-  emscripten::function("ncclLink", &nccl_link_json);
-  emscripten::function("gemmFit", &gemm_fit_request);
-  emscripten::function("compactCalibration", &compact_calibration_json);
 }

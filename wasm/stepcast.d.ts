@@ -50,6 +50,8 @@ declare global {
   }
   /** Defined by the engine script (dist/assets/stepcast-<hash>.js). */
   function createStepcast(options?: StepcastModuleOptions): Promise<StepcastModule>;
+  /** Defined by the tools script (dist/assets/stepcast-tools-<hash>.js). */
+  function createStepcastTools(options?: StepcastModuleOptions): Promise<StepcastToolsModule>;
 }
 
 /** An engine error: what every binding returns as {"error": StepcastError} (docs/scenario.md, "Errors"). */
@@ -113,6 +115,16 @@ export interface StepcastModule {
   search(scenario: string, top: number): string;
   /** The scenario at other node counts and TP degrees: {base, nodes: [...], tp: [...]} (`stepcast scaling`). */
   scaling(scenario: string): string;
+}
+
+/**
+ * The tools module (createStepcastTools() resolves to it; stepcast-tools.js and .wasm beside the
+ * engine's): what a user's action calls once, every function registered in
+ * wasm/tool_bindings.cpp and no other. Each takes and returns JSON text; an error is
+ * {"error": StepcastError}.
+ */
+export interface StepcastToolsModule {
+  version(): string;
   /** The traffic matrix: options {level: 'gpu' | 'node' | 'auto'}. */
   traffic(scenario: string, options: string): string;
   /** A Hugging Face config.json (text) as the scenario's custom model. */
@@ -136,3 +148,4 @@ export interface StepcastModuleOptions {
 }
 
 export type CreateStepcast = (options?: StepcastModuleOptions) => Promise<StepcastModule>;
+export type CreateStepcastTools = (options?: StepcastModuleOptions) => Promise<StepcastToolsModule>;

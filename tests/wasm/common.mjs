@@ -160,9 +160,26 @@ export function instantiateWasm() {
   return createStepcast({ wasmBinary: readFileSync(WASM_BINARY) });
 }
 
-/** The WebAssembly module, loaded once per process. */
+/** The tools module beside it (stepcast-tools.js: imports, exports, calibration fits, traffic). */
+export const TOOLS = join(dirname(WASM), 'stepcast-tools.js');
+
+/** The tools module, a fresh instance, as instantiateWasm() loads the engine's. */
+export function instantiateTools() {
+  const binary = TOOLS.replace(/\.js$/, '.wasm');
+  requireBuilt(TOOLS, 'build it with emcmake cmake -S . -B build-wasm && make -C build-wasm');
+  requireBuilt(binary, 'build it with emcmake cmake -S . -B build-wasm && make -C build-wasm');
+  const createStepcastTools = createRequire(import.meta.url)(TOOLS);
+  return createStepcastTools({ wasmBinary: readFileSync(binary) });
+}
+
+/**
+ * The WebAssembly modules as the page's worker answers from them, loaded once per process: the
+ * engine's bindings, and the tools module's (web/src/engine/worker.js loads it on first use) for
+ * every name the engine does not have.
+ */
 export function loadWasm() {
-  modulePromise ??= instantiateWasm();
+  modulePromise ??= Promise.all([instantiateWasm(), instantiateTools()]).then(([engine, tools]) =>
+    new Proxy(engine, { get: (target, name) => (name in target ? target[name] : tools[name]) }));
   return modulePromise;
 }
 

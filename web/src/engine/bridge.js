@@ -14,7 +14,7 @@
 // search takes 10-200 ms, and in the estimating worker it would hold up the estimate of every
 // change made meanwhile. Two workers, two modules: the estimate never waits for a search (the
 // second one finds the script and the .wasm in the HTTP cache).
-import { scriptUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
+import { scriptUrl, toolsScriptUrl, toolsWasmUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
 
 // A call the engine has been running this long when a newer request comes is given up: the
 // worker is ended and a fresh one started (the module comes from the HTTP cache, compiled again
@@ -154,7 +154,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
       worker.addEventListener('message', first);
       worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
       // A restarted worker need not describe the engine again: the page has its presets.
-      worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, describe: describe && !readyPromise });
+      worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, toolsScriptUrl, toolsWasmUrl, describe: describe && !readyPromise });
     });
     up = answer.then(() => {}, () => {});
     return answer;

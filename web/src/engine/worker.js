@@ -2,18 +2,21 @@
 // .wasm come with the first message; the .wasm compiles while it downloads, and the page hears
 // how many bytes have come), then answers run (resolve and estimate), resolve, link, traffic,
 // scaling, import, export and plan-search requests (the
-// page runs searches in a second instance of this worker, see bridge.js). The module ships with
-// the page: every binding used here is there.
+// page runs searches in a second instance of this worker, see bridge.js). The engine module ships
+// with the page; the tools module (wasm/tool_bindings.cpp: traffic, import, export, calibration
+// fits) is loaded on the first request for one of them, off the first visit.
 //
 // A run is one round trip for a change of the form: resolve() (every default and derived value
 // filled in, or every problem of the scenario at once), then, when there is none, the estimate
 // (estimateColumns: the report with the timeline's events as typed columns, transferred without a
 // copy, with each event's replica set and group).
-/* global createStepcast, importScripts */
+/* global createStepcast, createStepcastTools, importScripts */
 import { KINDS } from './kinds.js';
 import { trimReport } from './trim.js';
 
 let engine;
+let tools; // the tools module's promise, from the first request for one of its bindings
+let toolsUrls; // {scriptUrl, wasmUrl} of the tools module, from the init message
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
 
 /**
@@ -57,7 +60,7 @@ function columns(packed, placement, keep) {
  * known at build time; Content-Length would be the compressed size). A server that sends the wrong
  * Content-Type gets the non-streaming path. `failed` hears any error (Emscripten does not).
  */
-function instantiate(wasmUrl, total, failed) {
+function instantiate(wasmUrl, total, failed, progress = true) {
   return (imports, receive) => {
     (async () => {
       const response = await fetch(wasmUrl, { credentials: 'same-origin' });
@@ -68,7 +71,7 @@ function instantiate(wasmUrl, total, failed) {
           const { done, value } = await reader.read();
           if (done) return;
           loaded += value.length;
-          self.postMessage({ type: 'progress', loaded: Math.min(loaded, total), total });
+          if (progress) self.postMessage({ type: 'progress', loaded: Math.min(loaded, total), total });
         }
       })();
       const streaming = /^application\/wasm\b/.test(response.headers.get('Content-Type') ?? '');
@@ -79,6 +82,23 @@ function instantiate(wasmUrl, total, failed) {
     })().catch(failed);
     return {}; // the exports come later, through receive
   };
+}
+
+/** The tools module, loaded once, on the first request that needs it (no loading bar: the page's
+ * own status line says what is being done). */
+function toolsModule() {
+  tools ??= (async () => {
+    importScripts(toolsUrls.scriptUrl);
+    let failed;
+    const failure = new Promise((_, reject) => { failed = reject; });
+    return Promise.race([failure, createStepcastTools({
+      locateFile: (path) => (path.endsWith('.wasm') ? toolsUrls.wasmUrl : path),
+      instantiateWasm: instantiate(toolsUrls.wasmUrl, 0, failed, false),
+    })]);
+  })();
+  // A failed load is tried again on the next request (a network that came back).
+  tools.catch(() => { tools = undefined; });
+  return tools;
 }
 
 /**
@@ -108,6 +128,7 @@ self.onmessage = async (event) => {
   const msg = event.data;
   try {
     if (msg.type === 'init') {
+      toolsUrls = { scriptUrl: msg.toolsScriptUrl, wasmUrl: msg.toolsWasmUrl };
       importScripts(msg.scriptUrl);
       let failed;
       const failure = new Promise((_, reject) => { failed = reject; });
@@ -134,14 +155,14 @@ self.onmessage = async (event) => {
     else if (msg.type === 'toLink') result = JSON.parse(engine.toLink(msg.document, msg.base));
     else if (msg.type === 'fromLink') result = JSON.parse(engine.fromLink(msg.url));
     else if (msg.type === 'search') result = JSON.parse(engine.search(msg.scenario, msg.top ?? 10));
-    else if (msg.type === 'traffic') result = JSON.parse(engine.traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
     else if (msg.type === 'scaling') result = JSON.parse(engine.scaling(msg.scenario));
-    else if (msg.type === 'importHfConfig') result = JSON.parse(engine.importHfConfig(msg.text));
-    else if (msg.type === 'importMegatronArgs') result = JSON.parse(engine.importMegatronArgs(msg.text));
-    else if (msg.type === 'exportPlan') result = JSON.parse(engine.exportPlan(msg.scenario, msg.kind));
-    else if (msg.type === 'ncclLink') result = JSON.parse(engine.ncclLink(msg.request));
-    else if (msg.type === 'gemmFit') result = JSON.parse(engine.gemmFit(msg.request));
-    else if (msg.type === 'compactCalibration') result = JSON.parse(engine.compactCalibration(msg.scenario));
+    else if (msg.type === 'traffic') result = JSON.parse((await toolsModule()).traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
+    else if (msg.type === 'importHfConfig') result = JSON.parse((await toolsModule()).importHfConfig(msg.text));
+    else if (msg.type === 'importMegatronArgs') result = JSON.parse((await toolsModule()).importMegatronArgs(msg.text));
+    else if (msg.type === 'exportPlan') result = JSON.parse((await toolsModule()).exportPlan(msg.scenario, msg.kind));
+    else if (msg.type === 'ncclLink') result = JSON.parse((await toolsModule()).ncclLink(msg.request));
+    else if (msg.type === 'gemmFit') result = JSON.parse((await toolsModule()).gemmFit(msg.request));
+    else if (msg.type === 'compactCalibration') result = JSON.parse((await toolsModule()).compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;
     self.postMessage({ type: 'result', id: msg.id, engineMs: result.engineMs ?? workerMs, workerMs, result }, transfer);
