@@ -139,6 +139,8 @@ export interface StepcastToolsModule {
   gemmFit(request: string): string;
   /** A scenario with its measured runs replaced by the scales they fit: {scenario}. */
   compactCalibration(scenario: string): string;
+  /** The changes that make an out-of-memory plan fit, fastest first: {fits, fit_fixes: [{change, settings, iteration_time_s, time_change, memory_bytes}]}. */
+  fitFixes(scenario: string): string;
 }
 
 export interface StepcastModuleOptions {

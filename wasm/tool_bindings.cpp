@@ -1,5 +1,6 @@
 // The tools module's Embind bindings (stepcast-tools.js and .wasm): what a user's action calls
-// once (an import, an export, a calibration, the traffic card), apart from the page's engine
+// once (an import, an export, a calibration, the traffic card, the changes that make a plan
+// fit), apart from the page's engine
 // (bindings.cpp) so that a first visit does not download them (37 KB of brotli: web/README.md).
 // The page's worker loads this module on the first such request (web/src/engine/worker.js). JSON
 // in, JSON out; no engine logic here. Each is declared in stepcast.d.ts
@@ -11,6 +12,8 @@
 
 #include "binding_text.h"
 #include "stepcast/calibrate.h"
+#include "stepcast/estimate.h"
+#include "stepcast/report.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/gemm_fit.h"
 #include "stepcast/import_hf_config.h"
@@ -164,6 +167,22 @@ std::string export_plan_json(const std::string& scenario_json, const std::string
   return text(stepcast::Json{{"text", stepcast::export_plan(*scenario, *which)}});
 }
 
+// The changes, one at a time, that make an out-of-memory plan fit, fastest first, each estimated
+// again (estimate.h's fit_fixes_of; `stepcast estimate`'s fit_fixes[]): {"fits", "fit_fixes":
+// [{change, settings, iteration_time_s, time_change, memory_bytes}]} (none when it fits). The
+// page's out-of-memory line offers them as buttons.
+std::string fit_fixes_json(const std::string& scenario_json) {
+  auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
+  if (!scenario) return error_text(scenario.error());
+  stepcast::EstimateOptions options;
+  options.fit_fixes = stepcast::fit_fixes_of;
+  const stepcast::Report r = stepcast::estimate(*scenario, options);
+  auto report = stepcast::report_json(r);
+  if (!report) return error_text(report.error());
+  return text(stepcast::Json{{"fits", r.fits},
+                             {"fit_fixes", report->value("fit_fixes", stepcast::Json::array())}});
+}
+
 std::string version() { return STEPCAST_VERSION; }
 
 }  // namespace
@@ -177,4 +196,5 @@ EMSCRIPTEN_BINDINGS(stepcast_tools) {
   emscripten::function("ncclLink", &nccl_link_json);
   emscripten::function("gemmFit", &gemm_fit_request);
   emscripten::function("compactCalibration", &compact_calibration_json);
+  emscripten::function("fitFixes", &fit_fixes_json);
 }

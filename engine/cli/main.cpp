@@ -226,7 +226,7 @@ int run_estimate(const Args& args, const Catalog& catalog) {
     std::cout << to_text(report, *scenario);
     if (!report.fits && report.fit_fixes.empty())
       std::cout << "no single change makes it fit (recompute, activation offloading, bf16 "
-                   "moments, the distributed optimizer, TP or PP up)\n";
+                   "moments, the distributed optimizer, TP, PP or CP up)\n";
   } else {
     std::cout << *json << "\n";
   }

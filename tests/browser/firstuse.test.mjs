@@ -381,4 +381,36 @@ describe('first use', () => {
     assert.ok(peaks.length > 0 && peaks.every((g) => g <= 40), `peak memory of the faster plans: ${peaks}`);
     await p.close();
   });
+
+  test('out of memory: the line names the part and the headroom, and offers the engine\'s changes that make it fit as buttons', async () => {
+    // Llama 3 8B at 2 x 8,192 tokens a micro-batch, TP 1, no recompute: its activations alone
+    // fill an H100 (`stepcast estimate` lists CP 4, full recompute and 22 layers offloaded).
+    const p = await open('v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=1&pp=1&mb=2&gbs=64&seq=8192&rc=none');
+    const s = await pageScenario(p);
+    const cli = cliEstimate(JSON.stringify(s), { timeline: false });
+    assert.equal(cli.report.fits, false);
+    const fixes = cli.report.fit_fixes;
+    assert.ok(fixes.length >= 2, 'the CLI finds changes');
+    await p.waitForSelector('#fit-fixes button');
+    const status = (await p.textContent('#status')).replace(/\s+/g, ' ');
+    const m = cli.report.stages[0].memory_bytes;
+    const gib = (b) => (b / 2 ** 30).toFixed(1);
+    assert.ok(status.includes(`stage 0 needs ${gib(m.total)} GiB per GPU (activations ${gib(m.activations)} the most), ` +
+      `the GPU 80 GiB less the 3 % headroom kept free (${gib(m.capacity - m.headroom)}).`), status);
+    const buttons = await p.$$eval('#fit-fixes button', (bs) => bs.map((b) => [b.textContent, b.dataset.settings]));
+    assert.deepEqual(buttons.map(([, settings]) => settings), fixes.slice(0, 3).map((f) => f.settings));
+    const pct = (x) => `${(100 * x).toFixed(Math.abs(x) < 0.1 ? 1 : 0)} %`;
+    assert.deepEqual(buttons.map(([label]) => label), fixes.slice(0, 3).map((f) => `${f.change} (+${pct(f.time_change)} time)`));
+    // The fastest fix applied: the plan takes its keys (DP derived again), fits, and the line goes.
+    const [, first] = buttons[0];
+    await p.click('#fit-fixes button');
+    await settle(p);
+    const fixed = await pageScenario(p);
+    for (const [, k, v] of first.matchAll(/plan\.(\w+)=(\S+)/g))
+      if (k !== 'dp') assert.equal(String(fixed.plan[k]), v.replaceAll('"', ''), k);
+    assert.equal(fixed.plan.dp, undefined);
+    assert.equal(cliEstimate(JSON.stringify(fixed), { timeline: false }).report.fits, true);
+    assert.equal(await p.isVisible('#status'), false);
+    await p.close();
+  });
 });

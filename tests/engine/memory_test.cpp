@@ -470,6 +470,12 @@ TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
   const auto n = static_cast<int64_t>(std::ceil((m.total + m.headroom - m.capacity) / freed));
   ASSERT_LT(n, 32);
   EXPECT_NE(fix(fmt::format("plan.cpu_offloading_num_layers={}", n)), nullptr);
+  // Context parallelism: the smallest CP that fits (each GPU keeps 1/CP of every layer's
+  // activations): CP 4 leaves 4 x 8192 / 4 tokens a GPU, still over; CP 8 fits.
+  ASSERT_NE(fix("plan.cp=8 plan.dp=1"), nullptr);
+  std::string cp4 = doc;
+  cp4.replace(cp4.find(R"("tp": 1,)"), 8, R"("tp": 1, "cp": 4,)");
+  EXPECT_FALSE(estimate(test::scenario(cp4)).fits);
   // The text output says each as "fits with X, +N % time".
   EXPECT_NE(to_text(r, s).find("fits with full recompute of every layer, +"), std::string::npos);
   // Nothing one change can do: GPT-3 175B on 8 GPUs (no DP to shard over, no GPU to add TP or

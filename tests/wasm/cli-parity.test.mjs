@@ -86,12 +86,32 @@ function compareReports(text) {
   const out = wasm.estimate(text);
   const report = JSON.parse(out);
   assert.equal(report.error, undefined, `the module failed: ${out}`);
-  // `stepcast estimate` says what makes an out-of-memory plan fit (fit_fixes); the module never
-  // asks for it (EstimateOptions::fit_fixes, a pointer it does not link: the first visit's budget).
+  // `stepcast estimate` says what makes an out-of-memory plan fit (fit_fixes); the engine module
+  // never asks for it (EstimateOptions::fit_fixes, a pointer it does not link: the first visit's
+  // budget), the tools module's fitFixes() does, and the page shows them as buttons.
   const diff = jsonDiff(cli.report, report).filter((d) => d !== '$.fit_fixes: missing');
   assert.deepEqual(diff, [], `the module's report differs from the CLI's:\n${diff.join('\n')}`);
+  if (!cli.report.fits) {
+    const fixes = JSON.parse(wasm.fitFixes(text));
+    assert.equal(fixes.fits, false);
+    const fixDiff = jsonDiff(cli.report.fit_fixes ?? [], fixes.fit_fixes);
+    assert.deepEqual(fixDiff, [], `fitFixes differs from the CLI's fit_fixes:\n${fixDiff.join('\n')}`);
+  }
   return report;
 }
+
+test('fitFixes: the changes that make Llama 3 8B fit on one DGX H100 at 2 x 8,192 tokens a micro-batch, as `stepcast estimate` lists them', () => {
+  const text = JSON.stringify({ model: 'llama3-8b', cluster: { node: 'dgx-h100', nodes: 1 }, seq_len: 8192,
+    plan: { tp: 1, pp: 1, micro_batch: 2, global_batch: 64 } });
+  const cli = cliEstimate(text, { timeline: false });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.equal(cli.report.fits, false);
+  assert.ok(cli.report.fit_fixes.length > 0, 'some change makes it fit');
+  compareReports(text);
+  // A plan that fits has none.
+  assert.deepEqual(JSON.parse(wasm.fitFixes(exampleText('llama3-70b'))), { fits: true, fit_fixes: [] });
+  assert.equal(JSON.parse(wasm.fitFixes('{"model": 3}')).error.code !== undefined, true);
+});
 
 describe('reports: WebAssembly equals the native CLI', () => {
   for (const [file, text] of exampleScenarios()) {

@@ -73,25 +73,29 @@ void optimizer_candidates(const Plan& p, std::vector<Candidate>& out) {
   }
 }
 
-// TP or PP up to the next value the rules accept, DP down by as much (the same GPUs).
+// TP, PP or CP up to the smallest value the rules accept at which the plan fits, DP down by as
+// much (the same GPUs). CP splits each sequence, so each GPU keeps 1/CP of a layer's activations
+// where TP leaves some whole; at long sequences it is often the cheapest (Llama 3 8B at 2 x 8,192
+// tokens a micro-batch on one DGX H100: CP 4 +2 % time, full recompute +30 %).
 void parallel_candidates(const Scenario& sc, std::vector<Candidate>& out) {
   const Plan& p = sc.plan;
-  auto next = [&](int Plan::*size, std::string_view name) {
+  auto next = [&](int Plan::*size, std::string_view name, std::string_view key) {
     const int64_t gpus = int64_t{p.*size} * p.dp;  // what the size and DP share
     for (int64_t n = p.*size + 1; n <= gpus; ++n) {
       if (gpus % n != 0) continue;
-      Scenario s = sc;
-      s.plan.*size = static_cast<int>(n);
-      s.plan.dp = static_cast<int>(gpus / n);
-      if (!check_scenario(s)) continue;
-      out.push_back({fmt::format("{} {} (DP {})", name, n, s.plan.dp),
-                     fmt::format("plan.{}={} plan.dp={}", name == "TP" ? "tp" : "pp", n, s.plan.dp),
-                     s.plan});
+      Plan q = p;
+      q.*size = static_cast<int>(n);
+      q.dp = static_cast<int>(gpus / n);
+      const std::optional<Report> r = estimate_with(sc, q);
+      if (!r || !r->fits) continue;
+      out.push_back({fmt::format("{} {} (DP {})", name, n, q.dp),
+                     fmt::format("plan.{}={} plan.dp={}", key, n, q.dp), q});
       return;
     }
   };
-  next(&Plan::tp, "TP");
-  if (p.stages.empty() && p.pipeline_layout.empty()) next(&Plan::pp, "PP");  // no own layout
+  next(&Plan::tp, "TP", "tp");
+  if (p.stages.empty() && p.pipeline_layout.empty()) next(&Plan::pp, "PP", "pp");  // no own layout
+  next(&Plan::cp, "CP", "cp");
 }
 
 FitFix fix_of(const Candidate& c, const Report& with, const Report& without) {

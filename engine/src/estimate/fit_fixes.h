@@ -17,7 +17,8 @@ namespace stepcast::detail {
 //   - activation offloading: the fewest layers that fit (Megatron-Core's
 //     cpu_offloading_num_layers, where the rules allow it);
 //   - Adam's moments in bf16; the distributed optimizer;
-//   - TP or PP up to the next value the rules accept, DP down to keep the GPUs.
+//   - TP, PP or CP up to the smallest value the rules accept at which it fits, DP down to keep
+//     the GPUs.
 std::vector<FitFix> fit_fixes(const Scenario& scenario, const Report& without);
 
 }  // namespace stepcast::detail

@@ -9,6 +9,7 @@ import * as compare from '../cards/compare.js';
 import { renderReport } from '../cards/index.js';
 import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
+import { memoryParts } from '../cards/parts.js';
 import { fullestStage } from '../cards/stages.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
 import * as engine from '../engine/bridge.js';
@@ -133,8 +134,11 @@ async function estimated(r, sent, text, sliceStart) {
   renderSummaryBar(r.fits ? 'ok' : 'oom', (r.fits ? '' : 'Out of memory · ') + summaryText(r));
   announce(`${r.fits ? '' : 'Out of memory. '}${summaryText(r).replaceAll(' · ', ', ')}.`);
   if (r.fits) setStatus('ok');
-  else setStatus('oom', h('strong', null, 'Out of memory: '), `${whereMemoryRunsOut(r)} This plan does not fit; ` +
-    'try the distributed optimizer, recompute, more PP or TP.');
+  else {
+    setStatus('oom', h('strong', null, 'Out of memory: '), `${whereMemoryRunsOut(r)} `,
+      h('span', { id: 'fit-fixes', role: 'status' }, 'Looking for the changes that make it fit…'));
+    requestFitFixes(text);
+  }
   const drawn = await renderReport(r, {
     groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
     full: () => engine.fullReport(text),
@@ -146,18 +150,51 @@ async function estimated(r, sent, text, sliceStart) {
   return true;
 }
 
-/** "stage 3 needs 93.1 GiB per GPU, the GPU has 80 GiB." (or the replica set whose GPUs do not fit). */
+/**
+ * "stage 3 needs 93.1 GiB per GPU (activations 40.2 the most), the GPU 80 GiB less the 3 %
+ * headroom kept free (77.6)." (or the replica set whose GPUs do not fit).
+ */
 function whereMemoryRunsOut(r) {
   const worst = fullestStage(r);
   // Replica sets: the stages shown are the slowest set's; another set's GPUs may be the ones
   // that do not fit (the report says which).
   const set = (r.replicas ?? []).findIndex((x) => !x.fits);
   const gib = (b) => (b / 2 ** 30).toFixed(1);
-  return worst.fits && set >= 0
-    ? `replica set ${set} needs ${gib(r.replicas[set].memory_bytes)} GiB per GPU, but ${r.replicas[set].gpu} has ` +
-      `${gib(r.replicas[set].capacity_bytes)} GiB.`
-    : `stage ${worst.index} needs ${gib(worst.memory_bytes.total)} GiB per GPU, ` +
-      `the GPU has ${(worst.memory_bytes.capacity / 2 ** 30).toFixed(0)} GiB.`;
+  if (worst.fits && set >= 0)
+    return `replica set ${set} needs ${gib(r.replicas[set].memory_bytes)} GiB per GPU, but ${r.replicas[set].gpu} has ` +
+      `${gib(r.replicas[set].capacity_bytes)} GiB.`;
+  const m = worst.memory_bytes;
+  const [part, label] = memoryParts().reduce((a, p) => ((m[p[0]] ?? 0) > (m[a[0]] ?? 0) ? p : a), ['', '']);
+  const headroom = m.headroom > 0
+    ? ` less the ${Math.round(100 * (r.plan?.memory_headroom ?? m.headroom / m.capacity))} % headroom kept free (${gib(m.capacity - m.headroom)})` : '';
+  return `stage ${worst.index} needs ${gib(m.total)} GiB per GPU${part ? ` (${label.toLowerCase()} ${gib(m[part])} the most)` : ''}, ` +
+    `the GPU ${(m.capacity / 2 ** 30).toFixed(0)} GiB${headroom}.`;
+}
+
+/**
+ * The engine's changes that make the plan on show fit (fit_fixes: each estimated again), as
+ * buttons in the out-of-memory line, fastest first; one applies its plan keys to the form.
+ */
+async function requestFitFixes(text) {
+  const data = await engine.fitFixes(text);
+  const el = $('#fit-fixes');
+  if (!data || text !== lastSent || !el) return;
+  if (data.error || data.fits) {
+    el.textContent = '';
+    return;
+  }
+  if (!data.fit_fixes.length) {
+    el.textContent = 'No single change makes it fit (recompute, activation offloading, bf16 moments, ' +
+      'the distributed optimizer, TP, PP or CP up): try several, a larger cluster or a smaller batch.';
+    return;
+  }
+  const pct = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(x > -0.1 && x < 0.1 ? 1 : 0)} %`;
+  el.replaceChildren('It fits with ', ...data.fit_fixes.slice(0, 3).flatMap((f, i) => [
+    i ? (i === Math.min(3, data.fit_fixes.length) - 1 ? ' or ' : ', ') : '',
+    h('button', { type: 'button', class: 'link', 'data-settings': f.settings,
+      title: `${f.settings}: ${f.iteration_time_s.toPrecision(4)} s an iteration`,
+      onclick: () => form.applySettings(f.settings) }, `${f.change} (${pct(f.time_change)} time)`),
+  ]), '.');
 }
 
 // The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes

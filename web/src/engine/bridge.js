@@ -193,7 +193,7 @@ const main = connection({
 });
 let searcher = null;
 
-/** The second worker (started on first use): the plan search, the scaling sweep and the traffic matrix. */
+/** The second worker (started on first use): the plan search, the scaling sweep, the traffic matrix and the changes that make a plan fit. */
 async function second() {
   searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
@@ -298,6 +298,17 @@ export function dropTraffic(channel = 'traffic') {
  */
 export async function scaling(scenario, channel = 'scaling') {
   const msg = await (await second()).latest(channel, { type: 'scaling', scenario });
+  return msg && msg.result;
+}
+
+/**
+ * The changes, one at a time, that make an out-of-memory plan fit, fastest first, each estimated
+ * again (the engine's fit_fixes, `stepcast estimate`), in the search worker (a plan's dozen
+ * estimates never hold up the next edit's): {fits, fit_fixes: [{change, settings,
+ * iteration_time_s, time_change, memory_bytes}]} or {error}, or null when superseded.
+ */
+export async function fitFixes(scenario, channel = 'fitFixes') {
+  const msg = await (await second()).latest(channel, { type: 'fitFixes', scenario });
   return msg && msg.result;
 }
 

@@ -4,7 +4,8 @@
 // scaling, import, export and plan-search requests (the
 // page runs searches in a second instance of this worker, see bridge.js). The engine module ships
 // with the page; the tools module (wasm/tool_bindings.cpp: traffic, import, export, calibration
-// fits) is loaded on the first request for one of them, off the first visit.
+// fits, the changes that make a plan fit) is loaded on the first request for one of them, off the
+// first visit.
 //
 // A run is one round trip for a change of the form: resolve() (every default and derived value
 // filled in, or every problem of the scenario at once), then, when there is none, the estimate
@@ -162,6 +163,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'exportPlan') result = JSON.parse((await toolsModule()).exportPlan(msg.scenario, msg.kind));
     else if (msg.type === 'ncclLink') result = JSON.parse((await toolsModule()).ncclLink(msg.request));
     else if (msg.type === 'gemmFit') result = JSON.parse((await toolsModule()).gemmFit(msg.request));
+    else if (msg.type === 'fitFixes') result = JSON.parse((await toolsModule()).fitFixes(msg.scenario));
     else if (msg.type === 'compactCalibration') result = JSON.parse((await toolsModule()).compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;

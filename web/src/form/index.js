@@ -125,6 +125,27 @@ const searchedKeys = () => [...Object.keys(searchSpace()?.varies ?? {}).filter((
   .map((p) => p.slice('plan.'.length)), ...SPLIT_KEYS].filter((k) => k !== 'dp');
 
 /**
+ * Sets the plan keys of an engine fit fix ("plan.recompute=selective plan.recompute_modules=\"core_attn
+ * mlp\"": what `stepcast estimate` prints as its settings) in the form, as one change. DP goes back to
+ * derived: a fix that moves TP or PP gives the DP the same GPUs leave, which the engine derives.
+ */
+export function applySettings(settings) {
+  const next = structuredClone(state.scenario);
+  next.plan ??= {};
+  for (const [, k, quoted, bare] of settings.matchAll(/plan\.(\w+)=(?:"([^"]*)"|(\S+))/g)) {
+    if (k === 'dp') continue;
+    next.plan[k] = quoted !== undefined ? quoted
+      : bare === 'true' || bare === 'false' ? bare === 'true'
+        : /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(bare) ? Number(bare) : bare;
+  }
+  delete next.plan.dp;
+  state.scenario = next;
+  state.local.clear();
+  state.lastChanged = null;
+  notify();
+}
+
+/**
  * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key).
  * Only what the search varied is taken from it (TP, PP, VPP, CP, micro-batch, recompute, the
  * expert keys, the layer split): every other key is the form's as it was, so a flag of the
