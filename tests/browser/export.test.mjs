@@ -49,17 +49,37 @@ describe('exports', () => {
     report = cli.report;
     await p.click('.mem-table summary');
     const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    assert.deepEqual(cells, report.stages.map((s) => ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other', 'total', 'capacity']
-      .map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    // Each part, their total, what PyTorch would report at the peak (allocated, reserved), the
+    // GPU, and what offloading keeps on the host.
+    const columns = ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other',
+      'total', 'allocated', 'reserved', 'capacity', 'offloaded'];
+    assert.deepEqual(cells, report.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-5).map((th) => th.textContent)),
+      ['Total', 'Allocated', 'Reserved', 'Capacity', 'Offloaded']);
     const { name, body } = await download(p, '[data-download="memory.csv"]');
     assert.equal(name, 'memory.csv');
     const rows = parseCsv(body.toString());
-    assert.deepEqual(rows[0], ['stage', 'layers', 'weights_gib', 'gradients_gib', 'optimizer_gib', 'activations_gib', 'moe_dispatch_gib', 'ep_overlap_gib', 'allocator_gib', 'userbuffers_gib', 'deepep_gib', 'nccl_gib', 'other_gib', 'total_gib', 'capacity_gib', 'fits']);
+    assert.deepEqual(rows[0], ['stage', 'layers', ...columns.map((k) => `${k}_gib`), 'fits']);
     assert.equal(rows.length, 1 + report.stages.length);
     for (const [i, s] of report.stages.entries()) {
-      assert.equal(Number(rows[i + 1][13]), s.memory_bytes.total / GIB, `stage ${i} total`);
-      assert.equal(rows[i + 1][15], String(s.fits));
+      for (const [j, k] of columns.entries()) assert.equal(Number(rows[i + 1][2 + j]), s.memory_bytes[k] / GIB, `stage ${i} ${k}`);
+      assert.equal(rows[i + 1][2 + columns.length], String(s.fits));
     }
+  });
+
+  test('offloaded activations: the memory card says what the host holds, per GPU and per node', async () => {
+    const q = watch(await fx.context.newPage(), fx.problems);
+    await q.goto(`${fx.site.url}#v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=1&pp=1&mb=2&gbs=64&seq=8192&rc=none&col=22`);
+    await q.waitForSelector('#host-note', { timeout: 20000 });
+    await settle(q);
+    const cli = cliEstimate(JSON.stringify(await pageScenario(q)), { timeline: false }).report;
+    assert.equal(cli.plan.cpu_offloading_num_layers, 22);
+    const perGpu = Math.max(...cli.stages.map((st) => st.memory_bytes.offloaded));
+    assert.ok(perGpu > 0 && cli.host_memory_bytes_per_node >= 8 * perGpu * 0.999, 'eight GPUs a node offload');
+    const g = (b) => `${(b / GIB).toFixed(1)} GiB`;
+    assert.equal(await q.textContent('#host-note'), `Offloaded activations are not in the bars: ${g(perGpu)} per GPU at most, ` +
+      `${g(cli.host_memory_bytes_per_node)} of host memory per node.`);
+    await q.close();
   });
 
   test('breakdown and census as CSV, memory as SVG, timeline as PNG', async () => {

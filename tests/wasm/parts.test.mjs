@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 
-import { memoryParts, parts, setReportSchema } from '../../web/src/cards/parts.js';
+import { memoryParts, memorySums, parts, setReportSchema } from '../../web/src/cards/parts.js';
 import { TERMS } from '../../web/src/ui/terms.js';
 import { exampleText, loadWasm } from './common.mjs';
 
@@ -43,4 +43,14 @@ test('the memory\'s parts are the keys before their total, each with a tooltip',
     const sum = memoryParts().reduce((t, [name]) => t + s.memory_bytes[name], 0);
     assert.ok(Math.abs(sum - s.memory_bytes.total) <= 1e-12 * s.memory_bytes.total, `stage ${s.index}: the parts are the total`);
   }
+});
+
+test('every breakdown part has a term the page explains (the card draws a "?" for each part it shows)', () => {
+  // A part without one threw while the breakdown drew, and no card after it was drawn (the
+  // offload copies of a plan with cpu_offloading_num_layers, found by tests/browser/export.test.mjs).
+  for (const [name] of parts()) assert.ok(TERMS[name], `${name}: a term the page explains`);
+});
+
+test('the memory\'s sums after the parts: total, allocated, reserved, capacity, offloaded (the headroom aside)', () => {
+  assert.deepEqual(memorySums().map(([name]) => name), ['total', 'allocated', 'reserved', 'capacity', 'offloaded']);
 });

@@ -1,12 +1,13 @@
 // The "Memory per GPU, by pipeline stage" card: each stage's memory by part (the report's
 // memory_bytes) as a bar against the GPU's capacity and the headroom kept free, the same as a
-// table, and as CSV and SVG.
+// table with what PyTorch would report (peak allocated and reserved) and what offloading keeps on
+// the host, and as CSV and SVG.
 import { $, fill, h } from '../ui/dom.js';
 import { csvButton, save } from '../ui/download.js';
 import { gib, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { allStages, gpuWord, many, swatch } from './context.js';
-import { memoryParts } from './parts.js';
+import { memoryParts, memorySums } from './parts.js';
 import { layersOf, shownStages } from './stages.js';
 
 /**
@@ -56,7 +57,11 @@ export function renderMemory(r) {
   const headroomNote = room > 0 ? h('p', { class: 'hint', id: 'headroom-note' },
     `A stage fits when it leaves the memory headroom free (hatched): ${percent(r.plan?.memory_headroom ?? 0, 0)} of the GPU, ` +
     `${gib(room)} here, for allocator spikes the model does not count. Set it under Advanced; the faster plans keep it free too.`) : null;
-  fill($('#memory'), legend, headroomNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
+  const host = r.host_memory_bytes_per_node ?? 0;
+  const hostNote = host > 0 ? h('p', { class: 'hint', id: 'host-note' },
+    `Offloaded activations are not in the bars: ${gib(Math.max(...r.stages.map((s) => s.memory_bytes.offloaded ?? 0)))} ` +
+    `per GPU at most, ${gib(host)} of host memory per node.`) : null;
+  fill($('#memory'), legend, headroomNote, hostNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
     shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,
     memoryTable(shown.stages),
     h('p', { class: 'buttons' }, 'Download ', csvButton('memory.csv', async () => memoryRows(await allStages(r))),
@@ -67,9 +72,9 @@ const GIB = 2 ** 30;
 
 /** Memory per GPU of each stage, in GiB, part by part (the CSV's rows). */
 function memoryRows(stages) {
-  return [['stage', 'layers', ...memoryParts().map(([k]) => `${k}_gib`), 'total_gib', 'capacity_gib', 'fits'],
+  return [['stage', 'layers', ...memoryParts().map(([k]) => `${k}_gib`), ...memorySums().map(([k]) => `${k}_gib`), 'fits'],
     ...stages.map((s) => [s.index, s.layers, ...memoryParts().map(([k]) => s.memory_bytes[k] / GIB),
-      s.memory_bytes.total / GIB, s.memory_bytes.capacity / GIB, s.fits])];
+      ...memorySums().map(([k]) => (s.memory_bytes[k] ?? 0) / GIB), s.fits])];
 }
 
 /** The bars' numbers as a table (what each part of each stage holds, in GiB). */
@@ -79,11 +84,12 @@ function memoryTable(stages) {
     h('div', { class: 'table-scroll' }, h('table', { class: 'memory-table' },
       h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), memoryParts().map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
-        h('th', { scope: 'col', class: 'num' }, 'Total'), h('th', { scope: 'col', class: 'num' }, 'Capacity'))),
+        memorySums().map(([, label, doc]) => h('th', { scope: 'col', class: 'num', title: doc }, label)))),
       h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
         memoryParts().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
-        h('td', { class: 'num' }, g(s.memory_bytes.total)), h('td', { class: 'num' }, g(s.memory_bytes.capacity))))))));
+        memorySums().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k] ?? 0)))))))));
 }
+
 
 /** The memory chart as an SVG document: a stacked bar per stage against its capacity. */
 function memorySvg(stages) {

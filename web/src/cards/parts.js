@@ -4,6 +4,7 @@
 // about a part is the small tables below, keyed by the part's name.
 let breakdown = [];
 let memory = [];
+let memoryTotals = [];
 
 // A part that needs an input of the scenario (its schema path) to mean anything: it is not listed
 // among the parts that are zero when the scenario lacks it (a dense model has no expert comm).
@@ -24,6 +25,7 @@ export function setReportSchema(schema) {
   const keys = schema?.memory_bytes ?? [];
   const total = keys.findIndex((k) => k.name === 'total');
   memory = keys.slice(0, total < 0 ? keys.length : total).map((k) => [k.name, k.label, MEMORY_TERMS[k.name], k.doc]);
+  memoryTotals = total < 0 ? [] : keys.slice(total).filter((k) => k.name !== 'headroom').map((k) => [k.name, k.label, k.doc]);
 }
 
 /** breakdown_s: [key, label, needs] in the report's order. */
@@ -31,3 +33,6 @@ export const parts = () => breakdown;
 
 /** memory_bytes of a stage: [key, label, term, doc] in the report's order (doc: the engine's, for a part without a term). */
 export const memoryParts = () => memory;
+
+/** The memory_bytes keys after the parts, the headroom aside (total, allocated, reserved, capacity, offloaded): [key, label, doc]. */
+export const memorySums = () => memoryTotals;

@@ -66,6 +66,10 @@ export const TERMS = {
     'token counts to the CPU, then waits while Python issues its dispatch, experts and combine.',
   'per micro-batch: max(0, kernels launched × launch time − GPU time of the stage) + per MoE layer ' +
     'max(0, fitted host time − the layer\'s forward); × micro-batches'],
+  offload: ['Activation offload', 'Copies of the offloaded layers\' activations to host memory in the forward and ' +
+    'back in the backward (plan.cpu_offloading_num_layers) not hidden behind the next layer\'s compute: the copy ' +
+    'engines move one layer while the next one computes.',
+  'per offloaded layer and pass: max(0, layer activations ÷ host link bandwidth − next layer\'s compute)'],
 
   // Memory parts
   weights: ['Weights', 'Model parameters held by one GPU of the stage.',
