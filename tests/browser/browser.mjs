@@ -17,6 +17,16 @@ export async function launch() {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }
 
+/**
+ * A browser with a profile on disk (`dir`), not an incognito context: what an installed web app
+ * needs (Chromium refuses to install one from an incognito profile). Resolves to its context.
+ */
+export async function launchProfile(dir) {
+  requireBuilt(CHROMIUM, 'install Debian\'s chromium (apt-get install chromium)');
+  const { chromium } = requireFromWeb('playwright-core');
+  return chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, args: ARGS, headless: true });
+}
+
 /** Serves build/web on a free port; resolves to {url, server (the http.Server), close()}. */
 export async function serveSite() {
   requireBuilt(join(SITE, 'index.html'), 'build the site with npm --prefix web run build');

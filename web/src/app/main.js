@@ -21,6 +21,7 @@ import { initSearch } from '../cards/search.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
 import { initAddress, linkNotice, openLink, syncLink, userChange, wireAddress } from './address.js';
+import { initDrop } from './drop.js';
 import { clearChoice, defaultLabel, defaultScenario, initExamples, showDefault } from './examples.js';
 import { stats } from './stats.js';
 import { setStatus, showLoading } from './status.js';
@@ -93,6 +94,7 @@ async function init() {
     import('../cards/import_export.js').then((m) => m.click(button, () => structuredClone(form.current().scenario), openTheirs));
   });
   initCards();
+  initDrop();
   $('#cost-form').addEventListener('input', () => {
     userChange();
     renderCost();
