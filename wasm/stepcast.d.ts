@@ -141,6 +141,8 @@ export interface StepcastToolsModule {
   compactCalibration(scenario: string): string;
   /** The changes that make an out-of-memory plan fit, fastest first: {fits, fit_fixes: [{change, settings, iteration_time_s, time_change, memory_bytes}]}. */
   fitFixes(scenario: string): string;
+  /** How many GPUs for a deadline (`stepcast deadline`): options {tokens, days, nodes?}; {tokens, days, fewest_nodes_at_peak, cheapest, points: [...]}. */
+  deadline(scenario: string, options: string): string;
 }
 
 export interface StepcastModuleOptions {

@@ -1,6 +1,6 @@
 // The tools module's Embind bindings (stepcast-tools.js and .wasm): what a user's action calls
 // once (an import, an export, a calibration, the traffic card, the changes that make a plan
-// fit), apart from the page's engine
+// fit, the deadline sweep), apart from the page's engine
 // (bindings.cpp) so that a first visit does not download them (37 KB of brotli: web/README.md).
 // The page's worker loads this module on the first such request (web/src/engine/worker.js). JSON
 // in, JSON out; no engine logic here. Each is declared in stepcast.d.ts
@@ -12,6 +12,7 @@
 
 #include "binding_text.h"
 #include "stepcast/calibrate.h"
+#include "stepcast/deadline.h"
 #include "stepcast/estimate.h"
 #include "stepcast/report.h"
 #include "stepcast/export_megatron.h"
@@ -183,6 +184,28 @@ std::string fit_fixes_json(const std::string& scenario_json) {
                              {"fit_fixes", report->value("fit_fixes", stepcast::Json::array())}});
 }
 
+// How many GPUs for a deadline (`stepcast deadline --format json`): options {"tokens", "days",
+// "nodes": [...]?}; the node counts with each one's fastest plan, days and GPU-hours, and the
+// cheapest that meets the deadline, or the error.
+std::string deadline_json(const std::string& scenario_json, const std::string& options_json) {
+  auto doc = stepcast::parse_json(scenario_json);
+  if (!doc) return error_text(doc.error());
+  auto opts = stepcast::parse_json(options_json, "the options");
+  if (!opts) return error_text(opts.error());
+  stepcast::DeadlineOptions options;
+  if (!opts->is_object() || !(*opts)["tokens"].is_number() || !(*opts)["days"].is_number())
+    return error_text(stepcast::Error{stepcast::ErrorCode::parse_error, "",
+                                      "expected {\"tokens\": N, \"days\": D}"});
+  options.tokens = (*opts)["tokens"].get<double>();
+  options.days = (*opts)["days"].get<double>();
+  if (opts->contains("nodes") && (*opts)["nodes"].is_array())
+    for (const auto& n : (*opts)["nodes"])
+      if (n.is_number_integer()) options.nodes.push_back(n.get<int>());
+  auto planned = stepcast::deadline_plan(*doc, stepcast::builtin_catalog(), options);
+  if (!planned) return error_text(planned.error());
+  return stepcast_wasm::finite_text(stepcast::to_json(*planned), "deadline");
+}
+
 std::string version() { return STEPCAST_VERSION; }
 
 }  // namespace
@@ -197,4 +220,5 @@ EMSCRIPTEN_BINDINGS(stepcast_tools) {
   emscripten::function("gemmFit", &gemm_fit_request);
   emscripten::function("compactCalibration", &compact_calibration_json);
   emscripten::function("fitFixes", &fit_fixes_json);
+  emscripten::function("deadline", &stepcast_wasm::as_js<deadline_json, const std::string&, const std::string&>);
 }

@@ -95,6 +95,9 @@ async function init() {
   });
   initCards();
   initDrop();
+  // How many GPUs for a deadline: its code loads on the button's first click.
+  $('#deadline-go').addEventListener('click', () => import('../cards/deadline.js').then((m) =>
+    m.run(() => structuredClone(form.current().scenario), (nodes, plan) => form.applyCluster(nodes, plan))));
   $('#cost-form').addEventListener('input', () => {
     userChange();
     renderCost();

@@ -313,6 +313,17 @@ export async function fitFixes(scenario, channel = 'fitFixes') {
 }
 
 /**
+ * How many GPUs for a deadline (`stepcast deadline`): the scenario on other node counts, each with
+ * the search's fastest plan, its days and GPU-hours, and the cheapest that trains `tokens` within
+ * `days`; in the search worker. {tokens, days, fewest_nodes_at_peak, cheapest, points} or {error},
+ * or null when superseded.
+ */
+export async function deadline(scenario, tokens, days, channel = 'deadline') {
+  const msg = await (await second()).latest(channel, { type: 'deadline', scenario, options: JSON.stringify({ tokens, days }) });
+  return msg && msg.result;
+}
+
+/**
  * A Hugging Face config.json (text) as the scenario's custom model (`stepcast import hf-config`):
  * resolves to the model object or {error}.
  */

@@ -163,6 +163,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'exportPlan') result = JSON.parse((await toolsModule()).exportPlan(msg.scenario, msg.kind));
     else if (msg.type === 'ncclLink') result = JSON.parse((await toolsModule()).ncclLink(msg.request));
     else if (msg.type === 'gemmFit') result = JSON.parse((await toolsModule()).gemmFit(msg.request));
+    else if (msg.type === 'deadline') result = JSON.parse((await toolsModule()).deadline(msg.scenario, msg.options));
     else if (msg.type === 'fitFixes') result = JSON.parse((await toolsModule()).fitFixes(msg.scenario));
     else if (msg.type === 'compactCalibration') result = JSON.parse((await toolsModule()).compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);

@@ -145,6 +145,12 @@ export function applySettings(settings) {
   notify();
 }
 
+/** A row of the deadline sweep: its node count on the cluster (one group), then its plan as Apply does. */
+export async function applyCluster(nodes, p) {
+  state.scenario.cluster = { ...state.scenario.cluster, nodes };
+  await applyPlan(p);
+}
+
 /**
  * Sets the plan's controls to a plan from the search (the engine's resolved plan, every key).
  * Only what the search varied is taken from it (TP, PP, VPP, CP, micro-batch, recompute, the
