@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, ROOT, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { assertNumbers, linked, metrics, pageScenario, settle, openPage, suite } from './helpers.mjs';
+import { assertNumbers, linked, metrics, pageScenario, settle, openPage, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -70,6 +70,48 @@ describe('import and export', () => {
     const original = cliEstimate(JSON.stringify(scenario), { timeline: false }).report;
     assert.ok(Math.abs(cli8.report.iteration_time_s / original.iteration_time_s - 1) < 1e-9,
       'the same estimate as the plan exported (the model as a custom object with the preset\'s numbers)');
+    await p.close();
+  });
+
+  test('fetch by Hugging Face id: the hub\'s config.json imported as pasted; gated, missing, offline and not-an-id said beside the box', async () => {
+    // The browser logs each refused request itself ("Failed to load resource"): this page's
+    // problems are kept apart, and only those three are expected.
+    const own = [];
+    const p = watch(await fx.context.newPage(), own);
+    await p.goto(`${fx.site.url}#${DEFAULT}`);
+    await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+    await settle(p);
+    const config = readFileSync(join(ROOT, 'tests', 'fixtures', 'hf-config', 'meta-llama-3-8b.json'), 'utf8');
+    const asked = [];
+    // The hub, routed to fixtures: the page's one request off its origin, allowed by its policy.
+    await p.route('https://huggingface.co/**', (route) => {
+      const url = route.request().url();
+      asked.push(url);
+      if (url.includes('/meta-llama/Meta-Llama-3-8B/')) return route.fulfill({ status: 200, contentType: 'application/json', body: config });
+      if (url.includes('/gated/')) return route.fulfill({ status: 403, body: 'Access to model is restricted' });
+      if (url.includes('/offline/')) return route.abort('internetdisconnected');
+      return route.fulfill({ status: 404, body: 'Entry not found' });
+    });
+    const fetchId = async (id) => {
+      await p.fill('#hf-id', id);
+      await p.click('#hf-fetch');
+      await p.waitForSelector('#import-status:not([hidden]):not(.busy)');
+      return p.textContent('#import-status');
+    };
+    assert.match(await fetchId('meta-llama/Meta-Llama-3-8B'), /^Imported LlamaForCausalLM as a custom model/);
+    await settle(p);
+    assert.deepEqual(asked, ['https://huggingface.co/meta-llama/Meta-Llama-3-8B/resolve/main/config.json']);
+    assert.equal((await pageScenario(p)).model.hidden, 4096);
+    assert.equal(await p.inputValue('#import-text'), config, 'the fetched text in the paste box');
+    assert.equal(await fetchId('gated/Model-1'), 'gated/Model-1 is gated on huggingface.co: accept its license there, download its config.json and paste or drop it here.');
+    assert.equal(await fetchId('nobody/nothing'), 'huggingface.co has no model nobody/nothing (or it has no config.json).');
+    assert.equal(await fetchId('offline/Model'), 'huggingface.co could not be reached (offline?): download offline/Model\'s config.json and paste or drop it here.');
+    const before = asked.length;
+    assert.equal(await fetchId('../etc/passwd'), '“../etc/passwd” is not a Hugging Face model id: owner/name, as meta-llama/Llama-3.1-8B.');
+    assert.equal(asked.length, before, 'no request for text that is not an id');
+    assert.deepEqual(own, ['console: Failed to load resource: the server responded with a status of 403 (Forbidden)',
+      'console: Failed to load resource: the server responded with a status of 404 (Not Found)',
+      'console: Failed to load resource: net::ERR_INTERNET_DISCONNECTED']);
     await p.close();
   });
 

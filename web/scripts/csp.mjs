@@ -7,7 +7,7 @@
 // style sheets (styles set through the CSSOM and constructed sheets are not inline styles), its
 // own images plus data: and blob: URLs (the favicon, exported pictures), requests to itself (the
 // service worker's cache) and to data: URLs (the module carries its WebAssembly as one, and
-// Emscripten's loader fetches it). Inline <script> and <style> blocks of a page are allowed by
+// Emscripten's loader fetches it), and a model's config.json from huggingface.co on a click. Inline <script> and <style> blocks of a page are allowed by
 // their SHA-256 only, computed from the page itself. No plugins, no <base>, no form posts.
 //
 // frame-ancestors is honoured only in a header (browsers ignore it in <meta>): `*` on purpose, as
@@ -23,7 +23,9 @@ export function directives({ inlineScripts = [], inlineStyles = [], header = fal
     'script-src': ["'self'", "'wasm-unsafe-eval'", ...inlineScripts],
     'worker-src': ["'self'"],
     'frame-src': ["'self'"], // the examples page frames the page (?embed=1)
-    'connect-src': ["'self'", 'data:'],
+    // huggingface.co: a model's config.json, fetched on the user's click on "Fetch" (Import), the
+    // one request the page makes off its own origin (cards/hf_fetch.js; the footer says so).
+    'connect-src': ["'self'", 'data:', 'https://huggingface.co'],
     'style-src': ["'self'", ...inlineStyles],
     'img-src': ["'self'", 'data:', 'blob:'],
     'font-src': ["'self'"],

@@ -90,7 +90,7 @@ async function init() {
     if (!button) return;
     // An import's previous verdict goes at once, not when the code has loaded (a test, and a
     // reader, would take it for this paste's): the status reads as busy meanwhile.
-    if (button.id === 'import-go') $('#import-status').className = 'import-status busy';
+    if (button.id === 'import-go' || button.id === 'hf-fetch') $('#import-status').className = 'import-status busy';
     import('../cards/import_export.js').then((m) => m.click(button, () => structuredClone(form.current().scenario), openTheirs));
   });
   initCards();

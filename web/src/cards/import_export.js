@@ -3,11 +3,13 @@
 // to copy or download; a pasted Hugging Face config.json becomes the custom model (cluster and plan
 // kept), a pasted Megatron-LM command line the model and plan (the cluster its torchrun prefix
 // gives, else the one on show), with the flags the engine does not model listed, never dropped
-// silently. Problems show beside the paste box. Loaded on the card's first click (app/main.js):
+// silently; a model's config.json can also come from the Hugging Face hub by its id (hf_fetch.js).
+// Problems show beside the paste box. Loaded on the card's first click (app/main.js):
 // no first paint needs it.
 import { $, h } from '../ui/dom.js';
 import { copy, save } from '../ui/download.js';
 import * as engine from '../engine/bridge.js';
+import { fetchAndImport } from './hf_fetch.js';
 
 // The file each export downloads as (its button is in index.html: data-export).
 const KINDS = {
@@ -97,4 +99,5 @@ export function click(button, current, open) {
   else if (button.id === 'copy-export' && exported) copy(button, exported.text);
   else if (button.id === 'download-export' && exported) save(KINDS[exported.kind].file, exported.text);
   else if (button.id === 'import-go') importText(current, open);
+  else if (button.id === 'hf-fetch') fetchAndImport(() => importText(current, open));
 }
