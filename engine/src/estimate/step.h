@@ -142,8 +142,14 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
 ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
-ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
-                          const CommPath& path, double slowdown, const LayerKind& kind = {});
+// The exposed time per pass, and per pass the GEMM time of the attention block (a hybrid
+// layer's attention or Mamba block) and of the MLP or MoE block that is busy hiding them: the
+// EP overlap hides its exchanges behind what is left (moe_overlap, stage_cost.cpp).
+struct TpOverlap {
+  ByPass exposed, attention_busy, mlp_busy;
+};
+TpOverlap te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                             const CommPath& path, double slowdown, const LayerKind& kind = {});
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
 double exposed_after_overlap(double comm, double window, double slowdown);
