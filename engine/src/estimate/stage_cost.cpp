@@ -417,6 +417,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
          (model_first ? embed.backward_s : 0) +
          (model_last ? head.backward_s + mtp_backward + mtp_recompute : 0)) /
         (t.backward + t.recompute));
+    c.chunk_layers_share.push_back(L > 0 ? chunks[k].total() / L : 1.0 / v);
     c.chunk_weight_grad_share.push_back(
         t.weight_grad > 0
             ? (sum_of(in_chunk, [](const LayerCompute& l) { return l.weight_grad_s; }) +
@@ -557,8 +558,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   for (int k = 0; k < v; ++k) {
     const auto [launches, forward_launches] =
         launches_of(kind_costs(m, p, device, chunks[k], &kinds));
-    const double busy = busy_forward * c.chunk_forward_share[k] +
-                        busy_backward * c.chunk_backward_share[k];
+    const double busy = c.chunk_forward_s(k, busy_forward) + c.chunk_backward_s(k, busy_backward);
     const double wait = std::max(0.0, launches * sc.calibration.host_launch_s - busy);
     const double forward_part = launches > 0 ? forward_launches / launches : 0;
     c.chunk_launch_wait_forward.push_back(wait * forward_part);
@@ -586,16 +586,29 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     const double reduce_s = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
     c.dp_per_micro_batch_s = gather_s + reduce_s;
     // Each virtual chunk gathers its own layers' parameters (and reduce-scatters their
-    // gradients) while it runs: its share of the stage's layers, hidden behind its own share of
-    // the pass. Spreading the stage's exposed total by the chunks' compute shares instead moved
-    // it between chunks whenever the compute did (the output layer's share grows as the GEMMs get
-    // faster), so a faster GPU or less recompute could lengthen an interleaved pipeline (issue 38).
+    // gradients) while it runs: its share of the stage's layers, hidden behind its own part of
+    // the pass (its compute, its layers' share of the communication and syncs beside it, its own
+    // launch waits). Spreading the stage's exposed total by the chunks' compute shares instead
+    // moved it between chunks whenever the compute did (the output layer's share grows as the
+    // GEMMs get faster), so a faster GPU or less recompute could lengthen an interleaved
+    // pipeline; so did a window that gave each chunk the pass's exposed TP, CP and EP
+    // communication by compute share (seed 2634 of the invariant suite, interleaved ZeRO-3 with
+    // the EP overlap: a compute scale of 20 0.58 % slower than 2; issue 38).
+    double waits_forward = 0, waits_backward = 0;
     for (int k = 0; k < v; ++k) {
-      const double layers_share = L > 0 ? chunks[k].total() / L : 1.0 / v;
+      waits_forward += c.chunk_launch_wait_forward[k];
+      waits_backward += c.chunk_launch_wait_backward[k];
+    }
+    for (int k = 0; k < v; ++k) {
+      const double layers_share = c.chunk_layers_share[k];
       c.chunk_zero3_forward.push_back(exposed_after_overlap(
-          gather_s * layers_share, forward_pass * c.chunk_forward_share[k], slowdown));
+          gather_s * layers_share,
+          c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k],
+          slowdown));
       c.chunk_zero3_backward.push_back(exposed_after_overlap(
-          reduce_s * layers_share, backward_pass * c.chunk_backward_share[k], slowdown));
+          reduce_s * layers_share,
+          c.chunk_backward_s(k, backward_pass - waits_backward) + c.chunk_launch_wait_backward[k],
+          slowdown));
       zero3.forward += c.chunk_zero3_forward.back();
       zero3.backward += c.chunk_zero3_backward.back();
     }

@@ -83,6 +83,20 @@ struct StageCost {
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;
   std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
+  // Each chunk's share of the stage's layers (sums to 1). A pass's exposed TP, CP and EP
+  // communication and its MoE syncs' waits are the layers' own: they go with each chunk's
+  // layers, while its compute goes by the compute shares above (stage_cost.cpp).
+  std::vector<double> chunk_layers_share;
+  // Chunk k's part of a forward or backward pass of `pass_s` seconds (compute and what the pass
+  // exposes beside it, its own waits and ZeRO-3 apart): its compute and its layers' share of the
+  // rest.
+  double chunk_forward_s(int k, double pass_s) const {
+    return time.forward * chunk_forward_share[k] + (pass_s - time.forward) * chunk_layers_share[k];
+  }
+  double chunk_backward_s(int k, double pass_s) const {
+    const double compute = time.backward + time.recompute;
+    return compute * chunk_backward_share[k] + (pass_s - compute) * chunk_layers_share[k];
+  }
   // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
   // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
   std::vector<double> chunk_zero3_forward, chunk_zero3_backward;

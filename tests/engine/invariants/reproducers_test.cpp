@@ -415,5 +415,24 @@ TEST(Reproducers, ZeroThreeAutoMicroBatchesAreNeverSlowerWithFasterCompute) {
       {"count": 1, "group": 1, "micro_batches": "auto"}], "tp": 8}})"));
 }
 
+// A 32-layer MoE model (16 experts, top 2, hidden 1024, one MTP layer, a 128,256-token
+// vocabulary) under DeepSpeed ZeRO-3 on 64 MI350X nodes, pp 8 with 4 chunks a stage, EP 8 with
+// the EP overlap (the suite's seed 2634). Each chunk gathers its own layers' parameters behind
+// its part of the pass; an engine that gave each chunk the pass's exposed token exchange by its
+// compute share moved the exchange onto the output layer's chunk as the GEMMs got faster: a
+// compute scale of 5 1.2726 s against 1.2694 s at 2, 20 slower still. The pass's communication
+// now goes with each chunk's layers (StageCost::chunk_layers_share).
+TEST(Reproducers, EachChunksCommunicationFollowsItsLayers) {
+  expect_more_compute_scale_never_slower(Json::parse(R"({"cluster": {"node": "mi350x-x8",
+      "nodes": 64}, "model": {"ffn_hidden": 2048, "ffn_type": "gelu", "heads": 16,
+      "hidden": 1024, "kv_heads": 1, "layers": 32, "moe": {"experts": 16, "ffn_hidden": 256,
+      "first_dense_layers": 1, "shared_experts": 2, "top_k": 2}, "mtp_layers": 1,
+      "name": "custom", "norm": "layernorm", "position": "rope", "seq_len": 1024,
+      "tied_embeddings": true, "vocab": 128256}, "plan": {"ep": 8, "flash_attention": true,
+      "framework": "deepspeed", "global_batch": 8192, "grad_reduce_in_fp32": true,
+      "micro_batch": 4, "moe_imbalance": 8.0, "moe_overlap": true, "overlap_p2p": true,
+      "pp": 8, "tp": 1, "vpp": 4}})"));
+}
+
 }  // namespace
 }  // namespace stepcast
