@@ -184,6 +184,12 @@ PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
 // A set's per-micro-batch data-parallel collectives (its slowest stage's): what each micro-batch
 // it does not run, of the set that runs the most, costs it.
 double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages);
+// How far a set's work runs past its pipeline's end, whatever its micro-batches: the
+// distributed optimizer's parameter gather (ZeRO-1 and 2), and then its gradient sync's exposure
+// after its last backward (`stage_sync`, when given: each stage's sync).
+double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages);
+double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
+                      const std::vector<StageCost>& stages, std::vector<double>* stage_sync);
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
 
 // 5. breakdown.cpp

@@ -434,5 +434,37 @@ TEST(Reproducers, EachChunksCommunicationFollowsItsLayers) {
       "pp": 8, "tp": 1, "vpp": 4}})"));
 }
 
+// BLOOM-176B under PyTorch FSDP (ZeRO-3) on 2 HGX A800 and 2 DGX B200 nodes, cp 2, full
+// recompute, 8 replicas on each group sharing 64 micro-batches each "auto" (the suite's seed
+// 2216). Each set reduce-scatters its embedding and output gradients once per micro-batch after
+// its last backward (census.cpp), past its pipeline's end. A balance of the pipelines' ends
+// alone gave the B200 sets 61 micro-batches (620.41 s) where 60 end sooner (616.77 s), the split
+// it took once the B200's HBM bandwidth was x 0.444: a slower GPU 0.59 % faster.
+TEST(Reproducers, AutoMicroBatchesCountWhatFollowsEachPipeline) {
+  auto doc = [](double hbm) {
+    Json b200 = gpu_with_peaks("b200", 1.0);
+    b200["memory_bandwidth_GBps"] = b200["memory_bandwidth_GBps"].get<double>() * hbm;
+    const Json auto_sets = Json::parse(R"([{"count": 8, "group": 0, "micro_batches": "auto"},
+        {"count": 8, "group": 1, "micro_batches": "auto"}])");
+    return Json{
+        {"model", "bloom-176b"},
+        {"seq_len", 8192},
+        {"cluster",
+         {{"groups",
+           {{{"node", "hgx-a800"}, {"nodes", 2}},
+            {{"gpu", b200}, {"gpus_per_node", 8}, {"intra_node_link", "nvlink5"},
+             {"inter_node_link", "ib-ndr"}, {"nics_per_node", 8}, {"nodes", 2}}}}}},
+        {"plan",
+         {{"framework", "pytorch-fsdp"}, {"tp", 1}, {"pp", 1}, {"cp", 2}, {"global_batch", 512},
+          {"micro_batch", 1}, {"recompute", "full"}, {"overlap_grad_reduce", false},
+          {"replicas", auto_sets}}}}
+        .dump();
+  };
+  const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.444));
+  ASSERT_EQ(at.replicas.size(), 2u);
+  EXPECT_EQ(at.replicas[1].micro_batches, 60);
+  EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace stepcast
