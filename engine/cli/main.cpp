@@ -1,6 +1,7 @@
 // stepcast: the command-line front end. Thin: parse arguments, read files, call the engine,
 // print. Exit status 0 on success, 2 on bad input (one line on stderr naming field, value, rule).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <cmath>
@@ -324,19 +325,23 @@ int run_search(const Args& args, const Catalog& catalog) {
   else
     fmt::print("your plan: {:.3f} s\n\n", r.baseline_s);
   // MoE models: the expert layout and dispatcher too. `overlap`: the communication the plan
-  // overlaps with compute (TP collectives, EP exchanges), on wherever the search could set it.
+  // overlaps with compute (TP collectives, EP exchanges, the gradient reduce with DP > 1).
   const bool moe = scenario->model.moe.enabled();
-  fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>11} {:>3} {:>10} {:>7}", "rank", "tp", "pp",
+  fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>11} {:>3} {:>10} {:>8}", "rank", "tp", "pp",
              "dp", "cp", "vpp", "schedule", "mb", "recompute", "overlap");
   if (moe) fmt::print(" {:>4} {:>4} {:>9}", "ep", "etp", "dispatch");
   fmt::print(" {:>10} {:>7} {:>9}  {}\n", "time s", "MFU %", "mem GiB", "layers/stage");
   int rank = 0;
   for (const auto& c : r.best) {
     const Plan& p = c.plan;
-    const bool tp = p.tp_comm_overlap && p.tp > 1, ep = p.moe_overlap && moe;
-    fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>11} {:>3} {:>10} {:>7}", ++rank, p.tp, p.pp,
+    std::vector<std::string> overlaps;
+    if (p.tp_comm_overlap && p.tp > 1) overlaps.push_back("tp");
+    if (p.moe_overlap && moe) overlaps.push_back("ep");
+    if (p.overlap_grad_reduce && p.dp > 1) overlaps.push_back("dp");
+    fmt::print("{:>4} {:>3} {:>3} {:>4} {:>3} {:>4} {:>11} {:>3} {:>10} {:>8}", ++rank, p.tp, p.pp,
                p.dp, p.cp, p.vpp, name_of(p.effective_schedule()), p.micro_batch,
-               to_string(p.recompute), tp && ep ? "tp+ep" : tp ? "tp" : ep ? "ep" : "none");
+               to_string(p.recompute),
+               overlaps.empty() ? std::string("none") : fmt::format("{}", fmt::join(overlaps, "+")));
     if (moe) fmt::print(" {:>4} {:>4} {:>9}", p.ep, p.etp, to_string(p.moe_dispatcher));
     // The split: "16" on every stage, else first/between/last ("15/16/15"; "30/31" for pp 2).
     const auto [first, between, last] = c.stage_layers;

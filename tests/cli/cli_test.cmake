@@ -537,6 +537,19 @@ if(NOT rc EQUAL 2 OR NOT err STREQUAL "error: standard input is over 1048576 byt
   message(FATAL_ERROR "estimate - of 1 MiB: ${rc} ${err}")
 endif()
 expect_exit_2(big_nccl "is over 1048576 bytes" calibrate --nccl-tests ${CMAKE_CURRENT_BINARY_DIR}/cli_big.json)
+# A GEMM table past 8 MiB (cli_io.h: kMaxGemmTableBytes, 100,000 rows of ~80 bytes) likewise:
+# by its size before a byte of it is read, and standard input after its first 8 MiB.
+string(REPEAT "${padding}" 8 gemm_rows)  # 8 x 1,049,600 bytes
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_big_gemm.csv "m,n,k,dtype,tflops\n${gemm_rows}")
+expect_exit_2(big_gemm "cli_big_gemm.csv is over 8388608 bytes, the most this command reads"
+              calibrate --gemm ${CMAKE_CURRENT_BINARY_DIR}/cli_big_gemm.csv --gpu h100-sxm5-80gb)
+execute_process(COMMAND ${STEPCAST} calibrate --gemm - --gpu h100-sxm5-80gb
+                INPUT_FILE ${CMAKE_CURRENT_BINARY_DIR}/cli_big_gemm.csv
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT out STREQUAL "" OR
+   NOT err STREQUAL "error: standard input is over 8388608 bytes, the most this command reads\n")
+  message(FATAL_ERROR "calibrate --gemm - of 8 MiB: ${rc} ${err}")
+endif()
 expect_error(duplicate_key "{\"model\": \"llama3-70b\", \"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 8}, \"plan\": {\"tp\": 8, \"tp\": 4, \"global_batch\": 8}}"
              "has the key \"tp\" twice in one object: give it once")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_not_runs.csv "a,b\n1,2\n")

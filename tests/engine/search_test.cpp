@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "stepcast/search.h"
@@ -136,17 +137,21 @@ TEST(Search, TurnsTensorParallelOverlapOnWhereTheFrameworkCan) {
 // The distributed optimizer is the software's: Megatron-LM 2.x has none (nor context
 // parallelism), and a Megatron-Core plan that turns it off keeps it off in every plan the search
 // returns, while Megatron-Core's own default keeps it on.
+// The `top` best plans for GPT-3 1.3B on one DGX A100 at a global batch of 64, the plan's other
+// keys `plan_flags` (", key: value" pairs).
+std::vector<SearchCandidate> best_gpt3_on_a100(const char* plan_flags, int top) {
+  SearchOptions o;
+  o.top = top;
+  auto r = search_plans(test::scenario(fmt::format(R"({{"model": "gpt3-1.3b", "seq_len": 2048,
+      "cluster": {{"node": "dgx-a100", "nodes": 1}}, "plan": {{"global_batch": 64{}}}}})",
+                                                   plan_flags)),
+                        o);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? r->best : std::vector<SearchCandidate>{};
+}
+
 TEST(Search, KeepsTheScenariosOptimizerSharding) {
-  auto best = [](const char* plan_flags) {
-    SearchOptions o;
-    o.top = 50;
-    auto r = search_plans(test::scenario(fmt::format(R"({{"model": "gpt3-1.3b", "seq_len": 2048,
-        "cluster": {{"node": "dgx-a100", "nodes": 1}}, "plan": {{"global_batch": 64{}}}}})",
-                                                     plan_flags)),
-                          o);
-    EXPECT_TRUE(r.ok());
-    return r.ok() ? r->best : std::vector<SearchCandidate>{};
-  };
+  auto best = [](const char* plan_flags) { return best_gpt3_on_a100(plan_flags, 50); };
   for (const char* flags : {R"(, "framework": "megatron-lm-2021")",
                             R"(, "distributed_optimizer": false)"}) {
     const auto plans = best(flags);
@@ -163,6 +168,33 @@ TEST(Search, KeepsTheScenariosOptimizerSharding) {
   const auto core = best("");
   ASSERT_FALSE(core.empty());
   for (const auto& c : core) EXPECT_TRUE(c.plan.distributed_optimizer);
+}
+
+// The gradient-reduce overlap is a plan choice where there is a data-parallel gradient reduce
+// (issue 38): GPT-3 1.3B on one DGX A100 (8 GPUs) with the distributed optimizer, the overlap off
+// in the scenario. Every plan with DP > 1 is tried off and on, DP 1 keeps the scenario's off;
+// with the parameter gather overlapped (which needs it) every plan keeps it on.
+TEST(Search, VariesTheGradReduceOverlapWhereThereIsDataParallelism) {
+  auto plans = [](const char* flags) { return best_gpt3_on_a100(flags, 2000); };
+  const auto off = plans(R"(, "overlap_grad_reduce": false, "overlap_param_gather": false)");
+  ASSERT_FALSE(off.empty());
+  int on_dp = 0, off_dp = 0;
+  std::map<std::string, std::set<bool>> both;  // each shape's settings of the flag
+  for (const auto& c : off) {
+    if (c.plan.dp == 1) {
+      EXPECT_FALSE(c.plan.overlap_grad_reduce) << to_json(c.plan).dump();
+      continue;
+    }
+    (c.plan.overlap_grad_reduce ? on_dp : off_dp) += 1;
+    Json shape = to_json(c.plan);
+    shape.erase("overlap_grad_reduce");
+    both[shape.dump()].insert(c.plan.overlap_grad_reduce);
+  }
+  EXPECT_GT(on_dp, 0);
+  EXPECT_EQ(on_dp, off_dp);  // every shape with DP > 1 once each way
+  for (const auto& [shape, settings] : both) EXPECT_EQ(settings.size(), 2u) << shape;
+  for (const auto& c : plans(R"(, "overlap_grad_reduce": true, "overlap_param_gather": true)"))
+    EXPECT_TRUE(c.plan.overlap_grad_reduce) << to_json(c.plan).dump();
 }
 
 // The optimizer is the user's, not a plan choice: a Muon search returns Muon plans, each with
@@ -186,12 +218,14 @@ TEST(Search, KeepsTheScenariosOptimizer) {
 
 // Context parallelism is searched only where the software has it: a Megatron-LM 2.x search
 // weighs the plans a Megatron-Core one does on a sequence no CP size splits (2,050 tokens: CP c
-// needs 2c to divide them, and 4, 8 and 16 do not), none refused for CP.
+// needs 2c to divide them, and 4, 8 and 16 do not), none refused for CP. (The parameter gather
+// is not overlapped in either, so both try the gradient-reduce overlap on and off with DP > 1.)
 TEST(Search, VariesContextParallelismOnlyWhereTheSoftwareHasIt) {
   auto searched = [](const char* framework, int seq_len) {
     auto r = search_plans(test::scenario(fmt::format(R"({{"model": "gpt3-1.3b",
         "seq_len": {}, "cluster": {{"node": "dgx-a100", "nodes": 1}},
-        "plan": {{"global_batch": 64, "framework": "{}"}}}})", seq_len, framework)));
+        "plan": {{"global_batch": 64, "framework": "{}", "overlap_param_gather": false}}}})",
+                                                     seq_len, framework)));
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : SearchResult{};
   };

@@ -100,27 +100,27 @@ struct Limit {
 };
 
 constexpr Limit kLimits[] = {
-    {"SC21", 10, 4.2, 8.1},
+    {"SC21", 10, 4.2, 8.2},
     {"KORTH", 8, 5.8, 10.8},
     {"MCORE", 9, 9.5, 21.3},
-    {"NEMO2407", 6, 7.6, 12.4},
-    {"MBRIDGE25.11", 5, 7.3, 7.8},
+    {"NEMO2407", 6, 7.6, 12.5},
+    {"MBRIDGE25.11", 5, 7.3, 8.0},
     {"BLOOM", 1, 11.7, 11.7},
     {"MTNLG", 3, 20.6, 20.7},
     {"DTFM", 5, 12.6, 16.0},
-    {"LLMFOUNDRY", 9, 8.8, 9.5},
+    {"LLMFOUNDRY", 9, 9.0, 9.5},
     {"MBRIDGE26.04.01", 34, 6.4, 6.9},
     {"MBRIDGE26.04", 32, 6.0, 6.4},
-    {"MBRIDGE26.02.01", 32, 6.4, 7.5},
-    {"MBRIDGE26.02", 33, 7.2, 8.8},
-    {"MBRIDGE25.09", 21, 9.7, 12.8},
-    {"MBSKILL", 10, 46.2, 46.7},
+    {"MBRIDGE26.02.01", 32, 7.4, 7.5},
+    {"MBRIDGE26.02", 33, 7.4, 8.8},
+    {"MBRIDGE25.09", 21, 9.7, 13.8},
+    {"MBSKILL", 10, 46.2, 47.2},
     {"SIMUMAX", 12, 5.5, 5.7},
     {"AUTOMODEL", 1, 14.5, 14.7},
     {"SIMUMAXB200", 31, 4.4, 6.5},
 };
 constexpr double kMegatronMape = 6.4, kMegatronLosoMape = 13.3;
-constexpr double kOverallMape = 8.4, kOverallLosoMape = 10.3, kOverallWorst = 55.3;
+constexpr double kOverallMape = 8.4, kOverallLosoMape = 10.4, kOverallWorst = 55.3;
 // The groups the training-stacks goals name (tests/validation/README.md): rows run by Megatron
 // software, Blackwell rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures,
 // measured, rounded up.
@@ -132,10 +132,10 @@ struct GroupLimit {
 constexpr GroupLimit kGroups[] = {
     {"Megatron software", 248, 10.2},
     {"Megatron software, dense rows", 134, 8.0},
-    {"Blackwell GPUs", 171, 7.5},
+    {"Blackwell GPUs", 171, 7.6},
     {"models under 3 B", 7, 15.3},
-    {"MoE rows", 115, 12.8},
-    {"dense rows", 147, 8.3},
+    {"MoE rows", 115, 12.9},
+    {"dense rows", 147, 8.4},
 };
 // Cases of each table on its own, and runs that both tables report (counted once).
 constexpr int kPublishedCases = 57, kModernCases = 206, kRepeatedRuns = 1;

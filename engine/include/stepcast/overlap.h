@@ -47,4 +47,14 @@ double pipelined_reduce_scatter_s(double comm, double gemm, int splits, double s
 double bucketed_overlap_s(double transfer, double fixed, double buckets, double window,
                           double slowdown);
 
+// The compute each overlap above runs its communication beside: the part of `window` or `gemm`
+// that is busy hiding it (the `min` of its formula). Another communication hidden behind the same
+// compute can only use what is left; hiding two behind the whole of it let each grow by what the
+// compute shrank, so a faster GPU could finish later (issue 38).
+//   bulk: min(comm, window); ring exchange: min(comm, (tp-1)/tp * gemm);
+//   pipelined reduce-scatter: (splits-1)/splits * min(comm, gemm)
+double bulk_hidden_s(double comm, double window);
+double ring_exchange_hidden_s(double comm, double gemm, int tp);
+double pipelined_reduce_scatter_hidden_s(double comm, double gemm, int splits);
+
 }  // namespace stepcast

@@ -46,11 +46,13 @@ std::vector<int64_t> stage_layers(const Scenario& sc, const std::vector<int>& gr
 }
 
 // A replica's pipeline time against its micro-batches m, by pipeline.h's closed form over its
-// stages' times per micro-batch: m times the slowest stage's, plus the fill and drain; and what
-// each micro-batch it does not run of the busiest set costs it (tail.cpp).
+// stages' times per micro-batch: m times the slowest stage's, plus the fill and drain; what
+// each micro-batch it does not run of the busiest set costs it; and what runs past its pipeline
+// whatever m, its parameter gather and its gradient sync's exposure (tail.cpp).
 struct OneMicroBatch {
   PipelineTime time;
   double lockstep_s = 0;
+  double after_s = 0;
 };
 OneMicroBatch one_micro_batch(const Scenario& sc, const Plan& q, const PipelineLayout& lay) {
   std::vector<double> unit;
@@ -59,7 +61,8 @@ OneMicroBatch one_micro_batch(const Scenario& sc, const Plan& q, const PipelineL
     stages.push_back(stage_cost_of(sc, q, lay, i));
     unit.push_back(stages.back().unit_s);
   }
-  return {pipeline_time(unit, 1, q.vpp), lockstep_per_micro_batch_s(stages)};
+  return {pipeline_time(unit, 1, q.vpp), lockstep_per_micro_batch_s(stages),
+          param_gather_s(sc, stages) + exposed_sync_s(sc, q, stages, nullptr)};
 }
 
 }  // namespace
@@ -75,15 +78,27 @@ std::vector<ReplicaSet> replica_sets(const Scenario& sc) {
   }
   if (p.replicas.empty()) return sets;
 
-  // Auto micro-batches: the sets' pipelines finish as close together as whole micro-batches let
-  // them (each its slowest stage per micro-batch, plus its fill and drain).
+  // Auto micro-batches: the sets finish as close together as whole micro-batches let them (each
+  // its slowest stage per micro-batch, plus its fill and drain and what follows its pipeline,
+  // its parameter gather and gradient sync: tail.cpp). Balancing the pipelines' ends alone
+  // missed that sync, which under ZeRO-3 grows with the set's micro-batches: BLOOM-176B under
+  // FSDP on an A800 and a B200 set ran 0.59 % slower than with the B200's HBM bandwidth x 0.444,
+  // which moved one micro-batch (seed 2216 of the invariant suite, issue 38).
   std::vector<double> per_mb, fill, lockstep;
   std::vector<int> counts;
   std::vector<int64_t> fixed;
   for (const auto& set : sets) {
     const OneMicroBatch t = one_micro_batch(sc, plan_for(p, p.pp), set.layout);
-    per_mb.push_back(t.time.steady_s);
-    fill.push_back(t.time.bubble_s);
+    // Under ZeRO-3 what follows the pipeline grows with the set's own micro-batches: each one's
+    // embedding and output gradients are reduce-scattered after the last backward (census.cpp).
+    // Measured at pp and 2·pp micro-batches, its part per micro-batch goes with the pipeline's.
+    double after_per_mb = 0;
+    if (p.effective_zero_stage() >= 3)
+      after_per_mb =
+          (one_micro_batch(sc, plan_for(p, 2 * int64_t{p.pp}), set.layout).after_s - t.after_s) /
+          p.pp;
+    per_mb.push_back(t.time.steady_s + after_per_mb);
+    fill.push_back(t.time.bubble_s + t.after_s - after_per_mb * p.pp);
     lockstep.push_back(t.lockstep_s);
     counts.push_back(set.count);
     fixed.push_back(set.micro_batches);

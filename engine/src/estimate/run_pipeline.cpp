@@ -57,12 +57,11 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     const double f = s.time.forward_pass(), b = s.time.backward_pass(), w = s.time.weight_grad;
     unit.push_back({s.unit_s, f, b - w, w});
     p2p.push_back(s.report.p2p_s);
-    // ZeRO-3's exposed communication goes with each chunk's own layers (StageCost), the rest of
-    // the pass with its compute.
+    // ZeRO-3's exposed communication and the launch waits go with each chunk (StageCost), the
+    // rest of the pass by its compute and its layers (StageCost::chunk_forward_s).
     const auto own = [](const std::vector<double>& per_chunk, int c) {
       return per_chunk.empty() ? 0.0 : per_chunk[static_cast<size_t>(c)];
     };
-    // So do each chunk's launch waits.
     double own_f = 0, own_b = 0;
     for (int c = 0; c < p.vpp; ++c) {
       own_f += own(s.chunk_zero3_forward, c) + own(s.chunk_launch_wait_forward, c);
@@ -70,9 +69,9 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     }
     for (int c = 0; c < p.vpp; ++c) {
       const size_t vs = static_cast<size_t>(c) * p.pp + i;
-      fwd[vs] = (f - own_f) * s.chunk_forward_share[c] + own(s.chunk_zero3_forward, c) +
+      fwd[vs] = s.chunk_forward_s(c, f - own_f) + own(s.chunk_zero3_forward, c) +
                 own(s.chunk_launch_wait_forward, c);
-      bwd[vs] = (b - own_b) * s.chunk_backward_share[c] + own(s.chunk_zero3_backward, c) +
+      bwd[vs] = s.chunk_backward_s(c, b - own_b) + own(s.chunk_zero3_backward, c) +
                 own(s.chunk_launch_wait_backward, c);
       wgt[vs] = w * s.chunk_weight_grad_share[c];
     }

@@ -72,43 +72,63 @@ ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path) 
   return {forward, backward + full_recompute_share(m, p) * forward};
 }
 
-// Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
-// (NeMo's ub configs, e.g. ub_cfg_h100_h12288_tp8_mbs2_seqlen2048.yaml): forward, the QKV and
-// fc1 input all-gathers ring-exchange with their GEMMs and the proj and fc2 output
-// reduce-scatters are pipelined in 4 splits; backward, the proj and fc2 dgrad all-gathers
-// ring-exchange with their dgrad GEMMs, the re-gathered QKV and fc1 inputs overlap the dgrad
-// GEMMs in bulk and their input-gradient reduce-scatters the wgrad GEMMs; full recompute replays
-// the forward.
-ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
-                          const CommPath& path, double slowdown, const LayerKind& kind) {
+namespace {
+
+// One TP-split block under Transformer Engine's userbuffers, per micro-batch: `in` the GEMM that
+// consumes the gathered input (QKV, fc1), `out` the one whose output is reduce-scattered (proj,
+// fc2). Forward, the all-gather ring-exchanges with `in` and the reduce-scatter is pipelined in 4
+// splits behind `out`; backward, the output gradient's all-gather ring-exchanges with `out`'s
+// dgrad, the re-gathered input overlaps `in`'s dgrad in bulk and its input-gradient
+// reduce-scatter `in`'s wgrad (each of `in`'s time).
+// Returns the exposed time per pass and the GEMM time busy hiding the collectives.
+struct BlockTp {
+  ByPass exposed, busy;
+};
+BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, double slowdown) {
   constexpr int kReduceScatterSplits = 4;
+  BlockTp b;
+  b.exposed.forward =
+      ring_exchange_overlap_s(c.all_gather, in, tp, slowdown) +
+      pipelined_reduce_scatter_s(c.reduce_scatter, out, kReduceScatterSplits, slowdown);
+  b.exposed.backward = ring_exchange_overlap_s(c.all_gather, out, tp, slowdown) +
+                       bulk_overlap_s(c.all_gather, in, slowdown) +
+                       bulk_overlap_s(c.reduce_scatter, in, slowdown);
+  b.busy.forward = ring_exchange_hidden_s(c.all_gather, in, tp) +
+                  pipelined_reduce_scatter_hidden_s(c.reduce_scatter, out, kReduceScatterSplits);
+  b.busy.backward = ring_exchange_hidden_s(c.all_gather, out, tp) +
+                              bulk_hidden_s(c.all_gather, in) + bulk_hidden_s(c.reduce_scatter, in);
+  return b;
+}
+
+}  // namespace
+
+// Transformer Engine's userbuffer overlap of one layer's TP collectives, per micro-batch
+// (NeMo's ub configs, e.g. ub_cfg_h100_h12288_tp8_mbs2_seqlen2048.yaml): a transformer layer's
+// attention (QKV, proj) and MLP (fc1, fc2) blocks each as block_tp_overlap above; full
+// recompute replays the forward.
+TpOverlap te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                             const CommPath& path, double slowdown, const LayerKind& kind) {
   const SpCollectives c = sp_collectives(m, p, path);
   const LayerGemms& g = layer.gemms;
+  TpOverlap out;
   if (kind.block != Block::transformer) {
     // A hybrid layer's one block: its input and output GEMMs carry its collectives (the Mamba
     // mixer's in_proj and out_proj stand in qkv and proj; an MLP or MoE block's fc1 and fc2).
     const bool mlp = kind.block == Block::mlp;
-    const double in = mlp ? g.fc1_s : g.qkv_s, out = mlp ? g.fc2_s : g.proj_s;
-    const double forward =
-        ring_exchange_overlap_s(c.all_gather, in, p.tp, slowdown) +
-        pipelined_reduce_scatter_s(c.reduce_scatter, out, kReduceScatterSplits, slowdown);
-    const double backward = ring_exchange_overlap_s(c.all_gather, out, p.tp, slowdown) +
-                            bulk_overlap_s(c.all_gather, in, slowdown) +
-                            bulk_overlap_s(c.reduce_scatter, in, slowdown);
-    return {forward, backward + full_recompute_share(m, p) * forward};
+    const BlockTp b =
+        block_tp_overlap(c, mlp ? g.fc1_s : g.qkv_s, mlp ? g.fc2_s : g.proj_s, p.tp, slowdown);
+    out.exposed = b.exposed;
+    (mlp ? out.mlp_busy : out.attention_busy) = b.busy;
+  } else {
+    const BlockTp attention = block_tp_overlap(c, g.qkv_s, g.proj_s, p.tp, slowdown);
+    const BlockTp mlp = block_tp_overlap(c, g.fc1_s, g.fc2_s, p.tp, slowdown);
+    out.exposed = {attention.exposed.forward + mlp.exposed.forward,
+                   attention.exposed.backward + mlp.exposed.backward};
+    out.attention_busy = attention.busy;
+    out.mlp_busy = mlp.busy;
   }
-  const double forward =
-      ring_exchange_overlap_s(c.all_gather, g.qkv_s, p.tp, slowdown) +
-      ring_exchange_overlap_s(c.all_gather, g.fc1_s, p.tp, slowdown) +
-      pipelined_reduce_scatter_s(c.reduce_scatter, g.proj_s, kReduceScatterSplits, slowdown) +
-      pipelined_reduce_scatter_s(c.reduce_scatter, g.fc2_s, kReduceScatterSplits, slowdown);
-  const double backward = ring_exchange_overlap_s(c.all_gather, g.proj_s, p.tp, slowdown) +
-                          ring_exchange_overlap_s(c.all_gather, g.fc2_s, p.tp, slowdown) +
-                          bulk_overlap_s(c.all_gather, g.qkv_s, slowdown) +
-                          bulk_overlap_s(c.all_gather, g.fc1_s, slowdown) +
-                          bulk_overlap_s(c.reduce_scatter, g.qkv_s, slowdown) +
-                          bulk_overlap_s(c.reduce_scatter, g.fc1_s, slowdown);
-  return {forward, backward + full_recompute_share(m, p) * forward};
+  out.exposed.backward += full_recompute_share(m, p) * out.exposed.forward;
+  return out;
 }
 
 // Parameters one GPU of a stage holds, with Megatron's padded vocabulary. Attention and the
@@ -397,6 +417,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
          (model_first ? embed.backward_s : 0) +
          (model_last ? head.backward_s + mtp_backward + mtp_recompute : 0)) /
         (t.backward + t.recompute));
+    c.chunk_layers_share.push_back(L > 0 ? chunks[k].total() / L : 1.0 / v);
     c.chunk_weight_grad_share.push_back(
         t.weight_grad > 0
             ? (sum_of(in_chunk, [](const LayerCompute& l) { return l.weight_grad_s; }) +
@@ -411,33 +432,44 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
   const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
   ByPass tp{tp_fwd, tp_bwd + tp_rc};
+  std::array<TpOverlap, kLayerKinds.size()> tp_layer{};  // each kind's, by its index in `kinds`
   if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
     // The embedding's, output layer's and loss's collectives are not overlapped.
     const ByPass per_layer = layer_tp_comm_s(m, p, paths.tp);
     tp = {std::max(0.0, tp.forward - L * per_layer.forward),
           std::max(0.0, tp.backward - L * per_layer.backward)};
-    for (const auto& k : kinds) {
-      const ByPass layer = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown, k.kind);
-      tp.forward += layer.forward * k.count;
-      tp.backward += layer.backward * k.count;
+    for (size_t i = 0; i < kinds.size; ++i) {
+      const KindCost& k = kinds.items[i];
+      tp_layer[i] = te_overlapped_tp_s(m, p, k.compute, paths.tp, slowdown, k.kind);
+      tp.forward += tp_layer[i].exposed.forward * k.count;
+      tp.backward += tp_layer[i].exposed.backward * k.count;
     }
   }
-  // CP's K/V ring overlaps the attention blocks it feeds.
+  // CP's K/V ring overlaps the attention blocks it feeds; `cp_busy`, the fraction of each
+  // attention core's time it keeps busy (the same in every layer).
+  const double cp_fwd = census_time(ops, CommGroup::cp, Phase::forward) / mbd;
+  const double cp_bwd = census_time(ops, CommGroup::cp, Phase::backward) / mbd;
+  const double attention_fwd =
+      sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; });
+  const double attention_bwd =
+      sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; });
   const ByPass cp{
-      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::forward) / mbd,
-                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; }),
-                            slowdown),
-      exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::backward) / mbd,
-                            sum_of(kinds, [](const LayerCompute& l) { return l.attention_backward_s; }),
-                            slowdown) +
+      exposed_after_overlap(cp_fwd, attention_fwd, slowdown),
+      exposed_after_overlap(cp_bwd, attention_bwd, slowdown) +
           exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
                                 sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
                                 slowdown)};
+  const ByPass cp_busy{attention_fwd > 0 ? bulk_hidden_s(cp_fwd, attention_fwd) / attention_fwd : 0,
+                       attention_bwd > 0 ? bulk_hidden_s(cp_bwd, attention_bwd) / attention_bwd : 0};
   // MoE token exchange sits between the router and the experts: exposed, unless Megatron's
   // --overlap-moe-expert-parallel-comm pairs the forward of one micro-batch's layer with the
   // backward of another's (combined_1f1b.py): each of the four exchanges (dispatch and combine,
   // forward and backward) runs during one compute block of the other pass, the attention or the
-  // MoE block, and only what exceeds its block stays exposed.
+  // MoE block, and only what exceeds its block stays exposed. A block's GEMMs already busy
+  // hiding its TP collectives (userbuffers) and its attention core busy with CP's K/V ring hide
+  // nothing more: the exchange has the rest of the block. (Hiding it behind the whole block let
+  // the TP and the EP exposure each grow by what a faster GPU saved: a compute scale of 2 over 1
+  // made a moe_overlap plan 0.39 % slower, issue 38.)
   auto ep_time = [&](Phase ph) {
     return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
   };
@@ -449,14 +481,20 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     const double per_layer = 1 / mix.moe_total();
     const double fwd = ep_time(Phase::forward) * per_layer, bwd = ep_time(Phase::backward) * per_layer;
     ep = {0, ep_time(Phase::recompute)};
-    for (const auto& k : kinds) {
+    for (size_t i = 0; i < kinds.size; ++i) {
+      const KindCost& k = kinds.items[i];
       if (!k.kind.moe) continue;
       const LayerCompute& l = k.compute;
       const LayerGemms& g = l.gemms;
-      const double attn_f = g.qkv_s + g.proj_s + l.attention_forward_s;
-      const double attn_b = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
-      const double moe_f = std::max(0.0, l.forward_s - attn_f);
-      const double moe_b = std::max(0.0, l.backward_s - attn_b);
+      const TpOverlap& busy = tp_layer[i];
+      const double attn_f_whole = g.qkv_s + g.proj_s + l.attention_forward_s;
+      const double attn_b_whole = 2 * (g.qkv_s + g.proj_s) + l.attention_backward_s;
+      const double moe_f = std::max(0.0, l.forward_s - attn_f_whole - busy.mlp_busy.forward);
+      const double moe_b = std::max(0.0, l.backward_s - attn_b_whole - busy.mlp_busy.backward);
+      const double attn_f = std::max(0.0, attn_f_whole - busy.attention_busy.forward -
+                                              cp_busy.forward * l.attention_forward_s);
+      const double attn_b = std::max(0.0, attn_b_whole - busy.attention_busy.backward -
+                                              cp_busy.backward * l.attention_backward_s);
       ep.forward += k.count * (exposed_after_overlap(fwd / 2, moe_b, slowdown) +
                                exposed_after_overlap(fwd / 2, attn_b, slowdown));
       ep.backward += k.count * (exposed_after_overlap(bwd / 2, attn_f, slowdown) +
@@ -520,8 +558,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   for (int k = 0; k < v; ++k) {
     const auto [launches, forward_launches] =
         launches_of(kind_costs(m, p, device, chunks[k], &kinds));
-    const double busy = busy_forward * c.chunk_forward_share[k] +
-                        busy_backward * c.chunk_backward_share[k];
+    const double busy = c.chunk_forward_s(k, busy_forward) + c.chunk_backward_s(k, busy_backward);
     const double wait = std::max(0.0, launches * sc.calibration.host_launch_s - busy);
     const double forward_part = launches > 0 ? forward_launches / launches : 0;
     c.chunk_launch_wait_forward.push_back(wait * forward_part);
@@ -549,16 +586,29 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     const double reduce_s = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
     c.dp_per_micro_batch_s = gather_s + reduce_s;
     // Each virtual chunk gathers its own layers' parameters (and reduce-scatters their
-    // gradients) while it runs: its share of the stage's layers, hidden behind its own share of
-    // the pass. Spreading the stage's exposed total by the chunks' compute shares instead moved
-    // it between chunks whenever the compute did (the output layer's share grows as the GEMMs get
-    // faster), so a faster GPU or less recompute could lengthen an interleaved pipeline (issue 38).
+    // gradients) while it runs: its share of the stage's layers, hidden behind its own part of
+    // the pass (its compute, its layers' share of the communication and syncs beside it, its own
+    // launch waits). Spreading the stage's exposed total by the chunks' compute shares instead
+    // moved it between chunks whenever the compute did (the output layer's share grows as the
+    // GEMMs get faster), so a faster GPU or less recompute could lengthen an interleaved
+    // pipeline; so did a window that gave each chunk the pass's exposed TP, CP and EP
+    // communication by compute share (seed 2634 of the invariant suite, interleaved ZeRO-3 with
+    // the EP overlap: a compute scale of 20 0.58 % slower than 2; issue 38).
+    double waits_forward = 0, waits_backward = 0;
     for (int k = 0; k < v; ++k) {
-      const double layers_share = L > 0 ? chunks[k].total() / L : 1.0 / v;
+      waits_forward += c.chunk_launch_wait_forward[k];
+      waits_backward += c.chunk_launch_wait_backward[k];
+    }
+    for (int k = 0; k < v; ++k) {
+      const double layers_share = c.chunk_layers_share[k];
       c.chunk_zero3_forward.push_back(exposed_after_overlap(
-          gather_s * layers_share, forward_pass * c.chunk_forward_share[k], slowdown));
+          gather_s * layers_share,
+          c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k],
+          slowdown));
       c.chunk_zero3_backward.push_back(exposed_after_overlap(
-          reduce_s * layers_share, backward_pass * c.chunk_backward_share[k], slowdown));
+          reduce_s * layers_share,
+          c.chunk_backward_s(k, backward_pass - waits_backward) + c.chunk_launch_wait_backward[k],
+          slowdown));
       zero3.forward += c.chunk_zero3_forward.back();
       zero3.backward += c.chunk_zero3_backward.back();
     }

@@ -83,6 +83,20 @@ struct StageCost {
   // the embedding on the model's first chunk and the output layer on its last.
   std::vector<double> chunk_forward_share, chunk_backward_share;
   std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
+  // Each chunk's share of the stage's layers (sums to 1). A pass's exposed TP, CP and EP
+  // communication and its MoE syncs' waits are the layers' own: they go with each chunk's
+  // layers, while its compute goes by the compute shares above (stage_cost.cpp).
+  std::vector<double> chunk_layers_share;
+  // Chunk k's part of a forward or backward pass of `pass_s` seconds (compute and what the pass
+  // exposes beside it, its own waits and ZeRO-3 apart): its compute and its layers' share of the
+  // rest.
+  double chunk_forward_s(int k, double pass_s) const {
+    return time.forward * chunk_forward_share[k] + (pass_s - time.forward) * chunk_layers_share[k];
+  }
+  double chunk_backward_s(int k, double pass_s) const {
+    const double compute = time.backward + time.recompute;
+    return compute * chunk_backward_share[k] + (pass_s - compute) * chunk_layers_share[k];
+  }
   // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
   // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
   std::vector<double> chunk_zero3_forward, chunk_zero3_backward;
@@ -142,8 +156,14 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
 ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
-ByPass te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
-                          const CommPath& path, double slowdown, const LayerKind& kind = {});
+// The exposed time per pass, and per pass the GEMM time of the attention block (a hybrid
+// layer's attention or Mamba block) and of the MLP or MoE block that is busy hiding them: the
+// EP overlap hides its exchanges behind what is left (moe_overlap, stage_cost.cpp).
+struct TpOverlap {
+  ByPass exposed, attention_busy, mlp_busy;
+};
+TpOverlap te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompute& layer,
+                             const CommPath& path, double slowdown, const LayerKind& kind = {});
 // Communication hidden behind a compute window: what exceeds the window stays exposed, and the
 // compute it overlaps slows down (NCCL kernels take SMs and memory bandwidth).
 double exposed_after_overlap(double comm, double window, double slowdown);
@@ -164,6 +184,12 @@ PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
 // A set's per-micro-batch data-parallel collectives (its slowest stage's): what each micro-batch
 // it does not run, of the set that runs the most, costs it.
 double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages);
+// How far a set's work runs past its pipeline's end, whatever its micro-batches: the
+// distributed optimizer's parameter gather (ZeRO-1 and 2), and then its gradient sync's exposure
+// after its last backward (`stage_sync`, when given: each stage's sync).
+double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages);
+double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
+                      const std::vector<StageCost>& stages, std::vector<double>* stage_sync);
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
 
 // 5. breakdown.cpp

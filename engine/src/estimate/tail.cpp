@@ -15,45 +15,67 @@ double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages) {
   return most;
 }
 
-Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
-  const PipelineRun& run = runs[critical];
+// The gradient buckets go out as one burst (bucketed_overlap_s): after the last micro-batch's
+// backward, or with overlap during it, each model chunk's once its last backward is done, so
+// only the last chunk's can be exposed: what its backward does not cover, at least the last
+// bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
+// of their sync.
+double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
+                      const std::vector<StageCost>& stages, std::vector<double>* stage_sync) {
   const Plan& p = sc.plan;
   const int zero = p.effective_zero_stage();
   const double slowdown = sc.calibration.overlap_slowdown;
+  const ScheduleShape shape = schedule_shape(set_plan);
+  const Schedule& schedule = schedule_of(set_plan);
+  // The last chunk's share of a stage's gradients (1/chunks when interleaved).
+  const double last_share = 1.0 / shape.chunks;
+  double exposed = 0, slack = 0;
+  for (int i = 0; i < p.pp; ++i) {
+    const StageCost& cost = stages[i];
+    const DpBurst& reduce = cost.dp_reduce;
+    const double backward = cost.time.backward_pass(), weight_grad = cost.time.weight_grad;
+    const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
+    double sync = reduce.whole_s();
+    if (p.overlap_grad_reduce && sync > 0 && zero < 3)
+      sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
+                                reduce.buckets * last_share, last_backward, slowdown);
+    if (stage_sync) (*stage_sync)[i] = sync;
+    exposed = std::max(exposed, sync - slack);
+    slack += schedule.drain_step_s(backward, weight_grad, shape) + cost.report.p2p_s;
+  }
+  return std::max(0.0, exposed);
+}
+
+// The distributed optimizer's parameter all-gather (dense and expert parameters from their own
+// groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
+// pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
+// each replica's own, before its pipeline.
+double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages) {
+  const Plan& p = sc.plan;
+  const int zero = p.effective_zero_stage();
+  double gather = 0;
+  if (zero >= 1 && zero < 3)
+    for (const StageCost& cost : stages) {
+      const DpBurst& g = cost.dp_gather;
+      gather = std::max(gather, p.overlap_param_gather
+                                    ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
+                                                         cost.time.forward_pass(),
+                                                         sc.calibration.overlap_slowdown)
+                                    : g.whole_s());
+    }
+  return gather;
+}
+
+Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical) {
+  const PipelineRun& run = runs[critical];
+  const Plan& p = sc.plan;
   Tail t;
   t.stage_sync_s.assign(p.pp, 0);
-  // The gradient buckets go out as one burst (bucketed_overlap_s): after the last micro-batch's
-  // backward, or with overlap during it, each model chunk's once its last backward is done, so
-  // only the last chunk's can be exposed: what its backward does not cover, at least the last
-  // bucket. Later stages finish their last backward earlier (the 1F1B drain), which hides part
-  // of their sync.
-  //
   // One ring spans every replica set: a bucket goes out once every set has produced it, so the
   // sync ends after the latest of the sets' ends plus what each one's own last backward leaves
   // exposed (a set that finishes earlier but hides less of the sync behind a shorter last
   // backward can end later: taking only the critical set's made a slower GPU in one set give a
   // shorter iteration, issue 38). Measured from the latest set's end (below).
-  auto exposed_after = [&](const PipelineRun& each, std::vector<double>* stage_sync) {
-    const ScheduleShape shape = schedule_shape(each.plan);
-    const Schedule& schedule = schedule_of(each.plan);
-    // The last chunk's share of a stage's gradients (1/chunks when interleaved).
-    const double last_share = 1.0 / shape.chunks;
-    double exposed = 0, slack = 0;
-    for (int i = 0; i < p.pp; ++i) {
-      const StageCost& cost = each.stages[i];
-      const DpBurst& reduce = cost.dp_reduce;
-      const double backward = cost.time.backward_pass(), weight_grad = cost.time.weight_grad;
-      const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
-      double sync = reduce.whole_s();
-      if (p.overlap_grad_reduce && sync > 0 && zero < 3)
-        sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
-                                  reduce.buckets * last_share, last_backward, slowdown);
-      if (stage_sync) (*stage_sync)[i] = sync;
-      exposed = std::max(exposed, sync - slack);
-      slack += schedule.drain_step_s(backward, weight_grad, shape) + cost.report.p2p_s;
-    }
-    return std::max(0.0, exposed);
-  };
   //
   // ZeRO-3's gathers and reduce-scatters (and DeepSpeed ZeRO-2's reduces) of every micro-batch
   // are collectives of every data-parallel rank, which spans the sets: a set that runs fewer
@@ -72,34 +94,23 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   const double critical_end = run.pipe_s + run.fill_s;
   const double latest = *std::max_element(ends.begin(), ends.end());
   t.lockstep_s = latest - critical_end;
-  // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
-  // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
-  // pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
-  // each replica's own, before its pipeline, so what the iteration exposes is how far the
-  // slowest replica's gather and pipeline together run past the latest pipeline.
+  // Each replica's parameter gather (param_gather_s), before its pipeline: what the iteration
+  // exposes is how far the slowest replica's gather and pipeline together run past the latest
+  // pipeline.
   std::vector<double> gathered;
-  for (size_t k = 0; k < runs.size(); ++k) {
-    double gather = 0;
-    if (zero >= 1 && zero < 3)
-      for (const StageCost& cost : runs[k].stages) {
-        const DpBurst& g = cost.dp_gather;
-        gather = std::max(gather, p.overlap_param_gather
-                                      ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
-                                                           cost.time.forward_pass(), slowdown)
-                                      : g.whole_s());
-      }
-    gathered.push_back(ends[k] + gather);
-  }
+  for (size_t k = 0; k < runs.size(); ++k)
+    gathered.push_back(ends[k] + param_gather_s(sc, runs[k].stages));
   t.param_gather_s = std::max(latest, *std::max_element(gathered.begin(), gathered.end())) - latest;
   // The gradient sync after each set's gather and pipeline: a set whose gather delayed its
   // pipeline delays its buckets too. (Measuring the sync from the pipelines' ends alone and the
   // gather apart let a slower GPU in one set, now the latest, absorb the other set's gather: an
   // RTX 4090 set with its HBM x 0.57 made the step 0.7 % shorter, issue 38.)
-  exposed_after(run, &t.stage_sync_s);
+  exposed_sync_s(sc, run.plan, run.stages, &t.stage_sync_s);
   const double gather_end = latest + t.param_gather_s;
   for (size_t k = 0; k < runs.size(); ++k)
-    t.dp_exposed_s =
-        std::max(t.dp_exposed_s, gathered[k] + exposed_after(runs[k], nullptr) - gather_end);
+    t.dp_exposed_s = std::max(
+        t.dp_exposed_s,
+        gathered[k] + exposed_sync_s(sc, runs[k].plan, runs[k].stages, nullptr) - gather_end);
   // After the gradient sync every replica takes its own steps, the slowest one's setting the
   // iteration: the TP-replicated and embedding gradients' all-reduces, the scalars (gradient
   // norm, loss) and the optimizer step.

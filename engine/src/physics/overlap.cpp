@@ -33,4 +33,19 @@ double bucketed_overlap_s(double transfer, double fixed, double buckets, double 
   return backlog + fixed + slowdown * (transfer - backlog);
 }
 
+double bulk_hidden_s(double comm, double window) {
+  return std::max(0.0, std::min(comm, window));
+}
+
+double ring_exchange_hidden_s(double comm, double gemm, int tp) {
+  if (tp <= 1 || comm <= 0) return 0;
+  return std::min(comm, (tp - 1) * (gemm / tp));
+}
+
+double pipelined_reduce_scatter_hidden_s(double comm, double gemm, int splits) {
+  if (comm <= 0) return 0;
+  splits = std::max(splits, 1);
+  return (splits - 1) * std::min(comm / splits, gemm / splits);
+}
+
 }  // namespace stepcast

@@ -143,6 +143,20 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     p.moe_overlap = moe_overlap_admitted(m, p) && (ep_on || base.plan.moe_overlap);
   };
 
+  // Gradient-reduce overlap where there is a data-parallel gradient reduce to overlap: DP > 1
+  // below ZeRO-3 (ZeRO-3 reduce-scatters each layer's gradients in its backward whatever the
+  // flag). There both settings are plans, the scenario's own first: the buckets of an overlapped
+  // reduce each pay a collective's start-up, which once made it slower than one message after
+  // the backward (issue 38), and the ranking, not the search, says which is faster. Kept on
+  // where the parameter gather overlaps, which needs it (the rules' needs_grad_reduce_overlap).
+  const int zero = base.plan.effective_zero_stage();
+  auto grad_reduce_choices = [&](int dp) -> std::vector<bool> {
+    const bool own = base.plan.overlap_grad_reduce;
+    const bool gather_needs_it = base.plan.overlap_param_gather && (zero == 1 || zero == 2);
+    if (dp > 1 && zero < 3 && can("overlap_grad_reduce") && !gather_needs_it) return {own, !own};
+    return {own};
+  };
+
   // Every plan of the space the rules admit, in order (the rest are counted as rejected). One
   // scenario, its plan rewritten for each: every field the search varies is set every time.
   // `sliced`: only the plans of options' slice. The distributed optimizer and the ZeRO stage
@@ -186,7 +200,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
               for (const ExpertPlan& x :
                    expert_plans(m, base.plan, options, tp, static_cast<int>(tp_cp * dp))) {
                 for (int rc = 0; rc < (options.vary_recompute ? 3 : 1); ++rc) {
-                  for (const PipelineSchedule schedule : schedules(pp, vpp)) {
+                  for (const PipelineSchedule schedule : schedules(pp, vpp))
+                  for (const bool grad_overlap : grad_reduce_choices(dp)) {
                     Plan& p = s.plan;
                     // 1F1B and interleaved as vpp implies them; zero bubble as given.
                     p.schedule = schedule;
@@ -202,6 +217,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                     p.recompute =
                         options.vary_recompute ? static_cast<Recompute>(rc) : base.plan.recompute;
                     set_overlap(p);
+                    p.overlap_grad_reduce = grad_overlap;
                     const int64_t index = tried++;
                     if (sliced && (index < options.first_plan ||
                                    (options.plan_count >= 0 &&
@@ -413,6 +429,8 @@ Json search_space_json(const SearchOptions& o) {
       {"plan.tp_comm_overlap", o.overlap ? "on with TP > 1 where the software can do it"
                                          : "the plan's own"},
       {"plan.moe_overlap", o.overlap ? "on where Megatron-Core admits it" : "the plan's own"},
+      {"plan.overlap_grad_reduce", "on and off with DP > 1 below ZeRO-3 (off only where the "
+                                   "parameter gather does not overlap); elsewhere the plan's own"},
   };
   if (o.vary_recompute) varies["plan.recompute"] = "none, selective, full";
   varies["plan.schedule"] = o.vary_schedule ? "1f1b, and zero_bubble where the plan states it "
@@ -427,7 +445,7 @@ Json search_space_json(const SearchOptions& o) {
   const Json keeps = {"model", "cluster", "plan.global_batch", "seq_len", "plan.precision",
                       "plan.framework", "plan.optimizer", "plan.distributed_optimizer",
                       "plan.zero_stage",
-                      "plan.overlap_grad_reduce", "plan.overlap_param_gather",
+                      "plan.overlap_param_gather",
                       "plan.overlap_p2p", "calibration"};
   const std::string doc = fmt::format(
       "The engine estimates the Megatron-LM plans the cluster admits for this model and ranks "
@@ -437,10 +455,11 @@ Json search_space_json(const SearchOptions& o) {
       "as layers, or a lighter first and last stage), the pipeline schedule{}, the micro-batch "
       "({}){}, and for a "
       "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
-      "parallelism is on with TP > 1, and TP and EP overlap are on wherever the software can do "
-      "them. It keeps the model, the cluster, the global batch, the sequence length, the "
-      "precision and the training software with its other flags (the optimizer, the "
-      "distributed optimizer, the ZeRO stage, the data-parallel and pipeline overlaps). One "
+      "parallelism is on with TP > 1, TP and EP overlap are on wherever the software can do "
+      "them, and the gradient-reduce overlap is tried on and off with DP > 1 below ZeRO-3. It "
+      "keeps the model, the cluster, the global batch, the sequence length, the precision and "
+      "the training software with its other flags (the optimizer, the distributed optimizer, "
+      "the ZeRO stage, the parameter-gather and pipeline overlaps). One "
       "group of nodes; at most {} "
       "plans.",
       vpp,
