@@ -180,8 +180,9 @@ describe('the Faster plans card', () => {
     // The search turns it on again wherever TP > 1 (stepcast search prints "tp" for those plans).
     assert.ok(cli.best.every((b) => b.plan.tp > 1 && b.plan.tp_comm_overlap));
     assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 0);
-    assert.match(await page.textContent('#search-meta'), /overlapped wherever the training software can \(every plan listed: TP; yours: none\);/);
-    assert.match(await page.getAttribute('#search tbody tr[data-rank="1"] .apply', 'aria-label'), /overlap TP$/);
+    // (Every plan listed also overlaps the DP gradient reduce, as the example does: DP 2.)
+    assert.match(await page.textContent('#search-meta'), /overlapped wherever the training software can \(every plan listed: TP\+DP; yours: DP\);/);
+    assert.match(await page.getAttribute('#search tbody tr[data-rank="1"] .apply', 'aria-label'), /overlap TP\+DP$/);
     await page.click('details.advanced summary');
     // Llama 3 8B on one DGX H100: plans with TP 1 (nothing to overlap) and TP > 1 among the ten.
     await example('llama3-8b_dgx-h100x1');
@@ -189,8 +190,10 @@ describe('the Faster plans card', () => {
     const eight = await expectCliPlans(await pageScenario(page));
     assert.equal(await page.locator('#search thead th', { hasText: 'Overlap' }).count(), 1);
     const cells = await page.$$eval('#search tbody td[data-label="Overlap"]', (tds) => tds.map((td) => td.textContent));
-    assert.deepEqual(cells, eight.best.map((b) => (b.plan.tp > 1 && b.plan.tp_comm_overlap ? 'TP' : 'none')));
-    assert.deepEqual(new Set(cells), new Set(['TP', 'none']));
+    // As `stepcast search` prints it: TP where TP > 1 overlaps, DP where DP > 1 overlaps its reduce.
+    const words = (p) => [p.tp > 1 && p.tp_comm_overlap && 'TP', p.dp > 1 && p.overlap_grad_reduce && 'DP'].filter(Boolean).join('+') || 'none';
+    assert.deepEqual(cells, eight.best.map((b) => words(b.plan)));
+    assert.ok(new Set(cells).size > 1, `the plans listed differ in it: ${cells}`);
   });
 
   test('applies plans of the OOM example and of a custom cluster', async () => {

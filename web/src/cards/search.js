@@ -23,7 +23,7 @@ const SHOWN = 5; // plans shown before "Show all"
 const DELAY_MS = 400; // after the last change
 // What makes two resolved plans the same plan.
 const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision',
-  'tp_comm_overlap', 'moe_overlap', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split'];
+  'tp_comm_overlap', 'moe_overlap', 'overlap_grad_reduce', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split'];
 // Table columns: [heading, term (a tooltip: a result's term, or a plan key's path for its schema doc),
 // class, abbreviation spelled out].
 const COLUMNS = [
@@ -75,21 +75,19 @@ const plainPlan = (p, layers, split = unevenSplit(layers)) => `TP ${p.tp} · PP 
   `recompute ${p.recompute}${extraColumns().map((k) => ` · ${k.label || k.name} ${p[k.name]}`).join('')} · ` +
   `overlap ${overlapOf(p)}`;
 // The communication a plan overlaps with compute, as `stepcast search` prints it: TP collectives
-// (behind the GEMMs; the engine's resolved plans have none at TP 1) and EP exchanges (behind the
-// other micro-batch). The search turns each on wherever the training software can do it and the
-// rules admit it.
-const overlapOf = (p) => {
-  const tp = !!p.tp_comm_overlap;
-  const ep = !!p.moe_overlap;
-  return tp && ep ? 'TP+EP' : tp ? 'TP' : ep ? 'EP' : 'none';
-};
+// (behind the GEMMs; the engine's resolved plans have none at TP 1), EP exchanges (behind the
+// other micro-batch) and the data-parallel gradient reduce (behind the backward, with DP > 1).
+// The search turns TP and EP on wherever the training software can do it and the rules admit
+// it, and tries the gradient reduce's both ways (the overlap's buckets can cost more than they hide).
+const overlapOf = (p) => [p.tp_comm_overlap && 'TP', p.moe_overlap && 'EP', p.overlap_grad_reduce && p.dp > 1 && 'DP']
+  .filter(Boolean).join('+') || 'none';
 /** " (every plan listed: TP; yours: none)" when the plans listed overlap alike, and yours otherwise. */
 function overlapNote(best, yours) {
   const all = new Set(best.map((c) => overlapOf(c.plan)));
   const mine = yours && overlapOf(yours);
   return all.size === 1 && mine && !all.has(mine) ? ` (every plan listed: ${[...all][0]}; yours: ${mine})` : '';
 }
-const OVERLAP_HEAD = ['Overlap', null, 'd', 'communication overlapped with compute: TP collectives, EP exchanges'];
+const OVERLAP_HEAD = ['Overlap', null, 'd', 'communication overlapped with compute: TP collectives, EP exchanges, the DP gradient reduce'];
 /** A column's "?": a result's term (ui/terms.js), or a plan key's doc from the schema ("plan.recompute"). */
 const help = (term, label) => (term.includes('.') ? tip(null, label, key(term)?.doc) : tip(term, label));
 const times = (x) => (Number.isFinite(x) ? `${x >= 9.995 ? x.toFixed(1) : x.toFixed(2)}×` : '–');
@@ -252,6 +250,7 @@ function render() {
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, ${setting(s.scenario.plan?.framework ?? plainDefault('plan.framework'), 'cp').cannot ? '' : 'CP, '}VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
     `TP and EP communication overlapped wherever the training software can${overlapNote(r.best, s.report?.plan)}; ` +
+    'the DP gradient reduce overlapped with the backward or not, whichever is faster; ' +
     `model, ${s.many ? 'GPUs of the group' : 'cluster'}, ` +
     'global batch, precision and training software kept).');
   dom.summary.replaceChildren(...summary(s));
