@@ -54,6 +54,83 @@ TEST(BackwardSplit, OneFOneBRunsBAndWAsOneBlock) {
   }
 }
 
+// Where the virtual stages sit: Megatron's loop (chunk c of rank r is c·p + r) and the V of ZB-V
+// and DualPipeV (rank r holds r and 2p - 1 - r), each the inverse of the other's home, and the
+// link each edge between virtual stages crosses.
+TEST(StagePlacement, LoopAndVAsTheirSchedulesNumberThem) {
+  for (int p : {1, 2, 3, 8})
+    for (int v : {1, 2, 3}) {
+      for (int r = 0; r < p; ++r)
+        for (int c = 0; c < v; ++c) {
+          const int loop = virtual_stage_of(StagePlacement::loop, p, r, c);
+          EXPECT_EQ(loop, c * p + r);
+          EXPECT_EQ(home_of(StagePlacement::loop, p, loop).rank, r);
+          EXPECT_EQ(home_of(StagePlacement::loop, p, loop).chunk, c);
+          const int vee = virtual_stage_of(StagePlacement::v_shape, p, r, c);
+          EXPECT_EQ(home_of(StagePlacement::v_shape, p, vee).rank, r);
+          EXPECT_EQ(home_of(StagePlacement::v_shape, p, vee).chunk, c);
+        }
+    }
+  // p = 4: rank 0 holds 0 and 7, rank 3 holds 3 and 4 (the turn).
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(virtual_stage_of(StagePlacement::v_shape, 4, r, 0), r);
+    EXPECT_EQ(virtual_stage_of(StagePlacement::v_shape, 4, r, 1), 7 - r);
+  }
+  Schedule loop, vee;
+  vee.placement = StagePlacement::v_shape;
+  const ScheduleShape shape{4, 2, 8};
+  // The loop's edges leave their rank on its link (the wrap 3 -> 0 on rank 3's); the V's join
+  // neighbours (link min(a, b)) and send nothing at the turn.
+  const int loop_links[] = {0, 1, 2, 3, 0, 1, 2}, v_links[] = {0, 1, 2, -1, 2, 1, 0};
+  for (int k = 0; k < 7; ++k) {
+    EXPECT_EQ(loop.link_after(shape, k), loop_links[k]) << k;
+    EXPECT_EQ(vee.link_after(shape, k), v_links[k]) << k;
+  }
+  EXPECT_TRUE(loop.holds_first(shape, 0) && loop.holds_last(shape, 3));
+  EXPECT_TRUE(vee.holds_first(shape, 0) && vee.holds_last(shape, 0));
+  EXPECT_FALSE(vee.holds_last(shape, 3));
+}
+
+// Two ranks, one micro-batch, two chunks each: F of chunk 0, F of chunk 1, the backward of chunk
+// 1, the backward of chunk 0. The simulations follow the schedule's placement.
+ScheduleBlock two_chunk_block(const ScheduleShape&, int, int64_t k) {
+  const ScheduleBlock order[] = {{BlockKind::forward, 0, 0},
+                                 {BlockKind::forward, 1, 0},
+                                 {BlockKind::backward, 1, 0},
+                                 {BlockKind::backward, 0, 0}};
+  return order[k];
+}
+int64_t two_chunk_blocks(const ScheduleShape&, int) { return 4; }
+void two_chunk_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& out) {
+  for (int64_t k = 0; k < 4; ++k) out.push_back(two_chunk_block(s, stage, k));
+}
+
+TEST(StagePlacement, SimulationsSendWhereTheVirtualStagesSit) {
+  Schedule schedule;
+  schedule.rank_order = &two_chunk_order;
+  schedule.block_at = &two_chunk_block;
+  schedule.blocks_of_rank = &two_chunk_blocks;
+  // F = 1, whole backward 2 on every virtual stage, 0.5 per message.
+  const std::vector<double> f(4, 1.0), b(4, 2.0), link(2, 0.5);
+  const auto makespan = [&](bool blocking) {
+    double event = 0;
+    simulate_virtual_pipeline(f, b, 2, 1, 2, link, blocking, &event, &schedule);
+    const ScheduleTime lean = simulate_schedule_time(f, b, 2, 1, 2, link, blocking, 0, &schedule);
+    EXPECT_DOUBLE_EQ(lean.makespan_s, event);
+    return event;
+  };
+  // The loop (rank 0: 0 and 2): six messages on the chain 0 -> 1 -> 2 -> 3 and back:
+  // 4·1 + 4·2 + 6·0.5 = 15.
+  EXPECT_DOUBLE_EQ(makespan(false), 15);
+  // The V (rank 0: 0 and 3, rank 1: 1 and 2): the turn 1 -> 2 stays on rank 1, four messages:
+  // 12 + 4·0.5 = 14.
+  schedule.placement = StagePlacement::v_shape;
+  EXPECT_DOUBLE_EQ(makespan(false), 14);
+  // Blocking sends hold the sender as long as the message: each one on the critical path is
+  // followed by its receiver's wait, the same 14.
+  EXPECT_DOUBLE_EQ(makespan(true), 14);
+}
+
 // A plan that runs `schedule` on p stages (the schedule as given, not derived from vpp).
 Plan plan_of(PipelineSchedule schedule, int p, int64_t m, int vpp = 1) {
   Plan plan;
