@@ -14,6 +14,9 @@ const Schedule& schedule_of(const Plan& p) {
     case PipelineSchedule::zero_bubble:
       if (p.vpp == 1 && p.pp > 1) return detail::kZeroBubble;
       break;
+    case PipelineSchedule::zbv:
+      if (p.vpp == 2 && p.pp > 1) return detail::kZbv;
+      break;
   }
   return detail::kOneFOneB;  // (a plan the rules refuse; 1F1B keeps callers safe)
 }
