@@ -441,6 +441,8 @@ TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
        "needs plan.recompute none or selective, not full"},
       {R"("pp": 2, "ep": 4, "moe_overlap": true)", "", "plan.vpp",
        "needs plan.vpp > 1 with plan.pp=2 (the interleaved schedule)"},
+      {R"("pp": 2, "vpp": 2, "ep": 4, "moe_overlap": true, "schedule": "zbv")", "",
+       "plan.schedule", "needs the interleaved schedule with plan.pp=2, not plan.schedule=zbv"},
   };
   for (const auto& c : cases) {
     const Error e = test::error_of(small(fmt::format(

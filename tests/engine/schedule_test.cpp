@@ -54,6 +54,83 @@ TEST(BackwardSplit, OneFOneBRunsBAndWAsOneBlock) {
   }
 }
 
+// Where the virtual stages sit: Megatron's loop (chunk c of rank r is c·p + r) and the V of ZB-V
+// and DualPipeV (rank r holds r and 2p - 1 - r), each the inverse of the other's home, and the
+// link each edge between virtual stages crosses.
+TEST(StagePlacement, LoopAndVAsTheirSchedulesNumberThem) {
+  for (int p : {1, 2, 3, 8})
+    for (int v : {1, 2, 3}) {
+      for (int r = 0; r < p; ++r)
+        for (int c = 0; c < v; ++c) {
+          const int loop = virtual_stage_of(StagePlacement::loop, p, r, c);
+          EXPECT_EQ(loop, c * p + r);
+          EXPECT_EQ(home_of(StagePlacement::loop, p, loop).rank, r);
+          EXPECT_EQ(home_of(StagePlacement::loop, p, loop).chunk, c);
+          const int vee = virtual_stage_of(StagePlacement::v_shape, p, r, c);
+          EXPECT_EQ(home_of(StagePlacement::v_shape, p, vee).rank, r);
+          EXPECT_EQ(home_of(StagePlacement::v_shape, p, vee).chunk, c);
+        }
+    }
+  // p = 4: rank 0 holds 0 and 7, rank 3 holds 3 and 4 (the turn).
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(virtual_stage_of(StagePlacement::v_shape, 4, r, 0), r);
+    EXPECT_EQ(virtual_stage_of(StagePlacement::v_shape, 4, r, 1), 7 - r);
+  }
+  Schedule loop, vee;
+  vee.placement = StagePlacement::v_shape;
+  const ScheduleShape shape{4, 2, 8};
+  // The loop's edges leave their rank on its link (the wrap 3 -> 0 on rank 3's); the V's join
+  // neighbours (link min(a, b)) and send nothing at the turn.
+  const int loop_links[] = {0, 1, 2, 3, 0, 1, 2}, v_links[] = {0, 1, 2, -1, 2, 1, 0};
+  for (int k = 0; k < 7; ++k) {
+    EXPECT_EQ(loop.link_after(shape, k), loop_links[k]) << k;
+    EXPECT_EQ(vee.link_after(shape, k), v_links[k]) << k;
+  }
+  EXPECT_TRUE(loop.holds_first(shape, 0) && loop.holds_last(shape, 3));
+  EXPECT_TRUE(vee.holds_first(shape, 0) && vee.holds_last(shape, 0));
+  EXPECT_FALSE(vee.holds_last(shape, 3));
+}
+
+// Two ranks, one micro-batch, two chunks each: F of chunk 0, F of chunk 1, the backward of chunk
+// 1, the backward of chunk 0. The simulations follow the schedule's placement.
+ScheduleBlock two_chunk_block(const ScheduleShape&, int, int64_t k) {
+  const ScheduleBlock order[] = {{BlockKind::forward, 0, 0},
+                                 {BlockKind::forward, 1, 0},
+                                 {BlockKind::backward, 1, 0},
+                                 {BlockKind::backward, 0, 0}};
+  return order[k];
+}
+int64_t two_chunk_blocks(const ScheduleShape&, int) { return 4; }
+void two_chunk_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& out) {
+  for (int64_t k = 0; k < 4; ++k) out.push_back(two_chunk_block(s, stage, k));
+}
+
+TEST(StagePlacement, SimulationsSendWhereTheVirtualStagesSit) {
+  Schedule schedule;
+  schedule.rank_order = &two_chunk_order;
+  schedule.block_at = &two_chunk_block;
+  schedule.blocks_of_rank = &two_chunk_blocks;
+  // F = 1, whole backward 2 on every virtual stage, 0.5 per message.
+  const std::vector<double> f(4, 1.0), b(4, 2.0), link(2, 0.5);
+  const auto makespan = [&](bool blocking) {
+    double event = 0;
+    simulate_virtual_pipeline(f, b, 2, 1, 2, link, blocking, &event, &schedule);
+    const ScheduleTime lean = simulate_schedule_time(f, b, 2, 1, 2, link, blocking, 0, &schedule);
+    EXPECT_DOUBLE_EQ(lean.makespan_s, event);
+    return event;
+  };
+  // The loop (rank 0: 0 and 2): six messages on the chain 0 -> 1 -> 2 -> 3 and back:
+  // 4·1 + 4·2 + 6·0.5 = 15.
+  EXPECT_DOUBLE_EQ(makespan(false), 15);
+  // The V (rank 0: 0 and 3, rank 1: 1 and 2): the turn 1 -> 2 stays on rank 1, four messages:
+  // 12 + 4·0.5 = 14.
+  schedule.placement = StagePlacement::v_shape;
+  EXPECT_DOUBLE_EQ(makespan(false), 14);
+  // Blocking sends hold the sender as long as the message: each one on the critical path is
+  // followed by its receiver's wait, the same 14.
+  EXPECT_DOUBLE_EQ(makespan(true), 14);
+}
+
 // A plan that runs `schedule` on p stages (the schedule as given, not derived from vpp).
 Plan plan_of(PipelineSchedule schedule, int p, int64_t m, int vpp = 1) {
   Plan plan;
@@ -241,6 +318,185 @@ TEST(ZeroBubble, LeanSimulationIsTheEventSimulation) {
         ++cases;
       }
   EXPECT_GT(extrapolated, 0) << "of " << cases;
+}
+
+// ZB-V (zbv.cpp): rank r of p over m micro-batches runs PyTorch's ScheduleZBVZeroBubble order;
+// for p = 2, m = 3, rank 1, by hand from its phases: F0; F1 F0; F1 B1 W1; one steady step with
+// chunk 0's forward (F0 B0 W0 F1 B1 W1); B0 B1; B0 W0; W1; W0.
+TEST(Zbv, RunsPyTorchsOrder) {
+  const Plan plan = plan_of(PipelineSchedule::zbv, 2, 3, 2);
+  const Schedule& zbv = schedule_of(plan);
+  EXPECT_EQ(zbv.name, "zbv");
+  EXPECT_EQ(zbv.placement, StagePlacement::v_shape);
+  const ScheduleShape shape = schedule_shape(plan);
+  std::vector<ScheduleBlock> order;
+  zbv.rank_order(shape, 1, order);
+  const char* want[] = {"F0.0", "F1.0", "F0.1", "F1.1", "B1.0", "W1.0", "F0.2", "B0.0", "W0.0",
+                        "F1.2", "B1.1", "W1.1", "B0.1", "B1.2", "B0.2", "W0.1", "W1.2", "W0.2"};
+  ASSERT_EQ(order.size(), std::size(want));
+  for (size_t k = 0; k < order.size(); ++k) {
+    const ScheduleBlock& b = order[k];
+    const char kind = b.kind == BlockKind::forward ? 'F' : b.kind == BlockKind::input_grad ? 'B' : 'W';
+    EXPECT_EQ(std::string(1, kind) + std::to_string(b.chunk) + "." + std::to_string(b.micro_batch),
+              want[k]) << k;
+  }
+}
+
+// The event simulation of p identical stages under ZB-V, each chunk's passes F, B and W.
+double zbv_simulated_s(int p, int64_t m, double f, double b, double w) {
+  const Schedule& zbv = schedule_of(plan_of(PipelineSchedule::zbv, p, m, 2));
+  double makespan = 0;
+  const std::vector<double> F(2 * p, f), BW(2 * p, b + w), W(2 * p, w), link(p, 0.0);
+  simulate_virtual_pipeline(F, BW, p, m, 2, link, false, &makespan, &zbv, W);
+  return makespan;
+}
+
+// The closed form (zbv.cpp) by hand, and the event simulation equal to it for m >= 2p - 1 over
+// p and the ratios with F <= B and W <= B, chunk passes: T = 2m(F + B + W) + (p - 1)·max(B,
+// 2(B - W)); ZB-V never slower than 1F1B on the same stages (a stage's passes twice a chunk's),
+// whatever the ratios and micro-batches.
+TEST(Zbv, SimulationEqualsClosedFormAndNeverLosesToOneFOneB) {
+  // p = 4, m = 8, F = B = W = 1: 48 + 3·1 = 51, where 1F1B takes (8 - 1 + 4)·6 = 66; B = 2:
+  // 64 + 3·2 = 70.
+  EXPECT_DOUBLE_EQ(zbv_simulated_s(4, 8, 1, 1, 1), 51);
+  EXPECT_DOUBLE_EQ(zbv_simulated_s(4, 8, 1, 2, 1), 70);
+  const Schedule& one = schedule_of(plan_of(PipelineSchedule::one_f_one_b, 4, 8));
+  EXPECT_DOUBLE_EQ(simulated_s(one, 4, 8, 2, 4, 2), 66);
+  const double ratios[][3] = {{1, 1, 1}, {1, 2, 1}, {1, 1, 0.5}, {2, 1, 1}, {1, 1.5, 0.7},
+                              {1, 1, 2}, {0.5, 2, 1.5}, {3, 1, 0.2}, {1, 2, 0}, {0.3, 3, 3}};
+  int exact = 0;
+  for (int p = 2; p <= 8; ++p)
+    for (int64_t m = 1; m <= 3 * p + 1; ++m)
+      for (const auto& r : ratios) {
+        const double f = r[0], b = r[1], w = r[2];
+        const double zbv = zbv_simulated_s(p, m, f, b, w);
+        const Schedule& ofob = schedule_of(plan_of(PipelineSchedule::one_f_one_b, p, m));
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                                  " F:B:W=" + std::to_string(f) + ":" + std::to_string(b) + ":" +
+                                  std::to_string(w);
+        EXPECT_LE(zbv, simulated_s(ofob, p, m, 2 * f, 2 * (b + w), 2 * w) + 1e-12) << where;
+        if (m >= 2 * p - 1 && f <= b && w <= b) {
+          const Plan plan = plan_of(PipelineSchedule::zbv, p, m, 2);
+          const PipelineTime closed = schedule_of(plan).closed_form(
+              std::vector<StagePasses>(p, {2 * (f + b + w), 2 * f, 2 * b, 2 * w}),
+              schedule_shape(plan));
+          EXPECT_NEAR(zbv, closed.total_s, 1e-12 * closed.total_s) << where;
+          EXPECT_NEAR(closed.bubble_s, (p - 1) * std::max(b, 2 * (b - w)), 1e-12) << where;
+          ++exact;
+        }
+      }
+  EXPECT_GT(exact, 300);
+}
+
+// Micro-batches in flight: forwards begun and weight gradients not yet done, half a stage each,
+// counted from the order: p on every rank (the paper's p·M_B, 1F1B's first stage) once m >=
+// 2p - 1; (m + r + 1)/2 on rank r below.
+TEST(Zbv, HoldsAtMostPMicroBatchesLikeOneFOneB) {
+  for (int p : {2, 3, 4, 7})
+    for (int64_t m = 1; m <= 3 * p + 2; ++m) {
+      const Plan plan = plan_of(PipelineSchedule::zbv, p, m, 2);
+      const Schedule& zbv = schedule_of(plan);
+      const ScheduleShape shape = schedule_shape(plan);
+      for (int i = 0; i < p; ++i) {
+        std::vector<ScheduleBlock> order;
+        zbv.rank_order(shape, i, order);
+        ASSERT_EQ(order.size(), static_cast<size_t>(6 * m));
+        ASSERT_EQ(zbv.blocks_of_rank(shape, i), 6 * m);
+        int64_t held = 0, most = 0;
+        for (size_t k = 0; k < order.size(); ++k) {
+          const ScheduleBlock at = zbv.block_at(shape, i, static_cast<int64_t>(k));
+          EXPECT_EQ(at.micro_batch, order[k].micro_batch);
+          EXPECT_EQ(at.chunk, order[k].chunk);
+          EXPECT_EQ(at.kind, order[k].kind);
+          if (order[k].kind == BlockKind::forward) most = std::max(most, ++held);
+          if (order[k].kind == BlockKind::weight_grad) --held;
+        }
+        EXPECT_EQ(held, 0);
+        EXPECT_DOUBLE_EQ(zbv.in_flight(shape, i), most / 2.0)
+            << "p=" << p << " m=" << m << " rank " << i;
+        if (m >= 2 * p - 1) {
+          EXPECT_EQ(most, 2 * p);
+        }
+      }
+    }
+}
+
+// The lean simulation (its V-shaped messages, its steady state of six blocks extrapolated) is
+// the event simulation over uneven random chunks, blocking and overlapped messages.
+TEST(Zbv, LeanSimulationIsTheEventSimulation) {
+  std::mt19937_64 rng(20261205);
+  std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
+  int extrapolated = 0;
+  for (int p : {2, 3, 4, 8, 16})
+    for (int64_t m : {int64_t{1}, int64_t{p}, int64_t{2 * p - 1}, int64_t{3 * p + 1},
+                      int64_t{257}})
+      for (bool blocking : {false, true}) {
+        std::vector<double> f(2 * p), b(2 * p), w(2 * p), link(p);
+        for (int k = 0; k < 2 * p; ++k) {
+          f[k] = time(rng);
+          w[k] = time(rng);
+          b[k] = w[k] + time(rng);
+        }
+        for (int i = 0; i < p; ++i) link[i] = message(rng);
+        const Schedule& zbv = schedule_of(plan_of(PipelineSchedule::zbv, p, m, 2));
+        const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
+        double makespan = 0;
+        const auto events =
+            simulate_virtual_pipeline(f, b, p, m, 2, link, blocking, &makespan, &zbv, w);
+        double busy = 0;
+        for (const auto& e : events)
+          if (e.stage == watch && e.kind != PipelineEvent::Kind::send) busy += e.end_s - e.start_s;
+        const ScheduleTime lean =
+            simulate_schedule_time(f, b, p, m, 2, link, blocking, watch, &zbv, w);
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m);
+        EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << where;
+        EXPECT_NEAR(lean.busy_s, busy, 1e-12 * busy) << where;
+        extrapolated += lean.blocks_run < 6 * m * p;
+      }
+  EXPECT_GT(extrapolated, 0);
+}
+
+// The estimate: the V puts the embedding and the output layer on the first rank, and a ZB-V plan
+// is faster than 1F1B on the same GPUs with B and W blocks for both chunks in its timeline.
+TEST(Zbv, EstimateRunsTheV) {
+  const auto run = [](const std::string& schedule) {
+    EstimateOptions options;
+    options.timeline = true;
+    return estimate(test::scenario(test::doc(
+                        R"({"tp": 8, "pp": 4, "global_batch": 64)" + schedule + "}",
+                        R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})",
+                        R"(, "seq_len": 4096)")),
+                    options);
+  };
+  const Report one = run(""), zbv = run(R"(, "vpp": 2, "schedule": "zbv")");
+  EXPECT_LT(zbv.iteration_time_s, one.iteration_time_s);
+  EXPECT_LT(zbv.breakdown.bubble, one.breakdown.bubble);
+  // 1F1B: the last stage holds the output layer; the V: the first holds both ends.
+  EXPECT_GT(one.stages[3].parameters, one.stages[1].parameters);
+  EXPECT_GT(zbv.stages[0].parameters, one.stages[0].parameters);
+  EXPECT_DOUBLE_EQ(zbv.stages[3].parameters, zbv.stages[1].parameters);
+  int b = 0, w = 0;
+  for (const auto& e : zbv.timeline) {
+    b += e.kind == TimelineKind::input_grad;
+    w += e.kind == TimelineKind::weight_grad;
+  }
+  EXPECT_EQ(b, 4 * 2 * 64);
+  EXPECT_EQ(w, 4 * 2 * 64);
+}
+
+// ZB-V needs its two chunks: plan.vpp=2 (left out it is 1).
+TEST(Zbv, NeedsTwoChunksPerRank) {
+  for (const char* plan : {R"({"tp": 8, "pp": 4, "global_batch": 64, "schedule": "zbv"})",
+                           R"({"tp": 8, "pp": 4, "vpp": 4, "global_batch": 64,
+                               "schedule": "zbv"})"}) {
+    const Error e = test::error_of(test::doc(plan));
+    EXPECT_EQ(e.path, "plan.schedule") << plan;
+    EXPECT_EQ(e.rule, Rule::schedule_stages) << plan;
+    EXPECT_NE(e.message.find("plan.schedule=zbv needs"), std::string::npos) << e.message;
+  }
+  // Micro-batches need not come in groups of pp (Megatron's interleaved rule).
+  EXPECT_EQ(schedule_of(test::scenario(test::doc(R"({"tp": 8, "pp": 4, "vpp": 2,
+      "global_batch": 6, "schedule": "zbv"})")).plan).name, "zbv");
 }
 
 }  // namespace

@@ -46,6 +46,23 @@ TEST(Search, ReturnsValidFittingPlansFastestFirst) {
   EXPECT_LE(r.best.front().iteration_time_s, r.baseline_s);
 }
 
+TEST(Search, OffersZbvWhereThePlanStatesIt) {
+  // ZB-V likewise where the plan states it, and only on pipelines of two chunks a rank.
+  SearchOptions options;
+  options.top = 400;
+  std::string stated = kScenario;
+  stated.replace(stated.find(R"("pp": 4,)"), 8, R"("pp": 4, "vpp": 2, "schedule": "zbv",)");
+  const auto varied = search_plans(test::scenario(stated), options);
+  ASSERT_TRUE(varied.ok());
+  int zbv = 0;
+  for (const auto& c : varied->best)
+    if (c.plan.effective_schedule() == PipelineSchedule::zbv) {
+      ++zbv;
+      EXPECT_TRUE(c.plan.pp > 1 && c.plan.vpp == 2);
+    }
+  EXPECT_GT(zbv, 0);
+}
+
 // The schedule where the pipeline admits more than one: 1F1B and zero bubble with PP > 1 and VPP
 // 1, each a plan of its own that the rules accept; with VPP > 1 the interleaved one. Not varied,
 // every plan runs what its VPP implies.

@@ -52,7 +52,10 @@ struct StageShape {
   int index = 0;          // pipeline rank
   int64_t layers = 0;     // transformer layers on this GPU (all its virtual chunks)
   bool first = false;     // holds the input embedding
-  bool last = false;      // holds the output layer and loss
+  bool last = false;      // holds the output layer and loss (in a V, the first rank: both)
+  // Holds both sides of a V's turn (schedule.h, StagePlacement::v_shape: the last rank), whose
+  // activations and gradients between them stay on the GPU.
+  bool turn = false;
   double parameters = 0;  // parameters held by one GPU of the stage (before ZeRO sharding)
   double layer_parameters = 0;  // parameters of one dense layer on one GPU (ZeRO-3 gathers these)
   int64_t moe_layers = 0;       // of `layers`, the MoE ones

@@ -68,13 +68,14 @@ struct EnumNames<Optimizer> {
 };
 inline const char* to_string(Optimizer v) { return name_of(v).data(); }
 // The pipeline schedule (plan.schedule; schedule.h): Megatron's 1F1B, its interleaved 1F1B
-// (vpp > 1), and ZB-H1 of Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, which runs
-// the backward's weight gradients apart to fill the drain.
-enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble };
+// (vpp > 1), ZB-H1 of Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, which runs the
+// backward's weight gradients apart to fill the drain, and the same paper's ZB-V (two chunks per
+// rank in a V).
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, zbv };
 template <>
 struct EnumNames<PipelineSchedule> {
-  static constexpr std::array<std::string_view, 3> values = {"1f1b", "interleaved",
-                                                             "zero_bubble"};
+  static constexpr std::array<std::string_view, 4> values = {"1f1b", "interleaved",
+                                                             "zero_bubble", "zbv"};
 };
 
 // How the training software runs what the plan describes (the framework profile's "execution"

@@ -144,7 +144,7 @@ inline constexpr RuleInfo kRules[] = {
      "`vpp`"},
     {Rule::schedule_stages, "schedule_stages",
      "`plan.schedule` needs its pipeline: `interleaved` vpp > 1 and pp > 1, `zero_bubble` pp > "
-     "1 and vpp 1, `1f1b` vpp 1",
+     "1 and vpp 1, `zbv` pp > 1 and vpp 2, `1f1b` vpp 1",
      "`schedule`, `pp`, `vpp`"},
     {Rule::uneven_split, "uneven_split",
      "`first_stage_layers` and `last_stage_layers` must leave the other stages an equal whole "

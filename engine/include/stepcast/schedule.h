@@ -10,10 +10,12 @@
 //                   reduction starts
 //   budgets         the blocks the simulation runs                               blocks
 //   extrapolation   the part of each rank's order that repeats                   steady_state
+//   placement       which virtual stages each rank holds (the loop or the V)     placement,
+//                                                                                 virtual_stage
 //
 // The implementations: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp), the
-// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), and ZB-H1 of Qi et al.,
-// ICLR 2024 (schedule/zero_bubble.cpp). Which one a plan runs is schedule_of(plan), from
+// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), and ZB-H1 and ZB-V of
+// Qi et al., ICLR 2024 (schedule/zero_bubble.cpp, schedule/zbv.cpp). Which one a plan runs is schedule_of(plan), from
 // plan.schedule.
 #pragma once
 
@@ -78,6 +80,32 @@ struct SteadyState {
   int64_t period_micro_batches = 0;
 };
 
+// Where the model's p·v virtual stages sit on the p ranks. Every reader (the layers of each
+// chunk, the stages that hold the embedding and the loss, the simulations' dependencies and
+// messages) asks Schedule::virtual_stage and Schedule::home, never computes it.
+enum class StagePlacement {
+  // Megatron's interleaving (Narayanan et al., SC21 sec. 2.2.2): chunk c of rank r is virtual
+  // stage c·p + r; the activations go round the ranks v times, the last rank sends to the first.
+  loop,
+  // The V of ZB-V (Qi et al., ICLR 2024, sec. 5) and DualPipeV (deepseek-ai/DualPipe at 3da1bbe,
+  // dualpipe/dualpipev.py): two chunks, rank r holds virtual stages r and 2p - 1 - r, so the
+  // activations go down the ranks and back up; the turn (p - 1 to p) stays on the last rank, and
+  // the first rank holds the model's first and last layers (PyTorch's
+  // generate_stage_to_rank_mapping, style "v", torch/distributed/pipelining/schedules.py at
+  // pytorch/pytorch 00722e64).
+  v_shape,
+};
+
+// A virtual stage's rank and chunk.
+struct StageHome {
+  int rank = 0;
+  int chunk = 0;
+};
+
+// Virtual stage of chunk `chunk` of rank `rank` on `stages` ranks, and its inverse.
+int virtual_stage_of(StagePlacement placement, int stages, int rank, int chunk);
+StageHome home_of(StagePlacement placement, int stages, int virtual_stage);
+
 struct Schedule {
   std::string_view name;
   // Micro-batches whose activations rank `stage` holds at its peak.
@@ -107,6 +135,25 @@ struct Schedule {
                          const ScheduleShape& shape) = nullptr;
   // The steady state of rank `stage`'s order (nullptr: nothing repeats; simulate every block).
   SteadyState (*steady_state)(const ScheduleShape& shape, int stage) = nullptr;
+  // Which virtual stages each rank holds.
+  StagePlacement placement = StagePlacement::loop;
+
+  int virtual_stage(const ScheduleShape& s, int rank, int chunk) const {
+    return virtual_stage_of(placement, s.stages, rank, chunk);
+  }
+  StageHome home(const ScheduleShape& s, int virtual_stage) const {
+    return home_of(placement, s.stages, virtual_stage);
+  }
+  // The link the message between virtual stages `virtual_stage` and `virtual_stage` + 1 crosses
+  // (its index into the per-rank message times, each rank's link to the next: the forward and
+  // its gradient travel the same one), or -1 where both sit on one rank and nothing is sent.
+  int link_after(const ScheduleShape& s, int virtual_stage) const;
+  // Whether rank `rank` holds the model's first (last) virtual stage: its embedding (its output
+  // layer and loss).
+  bool holds_first(const ScheduleShape& s, int rank) const { return home(s, 0).rank == rank; }
+  bool holds_last(const ScheduleShape& s, int rank) const {
+    return home(s, s.stages * s.chunks - 1).rank == rank;
+  }
 };
 
 // The schedule a plan runs: interleaved when it has more than one model chunk per rank and more

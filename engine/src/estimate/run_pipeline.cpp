@@ -48,7 +48,9 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   const double mbd = static_cast<double>(mb);
   std::vector<StagePasses> unit;
   std::vector<double> p2p;
-  // Block durations per virtual stage (chunk c of stage i is virtual stage c·pp + i): a block
+  const Schedule& schedule = schedule_of(p);
+  const ScheduleShape shape = schedule_shape(p);
+  // Block durations per virtual stage (chunk c of stage i is the schedule's virtual stage): a block
   // carries its chunk's share of the stage's compute and exposed communication; messages travel
   // on the edges between blocks.
   std::vector<double> fwd(static_cast<size_t>(p.pp) * p.vpp), bwd(fwd.size()), wgt(fwd.size());
@@ -68,7 +70,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
       own_b += own(s.chunk_zero3_backward, c) + own(s.chunk_launch_wait_backward, c);
     }
     for (int c = 0; c < p.vpp; ++c) {
-      const size_t vs = static_cast<size_t>(c) * p.pp + i;
+      const size_t vs = static_cast<size_t>(schedule.virtual_stage(shape, i, c));
       fwd[vs] = s.chunk_forward_s(c, f - own_f) + own(s.chunk_zero3_forward, c) +
                 own(s.chunk_launch_wait_forward, c);
       bwd[vs] = s.chunk_backward_s(c, b - own_b) + own(s.chunk_zero3_backward, c) +
@@ -76,8 +78,6 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
       wgt[vs] = w * s.chunk_weight_grad_share[c];
     }
   }
-  const Schedule& schedule = schedule_of(p);
-  const ScheduleShape shape = schedule_shape(p);
   const PipelineTime closed = schedule.closed_form(unit, shape);
   run.bottleneck = closed.bottleneck;
   run.pipe_s = closed.total_s;
@@ -85,10 +85,13 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   const StageCost& k = run.stages[closed.bottleneck];
   run.blocking_p2p_s = mbd * (k.unit_s - k.time.total());
   // Overlapped send/receive still delays the first micro-batch's forward and the last one's
-  // backward through every virtual stage: each boundary v times, the wrap v - 1 times.
+  // backward through every virtual stage: each link as often as an edge between virtual stages
+  // crosses it (in the loop each boundary v times, the wrap v - 1 times).
   if (p.pp > 1 && p2p_hidden) {
-    for (int i = 0; i + 1 < p.pp; ++i) run.fill_s += 2.0 * p.vpp * p2p[i];
-    run.fill_s += 2.0 * (p.vpp - 1) * p2p[p.pp - 1];
+    std::vector<int> crossings(static_cast<size_t>(p.pp), 0);
+    for (int k = 0; k + 1 < p.pp * p.vpp; ++k)
+      if (const int link = schedule.link_after(shape, k); link >= 0) ++crossings[link];
+    for (int i = 0; i < p.pp; ++i) run.fill_s += 2.0 * crossings[i] * p2p[i];
   }
   // The event simulation is the reference. A schedule's closed form is exact for 1F1B and for
   // identical interleaved stages (tests), and costs nothing; where it is not exact for every

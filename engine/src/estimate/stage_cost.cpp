@@ -139,9 +139,15 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
   st.index = index;
   st.layers = std::llround(mix.total());
   st.moe_layers = std::llround(mix.moe_total());
-  st.first = index == 0;
-  st.last = index == p.pp - 1;
-  st.in_flight = schedule_of(p).in_flight(schedule_shape(p), index);
+  const Schedule& schedule = schedule_of(p);
+  const ScheduleShape pipe = schedule_shape(p);
+  st.first = schedule.holds_first(pipe, index);
+  st.last = schedule.holds_last(pipe, index);
+  for (int c = 0; c < pipe.chunks; ++c) {  // a V's turn: an edge that stays on this rank
+    const int vs = schedule.virtual_stage(pipe, index, c);
+    st.turn = st.turn || (vs + 1 < p.pp * pipe.chunks && schedule.link_after(pipe, vs) < 0);
+  }
+  st.in_flight = schedule.in_flight(pipe, index);
   const int64_t vocab = padded_vocab(m.vocab, p.tp);
   const ParameterCount count = count_parameters(m, vocab, m.seq_len);
   const double h = static_cast<double>(m.hidden);
@@ -184,8 +190,9 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
   if (st.first) st.parameters += count.embedding / p.tp + count.position;
   if (st.last) {
     st.parameters += count.final_norm;
-    // The last stage holds the output layer; tied embeddings keep a copy there when pp > 1.
-    if (!m.tied_embeddings || p.pp > 1) st.parameters += count.embedding / p.tp;
+    // The last stage holds the output layer; tied embeddings keep a copy there unless the stage
+    // holds the embedding too (pp = 1, or a V's first rank).
+    if (!m.tied_embeddings || !st.first) st.parameters += count.embedding / p.tp;
     // Multi-token prediction modules run after the last layer, on the last stage: a layer like
     // the last, the column-parallel 2h -> h projection and three norms each.
     if (m.mtp_layers > 0) {
@@ -215,7 +222,8 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
   };
   const int next = lay.groups[(i + 1) % p.pp];
   if (p.pp > 1 && next != lay.groups[i]) paths.pp = between(lay.groups[i], next);
-  const int last = lay.groups[p.pp - 1];
+  const Schedule& schedule = schedule_of(p);
+  const int last = lay.groups[schedule.home(schedule_shape(p), p.pp * p.vpp - 1).rank];
   if (p.pp > 1 && last != lay.groups[0]) paths.embedding = between(lay.groups[0], last);
   if (lay.dp_groups.size() > 1) {
     // A ring over several groups runs at the pace of its slowest hop: any group's share of its
@@ -647,9 +655,10 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   for (const auto& op : ops)
     if (op.group == CommGroup::pp) st.p2p_s = op.time_s;
   // Blocking send/receive: a stage sends twice per micro-batch and chunk (activations on,
-  // gradients back), except the model's first chunk backward and last chunk forward.
+  // gradients back), except the model's first chunk backward and last chunk forward, and the
+  // two that stay on the GPU at a V's turn.
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
-  const double sends = 2.0 * p.vpp - (shape.first || shape.last ? 1.0 : 0.0);
+  const double sends = 2.0 * p.vpp - shape.first - shape.last - 2.0 * shape.turn;
   c.unit_s = t.total() + (p2p_hidden || p.pp == 1 ? 0 : sends * st.p2p_s);
 
   // The distributed optimizer shards dense parameters over DP x CP, experts over expert DP.

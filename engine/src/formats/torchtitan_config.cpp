@@ -55,7 +55,7 @@ struct ScheduleName {
 constexpr ScheduleName kSchedules[] = {
     {"1F1B", "1f1b", false},           {"GPipe", "", false},
     {"Interleaved1F1B", "interleaved", true}, {"LoopedBFS", "", true},
-    {"InterleavedZeroBubble", "", true},      {"ZBVZeroBubble", "", true},
+    {"InterleavedZeroBubble", "", true},      {"ZBVZeroBubble", "zbv", true},
     {"DualPipeV", "", true},
 };
 
@@ -316,7 +316,8 @@ Result<TorchtitanImport> scenario_from_torchtitan_toml(std::string_view toml_tex
     if (s->schedule.empty())
       return Error{ErrorCode::unsupported, "parallelism.pipeline_parallel_schedule",
                    fmt::format("parallelism.pipeline_parallel_schedule = \"{}\": the engine "
-                               "runs 1F1B and Interleaved1F1B, not this schedule yet",
+                               "runs 1F1B, Interleaved1F1B and ZBVZeroBubble, not this schedule "
+                               "yet",
                                s->torchtitan)};
     plan["schedule"] = s->schedule;
     const ModelSpec* spec = catalog.find_model(model->preset);
@@ -465,7 +466,10 @@ std::string export_torchtitan_toml(const Scenario& sc) {
     out += "enable_async_tensor_parallel = true  # needs [compile] enable = true\n";
   if (p.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\npipeline_parallel_microbatch_size = {}\n",
-                       p.vpp > 1 ? "Interleaved1F1B" : "1F1B", p.micro_batch);
+                       p.effective_schedule() == PipelineSchedule::zbv ? "ZBVZeroBubble"
+                       : p.vpp > 1                                      ? "Interleaved1F1B"
+                                                                        : "1F1B",
+                       p.micro_batch);
     if (p.vpp > 1)
       out += fmt::format("pipeline_parallel_layers_per_stage = {}\n",
                          std::max<int64_t>(1, (sc.model.layers + 2) / (int64_t{p.pp} * p.vpp)));

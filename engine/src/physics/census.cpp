@@ -177,8 +177,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
     const bool scatter = p.pp_scatter_gather && !sp && p.tp > 1;
     const double msg = sp || scatter ? act / p.tp : act;
     const int64_t v = p.vpp;
-    const bool edge = st.first || st.last;
-    const int64_t per_direction = edge ? (v > 1 ? 2 * v * mb - mb : mb) : 2 * v * mb;
+    // Each chunk receives from the virtual stage before it and sends to the one after it, but
+    // for the model's ends and a V's turn.
+    const int64_t per_direction = (2 * v - st.first - st.last - 2 * st.turn) * mb;
     add(K::send_recv, CommGroup::pp, Phase::forward, "activations between stages",
         per_direction, msg, 2, paths.pp);
     add(K::send_recv, CommGroup::pp, Phase::backward, "activation grads between stages",
@@ -363,8 +364,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
           std::llround(muon_owned(x, p)), 4 * x.rows * x.cols, x.shards,
           x.expert ? paths.etp : paths.tp);
 
-  // Tied embeddings: first and last stage sum their copies' gradients (V/tp x h, fp32).
-  if (p.pp > 1 && m.tied_embeddings && (st.first || st.last)) {
+  // Tied embeddings: first and last stage sum their copies' gradients (V/tp x h, fp32); a rank
+  // that holds both (a V's first) has one copy.
+  if (p.pp > 1 && m.tied_embeddings && st.first != st.last) {
     const double rows = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
     add(K::all_reduce, CommGroup::embedding, Phase::gradient_sync,
         "tied word-embedding grads (first and last stage)", 1, rows * m.hidden * grad_bytes, 2,

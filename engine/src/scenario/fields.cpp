@@ -426,14 +426,16 @@ constexpr Field<Plan> kPlan[] = {
     member<&Plan::vpp>({.object = "plan", .name = "vpp", .link = "vpp", .fallback = D::of(1.0),
                         .min = 1, .max = 1 << 16, .unit = "chunks", .label = "VPP",
                         .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
-                               "schedule (needs pp > 1)",
+                               "schedule (needs pp > 1), 2 with `zbv`",
                         .control = C::plan}),
     {{.object = "plan", .name = "schedule", .link = "sched", .type = V::choice,
       .fallback = D::rule("`interleaved` when `vpp` > 1, else `1f1b`"),
       .choices = enum_names<PipelineSchedule>(), .label = "Pipeline schedule",
       .doc = "pipeline schedule: `1f1b` (vpp 1), `interleaved` (vpp > 1), `zero_bubble` (ZB-H1, "
              "Qi et al. 2024: weight gradients fill the drain; pp > 1, vpp 1; no Megatron-LM "
-             "flag)",
+             "flag), `zbv` (ZB-V, the same paper: two chunks per rank in a V, rank i holding "
+             "virtual stages i and 2pp-1-i, as PyTorch's and torchtitan's ZBVZeroBubble runs "
+             "it; pp > 1, vpp 2)",
       .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) {
        p.schedule_derived = !r.has(k.name);

@@ -7,6 +7,7 @@
 
 #include "stepcast/pipeline_layout.h"
 #include "stepcast/scenario.h"
+#include "stepcast/schedule.h"
 
 namespace stepcast::detail {
 
@@ -23,19 +24,26 @@ LayerMix average_mix(const ModelSpec& m, double layers) {
 
 namespace {
 
-// The kinds of every chunk's layers (`chunks`: PipelineLayout::chunk_layers): virtual stage
-// c·pp + i holds the layers that follow those of virtual stages before it (Megatron's model-chunk
-// order).
-std::vector<LayerMix> chunk_mixes(const ModelSpec& m, const std::vector<int64_t>& chunks,
-                                  size_t pp, size_t v) {
+// Where virtual stage `k` of the plan's schedule sits in PipelineLayout::chunk_layers (chunk c of
+// stage i at i·vpp + c).
+size_t chunk_index(const Plan& p, int k) {
+  const StageHome home = schedule_of(p).home(schedule_shape(p), k);
+  return static_cast<size_t>(home.rank) * static_cast<size_t>(p.vpp) +
+         static_cast<size_t>(home.chunk);
+}
+
+// The kinds of every chunk's layers (`chunks`: PipelineLayout::chunk_layers): each virtual stage
+// of the schedule (Megatron's model-chunk order: c·pp + i; the V's) holds the layers that follow
+// those of the virtual stages before it.
+std::vector<LayerMix> chunk_mixes(const ModelSpec& m, const Plan& p,
+                                  const std::vector<int64_t>& chunks) {
   std::vector<LayerMix> out(chunks.size());
   int64_t first = 0;
-  for (size_t c = 0; c < v; ++c)
-    for (size_t i = 0; i < pp; ++i) {
-      const size_t k = i * v + c;
-      out[k] = layer_mix(m, first, chunks[k]);
-      first += chunks[k];
-    }
+  for (int vs = 0; vs < p.pp * p.vpp; ++vs) {
+    const size_t k = chunk_index(p, vs);
+    out[k] = layer_mix(m, first, chunks[k]);
+    first += chunks[k];
+  }
   return out;
 }
 
@@ -49,12 +57,11 @@ std::vector<int64_t> megatron_split(const Plan& p, int64_t L) {
   const int64_t v = p.vpp;
   std::vector<int64_t> chunks(static_cast<size_t>(p.pp * v), 0);
   if (!p.pipeline_layout.empty()) {
-    // A free-form layout (checked by check_scenario): virtual stage k is rank k % pp, chunk
-    // k / pp.
+    // A free-form layout (checked by check_scenario), virtual stage by virtual stage.
     auto stages = parse_pipeline_layout(p.pipeline_layout, "plan.pipeline_layout");
     if (stages.ok() && static_cast<int64_t>(stages.value().size()) == p.pp * v)
       for (size_t k = 0; k < stages.value().size(); ++k)
-        chunks[(k % p.pp) * v + k / p.pp] = stages.value()[k].layers;
+        chunks[chunk_index(p, static_cast<int>(k))] = stages.value()[k].layers;
     return chunks;
   }
   std::vector<int64_t> stage(p.pp, L / p.pp);
@@ -69,8 +76,8 @@ std::vector<int64_t> megatron_split(const Plan& p, int64_t L) {
   if (p.embedding_in_split || p.loss_in_split) {
     const int64_t per_chunk = (L + p.embedding_in_split + p.loss_in_split) / (p.pp * v);
     chunks.assign(chunks.size(), per_chunk);
-    if (p.embedding_in_split) chunks.front() -= 1;
-    if (p.loss_in_split) chunks.back() -= 1;
+    if (p.embedding_in_split) chunks[chunk_index(p, 0)] -= 1;
+    if (p.loss_in_split) chunks[chunk_index(p, p.pp * static_cast<int>(v) - 1)] -= 1;
     return chunks;
   }
   for (size_t k = 0; k < chunks.size(); ++k) chunks[k] = stage[k / v] / v;
@@ -104,19 +111,20 @@ PipelineLayout layout_for(const Scenario& sc, int group, const std::vector<int>&
     else
       lay.layers = stage_layers;
     // Given layers split evenly over the stage's chunks, the embedding and the loss counted in
-    // the first and last stage where the plan says so.
+    // the chunks that hold them where the plan says so.
     const size_t pp = lay.layers.size();
+    const size_t emb_at = chunk_index(p, 0), loss_at = chunk_index(p, p.pp * p.vpp - 1);
     lay.chunk_layers.resize(pp * v);
     for (size_t i = 0; i < pp; ++i) {
-      const bool emb = i == 0 && p.embedding_in_split;
-      const bool loss = i + 1 == pp && p.loss_in_split;
+      const bool emb = emb_at / v == i && p.embedding_in_split;
+      const bool loss = loss_at / v == i && p.loss_in_split;
       for (size_t c = 0; c < v; ++c)
         lay.chunk_layers[i * v + c] = (lay.layers[i] + emb + loss) / p.vpp;
-      if (emb) lay.chunk_layers[i * v] -= 1;
-      if (loss) lay.chunk_layers[i * v + v - 1] -= 1;
+      if (emb) lay.chunk_layers[emb_at] -= 1;
+      if (loss) lay.chunk_layers[loss_at] -= 1;
     }
   }
-  lay.chunk_mix = chunk_mixes(sc.model, lay.chunk_layers, static_cast<size_t>(p.pp), v);
+  lay.chunk_mix = chunk_mixes(sc.model, p, lay.chunk_layers);
   lay.dp_groups = replica_groups;
   return lay;
 }

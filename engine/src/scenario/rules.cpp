@@ -440,6 +440,12 @@ bool check_experts(Rules& c) {
         !needs(p.pp == 1 || p.vpp > 1, "plan.vpp",
                fmt::format("plan.vpp > 1 with plan.pp={} (the interleaved schedule)", p.pp),
                {"plan.moe_overlap", "plan.pp"}) ||
+        // ZB-V's two chunks are no interleaved schedule: combined_1f1b is Megatron's own.
+        !needs(p.pp == 1 || p.effective_schedule() == PipelineSchedule::interleaved,
+               "plan.schedule",
+               fmt::format("the interleaved schedule with plan.pp={}, not plan.schedule={}",
+                           p.pp, name_of(p.effective_schedule())),
+               {"plan.moe_overlap", "plan.pp"}) ||
         !needs(m.mtp_layers <= 1, "model.mtp_layers",
                fmt::format("at most one MTP layer, not {}", m.mtp_layers), {"plan.moe_overlap"}))
       return false;
@@ -908,22 +914,32 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                     {"plan.pp"}, {{"vpp", p.vpp}});
       }))
     return false;
-  // Each schedule's pipeline: model chunks only for the interleaved one, and a pipeline to fill
-  // for the interleaved and the zero-bubble ones (Qi et al., ICLR 2024, sec. 3.1: ZB-H1 splits
-  // each stage's backward, one chunk per rank).
+  // Each schedule's pipeline: model chunks for the interleaved one (any number) and ZB-V (two:
+  // its V, Qi et al., ICLR 2024, sec. 5), one for the others, and a pipeline to fill for all but
+  // 1F1B (sec. 3.1: ZB-H1 splits each stage's backward, one chunk per rank).
   if (!p.schedule_derived) {
     const PipelineSchedule s = p.schedule;
-    const bool chunks_ok = s == PipelineSchedule::interleaved ? p.vpp > 1 : p.vpp == 1;
+    struct Needs {
+      bool chunks_ok;
+      std::string_view text;
+    };
+    const Needs needs = [&]() -> Needs {
+      switch (s) {
+        case PipelineSchedule::one_f_one_b: return {p.vpp == 1, "plan.vpp=1"};
+        case PipelineSchedule::interleaved:
+          return {p.vpp > 1, "plan.vpp > 1 and plan.pp > 1"};
+        case PipelineSchedule::zero_bubble: return {p.vpp == 1, "plan.pp > 1 and plan.vpp=1"};
+        case PipelineSchedule::zbv:
+          return {p.vpp == 2, "plan.pp > 1 and plan.vpp=2 (two chunks per rank in a V)"};
+      }
+      return {false, ""};
+    }();
     const bool stages_ok = s == PipelineSchedule::one_f_one_b || p.pp > 1;
-    if ((!chunks_ok || !stages_ok) && !c.broken([&] {
+    if ((!needs.chunks_ok || !stages_ok) && !c.broken([&] {
           const std::string_view name = name_of(s);
-          const std::string needs =
-              s == PipelineSchedule::interleaved ? "plan.vpp > 1 and plan.pp > 1"
-              : s == PipelineSchedule::zero_bubble ? "plan.pp > 1 and plan.vpp=1"
-                                                   : "plan.vpp=1";
           return rule(Rule::schedule_stages, "plan.schedule",
                       fmt::format("plan.schedule={} needs {}, not plan.pp={} plan.vpp={}", name,
-                                  needs, p.pp, p.vpp),
+                                  needs.text, p.pp, p.vpp),
                       {"plan.pp", "plan.vpp"},
                       {{"schedule", std::string(name)}, {"pp", p.pp}, {"vpp", p.vpp}});
         }))
@@ -980,7 +996,8 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
         return e;
       }))
     return false;
-  if (dp_meant && p.vpp > 1 && p.replicas.empty() && p.global_batch % (p.micro_batch * p.dp) == 0 &&
+  if (dp_meant && p.effective_schedule() == PipelineSchedule::interleaved && p.replicas.empty() &&
+      p.global_batch % (p.micro_batch * p.dp) == 0 &&
       p.micro_batches() % p.pp != 0 && !c.broken([&] {
         const int64_t step = int64_t{p.micro_batch} * p.dp * p.pp;
         Error e = rule(Rule::interleaved_batches, "plan.global_batch",
@@ -1027,7 +1044,9 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
 
 bool moe_overlap_admitted(const ModelSpec& m, const Plan& p) {
   return m.moe.enabled() && p.ep > 1 && p.moe_dispatcher != MoeDispatcher::allgather &&
-         p.recompute != Recompute::full && (p.pp == 1 || p.vpp > 1) && m.mtp_layers <= 1;
+         p.recompute != Recompute::full &&
+         (p.pp == 1 || p.effective_schedule() == PipelineSchedule::interleaved) &&
+         m.mtp_layers <= 1;
 }
 
 }  // namespace stepcast

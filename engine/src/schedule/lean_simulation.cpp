@@ -124,6 +124,7 @@ class LeanPipeline {
     return base + static_cast<size_t>(vs) * window_ + static_cast<size_t>(mb & (window_ - 1));
   }
   double& done(bool forward, int vs, int64_t mb) { return done_[slot(forward, vs, mb)]; }
+  double message_s(int k) const { return detail::message_s(schedule_, shape_, p2p_, k); }
   double done(bool forward, int vs, int64_t mb) const { return done_[slot(forward, vs, mb)]; }
 
   // Outputs written and not yet read: a forward's until the next virtual stage's forward (the
@@ -146,14 +147,14 @@ class LeanPipeline {
       return false;
     }
     const ScheduleBlock& blk = block_[i];
-    const int vs = blk.chunk * p_ + i;
+    const int vs = schedule_.virtual_stage(shape_, i, blk.chunk);
     const int64_t mb = blk.micro_batch;
     if (blk.kind == BlockKind::weight_grad) {  // its input is its own B's, earlier on this rank
       free_at_[i] += w_[vs];
       return finish(i);
     }
     const bool forward = blk.forward();
-    const double from_previous = p2p_[i == 0 ? p_ - 1 : i - 1], to_next = p2p_[i];
+    const double from_previous = message_s(vs - 1), to_next = message_s(vs);
     double ready = 0;
     if (forward) {
       if (vs > 0) {
@@ -328,11 +329,11 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
     const int last = p * v - 1;
     const double mbd = static_cast<double>(m);
     for (int c = 0; c < v; ++c) {
-      const int vs = c * p + watch;
+      const int vs = schedule->virtual_stage(pipe.shape(), watch, c);
       out.busy_s += mbd * (f[vs] + b[vs]);
       if (!p2p_blocking) continue;
-      if (vs < last) out.sends_s += mbd * p2p[watch];
-      if (vs > 0) out.sends_s += mbd * p2p[(watch + p - 1) % p];
+      if (vs < last) out.sends_s += mbd * detail::message_s(*schedule, pipe.shape(), p2p, vs);
+      if (vs > 0) out.sends_s += mbd * detail::message_s(*schedule, pipe.shape(), p2p, vs - 1);
     }
   }
   return true;

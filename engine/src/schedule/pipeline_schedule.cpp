@@ -63,6 +63,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
   schedule = detail::runnable(f, b, w, p, m, v, schedule);
   const ScheduleShape shape{p, v, m};
   const int virtual_stages = p * v;
+  const auto message_s = [&](int k) { return detail::message_s(*schedule, shape, p2p, k); };
   // done[vs][mb] = time the block's output is available to the next virtual stage.
   std::vector<std::vector<double>> fwd_done(virtual_stages, std::vector<double>(m, -1));
   std::vector<std::vector<double>> bwd_done(virtual_stages, std::vector<double>(m, -1));
@@ -81,14 +82,14 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
     for (int i = 0; i < p; ++i) {
       while (next[i] < order[i].size()) {
         const ScheduleBlock& blk = order[i][next[i]];
-        const int vs = blk.chunk * p + i;
+        const int vs = schedule->virtual_stage(shape, i, blk.chunk);
         double ready = 0;  // a W's input is its own B's, earlier on this rank
         if (blk.kind == BlockKind::weight_grad) {
         } else if (blk.forward()) {
           if (vs > 0) {
             ready = fwd_done[vs - 1][blk.micro_batch];
             if (ready < 0) break;
-            ready += p2p[(i + p - 1) % p];  // from the previous stage (or the wrap)
+            ready += message_s(vs - 1);  // from the previous virtual stage
           }
         } else if (vs == virtual_stages - 1) {
           ready = fwd_done[vs][blk.micro_batch];
@@ -96,7 +97,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
         } else {
           ready = bwd_done[vs + 1][blk.micro_batch];
           if (ready < 0) break;
-          ready += p2p[i];  // back from the next stage (or the wrap)
+          ready += message_s(vs);  // back from the next virtual stage
         }
         const double duration = detail::block_s(blk.kind, f[vs], b[vs], w[vs]);
         const double start = std::max(free_at[i], ready);
@@ -105,7 +106,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
           (blk.forward() ? fwd_done : bwd_done)[vs][blk.micro_batch] = end;
         const bool sends = blk.forward() ? vs < virtual_stages - 1
                                          : blk.sends_gradient() && vs > 0;
-        const double sent = blk.forward() ? p2p[i] : p2p[(i + p - 1) % p];
+        const double sent = blk.forward() ? message_s(vs) : message_s(vs - 1);
         free_at[i] = end + (p2p_blocking && sends ? sent : 0);
         events.push_back({detail::event_kind(blk.kind), i, blk.chunk, blk.micro_batch, start,
                           end});

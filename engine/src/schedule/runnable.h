@@ -8,7 +8,7 @@
 namespace stepcast::detail {
 
 // Megatron's interleaved schedule needs the micro-batches in whole groups of p (the scenario
-// checks it); a replica set balanced to another count runs the plain 1F1B order, each block then
+// checks it; the V-shaped schedules do not); a replica set balanced to another count runs the plain 1F1B order, each block then
 // the stage's whole work: the chunks' durations are summed into f and b, v becomes 1. Returns the
 // schedule to run (nullptr given: 1F1B, or interleaved with virtual stages).
 // `w` (the weight gradients of b) is filled with zeros when empty.
@@ -16,7 +16,7 @@ inline const Schedule* runnable(std::vector<double>& f, std::vector<double>& b,
                                 std::vector<double>& w, int p, int64_t m, int& v,
                                 const Schedule* schedule) {
   if (w.size() != f.size()) w.assign(f.size(), 0.0);
-  if (v > 1 && m % p != 0) {
+  if (v > 1 && m % p != 0 && (!schedule || schedule == &kInterleaved)) {
     for (int i = 0; i < p; ++i)
       for (int c = 1; c < v; ++c) {
         f[i] += f[static_cast<size_t>(c) * p + i];
@@ -43,6 +43,16 @@ inline double block_s(BlockKind kind, double f, double b, double w) {
     case BlockKind::weight_grad: return w;
   }
   return b;
+}
+
+// The message between virtual stages k and k + 1 of `shape` under `schedule`, either way: its
+// link's time from `p2p` (each rank's link to the next), none where both sit on one rank or
+// there is no such edge.
+inline double message_s(const Schedule& schedule, const ScheduleShape& shape,
+                        const std::vector<double>& p2p, int k) {
+  if (k < 0 || k + 1 >= shape.stages * shape.chunks) return 0;
+  const int link = schedule.link_after(shape, k);
+  return link < 0 ? 0.0 : p2p[static_cast<size_t>(link)];
 }
 
 inline PipelineEvent::Kind event_kind(BlockKind kind) {

@@ -125,9 +125,15 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // (Megatron-LM at d98e8a64 has no flag for it; --delay-wgrad-compute defers the weight
   // gradients inside the EP overlap only), and the search would rank first a schedule the user's
   // software cannot run.
-  const bool zero_bubble_runs =
-      !base.plan.schedule_derived && base.plan.schedule == PipelineSchedule::zero_bubble;
+  // ZB-V likewise (PyTorch's and torchtitan's ZBVZeroBubble; Megatron-LM has none), where the
+  // plan states it and a pipeline has its two chunks per rank.
+  const auto states = [&](PipelineSchedule s) {
+    return !base.plan.schedule_derived && base.plan.schedule == s;
+  };
+  const bool zero_bubble_runs = states(PipelineSchedule::zero_bubble);
   auto schedules = [&](int pp, int vpp) -> std::vector<PipelineSchedule> {
+    if (pp > 1 && vpp == 2 && options.vary_schedule && states(PipelineSchedule::zbv))
+      return {PipelineSchedule::interleaved, PipelineSchedule::zbv};
     if (pp > 1 && vpp > 1) return {PipelineSchedule::interleaved};
     if (pp > 1 && options.vary_schedule && zero_bubble_runs)
       return {PipelineSchedule::one_f_one_b, PipelineSchedule::zero_bubble};
@@ -203,9 +209,10 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                   for (const PipelineSchedule schedule : schedules(pp, vpp))
                   for (const bool grad_overlap : grad_reduce_choices(dp)) {
                     Plan& p = s.plan;
-                    // 1F1B and interleaved as vpp implies them; zero bubble as given.
+                    // 1F1B and interleaved as vpp implies them; the zero-bubble ones as given.
                     p.schedule = schedule;
-                    p.schedule_derived = schedule != PipelineSchedule::zero_bubble;
+                    p.schedule_derived = schedule == PipelineSchedule::one_f_one_b ||
+                                         schedule == PipelineSchedule::interleaved;
                     p.tp = tp, p.pp = pp, p.cp = cp, p.dp = dp, p.vpp = vpp, p.micro_batch = mb;
                     p.embedding_in_split = split.embedding_in_split;
                     p.loss_in_split = split.loss_in_split;
