@@ -168,6 +168,36 @@ TEST(Traffic, TotalEqualsTheCensusWithBroadcastsAndInterleaving) {
   EXPECT_NEAR(t.total(), all, 1e-9 * all);
 }
 
+// ZB-V's V (schedule.h, StagePlacement::v_shape): rank r holds virtual stages r and 7 - r of 8, so
+// the activations go down ranks 0..3 and back up 3..0: the last rank sends to rank 2, never to
+// rank 0 as Megatron's loop would; the turn stays on rank 3. Each rank's sends are the census's.
+TEST(Traffic, ZeroBubbleVSendsDownTheRanksAndBackUp) {
+  std::string json = scenario_json(
+      4, 1, R"({"tp": 1, "pp": 4, "vpp": 2, "schedule": "zbv", "micro_batch": 1, "global_batch": 8})");
+  json.replace(json.find(R"("layers": 4)"), 11, R"("layers": 8)");  // a layer per virtual stage
+  const Scenario sc = test::scenario(json);
+  const Traffic t = traffic_of(json);
+  const RankGrid g = dense_grid(sc.plan);
+  auto rank_at = [&](int stage) {
+    Coords c = g.coords_of(0);
+    c[size_t(Dim::pp)] = stage;
+    return g.rank_of(c);
+  };
+  const auto pp = CommGroup::pp;
+  EXPECT_EQ(cell(t, rank_at(3), rank_at(0), pp), 0);  // no hand-on from the last rank to the first
+  EXPECT_GT(cell(t, rank_at(3), rank_at(2), pp), 0);  // the V's way back up
+  EXPECT_GT(cell(t, rank_at(0), rank_at(1), pp), 0);
+  // Ranks 1 and 2 send both ways each pass, ranks 0 and 3 one way each: the middle ranks send
+  // twice what the ends send (activations down and up, gradients up and down).
+  EXPECT_NEAR(cell(t, rank_at(1), rank_at(2), pp) + cell(t, rank_at(1), rank_at(0), pp),
+              2 * cell(t, rank_at(0), rank_at(1), pp), 1e-9 * cell(t, rank_at(0), rank_at(1), pp));
+  const Report r = estimate(sc);
+  double all = 0;
+  for (const auto& st : r.stages)
+    for (const auto& op : st.communication) all += census_sent_bytes(op);  // one GPU a stage
+  EXPECT_NEAR(t.total(), all, 1e-9 * all);
+}
+
 TEST(Traffic, TensorParallelInsideANodeStaysOffTheNetwork) {
   const Traffic t =
       traffic_of(scenario_json(8, 2, R"({"tp": 8, "dp": 2, "global_batch": 16})"));

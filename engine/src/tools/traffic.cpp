@@ -10,6 +10,7 @@
 #include "stepcast/estimate.h"
 #include "stepcast/link_load.h"
 #include "stepcast/ranks.h"
+#include "stepcast/schedule.h"
 
 namespace stepcast {
 
@@ -168,17 +169,26 @@ void sends_of(const CommOp& op, const OpGroup& g, const Plan& p, int64_t micro_b
     return;
   }
   if (g.shape == OpGroup::Shape::pipeline) {
-    // Virtual stage k = chunk * pp + rank sends activations to k + 1 and gradients to k - 1
-    // (schedules.py); rank pp-1 hands on to rank 0's next chunk. Each direction's census
-    // operation counts sends and receives, so sends come from the schedule.
+    // Each virtual stage sends activations to the next and gradients to the one before, wherever
+    // the schedule places them (schedule.h: Megatron's loop, chunk * pp + rank, where rank pp-1
+    // hands on to rank 0's next chunk; or ZB-V's V, down the ranks and back up, where the turn
+    // stays on the last rank). Each direction's census operation counts sends and receives, so
+    // sends come from the schedule.
     const Coords c = grid.coords_of(rank);
-    const int64_t i = c[ppd], v = p.vpp, P = p.pp;
+    const int i = static_cast<int>(c[ppd]);
+    const StagePlacement placement = schedule_of(p).placement;
+    const int stages = p.pp * p.vpp;
     const bool forward = op.phase != Phase::backward;
-    const int64_t chunks = forward ? (i == P - 1 ? v - 1 : v) : (i == 0 ? v - 1 : v);
-    Coords peer = c;
-    peer[ppd] = forward ? (i + 1) % P : (i + P - 1) % P;
-    w.send(rank, grid.rank_of(peer), op.group,
-           static_cast<double>(chunks * micro_batches) * S);
+    for (int chunk = 0; chunk < p.vpp; ++chunk) {
+      const int k = virtual_stage_of(placement, p.pp, i, chunk);
+      const int next = forward ? k + 1 : k - 1;
+      if (next < 0 || next >= stages) continue;  // the model's first or last layer
+      const int to = home_of(placement, p.pp, next).rank;
+      if (to == i) continue;  // the next virtual stage on this rank: nothing sent
+      Coords peer = c;
+      peer[ppd] = to;
+      w.send(rank, grid.rank_of(peer), op.group, static_cast<double>(micro_batches) * S);
+    }
     return;
   }
   switch (op.kind) {
