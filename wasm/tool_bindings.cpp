@@ -1,7 +1,7 @@
 // The tools module's Embind bindings (stepcast-tools.js and .wasm): what a user's action calls
 // once (an import, an export, a calibration, the traffic card, the changes that make a plan
 // fit, the deadline sweep), apart from the page's engine
-// (bindings.cpp) so that a first visit does not download them (37 KB of brotli: web/README.md).
+// (bindings.cpp) so that a first visit does not download them (42 KB of brotli: web/README.md).
 // The page's worker loads this module on the first such request (web/src/engine/worker.js). JSON
 // in, JSON out; no engine logic here. Each is declared in stepcast.d.ts
 // (StepcastToolsModule; tests/wasm/bindings.test.mjs).
