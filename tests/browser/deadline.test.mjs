@@ -53,12 +53,15 @@ describe('deadline', () => {
     await p.close();
   });
 
-  test('a deadline of 0 days is refused beside the button, nothing run', async () => {
+  test('a deadline of 0 days is refused with the engine\'s words, an empty one before asking; no table', async () => {
     const p = await openPage(fx, `${fx.site.url}#${START}`);
     await p.fill('#f-days', '0');
     await p.click('#deadline-go');
-    await p.waitForSelector('#deadline-status:not([hidden])');
-    assert.equal(await p.textContent('#deadline-status'), 'Enter the deadline in days (a number above 0).');
+    await p.waitForFunction(() => /^No sweep/.test(document.querySelector('#deadline-status').textContent));
+    assert.equal(await p.textContent('#deadline-status'), 'No sweep for this scenario: deadline: days must be a number above 0 (got 0)');
+    await p.fill('#f-days', '');
+    await p.click('#deadline-go');
+    assert.equal(await p.textContent('#deadline-status'), 'Enter the deadline in days.');
     assert.equal(await p.locator('.deadline-table').count(), 0);
     await p.close();
   });

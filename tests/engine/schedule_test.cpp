@@ -278,6 +278,30 @@ TEST(ZeroBubble, NeedsAPipelineOfOneChunk) {
       "schedule": "zero_bubble"})")).plan).name, "zero_bubble");
 }
 
+// The lean simulation of `s` (v chunks a rank) against the event simulation of the same blocks:
+// the makespan and rank `watch`'s busy time equal; returns the lean run and the event list.
+struct LeanAndEvents {
+  ScheduleTime lean;
+  std::vector<PipelineEvent> events;
+};
+LeanAndEvents expect_lean_is_events(const std::vector<double>& f, const std::vector<double>& b,
+                                    const std::vector<double>& w, const std::vector<double>& link,
+                                    int p, int64_t m, int v, bool blocking, int watch,
+                                    const Schedule& s) {
+  double makespan = 0;
+  LeanAndEvents out;
+  out.events = simulate_virtual_pipeline(f, b, p, m, v, link, blocking, &makespan, &s, w);
+  double busy = 0;
+  for (const auto& e : out.events)
+    if (e.stage == watch && e.kind != PipelineEvent::Kind::send) busy += e.end_s - e.start_s;
+  out.lean = simulate_schedule_time(f, b, p, m, v, link, blocking, watch, &s, w);
+  const std::string where = std::string(s.name) + " p=" + std::to_string(p) +
+                            " m=" + std::to_string(m) + (blocking ? " blocking" : "");
+  EXPECT_NEAR(out.lean.makespan_s, makespan, 1e-12 * makespan) << where;
+  EXPECT_NEAR(out.lean.busy_s, busy, 1e-12 * busy) << where;
+  return out;
+}
+
 // The lean simulation (its W blocks, its steady state of F, B, W extrapolated) is the event
 // simulation of ZB-H1 over uneven random stages, blocking and overlapped messages.
 TEST(ZeroBubble, LeanSimulationIsTheEventSimulation) {
@@ -297,17 +321,7 @@ TEST(ZeroBubble, LeanSimulationIsTheEventSimulation) {
         }
         const Schedule& zb = schedule_of(plan_of(PipelineSchedule::zero_bubble, p, m));
         const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
-        double makespan = 0;
-        const auto events =
-            simulate_virtual_pipeline(f, b, p, m, 1, link, blocking, &makespan, &zb, w);
-        double busy = 0;
-        for (const auto& e : events)
-          if (e.stage == watch && e.kind != PipelineEvent::Kind::send) busy += e.end_s - e.start_s;
-        const ScheduleTime lean =
-            simulate_schedule_time(f, b, p, m, 1, link, blocking, watch, &zb, w);
-        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m);
-        EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << where;
-        EXPECT_NEAR(lean.busy_s, busy, 1e-12 * busy) << where;
+        const auto [lean, events] = expect_lean_is_events(f, b, w, link, p, m, 1, blocking, watch, zb);
         EXPECT_EQ(events.size() - static_cast<size_t>(std::count_if(
                                       events.begin(), events.end(),
                                       [](const PipelineEvent& e) {
@@ -440,17 +454,8 @@ TEST(Zbv, LeanSimulationIsTheEventSimulation) {
         for (int i = 0; i < p; ++i) link[i] = message(rng);
         const Schedule& zbv = schedule_of(plan_of(PipelineSchedule::zbv, p, m, 2));
         const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
-        double makespan = 0;
-        const auto events =
-            simulate_virtual_pipeline(f, b, p, m, 2, link, blocking, &makespan, &zbv, w);
-        double busy = 0;
-        for (const auto& e : events)
-          if (e.stage == watch && e.kind != PipelineEvent::Kind::send) busy += e.end_s - e.start_s;
         const ScheduleTime lean =
-            simulate_schedule_time(f, b, p, m, 2, link, blocking, watch, &zbv, w);
-        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m);
-        EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << where;
-        EXPECT_NEAR(lean.busy_s, busy, 1e-12 * busy) << where;
+            expect_lean_is_events(f, b, w, link, p, m, 2, blocking, watch, zbv).lean;
         extrapolated += lean.blocks_run < 6 * m * p;
       }
   EXPECT_GT(extrapolated, 0);

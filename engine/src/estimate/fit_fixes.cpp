@@ -17,6 +17,7 @@ namespace {
 struct Candidate {
   std::string change, settings;
   Plan plan;
+  std::optional<Report> estimated = std::nullopt;  // its estimate, where finding it took one
 };
 
 // What the fullest stage needs against its GPU: total plus the headroom the plan keeps free.
@@ -86,10 +87,10 @@ void parallel_candidates(const Scenario& sc, std::vector<Candidate>& out) {
       Plan q = p;
       q.*size = static_cast<int>(n);
       q.dp = static_cast<int>(gpus / n);
-      const std::optional<Report> r = estimate_with(sc, q);
+      std::optional<Report> r = estimate_with(sc, q);
       if (!r || !r->fits) continue;
       out.push_back({fmt::format("{} {} (DP {})", name, n, q.dp),
-                     fmt::format("plan.{}={} plan.dp={}", key, n, q.dp), q});
+                     fmt::format("plan.{}={} plan.dp={}", key, n, q.dp), q, std::move(r)});
       return;
     }
   };
@@ -139,7 +140,8 @@ std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
   parallel_candidates(sc, candidates);
   std::vector<FitFix> fixes;
   for (const Candidate& c : candidates)
-    if (std::optional<Report> r = estimate_with(sc, c.plan); r && r->fits)
+    if (const std::optional<Report> r = c.estimated ? c.estimated : estimate_with(sc, c.plan);
+        r && r->fits)
       fixes.push_back(fix_of(c, *r, without));
   if (std::optional<FitFix> f = offload_fix(sc, without)) fixes.push_back(std::move(*f));
   std::stable_sort(fixes.begin(), fixes.end(), [](const FitFix& a, const FitFix& b) {

@@ -2,10 +2,11 @@
 // Megatron-LM launch script into Import (the custom model, or the model and plan), nccl-tests
 // output or a GEMM table into Calibrate to my cluster, then the same button as a paste, so the
 // verdict (or the reason it was refused) shows where it always does. One file at a time, read only
-// up to MAX_BYTES: a file larger than any of these is refused before it is read (issue 38).
+// up to MAX_FILE_BYTES: a file larger than any of these is refused before it is read (issue 38).
 import { $ } from '../ui/dom.js';
 
-const MAX_BYTES = 1 << 20;
+/** The largest file the page reads as a config, script, nccl-tests output or GEMM table (also a fetched config.json). */
+export const MAX_FILE_BYTES = 1 << 20;
 
 /**
  * What a file's text is, by its content (a name says little: "config.json", "run.sh", "out.txt"):
@@ -31,7 +32,7 @@ async function dropped(event) {
   if (!files.length) return;
   if (files.length > 1) return say(`Drop one file at a time (${files.length} dropped).`);
   const [file] = files;
-  if (file.size > MAX_BYTES) {
+  if (file.size > MAX_FILE_BYTES) {
     return say(`${file.name} is ${(file.size / 2 ** 20).toFixed(1)} MiB: a config.json, a launch script, ` +
       'nccl-tests output or a GEMM table is far smaller; nothing was read.');
   }

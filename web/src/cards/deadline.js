@@ -26,8 +26,10 @@ const planWords = (p) => `TP ${p.tp} · PP ${p.pp}${p.vpp > 1 ? ` × VPP ${p.vpp
 export async function run(current, apply) {
   const tokens = tokensToTrain();
   const days = Number($('#f-days').value);
-  if (!(tokens > 0)) return say('Enter the tokens to train above first.');
-  if (!(days > 0)) return say('Enter the deadline in days (a number above 0).');
+  // What is not a number cannot be sent (JSON has no NaN); the engine owns what a number may be
+  // (deadline_plan: above 0) and says so.
+  if (!Number.isFinite(tokens)) return say('Enter the tokens to train above first.');
+  if ($('#f-days').value.trim() === '' || !Number.isFinite(days)) return say('Enter the deadline in days.');
   say('Searching each node count for its fastest plan…');
   $('#deadline-go').disabled = true;
   const r = await engine.deadline(JSON.stringify(current()), tokens, days).finally(() => { $('#deadline-go').disabled = false; });

@@ -2,6 +2,7 @@
 // and import"): the one request the page makes off its own origin (the Content-Security-Policy
 // allows https://huggingface.co for it, web/scripts/csp.mjs; the footer says so). The text goes
 // into the paste box and is imported as a paste is, so the verdict shows in the same place.
+import { MAX_FILE_BYTES } from '../app/drop.js';
 import { $ } from '../ui/dom.js';
 
 // A hub id: an owner and a name (letters, digits, '-', '_', '.'), as the hub allows them.
@@ -42,7 +43,7 @@ export async function fetchAndImport(importPasted) {
   if (response.status === 404) return say('error', `huggingface.co has no model ${id} (or it has no config.json).`);
   if (!response.ok) return say('error', `huggingface.co answered ${response.status} for ${id}'s config.json.`);
   const text = await response.text();
-  if (text.length > 1 << 20) return say('error', `${id}'s config.json is over 1 MiB: not a model configuration.`);
+  if (text.length > MAX_FILE_BYTES) return say('error', `${id}'s config.json is over 1 MiB: not a model configuration.`);
   $('#import-text').value = text;
   return importPasted();
 }
