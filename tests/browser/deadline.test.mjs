@@ -61,7 +61,7 @@ describe('deadline', () => {
     assert.equal(await p.textContent('#deadline-status'), 'No sweep for this scenario: deadline: days must be a number above 0 (got 0)');
     await p.fill('#f-days', '');
     await p.click('#deadline-go');
-    assert.equal(await p.textContent('#deadline-status'), 'Enter the deadline in days.');
+    await p.waitForFunction(() => document.querySelector('#deadline-status').textContent === 'Enter the deadline in days.');
     assert.equal(await p.locator('.deadline-table').count(), 0);
     await p.close();
   });
