@@ -40,7 +40,7 @@ expect_error(optimizer_sharding "{\"model\": \"llama3-8b\", \"cluster\": {\"node
              "error: plan.distributed_optimizer=true contradicts plan.zero_stage=0: the distributed optimizer is ZeRO stage 1 or above (give one of the two)")
 
 # Pipeline schedules (issue 36): each needs its pipeline; a schedule the engine does not model
-# (DualPipe, ZB-V) is no value of the key.
+# (DualPipe, the bidirectional one) is no value of the key.
 set(h100x4 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 4}")
 expect_error(schedule_no_pipeline "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
              "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=1 plan.vpp=1")
@@ -48,6 +48,9 @@ expect_error(schedule_chunks "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {
              "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=4 plan.vpp=2")
 expect_error(schedule_unknown "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
              "plan.schedule")
+# DualPipeV fills its V with 2·pp micro-batches (DualPipeV.step asserts it): 4 on pp 4 are too few.
+expect_error(schedule_batches "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 4, \"schedule\": \"dualpipev\"}}"
+             "error: plan.schedule=dualpipev needs at least 2*plan.pp=8 micro-batches per replica, not 4")
 
 # Mixture-of-experts rules (issue 11): each names the field, its value and the rule.
 set(h100x2 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 2}")

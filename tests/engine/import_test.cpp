@@ -473,6 +473,31 @@ TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
   EXPECT_NE(recipe.find("# plan.zero_stage 3"), std::string::npos) << recipe;
 }
 
+// Megatron-LM has no zero-bubble schedule: a ZB-H1 or ZB-V plan exports the stages it can run
+// (1F1B, or 2 interleaved chunks per rank) and says so in a comment, in both formats.
+TEST(MegatronArgs, ZeroBubbleSchedulesAreSaidNotWritten) {
+  auto plan = [](std::string_view extra) {
+    return test::scenario(fmt::format(R"({{"model": "llama3-70b",
+        "cluster": {{"node": "dgx-h100", "nodes": 4}},
+        "plan": {{"tp": 8, "pp": 4, "global_batch": 64{}}}}})", extra));
+  };
+  const Scenario zbv = plan(R"(, "vpp": 2, "schedule": "zbv")");
+  const std::string args = export_plan(zbv, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# plan.schedule zbv: Megatron-LM has no ZB-V schedule"), std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--num-layers-per-virtual-pipeline-stage 10 \\\n"), std::string::npos)
+      << args;  // 80 layers / (4 ranks x 2 chunks)
+  EXPECT_NE(export_plan(zbv, PlanExport::bridge_recipe).find("# plan.schedule zbv"),
+            std::string::npos);
+  const Scenario zb = plan(R"(, "schedule": "zero_bubble")");
+  EXPECT_NE(export_plan(zb, PlanExport::megatron_args)
+                .find("# plan.schedule zero_bubble: Megatron-LM has no ZB-H1 schedule; these "
+                      "arguments run 1F1B"),
+            std::string::npos);
+  EXPECT_EQ(export_plan(plan(""), PlanExport::megatron_args).find("plan.schedule"),
+            std::string::npos);
+}
+
 // At tp 1 Megatron-LM turns sequence parallelism off, and its --tp-comm-overlap assert then
 // fails (arguments.py): neither flag is exported there, whether the plan or its profile set it,
 // and the report shows both off, warning about the ones the plan set itself.

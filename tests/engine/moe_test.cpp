@@ -442,7 +442,7 @@ TEST(Moe, RulesNameTheFieldTheValueAndTheRule) {
       {R"("pp": 2, "ep": 4, "moe_overlap": true)", "", "plan.vpp",
        "needs plan.vpp > 1 with plan.pp=2 (the interleaved schedule)"},
       {R"("pp": 2, "vpp": 2, "ep": 4, "moe_overlap": true, "schedule": "zbv")", "",
-       "plan.schedule", "needs the interleaved schedule with plan.pp=2, not plan.schedule=zbv"},
+       "plan.schedule", "needs the interleaved schedule or dualpipev with plan.pp=2, not plan.schedule=zbv"},
   };
   for (const auto& c : cases) {
     const Error e = test::error_of(small(fmt::format(

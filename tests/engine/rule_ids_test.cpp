@@ -118,6 +118,12 @@ const std::vector<RuleCase>& cases() {
       {"schedule_stages",
        doc(R"({"tp": 8, "pp": 1, "global_batch": 8, "schedule": "zero_bubble"})"),
        Rule::schedule_stages, "plan.schedule", {{"schedule", "zero_bubble"}, {"pp", 1}, {"vpp", 1}}},
+      // DualPipeV fills its V with 2·pp = 8 micro-batches; 4 is too few (8 or 9 would do).
+      {"schedule_batches",
+       doc(R"({"tp": 8, "pp": 4, "vpp": 2, "global_batch": 4, "schedule": "dualpipev"})",
+           R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})"),
+       Rule::schedule_batches, "plan.global_batch",
+       {{"schedule", "dualpipev"}, {"micro_batches", 4}, {"pp", 4}, {"would_split", {8, 9}}}},
       // 80 - 11 - 10 = 59 layers for 2 stages.
       {"uneven_split",
        doc(R"({"tp": 8, "pp": 4, "first_stage_layers": 11, "last_stage_layers": 10,

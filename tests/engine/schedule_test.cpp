@@ -356,13 +356,17 @@ TEST(Zbv, RunsPyTorchsOrder) {
   }
 }
 
-// The event simulation of p identical stages under ZB-V, each chunk's passes F, B and W.
-double zbv_simulated_s(int p, int64_t m, double f, double b, double w) {
-  const Schedule& zbv = schedule_of(plan_of(PipelineSchedule::zbv, p, m, 2));
+// The event simulation of p identical stages under a schedule on the V (ZB-V, DualPipeV), each
+// chunk's passes F, B and W.
+double v_simulated_s(PipelineSchedule schedule, int p, int64_t m, double f, double b, double w) {
+  const Schedule& v = schedule_of(plan_of(schedule, p, m, 2));
   double makespan = 0;
   const std::vector<double> F(2 * p, f), BW(2 * p, b + w), W(2 * p, w), link(p, 0.0);
-  simulate_virtual_pipeline(F, BW, p, m, 2, link, false, &makespan, &zbv, W);
+  simulate_virtual_pipeline(F, BW, p, m, 2, link, false, &makespan, &v, W);
   return makespan;
+}
+double zbv_simulated_s(int p, int64_t m, double f, double b, double w) {
+  return v_simulated_s(PipelineSchedule::zbv, p, m, f, b, w);
 }
 
 // The closed form (zbv.cpp) by hand, and the event simulation equal to it for m >= 2p - 1 over
@@ -435,15 +439,16 @@ TEST(Zbv, HoldsAtMostPMicroBatchesLikeOneFOneB) {
     }
 }
 
-// The lean simulation (its V-shaped messages, its steady state of six blocks extrapolated) is
-// the event simulation over uneven random chunks, blocking and overlapped messages.
-TEST(Zbv, LeanSimulationIsTheEventSimulation) {
-  std::mt19937_64 rng(20261205);
+// The lean simulation against the event simulation over uneven random chunks on the V (ZB-V,
+// DualPipeV), blocking and overlapped messages, for each p and its micro-batch counts: how many
+// runs extrapolated a steady state (ran fewer blocks than the orders hold).
+int lean_is_events_on_the_v(PipelineSchedule schedule, uint64_t seed,
+                            std::vector<int64_t> (*counts)(int p)) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
   int extrapolated = 0;
   for (int p : {2, 3, 4, 8, 16})
-    for (int64_t m : {int64_t{1}, int64_t{p}, int64_t{2 * p - 1}, int64_t{3 * p + 1},
-                      int64_t{257}})
+    for (int64_t m : counts(p))
       for (bool blocking : {false, true}) {
         std::vector<double> f(2 * p), b(2 * p), w(2 * p), link(p);
         for (int k = 0; k < 2 * p; ++k) {
@@ -452,13 +457,23 @@ TEST(Zbv, LeanSimulationIsTheEventSimulation) {
           b[k] = w[k] + time(rng);
         }
         for (int i = 0; i < p; ++i) link[i] = message(rng);
-        const Schedule& zbv = schedule_of(plan_of(PipelineSchedule::zbv, p, m, 2));
+        const Schedule& v = schedule_of(plan_of(schedule, p, m, 2));
         const int watch = static_cast<int>(rng() % static_cast<uint64_t>(p));
         const ScheduleTime lean =
-            expect_lean_is_events(f, b, w, link, p, m, 2, blocking, watch, zbv).lean;
-        extrapolated += lean.blocks_run < 6 * m * p;
+            expect_lean_is_events(f, b, w, link, p, m, 2, blocking, watch, v).lean;
+        int64_t blocks = 0;
+        for (int i = 0; i < p; ++i) blocks += v.blocks_of_rank({p, 2, m}, i);
+        extrapolated += lean.blocks_run < blocks;
       }
-  EXPECT_GT(extrapolated, 0);
+  return extrapolated;
+}
+
+// ZB-V's: its V-shaped messages, its steady state of six blocks extrapolated.
+TEST(Zbv, LeanSimulationIsTheEventSimulation) {
+  EXPECT_GT(lean_is_events_on_the_v(PipelineSchedule::zbv, 20261205, [](int p) {
+              return std::vector<int64_t>{1, p, 2 * p - 1, 3 * p + 1, 257};
+            }),
+            0);
 }
 
 // The estimate: the V puts the embedding and the output layer on the first rank, and a ZB-V plan
@@ -502,6 +517,177 @@ TEST(Zbv, NeedsTwoChunksPerRank) {
   // Micro-batches need not come in groups of pp (Megatron's interleaved rule).
   EXPECT_EQ(schedule_of(test::scenario(test::doc(R"({"tp": 8, "pp": 4, "vpp": 2,
       "global_batch": 6, "schedule": "zbv"})")).plan).name, "zbv");
+}
+
+// DualPipeV (dualpipev.cpp): rank r of p over m micro-batches runs DualPipeV.step's eight steps
+// (deepseek-ai/DualPipe at 3da1bbe). For p = 2, m = 4, by hand from the steps, rank 1 (the
+// turn): F0 F1 twice; two main steps F0 BW1 F1 BW0; step 6's two rounds, the split from round 1
+// on (odd rank); its two W. Rank 0: two F0; F0 F1; B1 W F1; one main step; BW1 F1 BW0; one
+// round of step 6 (even rank: B1 whole, B0 split); W B0; W.
+std::string block_names(const std::vector<ScheduleBlock>& order) {
+  std::string out;
+  for (const ScheduleBlock& b : order) {
+    const char* kind = b.kind == BlockKind::forward      ? "F"
+                       : b.kind == BlockKind::backward   ? "BW"
+                       : b.kind == BlockKind::input_grad ? "B"
+                                                         : "W";
+    out += (out.empty() ? "" : " ") + std::string(kind) + std::to_string(b.chunk) + "." +
+           std::to_string(b.micro_batch);
+  }
+  return out;
+}
+
+TEST(DualPipeV, RunsDualPipesOrder) {
+  const Plan plan = plan_of(PipelineSchedule::dualpipev, 2, 4, 2);
+  const Schedule& dpv = schedule_of(plan);
+  EXPECT_EQ(dpv.name, "dualpipev");
+  EXPECT_EQ(dpv.placement, StagePlacement::v_shape);
+  const ScheduleShape shape = schedule_shape(plan);
+  std::vector<ScheduleBlock> one, zero;
+  dpv.rank_order(shape, 1, one);
+  dpv.rank_order(shape, 0, zero);
+  EXPECT_EQ(block_names(one),
+            "F0.0 F1.0 F0.1 F1.1 F0.2 BW1.0 F1.2 BW0.0 F0.3 BW1.1 F1.3 BW0.1 BW1.2 BW0.2 B1.3 "
+            "B0.3 W1.3 W0.3");
+  EXPECT_EQ(block_names(zero),
+            "F0.0 F0.1 F0.2 F1.0 B1.0 W1.0 F1.1 F0.3 BW1.1 F1.2 BW0.0 BW1.2 F1.3 BW0.1 BW1.3 "
+            "B0.2 W0.2 B0.3 W0.3");
+}
+
+double dualpipev_simulated_s(int p, int64_t m, double f, double b, double w) {
+  return v_simulated_s(PipelineSchedule::dualpipev, p, m, f, b, w);
+}
+
+// The closed form (dualpipev.cpp) by hand, and the event simulation equal to it over p, m >= 2p
+// and the ratios with W <= B, chunk passes: T = 2m(F + B + W) + max((p - 1)(F + B - W), (p - 1)
+// 2(F - W), (p - 1)(2B - W) - F); never slower than 1F1B on the same stages (a stage's passes
+// twice a chunk's).
+TEST(DualPipeV, SimulationEqualsClosedFormAndNeverLosesToOneFOneB) {
+  // p = 4, m = 8, F = B = W = 1: 48 + max(3, 0, 2) = 51 (ZB-V's, where 1F1B takes 66); B = 2:
+  // 64 + max(3·2, 0, 3·3 - 1) = 72 (ZB-V: 70); F = 3, W = 0.2: 16·4.2 + max(3·3.8, 3·5.6,
+  // 3·1.8 - 3) = 67.2 + 16.8.
+  EXPECT_NEAR(dualpipev_simulated_s(4, 8, 3, 1, 0.2), 84, 1e-12);
+  EXPECT_DOUBLE_EQ(dualpipev_simulated_s(4, 8, 1, 1, 1), 51);
+  EXPECT_DOUBLE_EQ(dualpipev_simulated_s(4, 8, 1, 2, 1), 72);
+  const double ratios[][3] = {{1, 1, 1}, {1, 2, 1}, {1, 1, 0.5}, {2, 1, 1}, {1, 1.5, 0.7},
+                              {1, 1, 2}, {0.5, 2, 1.5}, {3, 1, 0.2}, {1, 2, 0}, {0.3, 3, 3}};
+  int exact = 0;
+  for (int p = 2; p <= 8; ++p)
+    for (int64_t m = 2 * p; m <= 4 * p + 1; ++m)
+      for (const auto& r : ratios) {
+        const double f = r[0], b = r[1], w = r[2];
+        const double dpv = dualpipev_simulated_s(p, m, f, b, w);
+        const Schedule& ofob = schedule_of(plan_of(PipelineSchedule::one_f_one_b, p, m));
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                                  " F:B:W=" + std::to_string(f) + ":" + std::to_string(b) + ":" +
+                                  std::to_string(w);
+        EXPECT_LE(dpv, simulated_s(ofob, p, m, 2 * f, 2 * (b + w), 2 * w) + 1e-12) << where;
+        if (w <= b) {
+          const Plan plan = plan_of(PipelineSchedule::dualpipev, p, m, 2);
+          const PipelineTime closed = schedule_of(plan).closed_form(
+              std::vector<StagePasses>(p, {2 * (f + b + w), 2 * f, 2 * b, 2 * w}),
+              schedule_shape(plan));
+          EXPECT_NEAR(dpv, closed.total_s, 1e-12 * closed.total_s) << where;
+          EXPECT_NEAR(closed.bubble_s,
+                      std::max({(p - 1) * (f + b - w), (p - 1) * 2 * (f - w),
+                                (p - 1) * (2 * b - w) - f}),
+                      1e-12) << where;
+          ++exact;
+        }
+      }
+  EXPECT_GT(exact, 300);
+}
+
+// Micro-batches in flight: forwards begun and their activations not yet freed (by a whole
+// backward, or by the W of a split one), half a stage each, counted from the order: 2p + 1
+// chunks on every rank (the README's PP + 1), p + 1/2 stage micro-batches.
+TEST(DualPipeV, HoldsPPlusAHalfMicroBatches) {
+  for (int p : {2, 3, 4, 7})
+    for (int64_t m = 2 * p; m <= 4 * p + 2; ++m) {
+      const Plan plan = plan_of(PipelineSchedule::dualpipev, p, m, 2);
+      const Schedule& dpv = schedule_of(plan);
+      const ScheduleShape shape = schedule_shape(plan);
+      for (int i = 0; i < p; ++i) {
+        std::vector<ScheduleBlock> order;
+        dpv.rank_order(shape, i, order);
+        ASSERT_EQ(static_cast<int64_t>(order.size()), dpv.blocks_of_rank(shape, i));
+        int64_t held = 0, most = 0, forwards = 0, backwards = 0, splits = 0, weights = 0;
+        std::vector<std::pair<int, int64_t>> queued;  // the split backwards, oldest first
+        for (size_t k = 0; k < order.size(); ++k) {
+          const ScheduleBlock at = dpv.block_at(shape, i, static_cast<int64_t>(k));
+          EXPECT_EQ(at.micro_batch, order[k].micro_batch);
+          EXPECT_EQ(at.chunk, order[k].chunk);
+          EXPECT_EQ(at.kind, order[k].kind);
+          switch (order[k].kind) {
+            case BlockKind::forward: ++forwards; most = std::max(most, ++held); break;
+            case BlockKind::backward: ++backwards; --held; break;
+            case BlockKind::input_grad:
+              ++splits;
+              queued.emplace_back(order[k].chunk, order[k].micro_batch);
+              break;
+            case BlockKind::weight_grad:
+              ++weights;
+              --held;
+              // The oldest queued split backward's (WeightGradStore is a FIFO queue).
+              ASSERT_FALSE(queued.empty());
+              EXPECT_EQ(queued.front(), std::make_pair(order[k].chunk, order[k].micro_batch));
+              queued.erase(queued.begin());
+              break;
+          }
+        }
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                                  " rank " + std::to_string(i);
+        EXPECT_EQ(held, 0) << where;
+        EXPECT_EQ(forwards, 2 * m) << where;
+        EXPECT_EQ(backwards + splits, 2 * m) << where;
+        EXPECT_EQ(splits, weights) << where;
+        EXPECT_EQ(weights, 2 * p - i - 1) << where;
+        EXPECT_EQ(most, 2 * p + 1) << where;
+        EXPECT_DOUBLE_EQ(dpv.in_flight(shape, i), most / 2.0) << where;
+      }
+    }
+}
+
+// DualPipeV's: its steady state of four blocks extrapolated.
+TEST(DualPipeV, LeanSimulationIsTheEventSimulation) {
+  EXPECT_GT(lean_is_events_on_the_v(PipelineSchedule::dualpipev, 20261206, [](int p) {
+              return std::vector<int64_t>{2 * p, 2 * p + 1, 3 * p + 1, 257};
+            }),
+            0);
+}
+
+// The estimate: a DualPipeV plan on the V, its timeline with whole and split backwards, the
+// EP overlap admitted (DualPipe's overlapped pairs) and hiding the exchange; too few
+// micro-batches refused with the rule's id.
+TEST(DualPipeV, EstimateRunsTheV) {
+  const auto plan = [](const std::string& extra) {
+    return test::doc(R"({"tp": 2, "pp": 4, "vpp": 2, "ep": 4, "global_batch": 64,
+                         "schedule": "dualpipev")" + extra + "}",
+                     R"("qwen3-30b-a3b")", R"({"node": "dgx-h100", "nodes": 4})",
+                     R"(, "seq_len": 4096)");
+  };
+  EstimateOptions options;
+  options.timeline = true;
+  const Report dpv = estimate(test::scenario(plan("")), options);
+  const Report paired = estimate(test::scenario(plan(R"(, "moe_overlap": true)")));
+  EXPECT_GT(dpv.iteration_time_s, 0);
+  EXPECT_LT(paired.iteration_time_s, dpv.iteration_time_s);
+  EXPECT_LT(paired.breakdown.ep_comm, dpv.breakdown.ep_comm);
+  int bw = 0, b = 0, w = 0;
+  for (const auto& e : dpv.timeline) {
+    bw += e.kind == TimelineKind::backward;
+    b += e.kind == TimelineKind::input_grad;
+    w += e.kind == TimelineKind::weight_grad;
+  }
+  // 16 micro-batches a replica (64 / DP 4); each rank splits 2p - r - 1 backwards: 7+6+5+4.
+  EXPECT_EQ(b, 22);
+  EXPECT_EQ(w, 22);
+  EXPECT_EQ(bw + b, 4 * 2 * 16);
+  const Error few = test::error_of(plan(R"(, "micro_batch": 4)"));  // 4 of the 8 it needs
+  EXPECT_EQ(few.rule, Rule::schedule_batches);
+  EXPECT_EQ(few.path, "plan.global_batch");
+  EXPECT_EQ(few.values["micro_batches"], 4);
+  EXPECT_EQ(few.hint, "plan.global_batch=128 or 144");  // 8 micro-batches of 4 on DP 4
 }
 
 }  // namespace

@@ -131,15 +131,19 @@ data_parallel_shard_degree = 4
   std::string two = pp;
   two.erase(two.find("pipeline_parallel_layers_per_stage = 9\n"), 39);
   EXPECT_EQ(imported(two, "dgx-h100").scenario["plan"]["vpp"], 2);
-  // ZBVZeroBubble is ZB-V, two stages a rank; a schedule the engine does not run yet says so,
-  // and one torchtitan does not have.
+  // ZBVZeroBubble is ZB-V and DualPipeV DualPipeV, two stages a rank; a schedule the engine does
+  // not run yet says so, and one torchtitan does not have.
   std::string zbv = pp;
   zbv.replace(zbv.find("\"Interleaved1F1B\""), 17, "\"ZBVZeroBubble\"");
   EXPECT_EQ(imported(zbv, "dgx-h100").scenario["plan"]["schedule"], "zbv");
   EXPECT_EQ(imported(zbv, "dgx-h100").scenario["plan"]["vpp"], 2);
   std::string dualpipev = pp;
   dualpipev.replace(dualpipev.find("\"Interleaved1F1B\""), 17, "\"DualPipeV\"");
-  EXPECT_EQ(error_of(dualpipev).code, ErrorCode::unsupported);
+  EXPECT_EQ(imported(dualpipev, "dgx-h100").scenario["plan"]["schedule"], "dualpipev");
+  EXPECT_EQ(imported(dualpipev, "dgx-h100").scenario["plan"]["vpp"], 2);
+  std::string looped_bfs = pp;
+  looped_bfs.replace(looped_bfs.find("\"Interleaved1F1B\""), 17, "\"LoopedBFS\"");
+  EXPECT_EQ(error_of(looped_bfs).code, ErrorCode::unsupported);
   std::string bad = pp;
   bad.replace(bad.find("\"Interleaved1F1B\""), 17, "\"Backwards\"");
   EXPECT_EQ(error_of(bad).path, "parallelism.pipeline_parallel_schedule");

@@ -70,12 +70,13 @@ inline const char* to_string(Optimizer v) { return name_of(v).data(); }
 // The pipeline schedule (plan.schedule; schedule.h): Megatron's 1F1B, its interleaved 1F1B
 // (vpp > 1), ZB-H1 of Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, which runs the
 // backward's weight gradients apart to fill the drain, and the same paper's ZB-V (two chunks per
-// rank in a V).
-enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, zbv };
+// rank in a V), and DeepSeek's DualPipeV (the same V, forward and backward passes of two
+// micro-batches paired).
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, zbv, dualpipev };
 template <>
 struct EnumNames<PipelineSchedule> {
-  static constexpr std::array<std::string_view, 4> values = {"1f1b", "interleaved",
-                                                             "zero_bubble", "zbv"};
+  static constexpr std::array<std::string_view, 5> values = {"1f1b", "interleaved",
+                                                             "zero_bubble", "zbv", "dualpipev"};
 };
 
 // How the training software runs what the plan describes (the framework profile's "execution"

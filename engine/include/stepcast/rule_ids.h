@@ -31,6 +31,7 @@ enum class Rule {
   // Splitting the layers over the pipeline.
   vpp_needs_pp,
   schedule_stages,
+  schedule_batches,
   uneven_split,
   one_uneven_split,
   stages_alone,
@@ -144,8 +145,12 @@ inline constexpr RuleInfo kRules[] = {
      "`vpp`"},
     {Rule::schedule_stages, "schedule_stages",
      "`plan.schedule` needs its pipeline: `interleaved` vpp > 1 and pp > 1, `zero_bubble` pp > "
-     "1 and vpp 1, `zbv` pp > 1 and vpp 2, `1f1b` vpp 1",
+     "1 and vpp 1, `zbv` and `dualpipev` pp > 1 and vpp 2, `1f1b` vpp 1",
      "`schedule`, `pp`, `vpp`"},
+    {Rule::schedule_batches, "schedule_batches",
+     "`dualpipev` needs at least 2·pp micro-batches per replica, each replica set's given "
+     "(deepseek-ai/DualPipe's DualPipeV.step asserts it)",
+     "`schedule`, `micro_batches`, `pp`; `would_split` (global batches that would)"},
     {Rule::uneven_split, "uneven_split",
      "`first_stage_layers` and `last_stage_layers` must leave the other stages an equal whole "
      "number of layers",

@@ -14,9 +14,9 @@
 //                                                                                 virtual_stage
 //
 // The implementations: 1F1B (PipeDream-flush, Megatron's default; schedule/one_f_one_b.cpp), the
-// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), and ZB-H1 and ZB-V of
-// Qi et al., ICLR 2024 (schedule/zero_bubble.cpp, schedule/zbv.cpp). Which one a plan runs is schedule_of(plan), from
-// plan.schedule.
+// interleaved 1F1B of Narayanan et al., SC21 (schedule/interleaved.cpp), ZB-H1 and ZB-V of Qi et
+// al., ICLR 2024 (schedule/zero_bubble.cpp, schedule/zbv.cpp), and DeepSeek's DualPipeV
+// (schedule/dualpipev.cpp). Which one a plan runs is schedule_of(plan), from plan.schedule.
 #pragma once
 
 #include <cstdint>

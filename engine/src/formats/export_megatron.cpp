@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -75,6 +77,28 @@ std::optional<std::string> exported(const MegatronFlag& f, const Scenario& s, co
   return detail::shell_word(v->get<std::string>());
 }
 
+// Megatron-LM has no zero-bubble or DualPipe schedule (its schedules are 1F1B, interleaved 1F1B
+// and the combined 1F1B of EP overlap: megatron/core/pipeline_parallel/schedules.py): what the
+// exported arguments run instead, and where the schedule does run.
+std::optional<std::string> schedule_note(const Plan& p) {
+  switch (p.effective_schedule()) {
+    case PipelineSchedule::zero_bubble:
+      return "plan.schedule zero_bubble: Megatron-LM has no ZB-H1 schedule; these arguments "
+             "run 1F1B on the same stages";
+    case PipelineSchedule::zbv:
+      return "plan.schedule zbv: Megatron-LM has no ZB-V schedule; these arguments run the "
+             "interleaved schedule with 2 chunks per rank in Megatron's loop, not the V "
+             "(torchtitan runs ZBVZeroBubble: stepcast export torchtitan)";
+    case PipelineSchedule::dualpipev:
+      return "plan.schedule dualpipev: Megatron-LM has no DualPipeV schedule; these arguments "
+             "run the interleaved schedule with 2 chunks per rank in Megatron's loop, not the V "
+             "(torchtitan runs DualPipeV: stepcast export torchtitan)";
+    case PipelineSchedule::one_f_one_b:
+    case PipelineSchedule::interleaved: break;
+  }
+  return std::nullopt;
+}
+
 // What the arguments cannot say, as comment lines.
 void notes(const Scenario& s, const Plan& p, Lines& l) {
   const ModelSpec& m = s.model;
@@ -102,6 +126,7 @@ void notes(const Scenario& s, const Plan& p, Lines& l) {
     l.note(fmt::format("plan.rank_order {}: Megatron-LM numbers ranks tp-cp-ep-dp-pp or, with "
                        "--use-tp-pp-dp-mapping, tp-cp-ep-pp-dp",
                        p.rank_order));
+  if (auto note = schedule_note(p)) l.note(*note);
   if (!p.overlap_p2p && p.vpp > 1)
     l.note("plan.overlap_p2p false: Megatron-Core overlaps the interleaved schedule's send/recv "
            "whenever vpp > 1");
@@ -211,6 +236,7 @@ std::string bridge_recipe(const Scenario& s) {
   copy("tensor-model-parallel-size");
   copy("pipeline-model-parallel-size");
   set(attribute("virtual-pipeline-model-parallel-size"), p.vpp > 1 ? num(p.vpp) : "None");
+  if (auto note = schedule_note(p)) notes.push_back(*note);
   copy("context-parallel-size");
   copy("sequence-parallel");
   copy("expert-model-parallel-size");

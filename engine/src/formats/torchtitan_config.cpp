@@ -45,8 +45,8 @@ constexpr Flavor kFlavors[] = {
 
 // torchtitan's pipeline schedules (torch.distributed.pipelining's names, looked up without
 // case) that the engine runs: single-stage 1F1B, the looped Interleaved1F1B (Megatron's
-// interleaved order), and "ZBV"/"DualPipeV", which the engine does not have yet (an error that
-// says so, not 1F1B instead).
+// interleaved order), ZBVZeroBubble and DualPipeV on the V; the others are errors that say the
+// engine does not run them (not 1F1B instead).
 struct ScheduleName {
   std::string_view torchtitan;
   std::string_view schedule;  // plan.schedule, or "" where the engine has none
@@ -56,7 +56,7 @@ constexpr ScheduleName kSchedules[] = {
     {"1F1B", "1f1b", false},           {"GPipe", "", false},
     {"Interleaved1F1B", "interleaved", true}, {"LoopedBFS", "", true},
     {"InterleavedZeroBubble", "", true},      {"ZBVZeroBubble", "zbv", true},
-    {"DualPipeV", "", true},
+    {"DualPipeV", "dualpipev", true},
 };
 
 bool same_nocase(std::string_view a, std::string_view b) {
@@ -316,8 +316,8 @@ Result<TorchtitanImport> scenario_from_torchtitan_toml(std::string_view toml_tex
     if (s->schedule.empty())
       return Error{ErrorCode::unsupported, "parallelism.pipeline_parallel_schedule",
                    fmt::format("parallelism.pipeline_parallel_schedule = \"{}\": the engine "
-                               "runs 1F1B, Interleaved1F1B and ZBVZeroBubble, not this schedule "
-                               "yet",
+                               "runs 1F1B, Interleaved1F1B, ZBVZeroBubble and DualPipeV, not "
+                               "this schedule yet",
                                s->torchtitan)};
     plan["schedule"] = s->schedule;
     const ModelSpec* spec = catalog.find_model(model->preset);
@@ -465,11 +465,12 @@ std::string export_torchtitan_toml(const Scenario& sc) {
   if (p.tp_comm_overlap && p.tp > 1)
     out += "enable_async_tensor_parallel = true  # needs [compile] enable = true\n";
   if (p.pp > 1) {
+    // The table's torchtitan name for the plan's schedule (ZB-H1 has none: 1F1B and a note).
+    std::string_view schedule = p.vpp > 1 ? "Interleaved1F1B" : "1F1B";
+    for (const ScheduleName& k : kSchedules)
+      if (k.schedule == name_of(p.effective_schedule())) schedule = k.torchtitan;
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\npipeline_parallel_microbatch_size = {}\n",
-                       p.effective_schedule() == PipelineSchedule::zbv ? "ZBVZeroBubble"
-                       : p.vpp > 1                                      ? "Interleaved1F1B"
-                                                                        : "1F1B",
-                       p.micro_batch);
+                       schedule, p.micro_batch);
     if (p.vpp > 1)
       out += fmt::format("pipeline_parallel_layers_per_stage = {}\n",
                          std::max<int64_t>(1, (sc.model.layers + 2) / (int64_t{p.pp} * p.vpp)));

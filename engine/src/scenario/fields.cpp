@@ -426,7 +426,7 @@ constexpr Field<Plan> kPlan[] = {
     member<&Plan::vpp>({.object = "plan", .name = "vpp", .link = "vpp", .fallback = D::of(1.0),
                         .min = 1, .max = 1 << 16, .unit = "chunks", .label = "VPP",
                         .doc = "model chunks per pipeline rank; > 1 is the interleaved 1F1B "
-                               "schedule (needs pp > 1), 2 with `zbv`",
+                               "schedule (needs pp > 1), 2 with `zbv` and `dualpipev`",
                         .control = C::plan}),
     {{.object = "plan", .name = "schedule", .link = "sched", .type = V::choice,
       .fallback = D::rule("`interleaved` when `vpp` > 1, else `1f1b`"),
@@ -435,7 +435,10 @@ constexpr Field<Plan> kPlan[] = {
              "Qi et al. 2024: weight gradients fill the drain; pp > 1, vpp 1; no Megatron-LM "
              "flag), `zbv` (ZB-V, the same paper: two chunks per rank in a V, rank i holding "
              "virtual stages i and 2pp-1-i, as PyTorch's and torchtitan's ZBVZeroBubble runs "
-             "it; pp > 1, vpp 2)",
+             "it; pp > 1, vpp 2), `dualpipev` (DeepSeek's DualPipeV, arXiv:2412.19437 and "
+             "deepseek-ai/DualPipe: the same V, a forward and another micro-batch's backward "
+             "paired, which `moe_overlap` lets hide the EP exchange; pp > 1, vpp 2, at least "
+             "2·pp micro-batches)",
       .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) {
        p.schedule_derived = !r.has(k.name);
@@ -472,7 +475,8 @@ constexpr Field<Plan> kPlan[] = {
                                 .doc = "all-to-alls of one micro-batch overlap the compute of "
                                        "the next (--overlap-moe-expert-parallel-comm; needs ep "
                                        "> 1, alltoall or flex, no full recompute, vpp > 1 when "
-                                       "pp > 1)",
+                                       "pp > 1; with `dualpipev` its paired forward and "
+                                       "backward)",
                                 .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::moe_imbalance>({.object = "plan", .name = "moe_imbalance", .link = "imb",
                                   .type = V::number, .fallback = D::of(1.0), .min = 1,

@@ -93,6 +93,13 @@ std::string either_text(const std::vector<int64_t>& values) {
   return out;
 }
 
+// The schedules that pair one micro-batch's forward with another's backward, so the EP exchange
+// of one can run beside the other's compute: Megatron-Core's combined 1F1B on the interleaved
+// schedule (combined_1f1b.py) and DualPipeV's overlapped pairs (dualpipev.cpp).
+bool pairs_passes(PipelineSchedule s) {
+  return s == PipelineSchedule::interleaved || s == PipelineSchedule::dualpipev;
+}
+
 // The multiples of `step` nearest `value` (the one below when there is one, and the one above).
 std::vector<int64_t> nearest_multiples(int64_t value, int64_t step) {
   const int64_t below = value / step * step;
@@ -441,9 +448,10 @@ bool check_experts(Rules& c) {
                fmt::format("plan.vpp > 1 with plan.pp={} (the interleaved schedule)", p.pp),
                {"plan.moe_overlap", "plan.pp"}) ||
         // ZB-V's two chunks are no interleaved schedule: combined_1f1b is Megatron's own.
-        !needs(p.pp == 1 || p.effective_schedule() == PipelineSchedule::interleaved,
-               "plan.schedule",
-               fmt::format("the interleaved schedule with plan.pp={}, not plan.schedule={}",
+        // DualPipeV pairs a forward with another micro-batch's backward as combined_1f1b does.
+        !needs(p.pp == 1 || pairs_passes(p.effective_schedule()), "plan.schedule",
+               fmt::format("the interleaved schedule or dualpipev with plan.pp={}, not "
+                           "plan.schedule={}",
                            p.pp, name_of(p.effective_schedule())),
                {"plan.moe_overlap", "plan.pp"}) ||
         !needs(m.mtp_layers <= 1, "model.mtp_layers",
@@ -930,6 +938,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
           return {p.vpp > 1, "plan.vpp > 1 and plan.pp > 1"};
         case PipelineSchedule::zero_bubble: return {p.vpp == 1, "plan.pp > 1 and plan.vpp=1"};
         case PipelineSchedule::zbv:
+        case PipelineSchedule::dualpipev:
           return {p.vpp == 2, "plan.pp > 1 and plan.vpp=2 (two chunks per rank in a V)"};
       }
       return {false, ""};
@@ -1012,6 +1021,46 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
         return e;
       }))
     return false;
+  // DualPipeV runs at least two micro-batches per virtual stage's rank (its warm-up fills the V
+  // with 2p): DualPipeV.step asserts num_chunks >= 2·ranks (deepseek-ai/DualPipe at 3da1bbe),
+  // as PyTorch's ScheduleDualPipeV does. Auto-balanced replica sets are counted only in the
+  // estimate, after the rules: DualPipeV takes each set's count as given.
+  if (p.effective_schedule() == PipelineSchedule::dualpipev && p.pp > 1) {
+    const int64_t least = 2 * int64_t{p.pp};
+    auto few = [&](int64_t micro_batches, std::string path) {
+      return c.broken([&] {
+        const int64_t step = int64_t{p.micro_batch} * p.dp;
+        Error e = rule(Rule::schedule_batches, std::move(path),
+                       micro_batches > 0 || p.replicas.empty()
+                           ? fmt::format("plan.schedule=dualpipev needs at least 2*plan.pp={} "
+                                         "micro-batches per replica, not {}",
+                                         least, micro_batches)
+                           : fmt::format("plan.schedule=dualpipev needs each replica set's "
+                                         "micro-batches given, at least 2*plan.pp={} (a "
+                                         "balanced count could be fewer)",
+                                         least),
+                       {"plan.schedule", "plan.pp", "plan.micro_batch"},
+                       {{"schedule", "dualpipev"}, {"micro_batches", micro_batches},
+                        {"pp", p.pp}});
+        if (p.replicas.empty()) {
+          e.values["would_split"] = nearest_multiples(least * step, step);
+          e.hint = batch_hint(least * step, step);
+        }
+        return e;
+      });
+    };
+    if (p.replicas.empty()) {
+      if (dp_meant && p.global_batch % (p.micro_batch * p.dp) == 0 &&
+          p.micro_batches() < least && !few(p.micro_batches(), "plan.global_batch"))
+        return false;
+    } else {
+      for (size_t i = 0; i < p.replicas.size(); ++i)
+        if (p.replicas[i].micro_batches < least &&
+            !few(p.replicas[i].micro_batches,
+                 fmt::format("plan.replicas[{}].micro_batches", i)))
+          return false;
+    }
+  }
   if (p.cp > 1 && m.seq_len % (2 * p.cp) != 0 && !c.broken([&] {
         return rule(Rule::cp_divides_sequence, "plan.cp",
                     fmt::format("seq_len={} must be divisible by 2*plan.cp={} (Megatron splits "
@@ -1045,7 +1094,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
 bool moe_overlap_admitted(const ModelSpec& m, const Plan& p) {
   return m.moe.enabled() && p.ep > 1 && p.moe_dispatcher != MoeDispatcher::allgather &&
          p.recompute != Recompute::full &&
-         (p.pp == 1 || p.effective_schedule() == PipelineSchedule::interleaved) &&
+         (p.pp == 1 || pairs_passes(p.effective_schedule())) &&
          m.mtp_layers <= 1;
 }
 

@@ -17,6 +17,9 @@ const Schedule& schedule_of(const Plan& p) {
     case PipelineSchedule::zbv:
       if (p.vpp == 2 && p.pp > 1) return detail::kZbv;
       break;
+    case PipelineSchedule::dualpipev:
+      if (p.vpp == 2 && p.pp > 1) return detail::kDualPipeV;
+      break;
   }
   return detail::kOneFOneB;  // (a plan the rules refuse; 1F1B keeps callers safe)
 }

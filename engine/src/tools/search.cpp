@@ -125,15 +125,16 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   // (Megatron-LM at d98e8a64 has no flag for it; --delay-wgrad-compute defers the weight
   // gradients inside the EP overlap only), and the search would rank first a schedule the user's
   // software cannot run.
-  // ZB-V likewise (PyTorch's and torchtitan's ZBVZeroBubble; Megatron-LM has none), where the
-  // plan states it and a pipeline has its two chunks per rank.
+  // ZB-V and DualPipeV likewise (PyTorch's and torchtitan's ZBVZeroBubble and DualPipeV;
+  // Megatron-LM has neither), where the plan states it and a pipeline has its two chunks per rank.
   const auto states = [&](PipelineSchedule s) {
     return !base.plan.schedule_derived && base.plan.schedule == s;
   };
   const bool zero_bubble_runs = states(PipelineSchedule::zero_bubble);
   auto schedules = [&](int pp, int vpp) -> std::vector<PipelineSchedule> {
-    if (pp > 1 && vpp == 2 && options.vary_schedule && states(PipelineSchedule::zbv))
-      return {PipelineSchedule::interleaved, PipelineSchedule::zbv};
+    for (PipelineSchedule v : {PipelineSchedule::zbv, PipelineSchedule::dualpipev})
+      if (pp > 1 && vpp == 2 && options.vary_schedule && states(v))
+        return {PipelineSchedule::interleaved, v};
     if (pp > 1 && vpp > 1) return {PipelineSchedule::interleaved};
     if (pp > 1 && options.vary_schedule && zero_bubble_runs)
       return {PipelineSchedule::one_f_one_b, PipelineSchedule::zero_bubble};
