@@ -246,6 +246,8 @@ describe('a Vite documentation site with the packed npm package', () => {
     const types = readFileSync(join(pkgDir, pkg.types), 'utf8');
     const typed = /interface StepcastCalculatorAttributes \{([\s\S]*?)\n\}/.exec(types)[1];
     assert.deepEqual([...typed.matchAll(/^ {2}(\w+)\?:/gm)].map((m) => m[1]).sort(), [...attributes].sort());
+    const element = /interface StepcastCalculatorElement extends HTMLElement \{([\s\S]*?)\n\}/.exec(types)[1];
+    assert.deepEqual([...element.matchAll(/^ {2}readonly (\w+):/gm)].map((m) => m[1]), decl.members.map((m) => m.name));
   });
 
   test('axe-core: no violations, light and dark, with an invalid plan on show', async () => {
@@ -263,6 +265,30 @@ describe('a Vite documentation site with the packed npm package', () => {
 
   test('no console errors, no dialogs', () => {
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('docs/embed.md', () => {
+  test('its tables name the attributes, custom properties (with their defaults) and parts of surface.js', async () => {
+    const surface = await import(pathToFileURL(join(WEB, 'src', 'embed', 'surface.js')).href);
+    const doc = readFileSync(join(ROOT, 'docs', 'embed.md'), 'utf8');
+    /** The rows of the table headed `| first |`: their cells, backticks dropped. */
+    const table = (first) => {
+      const at = doc.indexOf(`| ${first} |`);
+      assert.ok(at >= 0, `a table headed ${first}`);
+      const lines = doc.slice(at).split('\n').slice(2);
+      return lines.slice(0, lines.findIndex((l) => !l.startsWith('|')))
+        .map((l) => l.split('|').slice(1, -1).map((c) => c.trim().replace(/^`|`$/g, '')));
+    };
+    assert.deepEqual(table('attribute').map((r) => r[0]), surface.ATTRIBUTES.map((a) => a.name));
+    assert.deepEqual(table('part').map((r) => r[0]), surface.PARTS.map((p) => p.name));
+    const properties = table('custom property');
+    assert.deepEqual(properties.map((r) => r[0]), surface.CSS_PROPERTIES.map((p) => p.name));
+    for (const [name, light, dark] of properties) {
+      const p = surface.CSS_PROPERTIES.find((x) => x.name === name);
+      if (name === '--stepcast-font-family') continue; // abbreviated in the table
+      assert.deepEqual([light, dark === 'the same' ? light : dark], [p.light, p.dark], name);
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import './element.js';
 
 // An iframe's controls when ?controls= names none (the element's own default is fewer).
 const CONTROLS = 'nodes,tp,pp,micro_batch,global_batch,recompute';
-export const HEIGHT_MESSAGE = 'stepcast:height';
+const HEIGHT_MESSAGE = 'stepcast:height';
 
 /** Posts `main`'s height to the parent window whenever it changes (nothing when not framed). */
 function postHeight(main) {

@@ -24,12 +24,12 @@ export const ATTRIBUTES = [
     description: 'The inputs shown, comma-separated: model, node, nodes, gpus_per_node, seq_len, tokens, price, or ' +
       'any plan key of the engine\'s schema (tp, pp, dp, cp, vpp, micro_batch, global_batch, recompute, precision, ...). ' +
       'An unknown name is shown as a notice in the element.' },
-  { name: 'page', type: 'string', observed: true,
-    description: 'The full Stepcast page "Open in Stepcast" goes to (http or https). Default: the page of the Stepcast ' +
-      'site the script came from; the npm package has no page, so there it is required (the element says so).' },
   { name: 'compact', type: 'boolean', observed: false, description: 'A tighter layout with smaller numbers.' },
   { name: 'theme', type: "'light' | 'dark'", observed: false,
     description: 'Pins the colour scheme; default: the reader\'s prefers-color-scheme.' },
+  { name: 'page', type: 'string', observed: true,
+    description: 'The full Stepcast page "Open in Stepcast" goes to (http or https). Default: the page of the Stepcast ' +
+      'site the script came from; the npm package has no page, so there it is required (the element says so).' },
 ];
 
 /** Read-only properties for scripts and tests (set by the element, never read back from outside). */
