@@ -227,6 +227,24 @@ function serviceWorkerAndReport() {
   };
 }
 
+/**
+ * The package's `new URL("assets/x.wasm", import.meta.url)` as `new URL("./assets/x.wasm", ...)`:
+ * Rollup writes a file beside or below the chunk without "./", which a browser and Vite read as
+ * relative, but a bundler may take a bare name for a package (webpack resolves `new URL()`'s
+ * string as a request). After minification, so every chunk's final text.
+ */
+function explicitlyRelative() {
+  return {
+    name: 'stepcast-explicitly-relative',
+    generateBundle(_, bundle) {
+      for (const chunk of Object.values(bundle))
+        if (chunk.type === 'chunk')
+          chunk.code = chunk.code.replace(/new URL\((["'])(?![./]|[a-z][a-z\d+.-]*:)([^"']+)\1,(\s*)import\.meta\.url\)/g,
+            (_m, q, path, space) => `new URL(${q}./${path}${q},${space}import.meta.url)`);
+    },
+  };
+}
+
 // Both builds minify alike. Terser, two passes: 1.7 KB of brotli less than esbuild's minifier on
 // the first visit (measured at 300,073 against 298,381 bytes); a third pass saves nothing more.
 const minifying = { minify: 'terser', terserOptions: { compress: { passes: 2 }, format: { comments: false } } };
@@ -236,7 +254,7 @@ const packageConfig = {
   root: here,
   base: './',
   publicDir: false,
-  plugins: [stepcastWasm(), stepcastEsm(), embedLoader('stepcast-calculator')],
+  plugins: [stepcastWasm(), stepcastEsm(), embedLoader('stepcast-calculator'), explicitlyRelative()],
   worker: { format: 'iife' },
   build: {
     outDir: join(here, 'dist'),
