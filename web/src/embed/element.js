@@ -7,9 +7,10 @@
 //
 // Its attributes, properties, event, CSS parts and custom properties are surface.js's table (the
 // npm package's custom-elements.json is written from it). The page's ?embed=1 mode is this element
-// too (frame.js); docs/embed.md documents both. Every calculator of a document shares one engine (one worker); each has its own
-// request channels, so they never cancel each other. Everything lives in a shadow root: the
-// document's styles do not reach in, and these do not leak out. The element fires
+// too (frame.js); docs/embed.md documents both. Every calculator of a document shares one engine
+// (one worker); each has its own request channels, so they never cancel each other. Everything
+// lives in a shadow root: the document's styles do not reach in, and these do not leak out, but
+// for the parts and the --stepcast-* properties, which a page sets on purpose. The element fires
 // "stepcast-estimate" (detail: the report's headline numbers) after each estimate.
 //
 // Like the full page, a calculator restates no engine rule: controls are built from the schema
