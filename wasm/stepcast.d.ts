@@ -15,8 +15,12 @@ export interface StepcastEstimateDetail {
 
 /** <stepcast-calculator scenario="v=2&model=..." controls="tp,pp,micro_batch" compact> (docs/embed.md) */
 export interface StepcastCalculatorElement extends HTMLElement {
-  /** The plan, as the fragment of a Stepcast link ("v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4"). */
-  scenario: string | null;
+  /** The plan on show (the scenario the engine runs), after the reader's changes; its link is the `scenario` attribute's at first. */
+  readonly scenario: Record<string, unknown> | undefined;
+  /** The scenario text whose estimate is on show. */
+  readonly rendered: string | undefined;
+  /** The Stepcast link of the plan on show ("Open in Stepcast"; the fragment alone without a page). */
+  readonly link: string | null | undefined;
   addEventListener<K extends keyof StepcastCalculatorEventMap>(type: K,
     listener: (this: StepcastCalculatorElement, ev: StepcastCalculatorEventMap[K]) => unknown,
     options?: boolean | AddEventListenerOptions): void;
@@ -33,7 +37,7 @@ export interface StepcastCalculatorAttributes {
   scenario?: string;
   /** Comma-separated controls to show: model, node, nodes, gpus_per_node, seq_len, tokens, price, or any plan key (tp, pp, micro_batch, ...). */
   controls?: string;
-  /** The full page "Open in Stepcast" goes to (default: the page of the bundle the script came from). */
+  /** The full page "Open in Stepcast" goes to, http(s) (default: the Stepcast site the script came from; required with the npm package, which has no page). */
   page?: string;
   /** A smaller layout. */
   compact?: boolean | '';

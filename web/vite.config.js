@@ -4,6 +4,13 @@
 // documentation page (examples/) and a service worker whose cache is versioned by a hash of every
 // file it caches. Writes a brotli (.br) and a gzip (.gz) copy beside every text and wasm file for
 // the static server (scripts/serve.mjs), and prints every asset's raw, gzip and brotli size.
+//
+// `vite build --mode package` (npm pack's prepack, scripts/pack-dist.mjs) builds the npm package
+// instead, into web/dist: the element as an ES module (stepcast-calculator.js) with its classic
+// loader (stepcast-embed.js), the engine as an ES module for Node and browsers (engine.js,
+// src/engine/library.js), and the chunks, worker and WebAssembly they load, each located by
+// `new URL(..., import.meta.url)`, which a documentation site's bundler follows and copies. No
+// page, no service worker: the element's "Open in Stepcast" then needs its page attribute.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -47,16 +54,16 @@ function listFiles(dir) {
   return out.sort();
 }
 
+const glue = async (file) => (await minify(readFileSync(file, 'utf8'), { compress: { passes: 2 }, format: { comments: false } })).code;
+
 /**
- * `import { scriptUrl, wasmUrl, wasmBytes, toolsScriptUrl, toolsWasmUrl } from
- * 'virtual:stepcast-wasm'`: the module's script and its .wasm, emitted as hashed assets, the
- * .wasm's size (the loading bar's total: the response's Content-Length is the compressed size),
- * and the tools module's script and .wasm.
+ * A plugin that answers `import ... from 'virtual:NAME'` with the code `load(context)` returns
+ * (context: Rollup's plugin context), once the two modules are built.
  */
-function stepcastWasm() {
-  const id = 'virtual:stepcast-wasm';
+function virtualWasm(name, load) {
+  const id = `virtual:${name}`;
   return {
-    name: 'stepcast-wasm',
+    name,
     resolveId: (source) => (source === id ? '\0' + id : null),
     async load(loadId) {
       if (loadId !== '\0' + id) return null;
@@ -66,25 +73,57 @@ function stepcastWasm() {
             '(emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release && make -C build-wasm)');
         this.addWatchFile(f);
       }
-      const bytes = `export const wasmBytes = ${statSync(wasmBin).size};\n`;
-      if (this.meta.watchMode)
-        return `export const scriptUrl = ${JSON.stringify('/@fs' + wasmJs)};\n` +
-          `export const wasmUrl = ${JSON.stringify('/@fs' + wasmBin)};\n` +
-          `export const toolsScriptUrl = ${JSON.stringify('/@fs' + toolsJs)};\n` +
-          `export const toolsWasmUrl = ${JSON.stringify('/@fs' + toolsBin)};\n` + bytes;
-      const url = (name, source) => `new URL(import.meta.ROLLUP_FILE_URL_${
-        this.emitFile({ type: 'asset', name, source })}, import.meta.url).href`;
-      // Emscripten's glue keeps its local names (no Closure Compiler here): terser renames them
-      // and compresses, as it does the page's own code (7,598 -> 6,702 bytes of brotli against
-      // esbuild's minifier); its top-level names stay (the worker calls createStepcast), exported
-      // names are strings.
-      const glue = async (file) => (await minify(readFileSync(file, 'utf8'), { compress: { passes: 2 }, format: { comments: false } })).code;
-      return `export const scriptUrl = ${url('stepcast.js', await glue(wasmJs))};\n` +
-        `export const wasmUrl = ${url('stepcast.wasm', readFileSync(wasmBin))};\n` +
-        `export const toolsScriptUrl = ${url('stepcast-tools.js', await glue(toolsJs))};\n` +
-        `export const toolsWasmUrl = ${url('stepcast-tools.wasm', readFileSync(toolsBin))};\n` + bytes;
+      return load(this);
     },
   };
+}
+
+/**
+ * `import { createStepcast, createStepcastTools, wasmUrl, toolsWasmUrl } from
+ * 'virtual:stepcast-esm'`: the two modules' factories as ES module code (src/engine/library.js),
+ * and their .wasm, emitted as hashed assets. Emscripten's glue is a classic script whose Node path
+ * needs CommonJS (require, __dirname), which an ES module lacks: each runs inside a function whose
+ * parameters hide process, require, module, exports and define, so the glue takes its generic path
+ * in Node and browsers alike (no file system of its own, no UMD export) and library.js hands it the
+ * instantiated .wasm (instantiateWasm).
+ */
+function stepcastEsm() {
+  const wrap = (code, factory) => `export const ${factory} = /* @__PURE__ */ (function (process, require, module, exports, define, __dirname, __filename) {\n` +
+    `${code}\nreturn ${factory};\n})();\n`;
+  return virtualWasm('stepcast-esm', (rollup) => {
+    const url = (name, file) => (rollup.meta.watchMode ? `new URL(${JSON.stringify('/@fs' + file)}, location.href).href`
+      : `new URL(import.meta.ROLLUP_FILE_URL_${rollup.emitFile({ type: 'asset', name, source: readFileSync(file) })}, import.meta.url).href`);
+    return wrap(readFileSync(wasmJs, 'utf8'), 'createStepcast') + wrap(readFileSync(toolsJs, 'utf8'), 'createStepcastTools') +
+      `export const wasmUrl = ${url('stepcast.wasm', wasmBin)};\n` +
+      `export const toolsWasmUrl = ${url('stepcast-tools.wasm', toolsBin)};\n`;
+  });
+}
+
+/**
+ * `import { scriptUrl, wasmUrl, wasmBytes, toolsScriptUrl, toolsWasmUrl } from
+ * 'virtual:stepcast-wasm'`: the module's script and its .wasm, emitted as hashed assets, the
+ * .wasm's size (the loading bar's total: the response's Content-Length is the compressed size),
+ * and the tools module's script and .wasm.
+ */
+function stepcastWasm() {
+  return virtualWasm('stepcast-wasm', async (rollup) => {
+    const bytes = `export const wasmBytes = ${statSync(wasmBin).size};\n`;
+    if (rollup.meta.watchMode)
+      return `export const scriptUrl = ${JSON.stringify('/@fs' + wasmJs)};\n` +
+        `export const wasmUrl = ${JSON.stringify('/@fs' + wasmBin)};\n` +
+        `export const toolsScriptUrl = ${JSON.stringify('/@fs' + toolsJs)};\n` +
+        `export const toolsWasmUrl = ${JSON.stringify('/@fs' + toolsBin)};\n` + bytes;
+    const url = (name, source) => `new URL(import.meta.ROLLUP_FILE_URL_${
+      rollup.emitFile({ type: 'asset', name, source })}, import.meta.url).href`;
+    // Emscripten's glue keeps its local names (no Closure Compiler here): terser renames them
+    // and compresses, as it does the page's own code (7,598 -> 6,702 bytes of brotli against
+    // esbuild's minifier); its top-level names stay (the worker calls createStepcast), exported
+    // names are strings.
+    return `export const scriptUrl = ${url('stepcast.js', await glue(wasmJs))};\n` +
+      `export const wasmUrl = ${url('stepcast.wasm', readFileSync(wasmBin))};\n` +
+      `export const toolsScriptUrl = ${url('stepcast-tools.js', await glue(toolsJs))};\n` +
+      `export const toolsWasmUrl = ${url('stepcast-tools.wasm', readFileSync(toolsBin))};\n` + bytes;
+  });
 }
 
 // stepcast-embed.js: the one classic script a documentation page adds. It stays at a fixed
@@ -99,11 +138,11 @@ const EMBED_LOADER = (entry) => `/* Stepcast embed: <script src=".../stepcast-em
 })();
 `;
 
-function embedLoader() {
+function embedLoader(entryName = 'embed') {
   return {
     name: 'stepcast-embed-loader',
     generateBundle(_, bundle) {
-      const entry = Object.values(bundle).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'embed');
+      const entry = Object.values(bundle).find((c) => c.type === 'chunk' && c.isEntry && c.name === entryName);
       if (!entry) this.error('the embed entry (src/embed/element.js) is missing from the bundle');
       this.emitFile({ type: 'asset', fileName: 'stepcast-embed.js', source: EMBED_LOADER(entry.fileName) });
     },
@@ -188,7 +227,57 @@ function serviceWorkerAndReport() {
   };
 }
 
-export default defineConfig({
+/**
+ * The package's `new URL("assets/x.wasm", import.meta.url)` as `new URL("./assets/x.wasm", ...)`:
+ * Rollup writes a file beside or below the chunk without "./", which a browser and Vite read as
+ * relative, but a bundler may take a bare name for a package (webpack resolves `new URL()`'s
+ * string as a request). After minification, so every chunk's final text.
+ */
+function explicitlyRelative() {
+  return {
+    name: 'stepcast-explicitly-relative',
+    generateBundle(_, bundle) {
+      for (const chunk of Object.values(bundle))
+        if (chunk.type === 'chunk')
+          chunk.code = chunk.code.replace(/new URL\((["'])(?![./]|[a-z][a-z\d+.-]*:)([^"']+)\1,(\s*)import\.meta\.url\)/g,
+            (_m, q, path, space) => `new URL(${q}./${path}${q},${space}import.meta.url)`);
+    },
+  };
+}
+
+// Both builds minify alike. Terser, two passes: 1.7 KB of brotli less than esbuild's minifier on
+// the first visit (measured at 300,073 against 298,381 bytes); a third pass saves nothing more.
+const minifying = { minify: 'terser', terserOptions: { compress: { passes: 2 }, format: { comments: false } } };
+
+/** The npm package (web/dist): see the top of this file. */
+const packageConfig = {
+  root: here,
+  base: './',
+  publicDir: false,
+  plugins: [stepcastWasm(), stepcastEsm(), embedLoader('stepcast-calculator'), explicitlyRelative()],
+  worker: { format: 'iife' },
+  build: {
+    outDir: join(here, 'dist'),
+    emptyOutDir: true,
+    target: 'es2022',
+    ...minifying,
+    modulePreload: false,
+    reportCompressedSize: false,
+    assetsInlineLimit: 0,
+    copyPublicDir: false,
+    rollupOptions: {
+      input: {
+        'stepcast-calculator': join(here, 'src', 'embed', 'element.js'),
+        engine: join(here, 'src', 'engine', 'library.js'),
+      },
+      // Fixed names for what package.json exports; hashed chunks and assets below them.
+      output: { entryFileNames: '[name].js', chunkFileNames: 'assets/[name]-[hash].js', assetFileNames: 'assets/[name]-[hash][extname]' },
+      preserveEntrySignatures: 'strict',
+    },
+  },
+};
+
+export default defineConfig(({ mode }) => (mode === 'package' ? packageConfig : {
   root: here,
   base: './',
   publicDir: 'public',
@@ -198,10 +287,7 @@ export default defineConfig({
     outDir,
     emptyOutDir: true,
     target: 'es2022',
-    // Terser, two passes: 1.7 KB of brotli less than esbuild's minifier on the first visit
-    // (measured at 300,073 against 298,381 bytes); a third pass saves nothing more.
-    minify: 'terser',
-    terserOptions: { compress: { passes: 2 }, format: { comments: false } },
+    ...minifying,
     modulePreload: false,
     reportCompressedSize: false,
     assetsInlineLimit: 0,
@@ -216,4 +302,4 @@ export default defineConfig({
     },
   },
   server: { fs: { allow: [root] } },
-});
+}));

@@ -2,8 +2,9 @@
 // /examples/): two <stepcast-calculator>s render their own results (the CLI's numbers for their
 // links), changing one leaves the other alone, both share one worker, "Open in Stepcast" carries
 // the plan to the full page, styles neither leak in nor out, a bad scenario attribute shows a
-// message and runs nothing, the iframe embed renders, and the page works offline from the same
-// bundle. Screenshots of the example page (desktop, phone) under build/screenshots/.
+// message and runs nothing, the iframe embed renders and is sized to its calculator (the frame
+// posts its height), and the page works offline from the same bundle. Screenshots of the example
+// page (desktop, phone) under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -216,6 +217,30 @@ describe('the example page with embedded calculators', () => {
     assert.deepEqual(shown.controls, ['tp', 'pp', 'micro_batch', 'recompute', 'distributed_optimizer']);
     assert.equal(await frame.isVisible('header.top'), false);
     assert.match(shown.open, /^http:\/\/127\.0\.0\.1:\d+\/#v=3&/);
+  });
+
+  test('the iframe posts its height and the page\'s snippet sizes it to the calculator', async () => {
+    const frame = page.frames().find((f) => f.url().includes('embed=1'));
+    // The frame's content height and the iframe's own, in CSS pixels.
+    const heights = () => page.$eval('#frame-70b', (f) => [Math.ceil(f.contentDocument.querySelector('main').getBoundingClientRect().bottom), f.clientHeight]);
+    const fitted = () => page.waitForFunction(() => {
+      const f = document.querySelector('#frame-70b');
+      return f.clientHeight === Math.ceil(f.contentDocument.querySelector('main').getBoundingClientRect().bottom);
+    });
+    await fitted();
+    const [content, shown] = await heights();
+    assert.equal(shown, content);
+    assert.notEqual(shown, 300, 'not the page\'s own iframe height (its style sheet says 300px)');
+    // An invalid value adds the engine's message: the calculator grows, and the iframe with it.
+    await frame.fill('stepcast-calculator [data-control="tp"]', '3');
+    await frame.waitForSelector('stepcast-calculator .sc-status.error');
+    await fitted();
+    const [grown] = await heights();
+    assert.ok(grown > content, `taller with the message (${grown} px against ${content} px)`);
+    await frame.fill('stepcast-calculator [data-control="tp"]', '8');
+    await calculatorSettled(frame);
+    await fitted();
+    assert.deepEqual(await heights(), [content, content], 'and back');
   });
 
   test('screenshots: desktop and phone, nothing wider than the phone', async () => {

@@ -1,7 +1,8 @@
 // The npm package (issue "the page, round 2", item 19): `npm pack` in web/ gives a tarball a
 // documentation site installs; a plain static site made from it (the one script tag and the
 // element, as web/README.md shows) estimates in Chromium with the CLI's numbers, and the package
-// carries the TypeScript declarations of the element, its event and the engine's bindings.
+// carries the TypeScript declarations of the element, its event and the engine's bindings. (A site
+// that bundles the package with Vite, its theming and its engine module: docsite.test.mjs.)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,12 +11,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
-import { CLI, ROOT, SITE, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
 import { launch } from './browser.mjs';
 import { watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
-requireBuilt(join(SITE, 'stepcast-embed.js'), 'build the site with npm --prefix web run build');
+requireBuilt(join(ROOT, 'build-wasm', 'wasm', 'stepcast.js'), 'build the WebAssembly modules (docs: web/README.md)');
 
 const SCENARIO = 'v=2&model=llama3-8b&node=dgx-h100&nodes=1&tp=2&gbs=128&seq=8192';
 let dir;
@@ -25,9 +26,7 @@ const problems = [];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'stepcast-pack-'));
-  const packed = spawnSync('npm', ['pack', '--pack-destination', dir], {
-    cwd: join(ROOT, 'web'), encoding: 'utf8', env: { ...process.env, STEPCAST_SITE: SITE },
-  });
+  const packed = spawnSync('npm', ['pack', '--pack-destination', dir], { cwd: join(ROOT, 'web'), encoding: 'utf8' });
   assert.equal(packed.status, 0, packed.stderr);
   const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
   assert.ok(tarball, 'npm pack wrote a tarball');
@@ -67,6 +66,8 @@ describe('the npm package', () => {
     assert.equal(shown.iteration_time_s, cli.report.iteration_time_s);
     assert.equal(shown.tokens_per_s, cli.report.tokens_per_s);
     assert.equal(shown.fits, cli.report.fits);
+    // The package has no page of its own: without page=, "Open in Stepcast" asks for one.
+    assert.match(await p.textContent('#calc [data-notice="page"]'), /needs the address of a Stepcast page: add page=/);
     await p.close();
   });
 
@@ -81,7 +82,12 @@ describe('the npm package', () => {
     for (const binding of ['estimate', 'resolve', 'schema', 'presets', 'toLink', 'fromLink', 'search', 'traffic'])
       assert.match(types, new RegExp(`\\n  ${binding}\\(`), `the ${binding} binding is declared`);
     const top = readdirSync(pkg).sort();
-    assert.deepEqual(top, ['README.md', 'dist', 'package.json', 'types']);
-    assert.ok(readdirSync(join(pkg, 'dist', 'assets')).some((f) => /^worker-.*\.js$/.test(f)), 'the worker');
+    assert.deepEqual(top, ['LICENSE', 'README.md', 'custom-elements.json', 'dist', 'package.json', 'types']);
+    assert.deepEqual(readdirSync(join(pkg, 'dist')).sort(), ['assets', 'engine.js', 'stepcast-calculator.js', 'stepcast-embed.js']);
+    // The element's and the engine's code, the worker, the two modules' glue and WebAssembly: no
+    // page, no style sheet, no service worker.
+    const assets = readdirSync(join(pkg, 'dist', 'assets')).map((f) => f.replace(/-[\w-]{8}\./, '.')).sort();
+    assert.deepEqual(assets, ['stepcast-tools.js', 'stepcast-tools.wasm', 'stepcast.js', 'stepcast.wasm', 'worker.js']);
+    assert.equal(readFileSync(join(pkg, 'LICENSE'), 'utf8'), readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
   });
 });

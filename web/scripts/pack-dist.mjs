@@ -1,23 +1,22 @@
-// `npm pack` (prepack): copies the built embed into dist/ so the package carries it. The embed is
-// stepcast-embed.js (a fixed name: the one script a documentation page adds) and the hashed
-// assets it loads relative to itself (its entry, shared chunks, the worker and the engine module).
-// The TypeScript declarations live beside the bindings they declare (wasm/stepcast.d.ts) and go
-// to types/. Build the site first (npm run build; STEPCAST_SITE names another build).
-import { cpSync, existsSync, rmSync } from 'node:fs';
+// `npm pack` (prepack): builds what the npm package carries. dist/: `vite build --mode package`
+// (vite.config.js: the element as an ES module and its classic loader, the engine as an ES module,
+// and the chunks, worker and WebAssembly they locate by `new URL(..., import.meta.url)`), from the
+// modules in build-wasm/ (STEPCAST_WASM names others). types/: the declarations, which live beside
+// what they declare (wasm/stepcast.d.ts: the element and the module's bindings;
+// src/engine/library.d.ts: the engine's ES module). custom-elements.json: written from the
+// element's table (scripts/custom-elements.mjs). LICENSE: the repository's.
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+import { customElementsManifest } from './custom-elements.mjs';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const site = resolve(process.env.STEPCAST_SITE ?? join(web, '..', 'build', 'web'));
-const dist = join(web, 'dist');
+await build({ configFile: join(web, 'vite.config.js'), mode: 'package', logLevel: 'warn' });
 const types = join(web, 'types');
-if (!existsSync(join(site, 'stepcast-embed.js'))) {
-  console.error(`pack: ${site}/stepcast-embed.js is missing: run npm run build first`);
-  process.exit(1);
-}
-rmSync(dist, { recursive: true, force: true });
-cpSync(join(site, 'stepcast-embed.js'), join(dist, 'stepcast-embed.js'));
-cpSync(join(site, 'assets'), join(dist, 'assets'), { recursive: true });
 rmSync(types, { recursive: true, force: true });
 cpSync(join(web, '..', 'wasm', 'stepcast.d.ts'), join(types, 'stepcast.d.ts'));
-console.log(`pack: dist/ from ${site}, types/ from wasm/stepcast.d.ts`);
+cpSync(join(web, 'src', 'engine', 'library.d.ts'), join(types, 'engine.d.ts'));
+writeFileSync(join(web, 'custom-elements.json'), `${JSON.stringify(customElementsManifest(), null, 2)}\n`);
+cpSync(join(web, '..', 'LICENSE'), join(web, 'LICENSE'));
+console.log('pack: dist/ (vite build --mode package), types/, custom-elements.json, LICENSE');

@@ -5,14 +5,12 @@
 //   <stepcast-calculator scenario="v=2&model=llama3-70b&node=dgx-h100&nodes=8&tp=8&pp=4&gbs=512"
 //     controls="tp,pp,micro_batch" compact></stepcast-calculator>
 //
-// Attributes: scenario (a link, or just its fragment "v=2&..."; the engine reads it, as the page
-// does), controls (comma-separated: model, node, nodes, gpus_per_node, seq_len, tokens, price, or
-// any plan key of the engine's schema; default "tp,pp,micro_batch"), compact, theme (light, dark;
-// default: the reader's setting), page (the full page's address for "Open in Stepcast"; default:
-// the page of this bundle). The page's ?embed=1 mode is this element too (frame.js); docs/embed.md
-// documents both. Every calculator of a document shares one engine (one worker); each has its own
-// request channels, so they never cancel each other. Everything lives in a shadow root: the
-// document's styles do not reach in, and these do not leak out. The element fires
+// Its attributes, properties, event, CSS parts and custom properties are surface.js's table (the
+// npm package's custom-elements.json is written from it). The page's ?embed=1 mode is this element
+// too (frame.js); docs/embed.md documents both. Every calculator of a document shares one engine
+// (one worker); each has its own request channels, so they never cancel each other. Everything
+// lives in a shadow root: the document's styles do not reach in, and these do not leak out, but
+// for the parts and the --stepcast-* properties, which a page sets on purpose. The element fires
 // "stepcast-estimate" (detail: the report's headline numbers) after each estimate.
 //
 // Like the full page, a calculator restates no engine rule: controls are built from the schema
@@ -30,13 +28,16 @@ import { clusterGroups } from '../scenario/groups.js';
 import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/link.js';
 import { plainProblem } from '../ui/plain.js';
 import { fullName, profile, setFrameworks, shortName } from '../scenario/frameworks.js';
-import { applies, choiceLabel, conditional, key, options, plainDefault, rule, setSchema } from '../scenario/schema.js';
+import { applies, choiceLabel, conditional, key, keysOf, options, plainDefault, rule, setSchema } from '../scenario/schema.js';
 import css from './embed.css?inline';
+import { CSS_PROPERTIES, DEFAULT_CONTROLS, EVENT, TAG, observedAttributes } from './surface.js';
 
-const TAG = 'stepcast-calculator';
-const DEFAULT_CONTROLS = 'tp,pp,micro_batch';
-// The full page of this bundle (this module lives in assets/; in development, in src/embed/).
-const PAGE = new URL(/* @vite-ignore */ import.meta.env.DEV ? '../../' : '../', import.meta.url).href;
+// The full page "Open in Stepcast" goes to without a page attribute: in the Stepcast site's build,
+// the site this bundle belongs to (this module lives in assets/; in development, in src/embed/).
+// The npm package (vite build --mode package) has no page beside it, and the project documents no
+// public site to default to: there the attribute is required, and the element says so.
+const PAGE = import.meta.env.MODE === 'package' ? null
+  : new URL(/* @vite-ignore */ import.meta.env.DEV ? '../../' : '../', import.meta.url).href;
 
 // Controls that are not plan keys: name -> the scenario path the schema describes it by, and the
 // special kinds (model and node menus, the page's tokens in billions and price).
@@ -70,19 +71,32 @@ const at = (s, path) => (path.startsWith('cluster.') ? groupOf(s)?.[path.slice('
 const samePath = (a, b) => a.replace(/^cluster\.groups\[0\]\./, 'cluster.') === b.replace(/^cluster\.groups\[0\]\./, 'cluster.');
 const clone = (x) => JSON.parse(JSON.stringify(x));
 
+/** --sc-NAME: the document's --stepcast-NAME, else the light or dark default (surface.js). */
+const themed = (scheme) => CSS_PROPERTIES.map((p) => `${p.name.replace('--stepcast-', '--sc-')}: var(${p.name}, ${p[scheme]});`).join(' ');
+const THEME = `.sc { ${themed('light')} }
+@media (prefers-color-scheme: dark) { :host(:not([theme=light])) .sc { ${themed('dark')} } }
+:host([theme=dark]) .sc { ${themed('dark')} }
+`;
+
 let sheet = null;
 function styles() {
   if (!sheet && 'adoptedStyleSheets' in Document.prototype) {
     sheet = new CSSStyleSheet();
-    sheet.replaceSync(css);
+    sheet.replaceSync(THEME + css);
   }
   return sheet;
 }
 
+/** Every name the controls attribute takes, for the notice about one it does not. */
+function controlNames() {
+  const plan = keysOf('plan').map((k) => k.path.slice('plan.'.length)).filter((name) => !SPECIAL.has(name) && describe(name));
+  return [...SPECIAL.keys(), ...plan];
+}
+
 let serial = 0;
 
-class StepcastCalculator extends HTMLElement {
-  static get observedAttributes() { return ['scenario', 'controls', 'page']; }
+export class StepcastCalculator extends HTMLElement {
+  static get observedAttributes() { return observedAttributes(); }
 
   constructor() {
     super();
@@ -90,8 +104,8 @@ class StepcastCalculator extends HTMLElement {
     this.root = this.attachShadow({ mode: 'open' });
     const shared = styles();
     if (shared) this.root.adoptedStyleSheets = [shared];
-    else this.root.append(h('style', null, css));
-    this.wrap = h('div', { class: 'sc', role: 'group', 'aria-label': 'Stepcast calculator' });
+    else this.root.append(h('style', null, THEME + css));
+    this.wrap = h('div', { class: 'sc', part: 'calculator', role: 'group', 'aria-label': 'Stepcast calculator' });
     this.root.append(this.wrap);
     this.generation = 0;
     const changed = (e) => {
@@ -120,7 +134,7 @@ class StepcastCalculator extends HTMLElement {
   /** (Re)reads the attributes and builds the calculator. */
   async open() {
     const generation = ++this.generation;
-    const loading = h('p', { class: 'sc-status' }, 'Loading Stepcast…');
+    const loading = h('p', { class: 'sc-status', part: 'status' }, 'Loading Stepcast…');
     this.wrap.replaceChildren(loading);
     // The engine's download, in percent (every calculator of the page shares the one download).
     const stopLoading = engine.onLoading(({ loaded, total }) => {
@@ -150,12 +164,10 @@ class StepcastCalculator extends HTMLElement {
     this.page = r.page ?? {};
     this.lastChanged = null;
     this.problems = new Map(); // control -> "enter a number"
-    this.controls = (this.getAttribute('controls') ?? DEFAULT_CONTROLS).split(',').map((c) => c.trim())
-      .filter(Boolean).map((c) => {
-        const d = describe(c);
-        if (!d) console.warn(`<${TAG}>: no control "${c}"; known: ${[...SPECIAL.keys()].join(', ')} and the plan's keys`);
-        return d;
-      }).filter(Boolean);
+    const names = (this.getAttribute('controls') ?? DEFAULT_CONTROLS).split(',').map((c) => c.trim()).filter(Boolean);
+    this.controls = names.map(describe).filter(Boolean);
+    // A misspelt name is the page author's to fix: said where they look, in the element.
+    this.unknown = [...new Set(names.filter((c) => !describe(c)))];
     // DP left to the engine (derived) unless it is a control: changing TP keeps it right.
     const plan = this.scenario.plan;
     if (!this.controls.some((c) => c.name === 'dp') && plan.dp !== undefined) {
@@ -173,7 +185,7 @@ class StepcastCalculator extends HTMLElement {
   }
 
   fail(problem) {
-    this.wrap.replaceChildren(h('p', { class: 'sc-status error', role: 'alert' },
+    this.wrap.replaceChildren(h('p', { class: 'sc-status error', part: 'status', role: 'alert' },
       h('strong', null, 'Stepcast: '), `this calculator cannot be shown: ${problem}.`));
   }
 
@@ -215,9 +227,9 @@ class StepcastCalculator extends HTMLElement {
       const { value, placeholder } = this.shown(c);
       let control;
       if (c.kind === 'check') {
-        control = h('input', { id, type: 'checkbox', 'data-control': c.name });
+        control = h('input', { id, type: 'checkbox', part: 'input', 'data-control': c.name });
         control.checked = !!value;
-        return h('div', { class: 'sc-field sc-check' }, control, h('label', { for: id }, c.label));
+        return h('div', { class: 'sc-field sc-check' }, control, h('label', { for: id, part: 'label' }, c.label));
       }
       if (c.kind === 'model' || c.kind === 'node' || c.kind === 'select') {
         const choices = c.kind === 'model' ? this.presets.models.map((m) => [m.id, m.name])
@@ -225,33 +237,40 @@ class StepcastCalculator extends HTMLElement {
             : c.values.map((v) => [String(v), c.path === 'plan.framework' && profile(v) ? shortName(v) : choiceLabel(v)]);
         if (c.kind === 'model' && value === '') choices.unshift(['', `${this.scenario.model.name ?? 'custom model'} (custom)`]);
         if (c.kind === 'node' && value === '') choices.unshift(['', 'custom cluster']);
-        control = h('select', { id, 'data-control': c.name, disabled: value === '' && c.kind !== 'select' },
+        control = h('select', { id, part: 'input', 'data-control': c.name, disabled: value === '' && c.kind !== 'select' },
           choices.map(([v, text]) => h('option', { value: v }, text)));
         control.value = String(value);
       } else {
         const decimal = c.type === 'number' || c.kind === 'tokens' || c.kind === 'price';
         const min = key(c.path)?.min;
-        control = h('input', { id, type: 'number', min: min === undefined ? undefined : String(min), step: decimal ? 'any' : '1',
+        control = h('input', { id, part: 'input', type: 'number', min: min === undefined ? undefined : String(min), step: decimal ? 'any' : '1',
           inputmode: decimal ? 'decimal' : 'numeric', 'data-control': c.name, value: String(value), placeholder });
       }
-      return h('div', { class: 'sc-field' }, h('label', { for: id }, c.label),
+      return h('div', { class: 'sc-field' }, h('label', { for: id, part: 'label' }, c.label),
         h('span', { class: 'sc-control' }, control, c.unit ? h('span', { class: 'sc-unit' }, c.unit) : null));
     });
-    const metric = (key_, label, bar) => h('div', { class: 'sc-metric', 'data-metric': key_ },
+    const metric = (key_, label, bar) => h('div', { class: 'sc-metric', part: 'metric', 'data-metric': key_ },
       h('div', { class: 'sc-label' }, label),
-      h('div', { class: 'sc-value' }, h('span', { class: 'sc-num' }, '–'), h('span', { class: 'sc-vunit' })),
+      h('div', { class: 'sc-value', part: 'value' }, h('span', { class: 'sc-num' }, '–'), h('span', { class: 'sc-vunit' })),
       bar ? h('div', { class: 'sc-mem', 'aria-hidden': 'true' }, h('span', { class: 'sc-bar' })) : null,
       h('div', { class: 'sc-sub' }));
+    const quote = (name) => `“${name}”`;
+    const unknown = this.unknown.length ? h('p', { class: 'sc-notice', part: 'notice', 'data-notice': 'controls' },
+      h('strong', null, `Unknown control${this.unknown.length > 1 ? 's' : ''} `), this.unknown.map(quote).join(', '),
+      ` (left out). The controls attribute takes: ${controlNames().join(', ')}.`) : null;
+    const page = this.pageBase();
     this.wrap.replaceChildren(
-      h('div', { class: 'sc-head' }, h('span', { class: 'sc-title' }), ' ', h('span', { class: 'sc-software' })),
-      fields.length ? h('div', { class: 'sc-controls' }, fields) : null,
-      h('div', { class: 'sc-status', role: 'status', 'aria-live': 'polite', hidden: true }),
-      h('div', { class: 'sc-metrics' },
+      h('div', { class: 'sc-head', part: 'header' }, h('span', { class: 'sc-title' }), ' ', h('span', { class: 'sc-software' })),
+      unknown,
+      fields.length ? h('div', { class: 'sc-controls', part: 'controls' }, fields) : null,
+      h('div', { class: 'sc-status', part: 'status', role: 'status', 'aria-live': 'polite', hidden: true }),
+      h('div', { class: 'sc-metrics', part: 'metrics' },
         metric('iteration_time_s', 'Iteration time'), metric('tokens_per_s', 'Throughput'),
         metric('mfu', 'MFU'), metric('memory', 'Memory per GPU', true)),
-      h('div', { class: 'sc-foot' },
+      h('div', { class: 'sc-foot', part: 'footer' },
         h('span', { class: 'sc-brand' }, 'Stepcast estimate'),
-        h('a', { class: 'sc-open', href: this.pageBase(), target: '_blank', rel: 'noopener' }, 'Open in Stepcast ↗')));
+        page.href ? h('a', { class: 'sc-open', part: 'open-link', href: page.href, target: '_blank', rel: 'noopener' }, 'Open in Stepcast ↗')
+          : h('p', { class: 'sc-notice', part: 'notice', 'data-notice': 'page' }, page.problem)));
   }
 
   /** Shows the engine's values in the controls of keys the scenario leaves out. */
@@ -279,15 +298,22 @@ class StepcastCalculator extends HTMLElement {
     el.title = `Training software: ${fullName(id)}`;
   }
 
+  /**
+   * The full page "Open in Stepcast" goes to: {href} from the page attribute, else the site's page
+   * of this bundle; {href: null, problem} when there is none to go to (the npm package without the
+   * attribute, or an attribute that is no http(s) address).
+   */
   pageBase() {
     const attr = this.getAttribute('page');
     if (attr) {
       try {
         const url = new URL(attr, document.baseURI);
-        if (url.protocol === 'http:' || url.protocol === 'https:') return url.href.replace(/#.*$/, '');
-      } catch { /* fall through to the bundle's page */ }
+        if (url.protocol === 'http:' || url.protocol === 'https:') return { href: url.href.replace(/#.*$/, '') };
+      } catch { /* said below */ }
+      if (!PAGE) return { href: null, problem: `“Open in Stepcast” needs page="…" to be an http(s) address of a Stepcast page, not “${attr}”.` };
     }
-    return PAGE;
+    if (PAGE) return { href: PAGE };
+    return { href: null, problem: '“Open in Stepcast” needs the address of a Stepcast page: add page="https://…/" to this element.' };
   }
 
   /** Puts the value of control `el` into the scenario; returns the path it sets. */
@@ -364,16 +390,19 @@ class StepcastCalculator extends HTMLElement {
       return;
     }
     const text = JSON.stringify(s);
-    const linking = engine.toLink(clone(s), { ...this.page }, this.pageBase(), `${this.id_}:link`).then((r) => {
+    const base = this.pageBase().href;
+    // Without a page to open, el.link is the link's fragment ("#v=3&..."): the plan, for scripts.
+    const linking = engine.toLink(clone(s), { ...this.page }, base ?? '', `${this.id_}:link`).then((r) => {
       if (!r) return;
       const a = this.$('.sc-open');
       this.link = r.link ?? null;
       this.linked = text;
+      if (!a) return;
       if (r.link) {
         a.href = r.link;
         a.removeAttribute('aria-disabled');
       } else {
-        a.href = this.pageBase();
+        a.href = base;
         a.title = `this plan cannot be written as a link: ${linkMessage(r.error)}`;
       }
     }).catch(() => { /* the estimate below reports a failed engine */ });
@@ -445,7 +474,7 @@ class StepcastCalculator extends HTMLElement {
     this.status(r.fits ? 'ok' : 'oom', ...(r.fits ? [] : [h('strong', null, 'Out of memory: '),
       `stage ${worst.index} needs ${gib(m.total)} per GPU, the GPU has ${gib(m.capacity, 0)}.`]));
     // Bubbles (and leaves the shadow root): a documentation page can listen once on document.
-    this.dispatchEvent(new CustomEvent('stepcast-estimate', {
+    this.dispatchEvent(new CustomEvent(EVENT, {
       bubbles: true, composed: true,
       detail: { iteration_time_s: r.iteration_time_s, tokens_per_s: r.tokens_per_s, mfu: r.mfu, fits: r.fits,
         memory_bytes: m.total, capacity_bytes: m.capacity },
