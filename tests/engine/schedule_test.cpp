@@ -592,6 +592,10 @@ TEST(DualPipeV, SimulationEqualsClosedFormAndNeverLosesToOneFOneB) {
                       std::max({(p - 1) * (f + b - w), (p - 1) * 2 * (f - w),
                                 (p - 1) * (2 * b - w) - f}),
                       1e-12) << where;
+          // DualPipe's README: (PP/2 - 1)(F&B + B - 3W) on PP = 2p stages, its B whole (B + W)
+          // and F&B unoverlapped (F + B + W): a bound where F <= 2B + W.
+          if (f <= 2 * b + w)
+            EXPECT_LE(closed.bubble_s, (p - 1) * ((f + b + w) + (b + w) - 3 * w) + 1e-12) << where;
           ++exact;
         }
       }
