@@ -49,7 +49,7 @@ class LeanPipeline {
                const std::vector<double>& w, int p, int v, int64_t m,
                const std::vector<double>& p2p, bool blocking, const Schedule& schedule,
                uint64_t max_blocks)
-      : f_(f), b_(b), w_(w), p2p_(p2p), p_(p), virtual_stages_(p * v), blocking_(blocking),
+      : f_(f), b_(b), w_(w), p_(p), virtual_stages_(p * v), blocking_(blocking),
         schedule_(schedule), shape_{p, v, m}, max_blocks_(max_blocks) {
     // Outputs wait for their reader a few rounds of the pipeline at most (the wrap from the last
     // rank to the first: a group of p micro-batches and the warm-ups' difference).
@@ -64,6 +64,20 @@ class LeanPipeline {
       length_.push_back(schedule.blocks_of_rank(shape_, i));
       block_.push_back(length_.back() > 0 ? schedule.block_at(shape_, i, 0) : ScheduleBlock{});
     }
+    // Where each virtual stage sits and what each edge's message takes, asked of the schedule
+    // once here rather than for every block (a tenth of a deep pipeline's estimate otherwise).
+    stage_of_.resize(static_cast<size_t>(virtual_stages_));
+    rank_of_.resize(static_cast<size_t>(virtual_stages_));
+    for (int i = 0; i < p; ++i)
+      for (int c = 0; c < v; ++c) {
+        const int vs = schedule.virtual_stage(shape_, i, c);
+        stage_of_[static_cast<size_t>(i) * v + c] = vs;
+        rank_of_[static_cast<size_t>(vs)] = i;
+      }
+    message_.resize(static_cast<size_t>(virtual_stages_) + 1);
+    for (int k = -1; k < virtual_stages_; ++k)
+      message_[static_cast<size_t>(k + 1)] = detail::message_s(schedule, shape_, p2p, k);
+    queued_.assign(static_cast<size_t>(p), false);
   }
 
   const std::vector<int64_t>& lengths() const { return length_; }
@@ -77,16 +91,20 @@ class LeanPipeline {
   bool exhausted() const { return exhausted_; }
   bool stopped() const { return overrun_ || exhausted_; }
 
-  // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run.
-  // Sweeps alternate in direction: forwards flow to higher ranks and backwards to lower ones,
-  // so each kind of dependency chain moves the length of the pipeline in one sweep.
+  // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run. A rank
+  // runs until its next block waits for an input; the block that later writes that input puts
+  // the rank back on the list (run_next), so a rank is tried again only when it may go on.
   void advance(const std::vector<int64_t>& limit) {
-    bool up = true;
-    for (bool progressed = true; progressed && !stopped(); up = !up) {
-      progressed = false;
-      for (int k = 0; k < p_; ++k) {
-        const int i = up ? k : p_ - 1 - k;
-        while (next_[i] < limit[i] && run_next(i)) progressed = true;
+    work_.clear();
+    for (int i = p_ - 1; i >= 0; --i) {
+      work_.push_back(i);
+      queued_[static_cast<size_t>(i)] = true;
+    }
+    while (!work_.empty() && !stopped()) {
+      const int i = work_.back();
+      work_.pop_back();
+      queued_[static_cast<size_t>(i)] = false;
+      while (next_[i] < limit[i] && run_next(i)) {
       }
     }
   }
@@ -124,7 +142,13 @@ class LeanPipeline {
     return base + static_cast<size_t>(vs) * window_ + static_cast<size_t>(mb & (window_ - 1));
   }
   double& done(bool forward, int vs, int64_t mb) { return done_[slot(forward, vs, mb)]; }
-  double message_s(int k) const { return detail::message_s(schedule_, shape_, p2p_, k); }
+  double message_s(int k) const { return message_[static_cast<size_t>(k + 1)]; }
+  // Rank `rank` may go on: tried again within this advance (it is not already on the list).
+  void wake(int rank) {
+    if (queued_[static_cast<size_t>(rank)]) return;
+    queued_[static_cast<size_t>(rank)] = true;
+    work_.push_back(rank);
+  }
   double done(bool forward, int vs, int64_t mb) const { return done_[slot(forward, vs, mb)]; }
 
   // Outputs written and not yet read: a forward's until the next virtual stage's forward (the
@@ -147,7 +171,7 @@ class LeanPipeline {
       return false;
     }
     const ScheduleBlock& blk = block_[i];
-    const int vs = schedule_.virtual_stage(shape_, i, blk.chunk);
+    const int vs = stage_of_[static_cast<size_t>(i) * shape_.chunks + blk.chunk];
     const int64_t mb = blk.micro_batch;
     if (blk.kind == BlockKind::weight_grad) {  // its input is its own B's, earlier on this rank
       free_at_[i] += w_[vs];
@@ -183,6 +207,10 @@ class LeanPipeline {
         std::max(free_at_[i], ready) + detail::block_s(blk.kind, f_[vs], b_[vs], w_[vs]);
     done(forward, vs, mb) = end;
     ++(forward ? fwd_count_ : bwd_count_)[vs];
+    // Its reader: the next virtual stage's forward (the last's own backward, on this rank), or
+    // the previous one's backward.
+    if (forward && vs + 1 < virtual_stages_) wake(rank_of_[static_cast<size_t>(vs) + 1]);
+    if (!forward && vs > 0) wake(rank_of_[static_cast<size_t>(vs) - 1]);
     const bool sends = forward ? vs < virtual_stages_ - 1 : vs > 0;
     free_at_[i] = end + (blocking_ && sends ? (forward ? to_next : from_previous) : 0);
     return finish(i);
@@ -199,7 +227,6 @@ class LeanPipeline {
   const std::vector<double>& f_;
   const std::vector<double>& b_;
   const std::vector<double>& w_;
-  const std::vector<double>& p2p_;
   int p_, virtual_stages_;
   bool blocking_;
   const Schedule& schedule_;
@@ -210,6 +237,11 @@ class LeanPipeline {
   std::vector<int64_t> fwd_count_, bwd_count_, next_, length_;
   std::vector<ScheduleBlock> block_;  // each rank's next block
   std::vector<double> free_at_;
+  std::vector<int> stage_of_;   // [rank · chunks + chunk]: its virtual stage
+  std::vector<int> rank_of_;    // [virtual stage]: its rank
+  std::vector<double> message_;  // [k + 1]: the message between virtual stages k and k + 1
+  std::vector<int> work_;        // ranks to try in this advance
+  std::vector<bool> queued_;     // whether a rank is in work_
   double makespan_s_ = 0;
   int64_t blocks_run_ = 0;
   bool overrun_ = false;
