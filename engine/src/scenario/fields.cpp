@@ -676,8 +676,10 @@ constexpr Field<Plan> kPlan[] = {
                                        .min = 1, .max = 100000, .unit = "layers",
                                        .label = "Layers on the first stage",
                                        .doc = "transformer layers of pipeline stage 0 "
-                                              "(--decoder-first-pipeline-num-layers); the rest "
-                                              "split evenly",
+                                              "(--decoder-first-pipeline-num-layers), over its "
+                                              "vpp chunks; the rest split evenly. On the V "
+                                              "(`zbv`, `dualpipev`) rank 0 holds the model's "
+                                              "first and last chunks",
                                        .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) { p.first_stage_layers = r.integer(k, 0); },
      &write_member<&Plan::first_stage_layers>},
@@ -686,7 +688,10 @@ constexpr Field<Plan> kPlan[] = {
                                       .min = 1, .max = 100000, .unit = "layers",
                                       .label = "Layers on the last stage",
                                       .doc = "transformer layers of the last pipeline stage "
-                                             "(--decoder-last-pipeline-num-layers)",
+                                             "(--decoder-last-pipeline-num-layers), over its vpp "
+                                             "chunks; on the V (`zbv`, `dualpipev`) the last "
+                                             "rank holds the middle of the model, where the V "
+                                             "turns",
                                       .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) { p.last_stage_layers = r.integer(k, 0); },
      &write_member<&Plan::last_stage_layers>},
