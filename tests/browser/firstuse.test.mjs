@@ -114,6 +114,12 @@ describe('first use', () => {
     await setValue(p, '#f-pp', 3);
     assert.ok((await messagesAt(p, 'plan.pp')).includes('PP 3 does not divide the 80 layers into equal stages'));
     await setValue(p, '#f-pp', 4);
+    // VPP 3 at PP 4 (12 chunks of 80 layers): the hint in VPP's own unit, not PP × VPP (issue 37
+    // item 12): of the chunk counts up to 64 that divide 80 layers, 4, 8, 16, 20 and 40 are PP 4's
+    // VPP 1, 2, 4, 5 and 10.
+    await setValue(p, '#f-vpp', 3);
+    assert.match(await p.textContent('[data-path="plan.vpp"] > .fix'), /^Try: VPP 1, 2, 4, 5 or 10 at PP 4;/);
+    await setValue(p, '#f-vpp', 1);
     assert.deepEqual(await invalidFields(p), []);
     await p.close();
   });
