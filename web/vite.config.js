@@ -39,10 +39,12 @@ const toolsBin = toolsJs.replace(/\.js$/, '.wasm');
 // the traffic matrix, import and export) is no part of it either: the service worker caches it on
 // the next visit, or when first fetched (sw.template.js). Found in the bundle (lazyChunks below),
 // with the tools module (stepcast-tools.js and .wasm), which the worker loads on first use.
+// The app's PNG icons (public/icon-*.png, 14 KB) neither: the browser fetches them from the
+// manifest when it offers to install the page, and keeps its own copy once installed.
 const BUDGET_BYTES = 300_000;
 const lazy = new Set();
 const onDemand = (path) => path.startsWith('examples/') || path === 'stepcast-embed.js' ||
-  /^assets\/(embed|frame)-[\w-]+\.js$/.test(path) || lazy.has(path);
+  /^assets\/(embed|frame)-[\w-]+\.js$/.test(path) || /^icon-[\w-]+\.png$/.test(path) || lazy.has(path);
 
 function listFiles(dir) {
   const out = [];

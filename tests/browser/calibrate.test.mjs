@@ -213,6 +213,18 @@ describe('calibrate to my cluster', () => {
     assert.match(await p.textContent('#cal-status'),
       /^Not fitted: nccl-tests ran on NVIDIA A100-SXM4-80GB \(a100\), and this cluster's GPU is h100-sxm5-80gb: /);
     assert.equal((await pageScenario(p)).calibration, undefined, 'no link fitted');
+    // With a plan the engine refuses on show (TP 3: no resolved cluster), the cluster is still
+    // H100s: refused the same (it was fitted without a word).
+    const refused = await p.textContent('#cal-status');
+    await p.fill('#f-tp', '3');
+    await settle(p);
+    await p.evaluate(() => { document.querySelector('#cal-status').textContent = ''; });
+    await p.click('#cal-nccl-fit');
+    await p.waitForFunction(() => document.querySelector('#cal-status').textContent !== '');
+    assert.equal(await p.textContent('#cal-status'), refused, 'an invalid plan on show');
+    assert.equal((await pageScenario(p)).calibration, undefined, 'no link fitted');
+    await p.fill('#f-tp', '8');
+    await settle(p);
     // The same output on an A100 cluster fits (the check is of the GPU, not of the file).
     const q = await open(`${fx.site.url}#v=2&model=llama3-8b&node=dgx-a100&nodes=1&tp=8&gbs=64`);
     await q.fill('#cal-nccl', a100);

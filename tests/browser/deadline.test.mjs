@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { pageScenario, settle, openPage, suite } from './helpers.mjs';
+import { changes, pageScenario, openPage, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -43,8 +43,8 @@ describe('deadline', () => {
     const best = want.points[want.cheapest];
     assert.match(await p.textContent('#deadline-status'), new RegExp(`^The cheapest that meets 30 days: ${best.nodes} nodes \\(${best.gpus} GPUs\\)`));
     // Apply: the cluster grows to that count and the plan is the sweep's; the estimate is its time.
-    await p.click('.deadline-table tr.cheapest button');
-    await settle(p);
+    // (Apply asks the engine once before the form changes: wait for the change, not just a settled page.)
+    await changes(p, () => p.click('.deadline-table tr.cheapest button'));
     const applied = await pageScenario(p);
     assert.equal(applied.cluster.nodes, best.nodes);
     for (const k of ['tp', 'pp', 'micro_batch']) assert.equal(applied.plan[k] ?? 1, best.plan[k], k);

@@ -52,6 +52,18 @@ export async function openPage(fx, url, viewport = null) {
   return p;
 }
 
+/**
+ * A new page of `fx` at `url`, watched, once the page has answered its scenario, settled: for a
+ * plan the engine refuses, which has no numbers for openPage() to wait for.
+ */
+export async function openAnswered(fx, url) {
+  const p = watch(await fx.context.newPage(), fx.problems);
+  await p.goto(url);
+  await p.waitForFunction(() => window.__stepcast?.updates > 0, null, { timeout: 20000 });
+  await settle(p);
+  return p;
+}
+
 /** Records console errors, uncaught exceptions and dialogs (alert, confirm, ...) of a page. */
 export function watch(p, problems) {
   p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });

@@ -2,7 +2,8 @@
 // makes it installable (Chromium's own check, from a profile on disk: an incognito one never is),
 // and files dropped on the page go where a paste would (a config.json or a Megatron-LM script to
 // Import, nccl-tests output to Calibrate to my cluster), with the same verdict; a file too large
-// to be any of them is refused before it is read, and two at once are refused too.
+// to be any of them is refused before it is read, and two at once are refused too. Its PNG icons
+// (192 and 512 px, and a maskable 512) are favicon.svg as Chromium draws it (web/scripts/icons.mjs).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { ROOT, SITE } from '../wasm/common.mjs';
-import { launchProfile, serveSite } from './browser.mjs';
+import { maskableSvg, pixels, svgUrl } from '../../web/scripts/icons.mjs';
+import { launch, launchProfile, serveSite } from './browser.mjs';
 import { pageScenario, settle, openPage, suite } from './helpers.mjs';
 
 const fx = suite({ serviceWorkers: 'allow' });
@@ -51,6 +53,45 @@ describe('an installable app', () => {
       await context.close();
       await site.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the PNG icons: 192 and 512 px and a maskable 512, each favicon.svg as Chromium draws it', async () => {
+    const manifest = JSON.parse(readFileSync(join(SITE, 'manifest.webmanifest'), 'utf8'));
+    const pngs = manifest.icons.filter((i) => i.type === 'image/png');
+    assert.deepEqual(pngs.map((i) => `${i.sizes} ${i.purpose}`), ['192x192 any', '512x512 any', '512x512 maskable']);
+    const svg = readFileSync(join(SITE, 'favicon.svg'), 'utf8');
+    const browser = await launch();
+    try {
+      const p = await browser.newPage();
+      for (const icon of pngs) {
+        const file = readFileSync(join(SITE, icon.src));
+        const size = Number(icon.sizes.split('x')[0]);
+        // The PNG header's width and height (IHDR, bytes 16-23) are the manifest's.
+        assert.equal(file.subarray(1, 4).toString('latin1'), 'PNG', icon.src);
+        assert.deepEqual([file.readUInt32BE(16), file.readUInt32BE(20)], [size, size], icon.src);
+        assert.ok(file.length < 10_000, `${icon.src}: ${file.length} bytes`);
+        const maskable = icon.purpose === 'maskable';
+        const [got, want] = [await pixels(p, `data:image/png;base64,${file.toString('base64')}`, size),
+          await pixels(p, svgUrl(maskable ? maskableSvg(svg) : svg), size)];
+        let worst = 0;
+        for (let i = 0; i < got.length; i++) worst = Math.max(worst, Math.abs(got[i] - want[i]));
+        assert.ok(worst <= 2, `${icon.src}: the SVG drawn again differs by ${worst} in a channel`);
+        // The rounded icon's corner is transparent; the maskable one is opaque to its edges and
+        // draws nothing but its background outside the middle 80 % (the safe circle, radius 0.4).
+        const at = (x, y) => [...got.subarray(4 * (y * size + x), 4 * (y * size + x) + 4)];
+        const blue = [0x1d, 0x4e, 0xd8, 255];
+        assert.equal(at(0, 0)[3], maskable ? 255 : 0, `${icon.src}: its corner`);
+        if (maskable) {
+          for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) {
+            if (Math.hypot(x + 0.5 - size / 2, y + 0.5 - size / 2) > 0.4 * size)
+              assert.deepEqual(at(x, y), blue, `${icon.src}: (${x}, ${y}) is outside the safe circle`);
+          }
+        }
+        assert.deepEqual(at(size / 2, size / 2), [255, 255, 255, 255], `${icon.src}: the white bar in the middle`);
+      }
+    } finally {
+      await browser.close();
     }
   });
 

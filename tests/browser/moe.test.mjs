@@ -4,7 +4,8 @@
 // breakdown and the all-to-all rows of the census, with the CLI's numbers; the custom model form
 // shows the attention and MoE objects (collapsed for a dense model, which becomes a mixture of
 // experts by filling in its experts); MLA's ranks are hidden for grouped-query attention; MoE
-// layers given as a list (Megatron's --moe-layer-freq) are said in their number box.
+// layers given as a list (Megatron's --moe-layer-freq) are said in their number box; a published
+// split of DeepSeek-V3 (PP 8, VPP 4) is a button of the hints at every VPP.
 // Screenshots under build/screenshots/.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, SCENARIO_DIR, cliEstimate, cliEstimateLink, cliLink, cliSearch, jsonDiff, requireBuilt } from '../wasm/common.mjs';
-import { assertNumbers, linked, metrics, pageScenario, settle, shootDesktop, suite, watch } from './helpers.mjs';
+import { assertNumbers, linked, metrics, openAnswered, pageScenario, settle, shootDesktop, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -102,6 +103,50 @@ describe('mixture of experts', () => {
     assert.match(await p.textContent('#model-recipe'), /previous plan is back/);
     assert.equal((await pageScenario(p)).plan.tp, 2, 'Qwen3-235B-A22B\'s recipe on one node: TP 2 (its PP 8 does not fit)');
     await p.close();
+  });
+
+  test('a published MoE split from the hints: DeepSeek-V3 at PP 8, then VPP 4, each split a button', async () => {
+    // Issue 37 item 3: DeepSeek-V3's 61 layers (a prime) split over no PP but 1 and 61. At PP 8
+    // the hint offers 6 and 7 layers on the first and last stages (6 + 6 × 8 + 7 = 61); at VPP 4
+    // only Megatron's layout as Megatron-Bridge's DeepSeek-V3 recipe writes it, Et|(tt|)*30mL:
+    // chunk 0 the embedding and 1 layer, 30 chunks of 2, the last the MTP module and the loss.
+    // Stage s runs chunks s, s + 8, s + 16 and s + 24: stage 0 holds 1 + 2 + 2 + 2 = 7 layers,
+    // stage 7 2 + 2 + 2 + 0 = 6, the others 8. Typed VPP 4 after the first split (its 6 layers
+    // are no whole number of 4-layer chunks), the layout is offered in its place too.
+    const layout = 'Et|(tt|)*30mL';
+    const base = 'v=2&model=deepseek-v3&node=dgx-h100&nodes=32&tp=2&pp=8&ep=8&etp=1&gbs=1024&rc=full';
+    const fixes = (p, path) => p.locator(`[data-path="${path}"] .fix button.fix-apply`);
+    const estimated = async (p, what) => {
+      await settle(p);
+      const s = await pageScenario(p);
+      const r = cliEstimate(JSON.stringify(s), { timeline: false });
+      assert.equal(r.status, 0, `${what}: ${r.stderr}`);
+      assertNumbers(r.report, await metrics(p), `${what}: the CLI's numbers`);
+      return { s, layers: r.report.stages.map((st) => st.layers) };
+    };
+    const p = await openAnswered(fx, `${fx.site.url}#${base}`);
+    assert.deepEqual(await fixes(p, 'plan.pp').allTextContents(), ['Set first stage 6, last 7']);
+    await fixes(p, 'plan.pp').click();
+    const uneven = await estimated(p, 'first stage 6, last 7');
+    assert.deepEqual(uneven.layers, [6, 8, 8, 8, 8, 8, 8, 7]);
+
+    await p.fill('#f-vpp', '4');
+    await settle(p);
+    assert.match(await p.textContent('#status'), /A stage of 6 layers does not split into VPP 4 chunks \(try: in place of .*Pipeline layout Et\|\(tt\|\)\*30mL/);
+    assert.deepEqual(await fixes(p, 'plan.vpp').allTextContents(), [`Set pipeline layout ${layout}`]);
+    await fixes(p, 'plan.vpp').click();
+    const laid = await estimated(p, 'the layout, from first and last stage layers');
+    assert.equal(laid.s.plan.pipeline_layout, layout);
+    assert.equal(laid.s.plan.first_stage_layers, undefined, 'the layout replaces them');
+    assert.deepEqual(laid.layers, [7, 8, 8, 8, 8, 8, 8, 6]);
+
+    await p.close();
+    // PP 8 × VPP 4 opened fresh, as the issue met it: the same button, the same plan.
+    const q = await openAnswered(fx, `${fx.site.url}#${base}&vpp=4`);
+    assert.deepEqual(await fixes(q, 'plan.vpp').allTextContents(), [`Set pipeline layout ${layout}`]);
+    await fixes(q, 'plan.vpp').click();
+    assert.deepEqual((await estimated(q, 'the layout, from PP 8 × VPP 4')).s, laid.s);
+    await q.close();
   });
 
   test('a MoE link round-trips with the CLI\'s estimate, expert comm and all-to-all rows', async () => {

@@ -15,7 +15,7 @@ requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast')
 const fx = suite({ serviceWorkers: 'block' });
 // DeepSeek-V3 on 32 DGX H100: TP 4 × PP 16 × EP 8, full recompute, 1 and 4 layers on the first and last stages.
 const DEEPSEEK = 'v=2&model=deepseek-v3&node=dgx-h100&nodes=32&tp=4&pp=16&ep=8&etp=1&gbs=1024&rc=full&fsl=1&lsl=4';
-const EDITS = 24;
+const EDITS = 32; // as the issue measured
 
 /**
  * Types `value` into `selector` as one input event and resolves to the ms from it to the start of
@@ -65,10 +65,11 @@ test('typing on DeepSeek-V3 on 256 GPUs while the tuner runs: the numbers never 
   assert.ok(whileSearching >= (2 * EDITS) / 3, `most edits came while a search ran (${whileSearching} of ${EDITS})`);
   const said = await p.evaluate(() => [...window.__said]);
   assert.ok(said.some((t) => /^searching… \d+\.\d s$/.test(t)), `the card says how long it has searched (${said.join(' | ')})`);
-  // The issue asks p90 <= 100 ms: met on a quiet run of this two-core machine (median 65, p90
-  // 102 ms), not while other builds share it (p90 140-180 ms); the search in the estimate's worker
-  // gave p90 529 ms (issue 37). The bound below is what a shared machine holds.
-  assert.ok(at(0.9) <= 250, `p90 edit -> painted numbers ${at(0.9).toFixed(1)} ms`);
+  // The issue's bound. On this two-core machine with three C++ builds beside it (load average
+  // 9-11), eight runs of 24 edits gave p90 50-99 ms (median 30-40 ms); the search in the
+  // estimate's worker gave p90 529 ms (issue 37). Ending the search worker at each edit instead
+  // (the next search compiles the module again) measured worse: p90 66-106 ms over four runs.
+  assert.ok(at(0.9) <= 100, `p90 edit -> painted numbers ${at(0.9).toFixed(1)} ms (the issue: <= 100 ms)`);
   // The numbers on show are the CLI's for the last edit.
   const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
   assert.equal(cli.status, 0, cli.stderr);

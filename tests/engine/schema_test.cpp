@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "stepcast/resolve.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/schema.h"
 #include "stepcast/share_link.h"
 #include "test_util.h"
@@ -166,6 +167,16 @@ TEST(Schema, ALayerCountThatDoesNotDivideGetsASplitThatDoes) {
             "pp·vpp 1 or 61 divides 61 layers; plan.pipeline_layout=\"Ettt|(t*4|)*14ttmL\"");
   EXPECT_EQ(hint_of("deepseek-v3", R"("tp": 2, "pp": 8, "vpp": 4, "ep": 64)", 128),
             "pp·vpp 1 or 61 divides 61 layers; plan.pipeline_layout=\"Et|(tt|)*30mL\"");
+  // The first and last stage layers of PP 8 kept, then VPP 4: a stage of 6 layers is no whole
+  // number of chunks; the same splits at PP 8 x VPP 4 replace them (issue 37 item 3).
+  const Error chunks = test::error_of(plan_doc(
+      "deepseek-v3", R"("tp": 2, "pp": 8, "vpp": 4, "ep": 64, "first_stage_layers": 6,
+      "last_stage_layers": 7)", 128));
+  EXPECT_EQ(chunks.rule, Rule::stage_chunks);
+  EXPECT_EQ(chunks.hint, "at plan.vpp=4, in place of first_stage_layers and last_stage_layers: "
+                         "pp·vpp 1 or 61 divides 61 layers; "
+                         "plan.pipeline_layout=\"Et|(tt|)*30mL\"");
+  EXPECT_EQ(chunks.values.at("pipeline_layout"), "Et|(tt|)*30mL");
   for (const char* layout : {R"("vpp": 2, "pipeline_layout": "Ettt|(t*4|)*14ttmL")",
                              R"("vpp": 4, "pipeline_layout": "Et|(tt|)*30mL")"}) {
     const Scenario laid = test::scenario(

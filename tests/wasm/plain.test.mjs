@@ -75,6 +75,16 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   const v3vpp4 = at(scenario({ tp: 8, pp: 8, vpp: 4, ep: 8 }, { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 64 } }), 'plan.vpp', 'layer_split');
   assert.equal(v3vpp4.hint, 'PP × VPP 1 or 61; Pipeline layout Et|(tt|)*30mL (as NVIDIA\'s recipes split such models)');
   assert.deepEqual(v3vpp4.fixes.map((f) => f.set), [{ 'plan.pipeline_layout': 'Et|(tt|)*30mL' }]);
+  // The first and last stage layers of PP 8 (6 and 7), then VPP 4: a stage of 6 layers is no
+  // whole number of 4-layer chunks, and the layout that splits the 61 layers at PP 8 × VPP 4
+  // replaces them (Megatron takes a layout alone: the button clears them).
+  const fsl = at(scenario({ tp: 8, pp: 8, vpp: 4, ep: 8, first_stage_layers: 6, last_stage_layers: 7 },
+    { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 64 } }), 'plan.first_stage_layers', 'stage_chunks');
+  assert.equal(fsl.message, 'A stage of 6 layers does not split into VPP 4 chunks');
+  assert.equal(fsl.hint, 'in place of Layers on the first stage and Layers on the last stage: PP × VPP 1 or 61; ' +
+    'Pipeline layout Et|(tt|)*30mL (as NVIDIA\'s recipes split such models)');
+  assert.deepEqual(fsl.fixes.map((f) => f.set),
+    [{ 'plan.first_stage_layers': undefined, 'plan.last_stage_layers': undefined, 'plan.pipeline_layout': 'Et|(tt|)*30mL' }]);
   // With the embedding and the loss counted, the engine's own words, its paths as labels.
   const counted = at(scenario({ tp: 8, pp: 3, embedding_in_split: true, loss_in_split: true }, { cluster: { node: 'dgx-h100', nodes: 3 } }), 'plan.pp', 'layer_split');
   assert.equal(counted.message, 'Layers 80 plus the embedding and loss counted as layers (82) must be divisible by PP × VPP 3');

@@ -132,7 +132,8 @@ inline constexpr RuleInfo kRules[] = {
      "that would), else `pipeline_layout` (Megatron's layout as NVIDIA's recipes write it)"},
     {Rule::stage_chunks, "stage_chunks",
      "a pipeline stage's layers (plus those counted) must split into `plan.vpp` chunks",
-     "`layers`, `counted`, `vpp`"},
+     "`layers`, `counted`, `vpp`; for first and last stage layers also `pp` and the splits at "
+     "this vpp that would replace them, named as for `layer_split`"},
     {Rule::cp_divides_sequence, "cp_divides_sequence",
      "the sequence length must be a multiple of 2·cp (Megatron splits each sequence into 2·cp "
      "chunks)",

@@ -280,10 +280,19 @@ bool check_split(Rules& c, bool& even_rule) {
     for (const int64_t n : {p.first_stage_layers, p.last_stage_layers, even})
       if (n > 0 && n % p.vpp != 0)
         return c.broken([&] {
-          return rule(Rule::stage_chunks, path,
-                      fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
-                                  n, p.vpp),
-                      {"plan.vpp"}, {{"layers", n}, {"counted", 0}, {"vpp", p.vpp}});
+          Error e = rule(Rule::stage_chunks, path,
+                         fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
+                                     n, p.vpp),
+                         {"plan.vpp"},
+                         {{"layers", n}, {"counted", 0}, {"vpp", p.vpp}, {"pp", p.pp}});
+          // First and last stage layers set for one VPP, then a VPP they do not split into
+          // (DeepSeek-V3's 6 and 7 of 61 layers at PP 8, then VPP 4): the splits at this VPP
+          // that replace them, Megatron's layout among them, as layer_split offers (issue 37
+          // item 3: a published plan reachable from the hints at every VPP).
+          e.hint = fmt::format("at plan.vpp={}, in place of first_stage_layers and "
+                               "last_stage_layers: {}",
+                               p.vpp, split_hint(L, p.pp, p.vpp, c.s().model.mtp_layers, e.values));
+          return e;
         });
     return c.ok();
   }

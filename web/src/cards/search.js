@@ -165,7 +165,8 @@ export function request(scenario, text, report, resolved = null) {
 const omit = (o, keys) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => !keys.includes(k)));
 
 // While a search runs, the card says for how long (the engine's search is one call: it cannot
-// report how far it is). A change meanwhile gives it up (engine/bridge.js) and searches again.
+// report how far it is). A change meanwhile searches again once it ends: the search worker is
+// never ended for it (engine/bridge.js), and the estimate never waits for it.
 let ticker = 0;
 function progress(on) {
   clearInterval(ticker);

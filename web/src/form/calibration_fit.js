@@ -3,6 +3,7 @@
 // first visit (web/vite.config.js counts what a first visit downloads).
 import { $ } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
+import { groupGpus } from './cluster.js';
 import { state } from './state.js';
 
 // nccl-tests: fitted by the engine; the tier comes from the output (one host or several).
@@ -14,9 +15,10 @@ export async function fitNccl(notify, { say, setCalibration, calibration }) {
   // A run across nodes is fitted per network port: the node's bandwidth over its NICs, which the
   // cluster on show says (its first group; without it the engine takes one NIC per GPU).
   const nics = state.resolved?.groups?.[0]?.nics_per_node;
-  // Output measured on other GPUs than the cluster's (of one GPU type) is refused by the engine.
-  const gpus = [...new Set((state.resolved?.groups ?? []).map((g) => g.gpu))];
-  const r = await engine.ncclLink([{ name: 'pasted output', text }], nics, gpus.length === 1 ? gpus[0] : undefined);
+  // Output measured on other GPUs than the cluster's (of one GPU type) is refused by the engine;
+  // the cluster's GPU as written while the plan on show is invalid.
+  const gpus = [...new Set(groupGpus())];
+  const r = await engine.ncclLink([{ name: 'pasted output', text }], nics, gpus.length === 1 && gpus[0] ? gpus[0] : undefined);
   if (mine !== fitting) return undefined;
   if (r.error?.code === 'invalid_cluster') return say('error', `Not fitted: ${r.error.message}.`);
   if (r.error) return say('error', `Not nccl-tests output this page can read: ${r.error.message}`);

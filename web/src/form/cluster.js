@@ -4,7 +4,7 @@
 // for scenario keys are built from the schema; the engine's values (NICs per node, the link
 // between the groups, GPU counts) come from resolve().
 import { $, $$, fill, h } from '../ui/dom.js';
-import { describeGroups, groupColor } from '../scenario/groups.js';
+import { clusterGroups, describeGroups, groupColor } from '../scenario/groups.js';
 import { key, keysOf, rule } from '../scenario/schema.js';
 import { tip } from '../ui/tooltip.js';
 import { on, onClick } from './bind.js';
@@ -300,6 +300,18 @@ export function build(thePresets) {
 
 /** Each group's name, GPU and GPU count (the engine's, once resolved). */
 export const groupInfo = () => describeGroups(state.scenario.cluster, presets, state.resolved?.groups);
+
+/**
+ * The GPU id of each group: the engine's (resolve()'s groups), else as the cluster is written (a
+ * preset node's GPU, a GPU preset's id; null for a custom GPU): a plan the engine refuses leaves
+ * no resolved groups, and the cluster still has its GPU (nccl-tests output of another GPU was
+ * taken then, issue 37 item 6).
+ */
+export function groupGpus() {
+  if (state.resolved?.groups?.length) return state.resolved.groups.map((g) => g.gpu);
+  return clusterGroups(state.scenario.cluster).map((g) => (typeof g?.node === 'string' ? byId(presets.nodes, g.node)?.gpu
+    : typeof g?.gpu === 'string' ? g.gpu : null) ?? null);
+}
 
 /** Shows the scenario's cluster, with the engine's values of the keys it leaves out. */
 export function render() {

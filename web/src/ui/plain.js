@@ -66,21 +66,30 @@ const RULES = {
   // (With the embedding or the loss counted as layers, the engine's own words.)
   layer_split: (v) => (v.counted ? null : [v.vpp === 1 ? `PP ${v.pp} does not divide the ${n(v.layers)} layers into equal stages`
     : `PP ${v.pp} × VPP ${v.vpp} = ${v.pp * v.vpp} model chunks do not divide the ${n(v.layers)} layers evenly`, splitHint(v), splitFixes(v)]),
+  // First and last stage layers that do not split into the VPP's chunks (set at VPP 1, then VPP
+  // raised): the splits at this VPP, each button replacing them (the plan of a stage list, whose
+  // values name no PP, keeps the engine's words).
+  stage_chunks: (v) => (v.counted || !v.pp ? null : [`A stage of ${n(v.layers)} layers does not split into VPP ${v.vpp} chunks`,
+    splitHint(v) && `in place of ${labelOf('plan.first_stage_layers')} and ${labelOf('plan.last_stage_layers')}: ${splitHint(v)}`,
+    splitFixes(v, true)]),
 };
 
 /**
  * The splits of splitHint a click can set (issue 37: the field that fixes a published MoE plan is
- * under Advanced and was never named): [{label, set: {path: value}}].
+ * under Advanced and was never named): [{label, set: {path: value}}]. `replacing`: the plan has
+ * first and last stage layers, which the engine takes with no other split (rules layout_alone,
+ * one_uneven_split): each button clears them first.
  */
-function splitFixes(v) {
+function splitFixes(v, replacing = false) {
   const fixes = [];
+  const clear = replacing ? { 'plan.first_stage_layers': undefined, 'plan.last_stage_layers': undefined } : {};
   if (v.first_stage_layers) {
     fixes.push({ label: `Set first stage ${v.first_stage_layers}, last ${v.last_stage_layers}`,
       set: { 'plan.first_stage_layers': v.first_stage_layers, 'plan.last_stage_layers': v.last_stage_layers } });
   }
-  if (v.pipeline_layout) fixes.push({ label: `Set pipeline layout ${v.pipeline_layout}`, set: { 'plan.pipeline_layout': v.pipeline_layout } });
-  if (v.count_embedding) fixes.push({ label: 'Set embedding and loss as layers', set: { 'plan.embedding_in_split': true, 'plan.loss_in_split': true } });
-  else if (v.count_loss) fixes.push({ label: 'Set loss as a layer', set: { 'plan.loss_in_split': true } });
+  if (v.pipeline_layout) fixes.push({ label: `Set pipeline layout ${v.pipeline_layout}`, set: { ...clear, 'plan.pipeline_layout': v.pipeline_layout } });
+  if (v.count_embedding) fixes.push({ label: 'Set embedding and loss as layers', set: { ...clear, 'plan.embedding_in_split': true, 'plan.loss_in_split': true } });
+  else if (v.count_loss) fixes.push({ label: 'Set loss as a layer', set: { ...clear, 'plan.loss_in_split': true } });
   return fixes.length ? fixes : undefined;
 }
 

@@ -17,8 +17,12 @@ export const TERMS = {
   hfu: ['HFU (hardware FLOPs utilisation)',
     'Like MFU, but counting recomputed forward work as useful.',
     'HFU = (model FLOPs + recomputed FLOPs) ÷ iteration time ÷ GPUs ÷ peak'],
+  // Which count (issue 37 item 12: a reader compared it with NVIDIA's published figures): the
+  // engine's model_flops_per_sample is Megatron-LM's (engine/src/model/model.cpp), within 0.5 % of
+  // the FLOPs per token of NVIDIA's tables for Llama 3 (Model.DenseModelFlopsMatchNvidiasPublishedFigures).
   model_tflops_per_gpu: ['Model TFLOP/s per GPU',
-    'The model\'s arithmetic per iteration spread over the GPUs and the iteration time.',
+    'The model\'s arithmetic per iteration spread over the GPUs and the iteration time, counted by Megatron-LM\'s ' +
+    'num_floating_point_operations as NVIDIA\'s published TFLOP/s are (causal attention as half its matrix, the MoE router left out).',
     'model FLOPs per sample = 3 × (L × layer forward FLOPs + 2 s h V); TFLOP/s = that × global batch ÷ iteration time ÷ GPUs'],
   parameters: ['Parameters',
     'Weights of the model (unpadded vocabulary), counted from its shape.',
