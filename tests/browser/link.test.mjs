@@ -183,6 +183,49 @@ describe('share by URL', () => {
     await p.close();
   });
 
+  // Issue 38 §2: typing 10,000,000 billion tokens (10^16) wrote "tokens=1e+16", whose '+' a
+  // fragment reads as a space, and the reload showed the default scenario; tokens past what the
+  // reader takes (10^21) left the address without its plan. Now 10^16 is written "1e16" and
+  // reloads to the same plan and tokens, and 2·10^21 is left out of the link, said beside the
+  // cost form, the plan kept.
+  test('tokens of 10^16 reload the same plan and tokens; past 10^21 the link keeps the plan and says why it leaves them out', async () => {
+    const p = await open(site.url);
+    await p.fill('#f-tp', '4');
+    await p.fill('#f-tokens', '10000000');
+    await p.waitForFunction(() => window.__stepcast.link?.includes('&tokens=1e16&'), null, { timeout: 15000 });
+    const link = await linked(p);
+    assert.doesNotMatch(link, /[+ ]/, 'no sign a fragment reads as a space');
+    const shown = await metrics(p);
+    assert.equal(await p.isHidden('#cost-link'), true, 'nothing to say');
+    await p.reload();
+    await p.waitForFunction(() => window.__stepcast?.opened, null, { timeout: 20000 });
+    await settle(p);
+    assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link', 'the link opens after a reload');
+    assert.equal(await p.inputValue('#f-tokens'), '10000000');
+    assert.equal(await p.inputValue('#f-tp'), '4');
+    assert.deepEqual(await metrics(p), shown, 'the same estimate');
+    assert.match(await p.textContent('#cost-out [data-metric="train_time_s"]'), /\d/, 'the time to train 10^16 tokens');
+
+    // 2·10^21 tokens: past the reader's 10^21. The link is the plan without them, and the page says so.
+    await p.fill('#f-tokens', '2000000000000');
+    await p.waitForFunction(() => !document.querySelector('#cost-link').hidden, null, { timeout: 15000 });
+    assert.equal(await p.textContent('#cost-link'),
+      'The link leaves out the tokens to train (tokens=2e+21 must be between 0 and 1e+21); it keeps the plan.');
+    const kept = await linked(p);
+    assert.doesNotMatch(kept, /tokens=/, 'no tokens in the link');
+    assert.match(kept, /&tp=4&.*&end$/, 'the plan in the link');
+    assert.equal(await p.getAttribute('#copy-link', 'data-link'), kept);
+    assert.equal(await p.isDisabled('#copy-link'), false);
+    await p.reload();
+    await p.waitForFunction(() => window.__stepcast?.opened, null, { timeout: 20000 });
+    await settle(p);
+    assert.equal(await p.evaluate(() => window.__stepcast.opened), 'link', 'the plan reopens');
+    assert.equal(await p.inputValue('#f-tp'), '4');
+    assert.deepEqual(await metrics(p), shown, 'the plan intact');
+    assert.equal(await p.isHidden('#cost-link'), true, 'tokens within range again: nothing to say');
+    await p.close();
+  });
+
   // Old links open with the flags they leave out at the old fixed defaults (tests/wasm/link.test.mjs
   // checks what the engine reads them to): the page shows what `stepcast estimate --link` gives.
   test('old links keep opening: format 0 and format 1 fixtures', async () => {

@@ -62,6 +62,22 @@ expect_error(moe_tp_sp "{\"model\": \"qwen3-30b-a3b\", ${h100x2}, \"plan\": {\"t
              "error: plan.tp=2 in a mixture-of-experts model needs plan.sequence_parallel=true")
 expect_error(moe_top_k "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"swiglu\", \"position\": \"rope\", \"tied_embeddings\": false, \"moe\": {\"experts\": 8, \"top_k\": 9, \"ffn_hidden\": 512}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
              "error: model.moe.top_k=9 must be <= model.moe.experts=8")
+# More load on the busiest expert-parallel rank than routing can put there (issue 38): Mixtral's
+# 8 experts, top-2, at ep 2 allow at most min(2, 8/2) = 2 times the mean. As JSON (`resolve
+# --format json`): its rule id, path and the bound among its values.
+set(imbalanced "{\"model\": \"mixtral-8x7b\", ${h100x2}, \"plan\": {\"ep\": 2, \"moe_imbalance\": 8, \"global_batch\": 16}}")
+expect_error(moe_imbalance "${imbalanced}"
+             "error: plan.moe_imbalance=8 is more than routing can put on one expert-parallel rank: at most min(plan.ep, model.moe.experts/model.moe.top_k) = min(2, 8/2) = 2")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_moe_imbalance_resolve.json "${imbalanced}")
+execute_process(COMMAND ${STEPCAST} resolve ${CMAKE_CURRENT_BINARY_DIR}/cli_moe_imbalance_resolve.json
+                        --format json RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(JSON rule ERROR_VARIABLE bad GET "${out}" errors 0 rule)
+string(JSON path ERROR_VARIABLE bad GET "${out}" errors 0 path)
+string(JSON most ERROR_VARIABLE bad GET "${out}" errors 0 values most)
+if(NOT rc EQUAL 2 OR NOT rule STREQUAL "moe_imbalance" OR NOT path STREQUAL "plan.moe_imbalance"
+   OR NOT most EQUAL 2)
+  message(FATAL_ERROR "resolve --format json, moe_imbalance 8 at ep 2: ${rc} ${out}")
+endif()
 expect_error(mla_rank "{\"model\": {\"name\": \"m\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"swiglu\", \"position\": \"rope\", \"tied_embeddings\": false, \"attention\": {\"type\": \"mla\", \"kv_lora_rank\": 0, \"qk_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
              "error: model.attention.kv_lora_rank=0 must be")
 

@@ -10,6 +10,7 @@
 #include "stepcast/compute.h"
 #include "stepcast/memory.h"
 #include "stepcast/pipeline_layout.h"
+#include "stepcast/rule_ids.h"
 #include "stepcast/search.h"
 #include "test_util.h"
 
@@ -226,6 +227,33 @@ TEST(Moe, ImbalanceStretchesTheBusiestRank) {
   const Report a = estimate(balanced), b = estimate(skewed);
   EXPECT_GT(b.breakdown.ep_comm, a.breakdown.ep_comm);
   EXPECT_GT(b.breakdown.forward, a.breakdown.forward);
+}
+
+// The busiest rank's load is bounded by routing: each token picks top_k = 2 distinct experts of
+// 8, so one rank holding experts/ep of them receives at most min(top_k, experts/ep) of its
+// copies, against top_k/ep on the mean rank. At ep 8 (one expert a rank) that is min(8, 8/2) =
+// 4 times the mean (every token sends one copy to it), at ep 2 min(2, 4) = 2 (every token's
+// both copies on its 4 experts). The bound is taken; above it is refused, naming the bound.
+TEST(Moe, ImbalanceBoundedByRouting) {
+  const std::string ep8 = R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8, )";
+  const Scenario at_bound = scenario(small(ep8 + R"("moe_imbalance": 4})"));
+  EXPECT_DOUBLE_EQ(expert_rows(at_bound.model, at_bound.plan), 4 * 2048.0);
+  Error e = test::error_of(small(ep8 + R"("moe_imbalance": 4.5})"));
+  EXPECT_EQ(e.rule, Rule::moe_imbalance);
+  EXPECT_EQ(e.path, "plan.moe_imbalance");
+  EXPECT_EQ(e.message, "plan.moe_imbalance=4.5 is more than routing can put on one "
+                       "expert-parallel rank: at most min(plan.ep, "
+                       "model.moe.experts/model.moe.top_k) = min(8, 8/2) = 4");
+  EXPECT_EQ(e.values["most"], 4);
+  const std::string ep2 = R"({"tp": 1, "pp": 1, "ep": 2, "micro_batch": 1, "global_batch": 8, )";
+  EXPECT_GT(estimate(scenario(small(ep2 + R"("moe_imbalance": 2})"))).iteration_time_s, 0);
+  e = test::error_of(small(ep2 + R"("moe_imbalance": 8})"));
+  EXPECT_EQ(e.values["most"], 2);
+  EXPECT_EQ(e.values["moe_imbalance"], 8);
+  // Without expert parallelism one rank computes every token whatever the routing: 1.
+  e = test::error_of(small(R"({"ep": 1, "global_batch": 8, "moe_imbalance": 1.2})"));
+  EXPECT_EQ(e.rule, Rule::moe_imbalance);
+  EXPECT_EQ(e.values["most"], 1);
 }
 
 // The grouped expert GEMMs run at grouped_gemm_factor x the dense GEMM efficiency; nothing else

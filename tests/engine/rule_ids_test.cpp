@@ -240,6 +240,11 @@ const std::vector<RuleCase>& cases() {
        Json::object()},
       {"moe_overlap", doc(R"({"moe_overlap": true, "global_batch": 64})", kMixtral),
        Rule::moe_overlap, "plan.ep", Json::object()},
+      // Mixtral 8x7B: 8 experts, top-2; at ep 2 a rank holds 4 of them, and at most
+      // min(2, 8/2) = 2 times the mean rank's tokens reach it.
+      {"moe_imbalance", doc(R"({"ep": 2, "moe_imbalance": 8, "global_batch": 64})", kMixtral),
+       Rule::moe_imbalance, "plan.moe_imbalance",
+       {{"moe_imbalance", 8}, {"most", 2}, {"ep", 2}, {"experts", 8}, {"top_k", 2}}},
       {"recompute_modules",
        doc(R"({"tp": 8, "global_batch": 64, "recompute": "selective",
                "recompute_modules": "core_attn attn_norm"})"),

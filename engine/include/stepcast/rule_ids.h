@@ -63,6 +63,7 @@ enum class Rule {
   muon_precision,
   needs_moe,
   moe_overlap,
+  moe_imbalance,
   recompute_modules,
   recompute_num_layers,
   offload_layers,
@@ -246,6 +247,11 @@ inline constexpr RuleInfo kRules[] = {
      "dispatcher, no full recompute, the interleaved schedule when pipelined and at most one "
      "MTP layer; the error's path is the setting that stops it",
      ""},
+    {Rule::moe_imbalance, "moe_imbalance",
+     "`plan.moe_imbalance` above what routing can put on one expert-parallel rank: each token "
+     "picks top_k distinct experts and a rank holds experts/ep of them, so the busiest rank "
+     "receives at most min(ep, experts/top_k) times the mean",
+     "`moe_imbalance`, `most`, `ep`, `experts`, `top_k`"},
     {Rule::recompute_modules, "recompute_modules",
      "a name in `plan.recompute_modules` is not one of Megatron-Core's modules the engine models "
      "(`mla_up_proj` only with multi-latent attention)",

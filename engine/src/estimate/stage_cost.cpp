@@ -228,20 +228,39 @@ StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayo
   if (lay.dp_groups.size() > 1) {
     // A ring over several groups runs at the pace of its slowest hop: any group's share of its
     // own network onto the inter-group link, or any group's own ring inside it. The dense
-    // gradients' ring (DP x CP) and the experts' (expert DP) each.
+    // gradients' ring (DP x CP) and the experts' (expert DP) each. Each figure is the worst
+    // hop's: the lowest bandwidths, the longest fill time (half-peak bytes over bandwidth), the
+    // most nodes to step through and the highest latency of a step between nodes (a link
+    // inside a node has a latency floor per collective, not per step of a ring across nodes).
+    // Taking the lowest-bandwidth hop whole gave the ring that hop's node count: a mixed MI355X
+    // and GH200 set with 4 NICs a node on the MI355X instead of 8 tied the GH200's bandwidth,
+    // stepped through the MI355X's 3 nodes for the GH200's 6 and ran 2.1 % faster (seed 8205
+    // of the invariant suite, issue 38).
     auto ring = [&](auto placement_of, auto own_of) {
       CommPath out;
       bool first = true;
+      double fill_s = 0, latency_s = 0, allreduce_Bps = 0;
+      int nodes = 2;
       for (int g : lay.dp_groups) {
         const ClusterGroup& group = cl.groups[g];
         const StagePaths own = stage_paths(p, group);
         const GroupPlacement place = placement_of(own);
         for (const CommPath& hop :
              {inter_group_path(group, cl.inter_group_link, place.per_node, place.nodes()),
-              own_of(own)})
-          if (first || hop.busbw_Bps < out.busbw_Bps) out = hop, first = false;
+              own_of(own)}) {
+          if (hop.busbw_Bps > 0) fill_s = std::max(fill_s, hop.half_peak_bytes / hop.busbw_Bps);
+          if (hop.nodes > 1) latency_s = std::max(latency_s, hop.latency_s);
+          nodes = std::max(nodes, hop.nodes);
+          allreduce_Bps = first ? hop.allreduce_busbw_Bps
+                                : std::min(allreduce_Bps, hop.allreduce_busbw_Bps);
+          if (first || hop.busbw_Bps < out.busbw_Bps) out = hop;
+          first = false;
+        }
       }
-      out.nodes = std::max(out.nodes, 2);
+      out.allreduce_busbw_Bps = allreduce_Bps;
+      out.half_peak_bytes = fill_s * out.busbw_Bps;
+      out.latency_s = latency_s;
+      out.nodes = nodes;
       return out;
     };
     paths.dp = ring([](const StagePaths& s) { return s.dp_placement; },
@@ -531,12 +550,21 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // backward).
   const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
   const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
+  // CP's exposed K/V ring a layer's forward waits on runs on the GPU while the CPU issues it
+  // too (a layer's share of the pass's): left out, a slower GPU whose attention hid more of the
+  // ring shortened a host-bound forward (seed 3971 of the invariant suite, gpt-oss-20b with cp 4
+  // on a B200 stage: its peaks x 0.687 0.003 % faster, issue 38). (The TP collectives'
+  // exposure, which userbuffers shrink the same way, stays out: moe_host_us was fitted without
+  // it, and with it the fit's MoE rows move by up to 4 points.)
   if (synced && moe_host > 0) {
     const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
+    double layers = 0;
+    for (const auto& k : kinds) layers += k.count;
+    const double beside_forward = layers > 0 ? cp.forward / layers : 0;
     for (const auto& k : kinds)
       if (k.kind.moe) {
-        const double excess =
-            k.count * std::max(0.0, moe_host - k.compute.forward_s - ep_forward);
+        const double excess = k.count * std::max(0.0, moe_host - k.compute.forward_s -
+                                                          ep_forward - beside_forward);
         host.forward += excess;
         host.backward += full_recompute_share(m, p) * excess;
       }
@@ -607,16 +635,31 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       waits_forward += c.chunk_launch_wait_forward[k];
       waits_backward += c.chunk_launch_wait_backward[k];
     }
+    // Under the EP overlap (combined_1f1b) there is no forward pass apart from a backward: each
+    // layer's forward runs paired with another micro-batch's backward, so the gathers and the
+    // reduce-scatters hide behind the pair's time together, and the exposed total goes to the
+    // passes by their traffic. Apart, a pass that lost the exchanges the overlap hid gave its
+    // reduce-scatters less room while the other, bound by the CPU's launches, gained nothing:
+    // seeds 8158 and 3776 of the invariant suite, torchtitan ZeRO-3 plans with the EP overlap
+    // 0.41 % and 0.04 % slower than without (issue 38).
+    const bool paired = p.moe_overlap && mix.moe_total() > 0;
     for (int k = 0; k < v; ++k) {
       const double layers_share = c.chunk_layers_share[k];
-      c.chunk_zero3_forward.push_back(exposed_after_overlap(
-          gather_s * layers_share,
-          c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k],
-          slowdown));
-      c.chunk_zero3_backward.push_back(exposed_after_overlap(
-          reduce_s * layers_share,
-          c.chunk_backward_s(k, backward_pass - waits_backward) + c.chunk_launch_wait_backward[k],
-          slowdown));
+      const double gather = gather_s * layers_share, reduce = reduce_s * layers_share;
+      const double forward_window =
+          c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k];
+      const double backward_window =
+          c.chunk_backward_s(k, backward_pass - waits_backward) + c.chunk_launch_wait_backward[k];
+      if (paired) {
+        const double both =
+            exposed_after_overlap(gather + reduce, forward_window + backward_window, slowdown);
+        const double gather_part = gather + reduce > 0 ? gather / (gather + reduce) : 0;
+        c.chunk_zero3_forward.push_back(both * gather_part);
+        c.chunk_zero3_backward.push_back(both * (1 - gather_part));
+      } else {
+        c.chunk_zero3_forward.push_back(exposed_after_overlap(gather, forward_window, slowdown));
+        c.chunk_zero3_backward.push_back(exposed_after_overlap(reduce, backward_window, slowdown));
+      }
       zero3.forward += c.chunk_zero3_forward.back();
       zero3.backward += c.chunk_zero3_backward.back();
     }

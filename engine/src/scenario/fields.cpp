@@ -482,7 +482,9 @@ constexpr Field<Plan> kPlan[] = {
                                   .type = V::number, .fallback = D::of(1.0), .min = 1,
                                   .max = 1024, .label = "Expert load imbalance",
                                   .doc = "tokens on the busiest expert over the mean (1: "
-                                         "force-balanced routing, as NVIDIA's benchmarks run)",
+                                         "force-balanced routing, as NVIDIA's benchmarks run; "
+                                         "at most min(ep, experts/top_k), what routing can put "
+                                         "on one rank)",
                                   .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::micro_batch>({.object = "plan", .name = "micro_batch", .link = "mb",
                                 .fallback = D::of(1.0), .min = 1, .max = 1 << 24,

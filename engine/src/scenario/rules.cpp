@@ -481,6 +481,28 @@ bool check_experts(Rules& c) {
         return err;
       }))
     return false;
+  // The busiest rank's load (expert_rows, compute.cpp, scales every local expert's rows by it):
+  // each token picks top_k distinct experts and a rank holds experts/ep of them, so at most
+  // min(top_k, experts/ep) of a token's copies land on one rank, against top_k/ep on the mean
+  // rank: min(ep, experts/top_k) times the mean. Above it the estimate would price tokens no
+  // routing can send (issue 38: 8 where at most 2 is possible scaled the time linearly).
+  const double most_imbalance =
+      std::min(static_cast<double>(p.ep),
+               static_cast<double>(e.experts) / static_cast<double>(std::max<int64_t>(1, e.top_k)));
+  if (p.moe_imbalance > most_imbalance && !c.broken([&] {
+        return rule(Rule::moe_imbalance, "plan.moe_imbalance",
+                    fmt::format("plan.moe_imbalance={} is more than routing can put on one "
+                                "expert-parallel rank: at most min(plan.ep, "
+                                "model.moe.experts/model.moe.top_k) = min({}, {}/{}) = {:.6g}",
+                                p.moe_imbalance, p.ep, e.experts, e.top_k, most_imbalance),
+                    {"plan.ep", "model.moe.experts", "model.moe.top_k"},
+                    {{"moe_imbalance", p.moe_imbalance},
+                     {"most", most_imbalance},
+                     {"ep", p.ep},
+                     {"experts", e.experts},
+                     {"top_k", e.top_k}});
+      }))
+    return false;
   if (e.ffn_hidden % p.etp != 0 && !c.broken([&] {
         return rule(Rule::divides, "plan.etp",
                     fmt::format("plan.etp={} must divide model.moe.ffn_hidden={}", p.etp,

@@ -4,6 +4,7 @@
 // one drawn from the same stream, so a seed always names the same base.
 #include "generator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <numeric>
 #include <random>
@@ -35,7 +36,7 @@ const Catalog& catalog() { return builtin_catalog(); }
 
 // What the plan needs to know of the model.
 struct ModelFacts {
-  int64_t layers = 1, heads = 1, kv_heads = 1, experts = 0;
+  int64_t layers = 1, heads = 1, kv_heads = 1, experts = 0, top_k = 1;
 };
 
 // A custom shape: dense or MoE, GQA or MLA, full or sliding-window attention.
@@ -80,12 +81,15 @@ ModelFacts facts_of(const Json& model) {
   ModelFacts f;
   if (model.is_string()) {
     const ModelSpec* m = catalog().find_model(model.get<std::string>());
-    f = {m->layers, m->heads, m->kv_heads, m->moe.experts};
+    f = {m->layers, m->heads, m->kv_heads, m->moe.experts, std::max<int64_t>(1, m->moe.top_k)};
   } else {
     f.layers = model["layers"];
     f.heads = model["heads"];
     f.kv_heads = model["kv_heads"];
-    if (model.contains("moe")) f.experts = model["moe"]["experts"];
+    if (model.contains("moe")) {
+      f.experts = model["moe"]["experts"];
+      f.top_k = model["moe"]["top_k"];
+    }
   }
   return f;
 }
@@ -116,7 +120,10 @@ void draw_flags(Rng& rng, Json& plan, const FrameworkProfile& fw, const ModelFac
   if (m.experts > 0) {
     maybe("moe_dispatcher", pick<std::string>(rng, {"alltoall", "allgather", "flex"}));
     maybe("moe_overlap", coin(rng));
-    maybe("moe_imbalance", pick<double>(rng, {1.0, 1.2, 2.0, 8.0}));
+    // Within what routing can put on one rank (rules.cpp): min(ep, experts/top_k).
+    const double most = std::min(static_cast<double>(plan.value("ep", int64_t{1})),
+                                 static_cast<double>(m.experts) / static_cast<double>(m.top_k));
+    maybe("moe_imbalance", std::min(most, pick<double>(rng, {1.0, 1.2, 2.0, 8.0})));
   }
 }
 

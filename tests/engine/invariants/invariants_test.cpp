@@ -79,7 +79,12 @@ struct Tally {
 // reduce-scatters, one per micro-batch after its last backward, ran past them (seed 2216,
 // BLOOM-176B under pytorch-fsdp on an A800 and a B200 set: the B200's HBM bandwidth x 0.444
 // 0.59 % faster, one micro-batch moved; the balance now takes what follows each pipeline,
-// replica_sets.cpp). None known in the default run.
+// replica_sets.cpp). None known in the default run. Fixed at 10,000 bases (stop 47): under the
+// EP overlap ZeRO-3 hid behind each pass apart (seeds 8158, 3776: the overlap 0.41 % slower);
+// a ring across groups took its lowest-bandwidth hop's node count (seed 8205: fewer NICs 2.1 %
+// faster); a host-bound MoE forward left CP's exposed ring out of the GPU's time (seed 3971: a
+// lower peak 0.003 % faster); reproducers_test.cpp. What 100,000 bases still find:
+// tests/fuzz/README.md.
 const std::map<std::string, size_t> kKnownViolations = {};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
@@ -420,12 +425,17 @@ TEST(Invariants, BiggerBatchNeverSlowerPerSample) {
   EXPECT_GT(t.compared, bases().size() / 2);
 }
 
-// A busier expert never speeds the layer up: more tokens on the busiest rank, never fewer.
+// A busier expert never speeds the layer up: more tokens on the busiest rank, never fewer (up to
+// what routing can put on one rank, min(ep, experts/top_k): rules.cpp refuses more).
 TEST(Invariants, MoeImbalanceNeverFaster) {
   const Tally t = check_order(
       [](const Base& b, std::mt19937_64& rng) -> std::optional<Ordered> {
-        if (!b.scenario.model.moe.enabled()) return std::nullopt;
-        const double more = std::uniform_real_distribution<double>(1, 16)(rng);
+        const MoeSpec& e = b.scenario.model.moe;
+        if (!e.enabled()) return std::nullopt;
+        const double most = std::min(static_cast<double>(b.scenario.plan.ep),
+                                     static_cast<double>(e.experts) / static_cast<double>(e.top_k));
+        if (most <= 1) return std::nullopt;
+        const double more = std::uniform_real_distribution<double>(1, most)(rng);
         Ordered o{fmt::format("moe_imbalance 1 -> {:.3f}", more), b.document, b.document};
         o.quicker["plan"]["moe_imbalance"] = 1;
         o.slower["plan"]["moe_imbalance"] = more;

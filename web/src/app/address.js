@@ -104,8 +104,29 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
     if (!c) return; // superseded
     if (c.scenario) linked = c.scenario;
   }
-  const r = await engine.toLink(linked, page, pageBase(), 'link');
+  let r = await engine.toLink(linked, page, pageBase(), 'link');
   if (!r) return; // superseded
+  // Tokens or a price past what a link carries (the reader's range: 10^21 tokens, 10^6 USD): the
+  // link without them, and why, beside the cost form; the address keeps the plan (issue 38:
+  // 2·10^21 tokens left the address without a fragment, and a reload lost the plan).
+  let leftOut = '';
+  if (r.error) {
+    const names = { tokens: 'the tokens to train', price_per_gpu_hour: 'the price' };
+    const tries = [['tokens'], ['price_per_gpu_hour'], ['tokens', 'price_per_gpu_hour']]
+      .filter((keys) => keys.every((k) => k in page));
+    for (const keys of tries) {
+      const rest = Object.fromEntries(Object.entries(page).filter(([k]) => !keys.includes(k)));
+      const again = await engine.toLink(linked, rest, pageBase(), 'link');
+      if (!again) return; // superseded
+      if (again.error) continue;
+      leftOut = `The link leaves out ${keys.map((k) => names[k]).join(' and ')} (${linkMessage(r.error)}); it keeps the plan.`;
+      r = again;
+      break;
+    }
+  }
+  const note = $('#cost-link');
+  note.textContent = leftOut;
+  note.hidden = !leftOut;
   const copy = $('#copy-link');
   stats.address = compare.addressWith(r.error ? pageBase() : r.link); // with the pins
   if (r.error) {
@@ -125,7 +146,8 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   // What the link leaves out (an imported model's source and notes: text for people, which no
   // estimate reads), said where the link is shown and on the button.
   const left = Array.isArray(r.left_out) ? r.left_out.map(String) : [];
-  copy.title = left.length ? `The link leaves out ${left.join(' and ')}: text for people, which the numbers do not depend on.` : '';
+  copy.title = [left.length ? `The link leaves out ${left.join(' and ')}: text for people, which the numbers do not depend on.` : '', leftOut]
+    .filter(Boolean).join(' ');
   $('#link-left-out').textContent = left.length ? ` ${copy.title}` : '';
   copy.dataset.link = r.link;
   $('#cli-link').textContent = `stepcast estimate --link '${r.link}'`;
