@@ -67,6 +67,12 @@ void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
   EXPECT_EQ(a.mamba.state_dim, b.mamba.state_dim);
   EXPECT_EQ(a.mamba.groups, b.mamba.groups);
   EXPECT_EQ(a.mamba.conv_kernel, b.mamba.conv_kernel);
+  EXPECT_EQ(a.gdn.key_heads, b.gdn.key_heads);
+  EXPECT_EQ(a.gdn.value_heads, b.gdn.value_heads);
+  EXPECT_EQ(a.gdn.key_head_dim, b.gdn.key_head_dim);
+  EXPECT_EQ(a.gdn.value_head_dim, b.gdn.value_head_dim);
+  EXPECT_EQ(a.gdn.conv_kernel, b.gdn.conv_kernel);
+  EXPECT_EQ(a.attention.output_gate, b.attention.output_gate);
   // And so the same parameter count.
   EXPECT_DOUBLE_EQ(count_parameters(a, a.vocab, a.seq_len).total,
                    count_parameters(b, b.vocab, b.seq_len).total);
@@ -127,6 +133,30 @@ TEST(ImportHfConfig, NemotronHEqualsThePreset) {
   EXPECT_EQ(nano.head_dim(), 128);  // not 2688 / 32
   nano.seq_len = preset("nemotron-3-nano-30b-a3b").seq_len;
   expect_same_shape(nano, preset("nemotron-3-nano-30b-a3b"));
+}
+
+// Qwen3-Next: each of the 48 decoder layers a mixer (Gated DeltaNet, or gated attention on every
+// fourth) and an MoE block, 96 blocks; the config's 262,144-token context against the preset's
+// 4,096 (Megatron-Bridge's pre-training recipe).
+TEST(ImportHfConfig, QwenNextEqualsThePresetButTheContext) {
+  ModelSpec m = imported("qwen3-next-80b-a3b.json");
+  EXPECT_EQ(m.layers, 96);
+  EXPECT_EQ(m.layer_pattern.substr(0, 8), "GEGEGE*E");
+  EXPECT_TRUE(m.attention.output_gate);
+  EXPECT_EQ(m.seq_len, 262144);
+  m.seq_len = preset("qwen3-next-80b-a3b").seq_len;
+  expect_same_shape(m, preset("qwen3-next-80b-a3b"));
+
+  // layer_types, where a config spells the mixers out, gives the same pattern; a dense layer
+  // (mlp_only_layers) is a `-`.
+  Json c = Json::parse(fixture("hf-config/qwen3-next-80b-a3b.json"));
+  Json types = Json::array();
+  for (int i = 0; i < 48; ++i) types.push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+  c["layer_types"] = types;
+  c["mlp_only_layers"] = {0};
+  auto j = model_from_hf_config(c.dump());
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ((*j)["layer_pattern"].get<std::string>().substr(0, 8), "G-GEGE*E");
 }
 
 // The same layers spelt out one name each (layers_block_type) give the same pattern.
@@ -207,6 +237,14 @@ TEST(ImportHfConfig, BadNemotronHPatternsNameTheKey) {
   EXPECT_EQ(e.path, "layers_block_type");
   EXPECT_NE(e.message.find("layers_block_type[1]=\"linear_attention\""), std::string::npos)
       << e.message;
+
+  Json q = Json::parse(fixture("hf-config/qwen3-next-80b-a3b.json"));
+  q["layer_types"] = Json::array({"linear_attention", "sliding_attention"});
+  e = import_error(q.dump());
+  EXPECT_EQ(e.path, "layer_types");  // not one per layer
+  q.erase("layer_types");
+  q.erase("linear_num_value_heads");
+  EXPECT_EQ(import_error(q.dump()).path, "linear_num_value_heads");
 
   c = h8;
   c["mlp_hidden_act"] = "silu";

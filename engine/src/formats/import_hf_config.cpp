@@ -23,7 +23,8 @@ namespace stepcast {
 namespace {
 
 enum class Family {
-  llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss, nemotron_h
+  llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss, nemotron_h,
+  qwen3_next
 };
 
 struct Architecture {
@@ -31,7 +32,7 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 11> kArchitectures = {{
+constexpr std::array<Architecture, 12> kArchitectures = {{
     {"LlamaForCausalLM", Family::llama},
     {"MistralForCausalLM", Family::mistral},
     {"MixtralForCausalLM", Family::mixtral},
@@ -43,6 +44,7 @@ constexpr std::array<Architecture, 11> kArchitectures = {{
     {"DeepseekV3ForCausalLM", Family::deepseek},
     {"GptOssForCausalLM", Family::gpt_oss},
     {"NemotronHForCausalLM", Family::nemotron_h},
+    {"Qwen3NextForCausalLM", Family::qwen3_next},
 }};
 
 std::string architecture_list() {
@@ -276,6 +278,43 @@ std::string nemotron_pattern(ConfigReader& r, int64_t layers) {
   return pattern;
 }
 
+// Qwen3-Next's layers as Megatron's hybrid pattern: each decoder layer a mixer (`G` Gated
+// DeltaNet, `*` attention) then its MLP (`E` MoE, `-` dense), so 2 x num_hidden_layers blocks.
+// The mixer from layer_types ("linear_attention" / "full_attention"), else full attention on each
+// full_attention_interval-th layer (transformers' Qwen3NextConfig); the MLP as Qwen's MoE
+// layers (decoder_sparse_step, mlp_only_layers: qwen_layer_freq).
+std::string qwen3_next_pattern(ConfigReader& r, int64_t layers) {
+  std::string pattern;
+  if (r.error()) return pattern;
+  const Json* types = r.raw("layer_types");
+  const int64_t interval = types ? 1 : r.integer("full_attention_interval", 4);
+  if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != layers)) {
+    r.fail(ErrorCode::type_error, "layer_types",
+           fmt::format("config.json layer_types must be a list of num_hidden_layers={} names",
+                       layers));
+    return pattern;
+  }
+  const Json freq = qwen_layer_freq(r, layers);
+  for (int64_t i = 0; i < layers && !r.error(); ++i) {
+    bool full = (i + 1) % interval == 0;
+    if (types) {
+      const Json& t = (*types)[static_cast<size_t>(i)];
+      full = t.is_string() && t.get<std::string>() == "full_attention";
+      if (!full && !(t.is_string() && t.get<std::string>() == "linear_attention")) {
+        r.fail(ErrorCode::out_of_range, "layer_types",
+               fmt::format("config.json layer_types[{}]={} must be \"linear_attention\" or "
+                           "\"full_attention\"",
+                           i, printable(t.dump())));
+        return pattern;
+      }
+    }
+    const bool moe = freq.is_array() ? freq[static_cast<size_t>(i)] == 1 : true;
+    pattern += full ? '*' : 'G';
+    pattern += moe ? 'E' : '-';
+  }
+  return pattern;
+}
+
 // Nemotron-H's MLP activation (mlp_hidden_act; relu2, the config class's default, is the
 // squared ReLU of the Nemotron-H report).
 std::string nemotron_ffn_type(ConfigReader& r) {
@@ -448,6 +487,28 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
         moe["router_groups"] = groups;
         moe["router_group_top_k"] = r.integer("topk_group");
       }
+      break;
+    }
+    case Family::qwen3_next: {
+      // Megatron-Bridge's Qwen3NextBridge: the attention's output gate, the Gated DeltaNet's
+      // linear_* keys, Qwen's MoE keys with one shared expert.
+      m["layers"] = 2 * layers;
+      m["layer_pattern"] = qwen3_next_pattern(r, layers);
+      m["attention"] = {{"output_gate", true}};
+      m["gdn"] = {{"key_heads", r.integer("linear_num_key_heads")},
+                  {"value_heads", r.integer("linear_num_value_heads")},
+                  {"key_head_dim", r.integer("linear_key_head_dim")},
+                  {"value_head_dim", r.integer("linear_value_head_dim")},
+                  {"conv_kernel", r.integer("linear_conv_kernel_dim")}};
+      moe = {{"experts", r.integer("num_experts")},
+             {"top_k", r.integer("num_experts_per_tok")},
+             {"ffn_hidden", r.integer("moe_intermediate_size")}};
+      if (r.has("shared_expert_intermediate_size")) {
+        moe["shared_experts"] = 1;
+        moe["shared_ffn_hidden"] = r.integer("shared_expert_intermediate_size");
+      }
+      notes.push_back("QK-Norm, the shared expert's gate and the MTP module are not modelled; "
+                      "each decoder layer is two blocks of the pattern (mixer, then MLP)");
       break;
     }
     default: break;
