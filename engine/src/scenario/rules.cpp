@@ -655,7 +655,10 @@ bool check_mixer(Rules& c, char symbol, Rule id, const char* what,
                  std::array<std::pair<const char*, int64_t>, 2> divided) {
   const Plan& p = c.s().plan;
   if (c.s().model.layer_pattern.find(symbol) == std::string::npos) return true;
-  for (const auto& [key, size] : divided) {
+  for (const auto& d : divided) {
+    // (named copies: clang before 16 cannot capture structured bindings in the lambda)
+    const char* key = d.first;
+    const int64_t size = d.second;
     if (size % p.tp != 0 && !c.broken([&] {
           const std::string model_key = fmt::format("model.{}", key);
           return rule(id, "plan.tp",
