@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "stepcast/estimate.h"
+#include "stepcast/export_megatron.h"
 #include "stepcast/memory.h"
 #include "stepcast/rule_ids.h"
 #include "test_util.h"
@@ -103,6 +104,21 @@ TEST(Gdn, EstimatesQwenNextOnItsRecipesLayout) {
   ASSERT_EQ(e.stages.size(), 4u);
   EXPECT_GT(e.iteration_time_s, 0);
   EXPECT_GT(e.stages[0].memory.activations, 0);
+}
+
+// pretrain_gpt.py's arguments cannot say the hybrid pattern, its mixers or the output gate: the
+// export says so instead of writing a transformer silently.
+TEST(Gdn, ExportSaysWhatTheArgumentsLeaveOut) {
+  const Scenario s = test::scenario(R"({"model": "qwen3-next-80b-a3b",
+      "cluster": {"node": "dgx-h100", "nodes": 4},
+      "plan": {"pp": 4, "ep": 8, "global_batch": 128, "micro_batch": 1}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# model.layer_pattern (96 layers) with its model.mamba / model.gdn "
+                      "mixers: pretrain_hybrid.py's --hybrid-layer-pattern"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("# model.attention.output_gate: --attention-output-gate, not written here"),
+            std::string::npos);
 }
 
 Error rule_error(const std::string& plan) {
