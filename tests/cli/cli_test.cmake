@@ -595,8 +595,10 @@ expect_error(optimizer_choice "{${h100x1}, \"plan\": {\"optimizer\": \"lion\", \
 set(hybrid "\"name\": \"h\", \"layers\": 4, \"hidden\": 1024, \"heads\": 8, \"ffn_hidden\": 4096, \"vocab\": 1000, \"seq_len\": 1024, \"ffn_type\": \"gelu\", \"position\": \"rope\", \"tied_embeddings\": false")
 expect_error(hybrid_length "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-\"}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
              "error: model.layer_pattern has 3 characters but model.layers=4: one per layer")
-expect_error(hybrid_symbol "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-G\"}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
-             "error: model.layer_pattern[3]='G' is not a layer: one of M (Mamba), * (attention), - (MLP), E (MoE)")
+expect_error(hybrid_symbol "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-X\"}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
+             "error: model.layer_pattern[3]='X' is not a layer: one of M (Mamba), * (attention), - (MLP), E (MoE), G (Gated DeltaNet)")
+expect_error(hybrid_gdn_cp "{\"model\": {${hybrid}, \"layer_pattern\": \"G*-G\"}, ${h100x2}, \"plan\": {\"cp\": 2, \"global_batch\": 16}}"
+             "error: plan.cp=2 over Gated DeltaNet layers is not modelled (Megatron's all-to-all from sequence to heads): use plan.cp=1")
 expect_error(hybrid_mamba_alone "{\"model\": {${hybrid}, \"mamba\": {\"state_dim\": 64}}, ${h100x2}, \"plan\": {\"global_batch\": 16}}"
              "error: model.mamba describes Mamba layers but model.layer_pattern has no M")
 expect_error(hybrid_tp "{\"model\": {${hybrid}, \"layer_pattern\": \"M*-M\", \"mamba\": {\"num_heads\": 6, \"num_groups\": 3}}, ${h100x2}, \"plan\": {\"tp\": 2, \"global_batch\": 16}}"

@@ -61,6 +61,18 @@ void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
   EXPECT_EQ(e.layer_pattern, f.layer_pattern);
   EXPECT_EQ(e.router_groups, f.router_groups);
   EXPECT_EQ(e.router_group_top_k, f.router_group_top_k);
+  EXPECT_EQ(a.layer_pattern, b.layer_pattern);
+  EXPECT_EQ(a.mamba_heads(), b.mamba_heads());
+  EXPECT_EQ(a.mamba.head_dim, b.mamba.head_dim);
+  EXPECT_EQ(a.mamba.state_dim, b.mamba.state_dim);
+  EXPECT_EQ(a.mamba.groups, b.mamba.groups);
+  EXPECT_EQ(a.mamba.conv_kernel, b.mamba.conv_kernel);
+  EXPECT_EQ(a.gdn.key_heads, b.gdn.key_heads);
+  EXPECT_EQ(a.gdn.value_heads, b.gdn.value_heads);
+  EXPECT_EQ(a.gdn.key_head_dim, b.gdn.key_head_dim);
+  EXPECT_EQ(a.gdn.value_head_dim, b.gdn.value_head_dim);
+  EXPECT_EQ(a.gdn.conv_kernel, b.gdn.conv_kernel);
+  EXPECT_EQ(a.attention.output_gate, b.attention.output_gate);
   // And so the same parameter count.
   EXPECT_DOUBLE_EQ(count_parameters(a, a.vocab, a.seq_len).total,
                    count_parameters(b, b.vocab, b.seq_len).total);
@@ -101,6 +113,66 @@ TEST(ImportHfConfig, QwenDiffersOnlyInTheContextLength) {
   }
 }
 
+// Hybrid Nemotron-H: hybrid_override_pattern, the Mamba-2 keys, Nemotron 3's MoE keys. The 8B
+// config trains at its 8,192 tokens as the preset; Nemotron 3 Nano's config gives its extended
+// 262,144-token context, the preset Megatron-Bridge's benchmark length 8,192.
+TEST(ImportHfConfig, NemotronHEqualsThePreset) {
+  const ModelSpec h8 = imported("nemotron-h-8b-base-8k.json");
+  expect_same_shape(h8, preset("nemotron-h-8b"));
+  EXPECT_EQ(h8.layer_pattern.size(), 52u);
+  EXPECT_EQ(h8.mamba_heads(), 128);
+  // 8.10e9 by hand (tests/engine/hybrid_test.cpp: the preset's count).
+  EXPECT_NEAR(count_parameters(h8, h8.vocab, h8.seq_len).total / 1e9, 8.10, 0.01);
+
+  ModelSpec nano = imported("nemotron-3-nano-30b-a3b.json");
+  EXPECT_EQ(nano.seq_len, 262144);
+  EXPECT_EQ(nano.moe.experts, 128);
+  EXPECT_EQ(nano.moe.top_k, 6);
+  EXPECT_EQ(nano.moe.shared_experts, 1);
+  EXPECT_EQ(nano.moe.shared_ffn_hidden, 3712);
+  EXPECT_EQ(nano.head_dim(), 128);  // not 2688 / 32
+  nano.seq_len = preset("nemotron-3-nano-30b-a3b").seq_len;
+  expect_same_shape(nano, preset("nemotron-3-nano-30b-a3b"));
+}
+
+// Qwen3-Next: each of the 48 decoder layers a mixer (Gated DeltaNet, or gated attention on every
+// fourth) and an MoE block, 96 blocks; the config's 262,144-token context against the preset's
+// 4,096 (Megatron-Bridge's pre-training recipe).
+TEST(ImportHfConfig, QwenNextEqualsThePresetButTheContext) {
+  ModelSpec m = imported("qwen3-next-80b-a3b.json");
+  EXPECT_EQ(m.layers, 96);
+  EXPECT_EQ(m.layer_pattern.substr(0, 8), "GEGEGE*E");
+  EXPECT_TRUE(m.attention.output_gate);
+  EXPECT_EQ(m.seq_len, 262144);
+  m.seq_len = preset("qwen3-next-80b-a3b").seq_len;
+  expect_same_shape(m, preset("qwen3-next-80b-a3b"));
+
+  // layer_types, where a config spells the mixers out, gives the same pattern; a dense layer
+  // (mlp_only_layers) is a `-`.
+  Json c = Json::parse(fixture("hf-config/qwen3-next-80b-a3b.json"));
+  Json types = Json::array();
+  for (int i = 0; i < 48; ++i) types.push_back((i + 1) % 4 == 0 ? "full_attention" : "linear_attention");
+  c["layer_types"] = types;
+  c["mlp_only_layers"] = {0};
+  auto j = model_from_hf_config(c.dump());
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ((*j)["layer_pattern"].get<std::string>().substr(0, 8), "G-GEGE*E");
+}
+
+// The same layers spelt out one name each (layers_block_type) give the same pattern.
+TEST(ImportHfConfig, NemotronHLayersBlockType) {
+  Json c = Json::parse(fixture("hf-config/nemotron-3-nano-30b-a3b.json"));
+  const std::string pattern = c["hybrid_override_pattern"];
+  c.erase("hybrid_override_pattern");
+  Json types = Json::array();
+  for (char s : pattern)
+    types.push_back(s == 'M' ? "mamba" : s == '*' ? "attention" : s == 'E' ? "moe" : "mlp");
+  c["layers_block_type"] = types;
+  auto m = model_from_hf_config(c.dump());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ((*m)["layer_pattern"], pattern);
+}
+
 TEST(ImportHfConfig, MistralKeepsItsSlidingWindow) {
   // The preset leaves Mistral 7B's 4,096-token window out and trains at 8,192; the config has
   // the window on every layer and a 32,768-token context.
@@ -131,6 +203,56 @@ Error import_error(const std::string& text) {
   auto m = model_from_hf_config(text);
   EXPECT_FALSE(m.ok()) << text;
   return m.ok() ? Error{} : m.error();
+}
+
+TEST(ImportHfConfig, BadNemotronHPatternsNameTheKey) {
+  const Json h8 = Json::parse(fixture("hf-config/nemotron-h-8b-base-8k.json"));
+  Json c = h8;
+  c["hybrid_override_pattern"] = "M-M-X" + std::string(49, '-');  // 52 long, X unknown
+  Error e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::out_of_range);
+  EXPECT_EQ(e.path, "hybrid_override_pattern");
+  EXPECT_EQ(e.message,
+            "config.json hybrid_override_pattern[4]=X is not a layer the engine models (M "
+            "Mamba-2, * attention, - MLP, E MoE)");
+
+  c = h8;
+  c["hybrid_override_pattern"] = "M-M*";
+  e = import_error(c.dump());
+  EXPECT_EQ(e.path, "hybrid_override_pattern");
+  EXPECT_EQ(e.message,
+            "config.json hybrid_override_pattern has 4 layers but num_hidden_layers=52: one "
+            "entry per layer");
+
+  c = h8;
+  c.erase("hybrid_override_pattern");
+  e = import_error(c.dump());
+  EXPECT_EQ(e.code, ErrorCode::missing_key);
+  EXPECT_EQ(e.path, "hybrid_override_pattern");
+
+  c = h8;
+  c.erase("hybrid_override_pattern");
+  c["layers_block_type"] = Json::array({"mamba", "linear_attention"});
+  e = import_error(c.dump());
+  EXPECT_EQ(e.path, "layers_block_type");
+  EXPECT_NE(e.message.find("layers_block_type[1]=\"linear_attention\""), std::string::npos)
+      << e.message;
+
+  Json q = Json::parse(fixture("hf-config/qwen3-next-80b-a3b.json"));
+  q["layer_types"] = Json::array({"linear_attention", "sliding_attention"});
+  e = import_error(q.dump());
+  EXPECT_EQ(e.path, "layer_types");  // not one per layer
+  q.erase("layer_types");
+  q.erase("linear_num_value_heads");
+  EXPECT_EQ(import_error(q.dump()).path, "linear_num_value_heads");
+
+  c = h8;
+  c["mlp_hidden_act"] = "silu";
+  EXPECT_EQ(import_error(c.dump()).path, "mlp_hidden_act");
+
+  c = h8;
+  c.erase("ssm_state_size");
+  EXPECT_EQ(import_error(c.dump()).path, "ssm_state_size");
 }
 
 TEST(ImportHfConfig, BadConfigsNameTheKey) {

@@ -293,6 +293,8 @@ const std::vector<RuleCase>& cases() {
        Rule::hybrid_pattern, "model.layer_pattern", {{"length", 6}, {"layers", 8}}},
       {"mamba_dims", doc(R"({"global_batch": 8})", model(R"(, "mamba": {"state_dim": 64})")),
        Rule::mamba_dims, "model.mamba", Json::object()},
+      {"gdn_dims", doc(R"({"global_batch": 8})", model(R"(, "gdn": {"key_heads": 8})")),
+       Rule::gdn_dims, "model.gdn", Json::object()},
       {"link_scope",
        doc(R"({"global_batch": 8})", R"("llama3-8b")",
            R"({"gpu": "h100-sxm5-80gb", "gpus_per_node": 8, "nodes": 1,

@@ -62,8 +62,8 @@ struct StageShape {
   double moe_layer_parameters = 0;  // one MoE layer on one GPU, experts included
   double expert_parameters = 0;  // of `parameters`, the routed experts' (reduced over edp)
   bool mtp = false;             // holds the multi-token prediction modules (last stage)
-  // Hybrid models: of `layers`, the `*`, `M` and `-` ones (`E` are the moe_layers).
-  int64_t attention_layers = 0, mamba_layers = 0, mlp_layers = 0;
+  // Hybrid models: of `layers`, the `*`, `M`, `-` and `G` ones (`E` are the moe_layers).
+  int64_t attention_layers = 0, mamba_layers = 0, mlp_layers = 0, gdn_layers = 0;
   // Micro-batches whose activations the stage holds at the schedule's peak (schedule.h's
   // in_flight: min(p - i, m) under 1F1B; interleaved, min(p + (p - 1 - 2i)/v, m).
   double in_flight = 1;

@@ -55,6 +55,9 @@ struct AttentionSpec {
   int64_t v_head_dim = 0;
   int64_t window = 0;  // tokens each query sees (0: the whole causal context)
   WindowLayers window_layers = WindowLayers::all;
+  // Megatron's --attention-output-gate (Qwen3-Next): the QKV projection also gives a gate as
+  // wide as the queries, whose sigmoid scales the attention output before its projection.
+  bool output_gate = false;
 };
 
 // Mixture of experts: which layers route tokens to experts, and the experts' shape.
@@ -87,9 +90,27 @@ struct MambaSpec {
   int64_t expand = 2;       // MambaMixer's expand, used only without `heads`
 };
 
+// A hybrid model's Gated DeltaNet mixer (Yang, Kautz & Hatamizadeh, "Gated Delta Networks:
+// Improving Mamba2 with Delta Rule", ICLR 2025; Qwen3-Next's linear attention, transformers'
+// modeling_qwen3_next.py Qwen3NextGatedDeltaNet; Megatron-Core's GatedDeltaNet,
+// megatron/core/ssm/gated_delta_net/gdn.py): an input projection to q and k (key_heads heads of
+// key_head_dim), v and the output gate z (value_heads heads of value_head_dim), and a write
+// strength b and a decay a per value head; a depthwise causal conv over q, k and v; the gated
+// delta rule, each value head carrying a key_head_dim x value_head_dim state; a gated RMSNorm
+// per value head; the output projection. Names and defaults as Megatron's --linear-* arguments
+// (the defaults of hybrid_flops in megatron/training/training.py).
+struct GdnSpec {
+  int64_t key_heads = 16;        // --linear-num-key-heads
+  int64_t value_heads = 32;      // --linear-num-value-heads
+  int64_t key_head_dim = 128;    // --linear-key-head-dim
+  int64_t value_head_dim = 128;  // --linear-value-head-dim
+  int64_t conv_kernel = 4;       // --linear-conv-kernel-dim
+};
+
 // What one layer holds. A transformer layer is attention and an MLP (or MoE block); a hybrid
-// model's layer (Megatron's hybrid override pattern) is one of them alone, or a Mamba mixer.
-enum class Block { transformer, mamba, attention, mlp };
+// model's layer (Megatron's hybrid override pattern) is one of them alone, a Mamba mixer or a
+// Gated DeltaNet mixer.
+enum class Block { transformer, mamba, attention, mlp, gdn };
 
 // Which layer: its block, dense or MoE (an MoE block: the transformer layer's MLP, or a hybrid
 // `E`), with full or sliding-window attention.
@@ -100,12 +121,13 @@ struct LayerKind {
   bool operator==(const LayerKind&) const = default;
 };
 
-// The member of a count per layer kind (ModelSpec::LayerCounts, LayerMix: the same eight names)
+// The member of a count per layer kind (ModelSpec::LayerCounts, LayerMix: the same nine names)
 // that counts kind k.
 template <class Counts>
 constexpr auto& count_of(Counts& n, const LayerKind& k) {
   switch (k.block) {
     case Block::mamba: return n.mamba;
+    case Block::gdn: return n.gdn;
     case Block::attention: return n.attention;
     case Block::mlp: return k.moe ? n.moe_block : n.mlp;
     case Block::transformer: break;
@@ -114,17 +136,18 @@ constexpr auto& count_of(Counts& n, const LayerKind& k) {
   return k.windowed ? n.dense_windowed : n.dense;
 }
 
-// Every kind of layer a model can hold, in one table: the four of a transformer, the four of a
-// hybrid pattern (`M`, `*`, `-`, `E`).
-inline constexpr std::array<LayerKind, 8> kLayerKinds = {
+// Every kind of layer a model can hold, in one table: the four of a transformer, the five of a
+// hybrid pattern (`M`, `*`, `-`, `E`, `G`).
+inline constexpr std::array<LayerKind, 9> kLayerKinds = {
     LayerKind{false, false}, LayerKind{true, false}, LayerKind{false, true},
     LayerKind{true, true},   LayerKind{false, false, Block::mamba},
     LayerKind{false, false, Block::attention}, LayerKind{false, false, Block::mlp},
-    LayerKind{true, false, Block::mlp}};
+    LayerKind{true, false, Block::mlp}, LayerKind{false, false, Block::gdn}};
 
-// Megatron's hybrid override pattern symbols (megatron/core/ssm/mamba_hybrid_layer_allocation.py,
-// class Symbols): one character per layer.
-inline constexpr std::string_view kHybridSymbols = "M*-E";
+// Megatron's hybrid override pattern symbols (megatron/core/models/hybrid/
+// hybrid_layer_allocation.py, class Symbols: MAMBA, ATTENTION, MLP, MOE, GDN): one character per
+// layer.
+inline constexpr std::string_view kHybridSymbols = "M*-EG";
 // The kind of the layer a pattern character names (the caller checked it is in kHybridSymbols).
 LayerKind hybrid_kind(char symbol);
 
@@ -151,6 +174,7 @@ struct ModelSpec {
   // empty: every layer a transformer layer.
   std::string layer_pattern;
   MambaSpec mamba;  // the Mamba layers' mixer (with `M` in layer_pattern)
+  GdnSpec gdn;      // the Gated DeltaNet layers' mixer (with `G` in layer_pattern)
 
   bool hybrid() const { return !layer_pattern.empty(); }
   int64_t mamba_heads() const {
@@ -159,6 +183,10 @@ struct ModelSpec {
   int64_t mamba_inner() const { return mamba_heads() * mamba.head_dim; }  // d_inner
   // Channels of the depthwise conv: x, B and C.
   int64_t mamba_conv_dim() const { return mamba_inner() + 2 * mamba.groups * mamba.state_dim; }
+  // Gated DeltaNet widths: q and k each, v (and z), the conv's channels (q, k, v).
+  int64_t gdn_key_dim() const { return gdn.key_heads * gdn.key_head_dim; }
+  int64_t gdn_value_dim() const { return gdn.value_heads * gdn.value_head_dim; }
+  int64_t gdn_conv_dim() const { return 2 * gdn_key_dim() + gdn_value_dim(); }
   // The kind of layer i (0-based).
   LayerKind kind_of(int64_t i) const;
 
@@ -176,11 +204,11 @@ struct ModelSpec {
   // How many of `count` layers from `first` are of each kind: dense or MoE, full or sliding-window
   // attention. Counted without visiting each layer (an estimate asks for every stage, a plan
   // search for tens of thousands of plans).
-  // A hybrid model's layers are counted by block: mamba, attention (alone), mlp (alone) and
-  // moe_block (`E`, an MoE block alone).
+  // A hybrid model's layers are counted by block: mamba, attention (alone), mlp (alone),
+  // moe_block (`E`, an MoE block alone) and gdn.
   struct LayerCounts {
     int64_t dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
-    int64_t mamba = 0, attention = 0, mlp = 0, moe_block = 0;
+    int64_t mamba = 0, attention = 0, mlp = 0, moe_block = 0, gdn = 0;
     // The count of one of kLayerKinds.
     int64_t& of(const LayerKind& k) { return count_of(*this, k); }
     int64_t of(const LayerKind& k) const { return count_of(*this, k); }
@@ -212,7 +240,7 @@ struct ParameterCount {
   double per_layer = 0;   // one dense transformer layer, weights and biases and norms
   double moe_layer = 0;   // one MoE layer (attention, router, routed and shared experts)
   // Hybrid models: one layer of each block, with its norm (moe_layer then has no attention).
-  double mamba_layer = 0, attention_layer = 0, mlp_layer = 0;
+  double mamba_layer = 0, attention_layer = 0, mlp_layer = 0, gdn_layer = 0;
   double routed_experts = 0;  // the routed experts of one MoE layer (part of moe_layer)
   double mtp = 0;         // the multi-token prediction modules (layer, projection, norms)
   double embedding = 0;   // input word embedding (vocab x hidden)
@@ -235,6 +263,9 @@ double mlp_parameters(const ModelSpec& model, double f);
 // Parameters of one Mamba-2 mixer without its input norm, and the part every TP rank holds whole
 // (the output projection's bias).
 double mamba_parameters(const ModelSpec& model);
+// Parameters of one Gated DeltaNet mixer without its input norm (every one split over TP by
+// heads).
+double gdn_parameters(const ModelSpec& model);
 // Parameters of one layer of `kind` (its norms included), from `count`'s per-kind figures.
 double layer_parameters(const ParameterCount& count, const LayerKind& kind);
 
@@ -252,6 +283,8 @@ struct LayerFlops {
   // Mamba layers: the input projection is in qkv, the output projection in projection; the SSD
   // scan (as Megatron's num_floating_point_operations counts it: 7 FLOPs per inner channel and
   // state element per token), and the depthwise conv (not in Megatron's model FLOPs).
+  // Gated DeltaNet layers: the same places; scan the gated delta rule (Megatron's count: 4
+  // multiply-adds per state element per token), conv its conv (in Megatron's model FLOPs).
   double scan = 0;
   double conv = 0;
   double linear() const { return qkv + projection + mlp + router; }

@@ -78,6 +78,7 @@ enum class Rule {
   mla_dims,
   hybrid_pattern,
   mamba_dims,
+  gdn_dims,
   link_scope,
   // Share links (share_link.h).
   link_incomplete,
@@ -287,12 +288,17 @@ inline constexpr RuleInfo kRules[] = {
      ""},
     {Rule::mla_dims, "mla_dims", "multi-head latent attention needs its dimensions", ""},
     {Rule::hybrid_pattern, "hybrid_pattern",
-     "`model.layer_pattern` gives one of `M`, `*`, `-`, `E` per layer (`E` needs `model.moe`); "
+     "`model.layer_pattern` gives one of `M`, `*`, `-`, `E`, `G` per layer (`E` needs "
+     "`model.moe`); "
      "sliding windows and MTP modules are not modelled on hybrids",
      "`length`, `layers`, `symbol`, `position`"},
     {Rule::mamba_dims, "mamba_dims",
      "`model.mamba` needs `M` layers in `model.layer_pattern`, and its groups divide its heads "
      "and TP divides both; CP over Mamba layers is not modelled",
+     ""},
+    {Rule::gdn_dims, "gdn_dims",
+     "`model.gdn` needs `G` layers in `model.layer_pattern`, its key heads divide its value "
+     "heads and TP divides both; CP over Gated DeltaNet layers is not modelled",
      ""},
     {Rule::link_scope, "link_scope",
      "a link in the wrong place: a network link inside a node, a scale-up fabric between "

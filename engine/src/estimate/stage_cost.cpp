@@ -175,11 +175,15 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
     // the gated norm follow their channels), the out_proj bias whole.
     const double norm = norms / 2;
     const double mamba = (mamba_parameters(m) - row_bias) / p.tp + row_bias + norm;
+    // A Gated DeltaNet mixer splits by heads as Megatron-Core's GatedDeltaNet does (in_proj
+    // column-parallel, out_proj row-parallel, conv and per-head vectors with their channels).
+    const double gdn = gdn_parameters(m) / p.tp + norm;
     const double attention_layer = attention + norm;
     const double mlp_layer = mlp(static_cast<double>(m.ffn_hidden)) + norm;
     st.moe_layer_parameters -= attention + norm;  // an `E` holds the MoE block alone
-    const double dense = mix.mamba * mamba + mix.attention * attention_layer + mix.mlp * mlp_layer;
-    const double dense_layers = mix.mamba + mix.attention + mix.mlp;
+    const double dense = mix.mamba * mamba + mix.attention * attention_layer +
+                         mix.mlp * mlp_layer + mix.gdn * gdn;
+    const double dense_layers = mix.mamba + mix.attention + mix.mlp + mix.gdn;
     st.parameters = dense + st.moe_layer_parameters * moe;
     // ZeRO-3 gathers a layer at a time: the mean of the stage's other layers.
     st.layer_parameters = dense_layers > 0 ? dense / dense_layers : 0;
@@ -187,6 +191,7 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
   st.attention_layers = std::llround(mix.attention);
   st.mamba_layers = std::llround(mix.mamba);
   st.mlp_layers = std::llround(mix.mlp);
+  st.gdn_layers = std::llround(mix.gdn);
   if (st.first) st.parameters += count.embedding / p.tp + count.position;
   if (st.last) {
     st.parameters += count.final_norm;

@@ -110,6 +110,16 @@ void notes(const Scenario& s, const Plan& p, Lines& l) {
     l.note(fmt::format("model.attention.window {} ({} layers): set --window-size and "
                        "--window-attn-skip-freq by hand; they are not written here",
                        m.attention.window, name_of(m.attention.window_layers)));
+  // Hybrid models run through Megatron-LM's pretrain_hybrid.py (pretrain_mamba.py before it),
+  // whose --hybrid-layer-pattern and --mamba-* / --linear-* arguments the flag table does not
+  // hold (megatron/training/arguments.py at d98e8a64dd).
+  if (m.hybrid())
+    l.note(fmt::format("model.layer_pattern ({} layers) with its model.mamba / model.gdn mixers: "
+                       "pretrain_hybrid.py's --hybrid-layer-pattern and --mamba-* / --linear-* "
+                       "arguments, not written here; --num-layers counts the pattern's blocks",
+                       m.layers));
+  if (m.attention.output_gate)
+    l.note("model.attention.output_gate: --attention-output-gate, not written here");
   if (m.moe.enabled() && p.moe_imbalance != 1)
     l.note(fmt::format("plan.moe_imbalance {}: the estimate's expert load, not a flag",
                        p.moe_imbalance));

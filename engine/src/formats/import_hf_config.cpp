@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "scenario/specs_json.h"
+#include "stepcast/model.h"
 #include "stepcast/schema.h"
 #include "stepcast/limits.h"
 
@@ -21,14 +22,17 @@ namespace stepcast {
 
 namespace {
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss };
+enum class Family {
+  llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss, nemotron_h,
+  qwen3_next
+};
 
 struct Architecture {
   std::string_view name;
   Family family;
 };
 
-constexpr std::array<Architecture, 10> kArchitectures = {{
+constexpr std::array<Architecture, 12> kArchitectures = {{
     {"LlamaForCausalLM", Family::llama},
     {"MistralForCausalLM", Family::mistral},
     {"MixtralForCausalLM", Family::mixtral},
@@ -39,6 +43,8 @@ constexpr std::array<Architecture, 10> kArchitectures = {{
     {"DeepseekV2ForCausalLM", Family::deepseek},
     {"DeepseekV3ForCausalLM", Family::deepseek},
     {"GptOssForCausalLM", Family::gpt_oss},
+    {"NemotronHForCausalLM", Family::nemotron_h},
+    {"Qwen3NextForCausalLM", Family::qwen3_next},
 }};
 
 std::string architecture_list() {
@@ -216,6 +222,111 @@ std::optional<std::string> window_layers(ConfigReader& r) {
   return std::nullopt;
 }
 
+// Nemotron-H's layers: hybrid_override_pattern, one of Megatron's symbols per layer (the
+// config class's own key: transformers' configuration_nemotron_h.py, and what Megatron-Bridge's
+// NemotronHBridge hands Megatron as hybrid_override_pattern), or, in configs that spell each
+// layer out, layers_block_type ("mamba", "attention", "mlp", "moe" per layer, the names
+// configuration_nemotron_h.py derives from the pattern). Either must have one entry per layer.
+std::string nemotron_pattern(ConfigReader& r, int64_t layers) {
+  std::string pattern;
+  std::string_view key = "hybrid_override_pattern";
+  if (r.has(key)) {
+    pattern = r.string(key, "");
+    if (r.error()) return pattern;
+    for (size_t i = 0; i < pattern.size(); ++i)
+      if (kHybridSymbols.find(pattern[i]) == std::string_view::npos) {
+        r.fail(ErrorCode::out_of_range, key,
+               fmt::format("config.json {}[{}]={} is not a layer the engine models (M Mamba-2, "
+                           "* attention, - MLP, E MoE)",
+                           key, i, printable(std::string(1, pattern[i]))));
+        return pattern;
+      }
+  } else {
+    key = "layers_block_type";
+    const Json* types = r.raw(key);
+    if (!types) {
+      r.fail(ErrorCode::missing_key, "hybrid_override_pattern",
+             "config.json has no hybrid_override_pattern (nor layers_block_type)");
+      return pattern;
+    }
+    if (!types->is_array()) {
+      r.fail(ErrorCode::type_error, key, "config.json layers_block_type must be a list");
+      return pattern;
+    }
+    constexpr std::array<std::pair<std::string_view, char>, 4> kNames = {
+        {{"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}}};
+    for (size_t i = 0; i < types->size(); ++i) {
+      const Json& t = (*types)[i];
+      auto it = std::find_if(kNames.begin(), kNames.end(), [&](const auto& n) {
+        return t.is_string() && t.get<std::string>() == n.first;
+      });
+      if (it == kNames.end()) {
+        r.fail(ErrorCode::out_of_range, key,
+               fmt::format("config.json layers_block_type[{}]={} must be \"mamba\", "
+                           "\"attention\", \"mlp\" or \"moe\"",
+                           i, printable(t.dump())));
+        return pattern;
+      }
+      pattern.push_back(it->second);
+    }
+  }
+  if (!r.error() && static_cast<int64_t>(pattern.size()) != layers)
+    r.fail(ErrorCode::out_of_range, key,
+           fmt::format("config.json {} has {} layers but num_hidden_layers={}: one entry per "
+                       "layer",
+                       key, pattern.size(), layers));
+  return pattern;
+}
+
+// Qwen3-Next's layers as Megatron's hybrid pattern: each decoder layer a mixer (`G` Gated
+// DeltaNet, `*` attention) then its MLP (`E` MoE, `-` dense), so 2 x num_hidden_layers blocks.
+// The mixer from layer_types ("linear_attention" / "full_attention"), else full attention on each
+// full_attention_interval-th layer (transformers' Qwen3NextConfig); the MLP as Qwen's MoE
+// layers (decoder_sparse_step, mlp_only_layers: qwen_layer_freq).
+std::string qwen3_next_pattern(ConfigReader& r, int64_t layers) {
+  std::string pattern;
+  if (r.error()) return pattern;
+  const Json* types = r.raw("layer_types");
+  const int64_t interval = types ? 1 : r.integer("full_attention_interval", 4);
+  if (types && (!types->is_array() || static_cast<int64_t>(types->size()) != layers)) {
+    r.fail(ErrorCode::type_error, "layer_types",
+           fmt::format("config.json layer_types must be a list of num_hidden_layers={} names",
+                       layers));
+    return pattern;
+  }
+  const Json freq = qwen_layer_freq(r, layers);
+  for (int64_t i = 0; i < layers && !r.error(); ++i) {
+    bool full = (i + 1) % interval == 0;
+    if (types) {
+      const Json& t = (*types)[static_cast<size_t>(i)];
+      full = t.is_string() && t.get<std::string>() == "full_attention";
+      if (!full && !(t.is_string() && t.get<std::string>() == "linear_attention")) {
+        r.fail(ErrorCode::out_of_range, "layer_types",
+               fmt::format("config.json layer_types[{}]={} must be \"linear_attention\" or "
+                           "\"full_attention\"",
+                           i, printable(t.dump())));
+        return pattern;
+      }
+    }
+    const bool moe = freq.is_array() ? freq[static_cast<size_t>(i)] == 1 : true;
+    pattern += full ? '*' : 'G';
+    pattern += moe ? 'E' : '-';
+  }
+  return pattern;
+}
+
+// Nemotron-H's MLP activation (mlp_hidden_act; relu2, the config class's default, is the
+// squared ReLU of the Nemotron-H report).
+std::string nemotron_ffn_type(ConfigReader& r) {
+  const std::string act = r.string("mlp_hidden_act", "relu2");
+  if (act == "relu2") return "squared_relu";
+  r.fail(ErrorCode::unsupported, "mlp_hidden_act",
+         fmt::format("config.json mlp_hidden_act={} is not modelled: Nemotron-H's MLPs are relu2 "
+                     "(squared ReLU)",
+                     printable(act)));
+  return "squared_relu";
+}
+
 }  // namespace
 
 Result<Json> model_from_hf_config(std::string_view config_json) {
@@ -261,22 +372,26 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   m["ffn_hidden"] = r.integer("intermediate_size");
   m["vocab"] = r.integer("vocab_size");
   m["seq_len"] = pretraining_context(r);
-  m["ffn_type"] = ffn_type(r);
+  m["ffn_type"] = family == Family::nemotron_h ? nemotron_ffn_type(r) : ffn_type(r);
   m["position"] = "rope";
   // transformers' classes for these architectures default to untied embeddings.
   m["tied_embeddings"] = r.boolean("tie_word_embeddings", false);
   m["norm"] = "rmsnorm";
   // The engine's `bias` is every linear layer; Llama-style attention_bias covers the attention
   // projections and mlp_bias the MLP, and GPT-OSS has both (attention_bias alone says it).
+  // Nemotron-H: use_bias, as Megatron-Bridge's NemotronHBridge maps it to add_bias_linear.
   const bool attention_bias = r.boolean("attention_bias", false);
-  m["bias"] = attention_bias;
+  m["bias"] = family == Family::nemotron_h ? r.boolean("use_bias", false) : attention_bias;
   if (family == Family::qwen2 || family == Family::qwen2_moe)
     notes.push_back("Qwen2's bias on the query/key/value projections is not modelled");
   if (family == Family::qwen3 || family == Family::qwen3_moe)
     notes.push_back("QK-Norm is not modelled");
-  if (r.has("head_dim") && family != Family::deepseek) {
-    const int64_t head_dim = r.integer("head_dim");
+  // Nemotron-H 8B/56B name it attention_head_dim; Nemotron 3 head_dim.
+  for (std::string_view key : {"head_dim", "attention_head_dim"}) {
+    if (!r.has(key) || family == Family::deepseek) continue;
+    const int64_t head_dim = r.integer(key);
     if (head_dim * heads != hidden) m["head_dim"] = head_dim;
+    break;
   }
 
   // Attention: MLA (DeepSeek) or grouped-query, optionally over a sliding window.
@@ -346,6 +461,56 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
       if (int64_t mtp = r.integer("num_nextn_predict_layers", 0, true); mtp > 0)
         m["mtp_layers"] = mtp;
       break;
+    case Family::nemotron_h: {
+      // Hybrid: the pattern, the Mamba-2 mixer of its M layers (NemotronHConfig's names, as
+      // Megatron-Bridge's NemotronHBridge maps them to --mamba-*), the MoE blocks of its E
+      // layers.
+      const std::string pattern = nemotron_pattern(r, layers);
+      m["layer_pattern"] = pattern;
+      if (pattern.find('M') != std::string::npos)
+        m["mamba"] = {{"state_dim", r.integer("ssm_state_size")},
+                      {"head_dim", r.integer("mamba_head_dim")},
+                      {"num_heads", r.integer("mamba_num_heads")},
+                      {"num_groups", r.integer("n_groups")},
+                      {"conv_kernel", r.integer("conv_kernel")}};
+      if (r.integer("n_routed_experts", 0, true) == 0) break;
+      moe = {{"experts", r.integer("n_routed_experts")},
+             {"top_k", r.integer("num_experts_per_tok")},
+             {"ffn_hidden", r.integer("moe_intermediate_size")}};
+      // One shared expert where the config gives its width without a count.
+      const int64_t shared_default = r.has("moe_shared_expert_intermediate_size") ? 1 : 0;
+      if (int64_t shared = r.integer("n_shared_experts", shared_default, true); shared > 0) {
+        moe["shared_experts"] = shared;
+        moe["shared_ffn_hidden"] = r.integer("moe_shared_expert_intermediate_size");
+      }
+      if (int64_t groups = r.integer("n_group", 1); groups > 1) {
+        moe["router_groups"] = groups;
+        moe["router_group_top_k"] = r.integer("topk_group");
+      }
+      break;
+    }
+    case Family::qwen3_next: {
+      // Megatron-Bridge's Qwen3NextBridge: the attention's output gate, the Gated DeltaNet's
+      // linear_* keys, Qwen's MoE keys with one shared expert.
+      m["layers"] = 2 * layers;
+      m["layer_pattern"] = qwen3_next_pattern(r, layers);
+      m["attention"] = {{"output_gate", true}};
+      m["gdn"] = {{"key_heads", r.integer("linear_num_key_heads")},
+                  {"value_heads", r.integer("linear_num_value_heads")},
+                  {"key_head_dim", r.integer("linear_key_head_dim")},
+                  {"value_head_dim", r.integer("linear_value_head_dim")},
+                  {"conv_kernel", r.integer("linear_conv_kernel_dim")}};
+      moe = {{"experts", r.integer("num_experts")},
+             {"top_k", r.integer("num_experts_per_tok")},
+             {"ffn_hidden", r.integer("moe_intermediate_size")}};
+      if (r.has("shared_expert_intermediate_size")) {
+        moe["shared_experts"] = 1;
+        moe["shared_ffn_hidden"] = r.integer("shared_expert_intermediate_size");
+      }
+      notes.push_back("QK-Norm, the shared expert's gate and the MTP module are not modelled; "
+                      "each decoder layer is two blocks of the pattern (mixer, then MLP)");
+      break;
+    }
     default: break;
   }
   if (r.error()) return *r.error();

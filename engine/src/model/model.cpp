@@ -19,6 +19,7 @@ LayerKind hybrid_kind(char symbol) {
     case 'M': return {false, false, Block::mamba};
     case '*': return {false, false, Block::attention};
     case 'E': return {true, false, Block::mlp};
+    case 'G': return {false, false, Block::gdn};
     default: return {false, false, Block::mlp};  // '-'
   }
 }
@@ -104,9 +105,11 @@ double attention_parameters(const ModelSpec& m) {
                       kvl * n * static_cast<double>(a.qk_head_dim + a.v_head_dim);
     return q + kv + n * static_cast<double>(a.v_head_dim) * h;
   }
+  // The output gate is one more query-wide output of the QKV projection.
   const double q = static_cast<double>(m.q_dim());
   const double kv = static_cast<double>(m.kv_dim());
-  return h * (q + 2 * kv) + (m.bias ? q + 2 * kv : 0) + q * h + (m.bias ? h : 0);
+  const double in = (m.attention.output_gate ? 2 * q : q) + 2 * kv;
+  return h * in + (m.bias ? in : 0) + q * h + (m.bias ? h : 0);
 }
 
 double attention_replicated_parameters(const ModelSpec& m) {
@@ -137,9 +140,23 @@ double mamba_parameters(const ModelSpec& m) {
          3 * heads + inner + inner * h + (m.bias ? h : 0);
 }
 
+double gdn_parameters(const ModelSpec& m) {
+  // transformers' Qwen3NextGatedDeltaNet (and Megatron-Core's GatedDeltaNet, the same tensors):
+  // in_proj_qkvz and in_proj_ba (hidden -> q, k, v, z, b, a), conv1d over q, k, v without a
+  // bias, dt_bias and A_log per value head, the gated RMSNorm's weight (value_head_dim, shared
+  // by the heads), out_proj (v -> hidden) without a bias.
+  const double h = static_cast<double>(m.hidden);
+  const double k = static_cast<double>(m.gdn_key_dim()), v = static_cast<double>(m.gdn_value_dim());
+  const double nv = static_cast<double>(m.gdn.value_heads);
+  return h * (2 * k + 2 * v + 2 * nv) +
+         static_cast<double>(m.gdn_conv_dim() * m.gdn.conv_kernel) + 2 * nv +
+         static_cast<double>(m.gdn.value_head_dim) + v * h;
+}
+
 double layer_parameters(const ParameterCount& c, const LayerKind& kind) {
   switch (kind.block) {
     case Block::mamba: return c.mamba_layer;
+    case Block::gdn: return c.gdn_layer;
     case Block::attention: return c.attention_layer;
     case Block::mlp: return kind.moe ? c.moe_layer : c.mlp_layer;
     case Block::transformer: break;
@@ -171,6 +188,7 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
   }
   if (m.hybrid()) {  // each layer of a hybrid pattern is one block behind one norm
     p.mamba_layer = mamba_parameters(m) + norm_params;
+    p.gdn_layer = gdn_parameters(m) + norm_params;
     p.attention_layer = attention + norm_params;
     p.mlp_layer = mlp_parameters(m, static_cast<double>(m.ffn_hidden)) + norm_params;
   }
@@ -220,6 +238,23 @@ LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, const Lay
     out.projection = 2 * tokens * inner * h;
     return out;
   }
+  if (kind.block == Block::gdn) {
+    // Megatron-LM's gdn_layer_flops (megatron/training/training.py at d98e8a64dd; Megatron-
+    // Bridge's flop_utils.py since its PR #3029 counts the same): in_proj
+    // 2·t·h·(2·k + 2·v + 2·value_heads), the conv 2·t·kernel·(2·k + v), the gated delta rule
+    // 2·t·4·value_heads·d_k·d_v (K K^T, V K^T, the state update S·a(I - b K K^T) and S Q: four
+    // multiply-adds per state element per token, as the chunked kernel's work is counted;
+    // Megatron writes value_head_dim², equal for Qwen3-Next's 128 x 128 states), out_proj
+    // 2·t·v·h.
+    const double k = static_cast<double>(m.gdn_key_dim()), v = static_cast<double>(m.gdn_value_dim());
+    const double nv = static_cast<double>(m.gdn.value_heads);
+    out.qkv = 2 * tokens * h * (2 * k + 2 * v + 2 * nv);
+    out.conv = 2 * tokens * static_cast<double>(m.gdn.conv_kernel) * (2 * k + v);
+    out.scan = 2 * tokens * 4 * nv *
+               static_cast<double>(m.gdn.key_head_dim * m.gdn.value_head_dim);
+    out.projection = 2 * tokens * v * h;
+    return out;
+  }
   if (kind.block == Block::mlp) {
     // (the attention parts stay 0)
   } else if (m.mla()) {
@@ -236,7 +271,7 @@ LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, const Lay
   } else {
     const double q = static_cast<double>(m.q_dim());
     const double kv = static_cast<double>(m.kv_dim());
-    out.qkv = 2 * tokens * h * (q + 2 * kv);
+    out.qkv = 2 * tokens * h * ((m.attention.output_gate ? 2 * q : q) + 2 * kv);
     out.attention = 4 * tokens * keys * q;  // 2 b s^2 q for Q K^T, the same for scores x V
     out.projection = 2 * tokens * q * h;
   }
@@ -269,7 +304,7 @@ double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half) {
     const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
     // A causal mask skips half of a full matrix; a sliding window's band has no masked half.
     const double rest = f.linear() + (causal_half && !kind.windowed ? 0.5 : 1.0) * f.attention;
-    return kind.block == Block::mamba ? rest + f.scan + f.conv : rest;
+    return kind.block == Block::mamba || kind.block == Block::gdn ? rest + f.scan + f.conv : rest;
   };
   double forward = m.layer_counts(0, m.layers).sum(layer);
   const double h = static_cast<double>(m.hidden);
@@ -288,8 +323,9 @@ double model_flops_per_sample(const ModelSpec& m, double seq) {
     moe_layers += static_cast<double>(m.mtp_layers);
   const double router = moe_layers > 0 ? moe_layers * layer_forward_flops(m, 1, seq, true).router : 0;
   if (!m.hybrid()) return 3 * (layers_forward_flops(m, seq, true) - router);
-  // Hybrid models: Megatron-LM's hybrid_flops (training.py at 86df799dc4), whose
-  // mamba_layer_flops leaves the conv out and takes the mixer 2·hidden wide whatever its heads
+  // Hybrid models: Megatron-LM's hybrid_flops (training.py at 86df799dc4; its gdn_layer_flops
+  // counts a Gated DeltaNet layer as layer_forward_flops does), whose mamba_layer_flops leaves
+  // the conv out and takes the mixer 2·hidden wide whatever its heads
   // (Megatron-Bridge's published TFLOP/s for Nemotron 3 Nano, 64 heads of 64 on hidden 2688,
   // follow that: 845 TFLOP/s at 37,888 tokens/s on GB300, 22.30 GFLOP per token, in
   // tests/validation/modern-runs.csv).

@@ -141,36 +141,71 @@ Projections projections(const ModelSpec& m, const Plan& p, const Device& d, doub
   }
   const double q = static_cast<double>(m.q_dim());
   const double kv = static_cast<double>(m.kv_dim());
-  // Column-parallel QKV, row-parallel projection (Megatron-LM layout).
-  out.qkv_s = gemm_time_s(tokens, (q + 2 * kv) / t, h, e, d);
+  // Column-parallel QKV (and the output gate), row-parallel projection (Megatron-LM layout).
+  const double in = (m.attention.output_gate ? 2 * q : q) + 2 * kv;
+  out.qkv_s = gemm_time_s(tokens, in / t, h, e, d);
   out.proj_s = gemm_time_s(tokens, h, q / t, e, d);
   out.quantize_fwd = h + q / t;
-  out.quantize_bwd = (q + 2 * kv) / t + h;
+  out.quantize_bwd = in / t + h;
   if (m.position == Position::rope) out.elementwise_bytes = (q + kv) / t * a * 2;
+  // The gate: its sigmoid times the attention output (read both, write).
+  if (m.attention.output_gate) out.elementwise_bytes += 3 * q / t * a;
   out.core_flops_per_key = 4 * q / t;  // Q K^T and scores x V over this GPU's heads
   return out;
 }
 
-// A Mamba-2 mixer's projections, forward, in Projections' terms (Megatron-Core's MambaMixer):
-// the column-parallel in_proj to z, x, B, C and dt and the row-parallel out_proj, each GPU
-// holding heads/tp heads and groups/tp groups; the depthwise conv (read and write its channels)
-// and the gated RMSNorm (read y and z, write) as element-wise traffic.
-Projections mamba_projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
-  const double t = p.tp;
+// A hybrid mixer's projections, forward, in Projections' terms, all widths per GPU: the
+// column-parallel in_proj (hidden -> `in`) and the row-parallel out_proj (`width` -> hidden) over
+// `heads`; the depthwise conv (read and write its `conv` channels) and the gated RMSNorm (read
+// the output and its gate, write: 3 x `width`) as element-wise traffic.
+Projections mixer_projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens,
+                              double in, double width, double conv, double heads) {
   const double h = static_cast<double>(m.hidden);
   const double e = gemm_element_bytes(p.precision);
   const double a = activation_bytes(p.precision);
+  Projections out;
+  out.heads = heads;
+  out.qkv_s = gemm_time_s(tokens, in, h, e, d);
+  out.proj_s = gemm_time_s(tokens, h, width, e, d);
+  out.quantize_fwd = h + width;
+  out.quantize_bwd = in + h;
+  out.elementwise_bytes = 2 * conv * a + 3 * width * a;
+  return out;
+}
+
+// A Mamba-2 mixer (Megatron-Core's MambaMixer): in_proj to z, x, B, C and dt, each GPU holding
+// heads/tp heads and groups/tp groups; the conv over x, B and C.
+Projections mamba_projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
   const double inner = static_cast<double>(m.mamba_inner()) / t;
   const double conv = static_cast<double>(m.mamba_conv_dim()) / t;
-  const double in = inner + conv + static_cast<double>(m.mamba_heads()) / t;  // z, x B C, dt
-  Projections out;
-  out.heads = static_cast<double>(m.mamba_heads()) / t;
-  out.qkv_s = gemm_time_s(tokens, in, h, e, d);
-  out.proj_s = gemm_time_s(tokens, h, inner, e, d);
-  out.quantize_fwd = h + inner;
-  out.quantize_bwd = in + h;
-  out.elementwise_bytes = 2 * conv * a + 3 * inner * a;
-  return out;
+  const double heads = static_cast<double>(m.mamba_heads()) / t;
+  return mixer_projections(m, p, d, tokens, inner + conv + heads, inner, conv, heads);
+}
+
+// A Gated DeltaNet mixer (Megatron-Core's GatedDeltaNet): in_proj to q, k, v, z, b and a over
+// value_heads/tp heads; the conv over q, k and v.
+Projections gdn_projections(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
+  const double v = static_cast<double>(m.gdn_value_dim()) / t;
+  const double conv = static_cast<double>(m.gdn_conv_dim()) / t;
+  const double heads = static_cast<double>(m.gdn.value_heads) / t;
+  return mixer_projections(m, p, d, tokens, conv + v + 2 * heads, v, conv, heads);
+}
+
+// The gated delta rule of one Gated DeltaNet layer over this GPU's heads, forward: Megatron's
+// count of its FLOPs (4 multiply-adds per state element per token) at the 16-bit peak the fused
+// attention kernels reach (calibration attention_efficiency, as the SSD scan: no measured layer
+// yet), or its traffic (read q, k, v, g and b, write the output) at memory bandwidth, whichever
+// is longer.
+double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
+  const double t = p.tp;
+  const double nv = static_cast<double>(m.gdn.value_heads) / t;
+  const double flops =
+      8 * tokens * nv * static_cast<double>(m.gdn.key_head_dim * m.gdn.value_head_dim);
+  const double bytes = tokens * activation_bytes(p.precision) *
+                       (static_cast<double>(m.gdn_conv_dim() + m.gdn_value_dim()) / t + 2 * nv);
+  return std::max(flops / (d.attention_peak * d.cal.attention_efficiency), elementwise_s(bytes, d));
 }
 
 // The SSD scan of one Mamba layer over this GPU's heads, forward: Megatron's count of its FLOPs
@@ -208,11 +243,12 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   // A transformer layer is attention and an MLP; a hybrid layer one block (or a Mamba mixer).
   const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
   const bool ffn = kind.block == Block::transformer || kind.block == Block::mlp;
-  const bool mamba = kind.block == Block::mamba;
+  const bool mamba = kind.block == Block::mamba, gdn = kind.block == Block::gdn;
   const double norms = kind.block == Block::transformer ? 2 : 1;  // and residual adds
 
   const Projections att = attends ? projections(m, p, d, tokens)
                           : mamba ? mamba_projections(m, p, d, tokens)
+                          : gdn   ? gdn_projections(m, p, d, tokens)
                                   : Projections{};
   LayerGemms g;
   g.qkv_s = att.qkv_s;
@@ -272,10 +308,10 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   double attention_fwd, attention_bwd;
   double softmax_bytes = 0;
   if (!attends) {
-    // A Mamba layer's SSD scan stands where the attention core would: its backward, the
-    // chunked kernels' gradients of the scan's inputs and states, taken as twice the forward
-    // as for the layer's GEMMs.
-    attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : 0;
+    // A Mamba layer's SSD scan (a Gated DeltaNet layer's delta rule) stands where the attention
+    // core would: its backward, the chunked kernels' gradients of the scan's inputs and states,
+    // taken as twice the forward as for the layer's GEMMs.
+    attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : gdn ? delta_rule_s(m, p, d, tokens) : 0;
     attention_bwd = 2 * attention_fwd;
   } else if (p.flash_attention) {
     attention_fwd = (kind.windowed ? 1.0 : 0.5) * attention_flops /
@@ -366,9 +402,16 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   // norm, in_proj, conv1d, the SSD's five Triton kernels (mamba_chunk_scan_combined: chunk
   // cumsum, chunk state, state passing, BMM, chunk scan), gated norm, out_proj, residual add.
   // Eager hybrids are not told apart: their blocks count as fused.
+  // A Gated DeltaNet mixer: norm, in_proj, conv1d, the chunked rule's kernels (flash-linear-
+  // attention's chunk_gated_delta_rule: the decay's cumsum, the l2 norms of q and k, K K^T, the
+  // triangular solve, the WY recompute, the chunk states, the output), gated norm, out_proj,
+  // residual add.
   double forward = 11;
   if (hybrid)
-    forward = kind.block == Block::mamba ? 11 : kind.block == Block::attention ? 6 : 5;
+    forward = kind.block == Block::mamba       ? 11
+              : kind.block == Block::gdn       ? 13
+              : kind.block == Block::attention ? 6
+                                               : 5;
   // Eager PyTorch (Hugging Face-style modules): the norms in 1 (LayerNorm) or 6 (RMSNorm: pow,
   // mean, add, rsqrt, mul, mul) kernels each, RoPE in ~10 (slice, neg, cat, mul, add for Q and
   // K), head reshapes (3 copies), dropout and residual add apart, a gated MLP's two input GEMMs

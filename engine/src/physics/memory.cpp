@@ -63,6 +63,21 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     bytes += a * s * b * (conv + 2 * inner);
     return bytes + replicated * mask * sbh;
   }
+  if (kind.block == Block::gdn) {
+    // Megatron-Core's GatedDeltaNet keeps in_proj's input and output (q, k, v, z, b, a), the
+    // conv's output (q, k, v), the chunked rule's output and the gated norm's output (out_proj's
+    // input), over this GPU's heads. The chunked kernel (flash-linear-attention's
+    // ChunkGatedDeltaRuleFunction, fla/ops/gated_delta_rule/chunk.py) saves besides q, k, v its
+    // decay cumsum g (fp32) and b per value head, and A, each value head's 64 x 64 chunk-local
+    // matrix (64 per token); the chunks' states it recomputes in the backward, none kept.
+    const double nv = static_cast<double>(m.gdn.value_heads) / t;
+    const double v = static_cast<double>(m.gdn_value_dim()) / t;
+    const double conv = static_cast<double>(m.gdn_conv_dim()) / t;
+    if (!norms) bytes += replicated * (a * sbh);
+    bytes += a * s * b * (static_cast<double>(2 * m.gdn_key_dim()) / t + 2 * v + 2 * nv);
+    bytes += a * s * b * (conv + 2 * v + 64 * nv) + (4 + a) * s * b * nv;
+    return bytes + replicated * mask * sbh;
+  }
   if (!norms && attends) bytes += replicated * (g * sbh);  // QKV input (first norm's output)
   if (!attends) {
     // (an MLP or MoE layer of a hybrid model: no attention)
@@ -78,6 +93,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     bytes += out_copies * s * b * n * static_cast<double>(A.v_head_dim) / t;
   } else {
     bytes += a * s * b * (q + 2 * kv) / t;     // Q, K, V
+    // The output gate's input (the QKV projection's output) and the gated output.
+    if (m.attention.output_gate) bytes += 2 * a * s * b * q / t;
     bytes += out_copies * s * b * q / t;       // attention output (and the projection's input)
   }
   if (attends) bytes += replicated * mask * sbh;  // the projection's dropout mask
@@ -176,6 +193,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
            layer_activation_bytes(m, plan, LayerKind{false, false, Block::attention}) *
                d(st.attention_layers) +
            layer_activation_bytes(m, plan, LayerKind{false, false, Block::mlp}) * d(st.mlp_layers) +
+           layer_activation_bytes(m, plan, LayerKind{false, false, Block::gdn}) * d(st.gdn_layers) +
            layer_activation_bytes(m, plan, LayerKind{true, false, Block::mlp}) * moe_layers;
   };
   const double one_micro_batch = stage_layers(p);

@@ -38,6 +38,8 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
     // linear_qkv split into Q, K and V (emerging_optimizers.py, TensorParallelMuon.orthogonalize).
     add("query part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
     add("key and value parts of linear_qkv", static_cast<double>(m.kv_dim()), h, 2, p.tp);
+    if (m.attention.output_gate)  // the gate rows of linear_qkv, as wide as the queries
+      add("gate part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
     add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp);
   }
   if (moe && m.moe.enabled()) {

@@ -128,7 +128,7 @@ constexpr Field<ModelSpec> kModel[] = {
      },
      [](const ModelSpec& m, const KeyInfo& k, Json& out) {
        const AttentionSpec& a = m.attention;
-       if (a.type == AttentionType::gqa && a.window == 0) return;
+       if (a.type == AttentionType::gqa && a.window == 0 && !a.output_gate) return;
        Json att = Json::object();
        for (const auto& f : attention_fields())
          if (f.write) f.write(a, f.info, att);
@@ -165,7 +165,8 @@ constexpr Field<ModelSpec> kModel[] = {
       .max = 100000, .label = "Hybrid layer pattern",
       .doc = "a hybrid model's layers, one character each, as Megatron's "
              "--hybrid-override-pattern: `M` a Mamba-2 mixer, `*` self-attention, `-` an MLP, "
-             "`E` an MoE block (`model.moe`); as long as `layers`",
+             "`E` an MoE block (`model.moe`), `G` a Gated DeltaNet mixer (`model.gdn`); as long "
+             "as `layers`",
       .control = C::model},
      [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
        m.layer_pattern = r.string(k, std::string());
@@ -190,6 +191,25 @@ constexpr Field<ModelSpec> kModel[] = {
        for (const auto& f : mamba_fields())
          if (f.write) f.write(m.mamba, f.info, mamba);
        out[std::string(k.name)] = std::move(mamba);
+     }},
+    {{.object = "model", .name = "gdn", .link = "m.gdn", .type = V::object,
+      .fallback = D::rule("Megatron's defaults, below"), .label = "Gated DeltaNet mixer",
+      .doc = "the Gated DeltaNet mixer of a hybrid pattern's `G` layers (Qwen3-Next's linear "
+             "attention): `model.gdn` keys below",
+      .control = C::model, .needs = "model.layer_pattern"},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       if (const Json* v = r.raw(k.name); v && !v->is_null()) {
+         JsonReader sub(*v, r.field(k.name));
+         if (sub.is_object()) read_fields(sub, gdn_fields(), m.gdn);
+         r.absorb(sub.errors());
+       }
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.layer_pattern.find('G') == std::string::npos) return;
+       Json gdn = Json::object();
+       for (const auto& f : gdn_fields())
+         if (f.write) f.write(m.gdn, f.info, gdn);
+       out[std::string(k.name)] = std::move(gdn);
      }},
     {{.object = "model", .name = "source", .type = V::text, .fallback = D::absent(),
       .doc = "where the shape comes from (required in preset files)"}},
@@ -262,6 +282,41 @@ constexpr Field<AttentionSpec> kAttention[] = {
          .label = "Windowed layers",
          .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)",
          .needs = "model.attention.window"}),
+    member<&AttentionSpec::output_gate>(
+        {.object = "model.attention", .name = "output_gate", .type = V::boolean,
+         .fallback = D::of(false), .label = "Attention output gate",
+         .doc = "a sigmoid gate on the attention output, projected with the queries "
+                "(--attention-output-gate; Qwen3-Next)"}),
+};
+
+// Megatron-Core's GatedDeltaNet arguments (megatron/core/ssm/gated_delta_net/gdn.py;
+// --linear-num-key-heads, --linear-num-value-heads, --linear-key-head-dim,
+// --linear-value-head-dim, --linear-conv-kernel-dim), defaults as hybrid_flops's.
+constexpr Field<GdnSpec> kGdn[] = {
+    member<&GdnSpec::key_heads>({.object = "model.gdn", .name = "key_heads",
+                                 .fallback = D::of(16.0), .min = 1, .max = 1 << 16,
+                                 .label = "GDN key heads",
+                                 .doc = "query and key heads (--linear-num-key-heads)"}),
+    member<&GdnSpec::value_heads>({.object = "model.gdn", .name = "value_heads",
+                                   .fallback = D::of(32.0), .min = 1, .max = 1 << 16,
+                                   .label = "GDN value heads",
+                                   .doc = "value heads, each with its own state "
+                                          "(--linear-num-value-heads); a multiple of "
+                                          "`key_heads`"}),
+    member<&GdnSpec::key_head_dim>({.object = "model.gdn", .name = "key_head_dim",
+                                    .fallback = D::of(128.0), .min = 1, .max = 1 << 16,
+                                    .label = "GDN key head size",
+                                    .doc = "channels per query and key head "
+                                           "(--linear-key-head-dim)"}),
+    member<&GdnSpec::value_head_dim>({.object = "model.gdn", .name = "value_head_dim",
+                                      .fallback = D::of(128.0), .min = 1, .max = 1 << 16,
+                                      .label = "GDN value head size",
+                                      .doc = "channels per value head (--linear-value-head-dim)"}),
+    member<&GdnSpec::conv_kernel>({.object = "model.gdn", .name = "conv_kernel",
+                                   .fallback = D::of(4.0), .min = 1, .max = 1024,
+                                   .label = "GDN conv kernel",
+                                   .doc = "width of the depthwise causal conv "
+                                          "(--linear-conv-kernel-dim)"}),
 };
 
 // Megatron-Core's MambaMixer arguments (megatron/core/ssm/mamba_mixer.py; --mamba-state-dim,
@@ -1085,6 +1140,7 @@ std::span<const Field<ModelSpec>> model_fields() { return kModel; }
 std::span<const Field<AttentionSpec>> attention_fields() { return kAttention; }
 std::span<const Field<MoeSpec>> moe_fields() { return kMoe; }
 std::span<const Field<MambaSpec>> mamba_fields() { return kMamba; }
+std::span<const Field<GdnSpec>> gdn_fields() { return kGdn; }
 std::span<const Field<Plan>> plan_fields() { return kPlan; }
 std::span<const std::string_view> framework_ids() { return kFrameworks; }
 std::span<const Field<GpuSpec>> gpu_fields() { return kGpu; }

@@ -148,6 +148,7 @@ std::span<const Field<ModelSpec>> model_fields();
 std::span<const Field<AttentionSpec>> attention_fields();
 std::span<const Field<MoeSpec>> moe_fields();
 std::span<const Field<MambaSpec>> mamba_fields();
+std::span<const Field<GdnSpec>> gdn_fields();
 std::span<const Field<Plan>> plan_fields();
 std::span<const std::string_view> framework_ids();
 std::span<const Field<GpuSpec>> gpu_fields();

@@ -15,7 +15,7 @@ LayerMix layer_mix(const ModelSpec& m, int64_t first, int64_t count) {
   const ModelSpec::LayerCounts n = m.layer_counts(first, count);
   auto d = [](int64_t v) { return static_cast<double>(v); };
   return {d(n.dense),  d(n.moe),       d(n.dense_windowed), d(n.moe_windowed),
-          d(n.mamba), d(n.attention), d(n.mlp),            d(n.moe_block)};
+          d(n.mamba), d(n.attention), d(n.mlp),            d(n.moe_block), d(n.gdn)};
 }
 
 LayerMix average_mix(const ModelSpec& m, double layers) {

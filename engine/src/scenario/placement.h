@@ -22,9 +22,10 @@ namespace stepcast::detail {
 // balancer's probes use the model's average mix.
 struct LayerMix {
   double dense = 0, moe = 0, dense_windowed = 0, moe_windowed = 0;
-  double mamba = 0, attention = 0, mlp = 0, moe_block = 0;
+  double mamba = 0, attention = 0, mlp = 0, moe_block = 0, gdn = 0;
   double total() const {
-    return dense + moe + dense_windowed + moe_windowed + mamba + attention + mlp + moe_block;
+    return dense + moe + dense_windowed + moe_windowed + mamba + attention + mlp + moe_block +
+           gdn;
   }
   double moe_total() const { return moe + moe_windowed + moe_block; }
   // The count of one of kLayerKinds.
@@ -32,13 +33,13 @@ struct LayerMix {
   // Every count times f.
   LayerMix scaled(double f) const {
     return {dense * f, moe * f, dense_windowed * f, moe_windowed * f,
-            mamba * f, attention * f, mlp * f, moe_block * f};
+            mamba * f, attention * f, mlp * f, moe_block * f, gdn * f};
   }
   bool operator==(const LayerMix&) const = default;
   LayerMix& operator+=(const LayerMix& o) {
     dense += o.dense, moe += o.moe, dense_windowed += o.dense_windowed;
     moe_windowed += o.moe_windowed, mamba += o.mamba, attention += o.attention, mlp += o.mlp;
-    moe_block += o.moe_block;
+    moe_block += o.moe_block, gdn += o.gdn;
     return *this;
   }
 };

@@ -7,7 +7,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
+#include <utility>
 
 #include "scenario/counts.h"
 #include "scenario/fields.h"
@@ -678,6 +680,34 @@ bool check_budget(Rules& c) {
 }
 
 // Stage and replica layouts: every group used exactly, layers and micro-batches adding up.
+// A hybrid pattern's mixer of `symbol` (`what`: "Mamba"): TP divides both its `divided` sizes,
+// and CP over its layers is refused.
+bool check_mixer(Rules& c, char symbol, Rule id, const char* what,
+                 std::array<std::pair<const char*, int64_t>, 2> divided) {
+  const Plan& p = c.s().plan;
+  if (c.s().model.layer_pattern.find(symbol) == std::string::npos) return true;
+  for (const auto& d : divided) {
+    // (named copies: clang before 16 cannot capture structured bindings in the lambda)
+    const char* key = d.first;
+    const int64_t size = d.second;
+    if (size % p.tp != 0 && !c.broken([&] {
+          const std::string model_key = fmt::format("model.{}", key);
+          return rule(id, "plan.tp",
+                      fmt::format("plan.tp={} must divide {}={} (TP splits the {} mixer)", p.tp,
+                                  model_key, size, what),
+                      {model_key}, divides_values("plan.tp", p.tp, model_key, size));
+        }))
+      return false;
+  }
+  return p.cp <= 1 || c.broken([&] {
+    return rule(id, "plan.cp",
+                fmt::format("plan.cp={} over {} layers is not modelled (Megatron's all-to-all "
+                            "from sequence to heads): use plan.cp=1",
+                            p.cp, what),
+                {"model.layer_pattern"}, {{"cp", p.cp}});
+  });
+}
+
 bool check_layout(Rules& c) {
   const Scenario& s = c.s();
   const Plan& p = s.plan;
@@ -920,31 +950,15 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
       return false;
   }
   // Megatron-Core's MambaMixer splits its heads and groups over TP (mamba_mixer.py asserts
-  // both divisible); its CP (mamba_context_parallel.py, an all-to-all from sequence to heads)
-  // is not priced here.
-  if (m.layer_pattern.find('M') != std::string::npos) {
-    for (const auto& divided : {std::pair{"mamba.num_heads", m.mamba_heads()},
-                                std::pair{"mamba.num_groups", m.mamba.groups}}) {
-      const char* what = divided.first;
-      const int64_t size = divided.second;
-      if (size % p.tp != 0 && !c.broken([&] {
-            const std::string model_key = fmt::format("model.{}", what);
-            return rule(Rule::mamba_dims, "plan.tp",
-                        fmt::format("plan.tp={} must divide {}={} (TP splits the Mamba mixer)",
-                                    p.tp, model_key, size),
-                        {model_key}, divides_values("plan.tp", p.tp, model_key, size));
-          }))
-        return false;
-    }
-    if (p.cp > 1 && !c.broken([&] {
-          return rule(Rule::mamba_dims, "plan.cp",
-                      fmt::format("plan.cp={} over Mamba layers is not modelled (Megatron's "
-                                  "all-to-all from sequence to heads): use plan.cp=1",
-                                  p.cp),
-                      {"model.layer_pattern"}, {{"cp", p.cp}});
-        }))
-      return false;
-  }
+  // both divisible), its GatedDeltaNet its key and value heads (gdn.py); their CP (an all-to-all
+  // from sequence to heads: mamba_context_parallel.py, GDN's the same) is not priced here.
+  if (!check_mixer(c, 'M', Rule::mamba_dims, "Mamba",
+                   {std::pair{"mamba.num_heads", m.mamba_heads()},
+                    std::pair{"mamba.num_groups", m.mamba.groups}}) ||
+      !check_mixer(c, 'G', Rule::gdn_dims, "Gated DeltaNet",
+                   {std::pair{"gdn.key_heads", m.gdn.key_heads},
+                    std::pair{"gdn.value_heads", m.gdn.value_heads}}))
+    return false;
   if (p.vpp > 1 && p.pp == 1 && !c.broken([&] {
         return rule(Rule::vpp_needs_pp, "plan.vpp",
                     fmt::format("plan.vpp={} needs plan.pp>1 (the interleaved schedule splits "

@@ -36,6 +36,7 @@ std::vector<KeyInfo> all_keys() {
   add(detail::attention_fields());
   add(detail::moe_fields());
   add(detail::mamba_fields());
+  add(detail::gdn_fields());
   add(detail::cluster_keys());
   add(detail::plan_fields());
   add(detail::stage_keys());

@@ -150,7 +150,7 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
   if (const size_t bad = pattern.find_first_not_of(kHybridSymbols); bad != std::string::npos)
     return invalid(Rule::hybrid_pattern, "layer_pattern",
                    fmt::format("{}[{}]='{}' is not a layer: one of M (Mamba), * (attention), "
-                               "- (MLP), E (MoE)",
+                               "- (MLP), E (MoE), G (Gated DeltaNet)",
                                r.field("layer_pattern"), bad, pattern[bad]),
                    {}, {{"symbol", std::string(1, pattern[bad])}, {"position", bad}});
   if (pattern.find('E') != std::string::npos && !m.moe.enabled())
@@ -182,6 +182,21 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
                                m.mamba.groups, m.mamba_heads()),
                    {"mamba.num_heads"},
                    divides("mamba.num_groups", m.mamba.groups, "mamba.num_heads", m.mamba_heads()));
+  const bool gdn_layers = pattern.find('G') != std::string::npos;
+  if (const Json* v = r.raw("gdn"); v && !v->is_null() && !gdn_layers)
+    return invalid(Rule::gdn_dims, "gdn",
+                   fmt::format("{} describes Gated DeltaNet layers but {} has no G",
+                               r.field("gdn"), r.field("layer_pattern")),
+                   {"layer_pattern"});
+  // transformers' Qwen3NextGatedDeltaNet repeats each q/k head over value_heads/key_heads value
+  // heads.
+  if (gdn_layers && m.gdn.value_heads % m.gdn.key_heads != 0)
+    return invalid(Rule::gdn_dims, "gdn.key_heads",
+                   fmt::format("{}={} must divide {}={}", r.field("gdn.key_heads"),
+                               m.gdn.key_heads, r.field("gdn.value_heads"), m.gdn.value_heads),
+                   {"gdn.value_heads"},
+                   divides("gdn.key_heads", m.gdn.key_heads, "gdn.value_heads",
+                           m.gdn.value_heads));
   if (m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     if (e.top_k > e.experts)
