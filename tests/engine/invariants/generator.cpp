@@ -262,6 +262,25 @@ Json candidate(Rng& rng) {
 
 }  // namespace
 
+// A pipeline's other schedules (ZB-H1 on one chunk a rank, ZB-V or DualPipeV on two), drawn for a
+// fifth of the pipelined bases from a stream of their own so every other draw stays as it was;
+// kept where the rules accept the plan with it.
+std::optional<Json> with_schedule(const Json& doc, uint64_t seed) {
+  Rng rng(seed ^ 0x5c4ed01e5ULL);
+  const Json& plan = doc["plan"];
+  if (!coin(rng, 0.2) || plan.value("pp", int64_t{1}) < 2) return std::nullopt;
+  const int64_t vpp = plan.value("vpp", int64_t{1});
+  if (vpp > 2) return std::nullopt;
+  Json out = doc;
+  if (vpp == 1 && coin(rng)) {
+    out["plan"]["schedule"] = "zero_bubble";
+  } else {
+    out["plan"]["vpp"] = 2;
+    out["plan"]["schedule"] = coin(rng) ? "zbv" : "dualpipev";
+  }
+  return out;
+}
+
 std::optional<Base> draw_base(uint64_t seed) {
   Rng rng(seed);
   for (int attempt = 0; attempt < kAttemptsPerSeed; ++attempt) {
@@ -269,6 +288,9 @@ std::optional<Base> draw_base(uint64_t seed) {
     if (!doc.contains("plan")) continue;
     auto s = scenario_from_json(doc, catalog());
     if (!s) continue;
+    if (auto other = with_schedule(doc, seed))
+      if (auto t = scenario_from_json(*other, catalog()))
+        return Base{seed, std::move(*other), std::move(t).value()};
     return Base{seed, std::move(doc), std::move(s).value()};
   }
   return std::nullopt;

@@ -84,8 +84,18 @@ struct Tally {
 // a ring across groups took its lowest-bandwidth hop's node count (seed 8205: fewer NICs 2.1 %
 // faster); a host-bound MoE forward left CP's exposed ring out of the GPU's time (seed 3971: a
 // lower peak 0.003 % faster); reproducers_test.cpp. What 100,000 bases still find:
-// tests/fuzz/README.md.
-const std::map<std::string, size_t> kKnownViolations = {};
+// tests/fuzz/README.md. Known since the generator draws the pipeline schedules too (ZB-H1, ZB-V
+// and DualPipeV on a fifth of pipelined bases, stop 47): zero-bubble plans whose passes carry
+// exposed communication (ZeRO-3's gathers, CP's ring) hide more of it behind a slower GPU's F and
+// B while W, which fills the bubble, grows: the bubble shrinks by more than the compute grows
+// (seed 26: ZB-H1 on RTX 4090s under torchtitan, pp 2, cp 4: peaks x 0.891 0.012 % faster, the
+// bubble 0.15 ms shorter, the exposed DP 0.48 ms shorter, the compute 0.66 ms longer). All 19 of
+// the default run are ZB-H1 or ZB-V plans (14 seeds: 12, 26, 106, 143, 273, 586, 900, 980, 1313,
+// 1334, 1771, 1775, 2508, 2735); none is DualPipeV's.
+const std::map<std::string, size_t> kKnownViolations = {{"LowerPeakNeverFaster", 7},
+                                                         {"LowerMemoryBandwidthNeverFaster", 1},
+                                                         {"ComputeScaleUpNeverSlower", 10},
+                                                         {"MoreRecomputeNeverFaster", 1}};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
 // the known ones.
