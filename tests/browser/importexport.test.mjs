@@ -171,7 +171,7 @@ describe('import and export', () => {
     await fx.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: fx.site.url.replace(/\/$/, '') });
     await p.click('#copy-link');
     assert.equal(await p.evaluate(() => navigator.clipboard.readText()), link, 'Copy link copies it');
-    assert.match(await p.textContent('#link-left-out'), /The link leaves out model\.source: text for people, which the numbers do not depend on\./);
+    assert.match(await p.textContent('#link-left-out'), /The link leaves out the model's source: text for people, which the numbers do not depend on\./);
     const numbers = await metrics(p);
     const q = await openPage(fx, link);
     const t = await pageScenario(q);

@@ -23,11 +23,11 @@
 // the last bit over p, m and the ratios: tests/engine/schedule_test.cpp):
 //   T = 2m·(F + B + W) + max((p - 1)·(F + B - W), (p - 1)·2(F - W), (p - 1)·(2B - W) - F):
 // ZB-V's 2m(F + B + W) + (p - 1)B at F = B = W, more where B outgrows F (the whole backwards of
-// steps 4 and 5 set the pace down the V) or F outgrows B + W (the forwards of steps 1 and 2). The repository's README puts DualPipeV's bubble at
-// (PP/2 - 1)(F&B + B - 3W) (its B a whole backward, B + W here; PP = 2p): with no overlap, F&B =
-// F + B + W, that is (p - 1)(F + 2B - W), a bound the order's time stays under wherever F <= 2B + W
-// (a forward as long as two backwards is no layer's). Stages that differ are simulated
-// (closed_form_exact is false).
+// steps 4 and 5 set the pace down the V) or F outgrows B + W (the forwards of steps 1 and 2).
+// The repository's README puts DualPipeV's bubble at (PP/2 - 1)(F&B + B - 3W) (its B a whole
+// backward, B + W here; PP = 2p): with no overlap, F&B = F + B + W, that is (p - 1)(F + 2B - W),
+// a bound the order's time stays under wherever F <= 2B + W (a forward as long as two backwards
+// is no layer's). Stages that differ are simulated (closed_form_exact is false).
 #include <algorithm>
 
 #include "schedule/schedules.h"

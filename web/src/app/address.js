@@ -145,7 +145,9 @@ export async function syncLink(scenario = currentScenario, text = JSON.stringify
   copy.disabled = false;
   // What the link leaves out (an imported model's source and notes: text for people, which no
   // estimate reads), said where the link is shown and on the button.
-  const left = Array.isArray(r.left_out) ? r.left_out.map(String) : [];
+  // In words, not the engine's key paths (share_link.cpp's kModelTextForPeople).
+  const words = { 'model.source': "the model's source", 'model.notes': "the model's notes", 'model.recipe': "the preset's recipe" };
+  const left = Array.isArray(r.left_out) ? r.left_out.map((path) => words[path] ?? String(path)) : [];
   copy.title = [left.length ? `The link leaves out ${left.join(' and ')}: text for people, which the numbers do not depend on.` : '', leftOut]
     .filter(Boolean).join(' ');
   $('#link-left-out').textContent = left.length ? ` ${copy.title}` : '';
