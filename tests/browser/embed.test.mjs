@@ -76,6 +76,9 @@ describe('the example page with embedded calculators', () => {
     for (const id of ['calc-70b', 'calc-8b'])
       assert.equal(await page.$eval(`#${id}`, (el) => el.shadowRoot.querySelector('.sc-software').textContent), '· Megatron-Core');
     assert.equal(await page.evaluate(() => window.__workers), 1, 'one worker for both calculators');
+    // No part left out is written as text ("null" once stood above the controls).
+    for (const id of ['calc-70b', 'calc-8b'])
+      assert.doesNotMatch(await page.$eval(`#${id}`, (el) => el.shadowRoot.textContent), /null|undefined|\[object/);
   });
 
   test('changing one calculator does not change the other', async () => {

@@ -259,7 +259,8 @@ export class StepcastCalculator extends HTMLElement {
       h('strong', null, `Unknown control${this.unknown.length > 1 ? 's' : ''} `), this.unknown.map(quote).join(', '),
       ` (left out). The controls attribute takes: ${controlNames().join(', ')}.`) : null;
     const page = this.pageBase();
-    this.wrap.replaceChildren(
+    // (replaceChildren writes a null as the text "null": the parts left out are filtered out.)
+    this.wrap.replaceChildren(...[
       h('div', { class: 'sc-head', part: 'header' }, h('span', { class: 'sc-title' }), ' ', h('span', { class: 'sc-software' })),
       unknown,
       fields.length ? h('div', { class: 'sc-controls', part: 'controls' }, fields) : null,
@@ -270,7 +271,8 @@ export class StepcastCalculator extends HTMLElement {
       h('div', { class: 'sc-foot', part: 'footer' },
         h('span', { class: 'sc-brand' }, 'Stepcast estimate'),
         page.href ? h('a', { class: 'sc-open', part: 'open-link', href: page.href, target: '_blank', rel: 'noopener' }, 'Open in Stepcast ↗')
-          : h('p', { class: 'sc-notice', part: 'notice', 'data-notice': 'page' }, page.problem)));
+          : h('p', { class: 'sc-notice', part: 'notice', 'data-notice': 'page' }, page.problem)),
+    ].filter(Boolean));
   }
 
   /** Shows the engine's values in the controls of keys the scenario leaves out. */
