@@ -167,6 +167,8 @@ int run_calibrate(const Options& o, const Catalog& catalog) {
       kept.push_back(c);
   report.in_sample = evaluate(prepared, report.fit.calibration);
   report.loso = leave_one_source_out(kept, catalog.calibration, catalog);
+  report.lofo = leave_one_model_family_out(kept, catalog.calibration, catalog);
+  report.at_bounds = constants_at_bounds(report.fit);
   report.skipped = conv.skipped;
   report.ranks = rank_correlations(prepared, report.in_sample);
 

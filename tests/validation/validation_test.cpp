@@ -23,6 +23,7 @@
 #include "stepcast/accuracy/csv.h"
 #include "stepcast/accuracy/hardware_map.h"
 #include "stepcast/accuracy/memory_accuracy.h"
+#include "stepcast/accuracy/model_family.h"
 #include "stepcast/accuracy/runs.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/accuracy/statistics.h"
@@ -136,6 +137,42 @@ constexpr GroupLimit kGroups[] = {
     {"models under 3 B", 7, 15.3},
     {"MoE rows", 115, 12.9},
     {"dense rows", 147, 8.4},
+    // Per model family (model_family.h) and per precision on Blackwell (issue 34), LOSO.
+    {"model family dense GPT-style", 48, 13.2},
+    {"model family dense Llama-style", 99, 6.0},
+    {"model family fine-grained MoE", 74, 12.7},
+    {"model family MLA", 41, 13.2},
+    {"Blackwell bf16", 59, 6.2},
+    {"Blackwell fp8", 27, 8.5},
+    {"Blackwell mxfp8", 69, 8.5},
+    {"Blackwell nvfp4", 16, 7.0},
+};
+
+// Leave one model family out (issue 34): every row of one architecture class left out of the
+// fit, then predicted. Measured, rounded up to the next 0.1 %. Issue 34 asks <= 12 % for every
+// family; fine-grained MoE and MLA are far above it (tests/validation/README.md says why).
+constexpr GroupLimit kFamilies[] = {
+    {"dense GPT-style", 48, 12.0},
+    {"dense Llama-style", 99, 8.1},
+    {"fine-grained MoE", 74, 29.0},
+    {"MLA", 41, 16.3},
+};
+constexpr double kOverallLofoMape = 16.0;
+
+// The fitted constants that sit at a bound of their interval (calibrate.h, constants_at_bounds):
+// each is physics the engine lacks, recorded with why; the list may only shrink. A constant that
+// reaches a bound fails the test, and one that leaves it fails until it is taken off the list.
+struct KnownAtBound {
+  const char* arch;
+  const char* key;
+  const char* why;
+};
+constexpr KnownAtBound kKnownAtBounds[] = {
+    {"blackwell-ultra", "fp8_gemm_efficiency",
+     "the upper bound is the assumed 0.75: no measured B300/GB300 fp8 GEMM rate in the presets"},
+    {"blackwell-ultra", "moe_host_expert_us",
+     "the MoE host path per local expert: the GB300/B300 MoE rows ask more host time per expert "
+     "than the most host-bound published run allows (issue 34: the host model)"},
 };
 // Cases of each table on its own, and runs that both tables report (counted once).
 constexpr int kPublishedCases = 57, kModernCases = 206, kRepeatedRuns = 1;
@@ -217,6 +254,96 @@ TEST(Accuracy, LeaveOneSourceOutStaysAtTheMeasuredLevel) {
     EXPECT_EQ(groups[g.group].rows, g.rows) << g.group;
     EXPECT_LE(groups[g.group].mape_pct, g.loso_mape) << g.group;
   }
+}
+
+TEST(Accuracy, LeaveOneModelFamilyOutStaysAtTheMeasuredLevel) {
+  const Catalog& cat = builtin_catalog();
+  const LosoResult lofo = leave_one_model_family_out(cases(), cat.calibration, cat);
+  std::map<std::string, LosoRow> by;
+  for (const auto& r : lofo.sources) {
+    by[r.source] = r;
+    std::printf("LOFO %-18s %3d rows  in sample %5.1f %%  held out %5.1f %%  worst %+6.1f %% %s\n",
+                r.source.c_str(), r.rows, r.in_sample_mape_pct, r.loso_mape_pct, r.loso_worst_pct,
+                r.loso_worst_id.c_str());
+  }
+  EXPECT_EQ(by.size(), std::size(kFamilies));
+  for (const auto& l : kFamilies) {
+    ASSERT_TRUE(by.count(l.group)) << l.group;
+    EXPECT_EQ(by[l.group].rows, l.rows) << l.group;
+    EXPECT_LE(by[l.group].loso_mape_pct, l.loso_mape) << l.group;
+  }
+  EXPECT_LE(lofo.predictions.overall.mape_pct, kOverallLofoMape);
+}
+
+TEST(Accuracy, ModelFamiliesByShape) {
+  // The classes of model_family.h on the presets they are named after.
+  const Catalog& cat = builtin_catalog();
+  auto family = [&](const char* preset) {
+    const ModelSpec* m = cat.find_model(preset);
+    EXPECT_TRUE(m) << preset;
+    return m ? std::string(name_of(model_family_of(*m))) : std::string();
+  };
+  EXPECT_EQ(family("gpt3-175b"), "dense GPT-style");
+  EXPECT_EQ(family("llama3-70b"), "dense Llama-style");
+  EXPECT_EQ(family("mixtral-8x7b"), "coarse MoE");  // experts 14,336 wide on hidden 4,096
+  EXPECT_EQ(family("qwen3-30b-a3b"), "fine-grained MoE");  // 768 on 2,048
+  EXPECT_EQ(family("deepseek-v3"), "MLA");
+  EXPECT_EQ(family("nemotron-h-8b"), "hybrid");
+}
+
+TEST(Accuracy, NoFittedConstantAtABoundBeyondTheKnownOnes) {
+  // The committed constants (the fit of the committed cases: the test above) with the intervals
+  // the fit searched.
+  const Catalog& cat = builtin_catalog();
+  CalibrationFit fit;
+  std::map<std::string, std::vector<const PreparedCase*>> by_arch;
+  for (const auto& c : cases()) by_arch[c.scenario.cluster.groups.front().gpu.arch].push_back(&c);
+  for (const auto& [arch, rows] : by_arch) {
+    FamilyFit f;
+    f.arch = arch;
+    f.constants = cat.calibration.for_arch(arch);
+    f.parameters = fit_parameters(arch, rows, cat);
+    fit.families.push_back(f);
+  }
+  std::set<std::pair<std::string, std::string>> at, known;
+  for (const auto& b : constants_at_bounds(fit)) {
+    at.insert({b.arch, b.key});
+    std::printf("at a bound: %s %s %.3f (%s %.3f)\n", b.arch.c_str(), b.key.c_str(), b.value,
+                b.upper ? "upper" : "lower", b.bound);
+  }
+  for (const auto& k : kKnownAtBounds) known.insert({k.arch, k.key});
+  for (const auto& a : at)
+    EXPECT_TRUE(known.count(a)) << a.first << " " << a.second
+                                << " reached a bound of its fit: physics is missing";
+  for (const auto& k : known)
+    EXPECT_TRUE(at.count(k)) << k.first << " " << k.second
+                             << " left its bound: take it off kKnownAtBounds";
+}
+
+TEST(Accuracy, ConstantsAtBoundsByHand) {
+  // 0.8 in [0.4, 0.8] is at the upper bound, 0.403 within 1 % of the width of the lower one,
+  // 0.41 (2.5 %) inside; µs keys compare in µs.
+  FamilyFit f;
+  f.arch = "hopper";
+  f.parameters = {{"gemm_efficiency", 0.4, 0.8, ""},
+                  {"attention_efficiency", 0.4, 0.8, ""},
+                  {"fp8_gemm_efficiency", 0.4, 0.8, ""},
+                  {"moe_host_expert_us", 0, 250, ""}};
+  f.constants.gemm_efficiency = 0.8;
+  f.constants.attention_efficiency = 0.403;
+  f.constants.fp8_gemm_efficiency = 0.41;
+  f.constants.moe_host_expert_s = 248e-6;
+  CalibrationFit fit;
+  fit.families = {f};
+  const auto at = constants_at_bounds(fit);
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_EQ(at[0].key, "gemm_efficiency");
+  EXPECT_TRUE(at[0].upper);
+  EXPECT_EQ(at[1].key, "attention_efficiency");
+  EXPECT_FALSE(at[1].upper);
+  EXPECT_DOUBLE_EQ(at[1].bound, 0.4);
+  EXPECT_EQ(at[2].key, "moe_host_expert_us");
+  EXPECT_NEAR(at[2].value, 248, 1e-9);
 }
 
 TEST(Accuracy, CalibrationJsonIsTheFitOfTheCommittedCases) {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <atomic>
 
+#include "stepcast/accuracy/model_family.h"
 #include "stepcast/arch_calibration_keys.h"
 #include "stepcast/estimate.h"
 
@@ -299,44 +300,48 @@ CalibrationFit fit_calibration(const std::vector<PreparedCase>& cases, const Cal
   return assemble(start, std::move(families));
 }
 
-// Leaving a source out changes only the families its rows run on (fit_family is pure): every
-// other family of a fold is the in-sample fit, and only the changed (source, family) pairs are
-// refitted, in parallel.
-LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Calibration& start,
-                                const Catalog& catalog) {
+namespace {
+
+// Holds out each group of rows in turn (a source, a model family: `group_of` names a case's),
+// fits without it and predicts it. Leaving a group out changes only the GPU families its rows run
+// on (fit_family is pure): every other family of a fold is the in-sample fit, and only the changed
+// (group, GPU family) pairs are refitted, in parallel.
+template <class GroupOf>
+LosoResult leave_groups_out(const std::vector<PreparedCase>& cases, const Calibration& start,
+                            const Catalog& catalog, GroupOf group_of) {
   LosoResult out;
   const CalibrationFit all = fit_calibration(cases, start, catalog);
   const Accuracy in_sample = evaluate(cases, all.calibration);
-  std::vector<std::string> sources;
+  std::vector<std::string> groups;
   for (const auto& c : cases)
-    if (std::find(sources.begin(), sources.end(), c.data.source) == sources.end())
-      sources.push_back(c.data.source);
+    if (std::find(groups.begin(), groups.end(), group_of(c)) == groups.end())
+      groups.push_back(group_of(c));
   struct Refit {
-    size_t source;
+    size_t group;
     std::string arch;
-    std::vector<const PreparedCase*> rows;  // the family's rows without the source's
+    std::vector<const PreparedCase*> rows;  // the GPU family's rows without the group's
     FamilyFit fit;
   };
   std::vector<Refit> refits;
-  for (size_t si = 0; si < sources.size(); ++si) {
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
     std::vector<const PreparedCase*> left, own;
-    for (const auto& c : cases) (c.data.source == sources[si] ? own : left).push_back(&c);
+    for (const auto& c : cases) (group_of(c) == groups[gi] ? own : left).push_back(&c);
     for (const auto& arch : archs_of(own)) {
       auto rows = rows_of(left, arch);
-      if (!rows.empty()) refits.push_back({si, arch, std::move(rows), {}});
+      if (!rows.empty()) refits.push_back({gi, arch, std::move(rows), {}});
     }
   }
   run_parallel(refits.size(), [&](size_t i) {
     refits[i].fit = fit_family(refits[i].arch, refits[i].rows, start, catalog);
   });
-  std::map<std::string, Prediction> loso_by_id;
-  for (size_t si = 0; si < sources.size(); ++si) {
-    const std::string& s = sources[si];
-    // The fold's families: the in-sample fits, those the source's rows run on refitted
+  std::map<std::string, Prediction> held_out_by_id;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const std::string& g = groups[gi];
+    // The fold's families: the in-sample fits, those the group's rows run on refitted
     // without them; a family left with no rows keeps the prior (fallback).
     std::vector<const PreparedCase*> own;
     for (const auto& c : cases)
-      if (c.data.source == s) own.push_back(&c);
+      if (group_of(c) == g) own.push_back(&c);
     const std::vector<std::string> touched = archs_of(own);
     std::vector<FamilyFit> families;
     for (const auto& f : all.families) {
@@ -345,7 +350,7 @@ LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Ca
         continue;
       }
       for (const auto& r : refits)
-        if (r.source == si && r.arch == f.arch) families.push_back(r.fit);
+        if (r.group == gi && r.arch == f.arch) families.push_back(r.fit);
     }
     const CalibrationFit without = assemble(start, std::move(families));
     Calibration cal = without.calibration;
@@ -354,33 +359,62 @@ LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Ca
     for (auto& [arch, c] : cal.families)
       if (!fitted.count(arch)) c = start.fallback;
     std::vector<Prediction> preds;
-    for (const auto& c : cases)
-      if (c.data.source == s) {
-        Calibration use = cal;
-        const std::string& arch = arch_of(c);
-        if (!fitted.count(arch)) {
-          ArchCalibration& fam = family_slot(use, arch);
-          fam = start.fallback;
-          if (auto mem = measured_ratio(catalog, arch, "memory", nullptr))
-            fam.memory_efficiency = std::round(*mem * 1000) / 1000;
-        }
-        preds.push_back(predict(c, use));
+    std::vector<Prediction> in_sample_rows;
+    for (const PreparedCase* c : own) {
+      Calibration use = cal;
+      const std::string& arch = arch_of(*c);
+      if (!fitted.count(arch)) {
+        ArchCalibration& fam = family_slot(use, arch);
+        fam = start.fallback;
+        if (auto mem = measured_ratio(catalog, arch, "memory", nullptr))
+          fam.memory_efficiency = std::round(*mem * 1000) / 1000;
       }
+      preds.push_back(predict(*c, use));
+      for (const auto& p : in_sample.rows)
+        if (p.id == c->data.id) in_sample_rows.push_back(p);
+    }
     const Accuracy acc = summarise(preds);
     LosoRow row;
-    row.source = s;
+    row.source = g;
     row.rows = acc.overall.rows;
     row.loso_mape_pct = acc.overall.mape_pct;
     row.loso_worst_pct = acc.overall.worst_pct;
     row.loso_worst_id = acc.overall.worst_id;
-    for (const auto& src : in_sample.sources)
-      if (src.source == s) row.in_sample_mape_pct = src.mape_pct;
+    row.in_sample_mape_pct = summarise(std::move(in_sample_rows)).overall.mape_pct;
     out.sources.push_back(row);
-    for (const auto& p : preds) loso_by_id[p.id] = p;
+    for (const auto& p : preds) held_out_by_id[p.id] = p;
   }
   std::vector<Prediction> ordered;
-  for (const auto& c : cases) ordered.push_back(loso_by_id[c.data.id]);
+  for (const auto& c : cases) ordered.push_back(held_out_by_id[c.data.id]);
   out.predictions = summarise(std::move(ordered));
+  return out;
+}
+
+}  // namespace
+
+LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Calibration& start,
+                                const Catalog& catalog) {
+  return leave_groups_out(cases, start, catalog,
+                          [](const PreparedCase& c) -> const std::string& { return c.data.source; });
+}
+
+LosoResult leave_one_model_family_out(const std::vector<PreparedCase>& cases,
+                                      const Calibration& start, const Catalog& catalog) {
+  return leave_groups_out(cases, start, catalog, [](const PreparedCase& c) {
+    return std::string(name_of(model_family_of(c.scenario.model)));
+  });
+}
+
+std::vector<ConstantAtBound> constants_at_bounds(const CalibrationFit& fit) {
+  std::vector<ConstantAtBound> out;
+  for (const auto& f : fit.families)
+    for (const auto& p : f.parameters) {
+      ArchCalibration c = f.constants;
+      const double value = *slot(c, p.key) / scale(p.key);
+      const double near = kAtBoundShare * (p.hi - p.lo);
+      if (value <= p.lo + near) out.push_back({f.arch, p.key, value, p.lo, false});
+      else if (value >= p.hi - near) out.push_back({f.arch, p.key, value, p.hi, true});
+    }
   return out;
 }
 

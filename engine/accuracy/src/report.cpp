@@ -110,18 +110,30 @@ Json to_json(const CalibrationReport& r) {
                         {"mape_pct", f.mape_pct},
                         {"constants", written.contains("families") ? written["families"].value(f.arch, Json()) : Json()}});
   }
-  Json loso_rows = Json::array();
-  for (const auto& l : r.loso.sources)
-    loso_rows.push_back(Json{{"source", l.source},
-                             {"rows", l.rows},
-                             {"in_sample_mape_pct", l.in_sample_mape_pct},
-                             {"loso_mape_pct", l.loso_mape_pct},
-                             {"loso_worst_pct", l.loso_worst_pct},
-                             {"loso_worst_id", l.loso_worst_id}});
+  // One held-out table's rows: `group` names what was held out, `tag` its figures (loso, lofo).
+  auto held_out_rows = [](const LosoResult& held, const char* group, const std::string& tag) {
+    Json rows = Json::array();
+    for (const auto& l : held.sources)
+      rows.push_back(Json{{group, l.source},
+                          {"rows", l.rows},
+                          {"in_sample_mape_pct", l.in_sample_mape_pct},
+                          {tag + "_mape_pct", l.loso_mape_pct},
+                          {tag + "_worst_pct", l.loso_worst_pct},
+                          {tag + "_worst_id", l.loso_worst_id}});
+    return rows;
+  };
+  const Json loso_rows = held_out_rows(r.loso, "source", "loso");
+  const Json lofo_rows = held_out_rows(r.lofo, "family", "lofo");
+  Json at_bounds = Json::array();
+  for (const auto& b : r.at_bounds)
+    at_bounds.push_back(Json{{"arch", b.arch}, {"key", b.key}, {"value", b.value},
+                             {"bound", b.bound}, {"upper", b.upper}});
   return Json{{"families", fams},
               {"calibration", written},
+              {"constants_at_bounds", at_bounds},
               {"in_sample", to_json(r.in_sample)},
               {"leave_one_source_out", {{"sources", loso_rows}, {"predictions", to_json(r.loso.predictions)}}},
+              {"leave_one_model_family_out", {{"families", lofo_rows}, {"predictions", to_json(r.lofo.predictions)}}},
               {"rank_correlations", ranks_json(r.ranks)},
               {"skipped", skipped_json(r.skipped)}};
 }
@@ -166,9 +178,23 @@ std::string to_text(const CalibrationReport& r) {
   for (size_t i = 0; i < r.loso.predictions.groups.size(); ++i) {
     const auto& g = r.loso.predictions.groups[i];
     const double in = i < r.in_sample.groups.size() ? r.in_sample.groups[i].mape_pct : 0;
-    out += fmt::format("{:<24} {:>5} {:>12.1f} {:>10.1f} {:>+9.1f}  {}\n", g.source, g.rows, in,
+    out += fmt::format("{:<32} {:>5} {:>12.1f} {:>10.1f} {:>+9.1f}  {}\n", g.source, g.rows, in,
                        g.mape_pct, g.worst_pct, g.worst_id);
   }
+  out += "\nleave one model family out (fit without every row of the family, predict them)\n";
+  out += fmt::format("{:<18} {:>5} {:>12} {:>10} {:>9}  {}\n", "model family", "rows",
+                     "in-sample %", "LOFO %", "worst %", "worst row");
+  for (const auto& l : r.lofo.sources)
+    out += fmt::format("{:<18} {:>5} {:>12.1f} {:>10.1f} {:>+9.1f}  {}\n", l.source, l.rows,
+                       l.in_sample_mape_pct, l.loso_mape_pct, l.loso_worst_pct, l.loso_worst_id);
+  out += fmt::format("{:<18} {:>5} {:>12} {:>10.1f} {:>+9.1f}  {}\n", "overall",
+                     r.lofo.predictions.overall.rows, "", r.lofo.predictions.overall.mape_pct,
+                     r.lofo.predictions.overall.worst_pct, r.lofo.predictions.overall.worst_id);
+  out += "\nfitted constants at a bound (missing physics; none is the goal)\n";
+  if (r.at_bounds.empty()) out += "  none\n";
+  for (const auto& b : r.at_bounds)
+    out += fmt::format("  {:<16} {:<21} {:.3f} at its {} bound {:.3f}\n", b.arch, b.key, b.value,
+                       b.upper ? "upper" : "lower", b.bound);
   return out + skipped_text(r.skipped) + ranks_text(r.ranks);
 }
 

@@ -1,9 +1,12 @@
 #include "stepcast/accuracy/statistics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "stepcast/accuracy/model_family.h"
 #include "stepcast/accuracy/sources.h"
 #include "stepcast/estimate.h"
 
@@ -29,6 +32,8 @@ Prediction predict(const PreparedCase& c, const Calibration& calibration) {
   p.framework = s.plan.framework;
   p.parameters = r.parameters;
   p.moe = s.model.moe.enabled();
+  p.model_family = std::string(name_of(model_family_of(s.model)));
+  p.precision = to_string(s.plan.precision);
   return p;
 }
 
@@ -90,6 +95,22 @@ Accuracy summarise(std::vector<Prediction> rows) {
   acc.groups.push_back(accumulate("models under 3 B", small));
   acc.groups.push_back(accumulate("MoE rows", moe));
   acc.groups.push_back(accumulate("dense rows", dense));
+  // Per model family and per precision on Blackwell (issue 34's figures), in a fixed order.
+  for (ModelFamily f : {ModelFamily::dense_gpt, ModelFamily::dense_llama, ModelFamily::coarse_moe,
+                        ModelFamily::fine_moe, ModelFamily::mla, ModelFamily::hybrid}) {
+    std::vector<const Prediction*> rows;
+    for (const auto& p : acc.rows)
+      if (p.model_family == name_of(f)) rows.push_back(&p);
+    if (!rows.empty())
+      acc.groups.push_back(accumulate(fmt::format("model family {}", name_of(f)), rows));
+  }
+  for (std::string_view precision : EnumNames<Precision>::values) {
+    std::vector<const Prediction*> rows;
+    for (const Prediction* p : blackwell)
+      if (p->precision == precision) rows.push_back(p);
+    if (!rows.empty())
+      acc.groups.push_back(accumulate(fmt::format("Blackwell {}", precision), rows));
+  }
   return acc;
 }
 

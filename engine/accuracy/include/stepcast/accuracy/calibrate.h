@@ -64,6 +64,25 @@ struct LosoResult {
 LosoResult leave_one_source_out(const std::vector<PreparedCase>& cases, const Calibration& start,
                                 const Catalog& catalog);
 
+// Leave one model family out (issue 34): for each architecture class of model_family.h, fit
+// without all its rows and predict them; a LosoRow's `source` names the class. The honest figure
+// for a kind of model the constants were never fitted on.
+LosoResult leave_one_model_family_out(const std::vector<PreparedCase>& cases,
+                                      const Calibration& start, const Catalog& catalog);
+
+// A fitted constant within kAtBoundShare of its interval's width from a bound: the fit wanted to
+// go further, so the constant absorbs physics the engine does not model (a bug report, the
+// project's standards).
+inline constexpr double kAtBoundShare = 0.01;
+struct ConstantAtBound {
+  std::string arch;
+  std::string key;
+  double value = 0;  // in the key's unit (µs keys in µs)
+  double bound = 0;
+  bool upper = false;
+};
+std::vector<ConstantAtBound> constants_at_bounds(const CalibrationFit& fit);
+
 // presets/calibration.json with the fitted families written in (other keys and the key order
 // kept as they are): the text of the new file.
 std::string calibration_json(const CalibrationFit& fit, std::string_view original);

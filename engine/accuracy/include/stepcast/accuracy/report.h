@@ -29,13 +29,16 @@ Json to_json(const ValidationReport& report);
 std::string to_text(const ValidationReport& report);
 
 // What `stepcast calibrate` reports: the fitted constants of each family with their bounds, the
-// accuracy in sample and leave-one-source-out, the skipped rows and the rank order.
+// accuracy in sample, leave-one-source-out and leave-one-model-family-out, the constants at a
+// bound, the skipped rows and the rank order.
 struct CalibrationReport {
   std::vector<std::string> excluded_sources;
   CalibrationFit fit;
   Json written;  // the calibration.json the fit writes (calibration_json), parsed
   Accuracy in_sample;
   LosoResult loso;
+  LosoResult lofo;  // leave one model family out: `source` names the family
+  std::vector<ConstantAtBound> at_bounds;  // the fit's constants at a bound of their interval
   std::vector<Skipped> skipped;
   std::vector<RankGroup> ranks;
 };

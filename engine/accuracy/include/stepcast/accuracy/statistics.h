@@ -23,6 +23,8 @@ struct Prediction {
   std::string framework;  // the plan's training software
   double parameters = 0;  // the model's parameter count
   bool moe = false;       // a mixture-of-experts model
+  std::string model_family;  // the model's architecture class (model_family.h)
+  std::string precision;     // the plan's GEMM precision (bf16, fp8, mxfp8, ...)
 };
 
 struct SourceAccuracy {
@@ -40,7 +42,9 @@ struct Accuracy {
   SourceAccuracy overall;
   // Per GPU family ("GPU family hopper"), then the goal groups: rows run by Megatron
   // software (megatron-core, megatron-lm-2021, megatron-fsdp), Blackwell rows (blackwell and
-  // blackwell-ultra), models under 3 B parameters.
+  // blackwell-ultra), models under 3 B parameters, MoE and dense rows; then per model family
+  // ("model family MLA", model_family.h) and per precision on Blackwell ("Blackwell mxfp8"),
+  // each only where it has rows.
   std::vector<SourceAccuracy> groups;
 };
 

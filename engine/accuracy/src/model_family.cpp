@@ -1,0 +1,26 @@
+#include "stepcast/accuracy/model_family.h"
+
+namespace stepcast::accuracy {
+
+ModelFamily model_family_of(const ModelSpec& m) {
+  if (m.hybrid()) return ModelFamily::hybrid;
+  if (m.mla()) return ModelFamily::mla;
+  if (m.moe.enabled())
+    return m.moe.ffn_hidden >= 2 * m.hidden ? ModelFamily::coarse_moe : ModelFamily::fine_moe;
+  const bool gated = m.ffn_type == FfnType::swiglu || m.ffn_type == FfnType::geglu;
+  return gated ? ModelFamily::dense_llama : ModelFamily::dense_gpt;
+}
+
+std::string_view name_of(ModelFamily family) {
+  switch (family) {
+    case ModelFamily::dense_gpt: return "dense GPT-style";
+    case ModelFamily::dense_llama: return "dense Llama-style";
+    case ModelFamily::coarse_moe: return "coarse MoE";
+    case ModelFamily::fine_moe: return "fine-grained MoE";
+    case ModelFamily::mla: return "MLA";
+    case ModelFamily::hybrid: return "hybrid";
+  }
+  return "dense GPT-style";
+}
+
+}  // namespace stepcast::accuracy
