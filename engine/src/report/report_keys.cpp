@@ -262,8 +262,9 @@ constexpr ReportKey<Report> kReport[] = {
     value<&Report::mfu>("mfu", "1", "MFU",
                         "model FLOP/s over the dense peak at the plan's precision"),
     value<&Report::hfu>("hfu", "1", "HFU",
-                        "hardware FLOP/s (with recompute) over the dense peak at the plan's "
-                        "precision"),
+                        "hardware FLOP/s over the dense peak at the plan's precision: the work "
+                        "the GPUs run (the router, a hybrid's mixers at their own width), "
+                        "recompute included"),
     value<&Report::parameters>("parameters", "", "Parameters",
                                "the model's parameter count (unpadded vocabulary)"),
     {"plan", "", "Plan",

@@ -457,13 +457,24 @@ TEST(Invariants, MoeImbalanceNeverFaster) {
 
 // --- Each report on its own ------------------------------------------------------------------
 
-// Model and hardware FLOP/s never exceed the dense peak: every FLOP counted is one the GPUs run
-// at no more than their peak (MFU counts the model's, HFU adds what recompute re-runs).
+// Hardware FLOP/s never exceed the dense peak: HFU counts the work the GPUs run (recompute
+// included) at no more than their peak. MFU counts Megatron-LM's model FLOPs, which can be more
+// than that work (a hybrid's Mamba mixer counted 2 x hidden wide: seed 9750, Nemotron 3 Nano, MFU
+// 1.009 before HFU counted the work): scaled to the work it stays within HFU, and an MFU above 1
+// comes with the report's warning.
 TEST(Invariants, UtilisationWithinPeak) {
   std::vector<std::string> violations;
   for (const Base& b : bases()) {
     const Report r = estimate(b.scenario);
-    if (r.mfu >= 0 && r.hfu <= 1 + kRounding && r.mfu <= r.hfu * (1 + kRounding)) continue;
+    const ModelSpec& m = b.scenario.model;
+    const double seq = static_cast<double>(m.seq_len);
+    const double count_over_work =
+        model_flops_per_sample(m, seq) / (3 * layers_forward_flops(m, seq, true));
+    bool warned = false;
+    for (const auto& w : r.warnings) warned = warned || w.rfind("MFU ", 0) == 0;
+    if (r.mfu >= 0 && r.hfu <= 1 + kRounding &&
+        r.mfu <= r.hfu * count_over_work * (1 + kRounding) && (r.mfu <= 1 || warned))
+      continue;
     violations.push_back(fmt::format("seed {}: MFU {:.4f}, HFU {:.4f}\n  {}", b.seed, r.mfu,
                                      r.hfu, b.document.dump()));
   }

@@ -15,8 +15,8 @@ export const TERMS = {
     'Share of the GPUs\' dense peak spent on the model\'s own arithmetic; recomputation does not count.',
     'MFU = model FLOP/s per GPU ÷ peak FLOP/s per GPU (at the plan\'s precision)'],
   hfu: ['HFU (hardware FLOPs utilisation)',
-    'Like MFU, but counting recomputed forward work as useful.',
-    'HFU = (model FLOPs + recomputed FLOPs) ÷ iteration time ÷ GPUs ÷ peak'],
+    'Like MFU, but counting the work the GPUs run (recomputed forward work included) rather than Megatron-LM\'s model FLOPs.',
+    'HFU = (FLOPs run + recomputed FLOPs) ÷ iteration time ÷ GPUs ÷ peak'],
   // Which count (issue 37 item 12: a reader compared it with NVIDIA's published figures): the
   // engine's model_flops_per_sample is Megatron-LM's (engine/src/model/model.cpp), within 0.5 % of
   // the FLOPs per token of NVIDIA's tables for Llama 3 (Model.DenseModelFlopsMatchNvidiasPublishedFigures).
