@@ -339,6 +339,14 @@ describe('first use', () => {
       new RegExp(`Here: ${tflops(cli.model_tflops_per_gpu)} ÷ ${tflops(cli.peak_tflops_per_gpu)} TFLOP/s = ${(cli.mfu * 100).toFixed(1)} %`));
     await p.focus('[data-metric="micro_batches"] .tip');
     assert.match(await p.textContent('#tooltip'), /Here: 512 ÷ \(1 × 2\) = 256/);
+    // The forward row says the GEMM rate and efficiency the layers were priced at (issue 34):
+    // the bottleneck stage's, as the engine reports them.
+    const slow = cli.stages.find((s) => s.index === cli.bottleneck_stage);
+    await p.focus('#breakdown tr[data-part="forward"] .tip');
+    const rateText = await p.textContent('#tooltip');
+    assert.ok(rateText.includes(`Its GEMMs run at ${Number(slow.gemm_tflops.toPrecision(3))} TFLOP/s, ` +
+      `${(slow.gemm_efficiency * 100).toFixed(1)} % of ${slow.gpu}'s ${cli.plan.precision} dense peak`), rateText);
+    assert.ok(rateText.includes(`attention at ${(slow.attention_efficiency * 100).toFixed(1)} % of its 16-bit peak`), rateText);
     await p.keyboard.press('Escape');
     // The bottleneck sits with the iteration time; the census names its links.
     assert.match(await p.textContent('[data-metric="iteration_time_s"] .metric-sub'), /bottleneck: stage 3$/);

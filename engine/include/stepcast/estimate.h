@@ -51,6 +51,14 @@ struct StageReport {
   // Activation offloading's copies over the host link, one micro-batch, not hidden behind the
   // compute they overlap (plan.cpu_offloading_num_layers; physics/offload.h).
   double offload_s = 0;
+  // The compute rates the stage's layers were priced at (its GPU, the plan's precision, the
+  // calibration's family constants, any compute scale applied): a GEMM reaches gemm_efficiency
+  // of the GPU's dense peak, gemm_tflops, unless its traffic binds; the attention core
+  // attention_efficiency of the 16-bit peak (unfused: the 16-bit GEMM efficiency). What the page
+  // shows beside forward and backward.
+  double gemm_efficiency = 0;
+  double gemm_tflops = 0;
+  double attention_efficiency = 0;
   MemoryBreakdown memory;
   std::vector<CommOp> communication;
 };

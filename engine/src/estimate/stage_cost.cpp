@@ -395,6 +395,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   st.group = group;
   st.gpu = gpu.id.empty() ? gpu.name : gpu.id;
   st.parameters = shape.parameters;
+  st.gemm_efficiency = device.gemm_efficiency;
+  st.gemm_tflops = device.peak_flops * device.gemm_efficiency / 1e12;
+  // Unfused attention runs its two batched GEMMs at the GEMM efficiency (compute.cpp).
+  st.attention_efficiency =
+      p.flash_attention ? device.cal.attention_efficiency : device.cal.gemm_efficiency;
   st.communication = stage_census(m, p, shape, paths);
   const auto& ops = st.communication;
   const double L = mix.total();

@@ -169,6 +169,17 @@ constexpr ReportKey<StageReport> kStage[] = {
     value<&StageReport::offload_s>("offload_s", "s", "Offload copies",
                                    "one micro-batch's activation copies to and from the host "
                                    "not hidden behind compute"),
+    value<&StageReport::gemm_efficiency>("gemm_efficiency", "1", "GEMM efficiency",
+                                         "the share of the GPU's dense peak at the plan's "
+                                         "precision a GEMM reaches (the calibration's constant "
+                                         "for the GPU's family, compute scale applied)"),
+    value<&StageReport::gemm_tflops>("gemm_tflops", "TFLOP/s", "GEMM rate",
+                                     "dense peak x gemm_efficiency: a GEMM's rate unless its "
+                                     "traffic binds"),
+    value<&StageReport::attention_efficiency>("attention_efficiency", "1", "Attention efficiency",
+                                              "the share of the 16-bit dense peak the attention "
+                                              "core reaches (FlashAttention's constant; unfused "
+                                              "attention runs at the 16-bit GEMM efficiency)"),
     {"memory_bytes", "bytes", "Memory", "memory per GPU of the stage, by part",
      &write_child<StageReport, MemoryBreakdown, &memory_table,
                   +[](const StageReport& s) -> const MemoryBreakdown& { return s.memory; }>,

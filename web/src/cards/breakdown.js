@@ -2,14 +2,28 @@
 // stacked bar and a table, the parts that are zero in this plan, and a CSV.
 import { $, fill, h } from '../ui/dom.js';
 import { csvButton } from '../ui/download.js';
-import { duration, percent } from '../ui/format.js';
+import { duration, num, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
 import { shown } from './context.js';
 import { worked } from './metric.js';
 import { parts as reportParts } from './parts.js';
+import { stageAt } from './stages.js';
+
+// The compute rates the engine priced the bottleneck stage's layers at (its GPU, the plan's
+// precision, the calibration's constants): what the forward, backward and recompute rows rest on.
+function ratesOf(r) {
+  const s = stageAt(r, r.bottleneck_stage) ?? r.stages[0];
+  if (!s || !(s.gemm_tflops > 0)) return '';
+  return ` Its GEMMs run at ${num(s.gemm_tflops)} TFLOP/s, ${percent(s.gemm_efficiency)} of ${s.gpu}'s ` +
+    `${r.plan?.precision ?? ''} dense peak where their traffic does not bind, and attention at ` +
+    `${percent(s.attention_efficiency)} of its 16-bit peak (the constants fitted on published runs of its GPU family, ` +
+    'or your calibration).';
+}
+const COMPUTE_PARTS = new Set(['forward', 'backward', 'recompute']);
 
 export function renderBreakdown(r) {
   const total = r.iteration_time_s;
+  const rates = ratesOf(r);
   const parts = reportParts().map(([k, label]) => [k, label, r.breakdown_s[k] ?? 0]).filter(([, , v]) => v > 0);
   const bar = h('div', { class: 'stack', 'aria-hidden': 'true' },
     parts.map(([k, label, v]) => h('span', {
@@ -18,7 +32,8 @@ export function renderBreakdown(r) {
     })));
   const rows = parts.map(([k, label, v]) => h('tr', { 'data-part': k, 'data-value': String(v) },
     h('th', { scope: 'row' }, h('span', { class: 'swatch', style: { background: `var(--c-${k})` } }), label,
-      worked(tip(k, label), `${duration(v)} of the ${duration(total)} step = ${percent(v / total)}`)),
+      worked(tip(k, label), `${duration(v)} of the ${duration(total)} step = ${percent(v / total)}.` +
+        (COMPUTE_PARTS.has(k) ? rates : ''))),
     h('td', null, duration(v)),
     h('td', null, percent(v / total)),
     h('td', { class: 'bar-cell' }, h('span', { class: 'mini', style: { width: `${(100 * v) / total}%`, background: `var(--c-${k})` } }))));
