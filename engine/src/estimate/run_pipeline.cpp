@@ -61,7 +61,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     p2p.push_back(s.report.p2p_s);
     // ZeRO-3's exposed communication and the launch waits go with each chunk (StageCost), the
     // rest of the pass by its compute and its layers (StageCost::chunk_forward_s).
-    const auto own = [](const std::vector<double>& per_chunk, int c) {
+    const auto own = [](const ChunkValues& per_chunk, int c) {
       return per_chunk.empty() ? 0.0 : per_chunk[static_cast<size_t>(c)];
     };
     double own_f = 0, own_b = 0;

@@ -17,6 +17,7 @@
 // Private to the engine.
 #pragma once
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -69,6 +70,29 @@ struct DpBurst {
   double whole_s() const { return transfer_s + fixed_s; }  // sent after the compute, in one go
 };
 
+// One value per virtual chunk of a stage: the first kInline in place, any further ones on the
+// heap. A stage has 1 to a few chunks (the search tries vpp up to 4, NVIDIA's recipes run up to
+// 8), so a StageCost, built and copied for every stage of every estimate, allocates nothing for
+// them (its eight chunk lists were a fifth of a search's allocations).
+class ChunkValues {
+ public:
+  static constexpr size_t kInline = 8;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void push_back(double v) {
+    if (size_ < kInline) inline_[size_] = v;
+    else more_.push_back(v);
+    ++size_;
+  }
+  double operator[](size_t k) const { return k < kInline ? inline_[k] : more_[k - kInline]; }
+  double back() const { return (*this)[size_ - 1]; }
+
+ private:
+  std::array<double, kInline> inline_{};
+  std::vector<double> more_;  // chunks kInline onwards
+  size_t size_ = 0;
+};
+
 struct StageCost {
   StageTime time;
   DpBurst dp_reduce, dp_gather;
@@ -81,12 +105,12 @@ struct StageCost {
   bool profile_at_peak = false;  // a layer profile faster than the peak, taken at the peak
   // Each virtual chunk's share of the stage's forward and backward (sums to 1): its layers, and
   // the embedding on the model's first chunk and the output layer on its last.
-  std::vector<double> chunk_forward_share, chunk_backward_share;
-  std::vector<double> chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
+  ChunkValues chunk_forward_share, chunk_backward_share;
+  ChunkValues chunk_weight_grad_share;  // each chunk's share of StageTime::weight_grad
   // Each chunk's share of the stage's layers (sums to 1). A pass's exposed TP, CP and EP
   // communication and its MoE syncs' waits are the layers' own: they go with each chunk's
   // layers, while its compute goes by the compute shares above (stage_cost.cpp).
-  std::vector<double> chunk_layers_share;
+  ChunkValues chunk_layers_share;
   // Chunk k's part of a forward or backward pass of `pass_s` seconds (compute and what the pass
   // exposes beside it, its own waits and ZeRO-3 apart): its compute and its layers' share of the
   // rest.
@@ -99,9 +123,9 @@ struct StageCost {
   }
   // ZeRO-3's exposed gathers (forward) and reduce-scatters (backward) of each chunk, apart from
   // the shares above (they follow the chunk's layers, not its compute); empty without ZeRO-3.
-  std::vector<double> chunk_zero3_forward, chunk_zero3_backward;
+  ChunkValues chunk_zero3_forward, chunk_zero3_backward;
   // Each virtual chunk's wait for the CPU's launches per pass (stage_cost.cpp), of the time's host.
-  std::vector<double> chunk_launch_wait_forward, chunk_launch_wait_backward;
+  ChunkValues chunk_launch_wait_forward, chunk_launch_wait_backward;
   StageReport report;
 };
 
