@@ -159,6 +159,41 @@ TEST(ImportHfConfig, QwenNextEqualsThePresetButTheContext) {
   EXPECT_EQ((*j)["layer_pattern"].get<std::string>().substr(0, 8), "G-GEGE*E");
 }
 
+// GLM-4.5 and GLM-4.5-Air (Glm4MoeForCausalLM): grouped-query attention wider than the hidden
+// size (head_dim 128), DeepSeek-V3's MoE keys. The transcriptions carry no
+// num_nextn_predict_layers (Megatron-Bridge's test leaves it out) and the configs' context is
+// 131,072; the presets take the MTP layer and the 4,096 tokens of Megatron-Bridge's pre-training
+// recipes. What the engine does not model is in the notes.
+TEST(ImportHfConfig, GlmEqualsThePresetButTheContextAndMtp) {
+  for (auto [file, id] : {std::pair{"glm-4.5.json", "glm-4.5"},
+                          std::pair{"glm-4.5-air.json", "glm-4.5-air"}}) {
+    SCOPED_TRACE(file);
+    ModelSpec m = imported(file);
+    EXPECT_EQ(m.seq_len, 131072);
+    EXPECT_EQ(m.head_dim(), 128);
+    EXPECT_FALSE(m.bias);  // attention_bias is the Q, K and V projections' only
+    EXPECT_EQ(m.mtp_layers, 0);
+    m.seq_len = preset(id).seq_len;
+    m.mtp_layers = preset(id).mtp_layers;
+    expect_same_shape(m, preset(id));
+  }
+  auto j = model_from_hf_config(fixture("hf-config/glm-4.5.json"));
+  ASSERT_TRUE(j.ok());
+  const std::string notes = (*j)["notes"];
+  for (const char* said : {"query/key/value projections", "QK-Norm", "partial RoPE"})
+    EXPECT_NE(notes.find(said), std::string::npos) << notes;
+  // With the published num_nextn_predict_layers the MTP layer is read.
+  Json c = Json::parse(fixture("hf-config/glm-4.5.json"));
+  c["num_nextn_predict_layers"] = 1;
+  ASSERT_TRUE(model_from_hf_config(c.dump()).ok());
+  EXPECT_EQ((*model_from_hf_config(c.dump()))["mtp_layers"], 1);
+  // A config without its expert count is refused naming the key.
+  c.erase("moe_intermediate_size");
+  auto bad = model_from_hf_config(c.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().path, "moe_intermediate_size");
+}
+
 // The same layers spelt out one name each (layers_block_type) give the same pattern.
 TEST(ImportHfConfig, NemotronHLayersBlockType) {
   Json c = Json::parse(fixture("hf-config/nemotron-3-nano-30b-a3b.json"));

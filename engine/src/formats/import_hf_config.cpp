@@ -24,7 +24,7 @@ namespace {
 
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss, nemotron_h,
-  qwen3_next
+  qwen3_next, glm4_moe
 };
 
 struct Architecture {
@@ -32,7 +32,7 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 12> kArchitectures = {{
+constexpr std::array<Architecture, 13> kArchitectures = {{
     {"LlamaForCausalLM", Family::llama},
     {"MistralForCausalLM", Family::mistral},
     {"MixtralForCausalLM", Family::mixtral},
@@ -45,6 +45,7 @@ constexpr std::array<Architecture, 12> kArchitectures = {{
     {"GptOssForCausalLM", Family::gpt_oss},
     {"NemotronHForCausalLM", Family::nemotron_h},
     {"Qwen3NextForCausalLM", Family::qwen3_next},
+    {"Glm4MoeForCausalLM", Family::glm4_moe},
 }};
 
 std::string architecture_list() {
@@ -381,9 +382,21 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   // projections and mlp_bias the MLP, and GPT-OSS has both (attention_bias alone says it).
   // Nemotron-H: use_bias, as Megatron-Bridge's NemotronHBridge maps it to add_bias_linear.
   const bool attention_bias = r.boolean("attention_bias", false);
-  m["bias"] = family == Family::nemotron_h ? r.boolean("use_bias", false) : attention_bias;
+  m["bias"] = family == Family::nemotron_h ? r.boolean("use_bias", false)
+              : family == Family::glm4_moe ? false  // its attention_bias is Q, K and V's only
+                                           : attention_bias;
   if (family == Family::qwen2 || family == Family::qwen2_moe)
     notes.push_back("Qwen2's bias on the query/key/value projections is not modelled");
+  // GLM-4.5 (transformers' Glm4MoeAttention: q/k/v_proj take attention_bias, o_proj none; the
+  // MLPs none; as Megatron-Bridge's GLM45Bridge maps them, add_bias_linear False with a QKV
+  // bias).
+  if (family == Family::glm4_moe) {
+    if (attention_bias)
+      notes.push_back("GLM's bias on the query/key/value projections is not modelled");
+    if (r.boolean("use_qk_norm", false)) notes.push_back("QK-Norm is not modelled");
+    if (r.has("partial_rotary_factor"))
+      notes.push_back("partial RoPE (partial_rotary_factor) is priced as RoPE on whole heads");
+  }
   if (family == Family::qwen3 || family == Family::qwen3_moe)
     notes.push_back("QK-Norm is not modelled");
   // Nemotron-H 8B/56B name it attention_head_dim; Nemotron 3 head_dim.
@@ -444,6 +457,7 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
       if (Json freq = qwen_layer_freq(r, layers); freq != Json(1)) moe["layer_freq"] = freq;
       break;
     case Family::deepseek:
+    case Family::glm4_moe:  // DeepSeek-V3's MoE keys (transformers' Glm4MoeConfig)
       if (!r.has("n_routed_experts")) break;  // a dense DeepSeek-V2-style model
       moe = {{"experts", r.integer("n_routed_experts")},
              {"top_k", r.integer("num_experts_per_tok")},
