@@ -91,13 +91,12 @@ struct Tally {
 // (seed 26: ZB-H1 on RTX 4090s under torchtitan, pp 2, cp 4: peaks x 0.891 0.012 % faster, the
 // bubble 0.15 ms shorter, the exposed DP 0.48 ms shorter, the compute 0.66 ms longer). The
 // generator draws a preset model by its index in the catalogue, so a new preset moves the draws:
-// since the GLM-4.5 presets the default run finds 13 (19 before), the 12 the failing tests print
-// all zero-bubble plans: ZB-H1 or ZB-V, and one DualPipeV (seeds 26, 273, 851, 900, 1313, 1619,
-// 1622, 1775, 1785, 2508; peaks x 0.466 to 0.893 0.001 to 0.63 % faster, compute scale up 0.007
-// to 0.87 % slower, tp_comm_overlap on 0.011 % slower at seed 1785).
-const std::map<std::string, size_t> kKnownViolations = {{"LowerPeakNeverFaster", 6},
-                                                         {"LowerMemoryBandwidthNeverFaster", 1},
-                                                         {"ComputeScaleUpNeverSlower", 5},
+// since the GLM-4.5, DeepSeek-V3.1 and Llama 4 presets the default run finds 13 (19 before), all
+// zero-bubble plans, ZB-H1 or ZB-V (lower peaks, seeds 26, 143, 1313, 2508: 0.012 to 0.49 %
+// faster; a compute scale up, seeds 51, 143, 270, 273, 899, 900, 1775, 2508: 0.004 to 0.81 %
+// slower; tp_comm_overlap on, one seed, not printed while the count holds).
+const std::map<std::string, size_t> kKnownViolations = {{"LowerPeakNeverFaster", 4},
+                                                         {"ComputeScaleUpNeverSlower", 8},
                                                          {"TpCommOverlapNeverSlower", 1}};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
