@@ -587,6 +587,14 @@ expect_error(muon_zero3 "{${h100x1}, \"plan\": {\"optimizer\": \"muon\", \"zero_
              "error: plan.zero_stage=3 with plan.optimizer=muon: Megatron-Core's Muon shards only its optimizer state")
 expect_error(muon_fp16 "{${h100x1}, \"plan\": {\"optimizer\": \"muon\", \"precision\": \"fp16\", \"global_batch\": 64}}"
              "error: plan.precision=fp16 with plan.optimizer=muon: Megatron-Core refuses emerging optimizers with fp16")
+expect_error(sgd_distributed "{${h100x1}, \"plan\": {\"optimizer\": \"sgd\", \"global_batch\": 64}}"
+             "error: plan.optimizer=\"sgd\" with plan.distributed_optimizer=true: megatron-core cannot do it (Megatron-Core's distributed optimizer asserts Adam")
+expect_error(adafactor_megatron "{${h100x1}, \"plan\": {\"optimizer\": \"adafactor\", \"distributed_optimizer\": false, \"global_batch\": 64}}"
+             "error: plan.optimizer=\"adafactor\": megatron-core cannot do it (Megatron-LM's --optimizer offers adam, sgd, muon")
+expect_error(sgd_torchtitan "{${h100x1}, \"plan\": {\"framework\": \"torchtitan\", \"optimizer\": \"sgd\", \"global_batch\": 64}}"
+             "error: plan.optimizer=\"sgd\": torchtitan cannot do it (torchtitan's OptimizersContainer builds Adam and AdamW only")
+expect_error(sgd_momentum_range "{${h100x1}, \"plan\": {\"optimizer\": \"sgd\", \"sgd_momentum\": -0.1, \"distributed_optimizer\": false, \"global_batch\": 64}}"
+             "error: plan.sgd_momentum")
 expect_error(optimizer_choice "{${h100x1}, \"plan\": {\"optimizer\": \"lion\", \"global_batch\": 64}}"
              "plan.optimizer")
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "stepcast/optimizer.h"
+#include "stepcast/rule_ids.h"
 
 #include "test_util.h"
 
@@ -161,6 +162,142 @@ TEST(Muon, MoeExpertsStateShardsOverExpertDataParallel) {
   const double vectors = 8.0 * (2 * 4096 + 8);
   EXPECT_DOUBLE_EQ(mid.memory.optimizer,
                    ((dense - vectors) * 8 + vectors * 12) / dp + muon.expert * 8 / edp);
+}
+
+// SGD and Adafactor (optimizer.h), on the same Llama 3 8B by hand: 8,030,261,248 parameters, of
+// which the matrices (kMatrices, and the embedding and output layer 2·128256·4096 =
+// 1,050,673,152) are 8,029,995,008 and the norms 266,240.
+constexpr double kParameters = kMatrices + kRest;
+constexpr double kNorms = 266'240;
+
+std::string on(const std::string& framework, const std::string& plan) {
+  return fmt::format(R"({{"framework": "{}", "global_batch": 64, {}}})", framework, plan);
+}
+
+TEST(Sgd, StateIsTheMasterAndOneBuffer) {
+  // Megatron-Core without the distributed optimizer (its own asserts Adam): fp32 master and an
+  // fp32 buffer on every GPU, 8 B a parameter; FusedSGD keeps the buffer at momentum 0 too.
+  const auto megatron = [](const char* extra) {
+    return stage_of(on("megatron-core", std::string(R"("optimizer": "sgd",
+        "distributed_optimizer": false)") + extra));
+  };
+  EXPECT_DOUBLE_EQ(megatron("").memory.optimizer, kParameters * 8);
+  EXPECT_DOUBLE_EQ(megatron(R"(, "sgd_momentum": 0)").memory.optimizer, kParameters * 8);
+  EXPECT_DOUBLE_EQ(megatron(R"(, "precision": "fp32")").memory.optimizer, kParameters * 4);
+  // PyTorch FSDP (ZeRO-3 over 8 GPUs): torch.optim.SGD keeps no buffer at momentum 0.
+  EXPECT_DOUBLE_EQ(stage_of(on("pytorch-fsdp", R"("optimizer": "sgd")")).memory.optimizer,
+                   kParameters * 8 / 8);
+  EXPECT_DOUBLE_EQ(
+      stage_of(on("pytorch-fsdp", R"("optimizer": "sgd", "sgd_momentum": 0)")).memory.optimizer,
+      kParameters * 4 / 8);
+}
+
+TEST(Sgd, StepMovesTwentyTwoBytesAParameterAgainstAdamsThirty) {
+  // Memory bound: FusedSGD reads master, gradient and buffer and writes master and buffer (20 B)
+  // and the 16-bit copy (2 B); Adam 30 B. Without a buffer 14 B.
+  const auto step = [](const std::string& framework, const std::string& plan) {
+    return stage_of(on(framework, plan)).optimizer_s;
+  };
+  const double adam = step("megatron-core", R"("distributed_optimizer": false)");
+  EXPECT_NEAR(step("megatron-core", R"("optimizer": "sgd", "distributed_optimizer": false)") /
+                  adam,
+              22.0 / 30, 1e-12);
+  EXPECT_NEAR(step("pytorch-fsdp", R"("optimizer": "sgd", "sgd_momentum": 0)") /
+                  step("pytorch-fsdp", R"("optimizer": "adam")"),
+              14.0 / 30, 1e-12);
+  EXPECT_EQ(stage_of(on("megatron-core", R"("optimizer": "sgd", "distributed_optimizer": false)"))
+                .newton_schulz_s,
+            0);
+}
+
+TEST(Adafactor, FactoredSecondMomentOfLlama3_8bByHand) {
+  // Per layer, rows + columns of each matrix: Q 4096 + 4096, K and V 2·(1024 + 4096), the output
+  // projection 4096 + 4096, fc1 28672 + 4096, fc2 4096 + 14336: 77,824; 32 layers 2,490,368. The
+  // embedding and the output layer 2·(128256 + 4096) = 264,704. The norms one value each,
+  // 266,240. In all 3,021,312 fp32 values: 12 MB beside 32 GB of master weights.
+  const Scenario s = test::scenario(llama3_8b(on("pytorch-fsdp", R"("optimizer": "adafactor",
+                                                                  "zero_stage": 0)")));
+  const StageReport st = estimate(s).stages[0];
+  StageShape shape;
+  shape.layers = 32;
+  shape.first = shape.last = true;
+  shape.parameters = st.parameters;
+  const AdafactorState state = adafactor_state(s.model, s.plan, shape);
+  EXPECT_DOUBLE_EQ(state.matrix_parameters, kParameters - kNorms);
+  EXPECT_DOUBLE_EQ(state.second_moment, 2'490'368.0 + 264'704 + kNorms);
+  EXPECT_DOUBLE_EQ(st.memory.optimizer, kParameters * 4 + 3'021'312.0 * 4);
+  // On FSDP's flat shards (ZeRO-3 over 8 GPUs) nothing is a matrix: one value a parameter.
+  EXPECT_DOUBLE_EQ(stage_of(on("pytorch-fsdp", R"("optimizer": "adafactor")")).memory.optimizer,
+                   kParameters * 8 / 8);
+  // TP 2: each GPU factors its slices (Q 2048 + 4096, K and V 2·(512 + 4096), the output
+  // projection 4096 + 2048, fc1 14336 + 4096, fc2 4096 + 7168: 51,200 a layer), the vocabulary
+  // halved (2·(64128 + 4096)), the norms whole.
+  const Scenario tp2 = test::scenario(llama3_8b(
+      on("pytorch-fsdp", R"("optimizer": "adafactor", "zero_stage": 0, "tp": 2)")));
+  EXPECT_DOUBLE_EQ(adafactor_state(tp2.model, tp2.plan, shape).second_moment - shape.parameters +
+                       adafactor_state(tp2.model, tp2.plan, shape).matrix_parameters,
+                   32 * 51'200.0 + 2 * (64'128 + 4'096));
+}
+
+TEST(Adafactor, StepIsTorchsOpsByteByByte) {
+  // Factored, 70 B an element of a matrix (the parameter's norm 4, the gradient's row and column
+  // norms 8, the estimate written 4 and divided 8, clamp and rsqrt 16, times the gradient 12,
+  // the update's norm 4, param.add_ 12, the 16-bit copy 2); a vector's, 78 B (grad * grad 8,
+  // lerp_ 12 and clone 8 instead of 20).
+  Plan p;
+  EXPECT_DOUBLE_EQ(adafactor_step_bytes(p, true), 70);
+  EXPECT_DOUBLE_EQ(adafactor_step_bytes(p, false), 78);
+  p.precision = Precision::fp32;
+  EXPECT_DOUBLE_EQ(adafactor_step_bytes(p, true), 68);
+  const double adam = stage_of(on("pytorch-fsdp", R"("optimizer": "adam", "zero_stage": 0)"))
+                          .optimizer_s;
+  const double factored =
+      stage_of(on("pytorch-fsdp", R"("optimizer": "adafactor", "zero_stage": 0)")).optimizer_s;
+  EXPECT_NEAR(factored / adam, ((kParameters - kNorms) * 70 + kNorms * 78) / (kParameters * 30),
+              1e-12);
+  const double flat = stage_of(on("pytorch-fsdp", R"("optimizer": "adafactor")")).optimizer_s;
+  EXPECT_NEAR(flat / stage_of(on("pytorch-fsdp", R"("optimizer": "adam")")).optimizer_s,
+              78.0 / 30, 1e-12);
+}
+
+TEST(Optimizers, FrameworksRefuseWhatTheirSoftwareLacks) {
+  struct Case {
+    const char* framework;
+    const char* plan;
+    const char* says;  // in the error's message
+  };
+  const Case refused[] = {
+      {"megatron-core", R"("optimizer": "adafactor")", "no Adafactor"},
+      {"megatron-core", R"("optimizer": "sgd", "distributed_optimizer": true)",
+       "plan.optimizer=\"sgd\" with plan.distributed_optimizer=true"},
+      {"megatron-fsdp", R"("optimizer": "adafactor")", "Megatron FSDP"},
+      {"megatron-lm-2021", R"("optimizer": "muon")", "adam and sgd only"},
+      {"torchtitan", R"("optimizer": "sgd")", "Adam and AdamW only"},
+      {"torchtitan", R"("optimizer": "muon")", "Adam and AdamW only"},
+      {"deepspeed", R"("optimizer": "adafactor")", "no Adafactor"},
+      {"pytorch-fsdp", R"("optimizer": "muon")", "torch.optim.Muon"},
+  };
+  for (const Case& c : refused) {
+    const Error e = test::error_of(llama3_8b(on(c.framework, c.plan)));
+    EXPECT_EQ(e.rule, Rule::framework_cannot) << c.framework << " " << c.plan;
+    EXPECT_EQ(e.path, "plan.optimizer") << c.framework << " " << c.plan;
+    EXPECT_NE(e.message.find(c.says), std::string::npos) << e.message;
+  }
+  // And what they have.
+  const Case allowed[] = {{"megatron-lm-2021", R"("optimizer": "sgd")", ""},
+                          {"megatron-fsdp", R"("optimizer": "sgd")", ""},
+                          {"deepspeed", R"("optimizer": "sgd")", ""},
+                          {"pytorch-fsdp", R"("optimizer": "adafactor")", ""}};
+  for (const Case& c : allowed)
+    EXPECT_TRUE(parse_scenario(llama3_8b(on(c.framework, c.plan)), test::catalog()).ok())
+        << c.framework << " " << c.plan;
+  // Out of range, not a choice.
+  EXPECT_EQ(test::error_of(llama3_8b(on("pytorch-fsdp", R"("optimizer": "sgd",
+                                                          "sgd_momentum": 1.5)")))
+                .path,
+            "plan.sgd_momentum");
+  EXPECT_EQ(test::error_of(llama3_8b(on("pytorch-fsdp", R"("optimizer": "lion")"))).path,
+            "plan.optimizer");
 }
 
 }  // namespace

@@ -66,13 +66,85 @@ struct PublishedSize {
   bool active_without_embedding = false;  // OpenAI's gpt-oss card counts the unembedding only
 };
 constexpr PublishedSize kMoeSizes[] = {
-    {"deepseek-v3", 671e9, 37e9},       {"deepseek-v2", 236e9, 21e9},
+    {"deepseek-v3", 671e9, 37e9},       {"deepseek-v3.1", 671e9, 37e9},
+    {"deepseek-v2", 236e9, 21e9},
     {"deepseek-v2-lite", 15.7e9, 2.4e9}, {"moonlight-16b-a3b", 16e9, 3e9},
     {"kimi-k2", 1.04e12, 32e9},          {"qwen3-30b-a3b", 30.5e9, 3.3e9},
     {"qwen3-235b-a22b", 235e9, 22e9},    {"gpt-oss-120b", 117e9, 5.1e9, true},
     {"gpt-oss-20b", 21e9, 3.6e9, true},        {"mixtral-8x7b", 46.7e9, 12.9e9},
     {"mixtral-8x22b", 141e9, 39e9},      {"grok-1", 314e9, 86e9},
+    {"glm-4.5", 355e9, 32e9},            {"glm-4.5-air", 106e9, 12e9},
+    {"llama4-scout-17b-16e", 109e9, 17e9}, {"llama4-maverick-17b-128e", 400e9, 17e9},
 };
+
+// Llama 4 by hand (presets/models/llama4-*.json): attention 5120·5120 (Q) + 2·5120·1024 (K, V) +
+// 5120·5120 (O) = 62,914,560; an expert 3·5120·8192 = 125,829,120 (routed or shared); a dense
+// MLP 3·5120·16384 = 251,658,240; two norms 10,240; the router E·5120 and the one value an
+// expert the engine counts. Scout: 48 MoE layers of 16 experts, 2,202,101,776 each,
+// 105,700,885,248; with 2·202048·5120 = 2,068,971,520 and the final norm 5,120:
+// 107,769,861,888 (Meta: ~109B, its vision encoder included). Active: 15 of 16 experts idle in
+// 48 layers, 90,596,966,400 less: 17,172,895,488 (17B). Maverick: 24 dense layers of
+// 314,583,040 and 24 MoE layers of 128 experts, 16,295,536,768 each: 398,642,875,392;
+// 400,711,852,032 in all (~400B); 127 of 128 experts idle in 24 layers, 383,527,157,760 less:
+// 17,184,694,272 (17B).
+TEST(Presets, Llama4CountsByHand) {
+  const Catalog& c = builtin_catalog();
+  struct Want {
+    const char* id;
+    double total, active;
+    int64_t moe_layers;
+  };
+  for (const Want& w : {Want{"llama4-scout-17b-16e", 107'769'861'888, 17'172'895'488, 48},
+                        Want{"llama4-maverick-17b-128e", 400'711'852'032, 17'184'694'272, 24}}) {
+    const ModelSpec* m = c.find_model(w.id);
+    ASSERT_NE(m, nullptr) << w.id;
+    const ParameterCount n = count_parameters(*m, m->vocab, m->seq_len);
+    EXPECT_DOUBLE_EQ(n.total, w.total) << w.id;
+    EXPECT_EQ(m->moe_layers(0, m->layers), w.moe_layers) << w.id;
+    const double idle = n.routed_experts * (1 - static_cast<double>(m->moe.top_k) / m->moe.experts);
+    EXPECT_DOUBLE_EQ(n.total - static_cast<double>(w.moe_layers) * idle, w.active) << w.id;
+  }
+  // Maverick's MoE layers are the odd ones (transformers' moe_layers for interleave step 2).
+  const ModelSpec* maverick = c.find_model("llama4-maverick-17b-128e");
+  ASSERT_NE(maverick, nullptr);
+  EXPECT_FALSE(maverick->is_moe_layer(0));
+  EXPECT_TRUE(maverick->is_moe_layer(1));
+  EXPECT_TRUE(maverick->is_moe_layer(47));
+}
+
+// GLM-4.5 and GLM-4.5-Air by hand (presets/models/glm-4.5*.json; QKV bias and QK-Norm not
+// modelled). GLM-4.5: attention 5120·12288 (Q) + 2·5120·1024 (K, V) +
+// 12288·5120 (O) = 136,314,880; a dense MLP 3·5120·12288 = 188,743,680; an expert 3·5120·1536 =
+// 23,592,960, 160 routed and 1 shared, the router 160·5120 = 819,200 and its expert bias 160; two
+// norms 10,240. A dense layer 325,068,800, an MoE layer 3,935,611,040; 3 + 89 of them
+// 351,244,588,960; the embedding
+// and the output layer 2·151552·5120 = 1,551,892,480 and the final norm 5,120:
+// 352,796,486,560 (GLM: 355B). Active: 152 of the 160 routed experts idle in each of the 89 MoE
+// layers, 319,165,562,880 less: 33,630,923,680, 32,079,031,200 without the two vocabulary
+// matrices (GLM: 32B). GLM-4.5-Air: attention 109,051,904, a dense MLP 3·4096·10944 =
+// 134,479,872, an expert 3·4096·1408 = 17,301,504 (128 routed, 1 shared), the router 524,288
+// and 128, norms 8,192: a dense layer 243,539,968, an MoE layer 2,341,478,528; 1 + 45 of them
+// 105,610,073,728; with 2·151552·4096 = 1,241,513,984 and 4,096: 106,851,591,808 (GLM: 106B);
+// active 13,423,470,208, 12,181,956,224 without the vocabulary matrices (GLM: 12B).
+TEST(Presets, GlmCountsByHand) {
+  const Catalog& c = builtin_catalog();
+  struct Want {
+    const char* id;
+    double total, active, vocabulary;
+  };
+  for (const Want& w : {Want{"glm-4.5", 352'796'486'560, 33'630'923'680, 1'551'892'480},
+                        Want{"glm-4.5-air", 106'851'591'808, 13'423'470'208, 1'241'513'984}}) {
+    const ModelSpec* m = c.find_model(w.id);
+    ASSERT_NE(m, nullptr) << w.id;
+    const ParameterCount n = count_parameters(*m, m->vocab, m->seq_len);
+    EXPECT_DOUBLE_EQ(n.total - n.mtp, w.total) << w.id;
+    EXPECT_DOUBLE_EQ(n.embedding + n.output, w.vocabulary) << w.id;
+    const double moe_layers = static_cast<double>(m->moe_layers(0, m->layers));
+    const double idle = n.routed_experts * (1 - static_cast<double>(m->moe.top_k) / m->moe.experts);
+    EXPECT_DOUBLE_EQ(n.total - n.mtp - moe_layers * idle, w.active) << w.id;
+    EXPECT_GT(n.mtp, 0) << w.id;  // one MTP layer, as Megatron-Bridge's recipes train it
+  }
+}
 
 TEST(Presets, MixtureOfExpertsModelsHaveTheirPublishedSizes) {
   const Catalog& c = builtin_catalog();

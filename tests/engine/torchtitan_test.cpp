@@ -64,6 +64,7 @@ TEST(Torchtitan, TheLlama70bConfigOn64A100) {
     return std::find(v.begin(), v.end(), s) != v.end();
   };
   EXPECT_TRUE(has(t.ignored, "optimizer.lr = 0.00015"));
+  EXPECT_FALSE(has(t.ignored, "optimizer.name = \"AdamW\""));  // read: the engine's adam
   EXPECT_TRUE(has(t.ignored, "training.steps = 1000"));
   EXPECT_FALSE(has(t.ignored, "parallelism.tensor_parallel_degree = 8"));
   // It estimates as torchtitan runs it: ZeRO-3 over the 8 data-parallel ranks.
@@ -186,6 +187,10 @@ TEST(Torchtitan, BadConfigsNameTheKey) {
   e = error_of("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
                "tensor_parallel_degree = 0\n");
   EXPECT_EQ(e.path, "parallelism.tensor_parallel_degree");
+  // torchtitan builds Adam and AdamW only; its own error is NotImplementedError.
+  e = error_of("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[optimizer]\nname = \"SGD\"\n", 1);
+  EXPECT_EQ(e.path, "optimizer.name");
+  EXPECT_NE(e.message.find("Adam and AdamW only"), std::string::npos) << e.message;
 }
 
 // Text beyond ASCII where TOML allows it (comments, strings) imports; where toml++ 3.3.0 would

@@ -35,11 +35,43 @@ struct FrameworkProfile {
   std::string name;
   Json plan_defaults = Json::object();  // plan key -> value
   Execution execution;
-  std::vector<std::pair<std::string, std::string>> cannot;  // plan key -> why
+  // What it cannot do -> why. An entry is a plan key ("cp": any value but the key's default, a
+  // flag on), a key and the one value it refuses ("optimizer=muon"), and either may end in
+  // " with " another key that must be on too ("optimizer=sgd with distributed_optimizer").
+  std::vector<std::pair<std::string, std::string>> cannot;
+  struct Cannot {
+    std::string_view key, value, with;
+  };
+  static Cannot cannot_of(std::string_view entry) {
+    Cannot out;
+    const size_t with = entry.find(" with ");
+    if (with != std::string_view::npos) {
+      out.with = entry.substr(with + 6);
+      entry = entry.substr(0, with);
+    }
+    const size_t eq = entry.find('=');
+    out.key = entry.substr(0, eq);
+    if (eq != std::string_view::npos) out.value = entry.substr(eq + 1);
+    return out;
+  }
+  // Whether it cannot do key `key` at all (any value away from its default).
   bool cannot_do(std::string_view key) const {
     for (const auto& c : cannot)
       if (c.first == key) return true;
     return false;
+  }
+  // The values of choice `key` it refuses, alone or with another key ("muon, sgd with
+  // distributed_optimizer"); empty if none.
+  std::string refused_values(std::string_view key) const {
+    std::string out;
+    for (const auto& c : cannot) {
+      const Cannot x = cannot_of(c.first);
+      if (x.key != key || x.value.empty()) continue;
+      if (!out.empty()) out += ", ";
+      out += x.value;
+      if (!x.with.empty()) (out += " with ") += x.with;
+    }
+    return out;
   }
 };
 

@@ -18,7 +18,11 @@ namespace stepcast {
 //   DeepseekV3ForCausalLM, GptOssForCausalLM, NemotronHForCausalLM (hybrid: its
 //   hybrid_override_pattern or layers_block_type as model.layer_pattern, its Mamba-2 and MoE
 //   keys as model.mamba and model.moe), Qwen3NextForCausalLM (hybrid: each decoder layer two
-//   blocks of model.layer_pattern, a Gated DeltaNet `G` or gated attention `*` then its MoE `E`)
+//   blocks of model.layer_pattern, a Gated DeltaNet `G` or gated attention `*` then its MoE `E`),
+//   Glm4MoeForCausalLM (GLM-4.5: grouped-query attention and DeepSeek-V3's MoE and MTP keys),
+//   Llama4ForConditionalGeneration (its text_config) and Llama4ForCausalLM (Llama 4: MoE layers
+//   from moe_layers or interleave_moe_layer_step, one shared expert, the context capped at the
+//   attention chunk)
 //
 // seq_len is the pre-training context the config records: rope_scaling's
 // original_max_position_embeddings (Llama 3.1, DeepSeek, GPT-OSS: the length before the context

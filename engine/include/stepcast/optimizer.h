@@ -36,7 +36,11 @@ struct MuonMatrix {
   double count = 0;           // matrices of this kind on one GPU of the stage
   int shards = 1;             // the TP (or expert-TP) ranks splitting it; 1: whole on each
   bool expert = false;        // a routed expert's (stepped over the expert DP group)
+  bool row_parallel = false;  // split over its input features (else its output features)
   double local_parameters() const { return rows * cols * count / shards; }
+  // One GPU's slice: its rows and columns.
+  double local_rows() const { return row_parallel ? rows : rows / shards; }
+  double local_cols() const { return row_parallel ? cols / shards : cols; }
 };
 
 // The matrices Muon steps on one GPU of a stage: its layers', the learned position table on the
@@ -70,5 +74,41 @@ struct MuonStep {
 };
 MuonStep muon_step(const std::vector<MuonMatrix>& matrices, const Plan& plan,
                    const Device& device);
+
+// SGD (--optimizer sgd) and Adafactor (Shazeer & Stern, "Adafactor: Adaptive Learning Rates with
+// Sublinear Memory Cost", ICML 2018, arXiv 1804.04235), as the software steps them.
+//
+// SGD keeps one momentum buffer per parameter, fp32 beside the fp32 master weights. Whether it
+// exists: torch.optim.SGD makes it only where the momentum is not 0 (torch/optim/sgd.py);
+// Transformer Engine's and apex's FusedSGD, which Megatron-Core and Megatron-LM build (the fused
+// kernels of their profiles), make one for every parameter whatever the momentum
+// (transformer_engine/pytorch/optimizers/fused_sgd.py get_momentums, NVIDIA/TransformerEngine
+// d0067d0d; megatron/core/optimizer/__init__.py at NVIDIA/Megatron-LM d98e8a64).
+bool sgd_keeps_buffer(const Plan& plan);
+
+// Bytes of optimizer state a parameter stepped element by element keeps beside its weight and
+// gradient: the fp32 master (none when training in fp32) and Adam's two moments (fp32, or bf16
+// with plan.bf16_moments), SGD's buffer, or Adafactor's unfactored second moment (one fp32
+// value: what it keeps on a ZeRO or FSDP shard, which is flat, one-dimensional).
+double state_bytes_per_parameter(const Plan& plan);
+
+// Adafactor on whole tensors (no ZeRO or FSDP sharding: zero_stage 0), as torch.optim.Adafactor
+// keeps it (torch/optim/_adafactor.py, pytorch/pytorch 516f64b7; PyTorch 2.5 and later): no first
+// moment (the paper's beta1 = 0 default; torch's has none), and for each tensor of two or more
+// dimensions the fp32 row and column means of the squared gradient (row_var, col_var: rows +
+// cols values, the paper's factored second moment, Algorithm 4), for every other tensor one fp32
+// value per element (variance). A TP-split matrix is its GPU's slice. Of one GPU of a stage:
+struct AdafactorState {
+  double matrix_parameters = 0;  // the parameters of its matrices (factored)
+  double second_moment = 0;      // values of second moment: factored rows + cols, and vectors
+};
+// The matrices are Muon's (muon_matrices) with the word embedding and the output layer.
+AdafactorState adafactor_state(const ModelSpec& model, const Plan& plan, const StageShape& stage);
+
+// Bytes one parameter's step reads and writes (memory bound, as optimizer_step_s prices Adam).
+double sgd_step_bytes(const Plan& plan);
+// `factored`: a matrix's element under adafactor_state; else an element of a vector or of a flat
+// shard.
+double adafactor_step_bytes(const Plan& plan, bool factored);
 
 }  // namespace stepcast

@@ -60,11 +60,14 @@ inline const char* to_string(MoeDispatcher v) { return name_of(v).data(); }
 // The optimizer (Megatron-LM's --optimizer, megatron/training/arguments.py at NVIDIA/Megatron-LM
 // d98e8a64): Adam, or Muon as Megatron-Core runs it (megatron/core/optimizer/
 // emerging_optimizers.py): the 2-D weights of the layers orthogonalised by Newton-Schulz
-// iterations, everything else (embeddings, output layer, norms, biases) stepped by Adam.
-enum class Optimizer { adam, muon };
+// iterations, everything else (embeddings, output layer, norms, biases) stepped by Adam; SGD
+// (--optimizer sgd, with --sgd-momentum: plan.sgd_momentum); Adafactor (Shazeer & Stern 2018,
+// arXiv 1804.04235) as torch.optim.Adafactor runs it: no first moment, the second factored into
+// row and column means per matrix. Each physics in optimizer.h.
+enum class Optimizer { adam, muon, sgd, adafactor };
 template <>
 struct EnumNames<Optimizer> {
-  static constexpr std::array<std::string_view, 2> values = {"adam", "muon"};
+  static constexpr std::array<std::string_view, 4> values = {"adam", "muon", "sgd", "adafactor"};
 };
 inline const char* to_string(Optimizer v) { return name_of(v).data(); }
 // The pipeline schedule (plan.schedule; schedule.h): Megatron's 1F1B, its interleaved 1F1B
@@ -143,6 +146,9 @@ struct Plan {
   RecomputeMethod recompute_method = RecomputeMethod::uniform;  // full recompute's layers
   int64_t recompute_num_layers = 1;
   Optimizer optimizer = Optimizer::adam;
+  // SGD's momentum factor (--sgd-momentum, 0.9 by default: megatron/training/arguments.py at
+  // NVIDIA/Megatron-LM d98e8a64); 0 is plain SGD. Read only under plan.optimizer sgd.
+  double sgd_momentum = 0.9;
   bool distributed_optimizer = false;
   int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
   Precision precision = Precision::bf16;

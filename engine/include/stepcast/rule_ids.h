@@ -61,6 +61,8 @@ enum class Rule {
   needs_fp8,
   muon_zero_stage,
   muon_precision,
+  moments_optimizer,
+  adafactor_hybrid,
   needs_moe,
   moe_overlap,
   moe_imbalance,
@@ -239,6 +241,14 @@ inline constexpr RuleInfo kRules[] = {
      "`plan.optimizer` muon cannot train in fp16 (Megatron-Core refuses emerging optimizers "
      "with fp16)",
      "`precision`"},
+    {Rule::moments_optimizer, "moments_optimizer",
+     "`plan.bf16_moments` keeps Adam's moments in bf16: `plan.optimizer` adam or muon (Adam's "
+     "share), not sgd or adafactor",
+     "`optimizer`"},
+    {Rule::adafactor_hybrid, "adafactor_hybrid",
+     "`plan.optimizer` adafactor unsharded (`plan.zero_stage` 0) is not modelled for a hybrid "
+     "model's Mamba and Gated DeltaNet mixers",
+     "`zero_stage`"},
     {Rule::needs_moe, "needs_moe",
      "an expert setting (`plan.ep`, `plan.etp`, `plan.moe_overlap`, `plan.moe_dispatcher`, "
      "`plan.moe_imbalance`) away from its default needs a mixture-of-experts model",

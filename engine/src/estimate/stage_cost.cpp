@@ -717,10 +717,18 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // The distributed optimizer shards dense parameters over DP x CP, experts over expert DP.
   const double shard = zero >= 1 ? static_cast<double>(p.dp) * p.cp : 1.0;
   const double expert_shard = zero >= 1 ? std::max(1, p.edp()) : 1.0;
+  const double stepped =
+      (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard;
   if (p.optimizer == Optimizer::adam) {
-    st.optimizer_s = optimizer_step_s((shape.parameters - shape.expert_parameters) / shard +
-                                          shape.expert_parameters / expert_shard,
-                                      p, device);
+    st.optimizer_s = optimizer_step_s(stepped, p, device);
+  } else if (p.optimizer == Optimizer::sgd) {
+    st.optimizer_s = elementwise_s(stepped * sgd_step_bytes(p), device);
+  } else if (p.optimizer == Optimizer::adafactor) {
+    // Factored matrices on whole tensors; a flat ZeRO/FSDP shard is stepped as a vector.
+    const double factored = zero >= 1 ? 0 : adafactor_state(m, p, shape).matrix_parameters;
+    st.optimizer_s = elementwise_s(factored * adafactor_step_bytes(p, true) +
+                                       (stepped - factored) * adafactor_step_bytes(p, false),
+                                   device);
   } else {
     // Muon's matrices (optimizer.h) on their own, Adam over the rest; the Newton-Schulz
     // iterations and the TP gathers before them are reported apart.

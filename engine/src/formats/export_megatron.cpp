@@ -99,6 +99,12 @@ std::optional<std::string> schedule_note(const Plan& p) {
   return std::nullopt;
 }
 
+// Megatron-LM's --optimizer offers adam, sgd, muon, dist_muon, lion, soap and adaptive_muon
+// (megatron/training/arguments.py at NVIDIA/Megatron-LM d98e8a64): no Adafactor.
+constexpr const char* kAdafactorNote =
+    "plan.optimizer adafactor: Megatron-LM has no Adafactor (--optimizer adam, sgd, muon, lion, "
+    "soap); no --optimizer is written";
+
 // What the arguments cannot say, as comment lines.
 void notes(const Scenario& s, const Plan& p, Lines& l) {
   const ModelSpec& m = s.model;
@@ -143,6 +149,7 @@ void notes(const Scenario& s, const Plan& p, Lines& l) {
   if (p.pp_scatter_gather)
     l.note("plan.pp_scatter_gather: Megatron-LM 2.x's --scatter-gather-tensors-in-pipeline, "
            "gone from Megatron-Core");
+  if (p.optimizer == Optimizer::adafactor) l.note(kAdafactorNote);
   if (p.framework != "megatron-core")
     l.note(fmt::format("plan.framework {}: the arguments are Megatron-Core's; the profile's "
                        "execution (kernels, gathers) is not a flag",
@@ -288,7 +295,9 @@ std::string bridge_recipe(const Scenario& s) {
   copy("micro-batch-size");
   copy("global-batch-size");
   copy("use-distributed-optimizer");
-  copy("optimizer");
+  if (p.optimizer != Optimizer::adafactor) copy("optimizer");
+  else notes.push_back(kAdafactorNote);
+  copy("sgd-momentum");
   if (p.optimizer == Optimizer::muon && p.distributed_optimizer)
     notes.push_back("plan.optimizer muon with the distributed optimizer: Megatron-Core shards it "
                     "layer-wise (OptimizerConfig.use_layer_wise_distributed_optimizer; "

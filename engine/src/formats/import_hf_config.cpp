@@ -24,7 +24,7 @@ namespace {
 
 enum class Family {
   llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek, gpt_oss, nemotron_h,
-  qwen3_next
+  qwen3_next, glm4_moe, llama4
 };
 
 struct Architecture {
@@ -32,7 +32,7 @@ struct Architecture {
   Family family;
 };
 
-constexpr std::array<Architecture, 12> kArchitectures = {{
+constexpr std::array<Architecture, 15> kArchitectures = {{
     {"LlamaForCausalLM", Family::llama},
     {"MistralForCausalLM", Family::mistral},
     {"MixtralForCausalLM", Family::mixtral},
@@ -45,6 +45,9 @@ constexpr std::array<Architecture, 12> kArchitectures = {{
     {"GptOssForCausalLM", Family::gpt_oss},
     {"NemotronHForCausalLM", Family::nemotron_h},
     {"Qwen3NextForCausalLM", Family::qwen3_next},
+    {"Glm4MoeForCausalLM", Family::glm4_moe},
+    {"Llama4ForConditionalGeneration", Family::llama4},
+    {"Llama4ForCausalLM", Family::llama4},
 }};
 
 std::string architecture_list() {
@@ -335,10 +338,10 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   const Json& config = *parsed;
   if (!config.is_object())
     return Error{ErrorCode::type_error, "", "config.json must be a JSON object"};
-  ConfigReader r(config);
-
   // The architecture: "architectures": ["LlamaForCausalLM"].
-  const Json* archs = r.raw("architectures");
+  const Json* archs = config.contains("architectures") && !config["architectures"].is_null()
+                          ? &config["architectures"]
+                          : nullptr;
   if (!archs) return Error{ErrorCode::missing_key, "architectures",
                            "config.json has no architectures (e.g. [\"LlamaForCausalLM\"])"};
   if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string())
@@ -352,6 +355,14 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
                  fmt::format("config.json architectures[0]={} is not one the importer reads ({})",
                              printable(arch), architecture_list())};
   const Family family = known->family;
+  // Llama 4's published config (Llama4ForConditionalGeneration) holds the language model's keys in
+  // text_config beside its vision tower's; the text-only Llama4ForCausalLM has them at the top.
+  const Json* text = family == Family::llama4 && config.contains("text_config")
+                         ? &config["text_config"]
+                         : nullptr;
+  if (text && !text->is_object())
+    return Error{ErrorCode::type_error, "text_config", "config.json text_config must be an object"};
+  ConfigReader r(text ? *text : config, text ? "text_config." : "");
 
   std::vector<std::string> notes;
   Json m = Json::object();
@@ -369,9 +380,27 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   m["hidden"] = hidden;
   m["heads"] = heads;
   m["kv_heads"] = r.integer("num_key_value_heads", heads);
-  m["ffn_hidden"] = r.integer("intermediate_size");
+  // Llama 4: intermediate_size is an expert's, intermediate_size_mlp the dense layers' MLP.
+  m["ffn_hidden"] = r.integer(family == Family::llama4 ? "intermediate_size_mlp" : "intermediate_size");
   m["vocab"] = r.integer("vocab_size");
   m["seq_len"] = pretraining_context(r);
+  if (family == Family::llama4) {
+    // Chunked attention (transformers' Llama4TextAttention: a token attends within its
+    // attention_chunk_size chunk on the RoPE layers) is full causal attention up to the chunk,
+    // as the engine prices attention; beyond it the engine has no chunked attention, so the
+    // context is the chunk (Maverick's config records no pre-training length, only its
+    // 1,048,576-token context).
+    const int64_t chunk = r.integer("attention_chunk_size", 0, true);
+    if (chunk > 0 && m["seq_len"].get<int64_t>() > chunk) {
+      notes.push_back(fmt::format("seq_len {}, the attention chunk (attention_chunk_size), not the "
+                                  "config's {}: beyond it chunked attention is not modelled",
+                                  chunk, m["seq_len"].get<int64_t>()));
+      m["seq_len"] = chunk;
+    }
+    notes.push_back("the NoPE layers (no_rope_layers) are priced with RoPE; the L2 QK-norm and "
+                    "attention temperature tuning are not modelled");
+    if (text) notes.push_back("the vision encoder (vision_config) is not modelled: text only");
+  }
   m["ffn_type"] = family == Family::nemotron_h ? nemotron_ffn_type(r) : ffn_type(r);
   m["position"] = "rope";
   // transformers' classes for these architectures default to untied embeddings.
@@ -381,9 +410,21 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   // projections and mlp_bias the MLP, and GPT-OSS has both (attention_bias alone says it).
   // Nemotron-H: use_bias, as Megatron-Bridge's NemotronHBridge maps it to add_bias_linear.
   const bool attention_bias = r.boolean("attention_bias", false);
-  m["bias"] = family == Family::nemotron_h ? r.boolean("use_bias", false) : attention_bias;
+  m["bias"] = family == Family::nemotron_h ? r.boolean("use_bias", false)
+              : family == Family::glm4_moe ? false  // its attention_bias is Q, K and V's only
+                                           : attention_bias;
   if (family == Family::qwen2 || family == Family::qwen2_moe)
     notes.push_back("Qwen2's bias on the query/key/value projections is not modelled");
+  // GLM-4.5 (transformers' Glm4MoeAttention: q/k/v_proj take attention_bias, o_proj none; the
+  // MLPs none; as Megatron-Bridge's GLM45Bridge maps them, add_bias_linear False with a QKV
+  // bias).
+  if (family == Family::glm4_moe) {
+    if (attention_bias)
+      notes.push_back("GLM's bias on the query/key/value projections is not modelled");
+    if (r.boolean("use_qk_norm", false)) notes.push_back("QK-Norm is not modelled");
+    if (r.has("partial_rotary_factor"))
+      notes.push_back("partial RoPE (partial_rotary_factor) is priced as RoPE on whole heads");
+  }
   if (family == Family::qwen3 || family == Family::qwen3_moe)
     notes.push_back("QK-Norm is not modelled");
   // Nemotron-H 8B/56B name it attention_head_dim; Nemotron 3 head_dim.
@@ -444,6 +485,7 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
       if (Json freq = qwen_layer_freq(r, layers); freq != Json(1)) moe["layer_freq"] = freq;
       break;
     case Family::deepseek:
+    case Family::glm4_moe:  // DeepSeek-V3's MoE keys (transformers' Glm4MoeConfig)
       if (!r.has("n_routed_experts")) break;  // a dense DeepSeek-V2-style model
       moe = {{"experts", r.integer("n_routed_experts")},
              {"top_k", r.integer("num_experts_per_tok")},
@@ -461,6 +503,38 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
       if (int64_t mtp = r.integer("num_nextn_predict_layers", 0, true); mtp > 0)
         m["mtp_layers"] = mtp;
       break;
+    case Family::llama4: {
+      // Every MoE layer has one shared expert as wide as a routed one (Llama4TextMoe); the MoE
+      // layers are moe_layers, else every interleave_moe_layer_step-th counting from 1
+      // (Llama4TextConfig: range(step - 1, layers, step)).
+      moe = {{"experts", r.integer("num_local_experts")},
+             {"top_k", r.integer("num_experts_per_tok")},
+             {"ffn_hidden", r.integer("intermediate_size")},
+             {"shared_experts", 1}};
+      if (r.error()) break;
+      std::vector<int> pattern(static_cast<size_t>(layers), 0);
+      if (const Json* listed = r.raw("moe_layers")) {
+        if (!listed->is_array()) {
+          r.fail(ErrorCode::type_error, "moe_layers", "config.json moe_layers must be a list of layer indices");
+          break;
+        }
+        for (const Json& i : *listed) {
+          if (!i.is_number_integer() || i.get<int64_t>() < 0 || i.get<int64_t>() >= layers) {
+            r.fail(ErrorCode::out_of_range, "moe_layers",
+                   fmt::format("config.json moe_layers holds {}: layer indices are 0 to {}",
+                               printable(i.dump()), layers - 1));
+            break;
+          }
+          pattern[static_cast<size_t>(i.get<int64_t>())] = 1;
+        }
+      } else {
+        const int64_t step = r.integer("interleave_moe_layer_step", 1);
+        for (int64_t i = 0; i < layers; ++i) pattern[static_cast<size_t>(i)] = (i + 1) % step == 0;
+      }
+      if (!std::all_of(pattern.begin(), pattern.end(), [](int x) { return x == 1; }))
+        moe["layer_freq"] = pattern;
+      break;
+    }
     case Family::nemotron_h: {
       // Hybrid: the pattern, the Mamba-2 mixer of its M layers (NemotronHConfig's names, as
       // Megatron-Bridge's NemotronHBridge maps them to --mamba-*), the MoE blocks of its E

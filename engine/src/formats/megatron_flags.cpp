@@ -236,7 +236,16 @@ constexpr MegatronFlag kFlags[] = {
     // --optimizer (arguments.py at d98e8a64: adam by default; muon with
     // --use-distributed-optimizer runs the layer-wise distributed optimizer).
     {.flag = "optimizer", .key = "plan.optimizer", .absent = D::of("adam"), .quiet = true,
+     .exported = [](const Scenario&, const Plan& p) -> std::optional<std::string> {
+       // Adam is the default; Megatron-LM has no Adafactor (a note says so, export_megatron.cpp).
+       if (p.optimizer == Optimizer::adam || p.optimizer == Optimizer::adafactor)
+         return std::nullopt;
+       return std::string(name_of(p.optimizer));
+     },
      .bridge = "optimizer.optimizer"},
+    // --sgd-momentum (arguments.py at d98e8a64: 0.9 by default; read by Megatron-Core's SGD).
+    {.flag = "sgd-momentum", .key = "plan.sgd_momentum", .absent = D::of(0.9), .quiet = true,
+     .bridge = "optimizer.sgd_momentum"},
     {.flag = "use-distributed-optimizer", .key = "plan.distributed_optimizer", .form = F::on,
      .bridge = "ddp.use_distributed_optimizer, optimizer.use_distributed_optimizer"},
     {.flag = "fp16", .key = "plan.precision", .form = F::on, .absent = D::rule(kPrecisionRule),

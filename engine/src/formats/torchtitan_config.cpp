@@ -403,6 +403,16 @@ Result<TorchtitanImport> scenario_from_torchtitan_toml(std::string_view toml_tex
   if (r.get<bool>("compile", "enable").value_or(false))
     out.notes.push_back("compile.enable = true: the torchtitan profile prices eager kernels "
                         "(torch.compile's fusion is not modelled)");
+  // The optimizer (job_config.py Optimizer: name "AdamW" by default): torchtitan builds Adam and
+  // AdamW only (torchtitan/components/optimizer/optimizer.py _resolve_optimizer_factory, "Optimizer
+  // {name} not added", at pytorch/torchtitan b5bcd76c), both the engine's adam.
+  const std::string optimizer = r.get<std::string>("optimizer", "name").value_or("AdamW");
+  if (r.error()) return *r.error();
+  if (optimizer != "AdamW" && optimizer != "Adam")
+    return out_of_range("optimizer.name",
+                        fmt::format("optimizer.name = \"{}\": torchtitan builds Adam and AdamW "
+                                    "only",
+                                    printable(optimizer, 40)));
   if (r.get<bool>("training", "enable_cpu_offload").value_or(false))
     out.notes.push_back("training.enable_cpu_offload = true: FSDP2's parameter, gradient and "
                         "optimizer offload is not modelled (memory and time as if on the GPU)");
@@ -477,6 +487,9 @@ std::string export_torchtitan_toml(const Scenario& sc) {
     if (p.effective_schedule() == PipelineSchedule::zero_bubble)
       out += "# schedule zero_bubble (ZB-H1): torchtitan's nearest is InterleavedZeroBubble\n";
   }
+
+  // plan.optimizer is adam here: the profile refuses the others (presets/frameworks/torchtitan.json).
+  out += "\n[optimizer]\nname = \"AdamW\"\n";
 
   out += "\n[activation_checkpoint]\n";
   switch (p.recompute) {

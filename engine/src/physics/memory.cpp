@@ -154,7 +154,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // fp32 master weights (none needed when training in fp32), and the optimizer's state: Adam's
   // two moments, fp32 or bf16; Muon's one momentum per matrix element, fp32 (zeros_like of the
   // fp32 main gradient: Emerging-Optimizers' orthogonalized_optimizer.py), with Adam's for the
-  // parameters Muon leaves to it (optimizer.h).
+  // parameters Muon leaves to it; SGD's momentum buffer; Adafactor's second moment (optimizer.h).
   const double master = p.precision == Precision::fp32 ? 0 : 4;
   const double adam_bytes = master + 2 * (p.bf16_moments ? 2 : 4);
   const double muon_bytes = master + 4;
@@ -174,11 +174,16 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
     mem.weights += 2 * std::max(st.layer_parameters, st.moe_layer_parameters) * weight_bytes;
   mem.gradients = zero >= 2 ? dense * grad_bytes / dp + experts * grad_bytes / edp
                             : params * grad_bytes;
-  if (p.optimizer == Optimizer::adam)
-    mem.optimizer = zero >= 1 ? dense * adam_bytes / dp + experts * adam_bytes / edp
-                              : params * adam_bytes;
-  else
+  if (p.optimizer == Optimizer::muon) {
     mem.optimizer = zero >= 1 ? dense_state / dp + expert_state / edp : dense_state + expert_state;
+  } else if (p.optimizer == Optimizer::adafactor && zero < 1) {
+    // Whole tensors: each matrix's factored row and column means (optimizer.h).
+    mem.optimizer = params * master + 4 * adafactor_state(m, p, st).second_moment;
+  } else {
+    // Adam, SGD, and Adafactor on flat ZeRO/FSDP shards: so many bytes a parameter.
+    const double bytes = state_bytes_per_parameter(p);
+    mem.optimizer = zero >= 1 ? dense * bytes / dp + experts * bytes / edp : params * bytes;
+  }
 
   const double in_flight = st.in_flight;
   const double moe_layers = static_cast<double>(st.moe_layers);

@@ -16,8 +16,8 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
   const double h = static_cast<double>(m.hidden);
   const double gated_inputs = ffn_matrices(m.ffn_type) - 1;  // fc1 fuses a gated unit's two
   auto add = [&](std::string_view what, double rows, double cols, double count, int shards,
-                 bool expert = false) {
-    out.push_back({what, rows, cols, count * layers, shards, expert});
+                 bool expert = false, bool row_parallel = false) {
+    out.push_back({what, rows, cols, count * layers, shards, expert, row_parallel});
   };
   if (m.mla()) {
     const AttentionSpec& a = m.attention;
@@ -33,14 +33,15 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
     add("key/value down-projection", kvl + static_cast<double>(a.qk_rope_head_dim), h, 1, 1);
     add("key/value up-projection", n * static_cast<double>(a.qk_head_dim + a.v_head_dim), kvl, 1,
         p.tp);
-    add("attention output projection", h, n * static_cast<double>(a.v_head_dim), 1, p.tp);
+    add("attention output projection", h, n * static_cast<double>(a.v_head_dim), 1, p.tp,
+        false, true);
   } else {
     // linear_qkv split into Q, K and V (emerging_optimizers.py, TensorParallelMuon.orthogonalize).
     add("query part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
     add("key and value parts of linear_qkv", static_cast<double>(m.kv_dim()), h, 2, p.tp);
     if (m.attention.output_gate)  // the gate rows of linear_qkv, as wide as the queries
       add("gate part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
-    add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp);
+    add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp, false, true);
   }
   if (moe && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
@@ -48,17 +49,17 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
     if (e.shared_experts > 0) {
       const double f = static_cast<double>(e.shared_experts * e.shared_ffn_hidden);
       add("shared experts' fc1", gated_inputs * f, h, 1, p.tp);
-      add("shared experts' fc2", h, f, 1, p.tp);
+      add("shared experts' fc2", h, f, 1, p.tp, false, true);
     }
     // Transformer Engine's grouped linear keeps one weight per expert.
     const double local = static_cast<double>(e.experts) / p.ep;
     const double f = static_cast<double>(e.ffn_hidden);
     add("expert fc1", gated_inputs * f, h, local, p.etp, true);
-    add("expert fc2", h, f, local, p.etp, true);
+    add("expert fc2", h, f, local, p.etp, true, true);
   } else {
     const double f = static_cast<double>(m.ffn_hidden);
     add("fc1", gated_inputs * f, h, 1, p.tp);
-    add("fc2", h, f, 1, p.tp);
+    add("fc2", h, f, 1, p.tp, false, true);
   }
 }
 
@@ -122,6 +123,59 @@ MuonStep muon_step(const std::vector<MuonMatrix>& matrices, const Plan& p, const
   }
   out.elementwise_s = elementwise_s(bytes, d);
   return out;
+}
+
+bool sgd_keeps_buffer(const Plan& p) {
+  return p.sgd_momentum > 0 || p.execution.kernels == Kernels::fused;
+}
+
+double state_bytes_per_parameter(const Plan& p) {
+  const double master = p.precision == Precision::fp32 ? 0 : 4;
+  switch (p.optimizer) {
+    case Optimizer::sgd: return master + (sgd_keeps_buffer(p) ? 4 : 0);
+    case Optimizer::adafactor: return master + 4;
+    case Optimizer::adam:
+    case Optimizer::muon: break;  // Muon's matrices apart (memory.cpp); Adam for the rest
+  }
+  return master + 2 * (p.bf16_moments ? 2 : 4);
+}
+
+AdafactorState adafactor_state(const ModelSpec& m, const Plan& p, const StageShape& st) {
+  AdafactorState out;
+  const auto add = [&](double rows, double cols, double count) {
+    out.matrix_parameters += rows * cols * count;
+    out.second_moment += (rows + cols) * count;
+  };
+  for (const MuonMatrix& x : muon_matrices(m, p, st))
+    add(x.local_rows(), x.local_cols(), x.count);
+  // The word embedding and the output layer, split over TP by vocabulary rows (a tied output
+  // layer on the embedding's stage is the same tensor).
+  const double h = static_cast<double>(m.hidden);
+  const double rows = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  const double tables = (st.first ? 1 : 0) + (st.last && (!m.tied_embeddings || !st.first) ? 1 : 0);
+  add(rows, h, tables);
+  out.second_moment += st.parameters - out.matrix_parameters;  // norms, biases: one each
+  return out;
+}
+
+double sgd_step_bytes(const Plan& p) {
+  // One fused pass, as FusedSGD runs it (fused_sgd.py, multi_tensor_sgd): read the fp32 master
+  // and gradient (8 B) and the buffer (4 B), write the master and the buffer (8 B); then the
+  // 16-bit model copy (2 B) unless training in fp32. No buffer: read 8 B, write 4 B.
+  const double copy = p.precision == Precision::fp32 ? 0 : 2;
+  return (sgd_keeps_buffer(p) ? 20 : 12) + copy;
+}
+
+double adafactor_step_bytes(const Plan& p, bool factored) {
+  // torch.optim.Adafactor's step, op by op (_single_tensor_adafactor, fp32, weight decay 0 as
+  // its default): the parameter's norm (read 4 B); factored, the row and column norms of the
+  // gradient (read it twice, 8 B) and the estimate row_var @ col_var written whole (4 B) and
+  // divided in place (8 B); unfactored, grad * grad (8 B), the variance's lerp_ (12 B) and its
+  // clone (8 B); then clamp_ and rsqrt_ in place (16 B), the update times the gradient (12 B),
+  // its norm (4 B) and param.add_ (12 B); and the 16-bit model copy (2 B) unless in fp32.
+  const double copy = p.precision == Precision::fp32 ? 0 : 2;
+  const double second = factored ? 8 + 4 + 8 : 8 + 12 + 8;
+  return 4 + second + 16 + 12 + 4 + 12 + copy;
 }
 
 }  // namespace stepcast

@@ -612,8 +612,21 @@ constexpr Field<Plan> kPlan[] = {
                                      "(embeddings, output layer, norms, biases) take Adam; with "
                                      "the distributed optimizer each DP rank steps whole "
                                      "matrices (layer-wise). Megatron-Core only; no fp16, no "
-                                     "ZeRO-2/3",
+                                     "ZeRO-2/3. `sgd` (--optimizer sgd): one fp32 momentum "
+                                     "buffer (none at `sgd_momentum` 0 under torch.optim.SGD); "
+                                     "not with Megatron-Core's distributed optimizer. "
+                                     "`adafactor` (torch.optim.Adafactor, not in Megatron-LM): "
+                                     "no first moment, the second factored into row and column "
+                                     "means per matrix, unfactored on ZeRO/FSDP's flat shards",
                               .control = C::advanced}),
+    member<&Plan::sgd_momentum>({.object = "plan", .name = "sgd_momentum", .link = "sgdm",
+                                 .type = V::number, .fallback = D::of(0.9), .min = 0,
+                                 .max = 0.999, .label = "SGD momentum",
+                                 .doc = "SGD's momentum factor (--sgd-momentum); 0: plain SGD, "
+                                        "whose torch.optim.SGD keeps no buffer (Megatron's "
+                                        "fused SGD keeps one anyway). Read under `optimizer` "
+                                        "sgd only",
+                                 .control = C::advanced, .needs = "plan.optimizer=sgd"}),
     member<&Plan::distributed_optimizer>({.object = "plan", .name = "distributed_optimizer",
                                           .link = "do", .type = V::boolean,
                                           .fallback = kProfile,

@@ -323,28 +323,41 @@ bool check_split(Rules& c, bool& even_rule) {
 // Flags the framework cannot honour, and flags that need another.
 bool check_framework(Rules& c, const FrameworkProfile* profile) {
   const Plan& p = c.s().plan;
+  // The plan's value of key `key` as the writer writes it, and whether it is "on": a flag on, or
+  // a size (plan.cp) or a choice (plan.optimizer) away from its default; with `value` ("sgd"),
+  // whether the choice is that one.
+  const auto holds = [&](std::string_view key, std::string_view value, Json& v) {
+    for (const auto& f : detail::plan_fields())
+      if (f.info.name == key && f.write) {
+        f.write(p, f.info, v);
+        const Json& x = v[std::string(key)];
+        if (!value.empty()) return x.is_string() && x.get<std::string>() == value;
+        const DefaultValue& d = f.info.fallback;
+        return x.is_boolean()  ? x.get<bool>()
+               : x.is_number() ? d.kind == DefaultValue::Kind::number && x.get<double>() != d.number
+                               : x.is_string() && d.kind == DefaultValue::Kind::text &&
+                                     x.get<std::string>() != d.text;
+      }
+    return false;
+  };
   if (profile)
     for (const auto& entry : profile->cannot) {
       // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
-      const std::string& key = entry.first;
+      // An entry is "key", "key=value", or either followed by " with " and another that must
+      // hold too ("optimizer=sgd with distributed_optimizer": catalog.h).
       const std::string& why = entry.second;
-      // A flag it cannot do is refused on; a size (plan.cp) or a choice (plan.optimizer) away
-      // from its default.
-      bool on = false;
-      Json v = Json::object();
-      for (const auto& f : detail::plan_fields())
-        if (f.info.name == key && f.write) {
-          f.write(p, f.info, v);
-          const DefaultValue& d = f.info.fallback;
-          on = v[key].is_boolean()  ? v[key].get<bool>()
-               : v[key].is_number() ? d.kind == DefaultValue::Kind::number &&
-                                          v[key].get<double>() != d.number
-                                    : v[key].is_string() && d.kind == DefaultValue::Kind::text &&
-                                          v[key].get<std::string>() != d.text;
-        }
+      const FrameworkProfile::Cannot what = FrameworkProfile::cannot_of(entry.first);
+      Json v = Json::object(), also = Json::object();
+      const bool on = holds(what.key, what.value, v) &&
+                      (what.with.empty() || holds(what.with, {}, also));
+      const std::string key(what.key);
       if (on && !c.broken([&] {
             return rule(Rule::framework_cannot, fmt::format("plan.{}", key),
-                        fmt::format("plan.{}={}: {} cannot do it ({})", key, v[key].dump(),
+                        fmt::format("plan.{}={}{}: {} cannot do it ({})", key, v[key].dump(),
+                                    what.with.empty() ? ""
+                                                      : fmt::format(" with plan.{}={}", what.with,
+                                                                    also[std::string(what.with)]
+                                                                        .dump()),
                                     p.framework, why),
                         {"plan.framework"}, {{"framework", p.framework}, {"reason", why}});
           }))
@@ -384,6 +397,33 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
                     "plan.precision=fp16 with plan.optimizer=muon: Megatron-Core refuses "
                     "emerging optimizers with fp16; use bf16 or lower",
                     {"plan.optimizer"}, {{"precision", "fp16"}});
+      }))
+    return false;
+  // Adam's moments in bf16 are Megatron-Core's precision-aware optimizer for Adam (its
+  // --exp-avg-dtype and --exp-avg-sq-dtype); SGD's buffer and Adafactor's factors have no such
+  // setting (FusedSGD and torch.optim.Adafactor keep their state in the master's fp32).
+  const bool adam_like = p.optimizer == Optimizer::adam || p.optimizer == Optimizer::muon;
+  if (p.bf16_moments && !adam_like && !c.broken([&] {
+        return rule(Rule::moments_optimizer, "plan.bf16_moments",
+                    fmt::format("plan.bf16_moments=true with plan.optimizer={}: only Adam's "
+                                "moments can be kept in bf16 (the precision-aware optimizer); "
+                                "use adam or muon, or bf16_moments false",
+                                to_string(p.optimizer)),
+                    {"plan.optimizer"}, {{"optimizer", to_string(p.optimizer)}});
+      }))
+    return false;
+  // Adafactor's factored state on whole tensors (optimizer.h adafactor_state) counts the
+  // attention, MLP and MoE matrices; a hybrid model's Mamba and Gated DeltaNet mixers would be
+  // counted wrong, so that plan is refused rather than priced (on a ZeRO/FSDP shard every
+  // parameter keeps one value and the mixers do not matter).
+  if (p.optimizer == Optimizer::adafactor && zero < 1 && c.s().model.hybrid() && !c.broken([&] {
+        return rule(Rule::adafactor_hybrid, "plan.optimizer",
+                    fmt::format("plan.optimizer=adafactor with zero_stage 0 on a hybrid model "
+                                "({} layers): its factored state is not modelled for Mamba and "
+                                "Gated DeltaNet mixers; use zero_stage 1 or more (one value a "
+                                "parameter) or another optimizer",
+                                c.s().model.layers),
+                    {"plan.zero_stage"}, {{"zero_stage", zero}});
       }))
     return false;
   if (p.fp8_param_gather && p.precision != Precision::fp8 && p.precision != Precision::mxfp8 &&

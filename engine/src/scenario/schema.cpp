@@ -203,17 +203,23 @@ std::string framework_markdown(const Catalog& catalog) {
   for (const auto& field : detail::plan_fields()) {
     const std::string key(field.info.name);
     if (std::none_of(frameworks.begin(), frameworks.end(), [&](const FrameworkProfile& f) {
-          return f.plan_defaults.contains(key) || f.cannot_do(key);
+          return f.plan_defaults.contains(key) || f.cannot_do(key) ||
+                 !f.refused_values(key).empty();
         }))
       continue;
     out += fmt::format("| `plan.{}` |", key);
-    // A key no profile sets (plan.cp) is a capability: yes, or no where the software lacks it.
-    for (const auto& f : frameworks)
+    // A key no profile sets (plan.cp) is a capability: yes, or no where the software lacks it;
+    // a choice some of whose values it lacks (plan.optimizer): yes but those.
+    for (const auto& f : frameworks) {
+      const std::string refused = f.refused_values(key);
       out += fmt::format(" {}{} |",
                          f.plan_defaults.contains(key) ? cell(f.plan_defaults[key])
                          : f.cannot_do(key)            ? "no"
                                                        : "yes",
-                         f.cannot_do(key) ? " (cannot)" : "");
+                         f.cannot_do(key)    ? " (cannot)"
+                         : refused.empty() ? ""
+                                           : fmt::format(" (not {})", refused));
+    }
     out += "\n";
   }
   const std::pair<const char*, std::string (*)(const Execution&)> rows[] = {
