@@ -91,6 +91,8 @@ expect_error(offload_layers "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"
              "error: plan.cpu_offloading_num_layers=40 must be below model.layers=32: Megatron-Core offloads fewer layers than the model has (rule offload_layers)")
 expect_error(offload_pipeline "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"pp\": 2, \"global_batch\": 16, \"cpu_offloading_num_layers\": 4}}"
              "error: plan.cpu_offloading_num_layers=4 with plan.pp=2: Megatron-Core has no support for pipeline parallelism with CPU offloading (rule offload_conflict)")
+expect_error(offload_module_name "{\"model\": \"llama3-8b\", ${h100x2}, \"plan\": {\"global_batch\": 16, \"offload_modules\": \"core_attn expert_fc1\"}}"
+             "error: plan.offload_modules: 'expert_fc1' is a module of the MoE experts, and the model has none (the modules: attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act) (rule offload_modules)")
 execute_process(COMMAND ${STEPCAST} estimate ${example} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\"iteration_time_s\"")
   message(FATAL_ERROR "estimate of the example failed (${rc}): ${out}")

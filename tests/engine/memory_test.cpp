@@ -413,6 +413,112 @@ TEST(Memory, OffloadingWhereMegatronCannot) {
   EXPECT_EQ(e.path, "plan.cpu_offloading_num_layers");
 }
 
+// Fine-grained offloading (plan.offload_modules), Llama 3 8B as above (bf16, tp 1, 4096 tokens a
+// micro-batch, no recompute): of a layer's 34.03125 s b h bytes, qkv_linear holds the fused
+// norm's input and the QKV GEMM's input (2 + 2), core_attn Q, K and V ((4096 + 2 x 1024) x 2 bytes
+// = 3 sbh) and the log-sum-exp (32 heads x 4 bytes = 0.03125 sbh), attn_proj the attention output
+// (2); the MLP's 25 (the fused norm's input, fc1's input, SwiGLU's two inputs and fc2's) has no
+// offload group on a dense layer. Every layer's groups leave but the last layer's (Megatron-Core
+// keeps the last group of each name): 31 of the 32 layers' worth.
+TEST(Memory, OffloadedModulesLeaveTheGpuAndCostTheirCopies) {
+  auto run = [](const char* node, const char* modules,
+                const char* extra = R"(, "recompute": "none")") {
+    return estimate(test::scenario(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "{}", "nodes": 1}}, "plan": {{"tp": 1,
+        "pp": 1, "micro_batch": 1, "global_batch": {},
+        "offload_modules": "{}"{}}}, "seq_len": 4096}})",
+        node, node[0] == 'g' ? 72 : 64, modules, extra)));
+  };
+  const double sbh = 4096.0 * 4096.0;
+  const Report none = run("dgx-h100", ""), attn = run("dgx-h100", "core_attn attn_proj"),
+               all = run("dgx-h100", "qkv_linear,core_attn,attn_proj");
+  const MemoryBreakdown &a = none.stages[0].memory, &b = attn.stages[0].memory,
+                        &c = all.stages[0].memory;
+  EXPECT_EQ(a.offloaded, 0);
+  EXPECT_NEAR(b.offloaded, 31 * 5.03125 * sbh, 1);
+  EXPECT_NEAR(c.offloaded, 31 * 9.03125 * sbh, 1);
+  EXPECT_NEAR(a.activations - c.activations, c.offloaded, 1);
+  EXPECT_NEAR(all.host_memory_bytes_per_node, 8 * c.offloaded, 8);  // 8 GPUs a node
+  // The norms of a dense layer are fused into the next GEMM (attn_norm and mlp_norm offload
+  // nothing), and there are no experts: the names are Megatron's, the bytes none.
+  EXPECT_EQ(run("dgx-h100", "attn_norm mlp_norm").stages[0].memory.offloaded, 0);
+  // Under core_attn recompute the checkpointed attention bypasses its offload group: only the
+  // projection's input leaves.
+  EXPECT_NEAR(run("dgx-h100", "core_attn attn_proj",
+                  R"(, "recompute": "selective", "recompute_modules": "core_attn")")
+                  .stages[0].memory.offloaded,
+              31 * 2 * sbh, 1);
+  // Full recompute keeps only each layer's input, which no group holds.
+  EXPECT_EQ(run("dgx-h100", "core_attn attn_proj", R"(, "recompute": "full")")
+                .stages[0].memory.offloaded,
+            0);
+  // Time: a layer's 9.03125 sbh (151.5 MB) crosses PCIe 5.0 x16 at 63 GB/s in 2.4 ms, less than
+  // a layer's forward or backward: hidden, no time moves. Unfused attention on A100 keeps its
+  // scores, softmax output and dropout mask, (2 x 2 + 1) bytes x 32 heads x 4096 x 4096 = 160 sbh
+  // in core_attn's group: 165 sbh a layer, 88 ms over PCIe 4.0 x16 (31.5 GB/s), and what it takes
+  // beyond each layer's compute is exposed.
+  const double copy = 9.03125 * sbh / 63e9;
+  EXPECT_LT(copy, all.stages[0].forward_s / 32);
+  EXPECT_EQ(all.stages[0].offload_s, 0);
+  EXPECT_EQ(all.iteration_time_s, none.iteration_time_s);
+  const Report slow =
+      run("dgx-a100", "core_attn attn_proj", R"(, "recompute": "none", "flash_attention": false)");
+  const StageReport& d = slow.stages[0];
+  EXPECT_NEAR(d.memory.offloaded, 31 * 165 * sbh, 1);
+  const double copy4 = 165 * sbh / 31.5e9;
+  EXPECT_NEAR(d.offload_s,
+              32 * (std::max(0.0, copy4 - d.forward_s / 32) +
+                    std::max(0.0, copy4 - d.backward_s / 32)),
+              1e-12);
+  EXPECT_GT(d.offload_s, 0);
+}
+
+// Megatron-Core's refusals of fine-grained offloading (TransformerConfig.__post_init__): one
+// line each, naming the key, its value and the rule.
+TEST(Memory, OffloadedModulesWhereMegatronCannot) {
+  auto error = [](const std::string& plan, const char* model = "llama3-8b",
+                  const char* node = "dgx-h100") {
+    return test::error_of(fmt::format(
+        R"({{"model": "{}", "cluster": {{"node": "{}", "nodes": 1}}, "plan": {{"global_batch": 64,
+        {}}}}})",
+        model, node, plan));
+  };
+  Error e = error(R"("offload_modules": "core_attn mlp")");
+  EXPECT_EQ(e.rule, Rule::offload_modules);
+  EXPECT_EQ(e.path, "plan.offload_modules");
+  EXPECT_EQ(e.values["module"], "mlp");
+  EXPECT_NE(e.message.find("'mlp' is not a module of Megatron-Core's --offload-modules"),
+            std::string::npos) << e.message;
+  e = error(R"("offload_modules": "expert_fc1")");
+  EXPECT_EQ(e.rule, Rule::offload_modules);
+  EXPECT_NE(e.message.find("the model has none"), std::string::npos) << e.message;
+  e = error(R"("offload_modules": ["gdp_qkv"])");
+  EXPECT_EQ(e.rule, Rule::offload_modules);
+  EXPECT_EQ(e.values["module"], "gdp_qkv");
+  e = error(R"("offload_modules": "attn_proj")");
+  EXPECT_EQ(e.rule, Rule::offload_modules_conflict);
+  EXPECT_NE(e.message.find("offload core_attn too"), std::string::npos) << e.message;
+  e = error(R"("offload_modules": "core_attn", "cpu_offloading_num_layers": 4)");
+  EXPECT_EQ(e.rule, Rule::offload_modules_conflict);
+  EXPECT_EQ(e.values["setting"], "cpu_offloading_num_layers");
+  EXPECT_EQ(e.values["value"], 4);
+  e = error(R"("ep": 8, "offload_modules": "moe_act", "recompute": "selective",
+               "recompute_modules": "moe")",
+            "qwen3-30b-a3b");
+  EXPECT_EQ(e.rule, Rule::offload_modules_conflict);
+  EXPECT_EQ(e.values["setting"], "recompute_modules");
+  e = error(R"("offload_modules": "core_attn")", "llama3-8b", "pcie-l40s-x8");
+  EXPECT_EQ(e.rule, Rule::host_link);
+  EXPECT_EQ(e.path, "plan.offload_modules");
+  e = error(R"("offload_modules": "core_attn", "framework": "deepspeed")");
+  EXPECT_EQ(e.rule, Rule::framework_cannot);
+  EXPECT_EQ(e.path, "plan.offload_modules");
+  // With a pipeline and recompute, as Megatron-Core runs it: no error.
+  EXPECT_TRUE(parse_scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"pp": 2, "global_batch": 64, "recompute": "selective",
+      "offload_modules": "core_attn attn_proj"}})", builtin_catalog()).ok());
+}
+
 TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
   // GPT-3 175B on one DGX A100: 175 B parameters / 8 GPUs x 18 bytes is far over 80 GiB.
   const Scenario s = test::scenario(R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100",

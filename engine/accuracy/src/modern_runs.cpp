@@ -242,6 +242,15 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
     if (!keys.value) return Skip{keys.skip};
     for (auto it = keys.value->begin(); it != keys.value->end(); ++it) plan[it.key()] = *it;
   }
+  // The modules a selective recipe recomputes, where the row leaves recompute to the recipe.
+  if (const auto* recipe = detail::recipe_of(cell, facts);
+      recipe && !recipe->recompute_modules.empty() && recompute == "selective" &&
+      recipe->recompute == "selective" && (rc.empty() || contains(rc, "not stated"))) {
+    plan["recompute_modules"] = recipe->recompute_modules;
+    c.assumptions.push_back(fmt::format("recompute modules '{}' (the source's {} recipe, "
+                                        "sources.json)",
+                                        recipe->recompute_modules, cell("model")));
+  }
   // Activation offloading, which no row states: its recipe's, dense or MoE.
   if (const auto* recipe = detail::recipe_of(cell, facts);
       recipe && recipe->cpu_offloading_num_layers) {

@@ -108,7 +108,7 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
                                                      JsonReader& parent) {
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
-                         "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
+                         "recompute_modules", "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
                          "bf16_moments", "cpu_offloading_num_layers", "pipeline_layouts", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
@@ -135,6 +135,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   if (r.has("cpu_offloading_num_layers") && !is_null(r, "cpu_offloading_num_layers"))
     m.cpu_offloading_num_layers = r.integer("cpu_offloading_num_layers", std::nullopt, 1);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
+  if (r.has("recompute_modules") && !is_null(r, "recompute_modules"))
+    m.recompute_modules = r.string("recompute_modules", std::nullopt);
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
   if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);
   // {"16": "Et*4|(t*4|)*14tmL", ...}: the layout for each count of pipeline stages.

@@ -33,7 +33,8 @@ struct MemoryBreakdown {
   // The rest of the allowance outside the allocator (calibration framework_memory_gib: the CUDA
   // context and NCCL) beyond the named NCCL buffers.
   double other = 0;
-  // Activation bytes held in host memory instead of the GPU (plan.cpu_offloading_num_layers):
+  // Activation bytes held in host memory instead of the GPU (plan.cpu_offloading_num_layers,
+  // plan.offload_modules):
   // not in `activations` nor the total; what each GPU needs of its node's host memory.
   double offloaded = 0;
   double total = 0;  // reserved + the parts outside the allocator: what the GPU must hold
@@ -52,6 +53,20 @@ struct MemoryBreakdown {
 // intermediates on the rows this GPU's experts receive, the shared experts' MLP).
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, bool moe = false);
 double layer_activation_bytes(const ModelSpec& model, const Plan& plan, const LayerKind& kind);
+
+// The part of layer_activation_bytes that fine-grained offloading (plan.offload_modules) moves
+// to host memory: the saved tensors of the listed modules, one micro-batch (0 under full
+// recompute, which keeps only each layer's input).
+double layer_offloaded_bytes(const ModelSpec& model, const Plan& plan, const LayerKind& kind);
+
+// What fine-grained offloading moves of one micro-batch's pass through a stage's layers (its
+// dense and MoE layers, or a hybrid's blocks), and the most one of its layers moves.
+struct StageOffload {
+  double per_micro_batch = 0;
+  double largest_layer = 0;
+};
+StageOffload stage_offloaded_modules(const ModelSpec& model, const Plan& plan,
+                                     const StageShape& stage);
 
 // The layers of a stage whose activations plan.cpu_offloading_num_layers sends to the host (no
 // more than the stage has).

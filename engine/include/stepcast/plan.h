@@ -48,6 +48,18 @@ void for_each_recompute_module(std::string_view text, F f) {
   }
 }
 
+// Megatron-Core's fine-grained activation offloading (--fine-grained-activation-offloading
+// --offload-modules; TransformerConfig.offload_modules, megatron/core/transformer/
+// transformer_config.py at NVIDIA/Megatron-LM d98e8a64): the modules whose saved tensors each
+// layer copies to host memory after their forward and back before their backward. Its other
+// names: gdp_qkv belongs to GatedDeltaProduct, which the engine does not express, and
+// fused_group_mlp needs Transformer Engine's op fuser (--use-transformer-engine-op-fuser), which
+// the engine does not model.
+inline constexpr std::array<std::string_view, 7> kOffloadModules = {
+    "attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act"};
+inline constexpr std::array<std::string_view, 2> kMegatronOnlyOffloadModules = {"fused_group_mlp",
+                                                                                "gdp_qkv"};
+
 // How an MoE layer exchanges tokens between expert-parallel ranks (Megatron-Core's
 // --moe-token-dispatcher-type).
 enum class MoeDispatcher { alltoall, allgather, flex };
@@ -181,6 +193,10 @@ struct Plan {
   // their backward, copied over the host link while the next layer computes (Transformer
   // Engine's get_cpu_offload_context). 0: none.
   int64_t cpu_offloading_num_layers = 0;
+  // Megatron-Core's fine-grained activation offloading by module (kOffloadModules, separated by
+  // spaces or commas; physics/offload.h): every layer's listed modules' saved tensors wait in
+  // host memory between their forward and their backward. Empty: none.
+  std::string offload_modules;
 
   // Megatron's uneven pipeline splits: layers on the first and last stage (0: the even share),
   // and whether the input embedding and the loss count as a layer each in the split
@@ -205,6 +221,13 @@ struct Plan {
     if (recompute == Recompute::selective)
       for_each_recompute_module(recompute_modules,
                                 [&](std::string_view name) { found = found || name == module; });
+    return found;
+  }
+  // Whether fine-grained offloading moves `module`'s saved tensors (one of kOffloadModules).
+  bool offloads(std::string_view module) const {
+    bool found = false;
+    for_each_recompute_module(offload_modules,
+                              [&](std::string_view name) { found = found || name == module; });
     return found;
   }
   // Expert data-parallel size: the GPUs of one pipeline stage over the expert grid's etp x ep.

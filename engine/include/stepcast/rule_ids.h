@@ -70,6 +70,8 @@ enum class Rule {
   recompute_num_layers,
   offload_layers,
   offload_conflict,
+  offload_modules,
+  offload_modules_conflict,
   host_link,
   precision_supported,
   // The model's shape and the cluster's links.
@@ -277,6 +279,15 @@ inline constexpr RuleInfo kRules[] = {
     {Rule::offload_conflict, "offload_conflict",
      "Megatron-Core's activation offloading (`plan.cpu_offloading_num_layers`) runs without a "
      "pipeline and without recompute; the error's path is the setting that stops it",
+     "`setting`, `value`"},
+    {Rule::offload_modules, "offload_modules",
+     "a name in `plan.offload_modules` is not one of Megatron-Core's --offload-modules the engine "
+     "models, or needs a part the model lacks (`expert_fc1`, `moe_act`: an MoE model)",
+     "`module`, `allowed`"},
+    {Rule::offload_modules_conflict, "offload_modules_conflict",
+     "a combination Megatron-Core refuses with fine-grained offloading (`plan.offload_modules`): "
+     "`attn_proj` without `core_attn`, layer-level offloading beside it, or offloading inside "
+     "the MoE block while `moe` is recomputed; `setting` names the other part",
      "`setting`, `value`"},
     {Rule::host_link, "host_link",
      "activation offloading needs the node's link to host memory, which a node preset states "

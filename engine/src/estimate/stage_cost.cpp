@@ -695,6 +695,18 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         n, st.memory.offloaded / (static_cast<double>(n) * shape.in_flight),
         sc.cluster.groups[group].host_link_Bps_per_dir, t.forward / layers, t.backward / layers);
     offload = {copies.forward_s, copies.backward_s};
+  } else if (const StageOffload o = stage_offloaded_modules(m, p, shape);
+             o.per_micro_batch > 0 && shape.layers > 0) {
+    // Fine-grained offloading: each layer's groups go to the host on a side stream after their
+    // forward and come back one group ahead of their backward (fine_grained_activation_offload.py
+    // bulk_offload_group, bulk_reload), so a layer's copies overlap the next layer's compute, as
+    // the layer-level kind's do: every layer of the stage, at the stage's mean per layer.
+    const double layers = static_cast<double>(shape.layers);
+    const OffloadCost copies =
+        offload_cost(shape.layers, o.per_micro_batch / layers,
+                     sc.cluster.groups[group].host_link_Bps_per_dir, t.forward / layers,
+                     t.backward / layers);
+    offload = {copies.forward_s, copies.backward_s};
   }
   t.offload = offload.total();
   st.offload_s = t.offload;

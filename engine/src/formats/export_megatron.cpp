@@ -290,6 +290,14 @@ std::string bridge_recipe(const Scenario& s) {
     set(attribute("cpu-offloading"), "True");
     copy("cpu-offloading-num-layers");
   }
+  if (!p.offload_modules.empty()) {
+    set(attribute("fine-grained-activation-offloading"), "True");
+    std::string list;  // a Python list of the module names
+    for_each_recompute_module(p.offload_modules, [&](std::string_view name) {
+      list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", name);
+    });
+    set(attribute("offload-modules"), "[" + list + "]");
+  }
   if (!p.flash_attention) set(attribute("attention-backend"), "\"unfused\"");
   copy("seq-length");
   copy("micro-batch-size");

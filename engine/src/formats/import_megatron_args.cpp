@@ -480,6 +480,9 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   if (const std::string* modules = f.value("recompute-modules");
       modules && granularity == "selective")
     p["recompute_modules"] = *modules;
+  if (const std::string* modules = f.value("offload-modules");
+      modules && f.on("fine-grained-activation-offloading"))
+    p["offload_modules"] = *modules;
   const std::string fp8 = r.choice("fp8-format", {"e4m3", "hybrid"});
   const std::string recipe = r.choice("fp8-recipe", {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"});
   const std::string fp4 = r.choice("fp4-format", {"e2m1"});

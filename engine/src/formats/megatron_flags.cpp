@@ -330,6 +330,23 @@ constexpr MegatronFlag kFlags[] = {
      .bridge = "model.cpu_offloading"},
     {.flag = "cpu-offloading-num-layers", .key = "plan.cpu_offloading_num_layers",
      .bridge = "model.cpu_offloading_num_layers"},
+    // Fine-grained offloading (arguments.py at NVIDIA/Megatron-LM d98e8a64: --fine-grained-
+    // activation-offloading, --offload-modules nargs='*'): the list counts only with the switch.
+    {.flag = "fine-grained-activation-offloading", .key = "plan.offload_modules", .form = F::on,
+     .absent = D::rule("on where plan.offload_modules names a module; --offload-modules counts "
+                       "only with it"),
+     .exported = [](const Scenario&, const Plan& p) {
+       return switch_if(!p.offload_modules.empty());
+     },
+     .bridge = "model.fine_grained_activation_offloading"},
+    {.flag = "offload-modules", .key = "plan.offload_modules",
+     .absent = D::rule("no module offloaded; read only with --fine-grained-activation-"
+                       "offloading"),
+     .exported = [](const Scenario&, const Plan& p) -> Text {
+       if (p.offload_modules.empty()) return std::nullopt;
+       return recompute_module_words(p.offload_modules);
+     },
+     .bridge = "model.offload_modules", .many = true},
     // Megatron-LM's default 0.1: the flag is TransformerConfig.hidden_dropout's
     // (megatron/core/transformer/transformer_config.py at NVIDIA/Megatron-LM d98e8a64).
     // Megatron-Bridge's recipes leave it to the model bridges (no `bridge` attribute).

@@ -1,7 +1,9 @@
 #include "stepcast/memory.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 
 #include "stepcast/compute.h"
 #include "stepcast/optimizer.h"
@@ -13,7 +15,24 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
   return layer_activation_bytes(m, p, LayerKind{moe, false});
 }
 
-double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
+namespace {
+
+// The fine-grained offloading group (kOffloadModules) whose saved tensors a part of a layer's
+// activations is, as Megatron-Core's TE layer spec wraps its modules (megatron/core/models/gpt/
+// gpt_layer_specs.py, transformer/attention.py and moe/experts.py at NVIDIA/Megatron-LM
+// d98e8a64): `qkv_linear` holds linear_qkv's saved tensors, the first norm's input with them
+// (TELayerNormColumnParallelLinear fuses the norm: input_layernorm is IdentityOp) or, under
+// multi-latent attention, the down- and latent projections' (its input_layernorm is a TENorm of
+// its own, `attn_norm`); `core_attn` the core attention's Q, K, V, its softmax statistics and its
+// output (freed once the projection has quantized it); `attn_proj` the projection's input (at 16
+// bits that same output, freed with it: forced_released_tensors=[core_attn_out]); `mlp_norm`
+// the pre-MLP norm's input of an MoE layer (a dense layer fuses it into linear_fc1); `expert_fc1`
+// the experts' fc1 input (the permuted tokens), `moe_act` the activation's input.
+enum class Part { kept, attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act };
+
+// A layer's activation bytes by part: f(part, bytes) for each term.
+template <class F>
+void layer_activation_parts(const ModelSpec& m, const Plan& p, const LayerKind& kind, F put) {
   const bool moe = kind.moe;
   // A transformer layer is attention and an MLP; a hybrid layer one block (or a Mamba mixer).
   const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
@@ -41,17 +60,37 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
   // The attention output: the fused attention keeps it (bf16) for its backward, and the output
   // projection its input, the same tensor at 16 bits, a quantized copy below.
   const double out_copies = a + (low_precision(p.precision) ? g : 0);
+  // Under core_attn recompute the checkpointed attention keeps its inputs outside any offload
+  // group (attention.py bypasses the core_attn offload there).
+  const Part core_attn = p.recomputes("core_attn") ? Part::kept : Part::core_attn;
+  // The attention output, `elements` of it: below 16 bits core attention's bf16 copy (core_attn)
+  // and the projection's quantized input (attn_proj); at 16 bits one tensor both keep, freed
+  // only with attn_proj (which Megatron-Core admits only beside core_attn).
+  auto attention_output = [&](double elements) {
+    if (low_precision(p.precision)) {
+      put(core_attn, a * elements);
+      put(Part::attn_proj, g * elements);
+    } else {
+      put(Part::attn_proj, out_copies * elements);
+    }
+  };
 
-  if (p.recompute == Recompute::full)  // only each layer's input is kept (checkpoint)
-    return a * sbh * replicated;
+  if (p.recompute == Recompute::full) {  // only each layer's input is kept (checkpoint)
+    put(Part::kept, a * sbh * replicated);
+    return;
+  }
   // Selective recompute's modules (plan.recompute_modules): each keeps its input and drops what
   // it would save inside, replayed in the backward (compute.cpp prices the replay).
   const detail::RecomputeSet recomputes(p);
   const bool norms = recomputes.has("layernorm"), up_proj = recomputes.has("mla_up_proj");
 
   // Korthikanti et al. eq. 2 terms, in units of bytes (a = bytes per activation element):
-  double bytes = 0;
-  bytes += replicated * (blocks * a * sbh);       // the norms' inputs
+  // the norms' inputs: the attention's, then the MLP's.
+  const bool moe_ffn = ffn && moe && m.moe.enabled();
+  if (attends) put(m.mla() ? Part::attn_norm : Part::qkv_linear, replicated * a * sbh);
+  if (ffn) put(moe_ffn ? Part::mlp_norm : Part::kept, replicated * a * sbh);
+  if (!attends && !ffn) put(Part::kept, replicated * (blocks * a * sbh));
+  double bytes = 0;  // the parts no offload group holds, put at the end
   if (kind.block == Block::mamba) {
     // Megatron-Core's MambaMixer keeps in_proj's input (the norm's output) and output (z, x,
     // B, C, dt), the conv's output (x, B, C), the scan's output y and the gated norm's output
@@ -61,7 +100,8 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     if (!norms) bytes += replicated * (a * sbh);
     bytes += a * s * b * (inner + conv + static_cast<double>(m.mamba_heads()) / t);
     bytes += a * s * b * (conv + 2 * inner);
-    return bytes + replicated * mask * sbh;
+    put(Part::kept, bytes + replicated * mask * sbh);
+    return;
   }
   if (kind.block == Block::gdn) {
     // Megatron-Core's GatedDeltaNet keeps in_proj's input and output (q, k, v, z, b, a), the
@@ -76,9 +116,10 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     if (!norms) bytes += replicated * (a * sbh);
     bytes += a * s * b * (static_cast<double>(2 * m.gdn_key_dim()) / t + 2 * v + 2 * nv);
     bytes += a * s * b * (conv + 2 * v + 64 * nv) + (4 + a) * s * b * nv;
-    return bytes + replicated * mask * sbh;
+    put(Part::kept, bytes + replicated * mask * sbh);
+    return;
   }
-  if (!norms && attends) bytes += replicated * (g * sbh);  // QKV input (first norm's output)
+  if (!norms && attends) put(Part::qkv_linear, replicated * (g * sbh));  // QKV input
   if (!attends) {
     // (an MLP or MoE layer of a hybrid model: no attention)
   } else if (m.mla()) {
@@ -87,15 +128,15 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     const AttentionSpec& A = m.attention;
     const double n = static_cast<double>(m.heads);
     const double latents = static_cast<double>(A.q_lora_rank + A.kv_lora_rank + A.qk_rope_head_dim);
-    bytes += (a + g) * s * b * latents;
+    put(Part::qkv_linear, (a + g) * s * b * latents);
     if (!up_proj)
-      bytes += a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t;
-    bytes += out_copies * s * b * n * static_cast<double>(A.v_head_dim) / t;
+      put(core_attn, a * s * b * n * static_cast<double>(2 * (A.qk_head_dim + A.qk_rope_head_dim) + A.v_head_dim) / t);
+    attention_output(s * b * n * static_cast<double>(A.v_head_dim) / t);
   } else {
-    bytes += a * s * b * (q + 2 * kv) / t;     // Q, K, V
+    put(core_attn, a * s * b * (q + 2 * kv) / t);  // Q, K, V
     // The output gate's input (the QKV projection's output) and the gated output.
     if (m.attention.output_gate) bytes += 2 * a * s * b * q / t;
-    bytes += out_copies * s * b * q / t;       // attention output (and the projection's input)
+    attention_output(s * b * q / t);  // attention output (and the projection's input)
   }
   if (attends) bytes += replicated * mask * sbh;  // the projection's dropout mask
   if (!norms && ffn) bytes += replicated * (g * sbh);  // fc1 input (second norm's output)
@@ -113,8 +154,11 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
     if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
-      bytes += (g + a) * routed * h;  // permuted tokens (the experts' fc1 input), expert outputs
-      bytes += mlp(fe, routed, recomputes.has("moe_act"));      // the experts' intermediates
+      put(Part::expert_fc1, g * routed * h);  // permuted tokens (the experts' fc1 input)
+      bytes += a * routed * h;                // the experts' outputs
+      // The experts' intermediates: the activation's input(s), fc2's input unless replayed.
+      put(Part::moe_act, a * routed * fe * gated);
+      if (!recomputes.has("moe_act")) bytes += g * routed * fe;
       if (e.shared_experts > 0 && !recomputes.has("shared_experts"))
         bytes += mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden) / t, s * b);
     }
@@ -122,14 +166,58 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
     bytes += mlp(static_cast<double>(m.ffn_hidden) / t, s * b);
   }
   if (ffn) bytes += replicated * mask * sbh;      // MLP dropout mask
-  if (!attends) return bytes;
+  put(Part::kept, bytes);
+  if (!attends) return;
   const double heads = static_cast<double>(m.heads) / t;
   const bool stores_scores = !p.flash_attention && !recomputes.has("core_attn");
   if (stores_scores)  // softmax output, its dropout mask and output: 5 a-ish bytes per score
-    bytes += (2 * a + 1) * heads * s * static_cast<double>(m.seq_len) * b;
+    put(core_attn, (2 * a + 1) * heads * s * static_cast<double>(m.seq_len) * b);
   else if (p.flash_attention)  // fused attention keeps the fp32 log-sum-exp per row
-    bytes += 4 * heads * s * b;
+    put(core_attn, 4 * heads * s * b);
+}
+
+constexpr std::array<std::string_view, 8> kPartNames = {
+    "", "attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act"};
+
+}  // namespace
+
+double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
+  double bytes = 0;
+  layer_activation_parts(m, p, kind, [&](Part, double b) { bytes += b; });
   return bytes;
+}
+
+double layer_offloaded_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
+  if (p.offload_modules.empty()) return 0;
+  double bytes = 0;
+  layer_activation_parts(m, p, kind, [&](Part part, double b) {
+    if (part != Part::kept && p.offloads(kPartNames[static_cast<size_t>(part)])) bytes += b;
+  });
+  return bytes;
+}
+
+
+
+StageOffload stage_offloaded_modules(const ModelSpec& m, const Plan& p, const StageShape& st) {
+  StageOffload o;
+  if (p.offload_modules.empty()) return o;
+  auto add = [&](const LayerKind& kind, int64_t layers) {
+    if (layers <= 0) return;
+    const double bytes = layer_offloaded_bytes(m, p, kind);
+    o.per_micro_batch += bytes * static_cast<double>(layers);
+    o.largest_layer = std::max(o.largest_layer, bytes);
+  };
+  if (!m.hybrid()) {
+    add(LayerKind{false, false}, st.layers - st.moe_layers);
+    add(LayerKind{true, false}, st.moe_layers);
+  } else {
+    add(LayerKind{false, false, Block::mamba}, st.mamba_layers);
+    add(LayerKind{false, false, Block::attention}, st.attention_layers);
+    add(LayerKind{false, false, Block::mlp}, st.mlp_layers);
+    add(LayerKind{false, false, Block::gdn}, st.gdn_layers);
+    add(LayerKind{true, false, Block::mlp}, st.moe_layers);
+  }
+  return o;
 }
 
 MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape& st,
@@ -240,6 +328,17 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
     mem.offloaded = static_cast<double>(n) * one_micro_batch / static_cast<double>(st.layers) *
                     in_flight;
     act -= mem.offloaded;
+  }
+  // Fine-grained offloading (plan.offload_modules): every layer's listed modules' saved tensors
+  // wait in host memory, for each micro-batch in flight, but the last group of each module name
+  // (PipelineOffloadManager.post_warmup_callback, megatron/core/pipeline_parallel/
+  // fine_grained_activation_offload.py at NVIDIA/Megatron-LM d98e8a64, keeps it on the GPU so
+  // that its reload does not stall the backward that comes next): one layer's worth stays. The
+  // MTP modules' layers keep theirs here.
+  if (const StageOffload o = stage_offloaded_modules(m, p, st); o.per_micro_batch > 0) {
+    const double moved = std::max(0.0, o.per_micro_batch * in_flight - o.largest_layer);
+    mem.offloaded += moved;
+    act -= moved;
   }
   if (st.mtp)  // the MTP modules' layers, like the last layer, for the micro-batches in flight
     act += static_cast<double>(m.mtp_layers) * in_flight *

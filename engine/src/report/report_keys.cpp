@@ -66,7 +66,8 @@ constexpr ReportKey<Breakdown> kBreakdown[] = {
                             "of small work, a dropless MoE layer's host sync)"),
     value<&Breakdown::offload>("offload", "s", "Offload copies",
                                "activation copies to and from host memory "
-                               "(plan.cpu_offloading_num_layers) not hidden behind the layers' "
+                               "(plan.cpu_offloading_num_layers, plan.offload_modules) not "
+                               "hidden behind the layers' "
                                "compute"),
 };
 
@@ -119,7 +120,8 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
                                       "the bytes plan.memory_headroom keeps free"),
     value<&MemoryBreakdown::offloaded>("offloaded", "bytes", "Offloaded",
                                        "activations held in host memory instead "
-                                       "(plan.cpu_offloading_num_layers): not in the total"),
+                                       "(plan.cpu_offloading_num_layers, "
+                                       "plan.offload_modules): not in the total"),
 };
 
 // --- One operation of the communication census.

@@ -741,6 +741,18 @@ constexpr Field<Plan> kPlan[] = {
                 "(Megatron-Core's --cpu-offloading --cpu-offloading-num-layers): fewer than the "
                 "model's layers, with no pipeline and no recompute",
          .control = C::advanced}),
+    read_by(member<&Plan::offload_modules>(
+                {.object = "plan", .name = "offload_modules", .link = "ofm", .type = V::text,
+                 .fallback = D::of(""), .label = "Offloaded modules",
+                 .doc = "modules whose saved activations every layer copies to host memory "
+                        "after their forward and back before their backward, over the node's "
+                        "host link beside the compute (Megatron-Core's --fine-grained-"
+                        "activation-offloading --offload-modules), names separated by spaces or "
+                        "commas: `attn_norm`, `qkv_linear`, `core_attn`, `attn_proj` (with "
+                        "`core_attn`), `mlp_norm`, `expert_fc1`, `moe_act` (MoE models); a JSON "
+                        "list of the names reads the same; empty: none",
+                 .control = C::advanced}),
+            [](JsonReader& r, const KeyInfo& k, Plan& p) { p.offload_modules = r.names(k); }),
     {{.object = "plan", .name = "first_stage_layers",
                                        .link = "fsl", .fallback = D::rule("the even share"),
                                        .min = 1, .max = 100000, .unit = "layers",

@@ -632,13 +632,84 @@ bool check_recompute(Rules& c) {
 // NVIDIA/Megatron-LM d98e8a64): "CPU offloading can be done only for layers less than
 // num_layers", "no support for Pipeline parallelism with CPU offloading", "CPU offloading does
 // not work when activation recomputation is enabled"; and the copies need the node's host link.
+// Fine-grained offloading as Megatron-Core admits it (TransformerConfig.__post_init__ at
+// NVIDIA/Megatron-LM d98e8a64): names from its list ("Invalid choices for offload_modules"), the
+// MoE experts' modules only where there are experts (megatron/core/transformer/moe/experts.py
+// reads them), "attn_proj cannot be set to offload_modules alone without core_attn", "fine_grained_
+// activation_offloading cannot be enabled with cpu_offloading", and no offloading inside the MoE
+// block while 'moe' is recomputed ("Cannot offload ... while recomputing the entire MoE layer").
+bool check_offload_modules(Rules& c) {
+  const Plan& p = c.s().plan;
+  const ModelSpec& m = c.s().model;
+  const std::string key = "plan.offload_modules";
+  std::string_view bad, why;  // the first name that breaks the rule, and how
+  for_each_recompute_module(p.offload_modules, [&](std::string_view name) {
+    auto listed = [&](auto& list) { return std::find(list.begin(), list.end(), name) != list.end(); };
+    if (!bad.empty()) return;
+    if (name == "gdp_qkv")
+      why = "a Megatron-Core module of an architecture the engine does not express "
+            "(GatedDeltaProduct)";
+    else if (name == "fused_group_mlp")
+      why = "Megatron-Core's module of Transformer Engine's op fuser "
+            "(--use-transformer-engine-op-fuser), which the engine does not model";
+    else if (!listed(kOffloadModules))
+      why = "not a module of Megatron-Core's --offload-modules";
+    else if ((name == "expert_fc1" || name == "moe_act") && !m.moe.enabled())
+      why = "a module of the MoE experts, and the model has none";
+    if (!why.empty()) bad = name;
+  });
+  if (!bad.empty() && !c.broken([&] {
+        Json allowed = Json::array();
+        for (std::string_view k : kOffloadModules) allowed.push_back(k);
+        const std::string name = printable(std::string(bad));
+        return rule(Rule::offload_modules, key,
+                    fmt::format("{}: '{}' is {} (the modules: {}) (rule offload_modules)", key,
+                                name, why, fmt::join(kOffloadModules, ", ")),
+                    {}, {{"module", name}, {"allowed", allowed}});
+      }))
+    return false;
+  // The first combination Megatron-Core refuses, with the setting that makes it.
+  std::string setting, because;
+  Json value;
+  const bool moe_recomputed = p.recomputes("moe");
+  if (p.offloads("attn_proj") && !p.offloads("core_attn")) {
+    setting = "offload_modules", value = "attn_proj";
+    because = "attn_proj's input is core_attn's output, which core_attn's backward needs: "
+              "offload core_attn too";
+  } else if (p.cpu_offloading_num_layers > 0) {
+    setting = "cpu_offloading_num_layers", value = p.cpu_offloading_num_layers;
+    because = "fine-grained offloading cannot be enabled with layer-level CPU offloading";
+  } else if (moe_recomputed && (p.offloads("expert_fc1") || p.offloads("moe_act"))) {
+    setting = "recompute_modules", value = "moe";
+    because = "recomputing the whole MoE layer leaves nothing inside it to offload "
+              "(expert_fc1, moe_act)";
+  }
+  if (!setting.empty() && !c.broken([&] {
+        return rule(Rule::offload_modules_conflict, key,
+                    fmt::format("{}=\"{}\"{}: Megatron-Core refuses it, {} "
+                                "(rule offload_modules_conflict)",
+                                key, printable(p.offload_modules),
+                                setting == "offload_modules"
+                                    ? std::string()
+                                    : fmt::format(" with plan.{}={}", setting, value.dump()),
+                                because),
+                    {"plan." + setting}, {{"setting", setting}, {"value", value}});
+      }))
+    return false;
+  return c.ok();
+}
+
 bool check_offload(Rules& c) {
   const Plan& p = c.s().plan;
   const int64_t n = p.cpu_offloading_num_layers;
-  if (n <= 0) return c.ok();
+  if (n <= 0 && p.offload_modules.empty()) return c.ok();
+  if (!p.offload_modules.empty() && !check_offload_modules(c)) return false;
   const ModelSpec& m = c.s().model;
-  const std::string key = "plan.cpu_offloading_num_layers";
-  if (n >= m.layers && !c.broken([&] {
+  const std::string key =
+      n > 0 ? "plan.cpu_offloading_num_layers" : "plan.offload_modules";
+  const std::string shown =
+      n > 0 ? std::to_string(n) : "\"" + printable(p.offload_modules) + "\"";
+  if (n > 0 && n >= m.layers && !c.broken([&] {
         return rule(Rule::offload_layers, key,
                     fmt::format("{}={} must be below model.layers={}: Megatron-Core offloads "
                                 "fewer layers than the model has (rule offload_layers)",
@@ -648,7 +719,7 @@ bool check_offload(Rules& c) {
     return false;
   // The first setting that stops it: a pipeline, then recompute.
   const bool piped = p.pp > 1, recomputes = p.recompute != Recompute::none;
-  if ((piped || recomputes) && !c.broken([&] {
+  if (n > 0 && (piped || recomputes) && !c.broken([&] {
         const std::string setting = piped ? "pp" : "recompute";
         const Json value = piped ? Json(p.pp) : Json(std::string(name_of(p.recompute)));
         return rule(Rule::offload_conflict, key,
@@ -667,7 +738,7 @@ bool check_offload(Rules& c) {
           return rule(Rule::host_link, key,
                       fmt::format("{}={}: the node's link to host memory is not stated ({}; "
                                   "node presets state host_link_GBps_per_dir) (rule host_link)",
-                                  key, n, node),
+                                  key, shown, node),
                       {"cluster.node"}, {{"node", node}});
         }))
       return false;

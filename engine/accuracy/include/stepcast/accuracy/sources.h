@@ -73,6 +73,9 @@ struct SourceFacts {
     // dense rows and MoE rows alike; none: no offloading.
     std::optional<int64_t> cpu_offloading_num_layers;
     std::string recompute;       // none / selective / full; empty: the source's default
+    // Megatron's --recompute-modules of a selective recipe (plan.recompute_modules); empty:
+    // the engine's default (core_attn).
+    std::string recompute_modules;
     std::string moe_dispatcher;  // alltoall / allgather / flex; empty: the engine's default
     std::optional<int64_t> etp;  // expert tensor parallel size; none: the engine's (tp)
     std::vector<std::pair<int64_t, std::string>> pipeline_layouts;  // pp x vp -> layout
