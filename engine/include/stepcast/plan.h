@@ -145,6 +145,10 @@ struct Plan {
   Optimizer optimizer = Optimizer::adam;
   bool distributed_optimizer = false;
   int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
+  // ZeRO-3 / FSDP: the fetch units (layers, or DeepSpeed's sub-modules) whose parameters are
+  // gathered ahead of the one computing (sharded_gathers.h); 0: each gather waits for the compute
+  // before it. FSDP's BACKWARD_PRE and forward prefetch, FSDP2's implicit prefetch: 1.
+  int zero3_prefetch = 1;
   Precision precision = Precision::bf16;
   // Options that Megatron-LM exposes as flags; defaults follow its current recommended recipes.
   bool flash_attention = true;       // fused attention: no s x s matrix stored or re-read

@@ -91,10 +91,13 @@ struct Tally {
 // (seed 26: ZB-H1 on RTX 4090s under torchtitan, pp 2, cp 4: peaks x 0.891 0.012 % faster, the
 // bubble 0.15 ms shorter, the exposed DP 0.48 ms shorter, the compute 0.66 ms longer). All 19 of
 // the default run are ZB-H1 or ZB-V plans (14 seeds: 12, 26, 106, 143, 273, 586, 900, 980, 1313,
-// 1334, 1771, 1775, 2508, 2735); none is DualPipeV's.
-const std::map<std::string, size_t> kKnownViolations = {{"LowerPeakNeverFaster", 7},
-                                                         {"LowerMemoryBandwidthNeverFaster", 1},
-                                                         {"ComputeScaleUpNeverSlower", 10},
+// 1334, 1771, 1775, 2508, 2735); none is DualPipeV's. Since ZeRO-3's backward on those
+// schedules hides behind the input-gradient block alone (stage_cost.cpp, issue 34), the lower
+// peaks' 7 are gone and 3 compute scales remain (seeds 273, 1983, 1993; seed 273, a torchtitan
+// ZB-H1 plan bound by the CPU's launches, 0.79 %: its W savings become launch waits in B; the
+// others under 0.001 %).
+const std::map<std::string, size_t> kKnownViolations = {{"LowerMemoryBandwidthNeverFaster", 1},
+                                                         {"ComputeScaleUpNeverSlower", 3},
                                                          {"MoreRecomputeNeverFaster", 1}};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly

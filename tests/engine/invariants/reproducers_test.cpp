@@ -160,8 +160,9 @@ TEST(Reproducers, LayerProfilesAreBoundedByThePeak) {
 // ring behind that set's last backward alone forgot that the ring waits for the H200's buckets:
 // 0.4929 s against 0.5206 s. One ring, exposed after the latest of the sets (tail.cpp). Since
 // ZeRO-3's per-micro-batch gathers and reduce-scatters span both sets, the H20 set also takes
-// part in the 8 micro-batches' collectives it does not run (0.7649 s with the Hopper
-// constants of calibration.json).
+// part in the 8 micro-batches' collectives it does not run (0.8431 s with the Hopper
+// constants of calibration.json and ZeRO-3's passes run layer by layer, sharded_gathers.h:
+// each pass's first gather and last reduce-scatter exposed; 0.7649 s hidden in bulk).
 TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   Json h20;
   for (const auto& g : builtin_catalog().documents["gpus"])
@@ -192,7 +193,7 @@ TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   };
   const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
-  EXPECT_NEAR(at.iteration_time_s, 0.7649, 5e-4);
+  EXPECT_NEAR(at.iteration_time_s, 0.8431, 5e-4);
 }
 
 // A preset GPU with every dense peak times `peaks`.
