@@ -95,6 +95,9 @@ struct Execution {
   Kernels kernels = Kernels::fused;
   Zero3Fetch zero3_fetch = Zero3Fetch::layer;
   bool grad_reduce_every_micro_batch = false;  // ZeRO-2/3 (DeepSpeed), FSDP
+  // ZeRO-3: each gathered unit is copied out of the all-gather's buffer into its parameters on
+  // the compute stream (FSDP2's foreach_all_gather_copy_out), not gathered in place.
+  bool zero3_copy_out = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).

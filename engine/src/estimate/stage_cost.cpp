@@ -657,10 +657,17 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     // ranks). The units share the chunk's traffic and window evenly (the embedding's and output
     // layer's gathers too).
     double backward_gather_s = 0;
+    ByPass gathered_bytes;  // per micro-batch
     for (const auto& op : ops)
-      if (op.group == CommGroup::dp && op.phase == Phase::backward &&
-          op.kind == CollectiveKind::all_gather)
-        backward_gather_s += op.total_s() / mbd;
+      if (op.group == CommGroup::dp && op.kind == CollectiveKind::all_gather) {
+        const double bytes = op.bytes * static_cast<double>(op.count) / mbd;
+        if (op.phase == Phase::backward) {
+          backward_gather_s += op.total_s() / mbd;
+          gathered_bytes.backward += bytes;
+        } else if (op.phase == Phase::forward) {
+          gathered_bytes.forward += bytes;
+        }
+      }
     const double per_layer = p.execution.zero3_fetch == Zero3Fetch::module
                                  ? 2.0 + ffn_matrices(m.ffn_type)
                                  : 1.0;
@@ -689,15 +696,26 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         c.chunk_zero3_backward.push_back(both * (1 - gather_part));
       } else {
         const double backward_gather = backward_gather_s * layers_share;
-        const FetchUnit forward_unit{gather / n, forward_window / n, 0};
+        // FSDP2 copies each gathered unit out of the all-gather's buffer on the compute stream
+        // before the unit computes (Execution::zero3_copy_out): read and written once at HBM
+        // speed, compute time the gathers can hide behind but the pass pays for.
+        auto copy_out = [&](double bytes) {
+          return p.execution.zero3_copy_out ? elementwise_s(2 * bytes * layers_share / n, device)
+                                            : 0.0;
+        };
+        const ByPass copy{copy_out(gathered_bytes.forward), copy_out(gathered_bytes.backward)};
+        const FetchUnit forward_unit{gather / n, forward_window / n + copy.forward, 0};
         const double input_grad_window =
             backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0);
-        const FetchUnit backward_unit{backward_gather / n, std::max(0.0, input_grad_window) / n,
-                                      std::max(0.0, reduce - backward_gather) / n};
+        const FetchUnit backward_unit{
+            backward_gather / n, std::max(0.0, input_grad_window) / n + copy.backward,
+            std::max(0.0, reduce - backward_gather) / n};
         c.chunk_zero3_forward.push_back(
-            sharded_pass_exposed_s(forward_unit, units, p.zero3_prefetch, slowdown));
+            sharded_pass_exposed_s(forward_unit, units, p.zero3_prefetch, slowdown) +
+            n * copy.forward);
         c.chunk_zero3_backward.push_back(
-            sharded_pass_exposed_s(backward_unit, units, p.zero3_prefetch, slowdown));
+            sharded_pass_exposed_s(backward_unit, units, p.zero3_prefetch, slowdown) +
+            n * copy.backward);
       }
       zero3.forward += c.chunk_zero3_forward.back();
       zero3.backward += c.chunk_zero3_backward.back();
