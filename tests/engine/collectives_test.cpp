@@ -69,5 +69,39 @@ TEST(Collectives, GroupsAcrossNodesShareThePorts) {
   EXPECT_EQ(latency_steps(CollectiveKind::all_reduce, 1), 1);
 }
 
+TEST(Collectives, RingLatencyGrowsWithTheRanksNotTheNodesAlone) {
+  // NCCL's ring latency (src/graph/tuning.cc at NVIDIA/nccl 5067397c): nodes - 1 network hops
+  // and n - nodes hops inside the nodes at 3.4 us (NVLink ring, Simple protocol).
+  ClusterGroup c;
+  c.gpus_per_node = 8;
+  c.nics_per_node = 8;
+  c.intra_node_link = *builtin_catalog().find_link("nvlink4");
+  c.inter_node_link = *builtin_catalog().find_link("ib-ndr");  // 5 us a network step
+  const CommPath dp64 = comm_path(c, place_group(64, 1, 8));
+  const CommPath dp1024 = comm_path(c, place_group(1024, 1, 8));
+  ASSERT_EQ(dp64.nodes, 8);
+  ASSERT_EQ(dp1024.nodes, 128);
+  // 64 ranks on 8 nodes: 7 x 5 + 56 x 3.4 = 225.4 us; 1,024 on 128: 127 x 5 + 896 x 3.4 =
+  // 3,681.4 us, where the node count alone gave 635 us.
+  EXPECT_NEAR(collective_latency_s(CollectiveKind::all_gather, 64, dp64), 225.4e-6, 1e-9);
+  EXPECT_NEAR(collective_latency_s(CollectiveKind::reduce_scatter, 1024, dp1024), 3681.4e-6, 1e-9);
+  // One rank a node (TP 8 fills it): every hop crosses the network, 127 x 5 = 635 us.
+  const CommPath one_per_node = comm_path(c, place_group(128, 8, 8));
+  EXPECT_NEAR(collective_latency_s(CollectiveKind::all_gather, 128, one_per_node), 635e-6, 1e-9);
+  // The tree all-reduce keeps 2 log2(nodes) network steps: 14 x 5 = 70 us; inside a node the
+  // link's measured floor, 13.7 us, whatever the collective.
+  EXPECT_NEAR(collective_latency_s(CollectiveKind::all_reduce, 1024, dp1024), 70e-6, 1e-9);
+  const CommPath node = comm_path(c, place_group(8, 1, 8));
+  EXPECT_NEAR(collective_latency_s(CollectiveKind::all_gather, 8, node), 13.7e-6, 1e-9);
+  // A small gather is latency-bound: 1 MB over 1,024 ranks costs its latency plus the bytes and
+  // the half-peak fill at the node's share of the ports (376 GB/s capped at NVLink's 370).
+  const double bytes = 1e6;
+  EXPECT_NEAR(collective_time_s(CollectiveKind::all_gather, bytes, 1024, dp1024),
+              1023.0 / 1024 * (bytes + dp1024.half_peak_bytes) / dp1024.busbw_Bps + 3681.4e-6,
+              1e-9);
+  EXPECT_GT(collective_latency_s(CollectiveKind::all_gather, 1024, dp1024),
+            collective_time_s(CollectiveKind::all_gather, bytes, 1024, dp1024) / 2);
+}
+
 }  // namespace
 }  // namespace stepcast

@@ -44,7 +44,18 @@ struct CommPath {
   double half_peak_bytes = 0;
   double latency_s = 0;
   int nodes = 1;  // nodes the group spans (1 inside a node)
+  // A ring across nodes also steps through every member inside each node (collective_time_s):
+  // the latency of one such hop, 0 inside a node (the link's latency_s is measured whole there).
+  double hop_latency_s = 0;
 };
+
+// NCCL's latency of one intra-node hop of a ring that crosses nodes, Simple protocol (the one
+// it picks for the MB-sized buffers of data-parallel collectives): max(NVLink ring Simple 3.4 us,
+// 3 x the 1.0 us network overhead on x86/Intel) = 3.4 us (src/graph/tuning.cc,
+// ncclTunerConstantsDefaults hwLatencies and the ring branch of ncclTopoTuneModel, NVIDIA/nccl
+// 5067397c). NCCL's PCIe figure (5.7 us) is not told apart: the link presets do not say which
+// fabric a node's GPUs ring over.
+inline constexpr double kRingIntraHopLatency_s = 3.4e-6;
 
 CommPath comm_path(const ClusterGroup& cluster, const GroupPlacement& placement);
 
@@ -61,6 +72,13 @@ double bus_factor(CollectiveKind kind, int n);
 
 // Latency steps of one collective over a group spanning `nodes` nodes.
 int latency_steps(CollectiveKind kind, int nodes);
+
+// Latency of one collective over n ranks along `path`: inside a node the link's measured floor;
+// across nodes, a tree all-reduce's 2 log2(nodes) network steps, and a ring all-gather or
+// reduce-scatter's n - 1 steps, nodes - 1 of them over the network and n - nodes inside the nodes
+// (NCCL's ring latency, src/graph/tuning.cc at NVIDIA/nccl 5067397c: (nsteps - nInterSteps) *
+// intraLat + nInterSteps * interLat), so it grows with the rank count, not the node count alone.
+double collective_latency_s(CollectiveKind kind, int n, const CommPath& path);
 
 // Time of one collective moving `bytes` (the full tensor size, as nccl-tests' "size") among n
 // ranks along `path`. n = 1 costs nothing (Megatron skips collectives of one rank). All-to-alls

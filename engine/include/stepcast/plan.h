@@ -110,6 +110,9 @@ struct Execution {
   Kernels kernels = Kernels::fused;
   Zero3Fetch zero3_fetch = Zero3Fetch::layer;
   bool grad_reduce_every_micro_batch = false;  // ZeRO-2/3 (DeepSpeed), FSDP
+  // ZeRO-3: each gathered unit is copied out of the all-gather's buffer into its parameters on
+  // the compute stream (FSDP2's foreach_all_gather_copy_out), not gathered in place.
+  bool zero3_copy_out = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
@@ -163,6 +166,10 @@ struct Plan {
   double sgd_momentum = 0.9;
   bool distributed_optimizer = false;
   int zero_stage = 0;  // 0-3; distributed_optimizer implies at least 1
+  // ZeRO-3 / FSDP: the fetch units (layers, or DeepSpeed's sub-modules) whose parameters are
+  // gathered ahead of the one computing (sharded_gathers.h); 0: each gather waits for the compute
+  // before it. FSDP's BACKWARD_PRE and forward prefetch, FSDP2's implicit prefetch: 1.
+  int zero3_prefetch = 1;
   Precision precision = Precision::bf16;
   // Options that Megatron-LM exposes as flags; defaults follow its current recommended recipes.
   bool flash_attention = true;       // fused attention: no s x s matrix stored or re-read

@@ -272,6 +272,7 @@ struct RunFit {
   double slope_s_per_byte = 0;      // the fitted a of t = a*S + c
   double latency_steps = 0;         // the engine's latency count for this collective
   double s_per_half_peak_byte = 0;  // what one byte of half-peak size adds to the time
+  double hops_s = 0;  // the engine's latency of the ring's hops inside the nodes (not the link's)
 };
 
 Result<RunFit> fit_run(const NcclTestRun& run, int nics) {
@@ -306,6 +307,9 @@ Result<RunFit> fit_run(const NcclTestRun& run, int nics) {
   f.bandwidth_Bps = 1e9 * slope_1GBps / a;
   probe = with_bandwidth(probe, f.bandwidth_Bps);
   const double base = model_time_s(run, probe, nics, 1);
+  // What the engine charges whatever the link's latency and half-peak size (a ring's hops inside
+  // the nodes, collective_latency_s): the link's figures fit what is left.
+  const double hops = std::max(0.0, base - 1 / f.bandwidth_Bps);
   probe.latency_s = 1e-6;
   const double steps = (model_time_s(run, probe, nics, 1) - base) / 1e-6;
   probe.latency_s = 0;
@@ -314,7 +318,9 @@ Result<RunFit> fit_run(const NcclTestRun& run, int nics) {
   f.slope_s_per_byte = a;
   f.latency_steps = steps;
   f.s_per_half_peak_byte = per_half_peak_byte;
-  const double fixed = std::min(floor_s, c);
+  f.hops_s = hops;
+  c = std::max(0.0, c - hops);
+  const double fixed = std::max(0.0, std::min(floor_s - hops, c));
   f.latency_s = steps > 0 ? fixed / steps : 0;
   f.half_peak_bytes = per_half_peak_byte > 0 ? (c - f.latency_s * steps) / per_half_peak_byte : 0;
   return f;
@@ -388,7 +394,8 @@ Result<NcclLinkFit> fit_nccl_link(const std::vector<NcclTestRun>& runs, int nics
     const RunFit& f = fits[i];
     for (const auto& p : runs[i].points) {
       if (p.size_bytes < kMiB) continue;
-      const double rest = p.time_s - f.slope_s_per_byte * p.size_bytes - f.latency_steps * latency;
+      const double rest =
+          p.time_s - f.slope_s_per_byte * p.size_bytes - f.latency_steps * latency - f.hops_s;
       const double k = f.s_per_half_peak_byte;
       num += rest * k / (p.time_s * p.time_s);
       den += k * k / (p.time_s * p.time_s);

@@ -12,6 +12,7 @@
 #include "stepcast/offload.h"
 #include "stepcast/optimizer.h"
 #include "stepcast/overlap.h"
+#include "stepcast/sharded_gathers.h"
 
 namespace stepcast::detail {
 
@@ -653,9 +654,41 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     // seeds 8158 and 3776 of the invariant suite, torchtitan ZeRO-3 plans with the EP overlap
     // 0.41 % and 0.04 % slower than without (issue 38).
     const bool paired = p.moe_overlap && mix.moe_total() > 0;
+    // Apart, each pass runs module by module (sharded_gathers.h): the gathers on the DP
+    // communicator, each issued plan.zero3_prefetch units ahead, and in the backward each unit's
+    // reduce-scatter queued on the same communicator behind the next unit's gather. The first
+    // gather of a pass and its last reduce-scatter have no compute to hide behind, and a unit
+    // whose gather outlasts the compute ahead of it waits (latency-bound gathers over many
+    // ranks). The units share the chunk's traffic and window evenly (the embedding's and output
+    // layer's gathers too).
+    double backward_gather_s = 0;
+    ByPass gathered_bytes;  // per micro-batch
+    for (const auto& op : ops)
+      if (op.group == CommGroup::dp && op.kind == CollectiveKind::all_gather) {
+        const double bytes = op.bytes * static_cast<double>(op.count) / mbd;
+        if (op.phase == Phase::backward) {
+          backward_gather_s += op.total_s() / mbd;
+          gathered_bytes.backward += bytes;
+        } else if (op.phase == Phase::forward) {
+          gathered_bytes.forward += bytes;
+        }
+      }
+    const double per_layer = p.execution.zero3_fetch == Zero3Fetch::module
+                                 ? 2.0 + ffn_matrices(m.ffn_type)
+                                 : 1.0;
+    // Schedules that run the weight gradients apart (W blocks filling the bubbles) charge the
+    // backward's exposure to the input-gradient block (run_pipeline.cpp): it hides behind that
+    // block alone, or a faster W would lengthen B (issue 38's invariants, seeds 26 and 273).
+    const PipelineSchedule schedule = p.effective_schedule();
+    const bool split_w = schedule == PipelineSchedule::zero_bubble ||
+                         schedule == PipelineSchedule::zbv ||
+                         schedule == PipelineSchedule::dualpipev;
     for (int k = 0; k < v; ++k) {
       const double layers_share = c.chunk_layers_share[k];
       const double gather = gather_s * layers_share, reduce = reduce_s * layers_share;
+      const int units = static_cast<int>(
+          std::max(1.0, std::round(layers_share * static_cast<double>(shape.layers) * per_layer)));
+      const double n = units;
       const double forward_window =
           c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k];
       const double backward_window =
@@ -667,8 +700,27 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         c.chunk_zero3_forward.push_back(both * gather_part);
         c.chunk_zero3_backward.push_back(both * (1 - gather_part));
       } else {
-        c.chunk_zero3_forward.push_back(exposed_after_overlap(gather, forward_window, slowdown));
-        c.chunk_zero3_backward.push_back(exposed_after_overlap(reduce, backward_window, slowdown));
+        const double backward_gather = backward_gather_s * layers_share;
+        // FSDP2 copies each gathered unit out of the all-gather's buffer on the compute stream
+        // before the unit computes (Execution::zero3_copy_out): read and written once at HBM
+        // speed, compute time the gathers can hide behind but the pass pays for.
+        auto copy_out = [&](double bytes) {
+          return p.execution.zero3_copy_out ? elementwise_s(2 * bytes * layers_share / n, device)
+                                            : 0.0;
+        };
+        const ByPass copy{copy_out(gathered_bytes.forward), copy_out(gathered_bytes.backward)};
+        const FetchUnit forward_unit{gather / n, forward_window / n + copy.forward, 0};
+        const double input_grad_window =
+            backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0);
+        const FetchUnit backward_unit{
+            backward_gather / n, std::max(0.0, input_grad_window) / n + copy.backward,
+            std::max(0.0, reduce - backward_gather) / n};
+        c.chunk_zero3_forward.push_back(
+            sharded_pass_exposed_s(forward_unit, units, p.zero3_prefetch, slowdown) +
+            n * copy.forward);
+        c.chunk_zero3_backward.push_back(
+            sharded_pass_exposed_s(backward_unit, units, p.zero3_prefetch, slowdown) +
+            n * copy.backward);
       }
       zero3.forward += c.chunk_zero3_forward.back();
       zero3.backward += c.chunk_zero3_backward.back();

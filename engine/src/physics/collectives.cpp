@@ -37,6 +37,7 @@ CommPath comm_path(const ClusterGroup& c, const GroupPlacement& g) {
   p.half_peak_bytes = inter.half_peak_bytes * p.busbw_Bps / inter.busbw_Bps;
   p.latency_s = inter.latency_s;
   p.nodes = g.nodes();
+  p.hop_latency_s = kRingIntraHopLatency_s;
   return p;
 }
 
@@ -50,6 +51,7 @@ CommPath inter_group_path(const ClusterGroup& from, const LinkSpec& link, int pe
   p.half_peak_bytes = link.half_peak_bytes * p.busbw_Bps / link.busbw_Bps;
   p.latency_s = link.latency_s;
   p.nodes = std::max(nodes, 2);
+  p.hop_latency_s = kRingIntraHopLatency_s;
   return p;
 }
 
@@ -91,20 +93,26 @@ double bus_peak_Bps(CollectiveKind kind, const CommPath& path) {
 }
 }  // namespace
 
+double collective_latency_s(CollectiveKind kind, int n, const CommPath& path) {
+  const bool ring = kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter;
+  const int intra_hops = ring && path.nodes > 1 ? std::max(0, n - path.nodes) : 0;
+  return latency_steps(kind, path.nodes) * path.latency_s + intra_hops * path.hop_latency_s;
+}
+
 double collective_time_s(CollectiveKind kind, double bytes, int n, const CommPath& path) {
   if (bytes <= 0) return 0;
   if (n <= 1 && kind != CollectiveKind::send_recv) return 0;
   const double peak = bus_peak_Bps(kind, path);
   if (peak <= 0) return 0;
-  return bus_factor(kind, n) * (bytes + path.half_peak_bytes) / peak + latency_steps(kind, path.nodes) * path.latency_s;
+  return bus_factor(kind, n) * (bytes + path.half_peak_bytes) / peak +
+         collective_latency_s(kind, n, path);
 }
 
 double collective_fixed_s(CollectiveKind kind, int n, const CommPath& path) {
   if (n <= 1 && kind != CollectiveKind::send_recv) return 0;
   const double peak = bus_peak_Bps(kind, path);
   if (peak <= 0) return 0;
-  return bus_factor(kind, n) * path.half_peak_bytes / peak +
-         latency_steps(kind, path.nodes) * path.latency_s;
+  return bus_factor(kind, n) * path.half_peak_bytes / peak + collective_latency_s(kind, n, path);
 }
 
 AllToAllPath all_to_all_path(const ClusterGroup& c, const GroupPlacement& g) {

@@ -258,8 +258,15 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   const double dense_state = (dense - muon.dense) * adam_bytes + muon.dense * muon_bytes;
   const double expert_state = (experts - muon.expert) * adam_bytes + muon.expert * muon_bytes;
   mem.weights = params * weight_bytes / (zero >= 3 ? dp : 1);
-  if (zero >= 3)  // the gathered layer being computed (and the one prefetched)
-    mem.weights += 2 * std::max(st.layer_parameters, st.moe_layer_parameters) * weight_bytes;
+  // The gathered layer being computed and those prefetched (plan.zero3_prefetch) under per-layer
+  // gathers; DeepSpeed's sub-module gathers keep two layers' worth (its live-parameter limit,
+  // stage3_max_live_parameters, is not modelled).
+  if (zero >= 3) {
+    const double gathered =
+        p.execution.zero3_fetch == Zero3Fetch::layer ? 1.0 + p.zero3_prefetch : 2.0;
+    mem.weights +=
+        gathered * std::max(st.layer_parameters, st.moe_layer_parameters) * weight_bytes;
+  }
   mem.gradients = zero >= 2 ? dense * grad_bytes / dp + experts * grad_bytes / edp
                             : params * grad_bytes;
   if (p.optimizer == Optimizer::muon) {

@@ -638,6 +638,16 @@ constexpr Field<Plan> kPlan[] = {
                                .doc = "1 = distributed optimizer, 2 = also gradients, 3 = also "
                                       "parameters (FSDP-style per-layer gathers)",
                                .control = C::advanced}),
+    member<&Plan::zero3_prefetch>(
+        {.object = "plan", .name = "zero3_prefetch", .link = "z3p", .fallback = D::of(1.0),
+         .min = 0, .max = 64, .unit = "modules", .label = "ZeRO-3 prefetch",
+         .doc = "ZeRO-3 / FSDP: fetch units (layers, or DeepSpeed's sub-modules) whose "
+                "parameters are gathered while an earlier one computes; 0: each gather waits "
+                "for the compute before it. FSDP's backward_prefetch BACKWARD_PRE and "
+                "forward_prefetch, FSDP2's implicit prefetch: 1; DeepSpeed: "
+                "stage3_prefetch_bucket_size over a module's parameters. Each one ahead holds "
+                "one more gathered layer in memory (per-layer gathers)",
+         .control = C::advanced}),
     // Why 3 %: the report's `other` already allows 2 GiB and 5 % of the tensors for the CUDA
     // context, NCCL buffers and fragmentation (presets/calibration.json); beyond that a plan is
     // within the memory model's error of the edge. Of the validation runs that ran on software

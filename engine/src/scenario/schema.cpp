@@ -226,7 +226,9 @@ std::string framework_markdown(const Catalog& catalog) {
       {"kernels", [](const Execution& e) { return std::string(name_of(e.kernels)); }},
       {"ZeRO-3 gathers per", [](const Execution& e) { return std::string(name_of(e.zero3_fetch)); }},
       {"gradients reduced every micro-batch",
-       [](const Execution& e) { return std::string(e.grad_reduce_every_micro_batch ? "yes" : "no"); }}};
+       [](const Execution& e) { return std::string(e.grad_reduce_every_micro_batch ? "yes" : "no"); }},
+      {"ZeRO-3 gathers copied out on the compute stream",
+       [](const Execution& e) { return std::string(e.zero3_copy_out ? "yes" : "no"); }}};
   for (const auto& [name, value] : rows) {
     out += fmt::format("| {} |", name);
     for (const auto& f : frameworks) out += fmt::format(" {} |", value(f.execution));

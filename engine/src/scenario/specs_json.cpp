@@ -275,6 +275,8 @@ Result<FrameworkProfile> framework_from_json(const Json& j) {
               static_cast<Zero3Fetch>(e.choice("value", enum_names<Zero3Fetch>(), std::nullopt));
         else if (k == "grad_reduce_every_micro_batch")
           f.execution.grad_reduce_every_micro_batch = e.boolean("value", std::nullopt);
+        else if (k == "zero3_copy_out")
+          f.execution.zero3_copy_out = e.boolean("value", std::nullopt);
         else
           e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not an execution setting");
       }))

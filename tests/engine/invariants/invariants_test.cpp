@@ -89,15 +89,16 @@ struct Tally {
 // exposed communication (ZeRO-3's gathers, CP's ring) hide more of it behind a slower GPU's F and
 // B while W, which fills the bubble, grows: the bubble shrinks by more than the compute grows
 // (seed 26: ZB-H1 on RTX 4090s under torchtitan, pp 2, cp 4: peaks x 0.891 0.012 % faster, the
-// bubble 0.15 ms shorter, the exposed DP 0.48 ms shorter, the compute 0.66 ms longer). The
-// generator draws a preset model by its index in the catalogue, so a new preset moves the draws:
-// since the GLM-4.5, DeepSeek-V3.1 and Llama 4 presets the default run finds 13 (19 before), all
-// zero-bubble plans, ZB-H1 or ZB-V (lower peaks, seeds 26, 143, 1313, 2508: 0.012 to 0.49 %
-// faster; a compute scale up, seeds 51, 143, 270, 273, 899, 900, 1775, 2508: 0.004 to 0.81 %
-// slower; tp_comm_overlap on, one seed, not printed while the count holds).
-const std::map<std::string, size_t> kKnownViolations = {{"LowerPeakNeverFaster", 4},
-                                                         {"ComputeScaleUpNeverSlower", 8},
-                                                         {"TpCommOverlapNeverSlower", 1}};
+// bubble 0.15 ms shorter, the exposed DP 0.48 ms shorter, the compute 0.66 ms longer). Since
+// ZeRO-3's backward on those schedules hides behind the input-gradient block alone
+// (stage_cost.cpp, issue 34) the lower peaks' violations are gone. The generator draws a preset
+// model by its index in the catalogue, so a new preset moves the draws (the GLM-4.5,
+// DeepSeek-V3.1 and Llama 4 presets did). What the default run finds: a compute scale up, seeds
+// 273 (a torchtitan ZB-H1 plan bound by the CPU's launches, 0.78 % slower: its W savings become
+// launch waits in B) and 1983 (under 0.001 %); TP comm overlap on, seeds 244 (0.16 %) and 2211
+// (0.003 %).
+const std::map<std::string, size_t> kKnownViolations = {{"ComputeScaleUpNeverSlower", 2},
+                                                         {"TpCommOverlapNeverSlower", 2}};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
 // the known ones.

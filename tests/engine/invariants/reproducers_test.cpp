@@ -22,10 +22,11 @@ TEST(Reproducers, GradReduceOverlapOnLlama70bIsNeverSlower) {
   const Report off = estimate_of(fmt::format(fmt::runtime(doc), "false"));
   // By hand. The reduce-scatter and the all-gather each move the bf16 copy of the stage's
   // parameters P over 16 ranks on 2 nodes: 8 NDR ports of 47 GB/s busbw per node (376 GB/s),
-  // half-peak 22,702,260 B a port (x 8 for 8 ports), one 5 us latency step.
+  // half-peak 22,702,260 B a port (x 8 for 8 ports), one 5 us network step and the ring's 14
+  // hops inside the nodes at NCCL's 3.4 us (collectives.h).
   const double P = on.stages[0].parameters, bus = 376e9, factor = 15.0 / 16;
   const double transfer = factor * 2 * P / bus;
-  const double fixed = factor * 22702260.0 * 8 / bus + 5e-6;
+  const double fixed = factor * 22702260.0 * 8 / bus + 5e-6 + 14 * 3.4e-6;
   // Without overlap: both after the step, one message each (0.705 s).
   EXPECT_NEAR(off.breakdown.dp_comm, 2 * (transfer + fixed), 1e-9);
   EXPECT_NEAR(off.breakdown.dp_comm, 0.7046, 1e-4);
@@ -179,8 +180,9 @@ TEST(Reproducers, LayerProfilesAreBoundedByThePeak) {
 // ring behind that set's last backward alone forgot that the ring waits for the H200's buckets:
 // 0.4929 s against 0.5206 s. One ring, exposed after the latest of the sets (tail.cpp). Since
 // ZeRO-3's per-micro-batch gathers and reduce-scatters span both sets, the H20 set also takes
-// part in the 8 micro-batches' collectives it does not run (0.7649 s with the Hopper
-// constants of calibration.json).
+// part in the 8 micro-batches' collectives it does not run (0.8431 s with the Hopper
+// constants of calibration.json and ZeRO-3's passes run layer by layer, sharded_gathers.h:
+// each pass's first gather and last reduce-scatter exposed; 0.7649 s hidden in bulk).
 TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   Json h20;
   for (const auto& g : builtin_catalog().documents["gpus"])
@@ -211,7 +213,7 @@ TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   };
   const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
-  EXPECT_NEAR(at.iteration_time_s, 0.7649, 5e-4);
+  EXPECT_NEAR(at.iteration_time_s, 0.8431, 5e-4);
 }
 
 // A preset GPU with every dense peak times `peaks`.
