@@ -59,6 +59,41 @@ void recompute_candidates(const Plan& p, std::vector<Candidate>& out) {
                  q});
 }
 
+// Megatron-Core's fine-grained activation offloading (plan.offload_modules): one module more
+// than the plan offloads (attn_proj with core_attn, which it needs), then every module; what the
+// rules refuse drops out at estimate_with (expert modules on a dense model, a framework that
+// cannot, a node without a host link, modules replayed by recompute).
+void offload_module_candidates(const Plan& p, std::vector<Candidate>& out) {
+  auto add = [&](std::string modules, std::string change) {
+    Plan q = p;
+    q.offload_modules = std::move(modules);
+    out.push_back({std::move(change),
+                   fmt::format("plan.offload_modules=\"{}\"", q.offload_modules), q});
+  };
+  std::string all = p.offload_modules;
+  for (const std::string_view module : kOffloadModules) {
+    if (p.offloads(module)) continue;
+    all += fmt::format("{}{}", all.empty() ? "" : " ", module);
+    if (module == "core_attn") continue;  // with attn_proj below
+    std::string one = module == "attn_proj" && !p.offloads("core_attn")
+                          ? std::string("core_attn attn_proj")
+                          : std::string(module);
+    add(p.offload_modules.empty() ? one : fmt::format("{} {}", p.offload_modules, one),
+        fmt::format("{} offloaded to host memory", one));
+  }
+  if (all != p.offload_modules) {
+    add(all, "every module's activations offloaded to host memory");
+    // Without the expert modules, which a dense model has not.
+    std::string dense;
+    for_each_recompute_module(all, [&](std::string_view name) {
+      if (name != "expert_fc1" && name != "moe_act")
+        dense += fmt::format("{}{}", dense.empty() ? "" : " ", name);
+    });
+    if (dense != all && dense != p.offload_modules)
+      add(dense, "the attention's and norms' activations offloaded to host memory");
+  }
+}
+
 // The optimizer's state: bf16 moments, the distributed optimizer.
 void optimizer_candidates(const Plan& p, std::vector<Candidate>& out) {
   if (p.optimizer == Optimizer::adam && !p.bf16_moments && p.precision != Precision::fp32) {
@@ -136,6 +171,7 @@ std::optional<FitFix> offload_fix(const Scenario& sc, const Report& without) {
 std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
   std::vector<Candidate> candidates;
   recompute_candidates(sc.plan, candidates);
+  offload_module_candidates(sc.plan, candidates);
   optimizer_candidates(sc.plan, candidates);
   parallel_candidates(sc, candidates);
   std::vector<FitFix> fixes;
