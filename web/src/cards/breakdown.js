@@ -4,7 +4,7 @@ import { $, fill, h } from '../ui/dom.js';
 import { csvButton } from '../ui/download.js';
 import { duration, num, percent } from '../ui/format.js';
 import { tip } from '../ui/tooltip.js';
-import { shown } from './context.js';
+import { gpuOf, shown } from './context.js';
 import { worked } from './metric.js';
 import { parts as reportParts } from './parts.js';
 import { stageAt } from './stages.js';
@@ -14,7 +14,7 @@ import { stageAt } from './stages.js';
 function ratesOf(r) {
   const s = stageAt(r, r.bottleneck_stage) ?? r.stages[0];
   if (!s || !(s.gemm_tflops > 0)) return '';
-  return ` Its GEMMs run at ${num(s.gemm_tflops)} TFLOP/s, ${percent(s.gemm_efficiency)} of ${s.gpu}'s ` +
+  return ` Its GEMMs run at ${num(s.gemm_tflops)} TFLOP/s, ${percent(s.gemm_efficiency)} of the ${gpuOf(s.group ?? 0)}'s ` +
     `${r.plan?.precision ?? ''} dense peak where their traffic does not bind, and attention at ` +
     `${percent(s.attention_efficiency)} of its 16-bit peak (the constants fitted on published runs of its GPU family, ` +
     'or your calibration).';
