@@ -251,6 +251,26 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
                                         "sources.json)",
                                         recipe->recompute_modules, cell("model")));
   }
+  // A row that lists its own recompute modules (MBSKILL's Moonlight variants: "selective
+  // mla_up_proj, mlp"): those modules, where each is one the engine prices (kRecomputeModules);
+  // otherwise the engine's default module, said in the row's assumptions.
+  if (moe && recompute == "selective" && contains(rc, "selective ") &&
+      !plan.contains("recompute_modules")) {
+    std::vector<std::string> names;
+    bool known = true;
+    for_each_recompute_module(std::string_view(rc).substr(rc.find("selective ") + 10),
+                              [&](std::string_view name) {
+                                names.emplace_back(name);
+                                known = known && std::find(kRecomputeModules.begin(),
+                                                           kRecomputeModules.end(),
+                                                           name) != kRecomputeModules.end();
+                              });
+    if (!names.empty() && known) {
+      plan["recompute_modules"] = fmt::format("{}", fmt::join(names, " "));
+      c.assumptions.push_back(fmt::format("recompute modules '{}' as the row lists them",
+                                          plan["recompute_modules"].get<std::string>()));
+    }
+  }
   // Activation offloading, which no row states: its recipe's, dense or MoE.
   if (const auto* recipe = detail::recipe_of(cell, facts);
       recipe && recipe->cpu_offloading_num_layers) {

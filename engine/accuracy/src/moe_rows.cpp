@@ -145,13 +145,9 @@ Step<std::string> moe_recompute_of(std::string_view cell_text, const SourceFacts
     return Skip{fmt::format("recompute '{}' not read", rc)};
   }
   // A module list (Megatron's --recompute-modules: core_attn, mla_up_proj, mlp, moe_act,
-  // layernorm): Megatron's selective granularity. The engine prices each module
-  // (plan.recompute_modules), but a row's own list is not passed on yet: these rows replay the
-  // engine's default module, the attention core (passing them on moves the MBSKILL rows: a refit).
-  assumptions.push_back(fmt::format(
-      "recompute modules '{}': selective with the engine's default module, the attention core "
-      "(the row's list is not passed on)",
-      rc));
+  // layernorm): Megatron's selective granularity; the caller passes the modules on where the
+  // engine prices each of them (modern_runs.cpp), else the engine's default, the attention core.
+  assumptions.push_back(fmt::format("recompute '{}': selective", rc));
   return std::string("selective");
 }
 
