@@ -196,8 +196,6 @@ double layer_offloaded_bytes(const ModelSpec& m, const Plan& p, const LayerKind&
   return bytes;
 }
 
-
-
 StageOffload stage_offloaded_modules(const ModelSpec& m, const Plan& p, const StageShape& st) {
   StageOffload o;
   if (p.offload_modules.empty()) return o;
