@@ -11,16 +11,4 @@ ModelFamily model_family_of(const ModelSpec& m) {
   return gated ? ModelFamily::dense_llama : ModelFamily::dense_gpt;
 }
 
-std::string_view name_of(ModelFamily family) {
-  switch (family) {
-    case ModelFamily::dense_gpt: return "dense GPT-style";
-    case ModelFamily::dense_llama: return "dense Llama-style";
-    case ModelFamily::coarse_moe: return "coarse MoE";
-    case ModelFamily::fine_moe: return "fine-grained MoE";
-    case ModelFamily::mla: return "MLA";
-    case ModelFamily::hybrid: return "hybrid";
-  }
-  return "dense GPT-style";
-}
-
 }  // namespace stepcast::accuracy

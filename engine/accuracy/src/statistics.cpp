@@ -96,13 +96,12 @@ Accuracy summarise(std::vector<Prediction> rows) {
   acc.groups.push_back(accumulate("MoE rows", moe));
   acc.groups.push_back(accumulate("dense rows", dense));
   // Per model family and per precision on Blackwell (issue 34's figures), in a fixed order.
-  for (ModelFamily f : {ModelFamily::dense_gpt, ModelFamily::dense_llama, ModelFamily::coarse_moe,
-                        ModelFamily::fine_moe, ModelFamily::mla, ModelFamily::hybrid}) {
+  for (std::string_view family : enum_names<ModelFamily>()) {
     std::vector<const Prediction*> rows;
     for (const auto& p : acc.rows)
-      if (p.model_family == name_of(f)) rows.push_back(&p);
+      if (p.model_family == family) rows.push_back(&p);
     if (!rows.empty())
-      acc.groups.push_back(accumulate(fmt::format("model family {}", name_of(f)), rows));
+      acc.groups.push_back(accumulate(fmt::format("model family {}", family), rows));
   }
   for (std::string_view precision : EnumNames<Precision>::values) {
     std::vector<const Prediction*> rows;

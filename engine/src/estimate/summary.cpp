@@ -125,7 +125,8 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   // selective modules' (the attention core; the dense MLP or the MoE block; the shared experts
   // and MLA's up-projections are not told apart here), MTP modules included. Where Megatron's
   // count is the larger (Nemotron 3 Nano: a 5,376-wide mixer for 4,096), MFU can pass HFU.
-  double hardware_flops = 3 * layers_forward_flops(m, seq, true) * samples;
+  const double work_flops = 3 * layers_forward_flops(m, seq, true) * samples;
+  double hardware_flops = work_flops;
   if (p.recompute != Recompute::none) {
     // One layer of each kind times how many there are; MTP modules repeat the last layer.
     auto rerun_of = [&](const LayerKind& kind) {
@@ -155,7 +156,7 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
         100 * r.mfu,
         m.hybrid() ? "its hybrid count takes each Mamba mixer 2 x hidden wide"
                    : "num_floating_point_operations",
-        100 * (model_flops / (3 * layers_forward_flops(m, seq, true) * samples) - 1),
+        100 * (model_flops / work_flops - 1),
         100 * r.hfu));
 }
 

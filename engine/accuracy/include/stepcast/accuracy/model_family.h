@@ -3,8 +3,10 @@
 // kind of model shows up as a large error on that kind once its rows leave the fit.
 #pragma once
 
+#include <array>
 #include <string_view>
 
+#include "stepcast/enum_names.h"
 #include "stepcast/model.h"
 
 namespace stepcast::accuracy {
@@ -24,6 +26,14 @@ namespace stepcast::accuracy {
 enum class ModelFamily { dense_gpt, dense_llama, coarse_moe, fine_moe, mla, hybrid };
 
 ModelFamily model_family_of(const ModelSpec& model);
-std::string_view name_of(ModelFamily family);
 
 }  // namespace stepcast::accuracy
+
+namespace stepcast {
+// The classes' names, in declaration order (enum_names.h: name_of, enum_names).
+template <>
+struct EnumNames<accuracy::ModelFamily> {
+  static constexpr std::array<std::string_view, 6> values = {
+      "dense GPT-style", "dense Llama-style", "coarse MoE", "fine-grained MoE", "MLA", "hybrid"};
+};
+}  // namespace stepcast
