@@ -176,7 +176,7 @@ constexpr KnownAtBound kKnownAtBounds[] = {
      "than the most host-bound published run allows (issue 34: the host model)"},
 };
 // Cases of each table on its own, and runs that both tables report (counted once).
-constexpr int kPublishedCases = 57, kModernCases = 206, kRepeatedRuns = 1;
+constexpr int kPublishedCases = 57, kModernCases = 219, kRepeatedRuns = 1;
 constexpr int kCases = kPublishedCases + kModernCases - kRepeatedRuns;
 
 TEST(Accuracy, CommittedCasesAreTheConversionOfBothTables) {
@@ -655,6 +655,41 @@ TEST(Conversion, MoeRowTakesTheRecipeOfItsModel) {
   EXPECT_EQ(plan_of(h100.cases[0])["cuda_graphs"], false);
 }
 
+// A row that names its model without the shape (Megatron-Bridge's "Nemotron_3_Nano": no layers,
+// hidden or experts) takes the preset sources.json's models_by_name names for it, and the
+// release's recipe (nemotron_3_workload_base_configs.py): on GB300 micro-batch 4 (the row's),
+// EP 8 with HybridEP, TE CUDA graphs, no recompute; on 16 H100 the FP8 recipe recomputes four
+// modules.
+TEST(Conversion, RowNamingItsModelTakesThePreset) {
+  const Conversion conv =
+      convert_one("MBRIDGE26.04.01-DGX-GB300-Nemotron_3_Nano-8-MXFP8-main-L272", modern());
+  ASSERT_EQ(conv.cases.size(), 1u) << (conv.skipped.empty() ? "" : conv.skipped[0].reason);
+  const Json& s = conv.cases[0].scenario;
+  EXPECT_EQ(s["model"]["id"], "nemotron-3-nano-30b-a3b");
+  EXPECT_EQ(s["model"]["layers"], 52);
+  EXPECT_EQ(s["model"]["seq_len"], 8192);
+  EXPECT_EQ(s["model"]["moe"]["experts"], 128);
+  const Json& p = s["plan"];
+  EXPECT_EQ(p["ep"], 8);
+  EXPECT_EQ(p["etp"], 1);
+  EXPECT_EQ(p["micro_batch"], 4);
+  EXPECT_EQ(p["moe_dispatcher"], "flex");
+  EXPECT_EQ(p["cuda_graphs"], true);
+  EXPECT_EQ(p["recompute"], "none");
+  const Conversion h100 =
+      convert_one("MBRIDGE26.04.01-DGX-H100-Nemotron_3_Nano-16-FP8-main-L276", modern());
+  ASSERT_EQ(h100.cases.size(), 1u) << (h100.skipped.empty() ? "" : h100.skipped[0].reason);
+  EXPECT_EQ(plan_of(h100.cases[0])["recompute"], "selective");
+  EXPECT_EQ(plan_of(h100.cases[0])["recompute_modules"], "moe layernorm core_attn moe_act");
+  EXPECT_EQ(h100.cases[0].scenario["cluster"]["nodes"], 2);
+  // Nemotron 3 Super names no shape either and has no preset (latent MoE): still skipped.
+  const Conversion super =
+      convert_one("MBRIDGE26.04.01-DGX-GB300-Nemotron_3_Super-64-MXFP8-main-L282", modern());
+  EXPECT_TRUE(super.cases.empty());
+  ASSERT_EQ(super.skipped.size(), 1u);
+  EXPECT_NE(super.skipped[0].reason.find("model shape not stated"), std::string::npos);
+}
+
 TEST(Conversion, PublishedMoeRowsReadAsModernRows) {
   // Megatron-Bridge 25.11 on 256 H100: Qwen3-235B-A22B, tp 2, pp 8, vp 4, ep 32, FP8, mb 1,
   // GBS 2048; the expert columns moe_experts/moe_topk and "1536 (expert)" in ffn_hidden. The
@@ -848,6 +883,13 @@ TEST(Tables, BuiltInTablesLoadAndNamePresetsThatExist) {
   EXPECT_EQ(sources->facts_for("SC21").id, "SC21");
   EXPECT_FALSE(sources->facts_for("LLAMA3").listed);
   EXPECT_EQ(sources->megatron_lm_name(), "Megatron-LM (SC21+KORTH+MCORE)");
+  ASSERT_FALSE(sources->models_by_name.empty());
+  for (const auto& n : sources->models_by_name) {
+    const ModelSpec* m = builtin_catalog().find_model(n.preset);
+    EXPECT_TRUE(m && m->moe.enabled()) << n.preset << ": models_by_name names MoE presets";
+    EXPECT_EQ(sources->model_by_name_for(n.model_contains), &n);
+  }
+  EXPECT_EQ(sources->model_by_name_for("Nemotron_3_Super"), nullptr);
 
   const auto& hardware = builtin_hardware_map();
   ASSERT_TRUE(hardware.ok()) << hardware.error().message;
@@ -904,6 +946,12 @@ TEST(Tables, BadTablesAreErrorsWithTheirPath) {
   bad = sources;
   bad["unlisted"]["default_recompute"] = "some";
   EXPECT_EQ(source_error(bad).code, ErrorCode::out_of_range);
+  bad = sources;
+  bad["models_by_name"][0].erase("preset");
+  EXPECT_EQ(source_error(bad).path, "models_by_name[0].preset");
+  bad = sources;
+  bad["models_by_name"][0]["layers"] = 52;  // the shape is the preset's, not the table's
+  EXPECT_EQ(source_error(bad).code, ErrorCode::unknown_key);
 
   bad = hardware;
   bad["networks"][0]["contains_any"] = "HDR";

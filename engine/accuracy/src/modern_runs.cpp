@@ -171,8 +171,10 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
   if (memory)
     if (const NotExpressible* n = sources.not_expressible_for(cell("model")))
       return Skip{"the engine cannot express the model yet: " + n->why};
-  const bool moe = !trim(cell("experts")).empty();
-  Step<Json> model = moe ? detail::moe_model_of(cell, catalog, c.assumptions) : model_of(cell);
+  const ModelByName* named = sources.model_by_name_for(cell("model"));
+  const bool moe = !trim(cell("experts")).empty() || named;
+  Step<Json> model =
+      moe ? detail::moe_model_of(cell, catalog, named, c.assumptions) : model_of(cell);
   if (!model.value) return Skip{model.skip};
 
   const auto gpus = leading_integer(cell("gpu_count"));

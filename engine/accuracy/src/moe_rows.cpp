@@ -47,14 +47,18 @@ std::optional<double> number_after(std::string_view text, std::string_view key) 
 
 }  // namespace
 
-Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
-                           std::vector<std::string>& assumptions) {
+Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog, const ModelByName* named,
+                        std::vector<std::string>& assumptions) {
   const std::string name = trim(cell("model"));
   const std::string base = trim(std::string_view(name).substr(0, name.find(" (")));
   const bool reduced = contains_nocase(name, "reduced");
-  const ModelSpec* spec = nullptr;
+  const ModelSpec* spec = named ? catalog.find_model(named->preset) : nullptr;
+  if (named && (!spec || !spec->moe.enabled()))
+    return Skip{fmt::format("sources.json names MoE preset '{}' for '{}': there is none",
+                            named->preset, base)};
   for (const auto& m : catalog.models)
-    if (m.moe.enabled() && (folded(m.name) == folded(base) || folded(m.id) == folded(base)))
+    if (!named && m.moe.enabled() &&
+        (folded(m.name) == folded(base) || folded(m.id) == folded(base)))
       spec = &m;
   if (!spec) return Skip{fmt::format("no MoE model preset is named '{}'", base)};
   Json model = preset_json(spec->id);
@@ -65,8 +69,15 @@ Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
   model.erase("recipe");  // a published run of the preset, for the page: not the row's model
 
   // The row repeats the preset's shape; a difference means another model of the same name.
-  const auto layers = leading_integer(cell("layers"));
+  auto layers = leading_integer(cell("layers"));
   const auto seq = leading_integer(cell("seq_len"));
+  if (!layers && named) {
+    // The source names the model without its shape; the preset is that model (the evidence in
+    // sources.json's models_by_name).
+    layers = model["layers"].get<int64_t>();
+    assumptions.push_back(fmt::format("{}: the row states no shape; preset {} ({})", base,
+                                      spec->id, named->why));
+  }
   if (!layers) return Skip{"model shape not stated in the data (layers)"};
   if (!seq) return Skip{"model shape not stated in the data (seq_len)"};
   const std::pair<const char*, Json> checks[] = {

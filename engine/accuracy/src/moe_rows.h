@@ -16,9 +16,10 @@ namespace stepcast::accuracy::detail {
 
 // The preset architecture the row names ("DeepSeek-V3", "Qwen3-30B-A3B"; "DeepSeek-V2 (4-layer
 // reduced)" is that architecture with the row's layer count), checked against the row's shape,
-// with the row's sequence length. Assumptions go to `assumptions`.
-Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog,
-                           std::vector<std::string>& assumptions);
+// with the row's sequence length; `named` (sources.json models_by_name), when not null, picks
+// the preset for a row that names its model without the shape. Assumptions go to `assumptions`.
+Step<Json> moe_model_of(const CellReader& cell, const Catalog& catalog, const ModelByName* named,
+                        std::vector<std::string>& assumptions);
 
 // The recompute mode of a row's cell: "none", "selective [] (none)", a module list ("selective
 // mla_up_proj, mlp", "mlp, moe_act") or "full"; "not stated" takes the model's recipe, then the

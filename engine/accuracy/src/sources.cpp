@@ -48,6 +48,12 @@ const NotExpressible* SourceTable::not_expressible_for(std::string_view model) c
   return nullptr;
 }
 
+const ModelByName* SourceTable::model_by_name_for(std::string_view model) const {
+  for (const auto& n : models_by_name)
+    if (model.find(n.model_contains) != std::string_view::npos) return &n;
+  return nullptr;
+}
+
 std::string SourceTable::megatron_lm_name() const {
   std::string ids;
   for (const auto& f : sources)
@@ -220,7 +226,8 @@ Result<SourceTable> parse_source_table(std::string_view json_text) {
   auto doc = detail::parse_table(json_text, "sources.json");
   if (!doc) return doc.error();
   JsonReader top(*doc, "");
-  top.reject_unknown_keys({"about", "unlisted", "sources", "models_not_expressible"});
+  top.reject_unknown_keys(
+      {"about", "unlisted", "sources", "models_not_expressible", "models_by_name"});
   top.string("about", std::string());  // for people only
   const Json* unlisted = detail::required(top, "unlisted");
   if (!top.ok()) return top.error();
@@ -241,6 +248,17 @@ Result<SourceTable> parse_source_table(std::string_view json_text) {
   };
   if (top.has("models_not_expressible"))
     if (auto e = detail::read_list(top, "models_not_expressible", model, table.not_expressible))
+      return *e;
+  auto by_name = [](const Json& j, std::string path) -> Result<ModelByName> {
+    JsonReader r(j, std::move(path));
+    r.reject_unknown_keys({"model_contains", "preset", "why"});
+    ModelByName n{r.string("model_contains", std::nullopt), r.string("preset", std::nullopt),
+                  r.string("why", std::nullopt)};
+    if (!r.ok()) return r.error();
+    return n;
+  };
+  if (top.has("models_by_name"))
+    if (auto e = detail::read_list(top, "models_by_name", by_name, table.models_by_name))
       return *e;
   return table;
 }

@@ -95,13 +95,23 @@ struct NotExpressible {
   std::string why;
 };
 
+// A model a source names without its shape ("Nemotron_3_Nano"), and the preset that is that
+// model, with the evidence: its rows take the preset's shape.
+struct ModelByName {
+  std::string model_contains;  // found in the row's model cell
+  std::string preset;          // a model preset id (presets/models/)
+  std::string why;
+};
+
 // sources.json, read.
 struct SourceTable {
   SourceFacts unlisted;
   std::vector<SourceFacts> sources;  // in file order
   std::vector<NotExpressible> not_expressible;
+  std::vector<ModelByName> models_by_name;
   // The entry whose model_contains is in `model`, or nullptr.
   const NotExpressible* not_expressible_for(std::string_view model) const;
+  const ModelByName* model_by_name_for(std::string_view model) const;
 
   // The first entry whose id is `source` (or a prefix of it, for an id ending in '*'), else
   // `unlisted`.
