@@ -56,6 +56,7 @@ void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
   EXPECT_EQ(x.v_head_dim, y.v_head_dim);
   EXPECT_EQ(x.window, y.window);
   EXPECT_EQ(x.window_layers, y.window_layers);
+  EXPECT_EQ(x.chunk, y.chunk);
   const MoeSpec &e = a.moe, &f = b.moe;
   EXPECT_EQ(e.experts, f.experts);
   EXPECT_EQ(e.top_k, f.top_k);
@@ -239,8 +240,10 @@ TEST(ImportHfConfig, Llama4EqualsThePresetsAtTheAttentionChunk) {
   auto maverick = model_from_hf_config(maverick_config().dump());
   ASSERT_TRUE(maverick.ok()) << maverick.error().message;
   const Scenario s = test::scenario(scenario_with_model(*maverick).dump());
-  // 1,048,576 tokens of context, capped at the 8,192-token attention chunk (said in the notes).
+  // 1,048,576 tokens of context (not a pre-training length): one 8,192-token attention chunk
+  // (said in the notes), attended in chunks when a longer seq_len is set.
   EXPECT_EQ(s.model.seq_len, 8192);
+  EXPECT_EQ(s.model.attention.chunk, 8192);
   EXPECT_FALSE(s.model.is_moe_layer(0));
   EXPECT_TRUE(s.model.is_moe_layer(1));
   expect_same_shape(s.model, preset("llama4-maverick-17b-128e"));

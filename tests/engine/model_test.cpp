@@ -2,6 +2,7 @@
 // al. (SC21) and Korthikanti et al.
 #include <gtest/gtest.h>
 
+#include "stepcast/rule_ids.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -57,6 +58,70 @@ TEST(Model, ModelFlopsCountCausalAttentionAsMegatronDoes) {
   const double s = 2048, l = 96, h = 12288, V = 50257;
   const double expected = 72 * s * l * h * h * (1 + s / (12 * h) + V / (12 * l * h));
   EXPECT_NEAR(model_flops_per_sample(m, s) / expected, 1.0, 1e-12);
+}
+
+// Chunked attention (Llama 4's attention_chunk_size, as Megatron-Bridge's Llama4SelfAttention
+// runs it: the sequence padded to whole chunks, each a causal sequence of its own). The share
+// of the full causal core, by hand: 4 chunks of 8,192 for 32,768 tokens, 4·8192²/32768² = 1/4;
+// 20,000 tokens pad to 3 chunks, 3·8192²/20000²; one chunk or less, all of it. Megatron's model
+// FLOPs keep the full causal count; the work (HFU) and the time run the chunks: per sample and
+// layer the work falls by 3 x (1/2 · 4·s²·heads·head_dim) x 3/4 (forward and backward).
+TEST(Model, ChunkedAttentionRunsItsChunksWhileModelFlopsKeepMegatronsCount) {
+  ModelSpec m = *builtin_catalog().find_model("llama4-scout-17b-16e");
+  ASSERT_EQ(m.attention.chunk, 8192);
+  EXPECT_DOUBLE_EQ(m.chunked_attention_share(32768), 0.25);
+  EXPECT_DOUBLE_EQ(m.chunked_attention_share(20000), 3.0 * 8192 * 8192 / (20000.0 * 20000.0));
+  EXPECT_DOUBLE_EQ(m.chunked_attention_share(8192), 1.0);
+  EXPECT_DOUBLE_EQ(m.chunked_attention_share(4096), 1.0);
+
+  const std::string plan = R"({"tp": 4, "pp": 1, "ep": 16, "global_batch": 64, "micro_batch": 1})";
+  const std::string chunked = R"({"model": "llama4-scout-17b-16e", "cluster": {"node": "dgx-h100",
+      "nodes": 8}, "plan": )" + plan + R"(, "seq_len": 32768})";
+  Json full = Json::parse(chunked);
+  Json preset;
+  for (const PresetFile& f : builtin_preset_files())
+    if (f.path == "models/llama4-scout-17b-16e.json") preset = Json::parse(f.text);
+  ASSERT_TRUE(preset.is_object());
+  preset.erase("attention");
+  preset["seq_len"] = 32768;
+  full["model"] = preset;
+  full.erase("seq_len");
+  const Report a = estimate(test::scenario(chunked)), b = estimate(test::scenario(full.dump()));
+  EXPECT_LT(a.iteration_time_s, 0.9 * b.iteration_time_s);
+  // The same model FLOPs: model TFLOP/s x time.
+  EXPECT_NEAR(a.model_tflops_per_gpu * a.iteration_time_s / (b.model_tflops_per_gpu * b.iteration_time_s),
+              1.0, 1e-12);
+  auto work = [](const Report& r) { return r.hfu * r.iteration_time_s * r.gpus * 1e12 * r.peak_tflops; };
+  const double s = 32768, heads_width = 40 * 128, samples = 64;
+  const double saved = samples * 48 * 3 * 0.5 * 4 * s * s * heads_width * 0.75;
+  EXPECT_NEAR((work(b) - work(a)) / saved, 1.0, 1e-9);
+}
+
+// Bad chunks: with a window (a layer attends one way), below one token, and a CP split whose
+// 2·cp pieces cut chunks (32,768 / 8 = 4,096 < 8,192; Megatron-Bridge asserts whole chunks).
+TEST(Model, BadAttentionChunksAreRefusedNamingTheKey) {
+  Json m;
+  for (const PresetFile& f : builtin_preset_files())
+    if (f.path == "models/llama4-scout-17b-16e.json") m = Json::parse(f.text);
+  ASSERT_TRUE(m.is_object());
+  m["seq_len"] = 32768;
+  m["attention"]["window"] = 128;
+  const std::string plan = R"({"tp": 4, "pp": 1, "ep": 8, "global_batch": 16, "micro_batch": 1})";
+  const std::string cluster = R"({"node": "dgx-h100", "nodes": 2})";
+  Error both = test::error_of(test::doc(plan, m.dump(), cluster));
+  EXPECT_EQ(both.rule, Rule::attention_chunk);
+  EXPECT_EQ(both.path, "model.attention.chunk");
+  m["attention"] = {{"chunk", 0}};
+  EXPECT_EQ(test::error_of(test::doc(plan, m.dump(), cluster)).path, "model.attention.chunk");
+  m["attention"] = {{"chunk", 8192}};
+  Error cp = test::error_of(test::doc(R"({"tp": 2, "pp": 1, "cp": 4, "ep": 8,
+      "global_batch": 16, "micro_batch": 1})", m.dump(), cluster));
+  EXPECT_EQ(cp.rule, Rule::attention_chunk);
+  EXPECT_EQ(cp.path, "plan.cp");
+  EXPECT_NE(cp.message.find("4096"), std::string::npos) << cp.message;
+  // CP 2: pieces of 8,192 hold whole chunks.
+  test::scenario(test::doc(R"({"tp": 4, "pp": 1, "cp": 2, "ep": 8, "etp": 1,
+      "global_batch": 16, "micro_batch": 1})", m.dump(), cluster));
 }
 
 // NVIDIA's published model TFLOP/s over tokens/s per GPU for dense Llama at sequence 8192

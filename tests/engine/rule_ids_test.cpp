@@ -310,6 +310,13 @@ const std::vector<RuleCase>& cases() {
        Rule::router_groups, "model.moe.router_group_top_k", Json::object()},
       {"mla_dims", doc(R"({"global_batch": 8})", model(R"(, "attention": {"type": "mla"})")),
        Rule::mla_dims, "model.attention.kv_lora_rank", Json::object()},
+      {"attention_chunk",
+       doc(R"({"global_batch": 8})", model(R"(, "attention": {"chunk": 512, "window": 128})")),
+       Rule::attention_chunk, "model.attention.chunk", {{"chunk", 512}}},
+      // 2,048 tokens over 2·cp = 8 pieces of 256: each cuts a 512-token chunk.
+      {"attention_chunk_cp",
+       doc(R"({"cp": 4, "global_batch": 8})", model(R"(, "attention": {"chunk": 512})")),
+       Rule::attention_chunk, "plan.cp", {{"chunk", 512}, {"seq_len", 2048}, {"cp", 4}}},
       {"hybrid_pattern",
        doc(R"({"global_batch": 8})", model(R"(, "layer_pattern": "M*-M*-")")),
        Rule::hybrid_pattern, "model.layer_pattern", {{"length", 6}, {"layers", 8}}},

@@ -55,6 +55,10 @@ struct AttentionSpec {
   int64_t v_head_dim = 0;
   int64_t window = 0;  // tokens each query sees (0: the whole causal context)
   WindowLayers window_layers = WindowLayers::all;
+  // Chunked attention (Llama 4's attention_chunk_size): the sequence is cut into chunks of this
+  // many tokens and each query attends causally within its own chunk, on every layer without a
+  // window (0: none).
+  int64_t chunk = 0;
   // Megatron's --attention-output-gate (Qwen3-Next): the QKV projection also gives a gate as
   // wide as the queries, whose sigmoid scales the attention output before its projection.
   bool output_gate = false;
@@ -201,6 +205,9 @@ struct ModelSpec {
   int64_t moe_layers(int64_t first, int64_t count) const;
   // Layer i attends over a sliding window.
   bool windowed_layer(int64_t i) const;
+  // The share of a full causal attention core that chunked attention runs for a sequence of
+  // `seq` tokens (1 without chunks, or when the sequence fits in one).
+  double chunked_attention_share(double seq) const;
   // How many of `count` layers from `first` are of each kind: dense or MoE, full or sliding-window
   // attention. Counted without visiting each layer (an estimate asks for every stage, a plan
   // search for tens of thousands of plans).
@@ -315,7 +322,9 @@ double model_flops_per_sample(const ModelSpec& model, double seq);
 double published_model_flops_per_sample(const ModelSpec& model, double seq);
 
 // Forward FLOPs of the model's layers and output for one sequence, as the hardware runs them
-// (the router counted, causal attention at half the matrix when `causal_half`).
-double layers_forward_flops(const ModelSpec& model, double seq, bool causal_half);
+// (the router counted, causal attention at half the matrix when `causal_half`, chunked
+// attention's chunks when `chunked`; Megatron's count has no chunks).
+double layers_forward_flops(const ModelSpec& model, double seq, bool causal_half,
+                            bool chunked = false);
 
 }  // namespace stepcast

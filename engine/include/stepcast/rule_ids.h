@@ -80,6 +80,7 @@ enum class Rule {
   moe_layers,
   router_groups,
   mla_dims,
+  attention_chunk,
   hybrid_pattern,
   mamba_dims,
   gdn_dims,
@@ -308,6 +309,11 @@ inline constexpr RuleInfo kRules[] = {
      "`router_group_top_k`, which needs it",
      ""},
     {Rule::mla_dims, "mla_dims", "multi-head latent attention needs its dimensions", ""},
+    {Rule::attention_chunk, "attention_chunk",
+     "chunked attention (`model.attention.chunk`) and a sliding window exclude each other; with "
+     "CP over a sequence longer than a chunk, each of the 2·cp pieces of a sequence holds whole "
+     "chunks (Megatron-Bridge's Llama4SelfAttention asserts it)",
+     "`chunk`, `seq_len`, `cp`"},
     {Rule::hybrid_pattern, "hybrid_pattern",
      "`model.layer_pattern` gives one of `M`, `*`, `-`, `E`, `G` per layer (`E` needs "
      "`model.moe`); "

@@ -318,9 +318,10 @@ double forward_at_peak_s(const ModelSpec& m, const Plan& p, const Device& d, Lay
   const LayerFlops f = layer_forward_flops(m, static_cast<double>(p.micro_batch),
                                            static_cast<double>(m.seq_len), kind);
   const double gpus = static_cast<double>(p.tp) * p.cp;
-  return (f.linear() / d.peak_flops +
-          ((kind.windowed ? 1.0 : 0.5) * f.attention + f.scan + f.conv) / d.attention_peak) /
-         gpus;
+  const double attention =
+      kind.windowed ? f.attention
+                    : 0.5 * f.attention * m.chunked_attention_share(static_cast<double>(m.seq_len));
+  return (f.linear() / d.peak_flops + (attention + f.scan + f.conv) / d.attention_peak) / gpus;
 }
 
 // A layer's compute as measured (calibration.layer_profiles): its forward and backward seconds,

@@ -125,14 +125,16 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   // selective modules' (the attention core; the dense MLP or the MoE block; the shared experts
   // and MLA's up-projections are not told apart here), MTP modules included. Where Megatron's
   // count is the larger (Nemotron 3 Nano: a 5,376-wide mixer for 4,096), MFU can pass HFU.
-  const double work_flops = 3 * layers_forward_flops(m, seq, true) * samples;
+  const double work_flops = 3 * layers_forward_flops(m, seq, true, /*chunked=*/true) * samples;
   double hardware_flops = work_flops;
   if (p.recompute != Recompute::none) {
     // One layer of each kind times how many there are; MTP modules repeat the last layer.
     auto rerun_of = [&](const LayerKind& kind) {
       const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
-      // Causal attention runs half its matrix (a sliding window its band), as counted above.
-      const double attention = (kind.windowed ? 1.0 : 0.5) * f.attention;
+      // Causal attention runs half its matrix (a sliding window its band, chunked attention its
+      // chunks), as counted above.
+      const double attention =
+          kind.windowed ? f.attention : 0.5 * m.chunked_attention_share(seq) * f.attention;
       if (p.recompute == Recompute::full)
         return full_recompute_share(m, p) * (f.linear() + attention + f.scan + f.conv);
       return (p.recomputes("core_attn") ? attention : 0) +
@@ -155,7 +157,9 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
         "which is {:.1f} % more than the work the GPUs do (HFU {:.1f} %)",
         100 * r.mfu,
         m.hybrid() ? "its hybrid count takes each Mamba mixer 2 x hidden wide"
-                   : "num_floating_point_operations",
+        : m.chunked_attention_share(seq) < 1
+            ? "it counts full causal attention where the layers attend within chunks"
+            : "num_floating_point_operations",
         100 * (model_flops / work_flops - 1),
         100 * r.hfu));
 }

@@ -116,6 +116,11 @@ void notes(const Scenario& s, const Plan& p, Lines& l) {
     l.note(fmt::format("model.attention.window {} ({} layers): set --window-size and "
                        "--window-attn-skip-freq by hand; they are not written here",
                        m.attention.window, name_of(m.attention.window_layers)));
+  if (m.attention.chunk > 0)
+    l.note(fmt::format("model.attention.chunk {}: Megatron-LM has no flag for chunked attention "
+                       "(Megatron-Bridge's Llama 4 provider sets attention_chunk_size); the "
+                       "arguments say full causal attention",
+                       m.attention.chunk));
   // Hybrid models run through Megatron-LM's pretrain_hybrid.py (pretrain_mamba.py before it),
   // whose --hybrid-layer-pattern and --mamba-* / --linear-* arguments the flag table does not
   // hold (megatron/training/arguments.py at d98e8a64dd).

@@ -386,14 +386,15 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
   m["seq_len"] = pretraining_context(r);
   if (family == Family::llama4) {
     // Chunked attention (transformers' Llama4TextAttention: a token attends within its
-    // attention_chunk_size chunk on the RoPE layers) is full causal attention up to the chunk,
-    // as the engine prices attention; beyond it the engine has no chunked attention, so the
-    // context is the chunk (Maverick's config records no pre-training length, only its
-    // 1,048,576-token context).
+    // attention_chunk_size chunk; Megatron-Bridge chunks every layer): model.attention.chunk.
+    // Maverick's config records no pre-training length, only its 1,048,576-token context, so the
+    // sequence defaults to one chunk, Meta's pre-training length for Scout (rope_scaling's 8,192).
     const int64_t chunk = r.integer("attention_chunk_size", 0, true);
+    if (chunk > 0) m["attention"] = {{"chunk", chunk}};
     if (chunk > 0 && m["seq_len"].get<int64_t>() > chunk) {
-      notes.push_back(fmt::format("seq_len {}, the attention chunk (attention_chunk_size), not the "
-                                  "config's {}: beyond it chunked attention is not modelled",
+      notes.push_back(fmt::format("seq_len {}, one attention chunk (attention_chunk_size), not the "
+                                  "config's {} (its context, not a pre-training length): set "
+                                  "seq_len for longer sequences, attended in chunks",
                                   chunk, m["seq_len"].get<int64_t>()));
       m["seq_len"] = chunk;
     }

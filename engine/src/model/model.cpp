@@ -1,6 +1,7 @@
 #include "stepcast/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace stepcast {
@@ -82,6 +83,16 @@ ModelSpec::LayerCounts ModelSpec::layer_counts(int64_t first, int64_t count) con
   n.dense_windowed = windowed - moe_windowed;
   n.dense = (hi - lo) - windowed - n.moe;
   return n;
+}
+
+double ModelSpec::chunked_attention_share(double seq) const {
+  const double c = static_cast<double>(attention.chunk);
+  if (c <= 0 || seq <= c) return 1;
+  // Megatron-Bridge's Llama4SelfAttention (src/megatron/bridge/models/llama/llama4_utils.py at
+  // 067f987df, chunkify) pads the sequence to a whole number of chunks and runs each chunk as
+  // its own causal sequence: ceil(s / c) causal c x c matrices for the s x s one. It does so on
+  // every layer (the NoPE layers only skip RoPE), as this share assumes.
+  return std::ceil(seq / c) * c * c / (seq * seq);
 }
 
 bool ModelSpec::windowed_layer(int64_t i) const {
@@ -298,12 +309,15 @@ double logits_forward_flops(const ModelSpec& m, double b, double s, int64_t voca
   return 2 * b * s * static_cast<double>(m.hidden) * static_cast<double>(vocab);
 }
 
-double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half) {
+double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half, bool chunked) {
   // One layer of each kind, times how many the model has of it.
+  const double chunk_share = chunked ? m.chunked_attention_share(seq) : 1.0;
   auto layer = [&](const LayerKind& kind) {
     const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
     // A causal mask skips half of a full matrix; a sliding window's band has no masked half.
-    const double rest = f.linear() + (causal_half && !kind.windowed ? 0.5 : 1.0) * f.attention;
+    const double attention =
+        kind.windowed ? f.attention : (causal_half ? 0.5 : 1.0) * chunk_share * f.attention;
+    const double rest = f.linear() + attention;
     return kind.block == Block::mamba || kind.block == Block::gdn ? rest + f.scan + f.conv : rest;
   };
   double forward = m.layer_counts(0, m.layers).sum(layer);

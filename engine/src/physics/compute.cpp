@@ -301,9 +301,11 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   const double quantize_fwd_s = elementwise_s(q * quantize_fwd, d);
   const double quantize_bwd_s = elementwise_s(q * quantize_bwd, d);
 
-  // Attention core over this GPU's heads for the full matrix (or the window's band). Causal
-  // fused kernels skip the masked half of a full matrix; unfused ones compute it all.
-  const double keys = kind.windowed ? std::min(s, static_cast<double>(m.attention.window)) : s;
+  // Attention core over this GPU's heads for the full matrix (or the window's band; chunked
+  // attention's causal chunks). Causal fused kernels skip the masked half of a full matrix;
+  // unfused ones compute it all.
+  const double keys = kind.windowed ? std::min(s, static_cast<double>(m.attention.window))
+                                    : s * m.chunked_attention_share(s);
   const double attention_flops = att.core_flops_per_key * tokens * keys;
   double attention_fwd, attention_bwd;
   double softmax_bytes = 0;

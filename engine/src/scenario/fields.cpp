@@ -282,6 +282,12 @@ constexpr Field<AttentionSpec> kAttention[] = {
          .label = "Windowed layers",
          .doc = "with `window`: every layer, or alternate layers from the first (GPT-OSS)",
          .needs = "model.attention.window"}),
+    optional_count<&AttentionSpec::chunk>(
+        {.object = "model.attention", .name = "chunk", .fallback = D::absent(), .min = 1,
+         .max = 1 << 26, .unit = "tokens", .label = "Attention chunk",
+         .doc = "chunked attention: each query attends causally within its chunk of this many "
+                "tokens, on every layer (Llama 4's attention_chunk_size 8192, as "
+                "Megatron-Bridge's Llama4SelfAttention runs it)"}),
     member<&AttentionSpec::output_gate>(
         {.object = "model.attention", .name = "output_gate", .type = V::boolean,
          .fallback = D::of(false), .label = "Attention output gate",

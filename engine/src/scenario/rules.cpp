@@ -1225,6 +1225,19 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
                     {"seq_len"}, {{"seq_len", m.seq_len}, {"cp", p.cp}});
       }))
     return false;
+  // Megatron-Bridge's Llama4SelfAttention (llama4_utils.py at 067f987df) asserts that each of
+  // the 2·cp pieces of a sequence longer than a chunk holds whole chunks.
+  if (const int64_t chunk = m.attention.chunk;
+      chunk > 0 && p.cp > 1 && m.seq_len > chunk && (m.seq_len / (2 * p.cp)) % chunk != 0 &&
+      !c.broken([&] {
+        return rule(Rule::attention_chunk, "plan.cp",
+                    fmt::format("seq_len/(2*plan.cp)={} must be a multiple of "
+                                "model.attention.chunk={} (each CP piece holds whole chunks)",
+                                m.seq_len / (2 * p.cp), chunk),
+                    {"seq_len", "model.attention.chunk"},
+                    {{"chunk", chunk}, {"seq_len", m.seq_len}, {"cp", p.cp}});
+      }))
+    return false;
   for (const auto& g : s.cluster.groups) {
     if (g.gpu.peak_flops(p.precision)) continue;
     if (!c.broken([&] {

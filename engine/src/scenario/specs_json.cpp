@@ -137,6 +137,12 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
                                    r.path().empty() ? "model" : r.path(), key),
                        {"attention.type"});
   }
+  if (a.chunk > 0 && a.window > 0)
+    return invalid(Rule::attention_chunk, "attention.chunk",
+                   fmt::format("{} with {}: a layer attends within its chunk or over its window, "
+                               "not both",
+                               r.field("attention.chunk"), r.field("attention.window")),
+                   {"attention.window"}, {{"chunk", a.chunk}});
   // Hybrid models: Megatron's override pattern (megatron/core/ssm/mamba_hybrid_layer_allocation.py
   // _allocate_override checks the length and the symbols).
   const std::string& pattern = m.layer_pattern;
