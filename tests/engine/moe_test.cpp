@@ -227,6 +227,36 @@ TEST(Moe, ImbalanceStretchesTheBusiestRank) {
   const Report a = estimate(balanced), b = estimate(skewed);
   EXPECT_GT(b.breakdown.ep_comm, a.breakdown.ep_comm);
   EXPECT_GT(b.breakdown.forward, a.breakdown.forward);
+  // A rank budget of 1.25 (flex) caps the busiest rank at 1.25 x its share, the rest dropped:
+  // 2048 x 1.25 rows; a budget above the imbalance leaves it.
+  const Scenario capped = scenario(
+      small(plan + R"(, "moe_imbalance": 1.5, "moe_dispatcher": "flex",
+                       "moe_rank_capacity_factor": 1.25})"));
+  EXPECT_DOUBLE_EQ(expert_rows(capped.model, capped.plan), 1.25 * 2048);
+  const Scenario roomy = scenario(
+      small(plan + R"(, "moe_imbalance": 1.5, "moe_dispatcher": "flex",
+                       "moe_rank_capacity_factor": 2})"));
+  EXPECT_DOUBLE_EQ(expert_rows(roomy.model, roomy.plan), 1.5 * 2048);
+}
+
+// The budget's rules (TransformerConfig at NVIDIA/Megatron-LM d98e8a64): the flex dispatcher
+// (HybridEP or NCCL-EP), at least 1 (0: none), and an MoE model.
+TEST(Moe, RankCapacityNeedsFlexAndAtLeastOne) {
+  const std::string plan = R"({"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 8)";
+  const Error alltoall = test::error_of(small(plan + R"(, "moe_rank_capacity_factor": 1.2})"));
+  EXPECT_EQ(alltoall.rule, Rule::moe_rank_capacity);
+  EXPECT_EQ(alltoall.path, "plan.moe_dispatcher");
+  const Error low = test::error_of(
+      small(plan + R"(, "moe_dispatcher": "flex", "moe_rank_capacity_factor": 0.5})"));
+  EXPECT_EQ(low.rule, Rule::moe_rank_capacity);
+  EXPECT_EQ(low.path, "plan.moe_rank_capacity_factor");
+  EXPECT_EQ(test::error_of(small(plan + R"(, "moe_dispatcher": "flex",
+                                           "moe_rank_capacity_factor": -1})")).path,
+            "plan.moe_rank_capacity_factor");
+  const Error dense = test::error_of(test::doc(
+      R"({"tp": 8, "global_batch": 8, "moe_rank_capacity_factor": 1.2})"));
+  EXPECT_EQ(dense.rule, Rule::needs_moe);
+  EXPECT_EQ(dense.path, "plan.moe_rank_capacity_factor");
 }
 
 // The busiest rank's load is bounded by routing: each token picks top_k = 2 distinct experts of
@@ -324,6 +354,17 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
     return estimate(x).breakdown.host;
   };
   EXPECT_DOUBLE_EQ(dropping_host(H), dropping_host(0));
+  // A per-rank token budget (Megatron-Core's --moe-expert-rank-capacity-factor with the flex
+  // dispatcher) keeps the counts on the GPU: no sync, no host time from it, and none of the
+  // sync's 5 fused kernel launches per layer and micro-batch (flex) either.
+  auto budget_host = [&](double host_s, double factor) {
+    Scenario x = with_host(s, host_s);
+    x.plan.moe_dispatcher = MoeDispatcher::flex;
+    x.plan.moe_rank_capacity = factor;
+    return estimate(x).breakdown.host;
+  };
+  EXPECT_DOUBLE_EQ(budget_host(H, 1.5), budget_host(0, 1.5));
+  EXPECT_LT(budget_host(0, 1.5), budget_host(0, 0));
   // Without expert parallelism the grouped GEMM still takes its 8 experts' token counts from
   // the host (a list of integers): the same wait, beyond that plan's own layer forward.
   const Scenario ep1 =

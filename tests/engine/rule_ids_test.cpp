@@ -255,6 +255,9 @@ const std::vector<RuleCase>& cases() {
        Json::object()},
       {"moe_overlap", doc(R"({"moe_overlap": true, "global_batch": 64})", kMixtral),
        Rule::moe_overlap, "plan.ep", Json::object()},
+      {"moe_rank_capacity",
+       doc(R"({"ep": 2, "moe_rank_capacity_factor": 1.5, "global_batch": 64})", kMixtral),
+       Rule::moe_rank_capacity, "plan.moe_dispatcher", {{"factor", 1.5}}},
       // Mixtral 8x7B: 8 experts, top-2; at ep 2 a rank holds 4 of them, and at most
       // min(2, 8/2) = 2 times the mean rank's tokens reach it.
       {"moe_imbalance", doc(R"({"ep": 2, "moe_imbalance": 8, "global_batch": 64})", kMixtral),

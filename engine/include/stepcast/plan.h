@@ -148,6 +148,17 @@ struct Plan {
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   bool moe_overlap = false;   // EP all-to-alls overlap the adjacent micro-batch's compute
   double moe_imbalance = 1;   // busiest expert's tokens over the mean
+  // Megatron-Core's --moe-expert-rank-capacity-factor (HybridEP/NCCL-EP flex backends): each EP
+  // rank receives at most this many times its balanced share of tokens into a buffer of fixed
+  // size, so the token counts stay on the GPU (no per-layer host sync; CUDA graphs can capture
+  // the whole MoE layer) and tokens past the budget are dropped. 0: none (dropless, the counts
+  // copied to the host).
+  double moe_rank_capacity = 0;
+  // The busiest EP rank's tokens over the balanced share: the imbalance, within the budget.
+  double busiest_rank_load() const {
+    return moe_rank_capacity > 0 && moe_rank_capacity < moe_imbalance ? moe_rank_capacity
+                                                                       : moe_imbalance;
+  }
   // Share of each GPU's memory a plan must leave free to be called fitting (fields.cpp: why 3 %).
   double memory_headroom = 0.03;
   int64_t micro_batch = 1;

@@ -65,6 +65,7 @@ enum class Rule {
   adafactor_hybrid,
   needs_moe,
   moe_overlap,
+  moe_rank_capacity,
   moe_imbalance,
   recompute_modules,
   recompute_num_layers,
@@ -261,6 +262,10 @@ inline constexpr RuleInfo kRules[] = {
      "dispatcher, no full recompute, the interleaved schedule when pipelined and at most one "
      "MTP layer; the error's path is the setting that stops it",
      ""},
+    {Rule::moe_rank_capacity, "moe_rank_capacity",
+     "`plan.moe_rank_capacity_factor` (Megatron-Core's per-rank token budget) is at least 1 and "
+     "needs the flex dispatcher (HybridEP or NCCL-EP: TransformerConfig refuses it otherwise)",
+     "`factor`"},
     {Rule::moe_imbalance, "moe_imbalance",
      "`plan.moe_imbalance` above what routing can put on one expert-parallel rank: each token "
      "picks top_k distinct experts and a rank holds experts/ep of them, so the busiest rank "

@@ -548,9 +548,12 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // all-to-all (EP > 1) and the grouped GEMM, which takes them as a list of integers (TEGroupedMLP
   // in experts.py, whatever the EP): the CPU waits for the GPU, and the GPU then waits while the
   // CPU launches the rest of the layer (dispatch, experts, combine: 8 kernels; flex's fused
-  // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs).
+  // ones: 5), graphs or not (the sync is what stops whole-layer CUDA graphs). A per-rank token
+  // budget (plan.moe_rank_capacity_factor: a receive buffer of fixed size, the counts read on
+  // the GPU) has no such sync.
   ByPass host;
-  const bool synced = m.moe.enabled() && m.moe.capacity_factor == 0;
+  const bool synced =
+      m.moe.enabled() && m.moe.capacity_factor == 0 && p.moe_rank_capacity == 0;
   if (synced)
     host.forward += mix.moe_total() * (p.moe_dispatcher == MoeDispatcher::flex ? 5 : 8) *
                     sc.calibration.host_launch_s;

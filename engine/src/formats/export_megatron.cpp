@@ -264,6 +264,7 @@ std::string bridge_recipe(const Scenario& s) {
   copy("expert-model-parallel-size");
   copy("expert-tensor-parallel-size");
   copy("moe-token-dispatcher-type");
+  copy("moe-expert-rank-capacity-factor");  // (left out where 0: none)
   if (p.moe_overlap) copy("overlap-moe-expert-parallel-comm");  // (set only when on)
   copy("decoder-first-pipeline-num-layers");
   copy("decoder-last-pipeline-num-layers");

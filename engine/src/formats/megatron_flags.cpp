@@ -161,6 +161,8 @@ constexpr MegatronFlag kFlags[] = {
      .bridge = "model.expert_model_parallel_size"},
     {.flag = "expert-tensor-parallel-size", .key = "plan.etp", .absent = D::rule("plan.tp"),
      .bridge = "model.expert_tensor_parallel_size"},
+    {.flag = "moe-expert-rank-capacity-factor", .key = "plan.moe_rank_capacity_factor",
+     .bridge = "model.moe_expert_rank_capacity_factor"},
     {.flag = "overlap-moe-expert-parallel-comm", .key = "plan.moe_overlap", .form = F::on,
      .bridge = "model.overlap_moe_expert_parallel_comm"},
     {.flag = "mtp-num-layers", .key = "model.mtp_layers",

@@ -205,8 +205,9 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
     const double h = static_cast<double>(m.hidden);
     // Dropless: every copy is sent; a capacity factor pads each expert to its capacity.
     const double copies = T * k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
-    // The busiest rank receives imbalance x the mean (capped by the capacity when drops apply).
-    const double busiest = e.capacity_factor > 0 ? 1 : p.moe_imbalance;
+    // The busiest rank receives imbalance x the mean (capped by the capacity when drops apply,
+    // and by the rank's token budget, plan.moe_rank_capacity_factor).
+    const double busiest = e.capacity_factor > 0 ? 1 : p.busiest_rank_load();
     // DeepEP and HybridEP dispatch low-precision tokens in fp8 with their scales; the combine
     // and every gradient stay 16-bit.
     const bool flex = p.moe_dispatcher == MoeDispatcher::flex;

@@ -80,7 +80,7 @@ double expert_rows(const ModelSpec& m, const Plan& p) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp / p.tp;
   const double balanced = tokens * static_cast<double>(e.top_k) * p.etp * p.ep /
                           static_cast<double>(e.experts);
-  return e.capacity_factor > 0 ? balanced * e.capacity_factor : balanced * p.moe_imbalance;
+  return e.capacity_factor > 0 ? balanced * e.capacity_factor : balanced * p.busiest_rank_load();
 }
 
 double elementwise_s(double bytes, const Device& d) {

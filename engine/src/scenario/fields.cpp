@@ -547,6 +547,15 @@ constexpr Field<Plan> kPlan[] = {
                                          "at most min(ep, experts/top_k), what routing can put "
                                          "on one rank)",
                                   .control = C::advanced, .needs = "model.moe"}),
+    member<&Plan::moe_rank_capacity>(
+        {.object = "plan", .name = "moe_rank_capacity_factor", .link = "mrc", .type = V::number,
+         .fallback = D::of(0.0), .min = 0, .max = 1024, .min_exclusive = false,
+         .label = "Rank capacity factor",
+         .doc = "each EP rank's token budget over its balanced share "
+                "(--moe-expert-rank-capacity-factor, flex dispatcher): a fixed receive buffer, "
+                "the token counts stay on the GPU (no per-layer host sync), tokens past it "
+                "dropped; 0: none, at least 1 otherwise",
+         .control = C::advanced, .needs = "model.moe"}),
     member<&Plan::micro_batch>({.object = "plan", .name = "micro_batch", .link = "mb",
                                 .fallback = D::of(1.0), .min = 1, .max = 1 << 24,
                                 .unit = "samples", .label = "Micro-batch",

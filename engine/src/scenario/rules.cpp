@@ -473,8 +473,29 @@ bool check_experts(Rules& c) {
     if (p.moe_imbalance != 1.0 &&
         !dense("moe_imbalance", fmt::format("{}", p.moe_imbalance), "the experts' load"))
       return false;
+    if (p.moe_rank_capacity != 0 &&
+        !dense("moe_rank_capacity_factor", fmt::format("{}", p.moe_rank_capacity),
+               "the experts' token budget"))
+      return false;
     return c.ok();
   }
+  // Megatron-Core's TransformerConfig.__post_init__ (transformer_config.py at d98e8a64) admits
+  // moe_expert_rank_capacity_factor only with the hybridep or ncclep flex backend; below 1 it
+  // would drop tokens of a perfectly balanced routing.
+  if (p.moe_rank_capacity != 0 &&
+      (p.moe_rank_capacity < 1 || p.moe_dispatcher != MoeDispatcher::flex) && !c.broken([&] {
+        const bool low = p.moe_rank_capacity < 1;
+        return rule(Rule::moe_rank_capacity, low ? "plan.moe_rank_capacity_factor" : "plan.moe_dispatcher",
+                    low ? fmt::format("plan.moe_rank_capacity_factor={} must be at least 1 (or 0: "
+                                      "none); below it a balanced routing drops tokens",
+                                      p.moe_rank_capacity)
+                        : fmt::format("plan.moe_rank_capacity_factor={} needs plan.moe_dispatcher="
+                                      "flex (HybridEP or NCCL-EP), not {}",
+                                      p.moe_rank_capacity, name_of(p.moe_dispatcher)),
+                    {"plan.moe_rank_capacity_factor", "plan.moe_dispatcher"},
+                    {{"factor", p.moe_rank_capacity}});
+      }))
+    return false;
   // EP communication overlap (--overlap-moe-expert-parallel-comm) as Megatron-Core admits it
   // (TransformerConfig.__post_init__, megatron/core/transformer/transformer_config.py): expert
   // parallelism to overlap, the alltoall or flex dispatcher, no full recompute, the interleaved

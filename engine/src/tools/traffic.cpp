@@ -326,7 +326,7 @@ int curve_index(std::vector<BandwidthCurve>& curves, BandwidthCurve curve) {
 std::optional<TrafficRange> all_to_all_range(
     const Scenario& sc, const std::vector<std::vector<std::pair<CommOp, OpGroup>>>& stage_ops) {
   TrafficRange r;
-  r.imbalance = sc.model.moe.capacity_factor > 0 ? 1 : sc.plan.moe_imbalance;
+  r.imbalance = sc.model.moe.capacity_factor > 0 ? 1 : sc.plan.busiest_rank_load();
   bool any = false;
   for (const auto& ops : stage_ops) {
     double pair = 0, gpu = 0, remote_pair = 0;
