@@ -96,6 +96,9 @@ struct LayerKernels {
   double forward = 0;
   double backward = 0;
   double recompute = 0;
+  // Of `backward`, the weight-gradient GEMMs (one per weighted forward GEMM): what the
+  // zero-bubble schedules launch apart, as the W block.
+  double weight_grad = 0;
 };
 LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan, LayerKind kind = {});
 

@@ -57,7 +57,9 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& s = run.stages[i];
     const double f = s.time.forward_pass(), b = s.time.backward_pass(), w = s.time.weight_grad;
-    unit.push_back({s.unit_s, f, b - w, w});
+    // W's own launch waits go with W (StageCost::chunk_launch_wait_weight).
+    const double w_block = s.weight_grad_block_s();
+    unit.push_back({s.unit_s, f, b - w_block, w_block});
     p2p.push_back(s.report.p2p_s);
     // ZeRO-3's exposed communication and the launch waits go with each chunk (StageCost), the
     // rest of the pass by its compute and its layers (StageCost::chunk_forward_s).
@@ -75,7 +77,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
                 own(s.chunk_launch_wait_forward, c);
       bwd[vs] = s.chunk_backward_s(c, b - own_b) + own(s.chunk_zero3_backward, c) +
                 own(s.chunk_launch_wait_backward, c);
-      wgt[vs] = w * s.chunk_weight_grad_share[c];
+      wgt[vs] = w * s.chunk_weight_grad_share[c] + own(s.chunk_launch_wait_weight, c);
     }
   }
   const PipelineTime closed = schedule.closed_form(unit, shape);

@@ -587,35 +587,58 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // The CPU issues every kernel of a micro-batch; when that takes longer than the GPU runs them
   // (small layers, small micro-batches, many kernels), the GPU waits. Under CUDA graphs the CPU
   // launches one graph per layer and pass instead (Megatron's per-layer TE graphs). The GPU's
-  // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice),
-  // and the wait falls on each pass in proportion to its launches. ZeRO's communication (below)
-  // runs through these waits. Each virtual chunk waits for its own launches behind its own share
-  // of the passes, and its wait stays with it (StageCost): the stage's wait spread over its
-  // chunks by their compute shares moved between them as the compute did, so a faster GPU could
-  // lengthen a launch-bound interleaved pipeline (issue 38: a dense DeepSpeed plan on 2 DGX B300,
-  // 0.15 % slower with a compute scale of 20 than of 5). Without chunks, the same as one wait.
-  auto launches_of = [&](const KindCosts& in) -> std::pair<double, double> {  // all, forward
-    double all = 0, forward = 0;
+  // time includes its waits at the MoE syncs above (the GPU work cannot hide the launches twice).
+  // ZeRO's communication (below) runs through these waits. Each pass waits for its own launches:
+  // a pipeline stage's send and receive between passes synchronise the CPU with the GPU
+  // (Megatron-Core's p2p_communication.py, `_communicate`: torch.cuda.synchronize() after
+  // batch_isend_irecv, batch_p2p_sync on by default), so the CPU cannot issue the next pass
+  // while the GPU still runs this one, and the zero-bubble schedules' W block (its weight-
+  // gradient GEMMs, layer_kernels) waits for its own launches apart from its B. One wait for
+  // both passes, shared out by their launch counts, moved wall time from a pass whose compute
+  // shrank to the other: a faster GPU lengthened a launch-bound pipeline whose passes sit
+  // differently on the critical path (issue 38: 63 violations of the compute-scale invariant,
+  // 55 of the lower peak's and 26 of the HBM bandwidth's in 100,000 bases; seed 273, a
+  // torchtitan ZB-H1 plan 0.78 % slower with a compute scale of 20 than of 5). Each virtual
+  // chunk waits for its own launches behind its own share of the passes, and its wait stays
+  // with it (StageCost): spread over the chunks by their compute shares it moved between them
+  // as the compute did (issue 38: a dense DeepSpeed plan on 2 DGX B300, 0.15 % slower with a
+  // compute scale of 20 than of 5).
+  const PipelineSchedule schedule = p.effective_schedule();
+  const bool split_w = schedule == PipelineSchedule::zero_bubble ||
+                       schedule == PipelineSchedule::zbv ||
+                       schedule == PipelineSchedule::dualpipev;
+  struct Launches {
+    double forward = 0, backward = 0, weight_grad = 0;  // W's of the backward's
+  };
+  auto launches_of = [&](const KindCosts& in) {
+    Launches out;
     for (const auto& k : in) {
       const LayerKernels n = layer_kernels(m, p, k.kind);
-      all += k.count * (p.cuda_graphs ? 2 + (t.recompute > 0 ? 1 : 0)
-                                      : n.forward + n.backward + n.recompute);
-      forward += k.count * (p.cuda_graphs ? 1 : n.forward);
+      out.forward += k.count * (p.cuda_graphs ? 1 : n.forward);
+      out.backward +=
+          k.count * (p.cuda_graphs ? 1 + (t.recompute > 0 ? 1 : 0) : n.backward + n.recompute);
+      out.weight_grad += k.count * (p.cuda_graphs || !split_w ? 0 : n.weight_grad);
     }
-    return {all, forward};
+    return out;
   };
   const double busy_forward = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
   const double busy_backward = t.total() + host.total() - busy_forward;
+  const double launch_s = sc.calibration.host_launch_s;
   for (int k = 0; k < v; ++k) {
-    const auto [launches, forward_launches] =
-        launches_of(kind_costs(m, p, device, chunks[k], &kinds));
-    const double busy = c.chunk_forward_s(k, busy_forward) + c.chunk_backward_s(k, busy_backward);
-    const double wait = std::max(0.0, launches * sc.calibration.host_launch_s - busy);
-    const double forward_part = launches > 0 ? forward_launches / launches : 0;
-    c.chunk_launch_wait_forward.push_back(wait * forward_part);
-    c.chunk_launch_wait_backward.push_back(wait * (1 - forward_part));
-    host.forward += wait * forward_part;
-    host.backward += wait * (1 - forward_part);
+    const Launches n = launches_of(kind_costs(m, p, device, chunks[k], &kinds));
+    const double weight_grad = split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0;
+    const double wait_forward =
+        std::max(0.0, n.forward * launch_s - c.chunk_forward_s(k, busy_forward));
+    const double wait_weight = std::max(0.0, n.weight_grad * launch_s - weight_grad);
+    const double wait_backward =
+        std::max(0.0, (n.backward - n.weight_grad) * launch_s -
+                          (c.chunk_backward_s(k, busy_backward) - weight_grad)) +
+        wait_weight;
+    c.chunk_launch_wait_forward.push_back(wait_forward);
+    c.chunk_launch_wait_backward.push_back(wait_backward);
+    c.chunk_launch_wait_weight.push_back(wait_weight);
+    host.forward += wait_forward;
+    host.backward += wait_backward;
   }
   t.host = host.total();
   // ZeRO-3 prefetches the next layer's parameters while the current one computes; ZeRO-2 in
@@ -683,10 +706,6 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     // Schedules that run the weight gradients apart (W blocks filling the bubbles) charge the
     // backward's exposure to the input-gradient block (run_pipeline.cpp): it hides behind that
     // block alone, or a faster W would lengthen B (issue 38's invariants, seeds 26 and 273).
-    const PipelineSchedule schedule = p.effective_schedule();
-    const bool split_w = schedule == PipelineSchedule::zero_bubble ||
-                         schedule == PipelineSchedule::zbv ||
-                         schedule == PipelineSchedule::dualpipev;
     for (int k = 0; k < v; ++k) {
       const double layers_share = c.chunk_layers_share[k];
       const double gather = gather_s * layers_share, reduce = reduce_s * layers_share;
@@ -715,7 +734,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         const ByPass copy{copy_out(gathered_bytes.forward), copy_out(gathered_bytes.backward)};
         const FetchUnit forward_unit{gather / n, forward_window / n + copy.forward, 0};
         const double input_grad_window =
-            backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0);
+            backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] +
+                                             c.chunk_launch_wait_weight[k]
+                                       : 0.0);
         const FetchUnit backward_unit{
             backward_gather / n, std::max(0.0, input_grad_window) / n + copy.backward,
             std::max(0.0, reduce - backward_gather) / n};

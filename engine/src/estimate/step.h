@@ -126,6 +126,14 @@ struct StageCost {
   ChunkValues chunk_zero3_forward, chunk_zero3_backward;
   // Each virtual chunk's wait for the CPU's launches per pass (stage_cost.cpp), of the time's host.
   ChunkValues chunk_launch_wait_forward, chunk_launch_wait_backward;
+  // Of each chunk's backward wait, its W block's (the zero-bubble schedules'; 0 in the others).
+  ChunkValues chunk_launch_wait_weight;
+  // The stage's W blocks per micro-batch: the weight gradients and their launch waits.
+  double weight_grad_block_s() const {
+    double s = time.weight_grad;
+    for (size_t k = 0; k < chunk_launch_wait_weight.size(); ++k) s += chunk_launch_wait_weight[k];
+    return s;
+  }
   StageReport report;
 };
 

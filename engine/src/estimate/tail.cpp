@@ -33,7 +33,7 @@ double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
   for (int i = 0; i < p.pp; ++i) {
     const StageCost& cost = stages[i];
     const DpBurst& reduce = cost.dp_reduce;
-    const double backward = cost.time.backward_pass(), weight_grad = cost.time.weight_grad;
+    const double backward = cost.time.backward_pass(), weight_grad = cost.weight_grad_block_s();
     const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)

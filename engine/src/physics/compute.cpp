@@ -444,7 +444,18 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
     forward += blocks * (sp ? 2 : 1);    // all-gather + reduce-scatter, or an all-reduce
     backward += blocks * (sp ? 3 : 1);
   }
-  LayerKernels k{forward, backward, 0};
+  // The weight-gradient GEMMs: one for each forward GEMM with weights (unfused attention's two
+  // batched GEMMs have none). An attention block's QKV and output projections (MLA's down and
+  // up projections of Q, if it has a Q LoRA, and of K/V in place of the QKV); an MLP's fc1 and
+  // fc2 (an eager gated MLP's gate and up GEMMs apart), or a MoE layer's router and two grouped
+  // GEMMs and its shared experts' MLP; a Mamba or Gated DeltaNet mixer's in and out projections.
+  const bool has_mlp = kind.block == Block::transformer || kind.block == Block::mlp;
+  double weight_gemms = 0;
+  if (attends) weight_gemms += 2 + (m.mla() ? (m.attention.q_lora_rank > 0 ? 3 : 2) : 0);
+  if (kind.block == Block::mamba || kind.block == Block::gdn) weight_gemms += 2;
+  const double mlp_gemms = !fused && !hybrid && gated ? 3 : 2;
+  if (has_mlp) weight_gemms += moe ? 3 + (m.moe.shared_experts > 0 ? mlp_gemms : 0) : mlp_gemms;
+  LayerKernels k{forward, backward, 0, weight_gemms};
   if (p.recompute == Recompute::full) k.recompute = full_recompute_share(m, p) * forward;
   if (p.recompute == Recompute::selective) k.recompute = p.flash_attention ? 1 : 4;
   return k;

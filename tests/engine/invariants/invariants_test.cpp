@@ -96,9 +96,12 @@ struct Tally {
 // DeepSeek-V3.1 and Llama 4 presets did). What the default run finds: a compute scale up, seeds
 // 273 (a torchtitan ZB-H1 plan bound by the CPU's launches, 0.78 % slower: its W savings become
 // launch waits in B) and 1983 (under 0.001 %); TP comm overlap on, seeds 244 (0.16 %) and 2211
-// (0.003 %).
-const std::map<std::string, size_t> kKnownViolations = {{"ComputeScaleUpNeverSlower", 2},
-                                                         {"TpCommOverlapNeverSlower", 2}};
+// (0.003 %). Fixed since (stop 49): each pass, and a zero-bubble schedule's W block apart, waits
+// for its own launches (one wait for both passes moved a faster W's savings into B's wait:
+// seeds 273 and 1983; at 100,000 bases 169 violations became 60); "auto" micro-batches moved from
+// the affine balance while the whole step gets shorter (seed 244: a split the TP overlap moved
+// was slower than its neighbour; 60 became 47).
+const std::map<std::string, size_t> kKnownViolations = {{"TpCommOverlapNeverSlower", 1}};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
 // the known ones.

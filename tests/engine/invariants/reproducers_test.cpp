@@ -430,6 +430,92 @@ TEST(Reproducers, EachChunkWaitsForItsOwnLaunches) {
       "tp": 8, "vpp": 2}, "seq_len": 4096})"));
 }
 
+// A 24-layer, 512-wide custom model in fp16 under torchtitan on 2 GB300 NVL72 racks, ZB-H1 over
+// pp 2, two micro-batches of 4 (the suite's seed 273): bound by the CPU's launches. One wait for
+// both passes, shared out by launch counts, put what a faster W saved into the B block's wait,
+// and B is on the critical path while W fills the bubble: a compute scale of 20 was 0.78 %
+// slower than 5 (0.018918 s against 0.018771 s). Each pass, and the W block apart, now waits
+// for its own launches (stage_cost.cpp): every block here is launch-bound, so the compute scale
+// changes nothing from 5 on.
+TEST(Reproducers, EachPassAndTheWBlockWaitForTheirOwnLaunches) {
+  Json doc = Json::parse(R"({"cluster": {"node": "gb300-nvl72", "nodes": 2}, "model": {
+      "attention": {"window": 1024, "window_layers": "alternate"}, "ffn_hidden": 2048,
+      "ffn_type": "geglu", "heads": 8, "hidden": 512, "kv_heads": 2, "layers": 24,
+      "name": "custom", "norm": "layernorm", "position": "rope", "seq_len": 2048,
+      "tied_embeddings": true, "vocab": 50257}, "plan": {"cuda_graphs": false,
+      "framework": "torchtitan", "global_batch": 576, "grad_reduce_in_fp32": false,
+      "micro_batch": 4, "overlap_grad_reduce": true, "overlap_p2p": true, "pp": 2,
+      "precision": "fp16", "schedule": "zero_bubble", "sequence_parallel": false, "tp": 1},
+      "seq_len": 1024})");
+  expect_more_compute_scale_never_slower(doc);
+  doc["calibration"] = {{"compute_scale", 5.0}};
+  const double at5 = estimate_of(doc.dump()).iteration_time_s;
+  doc["calibration"] = {{"compute_scale", 20.0}};
+  EXPECT_NEAR(estimate_of(doc.dump()).iteration_time_s, at5, 1e-12);
+  EXPECT_NEAR(at5, 0.018844, 1e-6);
+}
+
+// The per-pass waits by hand: the tiny model of stacks_test.cpp (8 layers of 256, one sequence
+// of 128 tokens a GPU) under Megatron-Core, fused kernels, no TP: each layer launches 11
+// kernels in the forward and 22 in the backward at 5 us each (calibration.json's
+// host_launch_us), so the forward waits max(0, 8 x 11 x 5 us - F) and the backward
+// max(0, 8 x 22 x 5 us - B), each on its own. The W block of a zero-bubble schedule launches
+// one weight-gradient GEMM per weighted forward GEMM: QKV, projection, fc1, fc2 (4; an eager
+// gated MLP's gate and up apart, 5; a MoE layer's router and two grouped GEMMs in place of the
+// MLP's two).
+TEST(Reproducers, EachPassWaitsForItsOwnLaunchesByHand) {
+  const Scenario sc = test::scenario(R"({"model": {"name": "tiny", "layers": 8, "hidden": 256,
+      "heads": 4, "ffn_hidden": 1024, "vocab": 1000, "seq_len": 128, "ffn_type": "gelu",
+      "position": "rope", "tied_embeddings": true}, "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"dp": 8, "global_batch": 8, "framework": "megatron-core"}})");
+  const Report r = estimate(sc);
+  const LayerKernels k = layer_kernels(sc.model, sc.plan);
+  EXPECT_DOUBLE_EQ(k.forward, 11);
+  EXPECT_DOUBLE_EQ(k.backward, 22);
+  EXPECT_DOUBLE_EQ(k.weight_grad, 4);
+  const double F = r.stages[0].forward_s, B = r.stages[0].backward_s;
+  EXPECT_NEAR(r.breakdown.host,
+              std::max(0.0, 8 * 11 * 5e-6 - F) + std::max(0.0, 8 * 22 * 5e-6 - B), 1e-12);
+  EXPECT_GT(r.breakdown.host, 0);
+  Scenario gated = sc;
+  gated.model.ffn_type = FfnType::swiglu;
+  gated.plan.execution.kernels = Kernels::eager;
+  EXPECT_DOUBLE_EQ(layer_kernels(gated.model, gated.plan).weight_grad, 5);
+}
+
+// Llama 4 Scout under DeepSpeed (ZeRO-3) with ZB-H1 over pp 4: two replicas on an HGX H20 and
+// one on a GH200 x4 node, 48 micro-batches "auto" (the suite's seed 37991, its hardware as the
+// presets). The balance prices each set affinely by the 1F1B closed form, which the
+// zero-bubble schedule and every set's part in each micro-batch's ZeRO-3 collectives are not:
+// it chose 3/42 (118.5 s) where 5/38 takes 112.0 s, and the GH200's HBM bandwidth x 0.660,
+// which moved the split, was 3.9 % faster. The engine now moves micro-batches from the
+// balance while the whole step gets shorter (replica_sets.cpp): the split is the best of its
+// neighbours, each estimated with its counts given.
+TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
+  const char* doc = R"({{"cluster": {{"groups": [{{"node": "hgx-h20", "nodes": 1}},
+      {{"node": "gh200-x4", "nodes": 1}}]}}, "model": "llama4-scout-17b-16e",
+      "plan": {{"framework": "deepspeed", "global_batch": 192, "micro_batch": 4, "pp": 4,
+      "schedule": "zero_bubble", "grad_reduce_in_fp32": false, "overlap_grad_reduce": false,
+      "sequence_parallel": false, "tp": 1, "replicas": [
+      {{"count": 2, "group": 0, "micro_batches": {}}},
+      {{"count": 1, "group": 1, "micro_batches": {}}}]}}}})";
+  const Report automatic = estimate_of(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\""));
+  ASSERT_EQ(automatic.replicas.size(), 2u);
+  EXPECT_EQ(automatic.replicas[0].micro_batches, 5);
+  EXPECT_EQ(automatic.replicas[1].micro_batches, 38);
+  // 2 x 5 + 38 = 48 micro-batches of 4: the global batch of 192.
+  auto given = [&](int h20, int gh200) {
+    return estimate_of(fmt::format(fmt::runtime(doc), h20, gh200)).iteration_time_s;
+  };
+  EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(5, 38));
+  for (auto [h20, gh200] : {std::pair{3, 42}, {4, 40}, {6, 36}})
+    EXPECT_LT(automatic.iteration_time_s, given(h20, gh200)) << h20 << "/" << gh200;
+  EXPECT_NEAR(given(3, 42), 118.52, 0.01);
+  EXPECT_NEAR(automatic.iteration_time_s, 111.97, 0.01);
+  expect_more_compute_scale_never_slower(
+      Json::parse(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\"")));
+}
+
 // Moonlight-16B-A3B under Megatron-FSDP (ZeRO-3) on a DGX A100 and an HGX H20 node, one replica
 // each, 64 micro-batches "auto" (the suite's seed 446). Each micro-batch's gathers span both
 // sets; a balancer that tried a few splits at the previous split's busiest count landed on a
