@@ -71,13 +71,9 @@ class LeanPipeline {
     // Where each virtual stage sits and what each edge's message takes, asked of the schedule
     // once here rather than for every block (a tenth of a deep pipeline's estimate otherwise).
     stage_of_.resize(static_cast<size_t>(virtual_stages_));
-    rank_of_.resize(static_cast<size_t>(virtual_stages_));
     for (int i = 0; i < p; ++i)
-      for (int c = 0; c < v; ++c) {
-        const int vs = schedule.virtual_stage(shape_, i, c);
-        stage_of_[static_cast<size_t>(i) * v + c] = vs;
-        rank_of_[static_cast<size_t>(vs)] = i;
-      }
+      for (int c = 0; c < v; ++c)
+        stage_of_[static_cast<size_t>(i) * v + c] = schedule.virtual_stage(shape_, i, c);
     block_.resize(static_cast<size_t>(p));
     for (int i = 0; i < p; ++i) {
       length_.push_back(schedule.blocks_of_rank(shape_, i));
@@ -86,7 +82,6 @@ class LeanPipeline {
     message_.resize(static_cast<size_t>(virtual_stages_) + 1);
     for (int k = -1; k < virtual_stages_; ++k)
       message_[static_cast<size_t>(k + 1)] = detail::message_s(schedule, shape_, p2p, k);
-    queued_.assign(static_cast<size_t>(p), false);
   }
 
   const std::vector<int64_t>& lengths() const { return length_; }
@@ -100,21 +95,20 @@ class LeanPipeline {
   bool exhausted() const { return exhausted_; }
   bool stopped() const { return overrun_ || exhausted_; }
 
-  // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run. A rank
-  // runs until its next block waits for an input; the block that later writes that input puts
-  // the rank back on the list (run_next), so a rank is tried again only when it may go on.
+  // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run: in
+  // passes over the ranks, first to last, each running its next block if it can. Any order that
+  // runs only ready blocks gives the same times (the max-plus note above); this one follows the
+  // pipeline: a forward wave crosses all ranks in one pass, and in the steady state every rank
+  // runs one block a pass, its input written a pass or two before, so its branches predict.
+  // (A list of the ranks that may go on, each run until it waits, took 1.3x the time of these
+  // passes on GPT-3 175B's TP 8 x PP 16 x VPP 2 estimate, 53 against 40 us, for 5 % more
+  // instructions: 990 k against 946 k, callgrind; its branches mispredicted 1.9x as often on a
+  // 16 x 2 x 256 pipeline under cachegrind.)
   void advance(const std::vector<int64_t>& limit) {
-    work_.clear();
-    for (int i = p_ - 1; i >= 0; --i) {
-      work_.push_back(i);
-      queued_[static_cast<size_t>(i)] = true;
-    }
-    while (!work_.empty() && !stopped()) {
-      const int i = work_.back();
-      work_.pop_back();
-      queued_[static_cast<size_t>(i)] = false;
-      while (next_[i] < limit[i] && run_next(i)) {
-      }
+    for (bool ran = true; ran && !stopped();) {
+      ran = false;
+      for (int i = 0; i < p_; ++i)
+        if (next_[i] < limit[i] && run_next(i)) ran = true;
     }
   }
 
@@ -152,12 +146,6 @@ class LeanPipeline {
   }
   double& done(bool forward, int vs, int64_t mb) { return done_[slot(forward, vs, mb)]; }
   double message_s(int k) const { return message_[static_cast<size_t>(k + 1)]; }
-  // Rank `rank` may go on: tried again within this advance (it is not already on the list).
-  void wake(int rank) {
-    if (queued_[static_cast<size_t>(rank)]) return;
-    queued_[static_cast<size_t>(rank)] = true;
-    work_.push_back(rank);
-  }
   double done(bool forward, int vs, int64_t mb) const { return done_[slot(forward, vs, mb)]; }
 
   // Outputs written and not yet read: a forward's until the next virtual stage's forward (the
@@ -219,10 +207,6 @@ class LeanPipeline {
     const double end = std::max(free_at_[i], ready) + blk.duration_s;
     done(forward, vs, mb) = end;
     ++(forward ? fwd_count_ : bwd_count_)[vs];
-    // Its reader: the next virtual stage's forward (the last's own backward, on this rank), or
-    // the previous one's backward.
-    if (forward && vs < last) wake(rank_of_[static_cast<size_t>(vs) + 1]);
-    if (!forward && vs > 0) wake(rank_of_[static_cast<size_t>(vs) - 1]);
     free_at_[i] = end + (blocking_ ? send : 0);
     return finish(i);
   }
@@ -261,10 +245,7 @@ class LeanPipeline {
   std::vector<Cursor> block_;  // each rank's next block
   std::vector<double> free_at_;
   std::vector<int> stage_of_;   // [rank · chunks + chunk]: its virtual stage
-  std::vector<int> rank_of_;    // [virtual stage]: its rank
   std::vector<double> message_;  // [k + 1]: the message between virtual stages k and k + 1
-  std::vector<int> work_;        // ranks to try in this advance
-  std::vector<char> queued_;     // whether a rank is in work_
   double makespan_s_ = 0;
   int64_t blocks_run_ = 0;
   bool overrun_ = false;
