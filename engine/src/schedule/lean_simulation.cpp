@@ -150,9 +150,8 @@ class LeanPipeline {
   }
 
   Cut cut() const {
-    const auto vss = static_cast<ptrdiff_t>(virtual_stages_);
-    Cut c{next_, {count_.begin(), count_.begin() + vss}, {count_.begin() + vss, count_.begin() + 2 * vss},
-          free_at_, {}};
+    const auto fwd = count_.begin(), bwd = fwd + virtual_stages_;
+    Cut c{next_, {fwd, bwd}, {bwd, bwd + virtual_stages_}, free_at_, {}};
     for_each_pending([&](double t, int, int64_t, bool) { c.pending.push_back(t); });
     return c;
   }
