@@ -299,6 +299,12 @@ LeanAndEvents expect_lean_is_events(const std::vector<double>& f, const std::vec
                             " m=" + std::to_string(m) + (blocking ? " blocking" : "");
   EXPECT_NEAR(out.lean.makespan_s, makespan, 1e-12 * makespan) << where;
   EXPECT_NEAR(out.lean.busy_s, busy, 1e-12 * busy) << where;
+  // Every block run (nothing extrapolated): the same maxes of the same sums, to the bit.
+  const auto blocks = std::count_if(out.events.begin(), out.events.end(),
+                                    [](const PipelineEvent& e) {
+                                      return e.kind != PipelineEvent::Kind::send;
+                                    });
+  if (out.lean.blocks_run == blocks) EXPECT_EQ(out.lean.makespan_s, makespan) << where;
   return out;
 }
 
