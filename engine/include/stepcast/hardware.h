@@ -38,8 +38,17 @@ struct GpuSpec {
   // Dense peak FLOP/s per precision (indexed by Precision); nullopt where the device lacks it.
   std::array<std::optional<double>, kPrecisions> peak = {};
   double scaleup_Bps_per_dir = 0;
+  // Streaming multiprocessors (compute units): the waves a GEMM's tiles run in (gemm_shape.h).
+  // 0: not stated.
+  double sm_count = 0;
+  // Maximum achievable matmul FLOP/s per precision (gpu.measured.gemm_tflops: the best shape of
+  // a measured search); nullopt where not measured.
+  std::array<std::optional<double>, kPrecisions> measured_gemm = {};
 
   std::optional<double> peak_flops(Precision p) const { return peak[static_cast<size_t>(p)]; }
+  std::optional<double> measured_gemm_flops(Precision p) const {
+    return measured_gemm[static_cast<size_t>(p)];
+  }
 };
 
 enum class LinkScope { intra_node, inter_node };

@@ -1081,11 +1081,17 @@ constexpr Field<GpuSpec> kGpu[] = {
                                            .doc = "scale-up bandwidth per GPU per direction; 0 "
                                                   "when none",
                                            .scale = 1e9}),
+    member<&GpuSpec::sm_count>({.object = "gpu", .name = "sm_count", .type = V::number,
+                                .fallback = D::of(0.0), .min = 0, .max = 1 << 16,
+                                .unit = "SMs",
+                                .doc = "streaming multiprocessors (compute units): the waves a "
+                                       "GEMM's tiles run in; 0 when not stated"}),
     {{.object = "gpu", .name = "tdp_w", .type = V::number, .fallback = D::absent(), .unit = "W",
       .doc = "board power, for people"}},
     {{.object = "gpu", .name = "measured", .type = V::object, .fallback = D::absent(),
-      .doc = "published microbenchmarks (`gemm_tflops`, `memory_bandwidth_GBps`): bounds of the "
-             "calibration"}},
+      .doc = "published microbenchmarks: `gemm_tflops` per precision (the maximum achievable "
+             "matmul rate: the GEMM shape model's ceiling, capped at the peak, and the "
+             "calibration's bound), `memory_bandwidth_GBps`"}},
     {{.object = "gpu", .name = "source", .type = V::text, .fallback = D::absent(),
       .doc = "datasheet(s) the figures come from"}},
     {{.object = "gpu", .name = "confidence", .type = V::text, .fallback = D::absent(),

@@ -37,6 +37,22 @@ Result<GpuSpec> gpu_from_json(const Json& j, const std::string& path) {
     r.fail(ErrorCode::missing_key, r.field("peak_tflops"), r.field("peak_tflops") + " is required");
   }
   if (!r.ok()) return r.error();
+  // The measured maximum achievable matmul rates (the GEMM shape model's ceiling, which caps
+  // them at the peak: a derated copy of a preset keeps its measured figures).
+  const Json* measured = r.raw("measured");
+  const Json* rates = measured && measured->is_object() && measured->contains("gemm_tflops")
+                          ? &(*measured)["gemm_tflops"]
+                          : nullptr;
+  if (rates && !rates->is_null()) {
+    JsonReader m(*rates, r.field("measured") + ".gemm_tflops");
+    static const std::vector<std::string_view> names = names_of(peak_keys());
+    m.reject_unknown(names);
+    for (size_t i = 0; i < kPrecisions; ++i) {
+      const KeyInfo& k = key_in(peak_keys(), enum_names<Precision>()[i]);
+      if (m.has(k.name) && !m.raw(k.name)->is_null()) g.measured_gemm[i] = m.number(k);
+    }
+    if (!m.ok()) return m.error();
+  }
   return g;
 }
 
