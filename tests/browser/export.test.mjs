@@ -77,7 +77,7 @@ describe('exports', () => {
     const perGpu = Math.max(...cli.stages.map((st) => st.memory_bytes.offloaded));
     assert.ok(perGpu > 0 && cli.host_memory_bytes_per_node >= 8 * perGpu * 0.999, 'eight GPUs a node offload');
     const g = (b) => `${(b / GIB).toFixed(1)} GiB`;
-    assert.equal(await q.textContent('#host-note'), `Offloaded activations are not in the bars: ${g(perGpu)} per GPU at most, ` +
+    assert.equal(await q.textContent('#host-note'), `Offloaded activations and optimizer state are not in the bars: ${g(perGpu)} per GPU at most, ` +
       `${g(cli.host_memory_bytes_per_node)} of host memory per node.`);
     await q.close();
   });
