@@ -724,6 +724,44 @@ TEST(Memory, OffloadingModulesIsOfferedWhereItFits) {
   EXPECT_NEAR(r.stages[0].memory.total - stated.stages[0].memory.total, freed, 0.01 * freed);
 }
 
+// Optimizer offloading as a fix: Llama 3 8B on one DGX H100 without the distributed optimizer,
+// 12 bytes of optimizer state for each of its 8.03 B parameters on every GPU (89.7 GiB). The
+// smallest share in tenths that fits is offered, overlapped, and is the plan stated by hand; a
+// tenth less does not fit. Each tenth frees a tenth of the state with the allocator's share.
+TEST(Memory, OffloadingTheOptimizerIsOfferedWhereItFits) {
+  auto doc = [](const std::string& extra) {
+    return R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 1, "pp": 1, "micro_batch": 1, "global_batch": 64, "recompute": "selective",
+      "distributed_optimizer": false)" + extra + R"(}, "seq_len": 4096})";
+  };
+  EstimateOptions advise;
+  advise.fit_fixes = &fit_fixes_of;
+  const Report r = estimate(test::scenario(doc("")), advise);
+  ASSERT_FALSE(r.fits);
+  const FitFix* offload = nullptr;
+  for (const FitFix& f : r.fit_fixes)
+    if (f.settings.find("optimizer_cpu_offload") != std::string::npos) offload = &f;
+  ASSERT_NE(offload, nullptr);
+  EXPECT_EQ(offload->settings,
+            "plan.optimizer_cpu_offload=true plan.optimizer_offload_fraction=0.8 "
+            "plan.overlap_cpu_optimizer_d2h_h2d=true");
+  EXPECT_EQ(offload->change, "80 % of the optimizer on the CPU");
+  auto stated = [&](double fraction) {
+    return estimate(test::scenario(doc(fmt::format(
+        R"(, "optimizer_cpu_offload": true, "optimizer_offload_fraction": {},
+        "overlap_cpu_optimizer_d2h_h2d": true)", fraction))));
+  };
+  const Report eight = stated(0.8);
+  EXPECT_TRUE(eight.fits);
+  EXPECT_FALSE(stated(0.7).fits);
+  EXPECT_DOUBLE_EQ(offload->iteration_time_s, eight.iteration_time_s);
+  const MemoryBreakdown& m = r.stages[0].memory;
+  EXPECT_DOUBLE_EQ(m.optimizer, 12 * r.stages[0].parameters);
+  EXPECT_NEAR(m.total - eight.stages[0].memory.total,
+              0.8 * m.optimizer * (1 + builtin_catalog().calibration.framework_memory_fraction),
+              1e3);
+}
+
 // plan.memory_headroom: the share of the GPU a plan must leave free. At the edge it decides the
 // verdict; the report states it in bytes; the search never proposes a plan inside it.
 TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
