@@ -555,6 +555,14 @@ Json search_space_json(const SearchOptions& o) {
   varies["plan.etp"] = "mixture-of-experts models: 1 or TP";
   if (o.vary_dispatcher)
     varies["plan.moe_dispatcher"] = "mixture-of-experts models: alltoall, allgather, flex";
+  if (o.fit_fixes) {
+    // What a plan that does not fit is given to fit (fix_to_fit): Apply carries it.
+    const char* fix = "only for a plan that does not fit otherwise (its `needs`)";
+    for (const char* key : {"plan.bf16_moments", "plan.offload_modules",
+                            "plan.optimizer_cpu_offload", "plan.optimizer_offload_fraction",
+                            "plan.overlap_cpu_optimizer_d2h_h2d"})
+      varies[key] = fix;
+  }
   const Json keeps = {"model", "cluster", "plan.global_batch", "seq_len", "plan.precision",
                       "plan.framework", "plan.optimizer", "plan.distributed_optimizer",
                       "plan.zero_stage",
@@ -567,7 +575,7 @@ Json search_space_json(const SearchOptions& o) {
       "layers split evenly, else as Megatron can split them: the embedding and the loss counted "
       "as layers, or a lighter first and last stage), the pipeline schedule{}, the micro-batch "
       "({}){}, and for a "
-      "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
+      "mixture-of-experts model EP, expert TP{}{}; DP is what the GPUs leave, sequence "
       "parallelism is on with TP > 1, TP and EP overlap are on wherever the software can do "
       "them, and the gradient-reduce overlap is tried on and off with DP > 1 below ZeRO-3. It "
       "keeps the model, the cluster, the global batch, the sequence length, the precision and "
@@ -581,7 +589,11 @@ Json search_space_json(const SearchOptions& o) {
           : " VPP implies",
       mb,
       o.vary_recompute ? " and recompute (none, selective, full)" : "",
-      o.vary_dispatcher ? " and the token dispatcher" : "", o.max_plans);
+      o.vary_dispatcher ? " and the token dispatcher" : "",
+      o.fit_fixes ? "; a plan that does not fit is tried with bf16 moments, its activations "
+                    "offloaded by module and the optimizer on the CPU"
+                  : "",
+      o.max_plans);
   return Json{{"doc", doc},
               {"varies", std::move(varies)},
               {"keeps", keeps},
