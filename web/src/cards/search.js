@@ -338,9 +338,10 @@ function renderRows() {
     cell(8, duration(c.iteration_time_s), { 'data-value': String(c.iteration_time_s) }),
     withSpeed ? cell(9, times(speed), { class: `num${speed > 1.0005 ? ' faster' : ''}`, 'data-value': String(speed) }) : null,
     cell(10, percent(c.mfu), { 'data-value': String(c.mfu) }),
-    // A plan that fits only with the engine's fixes (bf16 moments, offloading) says so; Apply
-    // puts them into the form with the rest of the plan.
-    cell(11, c.needs ? [gib(c.peak_memory_bytes), h('small', { class: 'needs' }, ' with fixes')] : gib(c.peak_memory_bytes),
+    // A plan that fits only with the engine's fixes (bf16 moments, offloading) is starred, the
+    // fixes in its title (a word more would widen the table past its card); Apply puts them into
+    // the form with the rest of the plan.
+    cell(11, c.needs ? [gib(c.peak_memory_bytes), h('sup', { class: 'needs', 'aria-label': 'with fixes' }, '*')] : gib(c.peak_memory_bytes),
       { 'data-value': String(c.peak_memory_bytes), 'data-needs': c.needs || null,
         title: [capacity ? `of ${gib(capacity, 0)} per GPU (${percent(c.peak_memory_bytes / capacity, 0)})` : '',
           c.needs ? `fits with ${c.needs}` : ''].filter(Boolean).join('; ') || null }),
