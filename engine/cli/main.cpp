@@ -318,8 +318,9 @@ int run_search(const Args& args, const Catalog& catalog) {
     return 0;
   }
   // Every plan the rules admit is memory-checked; only those that fit are timed.
-  fmt::print("{} plans checked: {} fit and were timed, {} out of memory, {} refused by the rules; ",
-             r.evaluated, r.evaluated - r.out_of_memory, r.out_of_memory, r.rejected);
+  fmt::print("{} plans checked: {} fit and were timed ({} of them with fixes), {} out of memory, "
+             "{} refused by the rules; ",
+             r.evaluated, r.evaluated - r.out_of_memory, r.fixed, r.out_of_memory, r.rejected);
   if (r.baseline_error)
     fmt::print("your plan is not one: {}\n\n", r.baseline_error->message);
   else
@@ -349,8 +350,9 @@ int run_search(const Args& args, const Catalog& catalog) {
         first == between && between == last ? fmt::format("{}", first)
         : p.pp == 2                          ? fmt::format("{}/{}", first, last)
                                              : fmt::format("{}/{}/{}", first, between, last);
-    fmt::print(" {:>10.3f} {:>7.1f} {:>9.1f}  {}\n", c.iteration_time_s, 100 * c.mfu,
-               c.peak_memory_bytes / (1024.0 * 1024 * 1024), layers);
+    fmt::print(" {:>10.3f} {:>7.1f} {:>9.1f}  {}{}\n", c.iteration_time_s, 100 * c.mfu,
+               c.peak_memory_bytes / (1024.0 * 1024 * 1024), layers,
+               c.needs.empty() ? std::string() : "  fits with " + c.needs);
   }
   return 0;
 }

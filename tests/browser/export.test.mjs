@@ -52,10 +52,10 @@ describe('exports', () => {
     // Each part, their total, what PyTorch would report at the peak (allocated, reserved), the
     // GPU, and what offloading keeps on the host.
     const columns = ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other',
-      'total', 'allocated', 'reserved', 'capacity', 'offloaded'];
+      'total', 'allocated', 'reserved', 'capacity', 'offloaded', 'optimizer_offloaded'];
     assert.deepEqual(cells, report.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
-    assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-5).map((th) => th.textContent)),
-      ['Total', 'Allocated', 'Reserved', 'Capacity', 'Offloaded']);
+    assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-6).map((th) => th.textContent)),
+      ['Total', 'Allocated', 'Reserved', 'Capacity', 'Offloaded', 'Optimizer offloaded']);
     const { name, body } = await download(p, '[data-download="memory.csv"]');
     assert.equal(name, 'memory.csv');
     const rows = parseCsv(body.toString());
@@ -77,7 +77,7 @@ describe('exports', () => {
     const perGpu = Math.max(...cli.stages.map((st) => st.memory_bytes.offloaded));
     assert.ok(perGpu > 0 && cli.host_memory_bytes_per_node >= 8 * perGpu * 0.999, 'eight GPUs a node offload');
     const g = (b) => `${(b / GIB).toFixed(1)} GiB`;
-    assert.equal(await q.textContent('#host-note'), `Offloaded activations are not in the bars: ${g(perGpu)} per GPU at most, ` +
+    assert.equal(await q.textContent('#host-note'), `Offloaded activations and optimizer state are not in the bars: ${g(perGpu)} per GPU at most, ` +
       `${g(cli.host_memory_bytes_per_node)} of host memory per node.`);
     await q.close();
   });

@@ -492,6 +492,9 @@ void expect_same_plan(const Plan& a, const Plan& b) {
   EXPECT_EQ(a.cuda_graphs, b.cuda_graphs);
   EXPECT_EQ(a.cpu_offloading_num_layers, b.cpu_offloading_num_layers);
   EXPECT_EQ(a.offload_modules, b.offload_modules);
+  EXPECT_EQ(a.optimizer_cpu_offload, b.optimizer_cpu_offload);
+  EXPECT_EQ(a.optimizer_offload_fraction, b.optimizer_offload_fraction);
+  EXPECT_EQ(a.overlap_cpu_optimizer_d2h_h2d, b.overlap_cpu_optimizer_d2h_h2d);
   EXPECT_EQ(a.first_stage_layers, b.first_stage_layers);
   EXPECT_EQ(a.last_stage_layers, b.last_stage_layers);
   EXPECT_EQ(a.embedding_in_split, b.embedding_in_split);
@@ -592,6 +595,10 @@ std::vector<std::string> flag_scenarios() {
            R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-b200", "nodes": 2},
                "plan": {"ep": 8, "pp": 2, "global_batch": 64, "precision": "mxfp8",
                         "offload_modules": "core_attn attn_proj expert_fc1"}})",
+           R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+               "plan": {"tp": 2, "global_batch": 32, "optimizer_cpu_offload": true,
+                        "optimizer_offload_fraction": 0.75,
+                        "overlap_cpu_optimizer_d2h_h2d": true}})",
            R"({"model": "deepseek-v2-lite", "cluster": {"node": "dgx-b200", "nodes": 1},
                "plan": {"ep": 8, "global_batch": 64, "precision": "nvfp4",
                         "moe_dispatcher": "alltoall", "moe_overlap": true}})",

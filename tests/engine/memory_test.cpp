@@ -519,6 +519,103 @@ TEST(Memory, OffloadedModulesWhereMegatronCannot) {
       "offload_modules": "core_attn attn_proj"}})", builtin_catalog()).ok());
 }
 
+// Optimizer offloading (plan.optimizer_cpu_offload): Llama 3 8B on one DGX H100, DP 8 with the
+// distributed optimizer, bf16, fp32 moments: each GPU steps P/8 parameters, 12 bytes of state
+// each (fp32 master and two moments). Half of them on the CPU: the GPU keeps 6 P/8 bytes; the
+// host holds, per offloaded parameter, the fp32 copy 4, the moments 8 and the pinned fp32
+// gradient 4: 16 x P/16 per GPU, 8 GPUs a node.
+TEST(Memory, OffloadedOptimizerLeavesTheGpuAndCostsItsStep) {
+  auto run = [](const std::string& extra) {
+    return estimate(test::scenario(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1,
+        "pp": 1, "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true{}}},
+        "seq_len": 2048}})",
+        extra)));
+  };
+  const Report none = run(""), half = run(R"(, "optimizer_cpu_offload": true,
+      "optimizer_offload_fraction": 0.5)");
+  const Report overlapped = run(R"(, "optimizer_cpu_offload": true,
+      "optimizer_offload_fraction": 0.5, "overlap_cpu_optimizer_d2h_h2d": true)");
+  const StageReport &a = none.stages[0], &b = half.stages[0];
+  const double P = a.parameters, offloaded = 0.5 * P / 8;
+  EXPECT_DOUBLE_EQ(a.memory.optimizer, 12 * P / 8);
+  EXPECT_DOUBLE_EQ(b.memory.optimizer, 12 * offloaded);
+  EXPECT_DOUBLE_EQ(b.memory.optimizer_offloaded, 16 * offloaded);
+  EXPECT_EQ(a.memory.optimizer_offloaded, 0);
+  EXPECT_DOUBLE_EQ(b.memory.weights, a.memory.weights);
+  EXPECT_DOUBLE_EQ(b.memory.gradients, a.memory.gradients);
+  EXPECT_NEAR(half.host_memory_bytes_per_node, 8 * 16 * offloaded, 1);
+  EXPECT_EQ(none.host_memory_bytes_per_node, 0);
+  // Time: the gradients' fp32 copies to the host and the parameters' back over PCIe 5.0 x16 (63
+  // GB/s a direction): 4 B each, 31.9 ms; the CPU's Adam at ZeRO-Offload's 10 B parameters in
+  // 2.57 s a node, shared by its 8 GPUs: 1.03 s; the GPU's Adam over the other half (its
+  // unoffloaded step halved). Without the overlap flag one after the other, the GPU's step beside
+  // the CPU's; with it, the slowest (the CPU's).
+  const double copy = 4 * offloaded / 63e9;
+  const double cpu = offloaded * 2.57 / 10e9 * 8;
+  const double gpu = a.optimizer_s / 2;
+  EXPECT_NEAR(copy, 0.0319, 0.0005);
+  EXPECT_NEAR(cpu, 1.032, 0.001);
+  EXPECT_NEAR(b.optimizer_s, copy + std::max(gpu, cpu) + copy, 1e-9);
+  EXPECT_NEAR(overlapped.stages[0].optimizer_s, std::max({gpu, cpu, copy}), 1e-9);
+  EXPECT_NEAR(half.iteration_time_s - none.iteration_time_s, b.optimizer_s - a.optimizer_s, 1e-6);
+  // The fraction counts only with the switch; the whole optimizer at 1 (Megatron-LM's default).
+  EXPECT_DOUBLE_EQ(run(R"(, "optimizer_offload_fraction": 0.5)").stages[0].memory.optimizer,
+                   a.memory.optimizer);
+  const StageReport all = run(R"(, "optimizer_cpu_offload": true)").stages[0];
+  EXPECT_EQ(all.memory.optimizer, 0);
+  EXPECT_DOUBLE_EQ(all.memory.optimizer_offloaded, 16 * P / 8);
+  // fp32 training has no master: the host's fp32 copy is the parameter's (4 + 8 + 4 bytes), the
+  // GPU keeps its moments' share (8 bytes a parameter).
+  const StageReport fp32 = run(R"(, "precision": "fp32", "optimizer_cpu_offload": true,
+      "optimizer_offload_fraction": 0.25)").stages[0];
+  EXPECT_DOUBLE_EQ(fp32.memory.optimizer, 0.75 * 8 * P / 8);
+  EXPECT_DOUBLE_EQ(fp32.memory.optimizer_offloaded, 0.25 * 16 * P / 8);
+}
+
+// Megatron-Core's refusals of optimizer offloading: one line each, naming the key, the setting
+// and the rule; the fraction outside [0, 1].
+TEST(Memory, OptimizerOffloadWhereMegatronCannot) {
+  auto error = [](const std::string& plan, const char* node = "dgx-h100") {
+    return test::error_of(fmt::format(
+        R"({{"model": "llama3-8b", "cluster": {{"node": "{}", "nodes": 1}}, "plan": {{"global_batch": 64,
+        "optimizer_cpu_offload": true, {}}}}})",
+        node, plan));
+  };
+  Error e = error(R"("optimizer": "muon")");
+  EXPECT_EQ(e.rule, Rule::optimizer_offload);
+  EXPECT_EQ(e.path, "plan.optimizer_cpu_offload");
+  EXPECT_EQ(e.values["setting"], "optimizer");
+  EXPECT_EQ(e.message,
+            "plan.optimizer_cpu_offload=true with plan.optimizer=\"muon\": the hybrid device "
+            "optimizer steps Adam or SGD only (rule optimizer_offload)");
+  e = error(R"("bf16_moments": true)");
+  EXPECT_EQ(e.rule, Rule::optimizer_offload);
+  EXPECT_EQ(e.values["setting"], "bf16_moments");
+  e = error(R"("zero_stage": 3)");
+  EXPECT_EQ(e.rule, Rule::optimizer_offload);
+  EXPECT_EQ(e.values["setting"], "zero_stage");
+  EXPECT_EQ(e.values["value"], 3);
+  e = error(R"("precision": "mxfp8", "fp8_param_gather": true)", "dgx-b200");
+  EXPECT_EQ(e.rule, Rule::optimizer_offload);
+  EXPECT_EQ(e.values["setting"], "fp8_param_gather");
+  e = error(R"("optimizer": "adam")", "pcie-l40s-x8");
+  EXPECT_EQ(e.rule, Rule::host_link);
+  EXPECT_EQ(e.path, "plan.optimizer_cpu_offload");
+  e = error(R"("framework": "deepspeed")");
+  EXPECT_EQ(e.rule, Rule::framework_cannot);
+  EXPECT_EQ(e.path, "plan.optimizer_cpu_offload");
+  e = error(R"("optimizer_offload_fraction": 1.5)");
+  EXPECT_EQ(e.path, "plan.optimizer_offload_fraction");
+  EXPECT_EQ(e.code, ErrorCode::out_of_range) << e.message;
+  e = error(R"("optimizer_offload_fraction": -0.1)");
+  EXPECT_EQ(e.path, "plan.optimizer_offload_fraction");
+  // SGD, as Megatron-Core offloads it: no error.
+  EXPECT_TRUE(parse_scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"global_batch": 64, "optimizer": "sgd", "distributed_optimizer": false,
+      "optimizer_cpu_offload": true, "optimizer_offload_fraction": 0}})", builtin_catalog()).ok());
+}
+
 TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
   // GPT-3 175B on one DGX A100: 175 B parameters / 8 GPUs x 18 bytes is far over 80 GiB.
   const Scenario s = test::scenario(R"({"model": "gpt3-175b", "cluster": {"node": "dgx-a100",
@@ -625,6 +722,44 @@ TEST(Memory, OffloadingModulesIsOfferedWhereItFits) {
   const double freed = 9.03125 * 8704 * 4096.0 * 31 *
                        (1 + builtin_catalog().calibration.framework_memory_fraction);
   EXPECT_NEAR(r.stages[0].memory.total - stated.stages[0].memory.total, freed, 0.01 * freed);
+}
+
+// Optimizer offloading as a fix: Llama 3 8B on one DGX H100 without the distributed optimizer,
+// 12 bytes of optimizer state for each of its 8.03 B parameters on every GPU (89.7 GiB). The
+// smallest share in tenths that fits is offered, overlapped, and is the plan stated by hand; a
+// tenth less does not fit. Each tenth frees a tenth of the state with the allocator's share.
+TEST(Memory, OffloadingTheOptimizerIsOfferedWhereItFits) {
+  auto doc = [](const std::string& extra) {
+    return R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 1, "pp": 1, "micro_batch": 1, "global_batch": 64, "recompute": "selective",
+      "distributed_optimizer": false)" + extra + R"(}, "seq_len": 4096})";
+  };
+  EstimateOptions advise;
+  advise.fit_fixes = &fit_fixes_of;
+  const Report r = estimate(test::scenario(doc("")), advise);
+  ASSERT_FALSE(r.fits);
+  const FitFix* offload = nullptr;
+  for (const FitFix& f : r.fit_fixes)
+    if (f.settings.find("optimizer_cpu_offload") != std::string::npos) offload = &f;
+  ASSERT_NE(offload, nullptr);
+  EXPECT_EQ(offload->settings,
+            "plan.optimizer_cpu_offload=true plan.optimizer_offload_fraction=0.8 "
+            "plan.overlap_cpu_optimizer_d2h_h2d=true");
+  EXPECT_EQ(offload->change, "80 % of the optimizer on the CPU");
+  auto stated = [&](double fraction) {
+    return estimate(test::scenario(doc(fmt::format(
+        R"(, "optimizer_cpu_offload": true, "optimizer_offload_fraction": {},
+        "overlap_cpu_optimizer_d2h_h2d": true)", fraction))));
+  };
+  const Report eight = stated(0.8);
+  EXPECT_TRUE(eight.fits);
+  EXPECT_FALSE(stated(0.7).fits);
+  EXPECT_DOUBLE_EQ(offload->iteration_time_s, eight.iteration_time_s);
+  const MemoryBreakdown& m = r.stages[0].memory;
+  EXPECT_DOUBLE_EQ(m.optimizer, 12 * r.stages[0].parameters);
+  EXPECT_NEAR(m.total - eight.stages[0].memory.total,
+              0.8 * m.optimizer * (1 + builtin_catalog().calibration.framework_memory_fraction),
+              1e3);
 }
 
 // plan.memory_headroom: the share of the GPU a plan must leave free. At the edge it decides the

@@ -55,7 +55,10 @@ describe('links: the module and the CLI share one codec', () => {
       assert.equal(viaLink.status, 0, viaLink.stderr);
       assert.deepEqual(jsonDiff(direct.report, viaLink.report), [], '`estimate --link` gives the scenario\'s report');
       const viaModule = JSON.parse(wasm.estimate(JSON.stringify(back.scenario)));
-      assert.deepEqual(jsonDiff(direct.report, viaModule), [], 'the module reads the link to the same plan');
+      // (the CLI says what makes an out-of-memory plan fit, fit_fixes; the module never asks:
+      // cli-parity.test.mjs)
+      assert.deepEqual(jsonDiff(direct.report, viaModule).filter((d) => d !== '$.fit_fixes: missing'), [],
+        'the module reads the link to the same plan');
     });
   }
 

@@ -141,7 +141,8 @@ struct Report {
   double peak_tflops = 0;     // dense peak per GPU at the plan's precision
   int bottleneck_stage = 0;
   bool fits = true;
-  // Host memory a node needs for the offloaded activations: its GPUs' largest offloaded bytes.
+  // Host memory a node needs for the offloaded activations and optimizer: its GPUs' largest
+  // offloaded bytes.
   double host_memory_bytes_per_node = 0;
   Breakdown breakdown;
   std::vector<StageReport> stages;  // of the slowest replica set

@@ -37,6 +37,9 @@ struct MemoryBreakdown {
   // plan.offload_modules):
   // not in `activations` nor the total; what each GPU needs of its node's host memory.
   double offloaded = 0;
+  // The optimizer's share in host memory (plan.optimizer_cpu_offload): its fp32 parameter
+  // copies, state and pinned fp32 gradients (physics/offload.h). Not in the total.
+  double optimizer_offloaded = 0;
   double total = 0;  // reserved + the parts outside the allocator: what the GPU must hold
   // What torch.cuda.max_memory_allocated and max_memory_reserved measure at the stage's peak.
   double allocated = 0;  // weights + gradients + optimizer + activations + moe_dispatch + ep_overlap

@@ -27,4 +27,36 @@ struct OffloadCost {
 OffloadCost offload_cost(int64_t layers, double layer_bytes, double host_link_Bps,
                          double forward_layer_s, double backward_layer_s);
 
+// Optimizer offloading (plan.optimizer_cpu_offload): Megatron-Core's HybridDeviceOptimizer
+// (megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py at NVIDIA/Megatron-LM d98e8a64)
+// gives the first plan.optimizer_offload_fraction of a GPU's optimizer parameters (by count) to a
+// CPU optimizer (torch.optim.AdamW, fused=True; or SGD) holding a pinned fp32 copy of each, its
+// state, and a pinned fp32 gradient; the rest stay with the GPU optimizer.
+//
+// A CPU's Adam throughput, parameters a second over one node's CPUs: Ren et al., "ZeRO-Offload:
+// Democratizing Billion-Scale Model Training" (USENIX ATC 2021), Table 3, DeepSpeed's CPU-Adam
+// steps 10 billion parameters in 2.57 s on a DGX-2's host (two 24-core Intel Xeon Platinum 8168).
+// Node presets state no CPU, so every node's is taken at that one's; the node's GPUs share it
+// (each rank steps its own shard at once).
+inline constexpr double kCpuAdamParametersPerSecondPerNode = 10e9 / 2.57;
+// Bytes an fp32 Adam step moves per parameter (read the parameter, gradient and two moments,
+// write the parameter and moments): the unit that scales the CPU's rate to other optimizers.
+inline constexpr double kCpuAdamStepBytes = 28;
+
+struct OptimizerOffloadCost {
+  double d2h_s = 0;       // the offloaded gradients to the host
+  double cpu_step_s = 0;  // the CPU's step over them
+  double h2d_s = 0;       // the updated parameters back
+  double step_s = 0;      // the optimizer step as the software orders it, the GPU's share in it
+};
+
+// `parameters`: the offloaded parameters of one GPU; `cpu_step_bytes`: what its optimizer's step
+// moves per parameter in fp32 (kCpuAdamStepBytes for Adam); `gpu_step_s`: the GPU optimizer's
+// step over the parameters it keeps. Both copies move fp32 (4 B a parameter): PyTorch converts a
+// non-blocking copy's dtype on the GPU, so the fp32 tensor is what crosses the link either way
+// (copy_kernel_cuda, aten/src/ATen/native/cuda/Copy.cu at pytorch/pytorch 007aa8ae).
+OptimizerOffloadCost optimizer_offload_cost(double parameters, double cpu_step_bytes,
+                                            double gpu_step_s, double host_link_Bps,
+                                            int gpus_per_node, bool overlap);
+
 }  // namespace stepcast

@@ -215,6 +215,15 @@ struct Plan {
   // spaces or commas; physics/offload.h): every layer's listed modules' saved tensors wait in
   // host memory between their forward and their backward. Empty: none.
   std::string offload_modules;
+  // Megatron-Core's optimizer offloading (--optimizer-cpu-offload --optimizer-offload-fraction
+  // --overlap-cpu-optimizer-d2h-h2d: HybridDeviceOptimizer, megatron/core/optimizer/
+  // cpu_offloading/hybrid_optimizer.py at NVIDIA/Megatron-LM d98e8a64; physics/offload.h): that
+  // fraction of each GPU's optimizer parameters keep their fp32 master copy and moments in host
+  // memory and are stepped by the CPU; their gradients cross the host link to it and the updated
+  // parameters back. The fraction is read only with the switch (Megatron-LM's default 1.0).
+  bool optimizer_cpu_offload = false;
+  double optimizer_offload_fraction = 1.0;
+  bool overlap_cpu_optimizer_d2h_h2d = false;  // copies and CPU step pipelined per parameter
 
   // Megatron's uneven pipeline splits: layers on the first and last stage (0: the even share),
   // and whether the input embedding and the loss count as a layer each in the split
@@ -240,6 +249,10 @@ struct Plan {
       for_each_recompute_module(recompute_modules,
                                 [&](std::string_view name) { found = found || name == module; });
     return found;
+  }
+  // The share of the optimizer's parameters stepped on the CPU (0 without optimizer offloading).
+  double optimizer_offloaded_share() const {
+    return optimizer_cpu_offload ? optimizer_offload_fraction : 0.0;
   }
   // Whether fine-grained offloading moves `module`'s saved tensors (one of kOffloadModules).
   bool offloads(std::string_view module) const {

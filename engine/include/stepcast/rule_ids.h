@@ -73,6 +73,7 @@ enum class Rule {
   offload_conflict,
   offload_modules,
   offload_modules_conflict,
+  optimizer_offload,
   host_link,
   precision_supported,
   // The model's shape and the cluster's links.
@@ -295,8 +296,14 @@ inline constexpr RuleInfo kRules[] = {
      "`attn_proj` without `core_attn`, layer-level offloading beside it, or offloading inside "
      "the MoE block while `moe` is recomputed; `setting` names the other part",
      "`setting`, `value`"},
+    {Rule::optimizer_offload, "optimizer_offload",
+     "a setting Megatron-Core refuses with optimizer offloading (`plan.optimizer_cpu_offload`): "
+     "an optimizer other than Adam or SGD, bf16 moments, ZeRO-2/3, or fp8 parameter gathers "
+     "under mxfp8 or nvfp4; `setting` names it",
+     "`setting`, `value`"},
     {Rule::host_link, "host_link",
-     "activation offloading needs the node's link to host memory, which a node preset states "
+     "activation or optimizer offloading needs the node's link to host memory, which a node "
+     "preset states "
      "(`host_link_GBps_per_dir`) and a cluster described key by key does not",
      "`node`"},
     {Rule::precision_supported, "precision_supported",

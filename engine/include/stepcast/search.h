@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "stepcast/estimate.h"
@@ -32,6 +33,11 @@ struct SearchOptions {
   // TP and EP communication overlap (tp_comm_overlap, moe_overlap) on wherever the framework can
   // do it and the rules admit it (the engine never predicts it slower); false: the scenario's.
   bool overlap = true;
+  // A plan that does not fit is tried again with what makes it fit without changing its
+  // parallelism (Adam's moments in bf16, activations offloaded by module, the smallest share of
+  // the optimizer on the CPU), in that order, and ranked by its time with them; the candidate
+  // says what it needs. Plans that fit as enumerated take no extra work. false: dropped.
+  bool fit_fixes = true;
   // Every plan that fits estimated exactly (the event simulation for interleaved ones), not
   // ranked by the closed form first: the reference the ranking is tested against.
   bool rank_exactly = false;
@@ -65,6 +71,9 @@ struct SearchCandidate {
   // of the model (even; the embedding and the loss counted as layers; or lighter ends), which
   // the plan's keys imply but a table of plans should say.
   std::array<int64_t, 3> stage_layers{};
+  // What the plan needs to fit beyond its enumerated settings (SearchOptions::fit_fixes), as
+  // fit_fixes says it: "plan.bf16_moments=true plan.offload_modules=\"...\""; empty: nothing.
+  std::string needs;
 };
 
 struct SearchResult {
@@ -72,6 +81,7 @@ struct SearchResult {
   int evaluated = 0;                  // plans the rules admit: memory checked, timed if they fit
   int rejected = 0;                   // plans the rules refuse (divisibility, sizes)
   int out_of_memory = 0;              // plans over capacity (not timed)
+  int fixed = 0;                      // plans that fit only with fixes (timed with them)
   double baseline_s = 0;              // the scenario's own plan, for comparison (0: none)
   int64_t space = 0;                  // plans enumerated in the whole space (admitted or not)
   std::optional<Error> baseline_error;  // why the scenario's own plan was not estimated

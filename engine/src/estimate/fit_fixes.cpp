@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace stepcast::detail {
 
@@ -139,16 +141,11 @@ FitFix fix_of(const Candidate& c, const Report& with, const Report& without) {
           with.iteration_time_s / without.iteration_time_s - 1, needed_bytes(with)};
 }
 
-// Activation offloading: the fewest layers (above the plan's own) whose offload fits. Memory
-// falls with every layer offloaded, so the search halves the range.
-std::optional<FitFix> offload_fix(const Scenario& sc, const Report& without) {
-  const Plan& p = sc.plan;
-  int64_t lo = p.cpu_offloading_num_layers, hi = sc.model.layers - 1;  // lo does not fit
-  auto plan_of = [&](int64_t n) {
-    Plan q = p;
-    q.cpu_offloading_num_layers = n;
-    return q;
-  };
+// The smallest n in (lo, hi] at which plan_of(n) fits, and its estimate, where memory falls as n
+// grows (lo does not fit): the range halved.
+template <class PlanOf>
+std::optional<std::pair<int64_t, Report>> smallest_fitting(const Scenario& sc, int64_t lo,
+                                                           int64_t hi, PlanOf plan_of) {
   std::optional<Report> best = hi > lo ? estimate_with(sc, plan_of(hi)) : std::nullopt;
   if (!best || !best->fits) return std::nullopt;
   while (hi - lo > 1) {
@@ -161,9 +158,50 @@ std::optional<FitFix> offload_fix(const Scenario& sc, const Report& without) {
       lo = mid;
     }
   }
+  return std::make_pair(hi, std::move(*best));
+}
+
+// Activation offloading: the fewest layers (above the plan's own) whose offload fits. Memory
+// falls with every layer offloaded.
+std::optional<FitFix> offload_fix(const Scenario& sc, const Report& without) {
+  const Plan& p = sc.plan;
+  auto plan_of = [&](int64_t n) {
+    Plan q = p;
+    q.cpu_offloading_num_layers = n;
+    return q;
+  };
+  const auto found =
+      smallest_fitting(sc, p.cpu_offloading_num_layers, sc.model.layers - 1, plan_of);
+  if (!found) return std::nullopt;
+  const auto& [hi, best] = *found;
   return fix_of({fmt::format("activations of {} layers offloaded to host memory", hi),
                  fmt::format("plan.cpu_offloading_num_layers={}", hi), plan_of(hi)},
-                *best, without);
+                best, without);
+}
+
+// Optimizer offloading (plan.optimizer_cpu_offload, its copies overlapped): the smallest share
+// of the optimizer, in tenths, whose offload fits. The GPU's memory falls as the share grows, so
+// the rules drop it where Megatron-Core cannot (not Adam or SGD, bf16 moments, ZeRO-2/3, no host
+// link, a framework that cannot).
+std::optional<FitFix> optimizer_offload_fix(const Scenario& sc, const Report& without) {
+  const Plan& p = sc.plan;
+  auto plan_of = [&](int64_t tenths) {
+    Plan q = p;
+    q.optimizer_cpu_offload = true;
+    q.optimizer_offload_fraction = static_cast<double>(tenths) / 10;
+    q.overlap_cpu_optimizer_d2h_h2d = true;
+    return q;
+  };
+  const auto own = static_cast<int64_t>(std::floor(10 * p.optimizer_offloaded_share()));
+  const auto found = smallest_fitting(sc, own, 10, plan_of);
+  if (!found) return std::nullopt;
+  const auto& [hi, best] = *found;
+  return fix_of({fmt::format("{} % of the optimizer on the CPU", hi * 10),
+                 fmt::format("plan.optimizer_cpu_offload=true plan.optimizer_offload_fraction={} "
+                             "plan.overlap_cpu_optimizer_d2h_h2d=true",
+                             static_cast<double>(hi) / 10),
+                 plan_of(hi)},
+                best, without);
 }
 
 }  // namespace
@@ -180,6 +218,7 @@ std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
         r && r->fits)
       fixes.push_back(fix_of(c, *r, without));
   if (std::optional<FitFix> f = offload_fix(sc, without)) fixes.push_back(std::move(*f));
+  if (std::optional<FitFix> f = optimizer_offload_fix(sc, without)) fixes.push_back(std::move(*f));
   std::stable_sort(fixes.begin(), fixes.end(), [](const FitFix& a, const FitFix& b) {
     return a.iteration_time_s < b.iteration_time_s;
   });

@@ -808,10 +808,25 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double expert_shard = zero >= 1 ? std::max(1, p.edp()) : 1.0;
   const double stepped =
       (shape.parameters - shape.expert_parameters) / shard + shape.expert_parameters / expert_shard;
+  // Optimizer offloading (offload.h; Adam and SGD only, the rules say): the GPU steps its share,
+  // the CPU the rest, with the copies over the node's host link.
+  const double on_cpu = p.optimizer_offloaded_share() * stepped;
+  auto offloaded_step = [&](double gpu_step_s, double cpu_step_bytes) {
+    if (on_cpu <= 0) return gpu_step_s;
+    const ClusterGroup& g = sc.cluster.groups[group];
+    return optimizer_offload_cost(on_cpu, cpu_step_bytes, gpu_step_s, g.host_link_Bps_per_dir,
+                                  g.gpus_per_node, p.overlap_cpu_optimizer_d2h_h2d)
+        .step_s;
+  };
   if (p.optimizer == Optimizer::adam) {
-    st.optimizer_s = optimizer_step_s(stepped, p, device);
+    st.optimizer_s = offloaded_step(optimizer_step_s(stepped - on_cpu, p, device),
+                                    kCpuAdamStepBytes);
   } else if (p.optimizer == Optimizer::sgd) {
-    st.optimizer_s = elementwise_s(stepped * sgd_step_bytes(p), device);
+    // The CPU's SGD moves fp32 master, gradient and buffer, no 16-bit copy (the copy back is
+    // the host link's).
+    const double copy = p.precision == Precision::fp32 ? 0 : 2;
+    st.optimizer_s = offloaded_step(elementwise_s((stepped - on_cpu) * sgd_step_bytes(p), device),
+                                    sgd_step_bytes(p) - copy);
   } else if (p.optimizer == Optimizer::adafactor) {
     // Factored matrices on whole tensors; a flat ZeRO/FSDP shard is stepped as a vector.
     const double factored = zero >= 1 ? 0 : adafactor_state(m, p, shape).matrix_parameters;

@@ -107,9 +107,11 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
         rep.capacity_bytes = mem.capacity;
       }
       rep.fits = rep.fits && mem.fits();
-      // Pinned host memory for the offloaded activations: every GPU of a node holds its own.
+      // Pinned host memory for the offloaded activations and optimizer: every GPU of a node
+      // holds its own.
       r.host_memory_bytes_per_node =
-          std::max(r.host_memory_bytes_per_node, mem.offloaded * g.gpus_per_node);
+          std::max(r.host_memory_bytes_per_node,
+                   (mem.offloaded + mem.optimizer_offloaded) * g.gpus_per_node);
     }
     r.replicas.push_back(rep);
   }

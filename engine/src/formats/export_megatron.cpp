@@ -322,6 +322,14 @@ std::string bridge_recipe(const Scenario& s) {
     notes.push_back("plan.overlap_param_gather without plan.overlap_grad_reduce: Megatron-Core's "
                     "DDP overlaps the gather only with the gradient overlap, set False");
   copy("grad-reduce-in-bf16");
+  if (p.optimizer_cpu_offload) {
+    // Megatron-Bridge's OptimizerConfig defaults the fraction to 0.0 (Megatron-LM's flag to
+    // 1.0): written either way; the precision-aware optimizer is its code path.
+    set(attribute("optimizer-cpu-offload"), "True");
+    set(attribute("optimizer-offload-fraction"), fmt::format("{}", p.optimizer_offload_fraction));
+    set(attribute("overlap-cpu-optimizer-d2h-h2d"), py_bool(p.overlap_cpu_optimizer_d2h_h2d));
+    if (!p.bf16_moments) set(attribute("use-precision-aware-optimizer"), "True");
+  }
   if (p.bf16_moments) {
     set(attribute("use-precision-aware-optimizer"), "True");
     set(attribute("exp-avg-dtype"), "torch.bfloat16");

@@ -483,6 +483,12 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   if (const std::string* modules = f.value("offload-modules");
       modules && f.on("fine-grained-activation-offloading"))
     p["offload_modules"] = *modules;
+  // The optimizer's share on the CPU and the copies' overlap count only with the switch.
+  if (f.on("optimizer-cpu-offload")) {
+    if (auto fraction = r.number("optimizer-offload-fraction", true))
+      p["optimizer_offload_fraction"] = *fraction;
+    p["overlap_cpu_optimizer_d2h_h2d"] = f.on("overlap-cpu-optimizer-d2h-h2d");
+  }
   const std::string fp8 = r.choice("fp8-format", {"e4m3", "hybrid"});
   const std::string recipe = r.choice("fp8-recipe", {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"});
   const std::string fp4 = r.choice("fp4-format", {"e2m1"});
@@ -501,7 +507,13 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   const std::string avg_sq = r.choice("exp-avg-sq-dtype", {"fp32", "fp16", "bf16", "fp8"});
   auto narrow = [](const std::string& dtype) { return !dtype.empty() && dtype != "fp32"; };
   const bool aware = f.on("use-precision-aware-optimizer");
-  p["bf16_moments"] = aware && narrow(avg) && narrow(avg_sq);
+  // Under --optimizer-cpu-offload the hybrid device optimizer builds its Adams without the
+  // moments' dtypes (megatron/core/optimizer/__init__.py at NVIDIA/Megatron-LM d98e8a64): fp32.
+  const bool hybrid = f.on("optimizer-cpu-offload");
+  p["bf16_moments"] = aware && !hybrid && narrow(avg) && narrow(avg_sq);
+  if (hybrid && aware && (narrow(avg) || narrow(avg_sq)))
+    out.notes.push_back("--exp-avg-dtype / --exp-avg-sq-dtype with --optimizer-cpu-offload: the "
+                        "hybrid device optimizer keeps fp32 moments");
   if (!aware && (narrow(avg) || narrow(avg_sq)))
     out.notes.push_back("--exp-avg-dtype / --exp-avg-sq-dtype without "
                         "--use-precision-aware-optimizer: Megatron keeps fp32 moments");

@@ -291,7 +291,11 @@ constexpr MegatronFlag kFlags[] = {
      .bridge = "ddp.grad_reduce_in_fp32"},
     {.flag = "use-precision-aware-optimizer", .key = "plan.bf16_moments", .form = F::on,
      .absent = D::rule(kMomentsRule),
-     .exported = [](const Scenario&, const Plan& p) { return switch_if(p.bf16_moments); },
+     // Megatron-LM asserts it under --optimizer-cpu-offload too (arguments.py at d98e8a64: "the
+     // hybrid device optimizer reuses the code path of this flag").
+     .exported = [](const Scenario&, const Plan& p) {
+       return switch_if(p.bf16_moments || p.optimizer_cpu_offload);
+     },
      .bridge = "optimizer.use_precision_aware_optimizer"},
     {.flag = "exp-avg-dtype", .key = "plan.bf16_moments", .absent = D::rule(kMomentsRule),
      .exported = [](const Scenario&, const Plan& p) -> Text {
@@ -332,6 +336,25 @@ constexpr MegatronFlag kFlags[] = {
      .bridge = "model.cpu_offloading"},
     {.flag = "cpu-offloading-num-layers", .key = "plan.cpu_offloading_num_layers",
      .bridge = "model.cpu_offloading_num_layers"},
+    // Optimizer offloading (arguments.py at NVIDIA/Megatron-LM d98e8a64: --optimizer-cpu-offload,
+    // --optimizer-offload-fraction default 1.0, --overlap-cpu-optimizer-d2h-h2d); Megatron-Bridge's
+    // OptimizerConfig holds them (its fraction's default is 0.0, so the recipe writes it).
+    {.flag = "optimizer-cpu-offload", .key = "plan.optimizer_cpu_offload", .form = F::on,
+     .bridge = "optimizer.optimizer_cpu_offload"},
+    {.flag = "optimizer-offload-fraction", .key = "plan.optimizer_offload_fraction",
+     .absent = D::rule("1.0 (Megatron-LM's default); counts only with --optimizer-cpu-offload"),
+     .exported = [](const Scenario&, const Plan& p) -> Text {
+       if (!p.optimizer_cpu_offload) return std::nullopt;
+       return fmt::format("{}", p.optimizer_offload_fraction);
+     },
+     .bridge = "optimizer.optimizer_offload_fraction"},
+    {.flag = "overlap-cpu-optimizer-d2h-h2d", .key = "plan.overlap_cpu_optimizer_d2h_h2d",
+     .form = F::on,
+     .absent = D::rule("off; counts only with --optimizer-cpu-offload"),
+     .exported = [](const Scenario&, const Plan& p) {
+       return switch_if(p.optimizer_cpu_offload && p.overlap_cpu_optimizer_d2h_h2d);
+     },
+     .bridge = "optimizer.overlap_cpu_optimizer_d2h_h2d"},
     // Fine-grained offloading (arguments.py at NVIDIA/Megatron-LM d98e8a64: --fine-grained-
     // activation-offloading, --offload-modules nargs='*'): the list counts only with the switch.
     {.flag = "fine-grained-activation-offloading", .key = "plan.offload_modules", .form = F::on,

@@ -275,7 +275,17 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   } else {
     // Adam, SGD, and Adafactor on flat ZeRO/FSDP shards: so many bytes a parameter.
     const double bytes = state_bytes_per_parameter(p);
-    mem.optimizer = zero >= 1 ? dense * bytes / dp + experts * bytes / edp : params * bytes;
+    const double stepped = zero >= 1 ? dense / dp + experts / edp : params;
+    mem.optimizer = stepped * bytes;
+    // Optimizer offloading (offload.h): the offloaded share's fp32 masters and state leave the
+    // GPU; the host holds an fp32 copy of each parameter (the master, or under fp32 training the
+    // parameter's own copy), the state, and a pinned fp32 gradient (HybridDeviceOptimizer
+    // _get_sub_optimizer_param_groups, _set_sub_optimizer_grads). The rules keep it to Adam and
+    // SGD with fp32 moments.
+    if (const double f = p.optimizer_offloaded_share(); f > 0) {
+      mem.optimizer = (1 - f) * stepped * bytes;
+      mem.optimizer_offloaded = f * stepped * (bytes - master + 4 + 4);
+    }
   }
 
   const double in_flight = st.in_flight;

@@ -122,6 +122,10 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
                                        "activations held in host memory instead "
                                        "(plan.cpu_offloading_num_layers, "
                                        "plan.offload_modules): not in the total"),
+    value<&MemoryBreakdown::optimizer_offloaded>(
+        "optimizer_offloaded", "bytes", "Optimizer offloaded",
+        "the optimizer's share held in host memory instead (plan.optimizer_cpu_offload): fp32 "
+        "parameter copies, state and gradients; not in the total"),
 };
 
 // --- One operation of the communication census.
@@ -297,8 +301,8 @@ constexpr ReportKey<Report> kReport[] = {
     value<&Report::host_memory_bytes_per_node>("host_memory_bytes_per_node", "bytes",
                                                "Host memory per node",
                                                "pinned host memory a node's GPUs hold the "
-                                               "offloaded activations in (0 without "
-                                               "offloading)"),
+                                               "offloaded activations and optimizer state in "
+                                               "(0 without offloading)"),
     {"breakdown_s", "s", "Where the step goes",
      "exposed time on the critical path: each part computed from the step that produces it, "
      "summing to iteration_time_s",

@@ -778,6 +778,28 @@ constexpr Field<Plan> kPlan[] = {
                         "list of the names reads the same; empty: none",
                  .control = C::advanced}),
             [](JsonReader& r, const KeyInfo& k, Plan& p) { p.offload_modules = r.names(k); }),
+    member<&Plan::optimizer_cpu_offload>(
+        {.object = "plan", .name = "optimizer_cpu_offload", .link = "oco", .type = V::boolean,
+         .fallback = D::of(false), .label = "Optimizer on the CPU",
+         .doc = "a share of the optimizer (plan.optimizer_offload_fraction) keeps its fp32 "
+                "master weights and moments in host memory and steps on the CPU; its gradients "
+                "cross the node's host link to it and the updated weights back (Megatron-Core's "
+                "--optimizer-cpu-offload: Adam or SGD, fp32 moments, no ZeRO-2/3)",
+         .control = C::advanced}),
+    member<&Plan::optimizer_offload_fraction>(
+        {.object = "plan", .name = "optimizer_offload_fraction", .link = "oof",
+         .type = V::number, .fallback = D::of(1.0), .min = 0, .max = 1,
+         .label = "Optimizer share on the CPU",
+         .doc = "the share of each GPU's optimizer parameters stepped on the CPU under "
+                "plan.optimizer_cpu_offload (--optimizer-offload-fraction), 0 to 1",
+         .control = C::advanced}),
+    member<&Plan::overlap_cpu_optimizer_d2h_h2d>(
+        {.object = "plan", .name = "overlap_cpu_optimizer_d2h_h2d", .link = "ocd",
+         .type = V::boolean, .fallback = D::of(false), .label = "Overlap CPU optimizer copies",
+         .doc = "under plan.optimizer_cpu_offload the gradients' copies to the host, the CPU "
+                "step and the weights' copies back run pipelined, one parameter after another "
+                "(--overlap-cpu-optimizer-d2h-h2d); off, one after the other",
+         .control = C::advanced}),
     {{.object = "plan", .name = "first_stage_layers",
                                        .link = "fsl", .fallback = D::rule("the even share"),
                                        .min = 1, .max = 100000, .unit = "layers",

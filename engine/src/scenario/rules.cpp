@@ -720,6 +720,22 @@ bool check_offload_modules(Rules& c) {
   return c.ok();
 }
 
+// Offloading (activations or the optimizer: `key`, its value `shown`) crosses each node's link to
+// host memory, which a node preset states.
+bool check_host_link(Rules& c, const std::string& key, const std::string& shown) {
+  for (const ClusterGroup& g : c.s().cluster.groups)
+    if (g.host_link_Bps_per_dir <= 0 && !c.broken([&] {
+          const std::string node = g.node_id.empty() ? "a cluster given key by key" : g.node_id;
+          return rule(Rule::host_link, key,
+                      fmt::format("{}={}: the node's link to host memory is not stated ({}; "
+                                  "node presets state host_link_GBps_per_dir) (rule host_link)",
+                                  key, shown, node),
+                      {"cluster.node"}, {{"node", node}});
+        }))
+      return false;
+  return c.ok();
+}
+
 bool check_offload(Rules& c) {
   const Plan& p = c.s().plan;
   const int64_t n = p.cpu_offloading_num_layers;
@@ -753,17 +769,44 @@ bool check_offload(Rules& c) {
                     {"plan." + setting}, {{"setting", setting}, {"value", value}});
       }))
     return false;
-  for (const ClusterGroup& g : c.s().cluster.groups)
-    if (g.host_link_Bps_per_dir <= 0 && !c.broken([&] {
-          const std::string node = g.node_id.empty() ? "a cluster given key by key" : g.node_id;
-          return rule(Rule::host_link, key,
-                      fmt::format("{}={}: the node's link to host memory is not stated ({}; "
-                                  "node presets state host_link_GBps_per_dir) (rule host_link)",
-                                  key, shown, node),
-                      {"cluster.node"}, {{"node", node}});
-        }))
-      return false;
-  return c.ok();
+  return check_host_link(c, key, shown);
+}
+
+// Optimizer offloading (plan.optimizer_cpu_offload) as Megatron-Core builds it
+// (megatron/core/optimizer/__init__.py, training/arguments.py and fully_sharded_optimizer.py at
+// NVIDIA/Megatron-LM d98e8a64): a HybridDeviceOptimizer of Adam or SGD only, whose Adams are
+// built without the precision-aware moments' dtypes (fp32 moments), refused by Megatron-FSDP
+// (ZeRO-2/3), and with fp8 parameter gathers only under the delayed fp8 recipe (mxfp8 and nvfp4
+// are not).
+bool check_optimizer_offload(Rules& c) {
+  const Plan& p = c.s().plan;
+  if (!p.optimizer_cpu_offload) return c.ok();
+  const std::string key = "plan.optimizer_cpu_offload";
+  std::string setting, because;
+  Json value;
+  if (p.optimizer != Optimizer::adam && p.optimizer != Optimizer::sgd) {
+    setting = "optimizer", value = std::string(to_string(p.optimizer));
+    because = "the hybrid device optimizer steps Adam or SGD only";
+  } else if (p.bf16_moments) {
+    setting = "bf16_moments", value = true;
+    because = "the hybrid device optimizer keeps Adam's moments in fp32";
+  } else if (p.effective_zero_stage() >= 2) {
+    setting = "zero_stage", value = p.effective_zero_stage();
+    because = "Megatron-FSDP (ZeRO-2/3) does not support optimizer CPU offload; use zero_stage 0 "
+              "or 1";
+  } else if (p.fp8_param_gather &&
+             (p.precision == Precision::mxfp8 || p.precision == Precision::nvfp4)) {
+    setting = "fp8_param_gather", value = true;
+    because = "fp8 parameter gathers need the delayed fp8 recipe with it (precision fp8)";
+  }
+  if (!setting.empty() && !c.broken([&] {
+        return rule(Rule::optimizer_offload, key,
+                    fmt::format("{}=true with plan.{}={}: {} (rule optimizer_offload)", key,
+                                setting, value.dump(), because),
+                    {"plan." + setting}, {{"setting", setting}, {"value", value}});
+      }))
+    return false;
+  return check_host_link(c, key, "true");
 }
 
 bool check_budget(Rules& c) {
@@ -1162,6 +1205,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   if (product == gpus && !check_experts(c) && !errors) return false;
   if (!check_recompute(c) && !errors) return false;
   if (!check_offload(c) && !errors) return false;
+  if (!check_optimizer_offload(c) && !errors) return false;
   const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;

@@ -1,10 +1,13 @@
 #include "stepcast/search.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
+#include <string>
 
 #include "estimate/step.h"
 #include "stepcast/limits.h"
@@ -88,6 +91,90 @@ MemoryCheck memory_check(const Scenario& s) {
     }
   }
   return out;
+}
+
+// What makes a plan that does not fit fit without changing its parallelism (issue 35's "search
+// that makes plans fit"): Adam's moments in bf16, every module's activations offloaded (the
+// experts' only on an MoE model), then the smallest share of the optimizer on the CPU (tenths,
+// overlapped), taken in that order (cheapest in time first) until the plan fits. Only plans that
+// do not fit come here, and one rules check and one memory check with every fix at once rule out
+// the ones no fix saves; the others' memory is checked fix by fix. Each fixed plan passes the
+// same rules as a user's (what the framework or Megatron-Core refuses is never proposed).
+struct Fixed {
+  Plan plan;
+  std::vector<std::string> needs;  // the settings, as fit_fixes says them
+};
+std::optional<Fixed> fix_to_fit(const Scenario& s) {
+  const Plan& p = s.plan;
+  auto admitted = [&](const Plan& plan) {
+    Scenario t = s;
+    t.plan = plan;
+    return check_scenario(t);
+  };
+  auto fits = [&](const Plan& plan) {
+    Scenario t = s;
+    t.plan = plan;
+    const MemoryCheck m = memory_check(t);
+    return std::isfinite(m.peak_bytes) && m.fits;
+  };
+  std::vector<Fixed> tries;  // cheapest first, each with the fixes before it
+  Fixed moments{p, {}};
+  if (p.optimizer == Optimizer::adam && !p.bf16_moments && !p.optimizer_cpu_offload &&
+      p.precision != Precision::fp32) {
+    moments.plan.bf16_moments = true;
+    moments.needs.push_back("plan.bf16_moments=true");
+    tries.push_back(moments);
+  }
+  std::string all;  // every module, the experts' only on an MoE model
+  for (const std::string_view module : kOffloadModules)
+    if (s.model.moe.enabled() || (module != "expert_fc1" && module != "moe_act"))
+      all += fmt::format("{}{}", all.empty() ? "" : " ", module);
+  const std::string offload = fmt::format("plan.offload_modules=\"{}\"", all);
+  Fixed modules{p, {}};  // without the bf16 moments, which the CPU optimizer excludes
+  if (p.offload_modules != all && p.cpu_offloading_num_layers == 0) {
+    Fixed both = moments;
+    both.plan.offload_modules = all;
+    both.needs.push_back(offload);
+    tries.push_back(both);
+    modules.plan.offload_modules = all;
+    modules.needs.push_back(offload);
+  }
+  Fixed cpu = modules;
+  cpu.plan.optimizer_cpu_offload = true;
+  cpu.plan.optimizer_offload_fraction = 1;
+  cpu.plan.overlap_cpu_optimizer_d2h_h2d = true;
+  const bool optimizer = p.optimizer_offloaded_share() < 1 &&
+                         (p.optimizer == Optimizer::adam || p.optimizer == Optimizer::sgd);
+  // What saves most first (the optimizer on the CPU frees more than bf16 moments), by memory
+  // alone: a plan no fix saves costs one memory check and no rules check.
+  if (optimizer ? !fits(cpu.plan) : tries.empty() || !fits(tries.back().plan)) return std::nullopt;
+  for (const Fixed& f : tries)
+    if (fits(f.plan) && admitted(f.plan)) return f;
+  if (!optimizer) return std::nullopt;
+  if (!admitted(cpu.plan)) {
+    cpu = Fixed{p, {}};  // the modules refused: the optimizer alone
+    cpu.plan.optimizer_cpu_offload = true;
+    cpu.plan.optimizer_offload_fraction = 1;
+    cpu.plan.overlap_cpu_optimizer_d2h_h2d = true;
+    if (!fits(cpu.plan) || !admitted(cpu.plan)) return std::nullopt;
+  }
+  // The smallest share in tenths that fits (the GPU's memory falls as it grows).
+  int lo = static_cast<int>(std::floor(10 * p.optimizer_offloaded_share())), hi = 10;
+  auto share = [&](int tenths) {
+    Plan r = cpu.plan;
+    r.optimizer_offload_fraction = tenths / 10.0;
+    return r;
+  };
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(share(mid))) hi = mid;
+    else lo = mid;
+  }
+  cpu.plan = share(hi);
+  cpu.needs.push_back(fmt::format("plan.optimizer_cpu_offload=true plan.optimizer_offload_fraction={} "
+                                  "plan.overlap_cpu_optimizer_d2h_h2d=true",
+                                  hi / 10.0));
+  return cpu;
 }
 
 // Plans whose pipeline time the closed form only approximates (the simulation is exact).
@@ -325,7 +412,19 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       return;
     }
     if (!memory.fits) {
-      ++result.out_of_memory;
+      // Plans that fit take no extra work: the fixes run only here.
+      std::optional<Fixed> fixed = options.fit_fixes ? fix_to_fit(s) : std::nullopt;
+      if (!fixed) {
+        ++result.out_of_memory;
+        return;
+      }
+      Scenario t = s;
+      t.plan = fixed->plan;
+      auto c = timed(t, ranking);
+      if (!c) return;
+      c->needs = fmt::format("{}", fmt::join(fixed->needs, " "));
+      ++result.fixed;
+      fitting.push_back({std::move(*c), fitting.size()});
       return;
     }
     auto c = timed(s, ranking);
@@ -373,6 +472,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
         s.plan = c.plan;
         auto exact = timed(s, EstimateOptions{});
         if (!exact) return *non_finite;
+        exact->needs = std::move(c.needs);
         c = std::move(*exact);
       }
       leading.push(c.iteration_time_s);
@@ -396,6 +496,7 @@ SearchResult merge_searches(const std::vector<SearchResult>& parts, size_t top) 
     out.evaluated += part.evaluated;
     out.rejected += part.rejected;
     out.out_of_memory += part.out_of_memory;
+    out.fixed += part.fixed;
     out.best.insert(out.best.end(), part.best.begin(), part.best.end());
   }
   std::stable_sort(out.best.begin(), out.best.end(), [](const auto& a, const auto& b) {
@@ -454,6 +555,14 @@ Json search_space_json(const SearchOptions& o) {
   varies["plan.etp"] = "mixture-of-experts models: 1 or TP";
   if (o.vary_dispatcher)
     varies["plan.moe_dispatcher"] = "mixture-of-experts models: alltoall, allgather, flex";
+  if (o.fit_fixes) {
+    // What a plan that does not fit is given to fit (fix_to_fit): Apply carries it.
+    const char* fix = "only for a plan that does not fit otherwise (its `needs`)";
+    for (const char* key : {"plan.bf16_moments", "plan.offload_modules",
+                            "plan.optimizer_cpu_offload", "plan.optimizer_offload_fraction",
+                            "plan.overlap_cpu_optimizer_d2h_h2d"})
+      varies[key] = fix;
+  }
   const Json keeps = {"model", "cluster", "plan.global_batch", "seq_len", "plan.precision",
                       "plan.framework", "plan.optimizer", "plan.distributed_optimizer",
                       "plan.zero_stage",
@@ -466,7 +575,7 @@ Json search_space_json(const SearchOptions& o) {
       "layers split evenly, else as Megatron can split them: the embedding and the loss counted "
       "as layers, or a lighter first and last stage), the pipeline schedule{}, the micro-batch "
       "({}){}, and for a "
-      "mixture-of-experts model EP, expert TP{}; DP is what the GPUs leave, sequence "
+      "mixture-of-experts model EP, expert TP{}{}; DP is what the GPUs leave, sequence "
       "parallelism is on with TP > 1, TP and EP overlap are on wherever the software can do "
       "them, and the gradient-reduce overlap is tried on and off with DP > 1 below ZeRO-3. It "
       "keeps the model, the cluster, the global batch, the sequence length, the precision and "
@@ -480,7 +589,11 @@ Json search_space_json(const SearchOptions& o) {
           : " VPP implies",
       mb,
       o.vary_recompute ? " and recompute (none, selective, full)" : "",
-      o.vary_dispatcher ? " and the token dispatcher" : "", o.max_plans);
+      o.vary_dispatcher ? " and the token dispatcher" : "",
+      o.fit_fixes ? "; a plan that does not fit is tried with bf16 moments, its activations "
+                    "offloaded by module and the optimizer on the CPU"
+                  : "",
+      o.max_plans);
   return Json{{"doc", doc},
               {"varies", std::move(varies)},
               {"keeps", keeps},
@@ -496,12 +609,14 @@ Json to_json(const SearchResult& r) {
                         {"mfu", c.mfu},
                         {"tokens_per_s", c.tokens_per_s},
                         {"peak_memory_bytes", c.peak_memory_bytes},
+                        {"needs", c.needs},
                         {"stage_layers", stage_layers_json(c)}});
   }
   Json out = {{"best", std::move(best)},
               {"evaluated", r.evaluated},
               {"rejected", r.rejected},
               {"out_of_memory", r.out_of_memory},
+              {"fixed", r.fixed},
               {"baseline_s", r.baseline_s}};
   if (r.baseline_error) out["baseline_error"] = to_json(*r.baseline_error)["error"];
   return out;

@@ -59,7 +59,8 @@ export function renderMemory(r) {
     `${gib(room)} here, for allocator spikes the model does not count. Set it under Advanced; the faster plans keep it free too.`) : null;
   const host = r.host_memory_bytes_per_node ?? 0;
   const hostNote = host > 0 ? h('p', { class: 'hint', id: 'host-note' },
-    `Offloaded activations are not in the bars: ${gib(Math.max(...r.stages.map((s) => s.memory_bytes.offloaded ?? 0)))} ` +
+    `Offloaded activations and optimizer state are not in the bars: ${gib(Math.max(...r.stages.map((s) =>
+      (s.memory_bytes.offloaded ?? 0) + (s.memory_bytes.optimizer_offloaded ?? 0))))} ` +
     `per GPU at most, ${gib(host)} of host memory per node.`) : null;
   fill($('#memory'), legend, headroomNote, hostNote, h('div', { class: `mem-rows${many() ? ' with-groups' : ''}` }, rows),
     shown.note ? h('p', { class: 'hint', 'data-capped': 'memory' }, shown.note) : null,

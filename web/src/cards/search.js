@@ -23,7 +23,8 @@ const SHOWN = 5; // plans shown before "Show all"
 const DELAY_MS = 400; // after the last change
 // What makes two resolved plans the same plan.
 const SAME = ['tp', 'pp', 'dp', 'cp', 'vpp', 'micro_batch', 'recompute', 'sequence_parallel', 'zero_stage', 'precision',
-  'tp_comm_overlap', 'moe_overlap', 'overlap_grad_reduce', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split'];
+  'tp_comm_overlap', 'moe_overlap', 'overlap_grad_reduce', 'first_stage_layers', 'last_stage_layers', 'embedding_in_split', 'loss_in_split',
+  'bf16_moments', 'offload_modules', 'optimizer_cpu_offload', 'optimizer_offload_fraction'];
 // Table columns: [heading, term (a tooltip: a result's term, or a plan key's path for its schema doc),
 // class, abbreviation spelled out].
 const COLUMNS = [
@@ -337,8 +338,13 @@ function renderRows() {
     cell(8, duration(c.iteration_time_s), { 'data-value': String(c.iteration_time_s) }),
     withSpeed ? cell(9, times(speed), { class: `num${speed > 1.0005 ? ' faster' : ''}`, 'data-value': String(speed) }) : null,
     cell(10, percent(c.mfu), { 'data-value': String(c.mfu) }),
-    cell(11, gib(c.peak_memory_bytes), { 'data-value': String(c.peak_memory_bytes),
-      title: capacity ? `of ${gib(capacity, 0)} per GPU (${percent(c.peak_memory_bytes / capacity, 0)})` : null }),
+    // A plan that fits only with the engine's fixes (bf16 moments, offloading) is starred, the
+    // fixes in its title (a word more would widen the table past its card); Apply puts them into
+    // the form with the rest of the plan.
+    cell(11, c.needs ? [gib(c.peak_memory_bytes), h('sup', { class: 'needs', 'aria-label': 'with fixes' }, '*')] : gib(c.peak_memory_bytes),
+      { 'data-value': String(c.peak_memory_bytes), 'data-needs': c.needs || null,
+        title: [capacity ? `of ${gib(capacity, 0)} per GPU (${percent(c.peak_memory_bytes / capacity, 0)})` : '',
+          c.needs ? `fits with ${c.needs}` : ''].filter(Boolean).join('; ') || null }),
     h('td', { class: 'act' }, mine ? h('span', { class: 'yours-tag', title: 'the plan in the form' }, 'your plan')
       : canApply ? h('button', { type: 'button', class: 'apply', 'aria-label': `Apply ${label}`, title: `Put ${label} into the form`,
         onclick: () => apply(s, c) }, 'Apply') : null));
