@@ -38,9 +38,9 @@ TEST(Anchored, RunsOnOneCluster) {
     EXPECT_EQ(g.one_anchor_predictions, g.rows * (g.rows - 1)) << g.source;
     EXPECT_EQ(g.two_anchor_predictions, g.rows * (g.rows - 2)) << g.source;
   }
-  EXPECT_EQ(a.overall.rows, 250);
-  EXPECT_LE(a.overall.one_anchor_mape_pct, 11.1);
-  EXPECT_LE(a.overall.two_anchor_mape_pct, 9.7);
+  EXPECT_EQ(a.overall.rows, 257);
+  EXPECT_LE(a.overall.one_anchor_mape_pct, 11.6);
+  EXPECT_LE(a.overall.two_anchor_mape_pct, 9.9);
 }
 
 // Runs of one model on one cluster (a team planning its next runs of the model it measured):
@@ -50,8 +50,8 @@ TEST(Anchored, RunsOfOneModelOnOneCluster) {
       anchored_accuracy(committed_cases(), builtin_catalog().calibration, true);
   std::cout << to_text(m);
   EXPECT_EQ(m.overall.rows, 104);
-  EXPECT_LE(m.overall.one_anchor_mape_pct, 7.0);
-  EXPECT_LE(m.overall.two_anchor_mape_pct, 5.3);
+  EXPECT_LE(m.overall.one_anchor_mape_pct, 7.3);
+  EXPECT_LE(m.overall.two_anchor_mape_pct, 5.6);
   EXPECT_LT(m.overall.one_anchor_mape_pct, m.overall.preset_mape_pct);
   EXPECT_LT(m.overall.two_anchor_mape_pct, m.overall.one_anchor_mape_pct);
 }

@@ -103,25 +103,25 @@ struct Limit {
 constexpr Limit kLimits[] = {
     {"SC21", 10, 4.2, 8.1},
     {"KORTH", 8, 5.7, 10.6},
-    {"MCORE", 9, 9.5, 21.9},
-    {"NEMO2407", 6, 7.8, 11.6},
-    {"MBRIDGE25.11", 5, 3.3, 8.0},
+    {"MCORE", 9, 9.7, 13.7},
+    {"NEMO2407", 6, 6.6, 11.7},
+    {"MBRIDGE25.11", 5, 7.4, 8.1},
     {"BLOOM", 1, 11.6, 11.6},
     {"MTNLG", 3, 20.5, 20.7},
     {"DTFM", 5, 12.6, 16.0},
-    {"LLMFOUNDRY", 9, 8.5, 9.3},
-    {"MBRIDGE26.04.01", 34, 6.0, 6.4},
-    {"MBRIDGE26.04", 32, 5.7, 5.8},
-    {"MBRIDGE26.02.01", 32, 7.2, 8.0},
-    {"MBRIDGE26.02", 33, 7.1, 8.7},
-    {"MBRIDGE25.09", 21, 9.5, 13.6},
-    {"MBSKILL", 10, 45.1, 47.2},
+    {"LLMFOUNDRY", 9, 9.1, 9.7},
+    {"MBRIDGE26.04.01", 39, 8.0, 8.4},
+    {"MBRIDGE26.04", 36, 7.5, 7.8},
+    {"MBRIDGE26.02.01", 36, 7.7, 8.8},
+    {"MBRIDGE26.02", 33, 7.1, 7.8},
+    {"MBRIDGE25.09", 21, 9.9, 10.3},
+    {"MBSKILL", 10, 46.0, 48.1},
     {"SIMUMAX", 12, 5.0, 5.5},
-    {"AUTOMODEL", 1, 2.4, 14.5},
-    {"SIMUMAXB200", 31, 4.7, 9.4},
+    {"AUTOMODEL", 1, 13.8, 13.3},
+    {"SIMUMAXB200", 31, 4.8, 9.2},
 };
-constexpr double kMegatronMape = 6.4, kMegatronLosoMape = 13.4;
-constexpr double kOverallMape = 8.2, kOverallLosoMape = 10.6, kOverallWorst = 54.8;
+constexpr double kMegatronMape = 6.5, kMegatronLosoMape = 10.7;
+constexpr double kOverallMape = 8.9, kOverallLosoMape = 10.5, kOverallWorst = 57.3;
 // The groups the training-stacks goals name (tests/validation/README.md): rows run by Megatron
 // software, Blackwell rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures,
 // measured, rounded up.
@@ -131,20 +131,20 @@ struct GroupLimit {
   double loso_mape;
 };
 constexpr GroupLimit kGroups[] = {
-    {"Megatron software", 248, 10.5},
-    {"Megatron software, dense rows", 134, 8.7},
-    {"Blackwell GPUs", 171, 8.0},
-    {"models under 3 B", 7, 15.2},
-    {"MoE rows", 115, 12.7},
-    {"dense rows", 147, 9.0},
+    {"Megatron software", 261, 10.4},
+    {"Megatron software, dense rows", 134, 8.2},
+    {"Blackwell GPUs", 181, 8.3},
+    {"models under 3 B", 7, 16.6},
+    {"MoE rows", 128, 12.7},
+    {"dense rows", 147, 8.6},
     // Per model family (model_family.h) and per precision on Blackwell (issue 34), LOSO.
-    {"model family dense GPT-style", 48, 13.1},
+    {"model family dense GPT-style", 48, 11.7},
     {"model family dense Llama-style", 99, 7.0},
-    {"model family fine-grained MoE", 74, 12.9},
-    {"model family MLA", 41, 12.3},
-    {"Blackwell bf16", 59, 7.8},
-    {"Blackwell fp8", 27, 8.5},
-    {"Blackwell mxfp8", 69, 8.1},
+    {"model family fine-grained MoE", 74, 11.8},
+    {"model family MLA", 41, 12.1},
+    {"Blackwell bf16", 59, 7.5},
+    {"Blackwell fp8", 27, 7.5},
+    {"Blackwell mxfp8", 79, 9.3},
     {"Blackwell nvfp4", 16, 7.1},
 };
 
@@ -152,12 +152,13 @@ constexpr GroupLimit kGroups[] = {
 // fit, then predicted. Measured, rounded up to the next 0.1 %. Issue 34 asks <= 12 % for every
 // family; fine-grained MoE and MLA are far above it (tests/validation/README.md says why).
 constexpr GroupLimit kFamilies[] = {
-    {"dense GPT-style", 48, 11.8},
-    {"dense Llama-style", 99, 10.5},
-    {"fine-grained MoE", 74, 28.2},
+    {"dense GPT-style", 48, 9.0},
+    {"dense Llama-style", 99, 12.9},
+    {"fine-grained MoE", 74, 33.8},
     {"MLA", 41, 14.9},
+    {"hybrid", 13, 20.3},
 };
-constexpr double kOverallLofoMape = 16.4;
+constexpr double kOverallLofoMape = 18.5;
 
 // The fitted constants that sit at a bound of their interval (calibrate.h, constants_at_bounds):
 // each is physics the engine lacks, recorded with why; the list may only shrink. A constant that
