@@ -213,7 +213,8 @@ TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   };
   const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
-  EXPECT_NEAR(at.iteration_time_s, 0.8451, 5e-4);
+  // 0.8451 s with the embedding and output layer's reduce-scatters after the last backward.
+  EXPECT_NEAR(at.iteration_time_s, 0.8332, 5e-4);
 }
 
 // A preset GPU with every dense peak times `peaks`.
@@ -383,7 +384,8 @@ void expect_more_compute_scale_never_slower(Json doc) {
   for (double scale : {0.5, 1.0, 2.0, 5.0, 20.0}) {
     doc["calibration"] = {{"compute_scale", scale}};
     const double t = estimate_of(doc.dump()).iteration_time_s;
-    if (before > 0) EXPECT_LE(t, before) << "compute_scale " << scale;
+    // Equal times may differ in the last bit (summation order): a relative 1e-12 is rounding.
+    if (before > 0) EXPECT_LE(t, before * (1 + 1e-12)) << "compute_scale " << scale;
     before = t;
   }
 }
@@ -452,7 +454,7 @@ TEST(Reproducers, EachPassAndTheWBlockWaitForTheirOwnLaunches) {
   const double at5 = estimate_of(doc.dump()).iteration_time_s;
   doc["calibration"] = {{"compute_scale", 20.0}};
   EXPECT_NEAR(estimate_of(doc.dump()).iteration_time_s, at5, 1e-12);
-  EXPECT_NEAR(at5, 0.018844, 1e-6);
+  EXPECT_NEAR(at5, 0.018743, 1e-6);  // 0.018844 with the embedding's reduce after the step
 }
 
 // The per-pass waits by hand: the tiny model of stacks_test.cpp (8 layers of 256, one sequence
@@ -490,7 +492,9 @@ TEST(Reproducers, EachPassWaitsForItsOwnLaunchesByHand) {
 // it chose 3/42 (118.5 s) where 5/38 takes 112.0 s, and the GH200's HBM bandwidth x 0.660,
 // which moved the split, was 3.9 % faster. The engine now moves micro-batches from the
 // balance while the whole step gets shorter (replica_sets.cpp): the split is the best of its
-// neighbours, each estimated with its counts given.
+// neighbours, each estimated with its counts given. Since the embedding and output layer's
+// reduce-scatters run in each micro-batch's backward (census.cpp) the best split is 4/40
+// (105.99 s; 3/42 111.15 s, 5/38 118.61 s, where the H20 sets end last).
 TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
   const char* doc = R"({{"cluster": {{"groups": [{{"node": "hgx-h20", "nodes": 1}},
       {{"node": "gh200-x4", "nodes": 1}}]}}, "model": "llama4-scout-17b-16e",
@@ -501,17 +505,17 @@ TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
       {{"count": 1, "group": 1, "micro_batches": {}}}]}}}})";
   const Report automatic = estimate_of(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\""));
   ASSERT_EQ(automatic.replicas.size(), 2u);
-  EXPECT_EQ(automatic.replicas[0].micro_batches, 5);
-  EXPECT_EQ(automatic.replicas[1].micro_batches, 38);
-  // 2 x 5 + 38 = 48 micro-batches of 4: the global batch of 192.
+  EXPECT_EQ(automatic.replicas[0].micro_batches, 4);
+  EXPECT_EQ(automatic.replicas[1].micro_batches, 40);
+  // 2 x 4 + 40 = 48 micro-batches of 4: the global batch of 192.
   auto given = [&](int h20, int gh200) {
     return estimate_of(fmt::format(fmt::runtime(doc), h20, gh200)).iteration_time_s;
   };
-  EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(5, 38));
-  for (auto [h20, gh200] : {std::pair{3, 42}, {4, 40}, {6, 36}})
+  EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(4, 40));
+  for (auto [h20, gh200] : {std::pair{3, 42}, {5, 38}})
     EXPECT_LT(automatic.iteration_time_s, given(h20, gh200)) << h20 << "/" << gh200;
-  EXPECT_NEAR(given(3, 42), 118.52, 0.01);
-  EXPECT_NEAR(automatic.iteration_time_s, 111.97, 0.01);
+  EXPECT_NEAR(given(3, 42), 111.15, 0.01);
+  EXPECT_NEAR(automatic.iteration_time_s, 105.99, 0.01);
   expect_more_compute_scale_never_slower(
       Json::parse(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\"")));
 }
@@ -695,6 +699,44 @@ TEST(Reproducers, AHostBoundForwardIsNeverShortenedByASlowerGpu) {
   // to the rounding of sums.
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s * (1 - 1e-12))
       << fmt::format("{:.17g} against {:.17g}", slower.iteration_time_s, at.iteration_time_s);
+}
+
+// A dense custom model (32 layers of 8192, tied embeddings, learned positions, vocab 151,936)
+// under PyTorch FSDP (ZeRO-3 over cp 4) on an MI350X node and 4 L40S nodes, ten stages, 64
+// micro-batches of 2 (the suite's seed 55405). Each micro-batch's embedding and output-layer
+// reduce-scatter was counted after the stage's last backward: 64 of them there, 128 with the
+// batch doubled, while the drain that hides the sync stays the same, so the doubled batch was
+// 0.45 % dearer a sample (0.49892 s against 0.49668 s per 256 and 128 samples). FSDP runs
+// them in each micro-batch's backward (the root's post-backward hook), as the layers' own.
+TEST(Reproducers, ZeroThreeEmbeddingReduceScattersRunInEachBackward) {
+  const char* doc = R"({{"cluster": {{"groups": [{{"node": "mi350x-x8", "nodes": 1}},
+      {{"node": "pcie-l40s-x8", "nodes": 4}}]}}, "model": {{"ffn_hidden": 24576,
+      "ffn_type": "squared_relu", "heads": 64, "hidden": 8192, "kv_heads": 1, "layers": 32,
+      "name": "custom", "norm": "rmsnorm", "position": "learned", "seq_len": 2048,
+      "tied_embeddings": true, "vocab": 151936}}, "plan": {{"cp": 4, "framework":
+      "pytorch-fsdp", "global_batch": {}, "micro_batch": 2, "overlap_grad_reduce": false,
+      "overlap_p2p": true, "pp": 10, "precision": "fp16", "sequence_parallel": false, "tp": 1,
+      "stages": [{{"group": 0, "layers": 3}}, {{"group": 0, "layers": 15}},
+      {{"group": 1, "layers": 2}}, {{"group": 1, "layers": 5}}, {{"group": 1, "layers": 1}},
+      {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 1}},
+      {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 2}}]}}}})";
+  const Report one = estimate_of(fmt::format(fmt::runtime(doc), 128));
+  const Report two = estimate_of(fmt::format(fmt::runtime(doc), 256));
+  EXPECT_LE(two.iteration_time_s / 256, one.iteration_time_s / 128);
+  // By hand: stage 0 holds the embedding table (151,936 x 8192, tp 1) and the learned
+  // positions (2048 x 8192), fp16 gradients; 128 samples of 2 over dp 1 are 64 micro-batches,
+  // each reduce-scattering them once, in its backward; nothing of ZeRO-3 waits for the step.
+  int64_t in_backward = 0;
+  double bytes = 0;
+  for (const auto& op : one.stages[0].communication) {
+    if (op.what == "embedding/output gradients (ZeRO-3)" && op.phase == Phase::backward) {
+      in_backward = op.count;
+      bytes = op.bytes;
+    }
+    if (op.group == CommGroup::dp) EXPECT_NE(op.phase, Phase::gradient_sync) << op.what;
+  }
+  EXPECT_EQ(in_backward, 64);
+  EXPECT_DOUBLE_EQ(bytes, 2.0 * (151936.0 * 8192 + 2048.0 * 8192));
 }
 
 }  // namespace
