@@ -79,6 +79,8 @@ struct ScheduleTime {
   double busy_s = 0;
   double sends_s = 0;
   int64_t blocks_run = 0;  // blocks the simulation ran (the rest it extrapolated)
+  // Each rank's last compute block's end (its last gradients ready), where simulated.
+  std::vector<double> rank_end_s;
 };
 ScheduleTime simulate_schedule_time(const std::vector<double>& forward_s,
                                     const std::vector<double>& backward_s, int stages,

@@ -124,6 +124,8 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     block_budget -= std::min(block_budget, static_cast<uint64_t>(timed.blocks_run));
   }
   if (simulate && timed_ok) {
+    run.stage_end_s = run.events.empty() ? std::move(timed.rank_end_s)
+                                         : detail::rank_ends(run.events, p.pp);
     run.pipe_s = timed.makespan_s;
     run.fill_s = 0;
     run.blocking_p2p_s = timed.sends_s;

@@ -149,6 +149,9 @@ struct PipelineRun {
   double blocking_p2p_s = 0;  // blocking sends of the bottleneck stage
   int bottleneck = 0;
   std::vector<PipelineEvent> events;
+  // Where the schedule was simulated: each stage's last compute block's end (its gradients
+  // ready for the sync), on the pipe_s clock; empty where the closed form stands.
+  std::vector<double> stage_end_s;
 };
 
 // What follows the pipelines, per iteration.
@@ -220,8 +223,11 @@ double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages);
 // distributed optimizer's parameter gather (ZeRO-1 and 2), and then its gradient sync's exposure
 // after its last backward (`stage_sync`, when given: each stage's sync).
 double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages);
+// With a simulated run (`run`, its stage_end_s), each stage's slack is how long before the
+// pipeline's end its own last block ended; otherwise the schedule's closed-form drain.
 double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
-                      const std::vector<StageCost>& stages, std::vector<double>* stage_sync);
+                      const std::vector<StageCost>& stages, std::vector<double>* stage_sync,
+                      const PipelineRun* run = nullptr);
 Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t critical);
 
 // 5. breakdown.cpp

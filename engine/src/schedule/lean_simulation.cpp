@@ -84,6 +84,7 @@ class LeanPipeline {
     count_[static_cast<size_t>(ready_row())] = INT64_MAX;
     next_.assign(static_cast<size_t>(p), 0);
     free_at_.assign(static_cast<size_t>(p), 0.0);
+    last_end_.assign(static_cast<size_t>(p), 0.0);
     // Where each virtual stage sits and what each edge's message takes, asked of the schedule
     // once here rather than for every block (a tenth of a deep pipeline's estimate otherwise).
     stage_of_.resize(static_cast<size_t>(virtual_stages_));
@@ -131,6 +132,7 @@ class LeanPipeline {
   // The budget of blocks ran out before the simulation's end.
   bool exhausted() const { return exhausted_; }
   bool stopped() const { return overrun_ || exhausted_; }
+  const std::vector<double>& rank_ends() const { return last_end_; }
 
   // Runs every rank's blocks below limit[i] whose inputs are ready, until none can run: in
   // passes over the ranks, first to last, each running its next block if it can. Any order that
@@ -171,6 +173,7 @@ class LeanPipeline {
     for (int i = 0; i < p_; ++i) {
       next_[i] += periods * blocks;
       free_at_[i] += time_on;
+      last_end_[i] += time_on;
       fetch(i);
     }
     makespan_s_ += time_on;
@@ -226,6 +229,7 @@ class LeanPipeline {
     done_[slot(e.out, mb)] = end;
     ++count_[static_cast<size_t>(e.out)];
     free_at_[i] = end + e.send_s;
+    last_end_[i] = end;
     return finish(i);
   }
 
@@ -261,6 +265,7 @@ class LeanPipeline {
   std::vector<Edge> edge_;           // [vs · kKinds + kind]
   std::vector<Cursor> block_;  // each rank's next block
   std::vector<double> free_at_;
+  std::vector<double> last_end_;  // each rank's last block's end, its send aside
   std::vector<int> stage_of_;   // [rank · chunks + chunk]: its virtual stage
   double makespan_s_ = 0;
   int64_t blocks_run_ = 0;
@@ -366,7 +371,8 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
     double full = 0;
     const auto events = simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, &full,
                                                   schedule, w);
-    out = {full, 0, 0, static_cast<int64_t>(all)};  // (the lean part it replaces aside)
+    out = {full, 0, 0, static_cast<int64_t>(all), {}};  // (the lean part it replaces aside)
+    out.rank_end_s = detail::rank_ends(events, p);
     for (const auto& e : events)
       if (e.stage == watch)
         (e.kind == PipelineEvent::Kind::send ? out.sends_s : out.busy_s) += e.end_s - e.start_s;
@@ -374,6 +380,7 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
   }
   out.makespan_s = pipe.makespan_s();
   out.blocks_run = pipe.blocks_run();
+  out.rank_end_s = pipe.rank_ends();
   // The watched rank runs a forward and a backward of each of its chunks per micro-batch, and
   // with blocking messages waits out each send (a forward's to the next virtual stage, a
   // backward's to the previous one).
@@ -389,6 +396,14 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
     }
   }
   return true;
+}
+
+std::vector<double> detail::rank_ends(const std::vector<PipelineEvent>& events, int ranks) {
+  std::vector<double> end(static_cast<size_t>(std::max(ranks, 0)), 0.0);
+  for (const auto& e : events)
+    if (e.kind != PipelineEvent::Kind::send && e.stage >= 0 && e.stage < ranks)
+      end[static_cast<size_t>(e.stage)] = std::max(end[static_cast<size_t>(e.stage)], e.end_s);
+  return end;
 }
 
 }  // namespace stepcast

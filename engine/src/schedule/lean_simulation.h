@@ -22,4 +22,7 @@ bool simulate_schedule_time_within(const std::vector<double>& forward_s,
                                    const std::vector<double>& weight_grad_s, uint64_t max_blocks,
                                    ScheduleTime& out);
 
+// Each rank's last compute block's end in a simulation's events (sends aside).
+std::vector<double> rank_ends(const std::vector<PipelineEvent>& events, int ranks);
+
 }  // namespace stepcast::detail

@@ -215,7 +215,8 @@ TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   };
   const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
-  EXPECT_NEAR(at.iteration_time_s, 0.6616, 5e-4);
+  // 0.8451 s with the embedding and output layer's reduce-scatters after the last backward.
+  EXPECT_NEAR(at.iteration_time_s, 0.8332, 5e-4);
 }
 
 // A preset GPU with every dense peak times `peaks`.
@@ -387,7 +388,8 @@ void expect_more_compute_scale_never_slower(Json doc) {
   for (double scale : {0.5, 1.0, 2.0, 5.0, 20.0}) {
     doc["calibration"] = {{"compute_scale", scale}};
     const double t = estimate_of(doc.dump()).iteration_time_s;
-    if (before > 0) EXPECT_LE(t, before) << "compute_scale " << scale;
+    // Equal times may differ in the last bit (summation order): a relative 1e-12 is rounding.
+    if (before > 0) EXPECT_LE(t, before * (1 + 1e-12)) << "compute_scale " << scale;
     before = t;
   }
 }
@@ -456,7 +458,7 @@ TEST(Reproducers, EachPassAndTheWBlockWaitForTheirOwnLaunches) {
   const double at5 = estimate_of(doc.dump()).iteration_time_s;
   doc["calibration"] = {{"compute_scale", 20.0}};
   EXPECT_NEAR(estimate_of(doc.dump()).iteration_time_s, at5, 1e-12);
-  EXPECT_NEAR(at5, 0.018844, 1e-6);
+  EXPECT_NEAR(at5, 0.018743, 1e-6);  // 0.018844 with the embedding's reduce after the step
 }
 
 // The per-pass waits by hand: the tiny model of stacks_test.cpp (8 layers of 256, one sequence
@@ -495,7 +497,9 @@ TEST(Reproducers, EachPassWaitsForItsOwnLaunchesByHand) {
 // refit after), and the GH200's HBM bandwidth x 0.660,
 // which moved the split, was 3.9 % faster. The engine now moves micro-batches from the
 // balance while the whole step gets shorter (replica_sets.cpp): the split is the best of its
-// neighbours, each estimated with its counts given.
+// neighbours, each estimated with its counts given. Since the embedding and output layer's
+// reduce-scatters run in each micro-batch's backward (census.cpp) the best split is 4/40
+// (105.99 s; 3/42 111.15 s, 5/38 118.61 s, where the H20 sets end last).
 TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
   const char* doc = R"({{"cluster": {{"groups": [{{"node": "hgx-h20", "nodes": 1}},
       {{"node": "gh200-x4", "nodes": 1}}]}}, "model": "llama4-scout-17b-16e",
@@ -506,17 +510,17 @@ TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
       {{"count": 1, "group": 1, "micro_batches": {}}}]}}}})";
   const Report automatic = estimate_of(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\""));
   ASSERT_EQ(automatic.replicas.size(), 2u);
-  EXPECT_EQ(automatic.replicas[0].micro_batches, 5);
-  EXPECT_EQ(automatic.replicas[1].micro_batches, 38);
-  // 2 x 5 + 38 = 48 micro-batches of 4: the global batch of 192.
+  EXPECT_EQ(automatic.replicas[0].micro_batches, 4);
+  EXPECT_EQ(automatic.replicas[1].micro_batches, 40);
+  // 2 x 4 + 40 = 48 micro-batches of 4: the global batch of 192.
   auto given = [&](int h20, int gh200) {
     return estimate_of(fmt::format(fmt::runtime(doc), h20, gh200)).iteration_time_s;
   };
-  EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(5, 38));
-  for (auto [h20, gh200] : {std::pair{3, 42}, {4, 40}, {6, 36}})
+  EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(4, 40));
+  for (auto [h20, gh200] : {std::pair{3, 42}, {5, 38}})
     EXPECT_LT(automatic.iteration_time_s, given(h20, gh200)) << h20 << "/" << gh200;
-  EXPECT_NEAR(given(3, 42), 129.28, 0.01);
-  EXPECT_NEAR(automatic.iteration_time_s, 121.86, 0.01);
+  EXPECT_NEAR(given(3, 42), 111.15, 0.01);
+  EXPECT_NEAR(automatic.iteration_time_s, 105.99, 0.01);
   expect_more_compute_scale_never_slower(
       Json::parse(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\"")));
 }
@@ -700,6 +704,95 @@ TEST(Reproducers, AHostBoundForwardIsNeverShortenedByASlowerGpu) {
   // to the rounding of sums.
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s * (1 - 1e-12))
       << fmt::format("{:.17g} against {:.17g}", slower.iteration_time_s, at.iteration_time_s);
+}
+
+// A dense custom model (32 layers of 8192, tied embeddings, learned positions, vocab 151,936)
+// under PyTorch FSDP (ZeRO-3 over cp 4) on an MI350X node and 4 L40S nodes, ten stages, 64
+// micro-batches of 2 (the suite's seed 55405). Each micro-batch's embedding and output-layer
+// reduce-scatter was counted after the stage's last backward: 64 of them there, 128 with the
+// batch doubled, while the drain that hides the sync stays the same, so the doubled batch was
+// 0.45 % dearer a sample (0.49892 s against 0.49668 s per 256 and 128 samples). FSDP runs
+// them in each micro-batch's backward (the root's post-backward hook), as the layers' own.
+TEST(Reproducers, ZeroThreeEmbeddingReduceScattersRunInEachBackward) {
+  const char* doc = R"({{"cluster": {{"groups": [{{"node": "mi350x-x8", "nodes": 1}},
+      {{"node": "pcie-l40s-x8", "nodes": 4}}]}}, "model": {{"ffn_hidden": 24576,
+      "ffn_type": "squared_relu", "heads": 64, "hidden": 8192, "kv_heads": 1, "layers": 32,
+      "name": "custom", "norm": "rmsnorm", "position": "learned", "seq_len": 2048,
+      "tied_embeddings": true, "vocab": 151936}}, "plan": {{"cp": 4, "framework":
+      "pytorch-fsdp", "global_batch": {}, "micro_batch": 2, "overlap_grad_reduce": false,
+      "overlap_p2p": true, "pp": 10, "precision": "fp16", "sequence_parallel": false, "tp": 1,
+      "stages": [{{"group": 0, "layers": 3}}, {{"group": 0, "layers": 15}},
+      {{"group": 1, "layers": 2}}, {{"group": 1, "layers": 5}}, {{"group": 1, "layers": 1}},
+      {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 1}},
+      {{"group": 1, "layers": 1}}, {{"group": 1, "layers": 2}}]}}}})";
+  const Report one = estimate_of(fmt::format(fmt::runtime(doc), 128));
+  const Report two = estimate_of(fmt::format(fmt::runtime(doc), 256));
+  EXPECT_LE(two.iteration_time_s / 256, one.iteration_time_s / 128);
+  // By hand: stage 0 holds the embedding table (151,936 x 8192, tp 1) and the learned
+  // positions (2048 x 8192), fp16 gradients; 128 samples of 2 over dp 1 are 64 micro-batches,
+  // each reduce-scattering them once, in its backward; nothing of ZeRO-3 waits for the step.
+  int64_t in_backward = 0;
+  double bytes = 0;
+  for (const auto& op : one.stages[0].communication) {
+    if (op.what == "embedding/output gradients (ZeRO-3)" && op.phase == Phase::backward) {
+      in_backward = op.count;
+      bytes = op.bytes;
+    }
+    if (op.group == CommGroup::dp) EXPECT_NE(op.phase, Phase::gradient_sync) << op.what;
+  }
+  EXPECT_EQ(in_backward, 64);
+  EXPECT_DOUBLE_EQ(bytes, 2.0 * (151936.0 * 8192 + 2048.0 * 8192));
+}
+
+// Llama 2 70B under Megatron-LM (2021) with ZB-H1 over pp 3 on a DGX B300 (the first stage)
+// and two HGX A800 nodes, tp 2, 4 micro-batches of 4 (the suite's seed 47659). The gradient
+// sync of each stage hid behind the schedule's closed-form drain of the later stages while the
+// pipeline itself was simulated: with the B300's HBM bandwidth x 0.443 the simulated pipeline
+// grew 13 ms and the sync's slack 31 ms, 0.6 % faster (3.1604 s against 3.1794 s). The slack
+// is now each stage's own last block's end in the simulation (tail.cpp).
+TEST(Reproducers, TheGradientSyncHidesBehindTheSimulatedDrain) {
+  const auto doc = [](double hbm) {
+    Json gpu;
+    for (const auto& g : builtin_catalog().documents["gpus"])
+      if (g["id"] == "b300") gpu = g;
+    gpu["memory_bandwidth_GBps"] = gpu["memory_bandwidth_GBps"].get<double>() * hbm;
+    return Json{{"model", "llama2-70b"},
+                {"seq_len", 1024},
+                {"cluster",
+                 {{"groups",
+                   {{{"node", "hgx-a800"}, {"nodes", 2}},
+                    {{"gpu", gpu}, {"gpus_per_node", 8}, {"intra_node_link", "nvlink5"},
+                     {"inter_node_link", "ib-xdr"}, {"nics_per_node", 8}, {"nodes", 1}}}}}},
+                {"plan",
+                 {{"framework", "megatron-lm-2021"}, {"tp", 2}, {"pp", 3}, {"global_batch", 16},
+                  {"micro_batch", 4}, {"overlap_grad_reduce", false}, {"overlap_p2p", true},
+                  {"recompute", "selective"}, {"schedule", "zero_bubble"},
+                  {"stages",
+                   {{{"group", 1}, {"layers", 27}},
+                    {{"group", 0}, {"layers", 21}},
+                    {{"group", 0}, {"layers", 32}}}}}}}
+        .dump();
+  };
+  EstimateOptions options;
+  options.timeline = true;
+  const Report at = estimate(test::scenario(doc(1.0)), options);
+  const Report slower = estimate_of(doc(0.443));
+  EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
+  // By hand from the timeline: each stage's sync (no overlap, one burst) starts when its last
+  // block ends; what runs past the pipeline's last block is the exposed DP time.
+  std::vector<double> end(3, 0.0);
+  double makespan = 0;
+  for (const auto& e : at.timeline)
+    if (e.kind != TimelineKind::send && e.kind != TimelineKind::dp_sync &&
+        e.kind != TimelineKind::optimizer) {
+      end[static_cast<size_t>(e.stage)] = std::max(end[static_cast<size_t>(e.stage)], e.end_s);
+      makespan = std::max(makespan, e.end_s);
+    }
+  double exposed = 0;
+  for (int i = 0; i < 3; ++i)
+    exposed = std::max(exposed, end[static_cast<size_t>(i)] + at.stages[i].dp_sync_s - makespan);
+  EXPECT_GT(exposed, 0);
+  EXPECT_NEAR(at.breakdown.dp_comm, exposed, 1e-9);
 }
 
 }  // namespace
