@@ -247,7 +247,10 @@ function render() {
   dom.meta.replaceChildren(
     h('span', { 'data-count': 'evaluated', 'data-value': r.evaluated }, `${integer(r.evaluated)} plans checked`),
     Number.isFinite(s.ms) ? ` in ${s.ms < 10 ? s.ms.toFixed(1) : Math.round(s.ms)} ms` : '', ': ',
-    h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`), ', ',
+    h('span', { 'data-count': 'fit', 'data-value': fit }, `${integer(fit)} fit`),
+    // Plans that fit only with the memory fixes the search tried (bf16 moments, offloading):
+    // their peak memory is starred and its tooltip names the settings.
+    r.fixed ? h('span', { 'data-count': 'fixed', 'data-value': r.fixed }, ` (${integer(r.fixed)} of them with the settings marked *)`) : '', ', ',
     h('span', { 'data-count': 'out_of_memory', 'data-value': r.out_of_memory }, `${integer(r.out_of_memory)} out of memory`), ', ',
     h('span', { 'data-count': 'rejected', 'data-value': r.rejected }, `${integer(r.rejected)} refused by the rules`),
     ` (TP, PP, ${setting(s.scenario.plan?.framework ?? plainDefault('plan.framework'), 'cp').cannot ? '' : 'CP, '}VPP, micro-batch${extraColumns().map((k) => `, ${k.label || k.name}`).join('')} and recompute varied; ` +
