@@ -40,6 +40,33 @@ TEST(Muon, MatricesOfLlama3_8bByHand) {
   EXPECT_DOUBLE_EQ(stage_of(R"({"global_batch": 64})").parameters, kMatrices + kRest);
 }
 
+// A hybrid model's matrices by block (Megatron-LM d98e8a64, optimizer.cpp add_mixers): Mamba's
+// in_proj is Adam's (use_muon = False), its out_proj Muon's; Gated DeltaNet's in_proj and
+// out_proj are both Muon's. Nemotron-H 8B (h 4096, 24 M, 4 *, 24 -): out_proj 4096 x 128·64 =
+// 33,554,432; attention Q 4096² = 16,777,216, K and V 2·1024·4096 = 8,388,608, output
+// 16,777,216; the squared-ReLU MLP's fc1 and fc2 21504·4096 = 88,080,384 each.
+TEST(Muon, HybridMatricesByBlockByHand) {
+  const Scenario h8 = test::scenario(test::doc(R"({"global_batch": 64, "optimizer": "muon"})",
+                                               R"("nemotron-h-8b")"));
+  const StageShape st{.layers = 52, .first = true, .last = true, .attention_layers = 4,
+                      .mamba_layers = 24, .mlp_layers = 24};
+  EXPECT_DOUBLE_EQ(muon_parameters(muon_matrices(h8.model, h8.plan, st)).dense,
+                   24 * 33'554'432.0 + 4 * 41'943'040.0 + 24 * 176'160'768.0);
+  // Qwen3-Next-80B-A3B (h 2048; 36 G, 12 *, 48 E): in_proj 2·2048 + 2·4096 + 2·32 = 12,352
+  // rows x 2048, out_proj 2048 x 4096; gated attention Q, gate and output 3·4096·2048, K and V
+  // 2·512·2048; each E a 512-expert router 512·2048, a shared SwiGLU expert 3·512·2048 and
+  // 512 routed experts of 3·512·2048 (ep 1).
+  const Scenario next = test::scenario(test::doc(R"({"global_batch": 64, "optimizer": "muon"})",
+                                                 R"("qwen3-next-80b-a3b")"));
+  const StageShape q{.layers = 96, .first = true, .last = true, .moe_layers = 48,
+                     .attention_layers = 12, .gdn_layers = 36};
+  const MuonParameters muon = muon_parameters(muon_matrices(next.model, next.plan, q));
+  EXPECT_DOUBLE_EQ(muon.dense, 36 * (12352.0 * 2048 + 2048.0 * 4096) +
+                                   12 * (3 * 4096.0 * 2048 + 2 * 512.0 * 2048) +
+                                   48 * (512.0 * 2048 + 3 * 512.0 * 2048));
+  EXPECT_DOUBLE_EQ(muon.expert, 48 * 512 * 3 * 512.0 * 2048);
+}
+
 TEST(Muon, StateBytesBesideAdamsByHand) {
   // dp 8, bf16: Muon keeps an fp32 master and one fp32 momentum (8 B) per matrix element, Adam
   // an fp32 master and two fp32 moments (12 B) per other parameter.

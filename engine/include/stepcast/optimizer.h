@@ -43,7 +43,8 @@ struct MuonMatrix {
   double local_cols() const { return row_parallel ? cols / shards : cols; }
 };
 
-// The matrices Muon steps on one GPU of a stage: its layers', the learned position table on the
+// The matrices Muon steps on one GPU of a stage: its layers' (a hybrid model's by block, of the
+// Mamba mixer out_proj alone), the learned position table on the
 // first stage (2-D and not flagged as an embedding, so Muon's), the MTP modules' on the last.
 std::vector<MuonMatrix> muon_matrices(const ModelSpec& model, const Plan& plan,
                                       const StageShape& stage);

@@ -7,17 +7,16 @@ namespace stepcast {
 
 namespace {
 
-// One layer's matrices (dense or MoE), whole, with the ranks splitting each (Megatron-Core's
-// ColumnParallelLinear / RowParallelLinear split over TP; MLA's down-projections and the router
-// are whole on every rank; routed experts split over expert TP, experts/ep on each GPU).
-void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, bool moe,
-               double layers) {
+// The matrices of `layers` layers' attention, whole, with the ranks splitting each (Megatron-Core's
+// ColumnParallelLinear / RowParallelLinear split over TP; MLA's down-projections are whole on
+// every rank).
+void add_attention(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p,
+                   double layers) {
   if (layers <= 0) return;
   const double h = static_cast<double>(m.hidden);
-  const double gated_inputs = ffn_matrices(m.ffn_type) - 1;  // fc1 fuses a gated unit's two
   auto add = [&](std::string_view what, double rows, double cols, double count, int shards,
-                 bool expert = false, bool row_parallel = false) {
-    out.push_back({what, rows, cols, count * layers, shards, expert, row_parallel});
+                 bool row_parallel = false) {
+    out.push_back({what, rows, cols, count * layers, shards, false, row_parallel});
   };
   if (m.mla()) {
     const AttentionSpec& a = m.attention;
@@ -33,16 +32,28 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
     add("key/value down-projection", kvl + static_cast<double>(a.qk_rope_head_dim), h, 1, 1);
     add("key/value up-projection", n * static_cast<double>(a.qk_head_dim + a.v_head_dim), kvl, 1,
         p.tp);
-    add("attention output projection", h, n * static_cast<double>(a.v_head_dim), 1, p.tp,
-        false, true);
+    add("attention output projection", h, n * static_cast<double>(a.v_head_dim), 1, p.tp, true);
   } else {
     // linear_qkv split into Q, K and V (emerging_optimizers.py, TensorParallelMuon.orthogonalize).
     add("query part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
     add("key and value parts of linear_qkv", static_cast<double>(m.kv_dim()), h, 2, p.tp);
     if (m.attention.output_gate)  // the gate rows of linear_qkv, as wide as the queries
       add("gate part of linear_qkv", static_cast<double>(m.q_dim()), h, 1, p.tp);
-    add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp, false, true);
+    add("attention output projection", h, static_cast<double>(m.q_dim()), 1, p.tp, true);
   }
+}
+
+// The matrices of `layers` MLPs, or MoE blocks with `moe` (the router whole on every rank,
+// routed experts split over expert TP, experts/ep on each GPU).
+void add_ffn(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, bool moe,
+             double layers) {
+  if (layers <= 0) return;
+  const double h = static_cast<double>(m.hidden);
+  const double gated_inputs = ffn_matrices(m.ffn_type) - 1;  // fc1 fuses a gated unit's two
+  auto add = [&](std::string_view what, double rows, double cols, double count, int shards,
+                 bool expert = false, bool row_parallel = false) {
+    out.push_back({what, rows, cols, count * layers, shards, expert, row_parallel});
+  };
   if (moe && m.moe.enabled()) {
     const MoeSpec& e = m.moe;
     add("router", static_cast<double>(e.experts), h, 1, 1);
@@ -63,13 +74,48 @@ void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, 
   }
 }
 
+// A transformer layer: its attention and its MLP (or MoE block).
+void add_layer(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, bool moe,
+               double layers) {
+  add_attention(out, m, p, layers);
+  add_ffn(out, m, p, moe, layers);
+}
+
+// A hybrid model's mixers (Megatron-LM d98e8a64). Mamba: in_proj is flagged `use_muon = False`
+// (megatron/core/ssm/mamba_mixer.py: its fused z, x, B, C, dt parts go to Adam), conv1d is 3-D
+// and A_log, D, dt_bias and the norm are vectors (emerging_optimizers.py
+// _is_nonlinear_or_embedding: only 2-D parameters), so Muon steps out_proj alone. Gated DeltaNet
+// (megatron/core/ssm/gated_delta_net/common.py): in_proj (hidden -> q, k, v, z, b, a) carries no
+// such flag and is stepped whole, as is out_proj; conv1d, dt_bias, A_log and the norm are not
+// matrices.
+void add_mixers(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p,
+                double mamba_layers, double gdn_layers) {
+  const double h = static_cast<double>(m.hidden);
+  if (mamba_layers > 0)
+    out.push_back({"Mamba out_proj", h, static_cast<double>(m.mamba_inner()), mamba_layers, p.tp,
+                   false, true});
+  if (gdn_layers > 0) {
+    const double k = static_cast<double>(m.gdn_key_dim()), v = static_cast<double>(m.gdn_value_dim());
+    const double nv = static_cast<double>(m.gdn.value_heads);
+    out.push_back({"Gated DeltaNet in_proj", 2 * k + 2 * v + 2 * nv, h, gdn_layers, p.tp});
+    out.push_back({"Gated DeltaNet out_proj", h, v, gdn_layers, p.tp, false, true});
+  }
+}
+
 }  // namespace
 
 std::vector<MuonMatrix> muon_matrices(const ModelSpec& m, const Plan& p, const StageShape& st) {
   std::vector<MuonMatrix> out;
   const double moe_layers = static_cast<double>(st.moe_layers);
-  add_layer(out, m, p, false, static_cast<double>(st.layers) - moe_layers);
-  add_layer(out, m, p, true, moe_layers);
+  if (m.hybrid()) {  // one block a layer (StageShape: `E` are the moe_layers)
+    add_attention(out, m, p, static_cast<double>(st.attention_layers));
+    add_ffn(out, m, p, false, static_cast<double>(st.mlp_layers));
+    add_ffn(out, m, p, true, moe_layers);
+    add_mixers(out, m, p, static_cast<double>(st.mamba_layers), static_cast<double>(st.gdn_layers));
+  } else {
+    add_layer(out, m, p, false, static_cast<double>(st.layers) - moe_layers);
+    add_layer(out, m, p, true, moe_layers);
+  }
   const double h = static_cast<double>(m.hidden);
   if (st.first && m.position == Position::learned)
     out.push_back({"learned position table", static_cast<double>(m.seq_len), h, 1, 1});
