@@ -153,5 +153,47 @@ TEST(ShardedGathers, Fsdp2CopiesEachGatheredUnitOutOnTheComputeStream) {
   EXPECT_NEAR(titan.breakdown.dp_comm - fsdp1.breakdown.dp_comm, copies, 0.1 * copies);
 }
 
+// An MoE model under ZeRO-3 gathers each layer at its own size, its routed experts over the
+// expert data-parallel group (census.cpp), and shards their weights over that group
+// (memory.cpp). Llama 4 Scout (h 5120, 40 query and 8 KV heads of 128, 48 MoE layers of 16
+// SwiGLU experts of 8192 and one shared, vocabulary 202,048) on 4 DGX H100, tp 1, ep 8, dp 32:
+// edp 32 / 8 = 4, 2 micro-batches of the 64. By hand, bf16: a layer's 2 local experts
+// 2·3·5120·8192 = 251,658,240 parameters; the rest of a layer Q and output 2·5120² =
+// 52,428,800, K and V 2·1024·5120 = 10,485,760, the shared expert 3·5120·8192 = 125,829,120,
+// the router 16·5120 + 16 bias and two norms 2·5120: 188,835,856; the embedding and the output
+// layer 2·202,112·5120 (the vocabulary padded to 128) and the final norm 5120: 2,069,632,000.
+// Before, the experts went with the embedding (16 GB an operation, over all 32 DP ranks) and
+// each layer was gathered at a dense layer's size.
+TEST(ShardedGathers, MoeExpertsAreGatheredALayerAtATimeOverTheExpertDataParallelGroup) {
+  const Report r = estimate(test::scenario(R"({"model": "llama4-scout-17b-16e",
+      "cluster": {"node": "dgx-h100", "nodes": 4}, "seq_len": 4096,
+      "plan": {"tp": 1, "pp": 1, "ep": 8, "global_batch": 64, "micro_batch": 1,
+               "zero_stage": 3}})"));
+  const StageReport& st = r.stages[0];
+  auto op = [&](std::string_view what) -> const CommOp& {
+    for (const auto& o : st.communication)
+      if (o.what == what) return o;
+    ADD_FAILURE() << what;
+    return st.communication.front();
+  };
+  const CommOp& experts = op("expert parameters (ZeRO-3)");
+  EXPECT_EQ(experts.group, CommGroup::edp);
+  EXPECT_EQ(experts.group_size, 4);
+  EXPECT_EQ(experts.count, 48 * 2);
+  EXPECT_DOUBLE_EQ(experts.bytes, 251'658'240.0 * 2);
+  EXPECT_EQ(op("expert gradients (ZeRO-3)").count, 48 * 2);
+  const CommOp& rest = op("MoE layer parameters but the experts (ZeRO-3)");
+  EXPECT_EQ(rest.group_size, 32);
+  EXPECT_DOUBLE_EQ(rest.bytes, 188'835'856.0 * 2);
+  EXPECT_DOUBLE_EQ(op("embedding/output parameters (ZeRO-3)").bytes, 2'069'632'000.0 * 2);
+  for (const auto& o : st.communication) EXPECT_NE(o.what, "layer parameters (ZeRO-3)");
+  // Weights: the rest sharded over 32, the experts over 4.
+  const double expert_parameters = 48 * 251'658'240.0;
+  EXPECT_NEAR(st.memory.weights,
+              (st.parameters - expert_parameters) * 2 / 32 + expert_parameters * 2 / 4 +
+                  2 * (188'835'856.0 + 251'658'240.0) * 2,  // the gathered layer and the next
+              1e-6 * st.memory.weights);
+}
+
 }  // namespace
 }  // namespace stepcast

@@ -656,8 +656,14 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                                ep_beside.backward + host.backward;
   ByPass zero3;
   if (zero >= 3) {
-    const double gather_s = census_time(ops, CommGroup::dp, Phase::forward) / mbd;
-    const double reduce_s = census_time(ops, CommGroup::dp, Phase::backward) / mbd;
+    // The routed experts' gathers run over the expert data-parallel group (census.cpp), on the
+    // same stream as the rest, a layer at a time.
+    const double gather_s = (census_time(ops, CommGroup::dp, Phase::forward) +
+                             census_time(ops, CommGroup::edp, Phase::forward)) /
+                            mbd;
+    const double reduce_s = (census_time(ops, CommGroup::dp, Phase::backward) +
+                             census_time(ops, CommGroup::edp, Phase::backward)) /
+                            mbd;
     c.dp_per_micro_batch_s = gather_s + reduce_s;
     // Each virtual chunk gathers its own layers' parameters (and reduce-scatters their
     // gradients) while it runs: its share of the stage's layers, hidden behind its own part of
@@ -691,7 +697,8 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     double backward_gather_s = 0;
     ByPass gathered_bytes;  // per micro-batch
     for (const auto& op : ops)
-      if (op.group == CommGroup::dp && op.kind == CollectiveKind::all_gather) {
+      if ((op.group == CommGroup::dp || op.group == CommGroup::edp) &&
+          op.kind == CollectiveKind::all_gather) {
         const double bytes = op.bytes * static_cast<double>(op.count) / mbd;
         if (op.phase == Phase::backward) {
           backward_gather_s += op.total_s() / mbd;

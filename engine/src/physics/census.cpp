@@ -303,14 +303,52 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
       const double layer = st.layer_parameters;
       const int64_t modules =
           p.execution.zero3_fetch == Zero3Fetch::module ? 2 + ffn_matrices(m.ffn_type) : 1;
-      const double module = layer / static_cast<double>(modules);
-      add(K::all_gather, CommGroup::dp, Phase::forward, "layer parameters (ZeRO-3)",
-          L * mb * modules, module * param_bytes, dp_size, paths.dp);
-      add(K::all_gather, CommGroup::dp, Phase::backward, "layer parameters again (ZeRO-3)",
-          L * mb * modules, module * param_bytes, dp_size, paths.dp);
-      add(K::reduce_scatter, CommGroup::dp, Phase::backward, "layer gradients (ZeRO-3)",
-          L * mb * modules, module * grad_bytes, dp_size, paths.dp);
-      const double rest = st.parameters - layer * static_cast<double>(L);
+      // Each layer is gathered at its own size: the dense layers (a hybrid's: their mean) and
+      // the MoE layers' attention, router and shared experts over DP; their routed experts,
+      // sharded over the expert data-parallel group as the gradients and optimizer state are
+      // (Megatron FSDP's expert data-parallel buffers; torchtitan's experts under their own
+      // fully_shard over the mesh left by EP), over that group, a layer at a time.
+      const double moe_layers = static_cast<double>(st.moe_layers);
+      const double dense_layers = static_cast<double>(L) - moe_layers;
+      const bool mtp_moe = st.mtp && m.is_moe_layer(m.layers - 1);
+      const double expert_layers = moe_layers + (mtp_moe ? static_cast<double>(m.mtp_layers) : 0);
+      const double routed = expert_layers > 0 ? st.expert_parameters / expert_layers : 0;
+      const double moe_layer = st.moe_layer_parameters - routed;
+      // Static names (CommOp::what is not copied).
+      struct Names {
+        std::string_view gather, again, gradients;
+      };
+      auto gather = [&](const Names& what, double layers, double size) {
+        if (layers <= 0 || size <= 0) return;
+        const int64_t n = std::llround(layers) * mb * modules;
+        const double piece = size / static_cast<double>(modules);
+        add(K::all_gather, CommGroup::dp, Phase::forward, what.gather, n, piece * param_bytes,
+            dp_size, paths.dp);
+        add(K::all_gather, CommGroup::dp, Phase::backward, what.again, n, piece * param_bytes,
+            dp_size, paths.dp);
+        add(K::reduce_scatter, CommGroup::dp, Phase::backward, what.gradients, n,
+            piece * grad_bytes, dp_size, paths.dp);
+      };
+      gather({"layer parameters (ZeRO-3)", "layer parameters again (ZeRO-3)",
+              "layer gradients (ZeRO-3)"},
+             dense_layers, layer);
+      gather({"MoE layer parameters but the experts (ZeRO-3)",
+              "MoE layer parameters but the experts, again (ZeRO-3)",
+              "MoE layer gradients but the experts (ZeRO-3)"},
+             moe_layers, moe_layer);
+      const int edp = p.edp();
+      if (routed > 0 && edp > 1) {
+        const int64_t n = std::llround(expert_layers) * mb;
+        add(K::all_gather, CommGroup::edp, Phase::forward, "expert parameters (ZeRO-3)", n,
+            routed * param_bytes, edp, paths.edp);
+        add(K::all_gather, CommGroup::edp, Phase::backward, "expert parameters again (ZeRO-3)",
+            n, routed * param_bytes, edp, paths.edp);
+        add(K::reduce_scatter, CommGroup::edp, Phase::backward, "expert gradients (ZeRO-3)", n,
+            routed * grad_bytes, edp, paths.edp);
+      }
+      // The embedding, the output layer and the MTP modules but their experts.
+      const double rest = st.parameters - layer * dense_layers - moe_layers * moe_layer -
+                          routed * expert_layers;
       add(K::all_gather, CommGroup::dp, Phase::forward, "embedding/output parameters (ZeRO-3)",
           2 * mb, rest * param_bytes, dp_size, paths.dp);
       add(K::reduce_scatter, CommGroup::dp, Phase::backward,

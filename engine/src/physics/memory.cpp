@@ -255,7 +255,10 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   const double edp = std::max(1, p.edp());
   const double dense_state = (dense - muon.dense) * adam_bytes + muon.dense * muon_bytes;
   const double expert_state = (experts - muon.expert) * adam_bytes + muon.expert * muon_bytes;
-  mem.weights = params * weight_bytes / (zero >= 3 ? dp : 1);
+  // ZeRO-3 shards the routed experts' weights over the expert data-parallel group, as their
+  // gradients and optimizer state below (census.cpp gathers them over it).
+  mem.weights = zero >= 3 ? dense * weight_bytes / dp + experts * weight_bytes / edp
+                          : params * weight_bytes;
   // The gathered layer being computed and those prefetched (plan.zero3_prefetch) under per-layer
   // gathers; DeepSpeed's sub-module gathers keep two layers' worth (its live-parameter limit,
   // stage3_max_live_parameters, is not modelled).
