@@ -46,8 +46,17 @@ expect_error(schedule_no_pipeline "{\"model\": \"llama3-70b\", ${h100x4}, \"plan
              "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=1 plan.vpp=1")
 expect_error(schedule_chunks "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 64, \"schedule\": \"zero_bubble\"}}"
              "error: plan.schedule=zero_bubble needs plan.pp > 1 and plan.vpp=1, not plan.pp=4 plan.vpp=2")
-expect_error(schedule_unknown "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
+expect_error(schedule_unknown "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 64, \"schedule\": \"gpipe\"}}"
              "plan.schedule")
+# DualPipe feeds both ends of an even number of ranks (DualPipe.step asserts num_ranks % 2 == 0),
+# each rank one stage of each direction; half the micro-batches each way.
+set(h100x3 "\"cluster\": {\"node\": \"dgx-h100\", \"nodes\": 3}")
+expect_error(dualpipe_odd "{\"model\": \"llama3-70b\", ${h100x3}, \"plan\": {\"tp\": 8, \"pp\": 3, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
+             "error: plan.schedule=dualpipe needs an even plan.pp and plan.vpp=1 (each rank holds one stage of each direction), not plan.pp=3 plan.vpp=1")
+expect_error(dualpipe_chunks "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 64, \"schedule\": \"dualpipe\"}}"
+             "not plan.pp=4 plan.vpp=2")
+expect_error(dualpipe_uneven "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"global_batch\": 9, \"schedule\": \"dualpipe\"}}"
+             "error: plan.schedule=dualpipe needs an even number of micro-batches per replica (half in each direction), not 9")
 # DualPipeV fills its V with 2·pp micro-batches (DualPipeV.step asserts it): 4 on pp 4 are too few.
 expect_error(schedule_batches "{\"model\": \"llama3-70b\", ${h100x4}, \"plan\": {\"tp\": 8, \"pp\": 4, \"vpp\": 2, \"global_batch\": 4, \"schedule\": \"dualpipev\"}}"
              "error: plan.schedule=dualpipev needs at least 2*plan.pp=8 micro-batches per replica, not 4")

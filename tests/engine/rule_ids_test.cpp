@@ -124,6 +124,13 @@ const std::vector<RuleCase>& cases() {
            R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})"),
        Rule::schedule_batches, "plan.global_batch",
        {{"schedule", "dualpipev"}, {"micro_batches", 4}, {"pp", 4}, {"would_split", {8, 9}}}},
+      // DualPipe's mirrored halves run as two replicas of DualPipeV: its own replica sets are not
+      // modelled.
+      {"dualpipe_layout",
+       doc(R"({"tp": 8, "pp": 2, "global_batch": 64, "schedule": "dualpipe",
+               "replicas": [{"count": 2, "micro_batches": 16}]})",
+           R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})"),
+       Rule::dualpipe_layout, "plan.replicas", {{"schedule", "dualpipe"}}},
       // 80 - 11 - 10 = 59 layers for 2 stages.
       {"uneven_split",
        doc(R"({"tp": 8, "pp": 4, "first_stage_layers": 11, "last_stage_layers": 10,

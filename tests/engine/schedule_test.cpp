@@ -700,5 +700,52 @@ TEST(DualPipeV, EstimateRunsTheV) {
   EXPECT_EQ(few.hint, "plan.global_batch=128 or 144");  // 8 micro-batches of 4 on DP 4
 }
 
+// DualPipe, the bidirectional original (dualpipe.cpp): DualPipe.step is DualPipeV.step on half
+// the ranks (deepseek-ai/DualPipe at 3da1bbe), so a dualpipe plan on pp ranks is estimated as
+// DualPipeV on pp/2 ranks of two stages each, its mirrored halves as two replicas: the same time
+// as that plan written out, the report keeping the user's plan and micro-batches. Against 1F1B
+// on the same pp stages, each rank holds two stages' parameters (the README's 2x) and the
+// activations of pp + 1 stage micro-batches (PP + 1), and its bubble is the README's
+// (PP/2 - 1)(F&B + B - 3W), the DualPipeV tests' closed form.
+TEST(DualPipe, RunsAsDualPipeVOnHalfTheRanks) {
+  const auto plan = [](const std::string& keys) {
+    return test::doc(R"({"tp": 8, "global_batch": 64, "micro_batch": 1, )" + keys + "}",
+                     R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 8})",
+                     R"(, "seq_len": 4096)");
+  };
+  const Report dual = estimate(test::scenario(plan(R"("pp": 8, "schedule": "dualpipe")")));
+  const Report v = estimate(test::scenario(plan(R"("pp": 4, "vpp": 2, "schedule": "dualpipev")")));
+  const Report one = estimate(test::scenario(plan(R"("pp": 8)")));
+  EXPECT_DOUBLE_EQ(dual.iteration_time_s, v.iteration_time_s);
+  EXPECT_EQ(dual.plan.pp, 8);
+  EXPECT_EQ(dual.plan.dp, 1);
+  EXPECT_EQ(dual.plan.effective_schedule(), PipelineSchedule::dualpipe);
+  EXPECT_EQ(dual.micro_batches, 64);  // 32 in each direction
+  EXPECT_EQ(dual.gpus, 64);
+  ASSERT_EQ(dual.stages.size(), 4u);  // the first half; ranks 7..4 mirror them
+  // A middle rank: 10 layers of 8,192 hidden in each direction against 1F1B's 10.
+  EXPECT_DOUBLE_EQ(dual.stages[1].parameters, 2 * one.stages[1].parameters);
+  EXPECT_LT(dual.iteration_time_s, one.iteration_time_s);  // the bubble it removes
+}
+
+TEST(DualPipe, BadPlansNameTheRule) {
+  const auto plan = [](const std::string& keys) {
+    return test::doc(R"({"tp": 8, "schedule": "dualpipe", )" + keys + "}", R"("llama3-70b")",
+                     R"({"node": "dgx-h100", "nodes": 8})");
+  };
+  const Error odd = test::error_of(plan(R"("pp": 7, "global_batch": 56)"));  // DualPipe.step's assert
+  EXPECT_EQ(odd.rule, Rule::schedule_stages);
+  EXPECT_NE(odd.message.find("an even plan.pp"), std::string::npos) << odd.message;
+  const Error chunks = test::error_of(plan(R"("pp": 4, "vpp": 2, "global_batch": 64)"));
+  EXPECT_EQ(chunks.rule, Rule::schedule_stages);
+  const Error few = test::error_of(plan(R"("pp": 8, "global_batch": 14)"));  // 14 of 16
+  EXPECT_EQ(few.rule, Rule::schedule_batches);
+  EXPECT_EQ(few.values["micro_batches"], 14);
+  const Error uneven = test::error_of(plan(R"("pp": 8, "global_batch": 17)"));
+  EXPECT_EQ(uneven.rule, Rule::schedule_batches);
+  EXPECT_EQ(uneven.path, "plan.global_batch");
+  EXPECT_NE(uneven.message.find("an even number"), std::string::npos) << uneven.message;
+}
+
 }  // namespace
 }  // namespace stepcast

@@ -87,11 +87,11 @@ inline const char* to_string(Optimizer v) { return name_of(v).data(); }
 // backward's weight gradients apart to fill the drain, and the same paper's ZB-V (two chunks per
 // rank in a V), and DeepSeek's DualPipeV (the same V, forward and backward passes of two
 // micro-batches paired).
-enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, zbv, dualpipev };
+enum class PipelineSchedule { one_f_one_b, interleaved, zero_bubble, zbv, dualpipev, dualpipe };
 template <>
 struct EnumNames<PipelineSchedule> {
-  static constexpr std::array<std::string_view, 5> values = {"1f1b", "interleaved",
-                                                             "zero_bubble", "zbv", "dualpipev"};
+  static constexpr std::array<std::string_view, 6> values = {
+      "1f1b", "interleaved", "zero_bubble", "zbv", "dualpipev", "dualpipe"};
 };
 
 // How the training software runs what the plan describes (the framework profile's "execution"

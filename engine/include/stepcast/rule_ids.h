@@ -32,6 +32,7 @@ enum class Rule {
   vpp_needs_pp,
   schedule_stages,
   schedule_batches,
+  dualpipe_layout,
   uneven_split,
   one_uneven_split,
   stages_alone,
@@ -155,12 +156,18 @@ inline constexpr RuleInfo kRules[] = {
      "`vpp`"},
     {Rule::schedule_stages, "schedule_stages",
      "`plan.schedule` needs its pipeline: `interleaved` vpp > 1 and pp > 1, `zero_bubble` pp > "
-     "1 and vpp 1, `zbv` and `dualpipev` pp > 1 and vpp 2, `1f1b` vpp 1",
+     "1 and vpp 1, `zbv` and `dualpipev` pp > 1 and vpp 2, `dualpipe` an even pp and vpp 1, "
+     "`1f1b` vpp 1",
      "`schedule`, `pp`, `vpp`"},
     {Rule::schedule_batches, "schedule_batches",
-     "`dualpipev` needs at least 2·pp micro-batches per replica, each replica set's given "
-     "(deepseek-ai/DualPipe's DualPipeV.step asserts it)",
+     "`dualpipev` and `dualpipe` need at least 2·pp micro-batches per replica, each replica "
+     "set's given, and `dualpipe` an even number (deepseek-ai/DualPipe's DualPipeV.step and "
+     "DualPipe.step assert it)",
      "`schedule`, `micro_batches`, `pp`; `would_split` (global batches that would)"},
+    {Rule::dualpipe_layout, "dualpipe_layout",
+     "`dualpipe` with `plan.stages` or `plan.replicas` is not modelled (its mirrored halves run "
+     "as two replicas of DualPipeV's pipeline)",
+     "`schedule`"},
     {Rule::uneven_split, "uneven_split",
      "`first_stage_layers` and `last_stage_layers` must leave the other stages an equal whole "
      "number of layers",

@@ -161,6 +161,10 @@ struct Schedule {
 const Schedule& schedule_of(const Plan& plan);
 ScheduleShape schedule_shape(const Plan& plan);
 
+// The plan a `dualpipe` plan is estimated as: DualPipe's pp ranks run DualPipeV's order on pp/2
+// ranks, the two halves as two replicas (schedule/dualpipe.cpp says why).
+Plan dualpipe_as_dualpipev(const Plan& plan);
+
 // Blocks the event simulation of a shape runs: a forward and a backward per micro-batch, chunk
 // and rank.
 inline uint64_t schedule_blocks(const ScheduleShape& s) {

@@ -10,9 +10,30 @@
 
 namespace stepcast {
 
+namespace {
+
+// DualPipe runs as DualPipeV on half the ranks (schedule/dualpipe.cpp); the report keeps the
+// user's plan and counts per replica, and its stages are the first half's (the second half
+// mirrors them).
+Report estimate_dualpipe(const Scenario& sc, const EstimateOptions& options) {
+  Scenario half = sc;
+  half.plan = dualpipe_as_dualpipev(sc.plan);
+  EstimateOptions inner = options;
+  inner.fit_fixes = nullptr;  // fixes change the user's plan, below
+  Report r = estimate(half, inner);
+  r.plan = sc.plan;
+  r.micro_batches = sc.plan.micro_batches();
+  if (options.fit_fixes && !r.fits) r.fit_fixes = options.fit_fixes(sc, r);
+  return r;
+}
+
+}  // namespace
+
 Report estimate(const Scenario& sc, const EstimateOptions& options) {
   using namespace detail;
   const Plan& p = sc.plan;
+  if (p.effective_schedule() == PipelineSchedule::dualpipe && p.pp > 1)
+    return estimate_dualpipe(sc, options);
 
   // 1. Layout: the replica sets and where their stages run.
   const std::vector<ReplicaSet> sets = replica_sets(sc);

@@ -93,6 +93,10 @@ std::optional<std::string> schedule_note(const Plan& p) {
       return "plan.schedule dualpipev: Megatron-LM has no DualPipeV schedule; these arguments "
              "run the interleaved schedule with 2 chunks per rank in Megatron's loop, not the V "
              "(torchtitan runs DualPipeV: stepcast export torchtitan)";
+    case PipelineSchedule::dualpipe:
+      return "plan.schedule dualpipe: Megatron-LM has no DualPipe schedule; these arguments "
+             "run 1F1B on the same stages with one copy of the parameters (DualPipe runs in "
+             "deepseek-ai/DualPipe)";
     case PipelineSchedule::one_f_one_b:
     case PipelineSchedule::interleaved: break;
   }

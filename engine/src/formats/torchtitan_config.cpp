@@ -486,6 +486,9 @@ std::string export_torchtitan_toml(const Scenario& sc) {
                          std::max<int64_t>(1, (sc.model.layers + 2) / (int64_t{p.pp} * p.vpp)));
     if (p.effective_schedule() == PipelineSchedule::zero_bubble)
       out += "# schedule zero_bubble (ZB-H1): torchtitan's nearest is InterleavedZeroBubble\n";
+    if (p.effective_schedule() == PipelineSchedule::dualpipe)
+      out += "# schedule dualpipe (bidirectional DualPipe): torchtitan runs DualPipeV, the same "
+             "order on half the ranks with two stages each\n";
   }
 
   // plan.optimizer is adam here: the profile refuses the others (presets/frameworks/torchtitan.json).

@@ -499,7 +499,11 @@ constexpr Field<Plan> kPlan[] = {
              "it; pp > 1, vpp 2), `dualpipev` (DeepSeek's DualPipeV, arXiv:2412.19437 and "
              "deepseek-ai/DualPipe: the same V, a forward and another micro-batch's backward "
              "paired, which `moe_overlap` lets hide the EP exchange; pp > 1, vpp 2, at least "
-             "2·pp micro-batches)",
+             "2·pp micro-batches), `dualpipe` (the bidirectional original: both ends feed "
+             "half the micro-batches, rank r holding stage r of one direction and pp-1-r of "
+             "the other, two copies of the parameters; an even pp, vpp 1, an even number of "
+             "at least 2·pp micro-batches; estimated as DualPipeV on pp/2 ranks, whose order "
+             "it is)",
       .control = C::advanced},
      [](JsonReader& r, const KeyInfo& k, Plan& p) {
        p.schedule_derived = !r.has(k.name);

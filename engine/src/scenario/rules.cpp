@@ -99,7 +99,8 @@ std::string either_text(const std::vector<int64_t>& values) {
 // of one can run beside the other's compute: Megatron-Core's combined 1F1B on the interleaved
 // schedule (combined_1f1b.py) and DualPipeV's overlapped pairs (dualpipev.cpp).
 bool pairs_passes(PipelineSchedule s) {
-  return s == PipelineSchedule::interleaved || s == PipelineSchedule::dualpipev;
+  return s == PipelineSchedule::interleaved || s == PipelineSchedule::dualpipev ||
+         s == PipelineSchedule::dualpipe;
 }
 
 // The multiples of `step` nearest `value` (the one below when there is one, and the one above).
@@ -1160,6 +1161,10 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
         case PipelineSchedule::zbv:
         case PipelineSchedule::dualpipev:
           return {p.vpp == 2, "plan.pp > 1 and plan.vpp=2 (two chunks per rank in a V)"};
+        case PipelineSchedule::dualpipe:  // DualPipe.step asserts num_ranks % 2 == 0
+          return {p.vpp == 1 && p.pp % 2 == 0,
+                  "an even plan.pp and plan.vpp=1 (each rank holds one stage of each "
+                  "direction)"};
       }
       return {false, ""};
     }();
@@ -1246,22 +1251,37 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   // with 2p): DualPipeV.step asserts num_chunks >= 2·ranks (deepseek-ai/DualPipe at 3da1bbe),
   // as PyTorch's ScheduleDualPipeV does. Auto-balanced replica sets are counted only in the
   // estimate, after the rules: DualPipeV takes each set's count as given.
-  if (p.effective_schedule() == PipelineSchedule::dualpipev && p.pp > 1) {
+  // DualPipe.step asserts the same of the bidirectional original, and an even count (half of
+  // it in each direction); its mirrored halves run as two replicas of DualPipeV's pipeline
+  // (schedule/dualpipe.cpp), which stages and replica sets of their own are not.
+  const PipelineSchedule dual = p.effective_schedule();
+  if (dual == PipelineSchedule::dualpipe && p.pp > 1 &&
+      (!p.stages.empty() || !p.replicas.empty()) && !c.broken([&] {
+        return rule(Rule::dualpipe_layout, p.stages.empty() ? "plan.replicas" : "plan.stages",
+                    fmt::format("plan.schedule=dualpipe with plan.{}: DualPipe's two directions "
+                                "over stages or replica sets of their own are not modelled; use "
+                                "dualpipev (the same order on half the ranks) or leave them out",
+                                p.stages.empty() ? "replicas" : "stages"),
+                    {"plan.schedule"}, {{"schedule", "dualpipe"}});
+      }))
+    return false;
+  if ((dual == PipelineSchedule::dualpipev || dual == PipelineSchedule::dualpipe) && p.pp > 1) {
+    const std::string_view name = name_of(dual);
     const int64_t least = 2 * int64_t{p.pp};
     auto few = [&](int64_t micro_batches, std::string path) {
       return c.broken([&] {
         const int64_t step = int64_t{p.micro_batch} * p.dp;
         Error e = rule(Rule::schedule_batches, std::move(path),
                        micro_batches > 0 || p.replicas.empty()
-                           ? fmt::format("plan.schedule=dualpipev needs at least 2*plan.pp={} "
+                           ? fmt::format("plan.schedule={} needs at least 2*plan.pp={} "
                                          "micro-batches per replica, not {}",
-                                         least, micro_batches)
-                           : fmt::format("plan.schedule=dualpipev needs each replica set's "
+                                         name, least, micro_batches)
+                           : fmt::format("plan.schedule={} needs each replica set's "
                                          "micro-batches given, at least 2*plan.pp={} (a "
                                          "balanced count could be fewer)",
-                                         least),
+                                         name, least),
                        {"plan.schedule", "plan.pp", "plan.micro_batch"},
-                       {{"schedule", "dualpipev"}, {"micro_batches", micro_batches},
+                       {{"schedule", std::string(name)}, {"micro_batches", micro_batches},
                         {"pp", p.pp}});
         if (p.replicas.empty()) {
           e.values["would_split"] = nearest_multiples(least * step, step);
@@ -1273,6 +1293,23 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
     if (p.replicas.empty()) {
       if (dp_meant && p.global_batch % (p.micro_batch * p.dp) == 0 &&
           p.micro_batches() < least && !few(p.micro_batches(), "plan.global_batch"))
+        return false;
+      if (dual == PipelineSchedule::dualpipe && dp_meant &&
+          p.global_batch % (p.micro_batch * p.dp) == 0 && p.micro_batches() % 2 != 0 &&
+          !c.broken([&] {
+            const int64_t step = 2 * int64_t{p.micro_batch} * p.dp;
+            Error e = rule(Rule::schedule_batches, "plan.global_batch",
+                           fmt::format("plan.schedule=dualpipe needs an even number of "
+                                       "micro-batches per replica (half in each direction), "
+                                       "not {}",
+                                       p.micro_batches()),
+                           {"plan.schedule", "plan.micro_batch"},
+                           {{"schedule", "dualpipe"}, {"micro_batches", p.micro_batches()},
+                            {"pp", p.pp}});
+            e.values["would_split"] = nearest_multiples(p.global_batch, step);
+            e.hint = batch_hint(p.global_batch, step);
+            return e;
+          }))
         return false;
     } else {
       for (size_t i = 0; i < p.replicas.size(); ++i)

@@ -20,6 +20,7 @@ const Schedule& schedule_of(const Plan& p) {
     case PipelineSchedule::dualpipev:
       if (p.vpp == 2 && p.pp > 1) return detail::kDualPipeV;
       break;
+    case PipelineSchedule::dualpipe: break;  // run as DualPipeV on half the ranks (dualpipe.cpp)
   }
   return detail::kOneFOneB;  // (a plan the rules refuse; 1F1B keeps callers safe)
 }

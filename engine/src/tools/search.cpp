@@ -223,6 +223,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       if (pp > 1 && vpp == 2 && options.vary_schedule && states(v))
         return {PipelineSchedule::interleaved, v};
     if (pp > 1 && vpp > 1) return {PipelineSchedule::interleaved};
+    if (pp > 1 && vpp == 1 && options.vary_schedule && states(PipelineSchedule::dualpipe))
+      return {PipelineSchedule::one_f_one_b, PipelineSchedule::dualpipe};
     if (pp > 1 && options.vary_schedule && zero_bubble_runs)
       return {PipelineSchedule::one_f_one_b, PipelineSchedule::zero_bubble};
     return {PipelineSchedule::one_f_one_b};
