@@ -624,6 +624,14 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double busy_forward = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
   const double busy_backward = t.total() + host.total() - busy_forward;
   const double launch_s = sc.calibration.host_launch_s;
+  // Under the EP overlap a forward and another micro-batch's backward run as one step
+  // (combined_forward_backward_step, combined_1f1b.py: the two passes' layers interleaved by
+  // TransformerModelChunkSchedulePlan.run, with no send or receive between them to synchronise
+  // the CPU): the CPU issues both passes' kernels while the GPU runs both, so the pair waits for
+  // its launches together, shared out by their launch counts. Apart, a faster GPU's exchanges
+  // grew exposed in the forward, where its launches already waited, while the backward, whose
+  // compute they had hidden behind, waited for its launches that much longer (issue 38: seed
+  // 12985, a DeepSpeed plan on MI355X 0.026 % slower with a compute scale of 20 than of 5).
   const bool paired = p.moe_overlap && mix.moe_total() > 0;
   for (int k = 0; k < v; ++k) {
     const Launches n = launches_of(kind_costs(m, p, device, chunks[k], &kinds));
@@ -634,6 +642,12 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     double wait_forward = std::max(0.0, n.forward * launch_s - busy_f);
     const double wait_weight = std::max(0.0, n.weight_grad * launch_s - weight_grad);
     double wait_backward = std::max(0.0, launches_b - busy_b);
+    if (paired) {
+      const double launches = n.forward * launch_s + launches_b;
+      const double wait = std::max(0.0, launches - busy_f - busy_b);
+      wait_forward = launches > 0 ? wait * n.forward * launch_s / launches : 0.0;
+      wait_backward = wait - wait_forward;
+    }
     wait_backward += wait_weight;
     c.chunk_launch_wait_forward.push_back(wait_forward);
     c.chunk_launch_wait_backward.push_back(wait_backward);
