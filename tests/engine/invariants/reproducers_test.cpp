@@ -824,7 +824,8 @@ TEST(Reproducers, TheEpOverlapsFirstForwardAndLastBackwardRunUnpaired) {
     return d;
   };
   // One micro-batch: the step without the overlap, part by part.
-  const Report one_on = estimate_of(doc(32, true).dump()), one_off = estimate_of(doc(32, false).dump());
+  const Report one_on = estimate_of(doc(32, true).dump());
+  const Report one_off = estimate_of(doc(32, false).dump());
   EXPECT_DOUBLE_EQ(one_on.iteration_time_s, one_off.iteration_time_s);
   EXPECT_DOUBLE_EQ(one_on.breakdown.ep_comm, one_off.breakdown.ep_comm);
   EXPECT_DOUBLE_EQ(one_on.breakdown.host, one_off.breakdown.host);
@@ -843,7 +844,7 @@ TEST(Reproducers, TheEpOverlapsFirstForwardAndLastBackwardRunUnpaired) {
   EXPECT_NEAR(saving(9), 8 * pair, 1e-12);
 }
 
-// A 8-layer model of 16 experts (top 2, the first layer dense) under DeepSpeed on one MI355X
+// An 8-layer model of 16 experts (top 2, the first layer dense) under DeepSpeed on one MI355X
 // node, EP 2 with the EP overlap, 8 micro-batches (the suite's seed 12985). A forward and the
 // backward paired with it run as one step (combined_forward_backward_step): the CPU issues both
 // passes' kernels with nothing between them to synchronise it. An engine that had each pass wait
