@@ -63,8 +63,10 @@ OneMicroBatch one_micro_batch(const Scenario& sc, const Plan& q, const PipelineL
     stages.push_back(stage_cost_of(sc, q, lay, i));
     unit.push_back(stages.back().unit_s);
   }
+  // The EP overlap's unpaired first forward and last backward add the same whatever m.
   return {pipeline_time(unit, 1, q.vpp), lockstep_per_micro_batch_s(stages),
-          param_gather_s(sc, stages) + exposed_sync_s(sc, q, stages, nullptr)};
+          param_gather_s(sc, stages) + exposed_sync_s(sc, q, stages, nullptr) +
+              stages.front().unpaired_ends_s()};
 }
 
 // The iteration time of a split of the micro-batches over the sets: each set's pipeline through

@@ -131,6 +131,22 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     run.blocking_p2p_s = timed.sends_s;
     run.bubble_s = timed.makespan_s - timed.busy_s - timed.sends_s;
   }
+  // The EP overlap's unpaired first forward and last backward (StageCost::unpaired; pp 1): the
+  // passes above are all paired, so the first forward ends later, everything after it with it,
+  // and the last backward takes longer.
+  if (const StageCost& s = run.stages.front(); s.unpaired && mb > 0) {
+    const double first = s.unpaired->forward_pass() - s.time.forward_pass();
+    const double last = s.unpaired->backward_pass() - s.time.backward_pass();
+    run.pipe_s += first + last;
+    for (double& end : run.stage_end_s) end += first + last;
+    for (PipelineEvent& e : run.events) {
+      const bool first_forward = e.kind == PipelineEvent::Kind::forward && e.micro_batch == 0;
+      const bool last_backward =
+          e.kind == PipelineEvent::Kind::backward && e.micro_batch == mb - 1;
+      if (!first_forward) e.start_s += first;
+      e.end_s += first + (last_backward ? last : 0.0);
+    }
+  }
   return run;
 }
 

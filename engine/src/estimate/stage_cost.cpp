@@ -624,16 +624,31 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const double busy_forward = t.forward + tp.forward + cp.forward + ep.forward + host.forward;
   const double busy_backward = t.total() + host.total() - busy_forward;
   const double launch_s = sc.calibration.host_launch_s;
+  // Under the EP overlap a forward and another micro-batch's backward run as one step
+  // (combined_forward_backward_step, combined_1f1b.py: the two passes' layers interleaved by
+  // TransformerModelChunkSchedulePlan.run, with no send or receive between them to synchronise
+  // the CPU): the CPU issues both passes' kernels while the GPU runs both, so the pair waits for
+  // its launches together, shared out by their launch counts. Apart, a faster GPU's exchanges
+  // grew exposed in the forward, where its launches already waited, while the backward, whose
+  // compute they had hidden behind, waited for its launches that much longer (issue 38: seed
+  // 12985, a DeepSpeed plan on MI355X 0.026 % slower with a compute scale of 20 than of 5).
+  const bool paired = p.moe_overlap && mix.moe_total() > 0;
   for (int k = 0; k < v; ++k) {
     const Launches n = launches_of(kind_costs(m, p, device, chunks[k], &kinds));
     const double weight_grad = split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0;
-    const double wait_forward =
-        std::max(0.0, n.forward * launch_s - c.chunk_forward_s(k, busy_forward));
+    const double busy_f = c.chunk_forward_s(k, busy_forward);
+    const double busy_b = c.chunk_backward_s(k, busy_backward) - weight_grad;
+    const double launches_b = (n.backward - n.weight_grad) * launch_s;
+    double wait_forward = std::max(0.0, n.forward * launch_s - busy_f);
     const double wait_weight = std::max(0.0, n.weight_grad * launch_s - weight_grad);
-    const double wait_backward =
-        std::max(0.0, (n.backward - n.weight_grad) * launch_s -
-                          (c.chunk_backward_s(k, busy_backward) - weight_grad)) +
-        wait_weight;
+    double wait_backward = std::max(0.0, launches_b - busy_b);
+    if (paired) {
+      const double launches = n.forward * launch_s + launches_b;
+      const double wait = std::max(0.0, launches - busy_f - busy_b);
+      wait_forward = launches > 0 ? wait * n.forward * launch_s / launches : 0.0;
+      wait_backward = wait - wait_forward;
+    }
+    wait_backward += wait_weight;
     c.chunk_launch_wait_forward.push_back(wait_forward);
     c.chunk_launch_wait_backward.push_back(wait_backward);
     c.chunk_launch_wait_weight.push_back(wait_weight);
@@ -686,7 +701,6 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     // reduce-scatters less room while the other, bound by the CPU's launches, gained nothing:
     // seeds 8158 and 3776 of the invariant suite, torchtitan ZeRO-3 plans with the EP overlap
     // 0.41 % and 0.04 % slower than without (issue 38).
-    const bool paired = p.moe_overlap && mix.moe_total() > 0;
     // Apart, each pass runs module by module (sharded_gathers.h): the gathers on the DP
     // communicator, each issued plan.zero3_prefetch units ahead, and in the backward each unit's
     // reduce-scatter queued on the same communicator behind the next unit's gather. The first
@@ -857,6 +871,14 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   c.dp_reduce = dp_burst(ops, Phase::gradient_sync, false, paths, 1);
   c.dp_gather = dp_burst(ops, Phase::optimizer, true, paths, 1);
   st.dp_sync_s = c.dp_reduce.whole_s();
+  // Without pipelining the EP overlap's first forward and last backward run alone
+  // (StageCost::unpaired): the same stage without the overlap. (Under the interleaved schedule
+  // and DualPipeV the warm-up forwards and cool-down backwards run alone too; not modelled yet.)
+  if (p.moe_overlap && p.pp == 1 && mix.moe_total() > 0) {
+    Plan apart = p;
+    apart.moe_overlap = false;
+    c.unpaired = stage_cost(sc, apart, shape, mix, group, paths, chunk_mix).time;
+  }
   return c;
 }
 

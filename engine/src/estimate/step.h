@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -128,6 +129,23 @@ struct StageCost {
   ChunkValues chunk_launch_wait_forward, chunk_launch_wait_backward;
   // Of each chunk's backward wait, its W block's (the zero-bubble schedules'; 0 in the others).
   ChunkValues chunk_launch_wait_weight;
+  // Megatron's EP overlap without pipelining (combined_1f1b_schedule_for_no_pipelining,
+  // megatron/core/pipeline_parallel/combined_1f1b.py) runs the first micro-batch's forward alone
+  // and then each forward paired with the previous micro-batch's backward, which leaves the last
+  // backward alone: those two passes have no other pass to hide their token exchanges behind and
+  // run as without the overlap. Their time per micro-batch (the stage costed with
+  // plan.moe_overlap off) where that applies (pp 1, a stage with MoE layers); `time` holds the
+  // paired passes. One micro-batch pairs nothing: the step is the one without the overlap.
+  std::optional<StageTime> unpaired;
+  // The first forward's and the last backward's wall time: the unpaired passes' where they apply.
+  double first_forward_pass_s() const {
+    return unpaired ? unpaired->forward_pass() : time.forward_pass();
+  }
+  double last_backward_pass_s() const {
+    return unpaired ? unpaired->backward_pass() : time.backward_pass();
+  }
+  // What the unpaired first forward and last backward add to the paired passes' pipeline.
+  double unpaired_ends_s() const { return unpaired ? unpaired->total() - time.total() : 0.0; }
   // The stage's W blocks per micro-batch: the weight gradients and their launch waits.
   double weight_grad_block_s() const {
     double s = time.weight_grad;

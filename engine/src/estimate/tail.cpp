@@ -40,7 +40,10 @@ double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
     if (simulated) slack = std::max(0.0, run->pipe_s - run->stage_end_s[i]);
     const StageCost& cost = stages[i];
     const DpBurst& reduce = cost.dp_reduce;
-    const double backward = cost.time.backward_pass(), weight_grad = cost.weight_grad_block_s();
+    // The last backward: under the EP overlap without pipelining it runs unpaired
+    // (StageCost::unpaired), the window behind which Megatron reduces the gradients (the last
+    // micro-batch's backward runs outside no_sync, combined_1f1b.py).
+    const double backward = cost.last_backward_pass_s(), weight_grad = cost.weight_grad_block_s();
     const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)
@@ -55,8 +58,9 @@ double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
 
 // The distributed optimizer's parameter all-gather (dense and expert parameters from their own
 // groups, DP x CP and expert DP), one burst after the step, or (overlapped) in the forward
-// pre-hooks of the next iteration, where only the first micro-batch's forward can hide it:
-// each replica's own, before its pipeline.
+// pre-hooks of the next iteration, where only the first micro-batch's forward can hide it
+// (unpaired under the EP overlap, StageCost::first_forward_pass_s): each replica's own, before
+// its pipeline.
 double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages) {
   const Plan& p = sc.plan;
   const int zero = p.effective_zero_stage();
@@ -66,7 +70,7 @@ double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages) 
       const DpBurst& g = cost.dp_gather;
       gather = std::max(gather, p.overlap_param_gather
                                     ? bucketed_overlap_s(g.transfer_s, g.fixed_s, g.buckets,
-                                                         cost.time.forward_pass(),
+                                                         cost.first_forward_pass_s(),
                                                          sc.calibration.overlap_slowdown)
                                     : g.whole_s());
     }
