@@ -565,17 +565,20 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // backward).
   const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
   const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
-  // CP's exposed K/V ring a layer's forward waits on runs on the GPU while the CPU issues it
-  // too (a layer's share of the pass's): left out, a slower GPU whose attention hid more of the
-  // ring shortened a host-bound forward (seed 3971 of the invariant suite, gpt-oss-20b with cp 4
-  // on a B200 stage: its peaks x 0.687 0.003 % faster, issue 38). (The TP collectives'
-  // exposure, which userbuffers shrink the same way, stays out: moe_host_us was fitted without
-  // it, and with it the fit's MoE rows move by up to 4 points.)
+  // CP's exposed K/V ring and the exposed TP collectives a layer's forward waits on run on the
+  // GPU's stream while the CPU issues it too (a layer's share of the pass's): left out, a slower
+  // GPU whose attention hid more of the ring, or whose GEMMs hid more of the TP collectives
+  // behind Transformer Engine's userbuffers, shortened a host-bound forward (issue 38's
+  // invariant suite: seed 3971, gpt-oss-20b with cp 4 on a B200 stage, its peaks x 0.687
+  // 0.003 % faster; seed 28566, ZB-H1 with B300 stages ahead of Gaudi 2 ones, its peaks x 0.402
+  // 0.004 %; seed 85216, DeepSeek-V3 at tp 64, 0.014 %). moe_host_us was fitted without the TP
+  // part: taking it in moves the fit's host-bound MoE rows with TP (Qwen3-235B-A22B on H100 and
+  // GB200, Moonlight-16B on H100) 2 to 4 % faster until the next refit.
   if (synced && moe_host > 0) {
     const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
     double layers = 0;
     for (const auto& k : kinds) layers += k.count;
-    const double beside_forward = layers > 0 ? cp.forward / layers : 0;
+    const double beside_forward = layers > 0 ? (cp.forward + tp.forward) / layers : 0;
     for (const auto& k : kinds)
       if (k.kind.moe) {
         const double excess = k.count * std::max(0.0, moe_host - k.compute.forward_s -
