@@ -80,12 +80,20 @@ namespace {
 // fc2). Forward, the all-gather ring-exchanges with `in` and the reduce-scatter is pipelined in 4
 // splits behind `out`; backward, the output gradient's all-gather ring-exchanges with `out`'s
 // dgrad, the re-gathered input overlaps `in`'s dgrad in bulk and its input-gradient
-// reduce-scatter `in`'s wgrad (each of `in`'s time).
+// reduce-scatter `in`'s wgrad (each of `in`'s time). Where the schedule runs the weight
+// gradients apart (`wgrad_apart`: the zero-bubble schedules' W blocks), no wgrad runs beside
+// that reduce-scatter: Transformer Engine refuses its bulk wgrad overlap with
+// delay_wgrad_compute (transformer_engine/pytorch/module/_common.py, WeightGradStore, at
+// d0067d0), and its plain reduce-scatter is waited for at the end of the module's backward
+// (layernorm_linear.py, dgrad_work), so it stays exposed in the input-gradient block. (Hidden
+// behind a wgrad that ran in W, a slower GPU shortened B: issue 38's seed 49251, ZB-V with an
+// MI350X stage, its peaks x 0.798 0.001 % faster.)
 // Returns the exposed time per pass and the GEMM time busy hiding the collectives.
 struct BlockTp {
   ByPass exposed, busy;
 };
-BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, double slowdown) {
+BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, double slowdown,
+                         bool wgrad_apart) {
   constexpr int kReduceScatterSplits = 4;
   BlockTp b;
   b.exposed.forward =
@@ -93,11 +101,13 @@ BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, 
       pipelined_reduce_scatter_s(c.reduce_scatter, out, kReduceScatterSplits, slowdown);
   b.exposed.backward = ring_exchange_overlap_s(c.all_gather, out, tp, slowdown) +
                        bulk_overlap_s(c.all_gather, in, slowdown) +
-                       bulk_overlap_s(c.reduce_scatter, in, slowdown);
+                       (wgrad_apart ? c.reduce_scatter
+                                    : bulk_overlap_s(c.reduce_scatter, in, slowdown));
   b.busy.forward = ring_exchange_hidden_s(c.all_gather, in, tp) +
                   pipelined_reduce_scatter_hidden_s(c.reduce_scatter, out, kReduceScatterSplits);
   b.busy.backward = ring_exchange_hidden_s(c.all_gather, out, tp) +
-                              bulk_hidden_s(c.all_gather, in) + bulk_hidden_s(c.reduce_scatter, in);
+                    bulk_hidden_s(c.all_gather, in) +
+                    (wgrad_apart ? 0.0 : bulk_hidden_s(c.reduce_scatter, in));
   return b;
 }
 
@@ -111,18 +121,24 @@ TpOverlap te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompu
                              const CommPath& path, double slowdown, const LayerKind& kind) {
   const SpCollectives c = sp_collectives(m, p, path);
   const LayerGemms& g = layer.gemms;
+  const PipelineSchedule schedule = p.effective_schedule();
+  const bool wgrad_apart = schedule == PipelineSchedule::zero_bubble ||
+                           schedule == PipelineSchedule::zbv ||
+                           schedule == PipelineSchedule::dualpipev;
   TpOverlap out;
   if (kind.block != Block::transformer) {
     // A hybrid layer's one block: its input and output GEMMs carry its collectives (the Mamba
     // mixer's in_proj and out_proj stand in qkv and proj; an MLP or MoE block's fc1 and fc2).
     const bool mlp = kind.block == Block::mlp;
     const BlockTp b =
-        block_tp_overlap(c, mlp ? g.fc1_s : g.qkv_s, mlp ? g.fc2_s : g.proj_s, p.tp, slowdown);
+        block_tp_overlap(c, mlp ? g.fc1_s : g.qkv_s, mlp ? g.fc2_s : g.proj_s, p.tp, slowdown,
+                         wgrad_apart);
     out.exposed = b.exposed;
     (mlp ? out.mlp_busy : out.attention_busy) = b.busy;
   } else {
-    const BlockTp attention = block_tp_overlap(c, g.qkv_s, g.proj_s, p.tp, slowdown);
-    const BlockTp mlp = block_tp_overlap(c, g.fc1_s, g.fc2_s, p.tp, slowdown);
+    const BlockTp attention =
+        block_tp_overlap(c, g.qkv_s, g.proj_s, p.tp, slowdown, wgrad_apart);
+    const BlockTp mlp = block_tp_overlap(c, g.fc1_s, g.fc2_s, p.tp, slowdown, wgrad_apart);
     out.exposed = {attention.exposed.forward + mlp.exposed.forward,
                    attention.exposed.backward + mlp.exposed.backward};
     out.attention_busy = attention.busy;

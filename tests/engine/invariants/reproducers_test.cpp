@@ -862,5 +862,55 @@ TEST(Reproducers, TheMoeHostTimeRunsBesideTheExposedTpCollectives) {
   }
 }
 
+// Transformer Engine hides each TP-split block's input-gradient reduce-scatter (after the QKV
+// and fc1 dgrad) behind that GEMM's wgrad (ub_bulk_wgrad). The zero-bubble schedules run the
+// wgrads apart, in their W blocks, and TE refuses that overlap with delay_wgrad_compute: the
+// reduce-scatter stays exposed in B. The engine hid it behind the wgrad regardless, so a slower
+// GPU's longer wgrad, which runs in W, shortened B on the critical path (the suite's seed 49251,
+// Qwen3-32B under Megatron-FSDP, ZB-V over MI300X and MI350X stages: the MI350X's peaks x 0.798
+// 0.001 % faster).
+TEST(Reproducers, ZeroBubbleInputGradientReduceScattersHaveNoWgradBeside) {
+  const auto doc = [](const std::string& schedule, double peaks) {
+    Json gpu = gpu_with_peaks("h100-sxm5-80gb", peaks);
+    gpu.erase("id");
+    return Json{{"model",
+                 {{"name", "dense"}, {"layers", 8}, {"hidden", 4096}, {"heads", 32},
+                  {"ffn_hidden", 16384}, {"vocab", 32000}, {"seq_len", 4096},
+                  {"ffn_type", "gelu"}, {"position", "rope"}, {"tied_embeddings", false},
+                  {"norm", "rmsnorm"}}},
+                {"cluster",
+                 {{"gpu", gpu}, {"gpus_per_node", 8}, {"intra_node_link", "nvlink4"},
+                  {"inter_node_link", "ib-ndr"}, {"nics_per_node", 8}, {"nodes", 1}}},
+                {"plan",
+                 {{"framework", "megatron-core"}, {"tp", 4}, {"pp", 2}, {"global_batch", 8},
+                  {"micro_batch", 1}, {"sequence_parallel", true}, {"tp_comm_overlap", true},
+                  {"recompute", "none"}, {"schedule", schedule}}}}
+        .dump();
+  };
+  const Scenario one = test::scenario(doc("1f1b", 1.0));
+  const Report a = estimate(one), zb = estimate_of(doc("zero_bubble", 1.0));
+  ASSERT_EQ(a.bottleneck_stage, zb.bottleneck_stage);
+  // By hand: per micro-batch and layer of the bottleneck stage, the two reduce-scatters (one a
+  // block) exposed whole under ZB-H1 against bulk-overlapped with the QKV and fc1 wgrads (each
+  // of its forward GEMM's time) under 1F1B; nothing else of the TP exposure differs.
+  const Device d = make_device(one.cluster.groups[0].gpu, one.plan.precision, one.calibration);
+  const LayerCompute layer = layer_compute(one.model, one.plan, d);
+  double rs = 0;  // one layer's reduce-scatter of the activations (the largest of the pass)
+  for (const auto& op : a.stages[0].communication)
+    if (op.group == CommGroup::tp && op.phase == Phase::backward &&
+        op.kind == CollectiveKind::reduce_scatter)
+      rs = std::max(rs, op.time_s);
+  ASSERT_GT(rs, 0);
+  const double s = one.calibration.overlap_slowdown;
+  const double per_layer = (rs - bulk_overlap_s(rs, layer.gemms.qkv_s, s)) +
+                           (rs - bulk_overlap_s(rs, layer.gemms.fc1_s, s));
+  const double layers = static_cast<double>(a.stages[static_cast<size_t>(a.bottleneck_stage)].layers);
+  ASSERT_EQ(a.micro_batches, 8);  // dp 1
+  EXPECT_NEAR(zb.breakdown.tp_comm - a.breakdown.tp_comm, 8 * layers * per_layer, 1e-12);
+  EXPECT_GT(per_layer, 0);
+  // And a slower GPU is never faster under ZB-H1.
+  EXPECT_GE(estimate_of(doc("zero_bubble", 0.798)).iteration_time_s, zb.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace stepcast
