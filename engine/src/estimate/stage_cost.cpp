@@ -80,12 +80,20 @@ namespace {
 // fc2). Forward, the all-gather ring-exchanges with `in` and the reduce-scatter is pipelined in 4
 // splits behind `out`; backward, the output gradient's all-gather ring-exchanges with `out`'s
 // dgrad, the re-gathered input overlaps `in`'s dgrad in bulk and its input-gradient
-// reduce-scatter `in`'s wgrad (each of `in`'s time).
+// reduce-scatter `in`'s wgrad (each of `in`'s time). Where the schedule runs the weight
+// gradients apart (`wgrad_apart`: the zero-bubble schedules' W blocks), no wgrad runs beside
+// that reduce-scatter: Transformer Engine refuses its bulk wgrad overlap with
+// delay_wgrad_compute (transformer_engine/pytorch/module/_common.py, WeightGradStore, at
+// d0067d0), and its plain reduce-scatter is waited for at the end of the module's backward
+// (layernorm_linear.py, dgrad_work), so it stays exposed in the input-gradient block. (Hidden
+// behind a wgrad that ran in W, a slower GPU shortened B: issue 38's seed 49251, ZB-V with an
+// MI350X stage, its peaks x 0.798 0.001 % faster.)
 // Returns the exposed time per pass and the GEMM time busy hiding the collectives.
 struct BlockTp {
   ByPass exposed, busy;
 };
-BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, double slowdown) {
+BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, double slowdown,
+                         bool wgrad_apart) {
   constexpr int kReduceScatterSplits = 4;
   BlockTp b;
   b.exposed.forward =
@@ -93,11 +101,13 @@ BlockTp block_tp_overlap(const SpCollectives& c, double in, double out, int tp, 
       pipelined_reduce_scatter_s(c.reduce_scatter, out, kReduceScatterSplits, slowdown);
   b.exposed.backward = ring_exchange_overlap_s(c.all_gather, out, tp, slowdown) +
                        bulk_overlap_s(c.all_gather, in, slowdown) +
-                       bulk_overlap_s(c.reduce_scatter, in, slowdown);
+                       (wgrad_apart ? c.reduce_scatter
+                                    : bulk_overlap_s(c.reduce_scatter, in, slowdown));
   b.busy.forward = ring_exchange_hidden_s(c.all_gather, in, tp) +
                   pipelined_reduce_scatter_hidden_s(c.reduce_scatter, out, kReduceScatterSplits);
   b.busy.backward = ring_exchange_hidden_s(c.all_gather, out, tp) +
-                              bulk_hidden_s(c.all_gather, in) + bulk_hidden_s(c.reduce_scatter, in);
+                    bulk_hidden_s(c.all_gather, in) +
+                    (wgrad_apart ? 0.0 : bulk_hidden_s(c.reduce_scatter, in));
   return b;
 }
 
@@ -111,18 +121,24 @@ TpOverlap te_overlapped_tp_s(const ModelSpec& m, const Plan& p, const LayerCompu
                              const CommPath& path, double slowdown, const LayerKind& kind) {
   const SpCollectives c = sp_collectives(m, p, path);
   const LayerGemms& g = layer.gemms;
+  const PipelineSchedule schedule = p.effective_schedule();
+  const bool wgrad_apart = schedule == PipelineSchedule::zero_bubble ||
+                           schedule == PipelineSchedule::zbv ||
+                           schedule == PipelineSchedule::dualpipev;
   TpOverlap out;
   if (kind.block != Block::transformer) {
     // A hybrid layer's one block: its input and output GEMMs carry its collectives (the Mamba
     // mixer's in_proj and out_proj stand in qkv and proj; an MLP or MoE block's fc1 and fc2).
     const bool mlp = kind.block == Block::mlp;
     const BlockTp b =
-        block_tp_overlap(c, mlp ? g.fc1_s : g.qkv_s, mlp ? g.fc2_s : g.proj_s, p.tp, slowdown);
+        block_tp_overlap(c, mlp ? g.fc1_s : g.qkv_s, mlp ? g.fc2_s : g.proj_s, p.tp, slowdown,
+                         wgrad_apart);
     out.exposed = b.exposed;
     (mlp ? out.mlp_busy : out.attention_busy) = b.busy;
   } else {
-    const BlockTp attention = block_tp_overlap(c, g.qkv_s, g.proj_s, p.tp, slowdown);
-    const BlockTp mlp = block_tp_overlap(c, g.fc1_s, g.fc2_s, p.tp, slowdown);
+    const BlockTp attention =
+        block_tp_overlap(c, g.qkv_s, g.proj_s, p.tp, slowdown, wgrad_apart);
+    const BlockTp mlp = block_tp_overlap(c, g.fc1_s, g.fc2_s, p.tp, slowdown, wgrad_apart);
     out.exposed = {attention.exposed.forward + mlp.exposed.forward,
                    attention.exposed.backward + mlp.exposed.backward};
     out.attention_busy = attention.busy;
@@ -565,17 +581,20 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // backward).
   const double local_experts = static_cast<double>(m.moe.experts) / p.ep;
   const double moe_host = device.cal.moe_host_s + local_experts * device.cal.moe_host_expert_s;
-  // CP's exposed K/V ring a layer's forward waits on runs on the GPU while the CPU issues it
-  // too (a layer's share of the pass's): left out, a slower GPU whose attention hid more of the
-  // ring shortened a host-bound forward (seed 3971 of the invariant suite, gpt-oss-20b with cp 4
-  // on a B200 stage: its peaks x 0.687 0.003 % faster, issue 38). (The TP collectives'
-  // exposure, which userbuffers shrink the same way, stays out: moe_host_us was fitted without
-  // it, and with it the fit's MoE rows move by up to 4 points.)
+  // CP's exposed K/V ring and the exposed TP collectives a layer's forward waits on run on the
+  // GPU's stream while the CPU issues it too (a layer's share of the pass's): left out, a slower
+  // GPU whose attention hid more of the ring, or whose GEMMs hid more of the TP collectives
+  // behind Transformer Engine's userbuffers, shortened a host-bound forward (issue 38's
+  // invariant suite: seed 3971, gpt-oss-20b with cp 4 on a B200 stage, its peaks x 0.687
+  // 0.003 % faster; seed 28566, ZB-H1 with B300 stages ahead of Gaudi 2 ones, its peaks x 0.402
+  // 0.004 %; seed 85216, DeepSeek-V3 at tp 64, 0.014 %). moe_host_us was fitted without the TP
+  // part: taking it in moves the fit's host-bound MoE rows with TP (Qwen3-235B-A22B on H100 and
+  // GB200, Moonlight-16B on H100) 2 to 4 % faster until the next refit.
   if (synced && moe_host > 0) {
     const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
     double layers = 0;
     for (const auto& k : kinds) layers += k.count;
-    const double beside_forward = layers > 0 ? cp.forward / layers : 0;
+    const double beside_forward = layers > 0 ? (cp.forward + tp.forward) / layers : 0;
     for (const auto& k : kinds)
       if (k.kind.moe) {
         const double excess = k.count * std::max(0.0, moe_host - k.compute.forward_s -
@@ -737,9 +756,17 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
           c.chunk_forward_s(k, forward_pass - waits_forward) + c.chunk_launch_wait_forward[k];
       const double backward_window =
           c.chunk_backward_s(k, backward_pass - waits_backward) + c.chunk_launch_wait_backward[k];
+      const double input_grad_window = std::max(
+          0.0, backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] +
+                                                c.chunk_launch_wait_weight[k]
+                                          : 0.0));
       if (paired) {
+        // The pair of a forward and an input-gradient block: under DualPipeV the W blocks run
+        // apart as in the schedules above (hidden behind W too, a busier expert's longer W
+        // shortened the pairs: the suite's seed 55558, Llama 4 Maverick under Megatron-FSDP with
+        // the EP overlap, moe_imbalance 6.1 0.11 % faster than 1, issue 38).
         const double both =
-            exposed_after_overlap(gather + reduce, forward_window + backward_window, slowdown);
+            exposed_after_overlap(gather + reduce, forward_window + input_grad_window, slowdown);
         const double gather_part = gather + reduce > 0 ? gather / (gather + reduce) : 0;
         c.chunk_zero3_forward.push_back(both * gather_part);
         c.chunk_zero3_backward.push_back(both * (1 - gather_part));
@@ -754,12 +781,8 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
         };
         const ByPass copy{copy_out(gathered_bytes.forward), copy_out(gathered_bytes.backward)};
         const FetchUnit forward_unit{gather / n, forward_window / n + copy.forward, 0};
-        const double input_grad_window =
-            backward_window - (split_w ? t.weight_grad * c.chunk_weight_grad_share[k] +
-                                             c.chunk_launch_wait_weight[k]
-                                       : 0.0);
         const FetchUnit backward_unit{
-            backward_gather / n, std::max(0.0, input_grad_window) / n + copy.backward,
+            backward_gather / n, input_grad_window / n + copy.backward,
             std::max(0.0, reduce - backward_gather) / n};
         c.chunk_zero3_forward.push_back(
             sharded_pass_exposed_s(forward_unit, units, p.zero3_prefetch, slowdown) +
