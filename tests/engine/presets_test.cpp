@@ -256,6 +256,56 @@ TEST(Presets, PeaksFollowFromTheChip) {
   EXPECT_FALSE(builtin_catalog().find_gpu("mi355x")->peak_flops(Precision::nvfp4).has_value());
 }
 
+// Each NVIDIA SKU's 16-bit Tensor Core peak against its own datasheet, as the datasheet prints
+// it: dense where it gives a dense figure, else its figure with 2:4 sparsity halved (every
+// preset peak is dense). Per SKU, not per chip: the NVL72 superchips' GPUs (GB200, GB300) run at
+// a higher power and clock than the HGX parts (B200, B300) and publish 11 % more, which tools
+// that match "B300" inside "GB300" get wrong (OLMo-core PR #747, torchtitan PR #2884's order);
+// a sparse figure taken for dense doubles MFU's denominator (OLMo-core PR #614). System
+// datasheets are divided by their GPUs.
+TEST(Presets, NvidiaPeaksMatchEachSkusDatasheet) {
+  struct Sheet {
+    const char* gpu;
+    double published_tflops;  // FP16/BF16 Tensor Core (Volta, Turing: FP16), as printed
+    bool sparse;              // the figure is "with sparsity"
+    double gpus;              // GPUs the figure covers (a system's)
+    const char* source;
+  };
+  const Sheet kSheets[] = {
+      {"v100-sxm2-32gb", 125, false, 1, "V100 datasheet (1165301-r5), SXM2"},
+      {"v100-pcie-32gb", 112, false, 1, "V100 datasheet (1165301-r5), PCIe"},
+      {"t4", 65, false, 1, "T4 datasheet, mixed precision FP16/FP32"},
+      {"a100-sxm4-80gb", 624, true, 1, "A100 datasheet (1758950-r4), BF16 Tensor Core"},
+      {"a100-pcie-80gb", 624, true, 1, "A100 datasheet (1758950-r4), BF16 Tensor Core"},
+      {"a10", 125, false, 1, "A10 datasheet, BF16 Tensor Core"},
+      {"a40", 149.7, false, 1, "A40 datasheet (2021), BF16 Tensor Core"},
+      {"rtx-a6000", 309.7, true, 1, "RTX A6000 datasheet, Tensor performance"},
+      {"l4", 242, true, 1, "L4 datasheet, BF16 Tensor Core"},
+      {"l40s", 362, false, 1, "L40S datasheet, BF16 Tensor Core (362.05 dense)"},
+      {"h100-sxm5-80gb", 1979, true, 1, "H100 datasheet, SXM, BF16 Tensor Core"},
+      {"h100-pcie-80gb", 1513, true, 1, "H100 datasheet, PCIe, BF16 Tensor Core"},
+      {"h200-sxm-141gb", 1979, true, 1, "H200 datasheet, SXM, BF16 Tensor Core"},
+      {"b200", 36000, true, 8, "HGX B200 specifications, FP16/BF16 Tensor Core"},
+      {"b300", 36000, true, 8, "HGX B300 specifications, FP16/BF16 Tensor Core"},
+      {"gb200", 360000, true, 72, "GB200 NVL72 specifications, FP16/BF16 Tensor Core"},
+      {"gb300", 360000, true, 72, "GB300 NVL72 specifications, FP16/BF16 Tensor Core"},
+  };
+  for (const Sheet& s : kSheets) {
+    const GpuSpec* g = builtin_catalog().find_gpu(s.gpu);
+    ASSERT_NE(g, nullptr) << s.gpu;
+    const double dense = s.published_tflops / s.gpus / (s.sparse ? 2 : 1) * 1e12;
+    const double preset =
+        g->peak_flops(Precision::bf16).value_or(g->peak_flops(Precision::fp16).value_or(0));
+    EXPECT_NEAR(preset / dense, 1.0, 0.001) << s.gpu << " against " << s.source;
+  }
+  // The superchip and the HGX part of one chip differ, as their sheets do.
+  const auto bf16 = [](const char* id) {
+    return builtin_catalog().find_gpu(id)->peak_flops(Precision::bf16).value_or(0);
+  };
+  EXPECT_NEAR(bf16("gb300") / bf16("b300"), 2500.0 / 2250, 1e-9);
+  EXPECT_NEAR(bf16("gb200") / bf16("b200"), 2500.0 / 2250, 1e-9);
+}
+
 TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
   const PresetFile cal{"calibration.json",
                        R"({"overlap_slowdown": 0.1, "framework_memory_gib": 1,
