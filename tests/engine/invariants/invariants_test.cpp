@@ -104,8 +104,9 @@ struct Tally {
 // reduce-scatters in each micro-batch's backward, not all after the last one (a doubled batch
 // dearer a sample by up to 0.45 %, seed 55405; 47 became 29, seed 85216 new at 0.015 %); the
 // gradient sync behind a simulated pipeline's own drain, not the closed form's (seed 47659; 29
-// became 17).
-const std::map<std::string, size_t> kKnownViolations = {{"TpCommOverlapNeverSlower", 1}};
+// became 17). The Nemotron 3 Super preset moved the draws again: the default run's one TP comm
+// overlap violation is no longer drawn (none found; the wider runs still find theirs).
+const std::map<std::string, size_t> kKnownViolations = {};
 
 // Reports the violations of the running test: failures, unless the default run finds exactly
 // the known ones.
