@@ -6,6 +6,7 @@
 
 #include "stepcast/census.h"
 #include "stepcast/estimate.h"
+#include "stepcast/export_megatron.h"
 #include "stepcast/memory.h"
 #include "stepcast/rule_ids.h"
 #include "test_util.h"
@@ -193,6 +194,21 @@ TEST(Hybrid, HybridMtpModuleRunsItsPattern) {
                            logits_forward_flops(m, 1, seq, m.vocab);
   EXPECT_NEAR(layers_forward_flops(m, seq, true) - layers_forward_flops(none, seq, true),
               2 * per_depth, 1e-9 * per_depth);
+}
+
+// pretrain_hybrid.py's latent and MTP arguments are not in the flag table: the export says so.
+TEST(Hybrid, ExportSaysTheLatentAndMtpArgumentsItLeavesOut) {
+  const Scenario s = test::scenario(R"({"model": "nemotron-3-super-120b-a12b",
+      "cluster": {"node": "dgx-b200", "nodes": 8},
+      "plan": {"ep": 64, "global_batch": 512, "micro_batch": 1}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# model.moe.latent_size 1024: --moe-latent-size 1024, not written here"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("# model.mtp_pattern \"*E\" and model.mtp_repeated: the MTP depths' "
+                      "pattern in --hybrid-layer-pattern and --mtp-use-repeated-layer"),
+            std::string::npos)
+      << args;
 }
 
 // Bad input: a latent size below 1, an MTP pattern with a symbol that is no layer, on a model
