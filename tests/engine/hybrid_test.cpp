@@ -6,7 +6,9 @@
 
 #include "stepcast/census.h"
 #include "stepcast/estimate.h"
+#include "stepcast/export_megatron.h"
 #include "stepcast/memory.h"
+#include "stepcast/rule_ids.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -87,6 +89,160 @@ TEST(Hybrid, ModelFlopsAsMegatronCountsThem) {
 TEST(Hybrid, NanoModelFlopsMatchNvidiasPublishedFigures) {
   const double gflop = model_flops_per_sample(preset("nemotron-3-nano-30b-a3b"), 8192) / 8192 / 1e9;
   EXPECT_NEAR(gflop, 22.30, 22.30 * 0.01);
+}
+
+// Nemotron 3 Super 120B-A12B (presets/models/nemotron-3-super-120b-a12b.json), by hand:
+//   Mamba (hidden 4096, 128 heads of 64, 8 groups, state 128, conv 4, with its norm):
+//   109,640,064 (as Nemotron-H 8B's above), times 40.
+//   attention: 4096·(4096 + 2·256) + 4096·4096 + 4096 = 35,655,680, times 8.
+//   latent MoE block: router 4096·512 + 512; latent projections 2·4096·1024 = 8,388,608;
+//   512 experts of 2·1024·2688 (latent -> 2688 -> latent, squared ReLU) = 2,818,572,288; one
+//   shared expert 2·4096·5376 = 44,040,192; norm 4096: 2,873,102,848, times 40.
+//   embedding and output 2·131072·4096 = 1,073,741,824; final norm 4096.
+// 120,668,707,840 without the MTP module (NVIDIA: 120B total, 12B active); the one MTP module
+// ("*E", its 2·4096·4096 projection and three norms) 2,942,325,248, held once though run twice.
+// Active: 490 of 512 experts idle in 40 layers, 12,770,237,440 (12.8B; 12.2B without the input
+// embedding, which no token multiplies).
+TEST(Hybrid, NemotronSuperMatchesPublishedCounts) {
+  const ModelSpec& m = preset("nemotron-3-super-120b-a12b");
+  const ModelSpec::LayerCounts n = m.layer_counts(0, m.layers);
+  EXPECT_EQ(n.mamba, 40);
+  EXPECT_EQ(n.moe_block, 40);
+  EXPECT_EQ(n.attention, 8);
+  EXPECT_DOUBLE_EQ(expert_parameters(m), 2.0 * 1024 * 2688);
+  EXPECT_DOUBLE_EQ(latent_projection_parameters(m), 2.0 * 4096 * 1024);
+  const ParameterCount c = count_parameters(m, m.vocab, m.seq_len);
+  EXPECT_DOUBLE_EQ(c.moe_layer, 2873102848.0);
+  EXPECT_DOUBLE_EQ(c.mtp, 2942325248.0);
+  EXPECT_DOUBLE_EQ(c.total - c.mtp, 120668707840.0);
+  EXPECT_NEAR(c.total - c.mtp, 120e9, 120e9 * 0.01);
+  const double active = c.total - c.mtp - 40.0 * 490 * 2 * 1024 * 2688;
+  EXPECT_DOUBLE_EQ(active, 12770237440.0);
+  EXPECT_NEAR(active - c.embedding, 12e9, 12e9 * 0.02);
+  // Repeated MTP modules hold one module's parameters; separate ones hold each their own.
+  ModelSpec separate = m;
+  separate.mtp_repeated = false;
+  EXPECT_DOUBLE_EQ(count_parameters(separate, m.vocab, m.seq_len).mtp, 2 * 2942325248.0);
+}
+
+// Megatron-Bridge's hybrid_flops (src/megatron/bridge/training/utils/flop_utils.py at
+// 17a381f95) for Super at sequence 8192, per token forward: Mamba 2·4096·(4·4096 + 2·8·128 +
+// 128) + 7·8192·128 + 2·8192·4096 = 226,492,416 (x40); attention 4·4096·(4096 + 256 + 4096) =
+// 138,412,032 (x8, and x2 for the MTP depths); latent MoE 4·1024·2688·22 + 4·4096·1024 +
+// 4·4096·5376 = 347,078,656 (x40, and x2); logits 2·4096·131072 (x3: the model and two MTP
+// depths). 28,242,345,984 forward, 84.73 GFLOP a token; NVIDIA's published TFLOP/s over tokens/s
+// (tests/validation/modern-runs.csv, rows ...-Nemotron_3_Super-64-...-L282 to L289: 795/9344 to
+// 542/6400) are 84.69 to 85.10.
+TEST(Hybrid, SuperModelFlopsMatchNvidiasPublishedFigures) {
+  const ModelSpec& m = preset("nemotron-3-super-120b-a12b");
+  EXPECT_DOUBLE_EQ(model_flops_per_sample(m, 8192) / 8192, 3 * 28242345984.0);
+  EXPECT_NEAR(model_flops_per_sample(m, 8192) / 8192 / 1e9, 84.9, 84.9 * 0.01);
+  // The latent MoE block's work: routed experts on the 1024-wide latent, the shared expert on the
+  // hidden state, the two projections, per token.
+  const LayerFlops e = layer_forward_flops(m, 1, 1, LayerKind{true, false, Block::mlp});
+  EXPECT_DOUBLE_EQ(e.mlp, 4.0 * 1024 * 2688 * 22 + 4.0 * 4096 * 5376 + 4.0 * 4096 * 1024);
+  EXPECT_DOUBLE_EQ(e.router, 2.0 * 4096 * 512);
+}
+
+// A latent MoE sends its latent-wide tokens: B200 row of the Super recipe (EP 64, flex,
+// mxfp8): this GPU's 8192 tokens, 22 copies each, 1024 wide, in MXFP8 out (a byte and one E8M0
+// scale per 32 values) and bf16 back.
+// The MTP depths' two MoE layers exchange theirs as the 40 others: 42 layers x 8 micro-batches.
+TEST(Hybrid, LatentMoeDispatchesLatentTokens) {
+  const Scenario s = test::scenario(R"({"model": "nemotron-3-super-120b-a12b",
+      "cluster": {"node": "dgx-b200", "nodes": 8},
+      "plan": {"ep": 64, "global_batch": 512, "micro_batch": 1, "precision": "mxfp8",
+               "moe_dispatcher": "flex", "recompute": "selective",
+               "recompute_modules": "moe_act layernorm"}})");
+  const Report e = estimate(s);
+  ASSERT_EQ(e.stages.size(), 1u);
+  int seen = 0;
+  for (const auto& op : e.stages[0].communication) {
+    if (op.kind != CollectiveKind::all_to_all) continue;
+    ++seen;
+    EXPECT_EQ(op.count, 42 * 8) << op.what;
+    const bool dispatch = op.what == "tokens to their experts (dispatch)";
+    EXPECT_DOUBLE_EQ(op.bytes, 8192.0 * 22 * 1024 * (dispatch ? 1 + 1.0 / 32 : 2)) << op.what;
+  }
+  EXPECT_EQ(seen, 4);
+  // Latent off, the same tokens are 4096 wide.
+  Scenario wide = s;
+  wide.model.moe.latent_size = 0;
+  for (const auto& op : estimate(wide).stages[0].communication)
+    if (op.what == "expert outputs back (combine)") EXPECT_DOUBLE_EQ(op.bytes, 8192.0 * 22 * 4096 * 2);
+}
+
+// The MTP modules' layers: Super's "*E" run twice (repeated) on the last stage, held once.
+TEST(Hybrid, HybridMtpModuleRunsItsPattern) {
+  const ModelSpec& m = preset("nemotron-3-super-120b-a12b");
+  const std::vector<LayerKind> kinds = m.mtp_kinds();
+  ASSERT_EQ(kinds.size(), 2u);
+  EXPECT_EQ(kinds[0].block, Block::attention);
+  EXPECT_TRUE(kinds[1].moe);
+  EXPECT_EQ(m.mtp_parameter_modules(), 1);
+  // The hardware FLOPs add each depth's attention and MoE layers and the 2h -> h projection.
+  ModelSpec none = m;
+  none.mtp_layers = 0;
+  none.mtp_pattern.clear();
+  none.mtp_repeated = false;
+  const double seq = 8192;
+  auto layer = [&](LayerKind k) {
+    const LayerFlops f = layer_forward_flops(m, 1, seq, k);
+    return f.linear() + 0.5 * f.attention + f.scan + f.conv;
+  };
+  const double per_depth = layer(kinds[0]) + layer(kinds[1]) + seq * 4 * 4096.0 * 4096 +
+                           logits_forward_flops(m, 1, seq, m.vocab);
+  EXPECT_NEAR(layers_forward_flops(m, seq, true) - layers_forward_flops(none, seq, true),
+              2 * per_depth, 1e-9 * per_depth);
+}
+
+// pretrain_hybrid.py's latent and MTP arguments are not in the flag table: the export says so.
+TEST(Hybrid, ExportSaysTheLatentAndMtpArgumentsItLeavesOut) {
+  const Scenario s = test::scenario(R"({"model": "nemotron-3-super-120b-a12b",
+      "cluster": {"node": "dgx-b200", "nodes": 8},
+      "plan": {"ep": 64, "global_batch": 512, "micro_batch": 1}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# model.moe.latent_size 1024: --moe-latent-size 1024, not written here"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("# model.mtp_pattern \"*E\" and model.mtp_repeated: the MTP depths' "
+                      "pattern in --hybrid-layer-pattern and --mtp-use-repeated-layer"),
+            std::string::npos)
+      << args;
+}
+
+// Bad input: a latent size below 1, an MTP pattern with a symbol that is no layer, on a model
+// without a hybrid pattern, with a mixer the main pattern lacks, repeated modules without any.
+TEST(Hybrid, BadLatentAndMtpPatternsAreRefused) {
+  const std::string base = R"({"model": {"name": "t", "layers": 4, "hidden": 1024, "heads": 8,
+      "kv_heads": 8, "ffn_hidden": 2048, "vocab": 32000, "seq_len": 2048, "position": "rope",
+      "tied_embeddings": false, "norm": "rmsnorm", "ffn_type": "squared_relu",
+      "layer_pattern": "M*EM", "mtp_layers": 2, "mtp_pattern": "*E", "mtp_repeated": true,
+      "moe": {"experts": 8, "top_k": 2, "ffn_hidden": 512, "latent_size": 256}},
+      "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"global_batch": 8, "micro_batch": 1, "ep": 8}})";
+  const Scenario ok = test::scenario(base);
+  EXPECT_EQ(ok.model.moe.latent_size, 256);
+  EXPECT_EQ(ok.model.mtp_pattern, "*E");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string doc = base;
+    doc.replace(doc.find(from), from.size(), to);
+    return test::error_of(doc);
+  };
+  Error e = with(R"("latent_size": 256)", R"("latent_size": 0)");
+  EXPECT_EQ(e.path, "model.moe.latent_size");
+  EXPECT_NE(e.message.find("model.moe.latent_size=0"), std::string::npos) << e.message;
+  e = with(R"("mtp_pattern": "*E")", R"("mtp_pattern": "*X")");
+  EXPECT_EQ(e.path, "model.mtp_pattern");
+  EXPECT_EQ(e.rule, Rule::hybrid_pattern);
+  EXPECT_NE(e.message.find("model.mtp_pattern[1]='X'"), std::string::npos) << e.message;
+  e = with(R"("layer_pattern": "M*EM", )", "");
+  EXPECT_EQ(e.path, "model.mtp_pattern");
+  e = with(R"("mtp_pattern": "*E")", R"("mtp_pattern": "G*")");
+  EXPECT_EQ(e.path, "model.mtp_pattern");
+  EXPECT_NE(e.message.find("mixer"), std::string::npos) << e.message;
+  e = with(R"("mtp_layers": 2, "mtp_pattern": "*E", )", "");
+  EXPECT_EQ(e.path, "model.mtp_repeated");
 }
 
 TEST(Hybrid, TpSplitsOneCollectivePairPerLayer) {

@@ -47,6 +47,8 @@ void expect_same_shape(const ModelSpec& a, const ModelSpec& b) {
   EXPECT_EQ(a.norm, b.norm);
   EXPECT_EQ(a.bias, b.bias);
   EXPECT_EQ(a.mtp_layers, b.mtp_layers);
+  EXPECT_EQ(a.mtp_pattern, b.mtp_pattern);
+  EXPECT_EQ(a.moe.latent_size, b.moe.latent_size);
   const AttentionSpec &x = a.attention, &y = b.attention;
   EXPECT_EQ(x.type, y.type);
   EXPECT_EQ(x.q_lora_rank, y.q_lora_rank);
@@ -275,6 +277,23 @@ TEST(ImportHfConfig, Llama4EqualsThePresetsAtTheAttentionChunk) {
   Json missing = maverick_config();
   missing["text_config"].erase("intermediate_size_mlp");
   EXPECT_EQ(model_from_hf_config(missing.dump()).error().path, "text_config.intermediate_size_mlp");
+}
+
+// Nemotron 3 Super's keys beyond the Nano's (its config.json as NemotronHBridge reads it,
+// nemotron_h_bridge.py at Megatron-Bridge 17a381f95: moe_latent_size, num_nextn_predict_layers,
+// mtp_hybrid_override_pattern), on the Nano's file: a latent MoE and one "*E" MTP module.
+TEST(ImportHfConfig, NemotronHLatentMoeAndMtpPattern) {
+  Json c = Json::parse(fixture("hf-config/nemotron-3-nano-30b-a3b.json"));
+  c["moe_latent_size"] = 1024;
+  c["num_nextn_predict_layers"] = 1;
+  c["mtp_hybrid_override_pattern"] = "*E";
+  auto m = model_from_hf_config(c.dump());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ((*m)["moe"]["latent_size"], 1024);
+  EXPECT_EQ((*m)["mtp_layers"], 1);
+  EXPECT_EQ((*m)["mtp_pattern"], "*E");
+  c["mtp_hybrid_override_pattern"] = "*Q";
+  EXPECT_FALSE(model_from_hf_config(c.dump()).ok());
 }
 
 // The same layers spelt out one name each (layers_block_type) give the same pattern.

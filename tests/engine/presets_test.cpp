@@ -75,6 +75,7 @@ constexpr PublishedSize kMoeSizes[] = {
     {"mixtral-8x22b", 141e9, 39e9},      {"grok-1", 314e9, 86e9},
     {"glm-4.5", 355e9, 32e9},            {"glm-4.5-air", 106e9, 12e9},
     {"llama4-scout-17b-16e", 109e9, 17e9}, {"llama4-maverick-17b-128e", 400e9, 17e9},
+    {"nemotron-3-super-120b-a12b", 120e9, 12e9},  // by hand: tests/engine/hybrid_test.cpp
 };
 
 // Llama 4 by hand (presets/models/llama4-*.json): attention 5120·5120 (Q) + 2·5120·1024 (K, V) +

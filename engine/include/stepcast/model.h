@@ -77,6 +77,14 @@ struct MoeSpec {
   double capacity_factor = 0;          // 0: dropless
   int64_t router_groups = 0;           // node-limited routing: groups of experts, and how many
   int64_t router_group_top_k = 0;      // groups one token may reach (0: no limit)
+  // Latent MoE (Megatron-Core's moe_latent_size, Nemotron 3 Super; megatron/core/transformer/
+  // moe/moe_layer.py at NVIDIA/Megatron-LM d98e8a64): a hidden -> latent projection
+  // (fc1_latent_proj) before the dispatch and a latent -> hidden one (fc2_latent_proj) after the
+  // combine, both TELinear with parallel_mode "duplicated" (whole on every TP rank); the routed
+  // experts take and give latent-wide tokens (experts.py: their fc1 input and fc2 output sizes)
+  // and the token exchange carries them. The router and the shared experts stay on the hidden
+  // state. 0: no latent projection.
+  int64_t latent_size = 0;
   bool enabled() const { return experts > 0; }
 };
 
@@ -174,6 +182,13 @@ struct ModelSpec {
   AttentionSpec attention;
   MoeSpec moe;
   int64_t mtp_layers = 0;  // multi-token prediction modules after the last layer (DeepSeek-V3)
+  // A hybrid model's MTP module as a pattern of kHybridSymbols (Megatron's
+  // mtp_hybrid_override_pattern, Nemotron 3 Super's "*E": an attention layer and an MoE layer);
+  // empty: one layer like the model's last.
+  std::string mtp_pattern;
+  // The MTP modules share one module's parameters, run mtp_layers times (Megatron-Core's
+  // mtp_use_repeated_layer, megatron/core/transformer/multi_token_prediction.py).
+  bool mtp_repeated = false;
   // Hybrid models: one of kHybridSymbols per layer (Megatron's --hybrid-override-pattern);
   // empty: every layer a transformer layer.
   std::string layer_pattern;
@@ -181,6 +196,12 @@ struct ModelSpec {
   GdnSpec gdn;      // the Gated DeltaNet layers' mixer (with `G` in layer_pattern)
 
   bool hybrid() const { return !layer_pattern.empty(); }
+  // The width of a routed token: the latent with a latent MoE, else the hidden state.
+  int64_t moe_token_dim() const { return moe.latent_size > 0 ? moe.latent_size : hidden; }
+  // The kinds of the layers of one MTP module, in order.
+  std::vector<LayerKind> mtp_kinds() const;
+  // MTP modules that hold parameters of their own (one when they repeat one module).
+  int64_t mtp_parameter_modules() const { return mtp_repeated && mtp_layers > 0 ? 1 : mtp_layers; }
   int64_t mamba_heads() const {
     return mamba.heads > 0 ? mamba.heads : mamba.expand * hidden / mamba.head_dim;
   }
@@ -249,7 +270,9 @@ struct ParameterCount {
   // Hybrid models: one layer of each block, with its norm (moe_layer then has no attention).
   double mamba_layer = 0, attention_layer = 0, mlp_layer = 0, gdn_layer = 0;
   double routed_experts = 0;  // the routed experts of one MoE layer (part of moe_layer)
-  double mtp = 0;         // the multi-token prediction modules (layer, projection, norms)
+  double latent_projections = 0;  // a latent MoE layer's two projections (part of moe_layer)
+  double mtp = 0;         // the multi-token prediction modules (layers, projection, norms)
+  double mtp_moe_layers = 0;  // MoE layers among the MTP modules' parameters
   double embedding = 0;   // input word embedding (vocab x hidden)
   double position = 0;    // learned position table (seq x hidden), 0 for RoPE
   double output = 0;      // output projection, 0 when tied to the embedding
@@ -267,6 +290,10 @@ double attention_parameters(const ModelSpec& model);
 double attention_replicated_parameters(const ModelSpec& model);
 // Parameters of an MLP of width f (weights and biases).
 double mlp_parameters(const ModelSpec& model, double f);
+// Parameters of one routed expert (weights and biases), on the tokens' width moe_token_dim().
+double expert_parameters(const ModelSpec& model);
+// Parameters of a latent MoE layer's two projections, hidden <-> latent (0 without a latent).
+double latent_projection_parameters(const ModelSpec& model);
 // Parameters of one Mamba-2 mixer without its input norm, and the part every TP rank holds whole
 // (the output projection's bias).
 double mamba_parameters(const ModelSpec& model);

@@ -335,8 +335,9 @@ inline constexpr RuleInfo kRules[] = {
      "`chunk`, `seq_len`, `cp`"},
     {Rule::hybrid_pattern, "hybrid_pattern",
      "`model.layer_pattern` gives one of `M`, `*`, `-`, `E`, `G` per layer (`E` needs "
-     "`model.moe`); "
-     "sliding windows and MTP modules are not modelled on hybrids",
+     "`model.moe`), `model.mtp_pattern` too, with a hybrid model, `model.mtp_layers` and no "
+     "mixer the main layers lack (`model.mtp_repeated` needs `model.mtp_layers`); sliding "
+     "windows are not modelled on hybrids",
      "`length`, `layers`, `symbol`, `position`"},
     {Rule::mamba_dims, "mamba_dims",
      "`model.mamba` needs `M` layers in `model.layer_pattern`, and its groups divide its heads "

@@ -181,22 +181,26 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
     const double shared =
         e.shared_experts > 0 ? mlp(static_cast<double>(e.shared_experts * e.shared_ffn_hidden)) : 0;
     const double router = h * static_cast<double>(e.experts) + static_cast<double>(e.experts);
-    st.moe_layer_parameters = attention + norms + router + shared + routed;
+    // A latent MoE's projections are whole on every TP rank (parallel_mode "duplicated").
+    st.moe_layer_parameters =
+        attention + norms + router + count.latent_projections + shared + routed;
   }
   const double moe = mix.moe_total();
   st.parameters = st.layer_parameters * (mix.total() - moe) + st.moe_layer_parameters * moe;
   st.expert_parameters = routed * moe;
+  // One GPU's parameters of a dense layer of each hybrid kind (for the MTP modules' layers).
+  double mamba_layer = 0, gdn_layer = 0, attention_layer = 0, mlp_layer = 0;
   if (m.hybrid()) {
     // One block behind one norm per layer; the Mamba mixer split over TP by heads and groups
     // (its in_proj column-parallel, out_proj row-parallel; the conv, the per-head vectors and
     // the gated norm follow their channels), the out_proj bias whole.
     const double norm = norms / 2;
-    const double mamba = (mamba_parameters(m) - row_bias) / p.tp + row_bias + norm;
+    const double mamba = mamba_layer = (mamba_parameters(m) - row_bias) / p.tp + row_bias + norm;
     // A Gated DeltaNet mixer splits by heads as Megatron-Core's GatedDeltaNet does (in_proj
     // column-parallel, out_proj row-parallel, conv and per-head vectors with their channels).
-    const double gdn = gdn_parameters(m) / p.tp + norm;
-    const double attention_layer = attention + norm;
-    const double mlp_layer = mlp(static_cast<double>(m.ffn_hidden)) + norm;
+    const double gdn = gdn_layer = gdn_parameters(m) / p.tp + norm;
+    attention_layer = attention + norm;
+    mlp_layer = mlp(static_cast<double>(m.ffn_hidden)) + norm;
     st.moe_layer_parameters -= attention + norm;  // an `E` holds the MoE block alone
     const double dense = mix.mamba * mamba + mix.attention * attention_layer +
                          mix.mlp * mlp_layer + mix.gdn * gdn;
@@ -217,13 +221,26 @@ StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const Layer
     if (!m.tied_embeddings || !st.first) st.parameters += count.embedding / p.tp;
     // Multi-token prediction modules run after the last layer, on the last stage: a layer like
     // the last, the column-parallel 2h -> h projection and three norms each.
+    // A hybrid module holds model.mtp_pattern's layers; repeated modules hold one's.
     if (m.mtp_layers > 0) {
       st.mtp = true;
-      const bool last_moe = m.is_moe_layer(m.layers - 1);
-      const double mtp = static_cast<double>(m.mtp_layers);
-      st.parameters += mtp * ((last_moe ? st.moe_layer_parameters : st.layer_parameters) +
-                              2 * h * h / p.tp + 1.5 * norms);
-      if (last_moe) st.expert_parameters += mtp * routed;
+      const double mtp = static_cast<double>(m.mtp_parameter_modules());
+      double layers = 0;
+      auto per_kind = [&](const LayerKind& k) {
+        switch (k.block) {
+          case Block::mamba: return mamba_layer;
+          case Block::gdn: return gdn_layer;
+          case Block::attention: return attention_layer;
+          case Block::mlp: return mlp_layer;
+          case Block::transformer: break;
+        }
+        return st.layer_parameters;
+      };
+      for (const LayerKind& k : m.mtp_kinds()) {
+        layers += k.moe ? st.moe_layer_parameters : per_kind(k);
+        if (k.moe) st.expert_parameters += mtp * routed;
+      }
+      st.parameters += mtp * (layers + 2 * h * h / p.tp + 1.5 * norms);
     }
   }
   return st;
@@ -426,9 +443,15 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // 2h -> h projection and one more output layer and loss.
   double mtp_forward = 0, mtp_backward = 0, mtp_recompute = 0, mtp_weight_grad = 0;
   if (shape.mtp) {
-    const int64_t last = m.layers - 1;
-    const LayerCompute layer =
-        layer_compute(m, p, device, m.kind_of(last));
+    // One module's layers (the last layer's kind, or a hybrid's model.mtp_pattern).
+    LayerCompute layer;
+    for (const LayerKind& k : m.mtp_kinds()) {
+      const LayerCompute c = layer_compute(m, p, device, k);
+      layer.forward_s += c.forward_s;
+      layer.backward_s += c.backward_s;
+      layer.recompute_s += c.recompute_s;
+      layer.weight_grad_s += c.weight_grad_s;
+    }
     const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
     const double proj = gemm_time_s(tokens, static_cast<double>(m.hidden) / p.tp,
                                     2.0 * m.hidden, gemm_element_bytes(p.precision), device);

@@ -130,7 +130,7 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   const double work_flops = 3 * layers_forward_flops(m, seq, true, /*chunked=*/true) * samples;
   double hardware_flops = work_flops;
   if (p.recompute != Recompute::none) {
-    // One layer of each kind times how many there are; MTP modules repeat the last layer.
+    // One layer of each kind times how many there are; MTP modules run their layers.
     auto rerun_of = [&](const LayerKind& kind) {
       const LayerFlops f = layer_forward_flops(m, 1, seq, kind);
       // Causal attention runs half its matrix (a sliding window its band, chunked attention its
@@ -144,7 +144,8 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
     };
     double rerun = m.layer_counts(0, m.layers).sum(rerun_of);
     if (m.mtp_layers > 0)
-      rerun += static_cast<double>(m.mtp_layers) * rerun_of(m.kind_of(m.layers - 1));
+      for (const LayerKind& k : m.mtp_kinds())
+        rerun += static_cast<double>(m.mtp_layers) * rerun_of(k);
     hardware_flops += rerun * samples;
   }
   r.samples_per_s = samples / r.iteration_time_s;

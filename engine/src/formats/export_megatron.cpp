@@ -135,6 +135,17 @@ void notes(const Scenario& s, const Plan& p, Lines& l) {
                        m.layers));
   if (m.attention.output_gate)
     l.note("model.attention.output_gate: --attention-output-gate, not written here");
+  // Megatron-LM's --moe-latent-size and --mtp-use-repeated-layer (TransformerConfig fields as
+  // arguments: megatron/training/argument_utils.py at d98e8a64dd); a hybrid MTP module's pattern
+  // follows the main one after '/' in --hybrid-layer-pattern (arguments.py there).
+  if (m.moe.latent_size > 0)
+    l.note(fmt::format("model.moe.latent_size {}: --moe-latent-size {}, not written here",
+                       m.moe.latent_size, m.moe.latent_size));
+  if (!m.mtp_pattern.empty() || m.mtp_repeated)
+    l.note(fmt::format("model.mtp_pattern \"{}\"{}: the MTP depths' pattern in "
+                       "--hybrid-layer-pattern{}, not written here",
+                       m.mtp_pattern, m.mtp_repeated ? " and model.mtp_repeated" : "",
+                       m.mtp_repeated ? " and --mtp-use-repeated-layer" : ""));
   if (m.moe.enabled() && p.moe_imbalance != 1)
     l.note(fmt::format("plan.moe_imbalance {}: the estimate's expert load, not a flag",
                        p.moe_imbalance));

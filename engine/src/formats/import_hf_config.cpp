@@ -562,6 +562,18 @@ Result<Json> model_from_hf_config(std::string_view config_json) {
         moe["router_groups"] = groups;
         moe["router_group_top_k"] = r.integer("topk_group");
       }
+      // Latent MoE (Nemotron 3 Super): NemotronHBridge hands moe_latent_size to Megatron as is.
+      if (int64_t latent = r.integer("moe_latent_size", 0, true); latent > 0)
+        moe["latent_size"] = latent;
+      // MTP: num_nextn_predict_layers modules of mtp_hybrid_override_pattern's layers
+      // (NemotronHBridge's provider_bridge, nemotron_h_bridge.py at Megatron-Bridge 17a381f95).
+      // How many times training repeats them (Super's recipe: 2, mtp_use_repeated_layer) is a
+      // recipe's, not the config's.
+      if (int64_t mtp = r.integer("num_nextn_predict_layers", 0, true); mtp > 0) {
+        m["mtp_layers"] = mtp;
+        if (r.has("mtp_hybrid_override_pattern"))
+          m["mtp_pattern"] = r.string("mtp_hybrid_override_pattern", "");
+      }
       break;
     }
     case Family::qwen3_next: {

@@ -33,6 +33,13 @@ LayerKind ModelSpec::kind_of(int64_t i) const {
   return {is_moe_layer(i), windowed_layer(i)};
 }
 
+std::vector<LayerKind> ModelSpec::mtp_kinds() const {
+  if (mtp_pattern.empty()) return {kind_of(layers - 1)};
+  std::vector<LayerKind> out;
+  for (char c : mtp_pattern) out.push_back(hybrid_kind(c));
+  return out;
+}
+
 bool ModelSpec::is_moe_layer(int64_t i) const {
   if (hybrid())  // an `E` routes its tokens to experts, whatever model.moe's layer keys say
     return i >= 0 && i < static_cast<int64_t>(layer_pattern.size()) &&
@@ -139,6 +146,23 @@ double mlp_parameters(const ModelSpec& m, double f) {
   return h * in + f * h + (m.bias ? in + h : 0);
 }
 
+double expert_parameters(const ModelSpec& m) {
+  // A latent MoE's experts map latent -> ffn -> latent (megatron/core/transformer/moe/
+  // experts.py at NVIDIA/Megatron-LM d98e8a64: fc1's input and fc2's output moe_latent_size).
+  const double d = static_cast<double>(m.moe_token_dim());
+  const double f = static_cast<double>(m.moe.ffn_hidden);
+  const double in = (ffn_matrices(m.ffn_type) - 1) * f;
+  return d * in + f * d + (m.bias ? in + d : 0);
+}
+
+double latent_projection_parameters(const ModelSpec& m) {
+  // fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden), with a bias each
+  // under add_bias_linear (megatron/core/transformer/moe/moe_layer.py at d98e8a64).
+  if (m.moe.latent_size <= 0) return 0;
+  const double h = static_cast<double>(m.hidden), l = static_cast<double>(m.moe.latent_size);
+  return 2 * h * l + (m.bias ? l + h : 0);
+}
+
 double mamba_parameters(const ModelSpec& m) {
   // Megatron-Core's MambaMixer: in_proj (hidden -> z, x, B, C, dt), conv1d over x, B, C with a
   // bias, dt_bias, A_log and D per head, the gated RMSNorm over d_inner, out_proj.
@@ -184,8 +208,8 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
   p.per_layer = attention + mlp_parameters(m, static_cast<double>(m.ffn_hidden)) + 2 * norm_params;
   if (m.moe.enabled()) {
     const MoeSpec& e = m.moe;
-    p.routed_experts = static_cast<double>(e.experts) *
-                       mlp_parameters(m, static_cast<double>(e.ffn_hidden));
+    p.routed_experts = static_cast<double>(e.experts) * expert_parameters(m);
+    p.latent_projections = latent_projection_parameters(m);
     // The router's weights, plus the expert-bias vector of aux-loss-free balancing.
     const double router = h * static_cast<double>(e.experts) + static_cast<double>(e.experts);
     // Megatron builds the shared experts as one MLP as wide as all of them.
@@ -193,9 +217,10 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
         e.shared_experts > 0
             ? mlp_parameters(m, static_cast<double>(e.shared_experts * e.shared_ffn_hidden))
             : 0;
-    p.moe_layer = attention + router + p.routed_experts + shared + 2 * norm_params;
+    const double block = router + p.latent_projections + p.routed_experts + shared;
+    p.moe_layer = attention + block + 2 * norm_params;
     // A hybrid `E` is the MoE block alone, behind one norm.
-    if (m.hybrid()) p.moe_layer = router + p.routed_experts + shared + norm_params;
+    if (m.hybrid()) p.moe_layer = block + norm_params;
   }
   if (m.hybrid()) {  // each layer of a hybrid pattern is one block behind one norm
     p.mamba_layer = mamba_parameters(m) + norm_params;
@@ -208,12 +233,18 @@ ParameterCount count_parameters(const ModelSpec& m, int64_t vocab, int64_t seq_l
   p.output = m.tied_embeddings ? 0 : static_cast<double>(vocab) * h;
   p.final_norm = norm_params;
   // An MTP module: norms of the embedding and of the hidden state, their joint projection
-  // (2h -> h), one transformer layer like the model's last, and a final norm; it shares the
-  // embedding and the output layer (megatron/core/transformer/multi_token_prediction.py).
+  // (2h -> h), one transformer layer like the model's last (or a hybrid model's layers of
+  // model.mtp_pattern), and a final norm; it shares the embedding and the output layer
+  // (megatron/core/transformer/multi_token_prediction.py). Repeated modules hold one's.
   if (m.mtp_layers > 0) {
-    const bool last_moe = m.is_moe_layer(m.layers - 1);
-    p.mtp = static_cast<double>(m.mtp_layers) *
-            ((last_moe ? p.moe_layer : p.per_layer) + 2 * h * h + 3 * norm_params);
+    const double modules = static_cast<double>(m.mtp_parameter_modules());
+    double layers = 0, moe = 0;
+    for (const LayerKind& k : m.mtp_kinds()) {
+      layers += layer_parameters(p, k);
+      moe += k.moe && m.moe.enabled() ? 1 : 0;
+    }
+    p.mtp = modules * (layers + 2 * h * h + 3 * norm_params);
+    p.mtp_moe_layers = modules * moe;
   }
   const double moe_layers = static_cast<double>(m.moe_layers(0, m.layers));
   const double layers =
@@ -296,8 +327,13 @@ LayerFlops layer_forward_flops(const ModelSpec& m, double b, double s, const Lay
     // padded with empty rows, no token's work).
     const double routed = static_cast<double>(e.top_k * e.ffn_hidden) *
                           (e.capacity_factor > 0 ? std::min(1.0, e.capacity_factor) : 1.0);
-    const double active = routed + static_cast<double>(e.shared_experts * e.shared_ffn_hidden);
-    out.mlp = 2 * tokens * h * active * g;
+    const double shared = static_cast<double>(e.shared_experts * e.shared_ffn_hidden);
+    // A latent MoE's routed experts run on latent-wide tokens, behind its two projections
+    // (Megatron-LM's moe_layer_flops, megatron/training/training.py at d98e8a64: routed
+    // 4·t·latent·ffn·k, projections 4·t·h·latent).
+    const double d = static_cast<double>(m.moe_token_dim());
+    out.mlp = 2 * tokens * (d * routed + h * shared) * g +
+              4 * tokens * h * static_cast<double>(e.latent_size);
     out.router = 2 * tokens * h * static_cast<double>(e.experts);
   } else {
     out.mlp = 2 * tokens * h * static_cast<double>(m.ffn_hidden) * g;
@@ -323,9 +359,10 @@ double layers_forward_flops(const ModelSpec& m, double seq, bool causal_half, bo
   double forward = m.layer_counts(0, m.layers).sum(layer);
   const double h = static_cast<double>(m.hidden);
   const double mtp = static_cast<double>(m.mtp_layers);
-  if (m.mtp_layers > 0)  // each MTP module's layer is like the model's last
-    forward += mtp * (layer(m.kind_of(m.layers - 1)) +
-                      seq * 2 * (2 * h * h));
+  if (m.mtp_layers > 0) {  // each MTP module's layers (like the model's last), its projection
+    for (const LayerKind& k : m.mtp_kinds()) forward += mtp * layer(k);
+    forward += mtp * seq * 2 * (2 * h * h);
+  }
   return forward + (1 + mtp) * logits_forward_flops(m, 1, seq, m.vocab);
 }
 
@@ -333,8 +370,12 @@ double model_flops_per_sample(const ModelSpec& m, double seq) {
   // Megatron-LM's num_floating_point_operations (megatron/training/training.py, causal attention
   // counted as half the matrix since commit 8873b55d6a, 2025-03-06): the router left out.
   double moe_layers = static_cast<double>(m.moe_layers(0, m.layers));
-  if (m.mtp_layers > 0 && m.is_moe_layer(m.layers - 1))
-    moe_layers += static_cast<double>(m.mtp_layers);
+  double mtp_mamba = 0;
+  if (m.mtp_layers > 0)
+    for (const LayerKind& k : m.mtp_kinds()) {
+      moe_layers += k.moe && m.moe.enabled() ? static_cast<double>(m.mtp_layers) : 0;
+      mtp_mamba += k.block == Block::mamba ? static_cast<double>(m.mtp_layers) : 0;
+    }
   const double router = moe_layers > 0 ? moe_layers * layer_forward_flops(m, 1, seq, true).router : 0;
   if (!m.hybrid()) return 3 * (layers_forward_flops(m, seq, true) - router);
   // Hybrid models: Megatron-LM's hybrid_flops (training.py at 86df799dc4; its gdn_layer_flops
@@ -351,8 +392,14 @@ double model_flops_per_sample(const ModelSpec& m, double seq) {
            static_cast<double>(m.mamba_heads())) +
       7 * seq * d_in * n + 2 * seq * d_in * h;
   const LayerFlops mamba = layer_forward_flops(m, 1, seq, LayerKind{false, false, Block::mamba});
-  const double layers = static_cast<double>(m.layer_counts(0, m.layers).mamba);
-  return 3 * (layers_forward_flops(m, seq, true) - router + layers * (counted - mamba.total()));
+  const double layers = static_cast<double>(m.layer_counts(0, m.layers).mamba) + mtp_mamba;
+  // Megatron-Bridge's hybrid_flops (src/megatron/bridge/training/utils/flop_utils.py at
+  // NVIDIA-NeMo/Megatron-Bridge 17a381f95) counts each MTP depth's pattern layers and one more
+  // output layer, not its 2h -> h projection (Nemotron 3 Super, "*E" twice: 84.73 GFLOP per
+  // token, as the published TFLOP/s over tokens/s say).
+  const double eh_proj = static_cast<double>(m.mtp_layers) * seq * 2 * (2 * h * h);
+  return 3 * (layers_forward_flops(m, seq, true) - router - eh_proj +
+              layers * (counted - mamba.total()));
 }
 
 double published_model_flops_per_sample(const ModelSpec& m, double seq) {

@@ -196,13 +196,20 @@ std::vector<CommOp> stage_census(const ModelSpec& m, const Plan& p, const StageS
 
   // Mixture of experts, per MoE layer and micro-batch (token_dispatcher.py): the layer sees
   // this GPU's sequence-parallel shard of T tokens, each sent to top_k experts.
-  if (st.moe_layers > 0 && m.moe.enabled()) {
-    const int64_t Lm = st.moe_layers;
+  // The MTP modules' MoE layers (on the last stage) exchange their tokens as the others do.
+  int64_t mtp_moe = 0;
+  if (st.mtp)
+    for (const LayerKind& k : m.mtp_kinds()) mtp_moe += k.moe ? m.mtp_layers : 0;
+  if (st.moe_layers + mtp_moe > 0 && m.moe.enabled()) {
+    const int64_t Lm = st.moe_layers + mtp_moe;
     const MoeSpec& e = m.moe;
     const double T = tokens / p.tp;
     const double k = static_cast<double>(e.top_k);
     const double E = static_cast<double>(e.experts);
-    const double h = static_cast<double>(m.hidden);
+    // The routed tokens' width: a latent MoE dispatches its latent-wide tokens
+    // (fc1_latent_proj runs before the dispatch, moe_layer.py at NVIDIA/Megatron-LM d98e8a64;
+    // the flex dispatcher's hidden_dim is moe_latent_size, token_dispatcher.py line 1535).
+    const double h = static_cast<double>(m.moe_token_dim());
     // Dropless: every copy is sent; a capacity factor pads each expert to its capacity.
     const double copies = T * k * (e.capacity_factor > 0 ? e.capacity_factor : 1);
     // The busiest rank receives imbalance x the mean (capped by the capacity when drops apply,

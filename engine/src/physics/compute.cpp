@@ -280,17 +280,26 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     const double rows = expert_rows(m, p);
     const double fe = static_cast<double>(x.ffn_hidden) / p.etp;
     const double routed = local * rows;  // rows over all local experts
+    // The routed tokens' width: a latent MoE projects this GPU's shard to the latent before the
+    // dispatch and back after the combine, two GEMMs whole on every TP rank ("duplicated").
+    const double dt = static_cast<double>(m.moe_token_dim());
+    const double latent = static_cast<double>(x.latent_size);
     g.experts_s = gemm_time_s(shard, static_cast<double>(x.experts), h, 2, d.sixteen_bit()) +
-                  grouped_gemm_time_s(local, rows, gated * fe, h, e, d) +
-                  grouped_gemm_time_s(local, rows, h, fe, e, d);
-    quantize_fwd += routed * (h + fe);
-    quantize_bwd += routed * (gated * fe + h);
+                  grouped_gemm_time_s(local, rows, gated * fe, dt, e, d) +
+                  grouped_gemm_time_s(local, rows, dt, fe, e, d);
+    if (latent > 0) {
+      g.experts_s += gemm_time_s(shard, latent, h, e, d) + gemm_time_s(shard, h, latent, e, d);
+      quantize_fwd += shard * (h + latent);
+      quantize_bwd += shard * (latent + h);
+    }
+    quantize_fwd += routed * (dt + fe);
+    quantize_bwd += routed * (gated * fe + dt);
     experts_act_bytes = routed * fe * a * (gated + 1);
     experts_block_bytes = experts_act_bytes + shard * static_cast<double>(x.experts) * 4 * 3;
     // Permutation: every token copied top_k times into expert order before the dispatch and
     // summed back after the combine (flex fuses both into its communication kernels).
     if (p.moe_dispatcher != MoeDispatcher::flex)
-      experts_block_bytes += 2 * (shard * h * a + shard * static_cast<double>(x.top_k) * h * a);
+      experts_block_bytes += 2 * (shard * dt * a + shard * static_cast<double>(x.top_k) * dt * a);
     mlp_bytes += experts_block_bytes;
   }
   act_bytes = mlp_bytes - experts_block_bytes;  // the dense or shared MLP's activation
@@ -429,9 +438,10 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
     // The MLP's three kernels become: router GEMM, fused softmax/top-k, the token-count
     // all-gather, permute, dispatch and probability all-to-alls, two grouped GEMMs and the
     // activation, the combine all-to-all, unpermute (flex fuses the permutes and the metadata
-    // exchange into its dispatch and combine); the shared experts keep an MLP's three.
+    // exchange into its dispatch and combine); the shared experts keep an MLP's three; a latent
+    // MoE adds its two projections.
     forward += -3 + (p.moe_dispatcher == MoeDispatcher::flex ? 7 : 11) +
-               (m.moe.shared_experts > 0 ? 3 : 0);
+               (m.moe.shared_experts > 0 ? 3 : 0) + (m.moe.latent_size > 0 ? 2 : 0);
   }
   if (!p.flash_attention && attends) forward += 3;  // two batched GEMMs, softmax, dropout
   if (low_precision(p.precision)) forward += hybrid ? 2 : 4;  // quantize each GEMM input
@@ -454,7 +464,10 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   if (attends) weight_gemms += 2 + (m.mla() ? (m.attention.q_lora_rank > 0 ? 3 : 2) : 0);
   if (kind.block == Block::mamba || kind.block == Block::gdn) weight_gemms += 2;
   const double mlp_gemms = !fused && !hybrid && gated ? 3 : 2;
-  if (has_mlp) weight_gemms += moe ? 3 + (m.moe.shared_experts > 0 ? mlp_gemms : 0) : mlp_gemms;
+  if (has_mlp)
+    weight_gemms += moe ? 3 + (m.moe.shared_experts > 0 ? mlp_gemms : 0) +
+                              (m.moe.latent_size > 0 ? 2 : 0)  // the latent projections
+                        : mlp_gemms;
   LayerKernels k{forward, backward, 0, weight_gemms};
   if (p.recompute == Recompute::full) k.recompute = full_recompute_share(m, p) * forward;
   if (p.recompute == Recompute::selective) k.recompute = p.flash_attention ? 1 : 4;

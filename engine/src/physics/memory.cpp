@@ -152,10 +152,14 @@ void layer_activation_parts(const ModelSpec& m, const Plan& p, const LayerKind& 
     const double shard = s * b / t;  // the layer's sequence-parallel tokens
     const double routed = static_cast<double>(e.experts) / p.ep * expert_rows(m, p);
     const double fe = static_cast<double>(e.ffn_hidden) / p.etp;
+    const double dt = static_cast<double>(m.moe_token_dim());  // latent-wide in a latent MoE
     if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
-      put(Part::expert_fc1, g * routed * h);  // permuted tokens (the experts' fc1 input)
-      bytes += a * routed * h;                // the experts' outputs
+      put(Part::expert_fc1, g * routed * dt);  // permuted tokens (the experts' fc1 input)
+      bytes += a * routed * dt;                // the experts' outputs
+      // A latent MoE's fc2_latent_proj keeps its input, the combined latent tokens (its
+      // fc1_latent_proj reads the norm's output, which the router keeps already).
+      bytes += g * shard * static_cast<double>(e.latent_size);
       // The experts' intermediates: the activation's input(s), fc2's input unless replayed.
       put(Part::moe_act, a * routed * fe * gated);
       if (!recomputes.has("moe_act")) bytes += g * routed * fe;
@@ -358,9 +362,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
     mem.offloaded += moved;
     act -= moved;
   }
-  if (st.mtp)  // the MTP modules' layers, like the last layer, for the micro-batches in flight
-    act += static_cast<double>(m.mtp_layers) * in_flight *
-           layer_activation_bytes(m, p, m.is_moe_layer(m.layers - 1));
+  if (st.mtp)  // the MTP modules' layers (like the last layer), for the micro-batches in flight
+    for (const LayerKind& k : m.mtp_kinds())
+      act += static_cast<double>(m.mtp_layers) * in_flight * layer_activation_bytes(m, p, k);
   if (st.last)  // fp32 logits of one micro-batch over this GPU's vocabulary slice
     act += 4 * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
   if (st.first)  // embedding output and its dropout mask for each micro-batch in flight

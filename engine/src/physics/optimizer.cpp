@@ -65,8 +65,14 @@ void add_ffn(std::vector<MuonMatrix>& out, const ModelSpec& m, const Plan& p, bo
     // Transformer Engine's grouped linear keeps one weight per expert.
     const double local = static_cast<double>(e.experts) / p.ep;
     const double f = static_cast<double>(e.ffn_hidden);
-    add("expert fc1", gated_inputs * f, h, local, p.etp, true);
-    add("expert fc2", h, f, local, p.etp, true, true);
+    const double dt = static_cast<double>(m.moe_token_dim());  // a latent MoE's latent
+    add("expert fc1", gated_inputs * f, dt, local, p.etp, true);
+    add("expert fc2", dt, f, local, p.etp, true, true);
+    if (e.latent_size > 0) {  // whole on every TP rank ("duplicated")
+      const double l = static_cast<double>(e.latent_size);
+      add("latent down-projection (fc1_latent_proj)", l, h, 1, 1);
+      add("latent up-projection (fc2_latent_proj)", h, l, 1, 1);
+    }
   } else {
     const double f = static_cast<double>(m.ffn_hidden);
     add("fc1", gated_inputs * f, h, 1, p.tp);
@@ -119,10 +125,10 @@ std::vector<MuonMatrix> muon_matrices(const ModelSpec& m, const Plan& p, const S
   const double h = static_cast<double>(m.hidden);
   if (st.first && m.position == Position::learned)
     out.push_back({"learned position table", static_cast<double>(m.seq_len), h, 1, 1});
-  if (st.mtp) {  // each MTP module: its 2h -> h projection (column-parallel) and a last layer
-    const double n = static_cast<double>(m.mtp_layers);
+  if (st.mtp) {  // each MTP module: its 2h -> h projection (column-parallel) and its layers
+    const double n = static_cast<double>(m.mtp_parameter_modules());
     out.push_back({"MTP projection", h, 2 * h, n, p.tp});
-    add_layer(out, m, p, m.is_moe_layer(m.layers - 1), n);
+    for (const LayerKind& k : m.mtp_kinds()) add_layer(out, m, p, k.moe, n);
   }
   return out;
 }

@@ -76,6 +76,9 @@ SoftwareBuffers software_buffers(const ModelSpec& m, const Plan& p, const StageS
   const bool moe = m.moe.enabled() && st.moe_layers > 0;
   if (moe && p.ep * p.etp > 1) {
     const double shard = tokens / p.tp;  // the MoE layer's sequence-parallel tokens
+    // Routed tokens are latent-wide in a latent MoE (the flex dispatcher sizes its buffers by
+    // moe_latent_size: token_dispatcher.py line 1535 at d98e8a64).
+    const double dt = static_cast<double>(m.moe_token_dim());
     // Megatron-Core's token dispatchers (megatron/core/transformer/moe/token_dispatcher.py at
     // d98e8a64): alltoall permutes each token top_k times into a send buffer that lives until
     // the all-to-all has delivered it (the received rows are the experts' input, counted in the
@@ -83,11 +86,11 @@ SoftwareBuffers software_buffers(const ModelSpec& m, const Plan& p, const StageS
     // the whole tp x ep group before each GPU picks its experts' rows; flex permutes inside
     // DeepEP's own buffers (below).
     if (p.moe_dispatcher == MoeDispatcher::alltoall)
-      b.moe_dispatch = a * shard * static_cast<double>(m.moe.top_k) * h;
+      b.moe_dispatch = a * shard * static_cast<double>(m.moe.top_k) * dt;
     else if (p.moe_dispatcher == MoeDispatcher::allgather)
-      b.moe_dispatch = a * shard * p.tp * p.ep * h;
+      b.moe_dispatch = a * shard * p.tp * p.ep * dt;
     else if (p.ep > 1) {
-      const double token_bytes = h * std::max(a, 2.0) + kDeepEpTokenMetaBytes;
+      const double token_bytes = dt * std::max(a, 2.0) + kDeepEpTokenMetaBytes;
       const double nvl_ranks = std::min<double>(p.ep, kDeepEpNvlPeers);
       const double rdma_ranks = std::max(1.0, p.ep / kDeepEpNvlPeers);
       b.deepep = kDeepEpChannels * nvl_ranks * deepep_nvl_tokens(p.ep) * token_bytes;

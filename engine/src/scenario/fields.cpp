@@ -174,6 +174,27 @@ constexpr Field<ModelSpec> kModel[] = {
      [](const ModelSpec& m, const KeyInfo& k, Json& out) {
        if (m.hybrid()) out[std::string(k.name)] = m.layer_pattern;
      }},
+    {{.object = "model", .name = "mtp_pattern", .link = "m.mtpp", .type = V::text,
+      .fallback = D::rule("none: one layer like the model's last"), .max = 64,
+      .label = "MTP module pattern",
+      .doc = "a hybrid model's MTP module, one `layer_pattern` symbol per layer, as Megatron's "
+             "mtp_hybrid_override_pattern (Nemotron 3 Super: `*E`, attention then an MoE block)",
+      .control = C::model, .needs = "model.layer_pattern"},
+     [](JsonReader& r, const KeyInfo& k, ModelSpec& m) {
+       m.mtp_pattern = r.string(k, std::string());
+     },
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (!m.mtp_pattern.empty()) out[std::string(k.name)] = m.mtp_pattern;
+     }},
+    {{.object = "model", .name = "mtp_repeated", .link = "m.mtpr", .type = V::boolean,
+      .fallback = D::of(false), .label = "MTP modules share weights",
+      .doc = "the `mtp_layers` modules run one module's parameters again and again "
+             "(Megatron-Core's --mtp-use-repeated-layer; Nemotron 3 Super trains 2 so)",
+      .control = C::model, .needs = "model.mtp_layers"},
+     &read_member<&ModelSpec::mtp_repeated>,
+     [](const ModelSpec& m, const KeyInfo& k, Json& out) {
+       if (m.mtp_repeated) out[std::string(k.name)] = true;
+     }},
     {{.object = "model", .name = "mamba", .link = "m.mamba", .type = V::object,
       .fallback = D::rule("Megatron's defaults, below"), .label = "Mamba mixer",
       .doc = "the Mamba-2 mixer of a hybrid pattern's `M` layers: `model.mamba` keys below",
@@ -429,6 +450,13 @@ constexpr Field<MoeSpec> kMoe[] = {
      [](const MoeSpec& e, const KeyInfo& k, Json& out) {
        out[std::string(k.name)] = e.capacity_factor > 0 ? Json(e.capacity_factor) : Json(nullptr);
      }},
+    optional_count<&MoeSpec::latent_size>(
+        {.object = "model.moe", .name = "latent_size", .fallback = D::absent(), .min = 1,
+         .max = 1 << 26, .label = "MoE latent size",
+         .doc = "latent MoE (Megatron-Core's --moe-latent-size; Nemotron 3 Super: 1024): the "
+                "routed experts and the token exchange work on tokens projected to this width, "
+                "two projections whole on every TP rank; the router and shared experts stay on "
+                "`hidden`"}),
     optional_count<&MoeSpec::router_groups>(
         {.object = "model.moe", .name = "router_groups", .fallback = D::absent(), .min = 1,
          .max = 1 << 20, .label = "Router groups",

@@ -169,24 +169,50 @@ Result<ModelSpec> model_from_json(const Json& j, const std::string& path, bool p
                                r.field("layer_pattern"), pattern.size(), r.field("layers"),
                                m.layers),
                    {"layers"}, {{"length", pattern.size()}, {"layers", m.layers}});
-  if (const size_t bad = pattern.find_first_not_of(kHybridSymbols); bad != std::string::npos)
-    return invalid(Rule::hybrid_pattern, "layer_pattern",
-                   fmt::format("{}[{}]='{}' is not a layer: one of M (Mamba), * (attention), "
-                               "- (MLP), E (MoE), G (Gated DeltaNet)",
-                               r.field("layer_pattern"), bad, pattern[bad]),
-                   {}, {{"symbol", std::string(1, pattern[bad])}, {"position", bad}});
-  if (pattern.find('E') != std::string::npos && !m.moe.enabled())
-    return invalid(Rule::hybrid_pattern, "layer_pattern",
-                   fmt::format("{} has MoE layers (E) but {} is absent", r.field("layer_pattern"),
-                               r.field("moe")),
-                   {"moe"});
-  if (m.hybrid() && (m.attention.window > 0 || m.mtp_layers > 0))
-    return invalid(Rule::hybrid_pattern, m.mtp_layers > 0 ? "mtp_layers" : "attention.window",
-                   fmt::format("{} with {} is not modelled (sliding windows and MTP modules "
-                               "on hybrid layers)",
-                               r.field(m.mtp_layers > 0 ? "mtp_layers" : "attention.window"),
-                               r.field("layer_pattern")),
+  // The main pattern and a hybrid MTP module's (Megatron's mtp_hybrid_override_pattern, read
+  // with the same symbols: megatron/core/ssm/mamba_hybrid_layer_allocation.py) name layers the
+  // engine has, an E only with model.moe.
+  using Named = std::pair<const char*, const std::string*>;
+  for (const auto& [key, text] :
+       {Named{"layer_pattern", &pattern}, Named{"mtp_pattern", &m.mtp_pattern}}) {
+    if (const size_t bad = text->find_first_not_of(kHybridSymbols); bad != std::string::npos)
+      return invalid(Rule::hybrid_pattern, key,
+                     fmt::format("{}[{}]='{}' is not a layer: one of M (Mamba), * (attention), "
+                                 "- (MLP), E (MoE), G (Gated DeltaNet)",
+                                 r.field(key), bad, (*text)[bad]),
+                     {}, {{"symbol", std::string(1, (*text)[bad])}, {"position", bad}});
+    if (text->find('E') != std::string::npos && !m.moe.enabled())
+      return invalid(Rule::hybrid_pattern, key,
+                     fmt::format("{} has MoE layers (E) but {} is absent", r.field(key),
+                                 r.field("moe")),
+                     {"moe"});
+  }
+  if (m.hybrid() && m.attention.window > 0)
+    return invalid(Rule::hybrid_pattern, "attention.window",
+                   fmt::format("{} with {} is not modelled (sliding windows on hybrid layers)",
+                               r.field("attention.window"), r.field("layer_pattern")),
                    {"layer_pattern"});
+  // A hybrid MTP module's layers: after a hybrid model's main layers, with mixers they have.
+  const std::string& mtp = m.mtp_pattern;
+  if (!mtp.empty() && (!m.hybrid() || m.mtp_layers == 0))
+    return invalid(Rule::hybrid_pattern, "mtp_pattern",
+                   fmt::format("{}=\"{}\" needs {} and {} > 0: it is a hybrid model's MTP "
+                               "module",
+                               r.field("mtp_pattern"), mtp, r.field("layer_pattern"),
+                               r.field("mtp_layers")),
+                   {m.hybrid() ? "mtp_layers" : "layer_pattern"});
+  if ((mtp.find('M') != std::string::npos && pattern.find('M') == std::string::npos) ||
+      (mtp.find('G') != std::string::npos && pattern.find('G') == std::string::npos))
+    return invalid(Rule::hybrid_pattern, "mtp_pattern",
+                   fmt::format("{} has a mixer (M or G) that {} does not: its shape is the "
+                               "main layers'",
+                               r.field("mtp_pattern"), r.field("layer_pattern")),
+                   {"layer_pattern"});
+  if (m.mtp_repeated && m.mtp_layers == 0)
+    return invalid(Rule::hybrid_pattern, "mtp_repeated",
+                   fmt::format("{} repeats an MTP module but {}=0", r.field("mtp_repeated"),
+                               r.field("mtp_layers")),
+                   {"mtp_layers"});
   if (const Json* v = r.raw("mamba"); v && !v->is_null() && !mamba_layers)
     return invalid(Rule::mamba_dims, "mamba",
                    fmt::format("{} describes Mamba layers but {} has no M",
