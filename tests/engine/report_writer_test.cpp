@@ -103,6 +103,31 @@ TEST(ReportWriter, EdgeNumbersAndStringsAsDumpWritesThem) {
   }
 }
 
+// Numbers written again (the writer keeps the text of the last few by their bits): a pool of 300
+// fractional values, several to each of the writer's 64 slots, written 600 times in an order
+// that returns to each value after others have taken its slot, and -0.5 beside 0.5 (other bits,
+// other text). The document is still dump()'s.
+TEST(ReportWriter, RepeatedNumbersAsDumpWritesThem) {
+  Report r = estimate(test::scenario(scenario_texts().front()));
+  std::mt19937_64 random(39);
+  std::vector<double> pool;
+  for (int i = 0; i < 300; ++i)
+    pool.push_back(std::ldexp(static_cast<double>(random() >> 11) / 9007199254740992.0 + 0.5,
+                              static_cast<int>(random() % 80) - 40));
+  pool[1] = 0.5, pool[2] = -0.5;
+  r.stages.resize(100, r.stages.front());
+  size_t k = 0;
+  for (auto& st : r.stages)
+    for (double* v : {&st.memory.total, &st.memory.weights, &st.memory.activations,
+                      &st.forward_s, &st.backward_s, &st.p2p_s})
+      *v = pool[(k++ * 7) % pool.size()];
+  for (int indent : {-1, 2}) {
+    auto streamed = report_text(r, indent);
+    ASSERT_TRUE(streamed.ok());
+    EXPECT_EQ(*streamed, tree_text(r, indent)) << "indent " << indent;
+  }
+}
+
 // Whole numbers of every size (the writer prints those below 10^15 without Grisu2): bytes,
 // counts and parameters as dump() writes them, from 1 to past 2^53, either sign.
 TEST(ReportWriter, WholeNumbersAsDumpWritesThem) {

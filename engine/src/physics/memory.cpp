@@ -191,21 +191,42 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, const LayerKind
   return bytes;
 }
 
-double layer_offloaded_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
-  if (p.offload_modules.empty()) return 0;
+namespace {
+
+// The parts plan.offload_modules names, its text read once: read per part and layer kind, the
+// list's parsing was a tenth of a search's instructions (the fixes try every module offloaded).
+using OffloadedParts = std::array<bool, kPartNames.size()>;
+OffloadedParts offloaded_parts(const Plan& p) {
+  OffloadedParts out{};
+  for_each_recompute_module(p.offload_modules, [&](std::string_view name) {
+    for (size_t i = 1; i < kPartNames.size(); ++i) out[i] = out[i] || name == kPartNames[i];
+  });
+  return out;
+}
+
+double offloaded_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind,
+                       const OffloadedParts& parts) {
   double bytes = 0;
   layer_activation_parts(m, p, kind, [&](Part part, double b) {
-    if (part != Part::kept && p.offloads(kPartNames[static_cast<size_t>(part)])) bytes += b;
+    if (parts[static_cast<size_t>(part)]) bytes += b;  // (parts[kept] is false)
   });
   return bytes;
+}
+
+}  // namespace
+
+double layer_offloaded_bytes(const ModelSpec& m, const Plan& p, const LayerKind& kind) {
+  if (p.offload_modules.empty()) return 0;
+  return offloaded_bytes(m, p, kind, offloaded_parts(p));
 }
 
 StageOffload stage_offloaded_modules(const ModelSpec& m, const Plan& p, const StageShape& st) {
   StageOffload o;
   if (p.offload_modules.empty()) return o;
+  const OffloadedParts parts = offloaded_parts(p);
   auto add = [&](const LayerKind& kind, int64_t layers) {
     if (layers <= 0) return;
-    const double bytes = layer_offloaded_bytes(m, p, kind);
+    const double bytes = offloaded_bytes(m, p, kind, parts);
     o.per_micro_batch += bytes * static_cast<double>(layers);
     o.largest_layer = std::max(o.largest_layer, bytes);
   };

@@ -72,26 +72,52 @@ struct MemoryCheck {
   double peak_bytes = 0;  // the fullest stage's total per GPU, of the stages checked
   bool fits = true;
 };
-MemoryCheck memory_check(const Scenario& s) {
-  MemoryCheck out;
-  for (const auto& set : detail::replica_sets(s)) {
-    const Plan p = detail::plan_for(s.plan, set.micro_batches);
-    for (int i = 0; i < p.pp; ++i) {
-      detail::LayerMix mix;
-      for (const auto& c : set.layout.chunks_of(i)) mix += c;
-      const MemoryBreakdown m =
-          stage_memory(s.model, p, detail::stage_shape(s.model, p, i, mix),
-                       s.cluster.groups[set.layout.groups[i]].gpu, s.calibration);
-      // (std::max would drop a NaN: the caller refuses a non-finite peak)
-      out.peak_bytes = std::isfinite(m.total) ? std::max(out.peak_bytes, m.total) : m.total;
-      if (!m.fits()) {
-        out.fits = false;
-        return out;
+// One plan's stages, for its memory checks: the plan and each fix fix_to_fit tries. The fixes
+// (fix_to_fit) set where the optimizer's state and the activations live, never the layers'
+// split, the schedule or the micro-batches, so the replica sets and each stage's shape are found
+// once and kept (each shape when first checked: a plan's first stage often ends the check).
+// The replica sets balance time only between the replicas a plan declares, which the search
+// clears, so they do not move with a fix either. (Found again for every fix, the sets, their
+// layouts and the shapes were nearly half of a fix's memory check: Llama 3 70B's search.)
+class StageMemory {
+ public:
+  explicit StageMemory(const Scenario& s) : s_(s), sets_(detail::replica_sets(s)) {
+    shapes_.resize(sets_.size());
+    for (size_t k = 0; k < sets_.size(); ++k)
+      shapes_[k].resize(static_cast<size_t>(sets_[k].layout.groups.size()));
+  }
+  // `plan`: the scenario's plan, or it with fixes (the same parallelism).
+  MemoryCheck check(const Plan& plan) {
+    MemoryCheck out;
+    for (size_t k = 0; k < sets_.size(); ++k) {
+      const detail::ReplicaSet& set = sets_[k];
+      const Plan p = detail::plan_for(plan, set.micro_batches);
+      for (int i = 0; i < p.pp; ++i) {
+        std::optional<StageShape>& shape = shapes_[k][static_cast<size_t>(i)];
+        if (!shape) {
+          detail::LayerMix mix;
+          for (const auto& c : set.layout.chunks_of(i)) mix += c;
+          shape = detail::stage_shape(s_.model, p, i, mix);
+        }
+        const MemoryBreakdown m = stage_memory(s_.model, p, *shape,
+                                               s_.cluster.groups[set.layout.groups[i]].gpu,
+                                               s_.calibration);
+        // (std::max would drop a NaN: the caller refuses a non-finite peak)
+        out.peak_bytes = std::isfinite(m.total) ? std::max(out.peak_bytes, m.total) : m.total;
+        if (!m.fits()) {
+          out.fits = false;
+          return out;
+        }
       }
     }
+    return out;
   }
-  return out;
-}
+
+ private:
+  const Scenario& s_;
+  std::vector<detail::ReplicaSet> sets_;
+  std::vector<std::vector<std::optional<StageShape>>> shapes_;  // [set][stage]
+};
 
 // What makes a plan that does not fit fit without changing its parallelism (issue 35's "search
 // that makes plans fit"): Adam's moments in bf16, every module's activations offloaded (the
@@ -104,17 +130,31 @@ struct Fixed {
   Plan plan;
   std::vector<std::string> needs;  // the settings, as fit_fixes says them
 };
-std::optional<Fixed> fix_to_fit(const Scenario& s) {
+// What fix_to_fit offloads, the same for every plan of a search: made once.
+struct OffloadAll {
+  std::string modules;  // every module, the experts' only on an MoE model
+  std::string needs;    // the setting, as `needs` says it
+  explicit OffloadAll(const ModelSpec& m) {
+    for (const std::string_view module : kOffloadModules)
+      if (m.moe.enabled() || (module != "expert_fc1" && module != "moe_act"))
+        modules += fmt::format("{}{}", modules.empty() ? "" : " ", module);
+    needs = fmt::format("plan.offload_modules=\"{}\"", modules);
+  }
+};
+std::optional<Fixed> fix_to_fit(const Scenario& s, StageMemory& memory, const OffloadAll& all_of) {
   const Plan& p = s.plan;
+  Scenario t;  // the scenario with a fixed plan, for the rules: copied once, when first asked
+  bool copied = false;
   auto admitted = [&](const Plan& plan) {
-    Scenario t = s;
+    if (!copied) {
+      t = s;
+      copied = true;
+    }
     t.plan = plan;
     return check_scenario(t);
   };
   auto fits = [&](const Plan& plan) {
-    Scenario t = s;
-    t.plan = plan;
-    const MemoryCheck m = memory_check(t);
+    const MemoryCheck m = memory.check(plan);
     return std::isfinite(m.peak_bytes) && m.fits;
   };
   std::vector<Fixed> tries;  // cheapest first, each with the fixes before it
@@ -125,11 +165,8 @@ std::optional<Fixed> fix_to_fit(const Scenario& s) {
     moments.needs.push_back("plan.bf16_moments=true");
     tries.push_back(moments);
   }
-  std::string all;  // every module, the experts' only on an MoE model
-  for (const std::string_view module : kOffloadModules)
-    if (s.model.moe.enabled() || (module != "expert_fc1" && module != "moe_act"))
-      all += fmt::format("{}{}", all.empty() ? "" : " ", module);
-  const std::string offload = fmt::format("plan.offload_modules=\"{}\"", all);
+  const std::string& all = all_of.modules;
+  const std::string& offload = all_of.needs;
   Fixed modules{p, {}};  // without the bf16 moments, which the CPU optimizer excludes
   if (p.offload_modules != all && p.cpu_offloading_num_layers == 0) {
     Fixed both = moments;
@@ -385,6 +422,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   };
   std::vector<Ranked> fitting;
   std::optional<Error> non_finite;
+  const OffloadAll offload_all(m);
   EstimateOptions ranking;
   ranking.closed_form = !options.rank_exactly;
   auto timed = [&](const Scenario& s, const EstimateOptions& how) -> std::optional<SearchCandidate> {
@@ -408,14 +446,16 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       return;
     }
     ++result.evaluated;
-    const MemoryCheck memory = memory_check(s);
+    StageMemory stages(s);
+    const MemoryCheck memory = stages.check(s.plan);
     if (!std::isfinite(memory.peak_bytes)) {
       non_finite = not_finite("a plan's");
       return;
     }
     if (!memory.fits) {
       // Plans that fit take no extra work: the fixes run only here.
-      std::optional<Fixed> fixed = options.fit_fixes ? fix_to_fit(s) : std::nullopt;
+      std::optional<Fixed> fixed =
+          options.fit_fixes ? fix_to_fit(s, stages, offload_all) : std::nullopt;
       if (!fixed) {
         ++result.out_of_memory;
         return;
@@ -447,12 +487,17 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
                              result.rejected)};
   }
   // Fastest first; plans of equal time in the order they were enumerated.
-  auto by_time = [](const Ranked& a, const Ranked& b) {
-    return a.c.iteration_time_s != b.c.iteration_time_s
-               ? a.c.iteration_time_s < b.c.iteration_time_s
-               : a.order < b.order;
+  // (Ranked through their places in `fitting`: sorting the candidates themselves moved whole
+  // plans, strings and vectors, in every swap: 5 % of an MoE search's instructions.)
+  auto by_time = [&](size_t a, size_t b) {
+    const Ranked &x = fitting[a], &y = fitting[b];
+    return x.c.iteration_time_s != y.c.iteration_time_s
+               ? x.c.iteration_time_s < y.c.iteration_time_s
+               : x.order < y.order;
   };
-  std::sort(fitting.begin(), fitting.end(), by_time);
+  std::vector<size_t> ranked(fitting.size());
+  for (size_t i = 0; i < ranked.size(); ++i) ranked[i] = i;
+  std::sort(ranked.begin(), ranked.end(), by_time);
   if (!options.rank_exactly) {
     // In closed-form order, the simulated schedules' plans estimated again exactly, until the
     // next plan's closed-form time is beyond the top-th exact time by more than the closed
@@ -463,8 +508,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     Scenario s = base;
     s.plan.stages.clear(), s.plan.replicas.clear(), s.plan.pipeline_layout.clear();
     uint64_t simulated = 0;  // blocks, within the search's budget: past it, the closed form's
-    for (; kept < fitting.size(); ++kept) {
-      SearchCandidate& c = fitting[kept].c;
+    for (; kept < ranked.size(); ++kept) {
+      SearchCandidate& c = fitting[ranked[kept]].c;
       if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
       const uint64_t blocks_of =
           simulated_schedule(c.plan) ? detail::schedule_blocks(c.plan) : 0;
@@ -480,11 +525,11 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       leading.push(c.iteration_time_s);
       if (leading.size() > options.top) leading.pop();
     }
-    fitting.resize(kept);
-    std::sort(fitting.begin(), fitting.end(), by_time);
+    ranked.resize(kept);
+    std::sort(ranked.begin(), ranked.end(), by_time);
   }
-  if (fitting.size() > options.top) fitting.resize(options.top);
-  for (auto& r : fitting) result.best.push_back(std::move(r.c));
+  if (ranked.size() > options.top) ranked.resize(options.top);
+  for (const size_t i : ranked) result.best.push_back(std::move(fitting[i].c));
   return result;
 }
 
