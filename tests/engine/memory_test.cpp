@@ -338,6 +338,53 @@ TEST(Memory, GemmInputsInTheirPrecisionAndDropoutMasks) {
             "plan.hidden_dropout");
 }
 
+// The quantized weight copies Transformer Engine keeps, per parameter: Llama 3 8B, data
+// parallel only. Per-tensor fp8 caches the row-wise copy and its transpose on Hopper (1 + 1
+// bytes, beside the bf16 weight without fp8 parameters: 4), one copy on Blackwell, whose fp8
+// GEMMs take any layout (1, or 3 beside the bf16 weight); MXFP8 keeps both directions' copies
+// with a scale byte per 32: 2 x 1.03125 = 2.0625.
+TEST(Memory, Fp8WeightsKeepOneCopyOnBlackwell) {
+  auto weights = [](const char* node, const char* precision, bool fp8_params) {
+    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
+        {{"node": "{}", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1,
+        "global_batch": 64, "precision": "{}", "fp8_param_gather": {}}}, "seq_len": 2048}})",
+                                                  node, precision, fp8_params));
+    const StageReport st = estimate(s).stages[0];
+    return st.memory.weights / st.parameters;
+  };
+  EXPECT_DOUBLE_EQ(weights("dgx-h100", "fp8", true), 2);
+  EXPECT_DOUBLE_EQ(weights("dgx-h100", "fp8", false), 4);
+  EXPECT_DOUBLE_EQ(weights("dgx-b200", "fp8", true), 1);
+  EXPECT_DOUBLE_EQ(weights("dgx-b200", "fp8", false), 3);
+  EXPECT_DOUBLE_EQ(weights("dgx-b200", "mxfp8", true), 2.0625);
+  EXPECT_DOUBLE_EQ(weights("dgx-b200", "bf16", false), 2);
+}
+
+// The loss's logits (last stage), one micro-batch of 4096 tokens over Llama 3's 128,256-entry
+// vocabulary (a multiple of 128: no padding), bf16: Megatron's cross-entropy, fused (`native`)
+// or not, keeps the fp32 softmax, 4 x 4096 x 128256 = 2,101,346,304 bytes; Transformer Engine's
+// kernel the bf16 logits with the gradient written over them, half that. Over TP 2 each GPU
+// holds half the vocabulary.
+TEST(Memory, TheLossKernelKeepsItsLogits) {
+  auto activations = [](const char* fusion, int tp) {
+    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
+        {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": {}, "pp": 1, "micro_batch": 1,
+        "global_batch": 64, "precision": "bf16", "cross_entropy_fusion": "{}"}},
+        "seq_len": 4096}})",
+                                                  tp, fusion));
+    return estimate(s).stages[0].memory.activations;
+  };
+  EXPECT_DOUBLE_EQ(activations("none", 1) - activations("te", 1), 2.0 * 4096 * 128256);
+  EXPECT_DOUBLE_EQ(activations("native", 1), activations("none", 1));
+  EXPECT_DOUBLE_EQ(activations("none", 2) - activations("te", 2), 2.0 * 4096 * 64128);
+  // Megatron-Core's default is no fusion; a kernel it does not have is refused, by name.
+  EXPECT_EQ(test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes":
+      1}, "plan": {"global_batch": 64}})").plan.cross_entropy_fusion, CrossEntropyFusion::none);
+  EXPECT_EQ(test::error_of(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"global_batch": 64, "cross_entropy_fusion": "liger"}})").path,
+            "plan.cross_entropy_fusion");
+}
+
 // Activation offloading (plan.cpu_offloading_num_layers): Llama 3 8B, no parallelism but data,
 // 4096 tokens a micro-batch, bf16, fused attention, no dropout (the megatron-core profile): one
 // layer keeps 34.03125 s b h bytes (above).

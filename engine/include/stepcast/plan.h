@@ -72,6 +72,20 @@ struct EnumNames<MoeDispatcher> {
 };
 inline const char* to_string(MoeDispatcher v) { return name_of(v).data(); }
 
+// The cross-entropy loss (Megatron-Core's --cross-entropy-loss-fusion with
+// --cross-entropy-fusion-impl, language_module.py compute_language_model_loss at NVIDIA/Megatron-LM
+// d98e8a64): `none` is tensor_parallel.vocab_parallel_cross_entropy and `native` Megatron's fused
+// kernel, both keeping the softmax in fp32 for the backward (4 bytes a logit); `te` is
+// Transformer Engine's Triton kernel, which through TE 2.17 writes the logits' gradient over the
+// 16-bit logits in place and keeps that (2 bytes a logit; TE 2.18, #3193, keeps an fp32 gradient
+// instead: `native`'s memory).
+enum class CrossEntropyFusion { none, native, te };
+template <>
+struct EnumNames<CrossEntropyFusion> {
+  static constexpr std::array<std::string_view, 3> values = {"none", "native", "te"};
+};
+inline const char* to_string(CrossEntropyFusion v) { return name_of(v).data(); }
+
 // The optimizer (Megatron-LM's --optimizer, megatron/training/arguments.py at NVIDIA/Megatron-LM
 // d98e8a64): Adam, or Muon as Megatron-Core runs it (megatron/core/optimizer/
 // emerging_optimizers.py): the 2-D weights of the layers orthogonalised by Newton-Schulz
@@ -203,6 +217,7 @@ struct Plan {
   bool pp_scatter_gather = false;
   bool fp8_param_gather = false;  // low-precision training gathers fp8 parameters (and keeps them)
   bool cuda_graphs = false;       // kernels launched from captured CUDA graphs, not one by one
+  CrossEntropyFusion cross_entropy_fusion = CrossEntropyFusion::none;
   // Megatron's --hidden-dropout (TransformerConfig.hidden_dropout): the dropout probability of
   // the embedding and of each bias-dropout-add. Above 0 each keeps a 1-byte mask for the
   // backward; at 0 PyTorch's dropout returns its input and keeps none (ATen's Dropout.cpp

@@ -305,6 +305,13 @@ std::string bridge_recipe(const Scenario& s) {
       break;
   }
   set(attribute("cuda-graph-impl"), p.cuda_graphs ? "\"transformer_engine\"" : "\"none\"");
+  // Megatron-Bridge's GPTModelProvider fuses the loss by default (gpt_provider.py
+  // cross_entropy_loss_fusion = True at NVIDIA-NeMo/Megatron-Bridge 17a381f95): said either way.
+  const bool ce_fused = p.cross_entropy_fusion != CrossEntropyFusion::none;
+  set(attribute("cross-entropy-loss-fusion"), py_bool(ce_fused));
+  if (ce_fused)
+    set(attribute("cross-entropy-fusion-impl"),
+        fmt::format("\"{}\"", name_of(p.cross_entropy_fusion)));
   if (p.cpu_offloading_num_layers > 0) {
     // As Megatron-Bridge's performance overrides set it (scripts/performance/utils/overrides.py
     // at NVIDIA-NeMo/Megatron-Bridge 067f987d).

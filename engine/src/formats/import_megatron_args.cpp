@@ -529,6 +529,11 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
   const std::string graphs =
       r.choice("cuda-graph-impl", {"none", "local", "transformer_engine", "full_iteration"});
   p["cuda_graphs"] = !graphs.empty() && graphs != "none";
+  // Megatron-Core's TransformerConfig: the fusion off by default, its kernel `native` unless
+  // said (model_parallel_config.py at NVIDIA/Megatron-LM d98e8a64).
+  const std::string ce = r.choice("cross-entropy-fusion-impl", {"native", "te"});
+  p["cross_entropy_fusion"] =
+      !f.on("cross-entropy-loss-fusion") ? "none" : ce.empty() ? "native" : ce;
   if (r.error()) return *r.error();
   // The model's own rules (query groups divide the heads, top-k <= experts, sizes in range).
   if (auto checked = detail::model_from_json(m, "model", false); !checked) return checked.error();

@@ -68,6 +68,10 @@ constexpr const char* kMomentsRule =
     "--use-precision-aware-optimizer with both moments 16-bit (fp8 counted as 16-bit); one "
     "16-bit moment, or none without the optimizer flag, is noted as fp32 moments";
 
+constexpr const char* kCrossEntropyRule =
+    "--cross-entropy-loss-fusion with --cross-entropy-fusion-impl (native without it): that "
+    "kernel; none without the fusion flag";
+
 constexpr MegatronFlag kFlags[] = {
     // --- The model.
     {.flag = "num-layers", .key = "model.layers", .absent = D::required()},
@@ -325,6 +329,19 @@ constexpr MegatronFlag kFlags[] = {
        return "transformer_engine";
      },
      .bridge = "model.cuda_graph_impl"},
+    {.flag = "cross-entropy-loss-fusion", .key = "plan.cross_entropy_fusion", .form = F::on,
+     .absent = D::rule(kCrossEntropyRule),
+     .exported = [](const Scenario&, const Plan& p) {
+       return switch_if(p.cross_entropy_fusion != CrossEntropyFusion::none);
+     },
+     .bridge = "model.cross_entropy_loss_fusion"},
+    {.flag = "cross-entropy-fusion-impl", .key = "plan.cross_entropy_fusion",
+     .absent = D::rule(kCrossEntropyRule),
+     .exported = [](const Scenario&, const Plan& p) -> Text {
+       if (p.cross_entropy_fusion == CrossEntropyFusion::none) return std::nullopt;
+       return std::string(name_of(p.cross_entropy_fusion));
+     },
+     .bridge = "model.cross_entropy_fusion_impl"},
     // Megatron-LM turns --cpu-offloading on where --cpu-offloading-num-layers is above 0
     // (megatron/training/arguments.py at d98e8a64); a recipe sets both.
     {.flag = "cpu-offloading", .key = "plan.cpu_offloading_num_layers", .form = F::on,

@@ -17,6 +17,10 @@ double layer_activation_bytes(const ModelSpec& m, const Plan& p, bool moe) {
 
 namespace {
 
+// Whether the GPU's fp8 GEMMs take their operands in any layout, not only TN: Blackwell's
+// (compute capability 10.x, Transformer Engine's is_non_tn_fp8_gemm_supported).
+bool fp8_gemms_any_layout(const GpuSpec& gpu) { return gpu.arch.starts_with("blackwell"); }
+
 // The fine-grained offloading group (kOffloadModules) whose saved tensors a part of a layer's
 // activations is, as Megatron-Core's TE layer spec wraps its modules (megatron/core/models/gpt/
 // gpt_layer_specs.py, transformer/attention.py and moe/experts.py at NVIDIA/Megatron-LM
@@ -253,11 +257,18 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // Weights in the training precision. Below 16 bits Transformer Engine caches each weight
   // quantized twice (row-wise and transposed, for the forward and the dgrad GEMM) beside the
   // 16-bit copy; with fp8 parameters (fp8_param_gather) the fp8 copies are the parameters.
+  // Per-tensor fp8 on Blackwell keeps one: its GEMMs take fp8 operands in any layout, so
+  // Transformer Engine's Float8Tensor holds no transpose there (transformer_engine/pytorch/
+  // csrc/quantizer.cpp Float8Quantizer::create_tensor, with_transpose = columnwise_usage &&
+  // !is_non_tn_fp8_gemm_supported, true for compute capability 10.x: utils.py, at
+  // NVIDIA/TransformerEngine 42b84005, release_v2.15). MXFP8 and NVFP4 scale along rows and
+  // columns apart, so keep both.
   const double e = gemm_element_bytes(p.precision);
+  const double copies = p.precision == Precision::fp8 && fp8_gemms_any_layout(gpu) ? 1 : 2;
   const double weight_bytes = p.precision == Precision::fp32 ? 4
                               : !low_precision(p.precision) ? 2
-                              : p.fp8_param_gather          ? 2 * e
-                                                            : 2 + 2 * e;
+                              : p.fp8_param_gather          ? copies * e
+                                                            : 2 + copies * e;
   const double grad_bytes =
       p.precision == Precision::fp32 || (p.precision != Precision::fp16 && p.grad_reduce_in_fp32)
           ? 4
@@ -386,8 +397,19 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   if (st.mtp)  // the MTP modules' layers (like the last layer), for the micro-batches in flight
     for (const LayerKind& k : m.mtp_kinds())
       act += static_cast<double>(m.mtp_layers) * in_flight * layer_activation_bytes(m, p, k);
-  if (st.last)  // fp32 logits of one micro-batch over this GPU's vocabulary slice
-    act += 4 * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  // The loss's logits of one micro-batch over this GPU's vocabulary slice, as the loss kernel
+  // keeps them for the backward (plan.cross_entropy_fusion): the fp32 softmax (Megatron-Core's
+  // vocab_parallel_cross_entropy and its native fused kernel save exp_logits after .float():
+  // tensor_parallel/cross_entropy.py, fusions/fused_cross_entropy.py at NVIDIA/Megatron-LM
+  // d98e8a64), or under Transformer Engine's kernel the logits themselves, in their own 16-bit
+  // dtype, the gradient written over them in place (transformer_engine/pytorch/triton/
+  // cross_entropy.py cross_entropy_forward returns its input, which CrossEntropyFunction saves,
+  // at NVIDIA/TransformerEngine 42b84005, release_v2.15; an fp32 gradient from 01bbe3ee, v2.18).
+  if (st.last) {
+    const double logit_bytes =
+        p.cross_entropy_fusion == CrossEntropyFusion::te ? activation_bytes(p.precision) : 4;
+    act += logit_bytes * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  }
   if (st.first)  // embedding output and its dropout mask for each micro-batch in flight
     act += in_flight * tokens * m.hidden *
            (activation_bytes(p.precision) + (p.hidden_dropout > 0 ? 1 : 0)) /

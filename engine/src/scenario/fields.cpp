@@ -782,6 +782,15 @@ constexpr Field<Plan> kPlan[] = {
                                        "(--cuda-graph-impl): the CPU no longer launches them one "
                                        "by one",
                                 .control = C::advanced}),
+    member<&Plan::cross_entropy_fusion>(
+        {.object = "plan", .name = "cross_entropy_fusion", .link = "cef", .type = V::choice,
+         .fallback = D::of("none"), .choices = enum_names<CrossEntropyFusion>(),
+         .label = "Cross-entropy fusion",
+         .doc = "the loss kernel (--cross-entropy-loss-fusion, --cross-entropy-fusion-impl): "
+                "`none` and `native` keep the softmax in fp32 for the backward (4 bytes a "
+                "logit), `te` (Transformer Engine's kernel through TE 2.17) the gradient over "
+                "the 16-bit logits in place (2 bytes)",
+         .control = C::advanced}),
     member<&Plan::hidden_dropout>({.object = "plan", .name = "hidden_dropout", .link = "hd",
                                    .type = V::number, .fallback = kProfile, .min = 0, .max = 0.99,
                                    .label = "Hidden dropout",
