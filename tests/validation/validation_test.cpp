@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -103,25 +104,25 @@ struct Limit {
 constexpr Limit kLimits[] = {
     {"SC21", 10, 4.2, 8.1},
     {"KORTH", 8, 5.7, 10.6},
-    {"MCORE", 9, 9.6, 13.7},
-    {"NEMO2407", 6, 6.5, 11.7},
-    {"MBRIDGE25.11", 5, 7.5, 8.2},
+    {"MCORE", 9, 9.5, 13.7},
+    {"NEMO2407", 6, 7.0, 11.7},
+    {"MBRIDGE25.11", 5, 7.4, 8.2},
     {"BLOOM", 1, 11.6, 11.6},
     {"MTNLG", 3, 20.5, 20.7},
     {"DTFM", 5, 12.6, 16.0},
-    {"LLMFOUNDRY", 9, 9.1, 9.8},
-    {"MBRIDGE26.04.01", 39, 8.0, 8.4},
-    {"MBRIDGE26.04", 36, 7.5, 7.8},
-    {"MBRIDGE26.02.01", 36, 7.7, 8.8},
-    {"MBRIDGE26.02", 33, 7.1, 7.8},
-    {"MBRIDGE25.09", 21, 9.9, 10.4},
-    {"MBSKILL", 10, 46.0, 48.2},
-    {"SIMUMAX", 12, 5.0, 5.5},
-    {"AUTOMODEL", 1, 12.9, 12.3},
-    {"SIMUMAXB200", 31, 4.8, 9.2},
+    {"LLMFOUNDRY", 9, 9.0, 9.7},
+    {"MBRIDGE26.04.01", 47, 10.3, 10.8},
+    {"MBRIDGE26.04", 44, 9.9, 10.4},
+    {"MBRIDGE26.02.01", 36, 7.5, 8.3},
+    {"MBRIDGE26.02", 33, 7.4, 7.7},
+    {"MBRIDGE25.09", 21, 9.6, 16.2},
+    {"MBSKILL", 10, 46.8, 49.4},
+    {"SIMUMAX", 12, 5.4, 5.6},
+    {"AUTOMODEL", 1, 12.0, 12.1},
+    {"SIMUMAXB200", 31, 4.3, 7.7},
 };
 constexpr double kMegatronMape = 6.4, kMegatronLosoMape = 10.7;
-constexpr double kOverallMape = 8.9, kOverallLosoMape = 10.5, kOverallWorst = 57.4;
+constexpr double kOverallMape = 9.6, kOverallLosoMape = 11.4, kOverallWorst = 57.6;
 // The groups the training-stacks goals name (tests/validation/README.md): rows run by Megatron
 // software, Blackwell rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures,
 // measured, rounded up.
@@ -131,34 +132,34 @@ struct GroupLimit {
   double loso_mape;
 };
 constexpr GroupLimit kGroups[] = {
-    {"Megatron software", 261, 10.4},
-    {"Megatron software, dense rows", 134, 8.2},
-    {"Blackwell GPUs", 181, 8.3},
+    {"Megatron software", 277, 11.3},
+    {"Megatron software, dense rows", 134, 7.7},
+    {"Blackwell GPUs", 197, 9.6},
     {"models under 3 B", 7, 16.6},
-    {"MoE rows", 128, 12.7},
-    {"dense rows", 147, 8.6},
+    {"MoE rows", 144, 14.7},
+    {"dense rows", 147, 8.1},
     // Per model family (model_family.h) and per precision on Blackwell (issue 34), LOSO.
     {"model family dense GPT-style", 48, 11.7},
-    {"model family dense Llama-style", 99, 7.0},
-    {"model family fine-grained MoE", 74, 11.8},
-    {"model family MLA", 41, 12.1},
-    {"Blackwell bf16", 59, 7.5},
-    {"Blackwell fp8", 27, 7.5},
-    {"Blackwell mxfp8", 79, 9.3},
-    {"Blackwell nvfp4", 16, 7.1},
+    {"model family dense Llama-style", 99, 6.4},
+    {"model family fine-grained MoE", 74, 14.7},
+    {"model family MLA", 41, 12.0},
+    {"Blackwell bf16", 59, 6.6},
+    {"Blackwell fp8", 27, 9.4},
+    {"Blackwell mxfp8", 87, 11.0},
+    {"Blackwell nvfp4", 24, 12.5},
 };
 
 // Leave one model family out (issue 34): every row of one architecture class left out of the
 // fit, then predicted. Measured, rounded up to the next 0.1 %. Issue 34 asks <= 12 % for every
 // family; fine-grained MoE and MLA are far above it (tests/validation/README.md says why).
 constexpr GroupLimit kFamilies[] = {
-    {"dense GPT-style", 48, 9.1},
-    {"dense Llama-style", 99, 12.9},
-    {"fine-grained MoE", 74, 33.8},
-    {"MLA", 41, 14.9},
-    {"hybrid", 13, 20.4},
+    {"dense GPT-style", 48, 11.0},
+    {"dense Llama-style", 99, 18.0},
+    {"fine-grained MoE", 74, 43.3},
+    {"MLA", 41, 15.0},
+    {"hybrid", 29, 22.3},
 };
-constexpr double kOverallLofoMape = 18.5;
+constexpr double kOverallLofoMape = 23.3;
 
 // The fitted constants that sit at a bound of their interval (calibrate.h, constants_at_bounds):
 // each is physics the engine lacks, recorded with why; the list may only shrink. A constant that
@@ -168,14 +169,10 @@ struct KnownAtBound {
   const char* key;
   const char* why;
 };
-constexpr KnownAtBound kKnownAtBounds[] = {
-    {"blackwell-ultra", "fp8_gemm_efficiency",
-     "at B300's measured maximum fp8 GEMM rate (0.745 of peak): the FP8/MXFP8 rows run faster "
-     "than the engine's step allows at the fastest GEMM the GPU reaches"},
-    {"blackwell-ultra", "moe_host_expert_us",
-     "the MoE host path per local expert: the GB300/B300 MoE rows ask more host time per expert "
-     "than the most host-bound published run allows (issue 34: the host model)"},
-};
+// None since the refit with the Nemotron 3 Super rows (stop 50): Blackwell Ultra's
+// fp8_gemm_efficiency left B300's measured ceiling (0.745 -> 0.717) and its moe_host_expert_us
+// its upper bound (250 -> 158 us).
+constexpr std::array<KnownAtBound, 0> kKnownAtBounds{};
 // Cases of each table on its own, and runs that both tables report (counted once).
 constexpr int kPublishedCases = 57, kModernCases = 235, kRepeatedRuns = 1;
 constexpr int kCases = kPublishedCases + kModernCases - kRepeatedRuns;
