@@ -251,9 +251,9 @@ describe('mixture of experts', () => {
   });
 
   test('Faster plans: the CLI\'s plans with their EP, Expert TP and dispatcher; applying one sets them', async () => {
-    // Two nodes: the leading plans differ in EP (8 and 16; on one node fewer experts per GPU
-    // always wins, so every plan listed has EP 8 and the column is left out).
-    const p = await open(MOE_LINK.replace('nodes=1', 'nodes=2'));
+    // Two nodes and the user's EP 16: the leading plans run EP 8 (fewer experts per GPU, inside
+    // a node), another EP than the user's, which applying one sets.
+    const p = await open(MOE_LINK.replace('nodes=1', 'nodes=2').replace('ep=8', 'ep=16'));
     await p.waitForFunction(() => {
       const s = window.__stepcast;
       return s.latest === s.rendered && s.search.for === s.latest && s.search.state === 'done';
@@ -265,7 +265,8 @@ describe('mixture of experts', () => {
       etp: tr.querySelector('[data-label="Expert TP"]')?.textContent ?? null,
       disp: tr.querySelector('[data-label="Token dispatcher"]')?.textContent ?? null, yours: tr.classList.contains('yours') })));
     assert.deepStrictEqual(rows.map((r) => r.plan), cli.result.best.map((b) => b.plan), 'the CLI\'s plans');
-    // A column where the plans differ (EP, the dispatcher here); one value for all (expert TP 1) is no column.
+    // A column where the plans differ, from one another or from the user's plan (EP, the
+    // dispatcher here); one value for all (expert TP 1) is no column.
     const varies = (name) => new Set(rows.map((r) => r.plan[name])).size > 1;
     for (const r of rows) {
       assert.deepEqual([r.ep, r.disp], [String(r.plan.ep), r.plan.moe_dispatcher], 'expert columns');
@@ -286,7 +287,7 @@ describe('mixture of experts', () => {
     assert.equal(await one.$$eval('#search thead th', (ths) => ths.some((th) => th.textContent.startsWith('Overlap'))), true);
     await fits(one, 'one node');
     await one.close();
-    const rank = rows.findIndex((r) => r.plan.ep !== 8);
+    const rank = rows.findIndex((r) => r.plan.ep !== 16);
     assert.ok(rank >= 0, 'a plan with another EP');
     if (await p.isHidden(`#search tbody tr[data-rank="${rank + 1}"]`)) await p.click('#search-more');
     await p.locator(`#search tbody tr[data-rank="${rank + 1}"] .apply`).click();
