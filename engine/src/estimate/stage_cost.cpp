@@ -610,9 +610,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // behind Transformer Engine's userbuffers, shortened a host-bound forward (issue 38's
   // invariant suite: seed 3971, gpt-oss-20b with cp 4 on a B200 stage, its peaks x 0.687
   // 0.003 % faster; seed 28566, ZB-H1 with B300 stages ahead of Gaudi 2 ones, its peaks x 0.402
-  // 0.004 %; seed 85216, DeepSeek-V3 at tp 64, 0.014 %). moe_host_us was fitted without the TP
-  // part: taking it in moves the fit's host-bound MoE rows with TP (Qwen3-235B-A22B on H100 and
-  // GB200, Moonlight-16B on H100) 2 to 4 % faster until the next refit.
+  // 0.004 %; seed 85216, DeepSeek-V3 at tp 64, 0.014 %). Taking the TP part in moved the
+  // host-bound MoE rows with TP (Qwen3-235B-A22B on H100 and GB200, Moonlight-16B on H100) 2 to
+  // 4 % faster before moe_host_us was refitted with it (stop 50).
   if (synced && moe_host > 0) {
     const double ep_forward = ep.forward / std::max(1.0, mix.moe_total());
     double layers = 0;
