@@ -168,8 +168,14 @@ TEST(Hybrid, LatentMoeDispatchesLatentTokens) {
   // Latent off, the same tokens are 4096 wide.
   Scenario wide = s;
   wide.model.moe.latent_size = 0;
-  for (const auto& op : estimate(wide).stages[0].communication)
-    if (op.what == "expert outputs back (combine)") EXPECT_DOUBLE_EQ(op.bytes, 8192.0 * 22 * 4096 * 2);
+  const Report wide_report = estimate(wide);  // named: the loop reads its stages
+  int combines = 0;
+  for (const auto& op : wide_report.stages[0].communication)
+    if (op.what == "expert outputs back (combine)") {
+      ++combines;
+      EXPECT_DOUBLE_EQ(op.bytes, 8192.0 * 22 * 4096 * 2);
+    }
+  EXPECT_EQ(combines, 1);
 }
 
 // The MTP modules' layers: Super's "*E" run twice (repeated) on the last stage, held once.
