@@ -10,6 +10,8 @@
 #include "stepcast/pipeline.h"
 #include "stepcast/rule_ids.h"
 #include "stepcast/schedule.h"
+#include "stepcast/resolve.h"
+#include "stepcast/search.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -731,6 +733,40 @@ TEST(DualPipe, RunsAsDualPipeVOnHalfTheRanks) {
   // A middle rank: 10 layers of 8,192 hidden in each direction against 1F1B's 10.
   EXPECT_DOUBLE_EQ(dual.stages[1].parameters, 2 * one.stages[1].parameters);
   EXPECT_LT(dual.iteration_time_s, one.iteration_time_s);  // the bubble it removes
+}
+
+// What else reads a dualpipe plan's stages reads the plan it runs as (plan_as_run): the search's
+// memory checks agree with each plan's estimate (a plan it keeps fits, and has its estimate's
+// peak and time, held twice the parameters), and resolve writes no stages, which DualPipe takes
+// none of, so its scenario reads back and estimates the same.
+TEST(DualPipe, SearchAndResolveSeeThePlanItRunsAs) {
+  const std::string doc = test::doc(
+      R"({"tp": 8, "pp": 4, "global_batch": 64, "micro_batch": 1, "schedule": "dualpipe"})",
+      R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})", R"(, "seq_len": 4096)");
+  const Scenario s = test::scenario(doc);
+  SearchOptions options;
+  options.fit_fixes = false;
+  const auto found = search_plans(s, options);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  int dual = 0;
+  for (const SearchCandidate& c : found.value().best) {
+    if (c.plan.effective_schedule() != PipelineSchedule::dualpipe) continue;
+    ++dual;
+    Scenario t = s;
+    t.plan = c.plan;
+    const Report r = estimate(t);
+    EXPECT_TRUE(r.fits);
+    double peak = 0;
+    for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+    EXPECT_DOUBLE_EQ(c.peak_memory_bytes, peak);
+    EXPECT_DOUBLE_EQ(c.iteration_time_s, r.iteration_time_s);
+  }
+  EXPECT_GT(dual, 0);
+  const Json resolved = resolve_json(Json::parse(doc), builtin_catalog());
+  ASSERT_FALSE(resolved.contains("errors")) << resolved.dump();
+  EXPECT_FALSE(resolved["scenario"]["plan"].contains("stages"));
+  EXPECT_EQ(estimate(test::scenario(resolved["scenario"].dump())).iteration_time_s,
+            estimate(s).iteration_time_s);
 }
 
 TEST(DualPipe, BadPlansNameTheRule) {

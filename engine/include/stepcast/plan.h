@@ -306,13 +306,15 @@ struct Plan {
   // sequence parallelism off at tp = 1, after which its --tp-comm-overlap assert fails;
   // Megatron-Bridge turns the TP overlap off there), the parameter all-gather's overlap only
   // with sharding (there is no gather; Megatron-LM asserts the distributed optimizer), the p2p
-  // overlap only in the interleaved schedule (Megatron-LM turns it off without one, as the
-  // physics does), the ZeRO stage the flags imply.
+  // overlap only with model chunks (Megatron-LM turns it off without the interleaved schedule,
+  // as the physics does; DualPipe runs two chunks a rank, plan_as_run in schedule.h), the ZeRO
+  // stage the flags imply.
   Plan effective() const {
     Plan p = *this;
     p.sequence_parallel = sequence_parallel && sequence_parallel_acts();
     p.tp_comm_overlap = tp_comm_overlap && tp_comm_overlap_acts();
-    p.overlap_p2p = overlap_p2p && vpp > 1;
+    p.overlap_p2p =
+        overlap_p2p && (vpp > 1 || effective_schedule() == PipelineSchedule::dualpipe);
     p.overlap_param_gather = overlap_param_gather && param_gather_overlap_acts();
     p.zero_stage = effective_zero_stage();
     p.distributed_optimizer = p.zero_stage >= 1;

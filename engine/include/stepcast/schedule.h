@@ -161,9 +161,10 @@ struct Schedule {
 const Schedule& schedule_of(const Plan& plan);
 ScheduleShape schedule_shape(const Plan& plan);
 
-// The plan a `dualpipe` plan is estimated as: DualPipe's pp ranks run DualPipeV's order on pp/2
-// ranks, the two halves as two replicas (schedule/dualpipe.cpp says why).
-Plan dualpipe_as_dualpipev(const Plan& plan);
+// The plan the engine runs for `plan`: itself, but for a `dualpipe` plan DualPipeV on pp/2 ranks,
+// the two halves as two replicas (schedule/dualpipe.cpp says why). Whatever times a plan or sizes
+// its stages (the estimate, the search's memory checks, resolve) reads this one.
+Plan plan_as_run(const Plan& plan);
 
 // Blocks the event simulation of a shape runs: a forward and a backward per micro-batch, chunk
 // and rank.

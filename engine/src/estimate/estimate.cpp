@@ -17,7 +17,7 @@ namespace {
 // mirrors them).
 Report estimate_dualpipe(const Scenario& sc, const EstimateOptions& options) {
   Scenario half = sc;
-  half.plan = dualpipe_as_dualpipev(sc.plan);
+  half.plan = plan_as_run(sc.plan);
   EstimateOptions inner = options;
   inner.fit_fixes = nullptr;  // fixes change the user's plan, below
   Report r = estimate(half, inner);

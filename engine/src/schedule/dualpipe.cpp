@@ -21,7 +21,8 @@
 
 namespace stepcast {
 
-Plan dualpipe_as_dualpipev(const Plan& p) {
+Plan plan_as_run(const Plan& p) {
+  if (p.effective_schedule() != PipelineSchedule::dualpipe || p.pp < 2) return p;
   Plan half = p;
   half.schedule = PipelineSchedule::dualpipev;
   half.schedule_derived = false;

@@ -72,25 +72,29 @@ Json resolved_document(const Scenario& s, const Json& doc) {
   }
 
   Json plan = resolved_plan_json(s.plan);
-  const std::vector<detail::ReplicaSet> sets = detail::replica_sets(s);
-  // The stages written below hold the split that first_stage_layers and last_stage_layers asked
-  // for.
-  plan.erase("first_stage_layers");
-  plan.erase("last_stage_layers");
-  if (!s.plan.replicas.empty()) {
-    Json replicas = Json::array();
-    for (const auto& set : sets)
-      replicas.push_back(
-          Json{{"group", set.group}, {"count", set.count}, {"micro_batches", set.micro_batches}});
-    plan["replicas"] = std::move(replicas);
-  } else if (!s.plan.pipeline_layout.empty()) {
-    // The free-form layout is the split: kept as given.
-  } else {
-    Json stages = Json::array();
-    const auto& lay = sets.front().layout;
-    for (size_t i = 0; i < lay.groups.size(); ++i)
-      stages.push_back(Json{{"group", lay.groups[i]}, {"layers", lay.layers[i]}});
-    plan["stages"] = std::move(stages);
+  // DualPipe takes no stages or replica sets of its own (rule dualpipe_layout): its split stays
+  // in the keys that give it (first_stage_layers, last_stage_layers, the layout).
+  if (s.plan.effective_schedule() != PipelineSchedule::dualpipe) {
+    const std::vector<detail::ReplicaSet> sets = detail::replica_sets(s);
+    // The stages written below hold the split that first_stage_layers and last_stage_layers
+    // asked for.
+    plan.erase("first_stage_layers");
+    plan.erase("last_stage_layers");
+    if (!s.plan.replicas.empty()) {
+      Json replicas = Json::array();
+      for (const auto& set : sets)
+        replicas.push_back(
+            Json{{"group", set.group}, {"count", set.count}, {"micro_batches", set.micro_batches}});
+      plan["replicas"] = std::move(replicas);
+    } else if (!s.plan.pipeline_layout.empty()) {
+      // The free-form layout is the split: kept as given.
+    } else {
+      Json stages = Json::array();
+      const auto& lay = sets.front().layout;
+      for (size_t i = 0; i < lay.groups.size(); ++i)
+        stages.push_back(Json{{"group", lay.groups[i]}, {"layers", lay.layers[i]}});
+      plan["stages"] = std::move(stages);
+    }
   }
   out["plan"] = std::move(plan);
   out["seq_len"] = s.model.seq_len;

@@ -80,8 +80,15 @@ struct MemoryCheck {
 // clears, so they do not move with a fix either. (Found again for every fix, the sets, their
 // layouts and the shapes were nearly half of a fix's memory check: Llama 3 70B's search.)
 class StageMemory {
+  static Scenario as_run(const Scenario& s) {
+    Scenario r = s;
+    r.plan = plan_as_run(s.plan);
+    return r;
+  }
+
  public:
-  explicit StageMemory(const Scenario& s) : s_(s), sets_(detail::replica_sets(s)) {
+  // (A `dualpipe` plan's stages are those of the plan it runs as: plan_as_run.)
+  explicit StageMemory(const Scenario& s) : s_(s), sets_(detail::replica_sets(as_run(s))) {
     shapes_.resize(sets_.size());
     for (size_t k = 0; k < sets_.size(); ++k)
       shapes_[k].resize(static_cast<size_t>(sets_[k].layout.groups.size()));
@@ -91,7 +98,7 @@ class StageMemory {
     MemoryCheck out;
     for (size_t k = 0; k < sets_.size(); ++k) {
       const detail::ReplicaSet& set = sets_[k];
-      const Plan p = detail::plan_for(plan, set.micro_batches);
+      const Plan p = detail::plan_for(plan_as_run(plan), set.micro_batches);
       for (int i = 0; i < p.pp; ++i) {
         std::optional<StageShape>& shape = shapes_[k][static_cast<size_t>(i)];
         if (!shape) {
@@ -217,7 +224,7 @@ std::optional<Fixed> fix_to_fit(const Scenario& s, StageMemory& memory, const Of
 // Plans whose pipeline time the closed form only approximates (the simulation is exact).
 // Whether the plan's schedule has no exact closed form: interleaved and zero-bubble stages are
 // simulated.
-bool simulated_schedule(const Plan& p) { return !schedule_of(p).closed_form_exact; }
+bool simulated_schedule(const Plan& p) { return !schedule_of(plan_as_run(p)).closed_form_exact; }
 
 }  // namespace
 
@@ -384,8 +391,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     // form above the per-estimate limit). Ranked by the closed form, only the leading ones are,
     // under the same budget (below).
     if (options.rank_exactly && simulated_schedule(s.plan) &&
-        detail::schedule_blocks(s.plan) <= kMaxSimulatedBlocks)
-      blocks += detail::schedule_blocks(s.plan);
+        detail::schedule_blocks(plan_as_run(s.plan)) <= kMaxSimulatedBlocks)
+      blocks += detail::schedule_blocks(plan_as_run(s.plan));
   });
   if (plans > options.max_plans || evaluations > options.max_stage_evaluations ||
       blocks > options.max_simulated_blocks)
@@ -512,7 +519,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       SearchCandidate& c = fitting[ranked[kept]].c;
       if (leading.size() >= options.top && c.iteration_time_s > leading.top() * reach) break;
       const uint64_t blocks_of =
-          simulated_schedule(c.plan) ? detail::schedule_blocks(c.plan) : 0;
+          simulated_schedule(c.plan) ? detail::schedule_blocks(plan_as_run(c.plan)) : 0;
       if (blocks_of > 0 && blocks_of <= kMaxSimulatedBlocks &&
           simulated + blocks_of <= options.max_simulated_blocks) {
         simulated += blocks_of;
