@@ -595,6 +595,13 @@ TEST(Moe, FreeFormPipelineLayout) {
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_EQ(e.error().path, "plan.pipeline_layout");
   }
+  // Untrusted text (an imported argument, a link) is echoed escaped, on one line (a fuzzing
+  // finding: a newline and ESC from an imported layout came out raw).
+  const auto raw = parse_pipeline_layout("Et\n\x1b[31m|tL", "plan.pipeline_layout");
+  ASSERT_FALSE(raw.ok());
+  EXPECT_EQ(raw.error().message.find_first_of("\n\x1b"), std::string::npos) << raw.error().message;
+  EXPECT_NE(raw.error().message.find("Et\\n\\u001b[31m|tL"), std::string::npos)
+      << raw.error().message;
   const std::string dsv3 = R"({"model": "deepseek-v3", "seq_len": 4096,
     "cluster": {"node": "dgx-h100", "nodes": 128},
     "plan": {"tp": 2, "pp": 8, "vpp": 4, "ep": 64, "etp": 1, "global_batch": 8192,

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "stepcast/json.h"
 #include "stepcast/rule_ids.h"
 
 namespace stepcast {
@@ -67,19 +68,19 @@ class Reader {
   Result<std::vector<VirtualStage>> read() {
     stages_.assign(1, VirtualStage{});
     if (auto e = sequence(0)) return *e;
-    if (pos_ != text_.size()) return fail(fmt::format("unexpected '{}'", text_[pos_]));
+    if (pos_ != text_.size())
+      return fail(fmt::format("unexpected '{}'", printable(text_.substr(pos_, 1))));
     return stages_;
   }
 
  private:
+  // The text as given is untrusted (an imported argument, a link): escaped and cut.
   Error fail(const std::string& what) const {
-    const std::string_view shown = text_.substr(0, 60);
     return Error{.code = ErrorCode::invalid_plan,
                  .path = path_,
-                 .message = fmt::format("{}=\"{}{}\": {} at character {} (symbols E t m L, '|' "
+                 .message = fmt::format("{}=\"{}\": {} at character {} (symbols E t m L, '|' "
                                         "between stages, \"x*n\" and \"(...)*n\" repeats)",
-                                        path_, shown, text_.size() > shown.size() ? "..." : "",
-                                        what, pos_ + 1),
+                                        path_, printable(text_, 60), what, pos_ + 1),
                  .rule = Rule::layout_syntax,
                  .values = {{"position", pos_ + 1}}};
   }
@@ -135,7 +136,7 @@ class Reader {
       case 'L': s.loss = true; break;
       case '|': stages_.push_back({}); break;
       case ' ': break;
-      default: return fail(fmt::format("unknown symbol '{}'", text_[pos_]));
+      default: return fail(fmt::format("unknown symbol '{}'", printable(text_.substr(pos_, 1))));
     }
     if (total_ > 4 * kMaxLayers) return fail("the layout has too many layers");
     ++pos_;
