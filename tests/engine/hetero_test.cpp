@@ -249,6 +249,29 @@ TEST(Hetero, StagesOrReplicasFollowRankOrderWhenLeftOut) {
   EXPECT_EQ(replicated.plan.replicas[1].count, 1);
 }
 
+TEST(Hetero, PublishedMixesCanBeWrittenDown) {
+  // Issue 36: the boards published heterogeneous clusters mix, each on its own bus. An AWS
+  // g5.48xlarge (8 A10G on PCIe 4.0, presets/nodes/g5-48xlarge.json) beside an 8 x L40S PCIe
+  // server: each stage runs on its own GPU with its own memory, its TP all-reduces cross its
+  // own PCIe, and the balancer gives the A10G (70 TF BF16) fewer layers than the L40S (362 TF).
+  const Report r = estimate(test::scenario(two_groups("g5-48xlarge", "pcie-l40s-x8", kStages)));
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_EQ(r.stages[0].gpu, "a10g");
+  EXPECT_EQ(r.stages[1].gpu, "l40s");
+  EXPECT_EQ(r.stages[0].memory.capacity, 24.0 * (1 << 30));
+  EXPECT_LT(r.stages[0].layers, r.stages[1].layers);
+  EXPECT_EQ(r.stages[0].layers + r.stages[1].layers, 32);
+  EXPECT_GT(r.stages[0].forward_s / r.stages[0].layers, r.stages[1].forward_s / r.stages[1].layers);
+  bool tp_on_pcie = false;
+  for (const auto& op : r.stages[0].communication)
+    tp_on_pcie = tp_on_pcie || (op.group == CommGroup::tp && op.link == "pcie4");
+  EXPECT_TRUE(tp_on_pcie);
+  // Each board alone: the mixed cluster sits between two A10G servers and two L40S servers.
+  const double mixed = r.iteration_time_s;
+  EXPECT_LT(mixed, time_of(two_groups("g5-48xlarge", "g5-48xlarge", kStages)));
+  EXPECT_GT(mixed, time_of(two_groups("pcie-l40s-x8", "pcie-l40s-x8", kStages)));
+}
+
 TEST(Hetero, LayoutErrors) {
   struct Case {
     std::string json;

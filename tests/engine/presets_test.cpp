@@ -30,7 +30,7 @@ TEST(Presets, IssueListsArePresent) {
         "gh200-96gb", "b200", "gb200", "l40s", "l20", "l4", "a10", "rtx-a6000", "rtx-4090",
         "rtx-3090", "t4", "mi250x", "mi300x", "mi325x", "gaudi2", "gaudi3", "ascend-910b",
         // Issue 36: CDNA 4, and the GPUs published heterogeneous clusters mix.
-        "mi350x", "mi355x", "rtx-2080-ti", "titan-rtx", "a40", "v100-pcie-32gb"})
+        "mi350x", "mi355x", "rtx-2080-ti", "titan-rtx", "a40", "v100-pcie-32gb", "a10g"})
     EXPECT_NE(c.find_gpu(id), nullptr) << id;
   for (const char* id : {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "pcie3", "pcie4", "pcie5",
                          "ib-edr", "ib-hdr", "ib-ndr", "ib-xdr", "roce-100g", "roce-200g",
@@ -39,7 +39,7 @@ TEST(Presets, IssueListsArePresent) {
   for (const char* id : {"dgx-1-v100", "dgx-2-v100", "dgx-a100", "dgx-a100-40gb", "hgx-a800",
                          "dgx-h100", "hgx-h800", "hgx-h20", "hgx-h200", "gh200-x4", "dgx-b200",
                          "gb200-nvl72", "mi300x-x8", "mi250x-x4", "pcie-rtx4090-x8",
-                         "pcie-l40s-x8", "mi350x-x8", "mi355x-x8"})
+                         "pcie-l40s-x8", "mi350x-x8", "mi355x-x8", "g5-48xlarge"})
     EXPECT_NE(c.find_node(id), nullptr) << id;
   for (const char* id :
        {"gpt3-1.3b", "gpt3-2.7b", "gpt3-6.7b", "gpt3-13b", "gpt3-175b", "gpt-1.7b", "gpt-1t",
@@ -225,8 +225,10 @@ TEST(Presets, MeasuredFiguresStayBelowPeaks) {
 // Peaks a datasheet rounds, derived from the chip: units x FLOP per unit per clock x clock. CDNA
 // 4 (ROCm's GPU specifications: 256 CUs on gfx950; AMD CDNA 4 white paper: 8,192 dense FP8 FLOP
 // per CU per clock, FP16/BF16 half that, 256 FP32 FLOP per CU per clock; MI355X 2.4 GHz, MI350X
-// 2.2 GHz) and Turing (whitepaper WP-09183-001: 128 FP16 tensor FLOP per Tensor Core per clock,
-// 2 FP32 FLOP per CUDA core; GeForce halves the rate with FP32 accumulate, TITAN does not).
+// 2.2 GHz), Turing (whitepaper WP-09183-001: 128 FP16 tensor FLOP per Tensor Core per clock,
+// 2 FP32 FLOP per CUDA core; GeForce halves the rate with FP32 accumulate, TITAN does not) and
+// the A10G, which has no datasheet (presets/gpus/a10g.json: 80 SMs at 1.71 GHz, GA102's
+// GeForce-class 512 FP16 tensor FLOP per SM per clock with FP32 accumulate, 256 FP32).
 TEST(Presets, PeaksFollowFromTheChip) {
   struct Derived {
     const char* gpu;
@@ -245,6 +247,8 @@ TEST(Presets, PeaksFollowFromTheChip) {
       {"titan-rtx", Precision::fp32, 4608, 2, 1.77e9},
       {"rtx-2080-ti", Precision::fp16, 544, 64, 1.545e9},
       {"rtx-2080-ti", Precision::fp32, 4352, 2, 1.545e9},
+      {"a10g", Precision::bf16, 80, 512, 1.71e9},
+      {"a10g", Precision::fp32, 80, 256, 1.71e9},
   };
   for (const Derived& d : kChips) {
     const GpuSpec* g = builtin_catalog().find_gpu(d.gpu);
