@@ -857,6 +857,8 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
 
   t.forward_exposed =
       tp.forward + cp.forward + ep.forward + zero3.forward + host.forward + offload.forward;
+  // The backward as its compute runs, under the EP overlap (StageCost::paired_backward_pass_s).
+  if (paired) c.paired_backward_pass_s = t.backward_pass() - ep.backward + ep_beside.backward;
 
   st.forward_s = t.forward + (p.tp_comm_overlap ? 0 : tp_fwd);
   st.backward_s = t.backward + (p.tp_comm_overlap ? 0 : tp_bwd);

@@ -144,6 +144,22 @@ struct StageCost {
   double last_backward_pass_s() const {
     return unpaired ? unpaired->backward_pass() : time.backward_pass();
   }
+  // Where every pass is paired (the EP overlap with pipelining: the interleaved schedule,
+  // DualPipeV), the backward's wall time as its own compute runs (stage_cost.cpp): its compute
+  // and the forward's exchanges that its blocks could not hide, which stall it, in place of its
+  // own, which run beside the forward's compute (`time` puts each pass's own exchanges in its
+  // block). The last backward's gradients reduce behind it (tail.cpp). The pair's time is the
+  // same either way, but a TP overlap that hides the backward's TP collectives behind GEMMs the
+  // exchanges then cannot use moves exposed time from the backward's block into the forward's:
+  // behind the block, the gradient sync hid less and the TP overlap was 0.007 % slower than
+  // none (issue 38's invariant suite, seed 96724: grok-1, pp 8, vpp 4, the EP overlap).
+  std::optional<double> paired_backward_pass_s;
+  // The window the last backward gives the gradient sync: the unpaired backward where it runs
+  // alone, the paired one as its compute runs, else the backward pass.
+  double sync_window_s() const {
+    if (unpaired) return unpaired->backward_pass();
+    return paired_backward_pass_s ? *paired_backward_pass_s : time.backward_pass();
+  }
   // What the unpaired first forward and last backward add to the paired passes' pipeline.
   double unpaired_ends_s() const { return unpaired ? unpaired->total() - time.total() : 0.0; }
   // The stage's W blocks per micro-batch: the weight gradients and their launch waits.

@@ -43,8 +43,10 @@ double exposed_sync_s(const Scenario& sc, const Plan& set_plan,
     // The last backward: under the EP overlap without pipelining it runs unpaired
     // (StageCost::unpaired), the window behind which Megatron reduces the gradients (the last
     // micro-batch's backward runs outside no_sync, combined_1f1b.py).
+    // (Paired with a forward, the backward as its compute runs: StageCost::sync_window_s. The
+    // closed-form drain below is the pipeline's, its blocks.)
     const double backward = cost.last_backward_pass_s(), weight_grad = cost.weight_grad_block_s();
-    const double last_backward = schedule.last_backward_s(backward, weight_grad, shape);
+    const double last_backward = schedule.last_backward_s(cost.sync_window_s(), weight_grad, shape);
     double sync = reduce.whole_s();
     if (p.overlap_grad_reduce && sync > 0 && zero < 3)
       sync = bucketed_overlap_s(reduce.transfer_s * last_share, reduce.fixed_s,
