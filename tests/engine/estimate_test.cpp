@@ -117,6 +117,42 @@ TEST(Pipeline, LeanSimulationIsTheEventSimulation) {
               extrapolated, cases, worst);
 }
 
+// Ranks that start late (rank_start_s: the parameter gathers each stage's first forward waits
+// for, tail.cpp): the lean simulation is the event simulation's, and by hand on 4 equal stages
+// of 1F1B, a start of rank 0 delays every block by it, and a start of the last rank before the
+// first micro-batch reaches it (3 forwards and 3 messages) delays nothing.
+TEST(Pipeline, RanksStartingLateAreSimulatedAlike) {
+  std::mt19937_64 rng(20261206);
+  std::uniform_real_distribution<double> time(0.1, 3.0), message(0.0, 0.4);
+  for (int p : {2, 4, 7})
+    for (int v : {1, 2})
+      for (int64_t m : {int64_t{p}, int64_t{3 * p + 1}, int64_t{64}})
+        for (bool blocking : {false, true}) {
+          std::vector<double> f(static_cast<size_t>(p * v)), b(f.size()), link(p), start(p);
+          for (auto& x : f) x = time(rng);
+          for (auto& x : b) x = 2 * time(rng);
+          for (auto& x : link) x = message(rng);
+          for (auto& x : start) x = 4 * time(rng);
+          double makespan = 0;
+          const auto events = simulate_virtual_pipeline(f, b, p, m, v, link, blocking, &makespan,
+                                                        nullptr, {}, start);
+          const ScheduleTime lean =
+              simulate_schedule_time(f, b, p, m, v, link, blocking, 0, nullptr, {}, start);
+          EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << p << " " << v << " " << m;
+          for (const auto& e : events) EXPECT_GE(e.start_s, start[e.stage]);
+        }
+  const std::vector<double> f(4, 1.0), b(4, 2.0), link(4, 0.25);
+  double plain = 0, first = 0, last = 0;
+  simulate_virtual_pipeline(f, b, 4, 8, 1, link, false, &plain);
+  simulate_virtual_pipeline(f, b, 4, 8, 1, link, false, &first, nullptr, {}, {0.5, 0, 0, 0});
+  simulate_virtual_pipeline(f, b, 4, 8, 1, link, false, &last, nullptr, {}, {0, 0, 0, 3.75});
+  EXPECT_DOUBLE_EQ(first, plain + 0.5);
+  EXPECT_DOUBLE_EQ(last, plain);
+  EXPECT_EQ(simulate_schedule_time(f, b, 4, 8, 1, link, false, 0, nullptr, {}, {0.5, 0, 0, 0})
+                .makespan_s,
+            first);
+}
+
 // The estimate's block budget (limits.h: kMaxSimulatedBlocks, 400,000) counts the blocks the
 // lean simulation runs, not those it extrapolates: GPT-3 175B (sequence 4,096) on 32 DGX A100 at
 // TP 8 x PP 16 x VPP 2 has 2 x 16,384 x 2 x 16 = 1,048,576 blocks at a global batch of 32,768

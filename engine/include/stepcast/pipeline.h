@@ -59,6 +59,9 @@ std::vector<PipelineEvent> simulate_pipeline(const std::vector<double>& forward_
 // with virtual stages). `weight_grad_s[c·p + i]`, of backward_s, is the weight gradients (W),
 // which a schedule that splits the backward runs apart from the rest (B); empty: none. The interleaved schedule needs the micro-batches in whole groups of
 // `stages`: a replica set balanced to another count runs 1F1B, each block its stage's whole work.
+// `rank_start_s[i]` is the earliest rank i starts its first block: what its parameter
+// all-gather, begun with the iteration, leaves exposed (tail.cpp, first_forward_gathers_s);
+// empty: every rank at 0.
 struct Schedule;
 std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& forward_s,
                                                      const std::vector<double>& backward_s,
@@ -67,7 +70,8 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
                                                      const std::vector<double>& p2p_s,
                                                      bool p2p_blocking, double* makespan_s,
                                                      const Schedule* schedule = nullptr,
-                                                     const std::vector<double>& weight_grad_s = {});
+                                                     const std::vector<double>& weight_grad_s = {},
+                                                     const std::vector<double>& rank_start_s = {});
 
 // What the estimate reads of a simulated schedule: its makespan, and how long rank `watch` (the
 // bottleneck) spends in its blocks and its blocking sends; the same numbers, to the last bit, as
@@ -87,7 +91,8 @@ ScheduleTime simulate_schedule_time(const std::vector<double>& forward_s,
                                     int64_t micro_batches, int virtual_stages,
                                     const std::vector<double>& p2p_s, bool p2p_blocking,
                                     int watch, const Schedule* schedule = nullptr,
-                                    const std::vector<double>& weight_grad_s = {});
+                                    const std::vector<double>& weight_grad_s = {},
+                                    const std::vector<double>& rank_start_s = {});
 
 // The same with a message time per link: p2p_s[i] from stage i to stage i+1 (and back), the
 // last entry for the wrap from the last stage to the first (interleaved chunks).

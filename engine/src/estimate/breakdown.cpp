@@ -24,7 +24,8 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail) {
   b.ep_comm = part(&StageTime::ep);
   b.pp_comm = run.blocking_p2p_s + run.fill_s;
   b.bubble = run.bubble_s;
-  b.dp_comm = part(&StageTime::zero3) + tail.lockstep_s + tail.dp_exposed_s + tail.param_gather_s;
+  b.dp_comm = part(&StageTime::zero3) + run.gather_s + tail.lockstep_s + tail.dp_exposed_s +
+              tail.param_gather_s;
   b.optimizer = tail.optimizer_s;
   b.other = tail.other_s;
   b.host = part(&StageTime::host);

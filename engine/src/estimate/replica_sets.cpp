@@ -63,10 +63,19 @@ OneMicroBatch one_micro_batch(const Scenario& sc, const Plan& q, const PipelineL
     stages.push_back(stage_cost_of(sc, q, lay, i));
     unit.push_back(stages.back().unit_s);
   }
-  // The EP overlap's unpaired first forward and last backward add the same whatever m.
+  // The EP overlap's unpaired first forward and last backward add the same whatever m, and so
+  // do the parameter gathers beside the fill (run_pipeline.cpp's closed form, each stage's
+  // first chunk a 1/vpp share of its forward).
+  std::vector<double> fill_start;
+  double reached = 0;
+  for (const StageCost& s : stages) {
+    fill_start.push_back(reached);
+    reached += s.time.forward_pass() / q.vpp + s.report.p2p_s;
+  }
   return {pipeline_time(unit, 1, q.vpp), lockstep_per_micro_batch_s(stages),
-          param_gather_s(sc, stages) + exposed_sync_s(sc, q, stages, nullptr) +
-              stages.front().unpaired_ends_s()};
+          param_gather_s(sc, stages) +
+              fill_delay_s(first_forward_gathers_s(sc, stages), fill_start) +
+              exposed_sync_s(sc, q, stages, nullptr) + stages.front().unpaired_ends_s()};
 }
 
 // The iteration time of a split of the micro-batches over the sets: each set's pipeline through

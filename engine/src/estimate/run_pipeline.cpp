@@ -5,6 +5,7 @@
 
 #include "estimate/step.h"
 #include "schedule/lean_simulation.h"
+#include "schedule/runnable.h"
 
 namespace stepcast::detail {
 
@@ -82,7 +83,24 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   }
   const PipelineTime closed = schedule.closed_form(unit, shape);
   run.bottleneck = closed.bottleneck;
-  run.pipe_s = closed.total_s;
+  // The parameter gathers beside the fill (first_forward_gathers_s): each rank starts no earlier
+  // than its gather lets it. The closed form adds how far that delays the first micro-batch's
+  // forwards through the ranks (fill_delay_s; exact on equal stages, whose fill is critical),
+  // the simulation below starts each rank there.
+  const std::vector<double> gathers = first_forward_gathers_s(sc, run.stages);
+  if (!gathers.empty()) {
+    std::vector<double> fill_start;
+    double reached = 0;
+    for (int k = 0; k < p.pp * p.vpp; ++k) {
+      fill_start.push_back(reached);
+      reached += fwd[static_cast<size_t>(k)] + detail::message_s(schedule, shape, p2p, k);
+    }
+    std::vector<double> rank_fill(static_cast<size_t>(p.pp));
+    for (int i = 0; i < p.pp; ++i)
+      rank_fill[i] = fill_start[static_cast<size_t>(schedule.virtual_stage(shape, i, 0))];
+    run.gather_s = fill_delay_s(gathers, rank_fill);
+  }
+  run.pipe_s = closed.total_s + run.gather_s;
   run.bubble_s = closed.bubble_s;
   const StageCost& k = run.stages[closed.bottleneck];
   run.blocking_p2p_s = mbd * (k.unit_s - k.time.total());
@@ -112,7 +130,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
     // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
     run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
-                                           &timed.makespan_s, &schedule, wgt);
+                                           &timed.makespan_s, &schedule, wgt, gathers);
     for (const auto& e : run.events) {
       if (e.stage != run.bottleneck) continue;
       (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) += e.end_s - e.start_s;
@@ -120,7 +138,8 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     timed_ok = true;
   } else if (simulate) {
     timed_ok = simulate_schedule_time_within(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
-                                             run.bottleneck, &schedule, wgt, block_budget, timed);
+                                             run.bottleneck, &schedule, wgt, gathers,
+                                             block_budget, timed);
     block_budget -= std::min(block_budget, static_cast<uint64_t>(timed.blocks_run));
   }
   if (simulate && timed_ok) {
@@ -129,7 +148,10 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
     run.pipe_s = timed.makespan_s;
     run.fill_s = 0;
     run.blocking_p2p_s = timed.sends_s;
+    // The gathers' delay of the fill, of what the bottleneck waits.
     run.bubble_s = timed.makespan_s - timed.busy_s - timed.sends_s;
+    run.gather_s = std::min(run.gather_s, std::max(0.0, run.bubble_s));
+    run.bubble_s -= run.gather_s;
   }
   // The EP overlap's unpaired first forward and last backward (StageCost::unpaired; pp 1): the
   // passes above are all paired, so the first forward ends later, everything after it with it,

@@ -186,6 +186,10 @@ struct PipelineRun {
   // Where the schedule was simulated: each stage's last compute block's end (its gradients
   // ready for the sync), on the pipe_s clock; empty where the closed form stands.
   std::vector<double> stage_end_s;
+  // Of pipe_s, what the parameter gathers beside the fill add (first_forward_gathers_s), as the
+  // breakdown counts them: the fill's delay (fill_delay_s), taken from the bubble where
+  // simulated.
+  double gather_s = 0;
 };
 
 // What follows the pipelines, per iteration.
@@ -257,6 +261,15 @@ double lockstep_per_micro_batch_s(const std::vector<StageCost>& stages);
 // distributed optimizer's parameter gather (ZeRO-1 and 2), and then its gradient sync's exposure
 // after its last backward (`stage_sync`, when given: each stage's sync).
 double param_gather_s(const Scenario& sc, const std::vector<StageCost>& stages);
+// Where the stages' overlapped parameter gathers run beside the pipeline's fill (pp > 1), the
+// earliest each stage's rank can start its first forward for its gather; empty elsewhere
+// (param_gather_s then).
+std::vector<double> first_forward_gathers_s(const Scenario& sc,
+                                            const std::vector<StageCost>& stages);
+// How much those starts delay the fill: the most any rank's start passes the time the first
+// micro-batch would reach it (`fill_start`, each rank's first forward's start without them).
+// On equal stages the fill lies on the critical path, so the pipeline's delay.
+double fill_delay_s(const std::vector<double>& gathers, const std::vector<double>& fill_start);
 // With a simulated run (`run`, its stage_end_s), each stage's slack is how long before the
 // pipeline's end its own last block ended; otherwise the schedule's closed-form drain.
 double exposed_sync_s(const Scenario& sc, const Plan& set_plan,

@@ -68,7 +68,7 @@ class LeanPipeline {
   LeanPipeline(const std::vector<double>& f, const std::vector<double>& b,
                const std::vector<double>& w, int p, int v, int64_t m,
                const std::vector<double>& p2p, bool blocking, const Schedule& schedule,
-               uint64_t max_blocks)
+               const std::vector<double>& rank_start, uint64_t max_blocks)
       : p_(p), virtual_stages_(p * v),
         schedule_(schedule), shape_{p, v, m}, max_blocks_(max_blocks) {
     // Outputs wait for their reader a few rounds of the pipeline at most (the wrap from the last
@@ -84,6 +84,7 @@ class LeanPipeline {
     count_[static_cast<size_t>(ready_row())] = INT64_MAX;
     next_.assign(static_cast<size_t>(p), 0);
     free_at_.assign(static_cast<size_t>(p), 0.0);
+    if (rank_start.size() == static_cast<size_t>(p)) free_at_ = rank_start;
     last_end_.assign(static_cast<size_t>(p), 0.0);
     // Where each virtual stage sits and what each edge's message takes, asked of the schedule
     // once here rather than for every block (a tenth of a deep pipeline's estimate otherwise).
@@ -337,10 +338,11 @@ ScheduleTime simulate_schedule_time(const std::vector<double>& fwd,
                                     const std::vector<double>& bwd, int p, int64_t m, int v,
                                     const std::vector<double>& p2p, bool p2p_blocking,
                                     int watch, const Schedule* schedule,
-                                    const std::vector<double>& weight_grad_s) {
+                                    const std::vector<double>& weight_grad_s,
+                                    const std::vector<double>& rank_start_s) {
   ScheduleTime out;
   detail::simulate_schedule_time_within(fwd, bwd, p, m, v, p2p, p2p_blocking, watch, schedule,
-                                        weight_grad_s, UINT64_MAX, out);
+                                        weight_grad_s, rank_start_s, UINT64_MAX, out);
   return out;
 }
 
@@ -350,12 +352,14 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
                                            bool p2p_blocking, int watch,
                                            const Schedule* schedule,
                                            const std::vector<double>& weight_grad_s,
+                                           const std::vector<double>& rank_start_s,
                                            uint64_t max_blocks, ScheduleTime& out) {
   out = {};
   if (p == 0 || m <= 0) return true;
   std::vector<double> f = fwd, b = bwd, w = weight_grad_s;
   schedule = detail::runnable(f, b, w, p, m, v, schedule);
-  LeanPipeline pipe(f, b, w, p, v, m, p2p, p2p_blocking, *schedule, max_blocks);
+  LeanPipeline pipe(f, b, w, p, v, m, p2p, p2p_blocking, *schedule, rank_start_s,
+                    max_blocks);
   if (schedule->steady_state) run_steady_state(pipe, *schedule);
   if (!pipe.stopped()) pipe.advance(pipe.lengths());
   if (pipe.exhausted()) {
@@ -370,7 +374,7 @@ bool detail::simulate_schedule_time_within(const std::vector<double>& fwd,
     }
     double full = 0;
     const auto events = simulate_virtual_pipeline(f, b, p, m, v, p2p, p2p_blocking, &full,
-                                                  schedule, w);
+                                                  schedule, w, rank_start_s);
     out = {full, 0, 0, static_cast<int64_t>(all), {}};  // (the lean part it replaces aside)
     out.rank_end_s = detail::rank_ends(events, p);
     for (const auto& e : events)

@@ -19,8 +19,9 @@ bool simulate_schedule_time_within(const std::vector<double>& forward_s,
                                    int64_t micro_batches, int virtual_stages,
                                    const std::vector<double>& p2p_s, bool p2p_blocking, int watch,
                                    const Schedule* schedule,
-                                   const std::vector<double>& weight_grad_s, uint64_t max_blocks,
-                                   ScheduleTime& out);
+                                   const std::vector<double>& weight_grad_s,
+                                   const std::vector<double>& rank_start_s,
+                                   uint64_t max_blocks, ScheduleTime& out);
 
 // Each rank's last compute block's end in a simulation's events (sends aside).
 std::vector<double> rank_ends(const std::vector<PipelineEvent>& events, int ranks);

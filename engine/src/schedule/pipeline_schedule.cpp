@@ -53,7 +53,8 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
                                                      const std::vector<double>& p2p,
                                                      bool p2p_blocking, double* makespan_s,
                                                      const Schedule* schedule,
-                                                     const std::vector<double>& weight_grad_s) {
+                                                     const std::vector<double>& weight_grad_s,
+                                                     const std::vector<double>& rank_start_s) {
   std::vector<PipelineEvent> events;
   if (p == 0 || m <= 0) {
     if (makespan_s) *makespan_s = 0;
@@ -70,6 +71,7 @@ std::vector<PipelineEvent> simulate_virtual_pipeline(const std::vector<double>& 
   std::vector<std::vector<ScheduleBlock>> order(p);
   std::vector<size_t> next(p, 0);
   std::vector<double> free_at(p, 0);
+  if (rank_start_s.size() == static_cast<size_t>(p)) free_at = rank_start_s;
   for (int i = 0; i < p; ++i) schedule->rank_order(shape, i, order[i]);
   events.reserve(static_cast<size_t>(2 * m * v * p));
 
