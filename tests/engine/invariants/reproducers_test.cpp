@@ -1012,5 +1012,53 @@ TEST(Reproducers, ZeroThreeUnderTheEpOverlapHidesBehindThePairsNotW) {
   EXPECT_LE(estimate_of(doc(1, 20)).iteration_time_s, estimate_of(doc(1, 5)).iteration_time_s);
 }
 
+// Seed 71456 at 100,000 bases: Nemotron-H 8B on 128 DGX B300 under DeepSpeed, tp 8, pp 4, vpp 4,
+// stages of 12, 12, 16 and 12 layers, full recompute, 1,048,576-token sequences, dp 32: 16
+// micro-batches cost 1.0 % more a sample than 8 (0.60445 s against 0.59844 s). The chunks are
+// very uneven (a few attention layers at a million tokens hold most of the work: the heaviest
+// chunk's backward 5.2 s, the lightest 0.52 s), and Megatron's interleaved order on them cycles
+// slower than the busiest rank works, as in the hand example of
+// Pipeline.InterleavedUnevenChunksCanCycleSlowerThanTheirFirstGroup (estimate_test.cpp): the
+// pipeline's time is affine in the groups of 4 micro-batches from the first one on, 78.14 s a
+// group (19.53 s a micro-batch, against 15.3 s of the busiest rank's blocks and sends) less
+// 3.08 s, so its time per sample rises towards that cycle. The event simulation (the timeline)
+// gives the lean simulation's time: nothing is extrapolated wrongly. What the physics orders
+// here is that the rise never passes the steady state: a batch 16 times the smaller one is
+// dearer still (Invariants.BiggerBatchNeverSlowerPerSample).
+TEST(Reproducers, InterleavedUnevenChunksGetDearerPerSampleTowardsTheirCycle) {
+  const auto doc = [](int global_batch) {
+    return Json{{"model", "nemotron-h-8b"},
+                {"seq_len", 1048576},
+                {"cluster", {{"node", "dgx-b300"}, {"nodes", 128}}},
+                {"plan",
+                 {{"framework", "deepspeed"}, {"tp", 8}, {"pp", 4}, {"vpp", 4},
+                  {"global_batch", global_batch}, {"micro_batch", 1}, {"recompute", "full"},
+                  {"sequence_parallel", false}, {"overlap_grad_reduce", true},
+                  {"overlap_p2p", false},
+                  {"stages", Json::array({Json{{"group", 0}, {"layers", 12}},
+                                          Json{{"group", 0}, {"layers", 12}},
+                                          Json{{"group", 0}, {"layers", 16}},
+                                          Json{{"group", 0}, {"layers", 12}}})}}}}
+        .dump();
+  };
+  const auto per_sample = [&](int global_batch) {
+    return estimate_of(doc(global_batch)).iteration_time_s / global_batch;
+  };
+  const double at256 = per_sample(256), at512 = per_sample(512), at4096 = per_sample(4096);
+  EXPECT_GT(at512, at256 * 1.005);  // the rise the invariant found
+  EXPECT_GT(at4096, at512);         // towards the steady state, never past it
+  // The rise is the pipeline's: its bubble more than doubles with the micro-batches, and the
+  // rest costs no more a sample.
+  const Report r256 = estimate_of(doc(256)), r512 = estimate_of(doc(512));
+  EXPECT_GT(r512.breakdown.bubble, 2 * r256.breakdown.bubble);
+  EXPECT_LE((r512.iteration_time_s - r512.breakdown.bubble) / 512,
+            (r256.iteration_time_s - r256.breakdown.bubble) / 256);
+  // The event simulation, block by block, gives the same time.
+  EstimateOptions timeline;
+  timeline.timeline = true;
+  const Report events = estimate(test::scenario(doc(512)), timeline);
+  EXPECT_NEAR(events.iteration_time_s, r512.iteration_time_s, 1e-12 * r512.iteration_time_s);
+}
+
 }  // namespace
 }  // namespace stepcast
