@@ -157,6 +157,32 @@ TEST(Pipeline, InterleavedUnevenChunksCanCycleSlowerThanTheirFirstGroup) {
   EXPECT_LT(previous, 1.5);
 }
 
+// Where the lean simulation compares its cuts: 16 ranks, 2 chunks, 256 micro-batches, the first
+// virtual stage (the embedding) and the last (the output layer and loss) slower than the rest, as
+// in an estimate. Rank i runs 2·256·2 = 1,024 blocks: a warm-up of 2(15 - i) + 16 forwards, as
+// many backwards in the drain, and between them a steady state of 1,024 - 2·w_i blocks in
+// periods of 2·v·p = 64. Rank 0's 932 hold 14 whole periods and 36 blocks more, so the cuts sit
+// 36 + 64·g blocks past each rank's warm-up: the state repeats from the first cut to the second,
+// and the 13 periods after the second are extrapolated: 1,024 - 13·64 = 192 blocks a rank, 3,072
+// in all. (With the cuts at the steady state's start, the pipeline had not left the warm-up's
+// transient at the first; it repeated at the third: 4,096 blocks.)
+TEST(Pipeline, LeanSimulationComparesItsCutsLateInTheSteadyState) {
+  const int p = 16, v = 2;
+  const int64_t m = 256;
+  std::vector<double> f(p * v, 1.0), b(p * v, 2.0), link(p, 0.05);
+  f[0] += 0.25;
+  b[0] += 0.5;
+  f[p * v - 1] += 0.5;
+  b[p * v - 1] += 1.0;
+  for (bool blocking : {false, true}) {
+    const ScheduleTime lean = simulate_schedule_time(f, b, p, m, v, link, blocking, 0);
+    double makespan = 0;
+    simulate_virtual_pipeline(f, b, p, m, v, link, blocking, &makespan);
+    EXPECT_EQ(lean.blocks_run, 3072) << blocking;
+    EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << blocking;
+  }
+}
+
 // The estimate's block budget (limits.h: kMaxSimulatedBlocks, 400,000) counts the blocks the
 // lean simulation runs, not those it extrapolates: GPT-3 175B (sequence 4,096) on 32 DGX A100 at
 // TP 8 x PP 16 x VPP 2 has 2 x 16,384 x 2 x 16 = 1,048,576 blocks at a global batch of 32,768
