@@ -527,7 +527,22 @@ HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d
   const double bytes = tokens * m.hidden * activation_bytes(p.precision);
   HeadCompute out;
   out.forward_s = elementwise_s(2 * bytes, d);  // gather rows, add positions, dropout
-  out.backward_s = elementwise_s(4 * bytes, d);  // scatter-add into the fp32 gradient
+  // The backward writes a gradient of the whole table, however few of its rows the tokens touch:
+  // PyTorch's embedding backward allocates it with at::zeros({num_weights, hidden}) in the
+  // weights' dtype before it scatters the tokens' gradients into it (both paths of
+  // embedding_dense_backward_cuda, aten/src/ATen/native/cuda/Embedding.cu and
+  // EmbeddingBackwardKernel.cu; Megatron's VocabParallelEmbedding calls F.embedding). Outside
+  // ZeRO-3/FSDP, which reduce-scatter that gradient as it is, the software then adds it into the
+  // gradient buffer its DP reduction reads (Megatron's DDP hook: param.main_grad.add_(param.grad)
+  // in megatron/core/distributed/distributed_data_parallel.py at NVIDIA/Megatron-LM d98e8a64; an
+  // fp32 buffer under grad_reduce_in_fp32): read both, write the buffer. Each micro-batch, over
+  // this GPU's vocabulary slice.
+  const double a = activation_bytes(p.precision);
+  const double rows = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  const double buffer = p.grad_reduce_in_fp32 ? 4 : a;
+  const double table = rows * static_cast<double>(m.hidden) *
+                       (a + (p.effective_zero_stage() >= 3 ? 0 : a + 2 * buffer));
+  out.backward_s = elementwise_s(4 * bytes + table, d);  // the tokens' scatter-add, the table
   out.weight_grad_s = out.backward_s;  // the table's gradient is all it computes: no input
   return out;
 }
