@@ -263,6 +263,7 @@ TEST(Memory, MoeDispatchBuffersByHand) {
   p.dp = 8;
   p.sequence_parallel = false;
   p.hidden_dropout = 0;  // the megatron-core profile's
+  p.execution.moe_probs_in_activation = true;  // the megatron-core profile's
   ModelSpec m = mixtral;
   m.seq_len = 4096;
   EXPECT_NEAR(over.memory.ep_overlap, layer_activation_bytes(m, p, true), 1);
@@ -272,6 +273,29 @@ TEST(Memory, MoeDispatchBuffersByHand) {
       "global_batch": 64, "moe_overlap": true}, "seq_len": 4096})")).stages[0];
   EXPECT_NEAR(piped.memory.ep_overlap, 8 * layer_activation_bytes(m, p, true), 1);
   EXPECT_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.ep_overlap, 0);
+}
+
+// The experts' outputs: Qwen3-30B-A3B (hidden 2048, 128 experts, top 8) over EP 8, one micro-batch
+// of 4096 tokens, bf16. Each GPU's 16 experts receive 4096 x 8 rows (balanced routing); where the
+// combine scales their outputs by the probabilities it keeps them, 2 x 32768 x 2048 =
+// 134,217,728 bytes a layer. Megatron-Core (the megatron-core profile) scales the activation
+// instead and keeps none; DeepSpeed's MoE combines by an einsum over the outputs.
+TEST(Memory, ExpertOutputsAreKeptOnlyWhereTheProbabilitiesScaleThem) {
+  const Scenario s = test::scenario(R"({"model": "qwen3-30b-a3b", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"ep": 8, "global_batch": 64, "precision": "bf16"},
+      "seq_len": 4096})");
+  EXPECT_TRUE(s.plan.execution.moe_probs_in_activation);
+  Plan after = s.plan;
+  after.execution.moe_probs_in_activation = false;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s.model, after, true) -
+                       layer_activation_bytes(s.model, s.plan, true),
+                   2.0 * 4096 * 8 * 2048);
+  // A dense layer has no experts: nothing changes.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s.model, after, false),
+                   layer_activation_bytes(s.model, s.plan, false));
+  EXPECT_FALSE(test::scenario(R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"framework": "megatron-deepspeed", "ep": 8, "global_batch": 64}})")
+                   .plan.execution.moe_probs_in_activation);
 }
 
 // Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16

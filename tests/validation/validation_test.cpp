@@ -1211,7 +1211,7 @@ TEST(Conversion, RecipesStateTheirMemorySettings) {
 }
 
 // The runs called out of memory today, by source (tests/validation/README.md, "The fit verdict").
-constexpr int kRunsCalledOutOfMemory = 21;
+constexpr int kRunsCalledOutOfMemory = 10;
 
 TEST(FitVerdict, RunsThatRanCalledOutOfMemory) {
   ASSERT_EQ(static_cast<int>(cases().size()), kCases);

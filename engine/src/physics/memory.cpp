@@ -160,7 +160,12 @@ void layer_activation_parts(const ModelSpec& m, const Plan& p, const LayerKind& 
     if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
       put(Part::expert_fc1, g * routed * dt);  // permuted tokens (the experts' fc1 input)
-      bytes += a * routed * dt;                // the experts' outputs
+      // The experts' outputs, where the combine scales them by the router's probabilities and
+      // keeps them for the probabilities' gradient. Megatron-Core scales the activation instead
+      // (TEGroupedMLP's weighted_bias_swiglu_impl; the dispatchers' unpermute takes no probs:
+      // megatron/core/transformer/moe/experts.py and token_dispatcher.py at NVIDIA/Megatron-LM
+      // core_v0.13.0 and d98e8a64), its combine keeping nothing.
+      if (!p.execution.moe_probs_in_activation) bytes += a * routed * dt;
       // A latent MoE's fc2_latent_proj keeps its input, the combined latent tokens (its
       // fc1_latent_proj reads the norm's output, which the router keeps already).
       bytes += g * shard * static_cast<double>(e.latent_size);
