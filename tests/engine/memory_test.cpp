@@ -298,6 +298,30 @@ TEST(Memory, ExpertOutputsAreKeptOnlyWhereTheProbabilitiesScaleThem) {
                    .plan.execution.moe_probs_in_activation);
 }
 
+// The loss's gradient: Llama 3 8B on 8 H100, one micro-batch of 8192 tokens each, bf16, its 128,256
+// logits (a multiple of 128: no padding). Megatron's loss holds their fp32 softmax (4 bytes a
+// logit) and, at the start of the backward, their bf16 gradient beside it: 2 x 8192 x 128,256 =
+// 2,101,346,304 bytes more. Transformer Engine's loss writes the gradient over the bf16 logits;
+// fp32 training makes no copy; a profile whose loss is not read here adds none.
+TEST(Memory, MegatronsLossHoldsTheLogitGradientBesideTheSoftmax) {
+  const std::string llama = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "seq_len": 8192, "plan": {"global_batch": 8,)";
+  auto activations = [&](const std::string& plan, bool copy) {
+    Scenario s = test::scenario(llama + plan + "}}");
+    EXPECT_EQ(s.plan.execution.loss_grad_copy, s.plan.framework == "megatron-core") << plan;
+    s.plan.execution.loss_grad_copy = copy;
+    return estimate(s).stages[0].memory.activations;
+  };
+  const std::string bf16 = R"("precision": "bf16")";
+  EXPECT_DOUBLE_EQ(activations(bf16, true) - activations(bf16, false), 2.0 * 8192 * 128256);
+  const std::string te = R"("precision": "bf16", "cross_entropy_fusion": "te")";
+  EXPECT_DOUBLE_EQ(activations(te, true), activations(te, false));
+  const std::string fp32 = R"("precision": "fp32")";
+  EXPECT_DOUBLE_EQ(activations(fp32, true), activations(fp32, false));
+  EXPECT_FALSE(test::scenario(llama + R"("framework": "pytorch-fsdp"}})")
+                   .plan.execution.loss_grad_copy);
+}
+
 // Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16
 // moments, 4 + 2 + 2 = 8 bytes per parameter (12 with fp32 moments); fp32 training keeps no
 // master copy, 4 bytes. The Adam step reads and writes each moment in 2 bytes instead of 4:
@@ -386,9 +410,10 @@ TEST(Memory, Fp8WeightsKeepOneCopyOnBlackwell) {
 
 // The loss's logits (last stage), one micro-batch of 4096 tokens over Llama 3's 128,256-entry
 // vocabulary (a multiple of 128: no padding), bf16: Megatron's cross-entropy, fused (`native`)
-// or not, keeps the fp32 softmax, 4 x 4096 x 128256 = 2,101,346,304 bytes; Transformer Engine's
-// kernel the bf16 logits with the gradient written over them, half that. Over TP 2 each GPU
-// holds half the vocabulary.
+// or not, keeps the fp32 softmax, 4 x 4096 x 128256 = 2,101,346,304 bytes, and makes the bf16
+// gradient beside it at the start of the backward, half that again; Transformer Engine's kernel
+// the bf16 logits with the gradient written over them, a third of the two: 4 bytes a logit
+// apart. Over TP 2 each GPU holds half the vocabulary.
 TEST(Memory, TheLossKernelKeepsItsLogits) {
   auto activations = [](const char* fusion, int tp) {
     const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
@@ -398,9 +423,9 @@ TEST(Memory, TheLossKernelKeepsItsLogits) {
                                                   tp, fusion));
     return estimate(s).stages[0].memory.activations;
   };
-  EXPECT_DOUBLE_EQ(activations("none", 1) - activations("te", 1), 2.0 * 4096 * 128256);
+  EXPECT_DOUBLE_EQ(activations("none", 1) - activations("te", 1), 4.0 * 4096 * 128256);
   EXPECT_DOUBLE_EQ(activations("native", 1), activations("none", 1));
-  EXPECT_DOUBLE_EQ(activations("none", 2) - activations("te", 2), 2.0 * 4096 * 64128);
+  EXPECT_DOUBLE_EQ(activations("none", 2) - activations("te", 2), 4.0 * 4096 * 64128);
   // Megatron-Core's default is no fusion; a kernel it does not have is refused, by name.
   EXPECT_EQ(test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes":
       1}, "plan": {"global_batch": 64}})").plan.cross_entropy_fusion, CrossEntropyFusion::none);
@@ -701,12 +726,14 @@ TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
 
 // Out of memory, the engine says what makes the plan fit, each change estimated again: Llama 3
 // 8B on one DGX H100, micro-batches of 4 x 8192 tokens, no recompute, bf16 moments and the
-// distributed optimizer already on (never offered again). One layer keeps 34.03125 s b h bytes
-// (above), 4.57 GB: far over the GPU without recompute.
+// distributed optimizer already on (never offered again), Transformer Engine's loss (its bf16
+// logits only). One layer keeps 34.03125 s b h bytes (above), 4.57 GB: far over the GPU without
+// recompute.
 TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
   const std::string doc = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
       "plan": {"tp": 1, "pp": 1, "micro_batch": 4, "global_batch": 64, "recompute": "none",
-      "bf16_moments": true, "distributed_optimizer": true}, "seq_len": 8192})";
+      "bf16_moments": true, "distributed_optimizer": true, "cross_entropy_fusion": "te"},
+      "seq_len": 8192})";
   EstimateOptions advise;
   advise.fit_fixes = &fit_fixes_of;
   const Scenario s = test::scenario(doc);

@@ -133,6 +133,9 @@ struct Execution {
   // MoE: the router's probabilities scale the experts' activation (fc1's output), not their
   // output, so the combine keeps no expert output for the backward (Megatron-Core from 0.14).
   bool moe_probs_in_activation = false;
+  // The loss (Megatron's, unless Transformer Engine's): at the start of the backward it makes the
+  // logits' 16-bit gradient beside the fp32 softmax it computed it over, both held at once.
+  bool loss_grad_copy = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
