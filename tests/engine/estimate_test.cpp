@@ -153,6 +153,72 @@ TEST(Pipeline, RanksStartingLateAreSimulatedAlike) {
             first);
 }
 
+// Megatron's interleaved order on chunks that differ can cycle slower than any rank works, and
+// its first group runs faster than that cycle: time per micro-batch then rises with the
+// micro-batches, towards the cycle (issue 38, seed 71456). By hand, p = 4, v = 2 (virtual stage
+// c·p + i is chunk c of rank i), forwards taking no time, the backwards of rank 0's chunk 1 and
+// rank 3's chunk 1 one unit each, the rest none: each rank works at most 1 per micro-batch.
+// A micro-batch's backward runs chunk 1 from rank 3 down to rank 0, then chunk 0 from rank 3.
+// The order (megatron_order.h): micro-batches in groups of 4; rank 3 warms up with 4 forwards
+// (chunk 0 of the group), then alternates a chunk-1 forward and a backward; ranks 0 and 1 warm
+// up with 10 and 8 forwards.
+//   m = 4: rank 3 runs its unit backwards 0-4, rank 0 each right after it, j + 1 to j + 2: 5.
+//   m = 8: after its second unit backward rank 0's order runs micro-batch 4's chunk-1 forward,
+//     whose input is micro-batch 4's chunk-0 forward on rank 3, which runs after rank 3's last
+//     unit backward of the group, at 4: rank 0's last two run 4-6. Rank 3's next unit backward
+//     waits in its order behind micro-batch 3's chunk-0 backward, whose input is rank 0's last:
+//     the second group runs 6-10 on rank 3 and 7-11 on rank 0: 11.
+// Each later group adds the same 6 (rank 3's 4 units, then rank 0's 2 that waited for the
+// wrap): T(4g) = 6g - 1, per micro-batch 1.25, 1.375, 1.4375, ... up to 1.5. The lean
+// simulation, which extrapolates the repeating state, gives the same. With the same work on one
+// chunk a rank (1F1B) the pipeline runs at its bottleneck's pace, (m - 1)·1 + 2, and time per
+// micro-batch falls: the rise is the interleaved order's, not the simulation's.
+TEST(Pipeline, InterleavedUnevenChunksCanCycleSlowerThanTheirFirstGroup) {
+  const std::vector<double> fwd(8, 0.0), bwd = {0, 0, 0, 0, 1, 0, 0, 1}, link(4, 0.0);
+  double previous = 0;
+  for (int64_t m : {int64_t{4}, int64_t{8}, int64_t{16}, int64_t{64}}) {
+    double makespan = 0;
+    simulate_virtual_pipeline(fwd, bwd, 4, m, 2, link, false, &makespan);
+    const double g = static_cast<double>(m / 4);
+    EXPECT_DOUBLE_EQ(makespan, 6 * g - 1) << "m=" << m;
+    EXPECT_DOUBLE_EQ(simulate_schedule_time(fwd, bwd, 4, m, 2, link, false, 0).makespan_s,
+                     6 * g - 1)
+        << "m=" << m;
+    EXPECT_GT(makespan / static_cast<double>(m), previous) << "m=" << m;
+    previous = makespan / static_cast<double>(m);
+    double one_chunk = 0;
+    simulate_virtual_pipeline({0, 0, 0, 0}, {1, 0, 0, 1}, 4, m, 1, link, false, &one_chunk);
+    EXPECT_DOUBLE_EQ(one_chunk, static_cast<double>(m) + 1) << "m=" << m;
+  }
+  EXPECT_LT(previous, 1.5);
+}
+
+// Where the lean simulation compares its cuts: 16 ranks, 2 chunks, 256 micro-batches, the first
+// virtual stage (the embedding) and the last (the output layer and loss) slower than the rest, as
+// in an estimate. Rank i runs 2·256·2 = 1,024 blocks: a warm-up of 2(15 - i) + 16 forwards, as
+// many backwards in the drain, and between them a steady state of 1,024 - 2·w_i blocks in
+// periods of 2·v·p = 64. Rank 0's 932 hold 14 whole periods and 36 blocks more, so the cuts sit
+// 36 + 64·g blocks past each rank's warm-up: the state repeats from the first cut to the second,
+// and the 13 periods after the second are extrapolated: 1,024 - 13·64 = 192 blocks a rank, 3,072
+// in all. (With the cuts at the steady state's start, the pipeline had not left the warm-up's
+// transient at the first; it repeated at the third: 4,096 blocks.)
+TEST(Pipeline, LeanSimulationComparesItsCutsLateInTheSteadyState) {
+  const int p = 16, v = 2;
+  const int64_t m = 256;
+  std::vector<double> f(p * v, 1.0), b(p * v, 2.0), link(p, 0.05);
+  f[0] += 0.25;
+  b[0] += 0.5;
+  f[p * v - 1] += 0.5;
+  b[p * v - 1] += 1.0;
+  for (bool blocking : {false, true}) {
+    const ScheduleTime lean = simulate_schedule_time(f, b, p, m, v, link, blocking, 0);
+    double makespan = 0;
+    simulate_virtual_pipeline(f, b, p, m, v, link, blocking, &makespan);
+    EXPECT_EQ(lean.blocks_run, 3072) << blocking;
+    EXPECT_NEAR(lean.makespan_s, makespan, 1e-12 * makespan) << blocking;
+  }
+}
+
 // The estimate's block budget (limits.h: kMaxSimulatedBlocks, 400,000) counts the blocks the
 // lean simulation runs, not those it extrapolates: GPT-3 175B (sequence 4,096) on 32 DGX A100 at
 // TP 8 x PP 16 x VPP 2 has 2 x 16,384 x 2 x 16 = 1,048,576 blocks at a global batch of 32,768

@@ -263,6 +263,7 @@ TEST(Memory, MoeDispatchBuffersByHand) {
   p.dp = 8;
   p.sequence_parallel = false;
   p.hidden_dropout = 0;  // the megatron-core profile's
+  p.execution.moe_probs_in_activation = true;  // the megatron-core profile's
   ModelSpec m = mixtral;
   m.seq_len = 4096;
   EXPECT_NEAR(over.memory.ep_overlap, layer_activation_bytes(m, p, true), 1);
@@ -272,6 +273,53 @@ TEST(Memory, MoeDispatchBuffersByHand) {
       "global_batch": 64, "moe_overlap": true}, "seq_len": 4096})")).stages[0];
   EXPECT_NEAR(piped.memory.ep_overlap, 8 * layer_activation_bytes(m, p, true), 1);
   EXPECT_EQ(stage(R"("moe_dispatcher": "alltoall")").memory.ep_overlap, 0);
+}
+
+// The experts' outputs: Qwen3-30B-A3B (hidden 2048, 128 experts, top 8) over EP 8, one micro-batch
+// of 4096 tokens, bf16. Each GPU's 16 experts receive 4096 x 8 rows (balanced routing); where the
+// combine scales their outputs by the probabilities it keeps them, 2 x 32768 x 2048 =
+// 134,217,728 bytes a layer. Megatron-Core (the megatron-core profile) scales the activation
+// instead and keeps none; DeepSpeed's MoE combines by an einsum over the outputs.
+TEST(Memory, ExpertOutputsAreKeptOnlyWhereTheProbabilitiesScaleThem) {
+  const Scenario s = test::scenario(R"({"model": "qwen3-30b-a3b", "cluster": {"node":
+      "dgx-h100", "nodes": 1}, "plan": {"ep": 8, "global_batch": 64, "precision": "bf16"},
+      "seq_len": 4096})");
+  EXPECT_TRUE(s.plan.execution.moe_probs_in_activation);
+  Plan after = s.plan;
+  after.execution.moe_probs_in_activation = false;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s.model, after, true) -
+                       layer_activation_bytes(s.model, s.plan, true),
+                   2.0 * 4096 * 8 * 2048);
+  // A dense layer has no experts: nothing changes.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s.model, after, false),
+                   layer_activation_bytes(s.model, s.plan, false));
+  EXPECT_FALSE(test::scenario(R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"framework": "megatron-deepspeed", "ep": 8, "global_batch": 64}})")
+                   .plan.execution.moe_probs_in_activation);
+}
+
+// The loss's gradient: Llama 3 8B on 8 H100, one micro-batch of 8192 tokens each, bf16, its 128,256
+// logits (a multiple of 128: no padding). Megatron's loss holds their fp32 softmax (4 bytes a
+// logit) and, at the start of the backward, their bf16 gradient beside it: 2 x 8192 x 128,256 =
+// 2,101,346,304 bytes more. Transformer Engine's loss writes the gradient over the bf16 logits;
+// fp32 training makes no copy; a profile whose loss is not read here adds none.
+TEST(Memory, MegatronsLossHoldsTheLogitGradientBesideTheSoftmax) {
+  const std::string llama = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "seq_len": 8192, "plan": {"global_batch": 8,)";
+  auto activations = [&](const std::string& plan, bool copy) {
+    Scenario s = test::scenario(llama + plan + "}}");
+    EXPECT_EQ(s.plan.execution.loss_grad_copy, s.plan.framework == "megatron-core") << plan;
+    s.plan.execution.loss_grad_copy = copy;
+    return estimate(s).stages[0].memory.activations;
+  };
+  const std::string bf16 = R"("precision": "bf16")";
+  EXPECT_DOUBLE_EQ(activations(bf16, true) - activations(bf16, false), 2.0 * 8192 * 128256);
+  const std::string te = R"("precision": "bf16", "cross_entropy_fusion": "te")";
+  EXPECT_DOUBLE_EQ(activations(te, true), activations(te, false));
+  const std::string fp32 = R"("precision": "fp32")";
+  EXPECT_DOUBLE_EQ(activations(fp32, true), activations(fp32, false));
+  EXPECT_FALSE(test::scenario(llama + R"("framework": "pytorch-fsdp"}})")
+                   .plan.execution.loss_grad_copy);
 }
 
 // Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16
@@ -362,9 +410,10 @@ TEST(Memory, Fp8WeightsKeepOneCopyOnBlackwell) {
 
 // The loss's logits (last stage), one micro-batch of 4096 tokens over Llama 3's 128,256-entry
 // vocabulary (a multiple of 128: no padding), bf16: Megatron's cross-entropy, fused (`native`)
-// or not, keeps the fp32 softmax, 4 x 4096 x 128256 = 2,101,346,304 bytes; Transformer Engine's
-// kernel the bf16 logits with the gradient written over them, half that. Over TP 2 each GPU
-// holds half the vocabulary.
+// or not, keeps the fp32 softmax, 4 x 4096 x 128256 = 2,101,346,304 bytes, and makes the bf16
+// gradient beside it at the start of the backward, half that again; Transformer Engine's kernel
+// the bf16 logits with the gradient written over them, a third of the two: 4 bytes a logit
+// apart. Over TP 2 each GPU holds half the vocabulary.
 TEST(Memory, TheLossKernelKeepsItsLogits) {
   auto activations = [](const char* fusion, int tp) {
     const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
@@ -374,9 +423,9 @@ TEST(Memory, TheLossKernelKeepsItsLogits) {
                                                   tp, fusion));
     return estimate(s).stages[0].memory.activations;
   };
-  EXPECT_DOUBLE_EQ(activations("none", 1) - activations("te", 1), 2.0 * 4096 * 128256);
+  EXPECT_DOUBLE_EQ(activations("none", 1) - activations("te", 1), 4.0 * 4096 * 128256);
   EXPECT_DOUBLE_EQ(activations("native", 1), activations("none", 1));
-  EXPECT_DOUBLE_EQ(activations("none", 2) - activations("te", 2), 2.0 * 4096 * 64128);
+  EXPECT_DOUBLE_EQ(activations("none", 2) - activations("te", 2), 4.0 * 4096 * 64128);
   // Megatron-Core's default is no fusion; a kernel it does not have is refused, by name.
   EXPECT_EQ(test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes":
       1}, "plan": {"global_batch": 64}})").plan.cross_entropy_fusion, CrossEntropyFusion::none);
@@ -677,12 +726,14 @@ TEST(Memory, OutOfMemoryIsReportedWithTheNumbers) {
 
 // Out of memory, the engine says what makes the plan fit, each change estimated again: Llama 3
 // 8B on one DGX H100, micro-batches of 4 x 8192 tokens, no recompute, bf16 moments and the
-// distributed optimizer already on (never offered again). One layer keeps 34.03125 s b h bytes
-// (above), 4.57 GB: far over the GPU without recompute.
+// distributed optimizer already on (never offered again), Transformer Engine's loss (its bf16
+// logits only). One layer keeps 34.03125 s b h bytes (above), 4.57 GB: far over the GPU without
+// recompute.
 TEST(Memory, OutOfMemoryAdviceIsEstimatedAgain) {
   const std::string doc = R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100", "nodes": 1},
       "plan": {"tp": 1, "pp": 1, "micro_batch": 4, "global_batch": 64, "recompute": "none",
-      "bf16_moments": true, "distributed_optimizer": true}, "seq_len": 8192})";
+      "bf16_moments": true, "distributed_optimizer": true, "cross_entropy_fusion": "te"},
+      "seq_len": 8192})";
   EstimateOptions advise;
   advise.fit_fixes = &fit_fixes_of;
   const Scenario s = test::scenario(doc);

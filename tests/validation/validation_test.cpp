@@ -115,7 +115,7 @@ constexpr Limit kLimits[] = {
     {"MBRIDGE26.04", 44, 9.9, 10.4},
     {"MBRIDGE26.02.01", 36, 7.5, 8.3},
     {"MBRIDGE26.02", 33, 7.4, 7.7},
-    {"MBRIDGE25.09", 21, 9.6, 16.3},
+    {"MBRIDGE25.09", 21, 9.6, 16.2},
     {"MBSKILL", 10, 46.8, 49.4},
     {"SIMUMAX", 12, 5.4, 5.6},
     {"AUTOMODEL", 1, 12.0, 12.1},
@@ -596,10 +596,15 @@ TEST(Accuracy, MoonlightPeakMemoryIsTheRecipesWithBf16Moments) {
   // The skill's Moonlight 16B run with no recompute (modern-runs.csv notes): peak allocated
   // 36.618 GB after the optimizer's step (PyTorch's allocated bytes: no CUDA context, no
   // allocator slack, so the engine's weights, gradients, optimizer state and activations). Its
-  // recipe keeps Adam's moments in bf16 (sources.json); with them the engine's sum is within
-  // 0.1 % (36.64 GB), with fp32 moments 22 % over (44.64 GB). Nothing here is fitted. GB is read
-  // as 10^9 bytes: the skill writes GiB where it means 2^30 (its Nemotron table has both); read
-  // as GiB the peak would be 39.3e9 bytes, 6.8 % above the engine, still nearer than fp32's.
+  // recipe keeps Adam's moments in bf16 (sources.json); with them the engine's sum is 2.3 %
+  // under (35.77 GB), with fp32 moments 20 % over (43.77 GB). Nothing here is fitted. The sum
+  // had been 0.6 % under (36.41 GB) while it counted the experts' outputs, 26 MoE layers of
+  // 2 x 12,288 rows x 2048 (1.31 GB: 2048 tokens a GPU at TP 2, top 6, 8 of 64 experts a GPU),
+  // which Megatron-Core from 0.13 does not keep (the router's probabilities scale the experts'
+  // activation), and not the loss's bf16 gradient of the logits made beside their fp32 softmax
+  // at the start of the backward (2 x 4096 x 81,920 = 0.67 GB: memory.cpp). GB is read as 10^9
+  // bytes: the skill writes GiB where it means 2^30 (its Nemotron table has both); read as GiB
+  // the peak would be 39.3e9 bytes, 10 % above the engine, still nearer than fp32's.
   const Conversion conv = convert_one("MBSKILL-Moonlight16B-8xH100-none", modern());
   ASSERT_EQ(conv.cases.size(), 1u) << (conv.skipped.empty() ? "" : conv.skipped[0].reason);
   Json scenario = conv.cases[0].scenario;
@@ -613,7 +618,7 @@ TEST(Accuracy, MoonlightPeakMemoryIsTheRecipesWithBf16Moments) {
     return (m.weights + m.gradients + m.optimizer + m.activations) / 1e9;
   };
   constexpr double kMeasuredGb = 36.618;
-  EXPECT_NEAR(allocated_gb(true), kMeasuredGb, 0.02 * kMeasuredGb);
+  EXPECT_NEAR(allocated_gb(true), kMeasuredGb, 0.03 * kMeasuredGb);
   EXPECT_GT(allocated_gb(false), 1.15 * kMeasuredGb);
 }
 
@@ -1017,11 +1022,12 @@ struct PeakLimit {
   double allocated_median, allocated_p90, reserved_median, reserved_p90;  // % of |error|
 };
 constexpr PeakLimit kPeakLimits[] = {
-    {"SIMUMAXB200", 19, 19, 19, 1.9, 6.7, 2.8, 8.4},
+    {"MBCARD", 2, 2, 2, 10.4, 11.1, 21.2, 21.7},
+    {"SIMUMAXB200", 19, 19, 19, 1.8, 6.0, 1.9, 8.5},
     {"MBSKILLMEM", 4, 4, 0, 13.0, 15.7, 0, 0},
-    {"overall", 23, 23, 19, 2.7, 10.5, 2.8, 8.4},
+    {"overall", 25, 25, 21, 3.3, 11.1, 2.3, 9.7},
 };
-constexpr int kMemoryCases = 23;
+constexpr int kMemoryCases = 25;
 
 const std::vector<PreparedCase>& peak_cases() {
   static const std::vector<PreparedCase> prepared =
@@ -1066,6 +1072,27 @@ TEST(PeakMemory, ErrorsStayAtTheMeasuredLevel) {
   }
   // Every run measured here ran: none may be called out of memory.
   for (const auto& p : acc.rows) EXPECT_TRUE(p.fits) << p.id;
+}
+
+TEST(PeakMemory, HybridRowsTakeTheirPresetAndTheSettingsTheyState) {
+  // Megatron-Bridge's Nemotron 3 Super card (memory-runs.csv): the row names its model, which
+  // maps to the preset (sources.json models_by_name), and states its recompute modules as a
+  // Python list and Adam's moment dtypes in its optimizer column; both are read from the row.
+  const Conversion c = convert_one("MBCARD-nemotron-3-super-120b-a12b-pretrain-H100", memory_runs());
+  ASSERT_EQ(c.cases.size(), 1u) << (c.skipped.empty() ? "" : c.skipped[0].reason);
+  const Json& plan = c.cases[0].scenario["plan"];
+  EXPECT_EQ(c.cases[0].scenario["model"]["id"], "nemotron-3-super-120b-a12b");
+  EXPECT_EQ(plan["recompute"], "selective");
+  EXPECT_EQ(plan["recompute_modules"], "layernorm moe_act moe core_attn");
+  EXPECT_EQ(plan["bf16_moments"], true);
+  // Recomputing the MoE layers keeps only their inputs: the run fits an 80 GB H100 (it ran at
+  // 58.1 GiB allocated); with the engine's default module (core_attn) it would need 117 GiB.
+  auto s = scenario_from_json(c.cases[0].scenario, builtin_catalog());
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(estimate(*s).fits);
+  Json core_attn = c.cases[0].scenario;
+  core_attn["plan"].erase("recompute_modules");
+  EXPECT_FALSE(estimate(*scenario_from_json(core_attn, builtin_catalog())).fits);
 }
 
 TEST(PeakMemory, StatisticsByHand) {
@@ -1211,7 +1238,7 @@ TEST(Conversion, RecipesStateTheirMemorySettings) {
 }
 
 // The runs called out of memory today, by source (tests/validation/README.md, "The fit verdict").
-constexpr int kRunsCalledOutOfMemory = 21;
+constexpr int kRunsCalledOutOfMemory = 10;
 
 TEST(FitVerdict, RunsThatRanCalledOutOfMemory) {
   ASSERT_EQ(static_cast<int>(cases().size()), kCases);

@@ -168,10 +168,11 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
   c.locator = cell("source_locator");
   const SourceFacts& facts = sources.facts_for(c.source);
   const bool memory = measured == Measured::peak_memory;
-  if (memory)
+  // A model mapped to a preset by name is expressible, whatever family name it also carries.
+  const ModelByName* named = sources.model_by_name_for(cell("model"));
+  if (memory && !named)
     if (const NotExpressible* n = sources.not_expressible_for(cell("model")))
       return Skip{"the engine cannot express the model yet: " + n->why};
-  const ModelByName* named = sources.model_by_name_for(cell("model"));
   const bool moe = !trim(cell("experts")).empty() || named;
   Step<Json> model =
       moe ? detail::moe_model_of(cell, catalog, named, c.assumptions) : model_of(cell);
@@ -254,13 +255,19 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
                                         recipe->recompute_modules, cell("model")));
   }
   // A row that lists its own recompute modules (MBSKILL's Moonlight variants: "selective
-  // mla_up_proj, mlp"): those modules, where each is one the engine prices (kRecomputeModules);
-  // otherwise the engine's default module, said in the row's assumptions.
-  if (moe && recompute == "selective" && contains(rc, "selective ") &&
+  // mla_up_proj, mlp"; the verification cards': "selective: ['layernorm', 'moe'] | text: ..."):
+  // those modules, where each is one the engine prices (kRecomputeModules); otherwise the
+  // engine's default module, said in the row's assumptions.
+  if (moe && recompute == "selective" &&
+      (contains(rc, "selective ") || contains(rc, "selective:")) &&
       !plan.contains("recompute_modules")) {
+    std::string list = rc.substr(rc.find("selective") + 9);
+    list = list.substr(0, list.find('|'));
+    for (char& ch : list)
+      if (ch == ':' || ch == '[' || ch == ']' || ch == '\'') ch = ' ';
     std::vector<std::string> names;
     bool known = true;
-    for_each_recompute_module(std::string_view(rc).substr(rc.find("selective ") + 10),
+    for_each_recompute_module(list,
                               [&](std::string_view name) {
                                 names.emplace_back(name);
                                 known = known && std::find(kRecomputeModules.begin(),

@@ -210,8 +210,15 @@ Step<Json> moe_plan_of(const CellReader& cell, const SourceFacts& facts, int64_t
                                       "sources.json)",
                                       *recipe->cuda_graphs ? "on" : "off", recipe_name(*recipe)));
   }
-  // The precision-aware optimizer's moment dtypes: the optimizer state's size and its step.
-  if (recipe && recipe->bf16_moments) {
+  // The precision-aware optimizer's moment dtypes: the optimizer state's size and its step. A
+  // row that states both (the verification cards' optimizer column, Megatron-Core's
+  // OptimizerConfig names) says so itself; otherwise its recipe's.
+  const std::string optimizer = cell("optimizer");
+  if (contains(optimizer, "exp_avg_dtype=torch.bfloat16") &&
+      contains(optimizer, "exp_avg_sq_dtype=torch.bfloat16")) {
+    plan["bf16_moments"] = true;
+    assumptions.push_back("Adam's moments in bf16, as the row's optimizer column states");
+  } else if (recipe && recipe->bf16_moments) {
     plan["bf16_moments"] = *recipe->bf16_moments;
     assumptions.push_back(fmt::format("Adam's moments not stated: {} (the source's {} recipe, "
                                       "sources.json)",

@@ -102,6 +102,14 @@ struct LayerKernels {
 };
 LayerKernels layer_kernels(const ModelSpec& model, const Plan& plan, LayerKind kind = {});
 
+// The bytes one logit moves through HBM in the loss (cross-entropy over the vocabulary), by the
+// loss kernels the software runs (plan.cross_entropy_fusion), forward and backward.
+struct LossTraffic {
+  double forward = 0;
+  double backward = 0;
+};
+LossTraffic cross_entropy_bytes_per_logit(CrossEntropyFusion fusion, Precision precision);
+
 // The output layer and loss (last stage), one micro-batch: logits GEMM, cross-entropy.
 struct HeadCompute {
   double forward_s = 0;

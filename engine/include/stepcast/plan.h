@@ -130,6 +130,12 @@ struct Execution {
   // ZeRO-3: each gathered unit is copied out of the all-gather's buffer into its parameters on
   // the compute stream (FSDP2's foreach_all_gather_copy_out), not gathered in place.
   bool zero3_copy_out = false;
+  // MoE: the router's probabilities scale the experts' activation (fc1's output), not their
+  // output, so the combine keeps no expert output for the backward (Megatron-Core from 0.14).
+  bool moe_probs_in_activation = false;
+  // The loss (Megatron's, unless Transformer Engine's): at the start of the backward it makes the
+  // logits' 16-bit gradient beside the fp32 softmax it computed it over, both held at once.
+  bool loss_grad_copy = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).

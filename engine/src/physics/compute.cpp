@@ -474,6 +474,37 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   return k;
 }
 
+LossTraffic cross_entropy_bytes_per_logit(CrossEntropyFusion fusion, Precision precision) {
+  const double a = activation_bytes(precision);  // the logits' dtype (the output layer's)
+  const double cast = a < 4 ? a + 4 : 0;         // .float(): read them, write fp32 (or nothing)
+  switch (fusion) {
+    case CrossEntropyFusion::none:
+      // Megatron's vocab_parallel_cross_entropy, eager (megatron/core/tensor_parallel/
+      // cross_entropy.py at NVIDIA/Megatron-LM d98e8a64; megatron/mpu/cross_entropy.py of
+      // Megatron-LM 2.x runs the same passes on logits it casts first). Forward, one kernel a
+      // line: `.float()`, torch.max (read 4), the in-place subtraction of the max (read 4, write
+      // 4), torch.exp(out=) (8), .sum (read 4), exp_logits.div_ (8), saved as the softmax.
+      // Backward: grad_input.mul_(grad_output) in place (8) and autograd's cast of that fp32
+      // gradient back to the logits' dtype (read 4, write a). The index updates touch one logit
+      // a token: not counted.
+      return {cast + 4 + 8 + 8 + 4 + 8, 8 + cast};
+    case CrossEntropyFusion::native:
+      // The same steps under Megatron's jit_fuser (megatron/core/fusions/
+      // fused_cross_entropy.py at d98e8a64), one kernel a fused function: the cast with the max
+      // (read a, write 4), subtract-exp-sum (read 4, write 4), the division (8); backward the
+      // multiply and `.to(torch.bfloat16)` together (read 4, write 2).
+      return {cast + 8 + 8, 4 + 2};
+    case CrossEntropyFusion::te:
+      // Transformer Engine's Triton kernels (transformer_engine/pytorch/triton/
+      // cross_entropy.py at NVIDIA/TransformerEngine 42b84005, release_v2.15, as memory.cpp
+      // keeps it): online_softmax_kernel reads the logits once, cross_entropy_kernel reads them
+      // again and writes the gradient over them; backward, element_mul_kernel scales it in place
+      // (Megatron's per-token loss gives a grad_output that is not the scalar 1.0 it skips).
+      return {3 * a, 2 * a};
+  }
+  return {};
+}
+
 HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   const double tokens = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
   const double v = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
@@ -482,11 +513,11 @@ HeadCompute head_compute(const ModelSpec& m, const Plan& p, const Device& d) {
   // The output layer is Megatron's own ColumnParallelLinear, not a Transformer Engine module:
   // it runs in 16 bits whatever the transformer layers use.
   const double logits = gemm_time_s(tokens, v, h, 2, d.sixteen_bit());
-  // Cross-entropy in fp32 over this GPU's vocabulary slice: read logits, max, exp-sum, write
-  // softmax (Megatron's vocab-parallel cross-entropy keeps fp32 logits).
-  const double ce = elementwise_s(tokens * v * (2 + 4 + 4 + 4), d);
-  out.forward_s = logits + ce;
-  out.backward_s = 2 * logits + ce;
+  // The loss over this GPU's vocabulary slice, each of its passes over the logits at memory
+  // bandwidth, as the software's loss kernels run them (cross_entropy_bytes_per_logit).
+  const LossTraffic ce = cross_entropy_bytes_per_logit(p.cross_entropy_fusion, p.precision);
+  out.forward_s = logits + elementwise_s(tokens * v * ce.forward, d);
+  out.backward_s = 2 * logits + elementwise_s(tokens * v * ce.backward, d);
   out.weight_grad_s = logits;  // the output layer's wgrad GEMM
   return out;
 }
@@ -496,7 +527,22 @@ HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d
   const double bytes = tokens * m.hidden * activation_bytes(p.precision);
   HeadCompute out;
   out.forward_s = elementwise_s(2 * bytes, d);  // gather rows, add positions, dropout
-  out.backward_s = elementwise_s(4 * bytes, d);  // scatter-add into the fp32 gradient
+  // The backward writes a gradient of the whole table, however few of its rows the tokens touch:
+  // PyTorch's embedding backward allocates it with at::zeros({num_weights, hidden}) in the
+  // weights' dtype before it scatters the tokens' gradients into it (both paths of
+  // embedding_dense_backward_cuda, aten/src/ATen/native/cuda/Embedding.cu and
+  // EmbeddingBackwardKernel.cu; Megatron's VocabParallelEmbedding calls F.embedding). Outside
+  // ZeRO-3/FSDP, which reduce-scatter that gradient as it is, the software then adds it into the
+  // gradient buffer its DP reduction reads (Megatron's DDP hook: param.main_grad.add_(param.grad)
+  // in megatron/core/distributed/distributed_data_parallel.py at NVIDIA/Megatron-LM d98e8a64; an
+  // fp32 buffer under grad_reduce_in_fp32): read both, write the buffer. Each micro-batch, over
+  // this GPU's vocabulary slice.
+  const double a = activation_bytes(p.precision);
+  const double rows = static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
+  const double buffer = p.grad_reduce_in_fp32 ? 4 : a;
+  const double table = rows * static_cast<double>(m.hidden) *
+                       (a + (p.effective_zero_stage() >= 3 ? 0 : a + 2 * buffer));
+  out.backward_s = elementwise_s(4 * bytes + table, d);  // the tokens' scatter-add, the table
   out.weight_grad_s = out.backward_s;  // the table's gradient is all it computes: no input
   return out;
 }

@@ -160,7 +160,12 @@ void layer_activation_parts(const ModelSpec& m, const Plan& p, const LayerKind& 
     if (!recomputes.has("moe")) {  // `moe` replays the whole MoE block from its input
       bytes += 4 * shard * static_cast<double>(e.experts);   // router probabilities (fp32)
       put(Part::expert_fc1, g * routed * dt);  // permuted tokens (the experts' fc1 input)
-      bytes += a * routed * dt;                // the experts' outputs
+      // The experts' outputs, where the combine scales them by the router's probabilities and
+      // keeps them for the probabilities' gradient. Megatron-Core scales the activation instead
+      // (TEGroupedMLP's weighted_bias_swiglu_impl; the dispatchers' unpermute takes no probs:
+      // megatron/core/transformer/moe/experts.py and token_dispatcher.py at NVIDIA/Megatron-LM
+      // core_v0.13.0 and d98e8a64), its combine keeping nothing.
+      if (!p.execution.moe_probs_in_activation) bytes += a * routed * dt;
       // A latent MoE's fc2_latent_proj keeps its input, the combined latent tokens (its
       // fc1_latent_proj reads the norm's output, which the router keeps already).
       bytes += g * shard * static_cast<double>(e.latent_size);
@@ -405,9 +410,15 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // dtype, the gradient written over them in place (transformer_engine/pytorch/triton/
   // cross_entropy.py cross_entropy_forward returns its input, which CrossEntropyFunction saves,
   // at NVIDIA/TransformerEngine 42b84005, release_v2.15; an fp32 gradient from 01bbe3ee, v2.18).
+  // Megatron's own loss also makes, at the start of the backward (the last stage's peak, every
+  // activation still held), the logits' 16-bit gradient beside the fp32 softmax it computed it
+  // over in place (the profiles' loss_grad_copy: fusions/fused_cross_entropy.py
+  // calculate_gradients casts it, the unfused loss's fp32 gradient is cast by autograd to the
+  // logits' dtype); fp32 training makes no copy.
   if (st.last) {
-    const double logit_bytes =
-        p.cross_entropy_fusion == CrossEntropyFusion::te ? activation_bytes(p.precision) : 4;
+    const bool te_loss = p.cross_entropy_fusion == CrossEntropyFusion::te;
+    const double a = activation_bytes(p.precision);
+    const double logit_bytes = te_loss ? a : 4 + (p.execution.loss_grad_copy && a < 4 ? 2 : 0);
     act += logit_bytes * tokens * static_cast<double>(padded_vocab(m.vocab, p.tp)) / p.tp;
   }
   if (st.first)  // embedding output and its dropout mask for each micro-batch in flight

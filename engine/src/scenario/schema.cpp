@@ -228,7 +228,11 @@ std::string framework_markdown(const Catalog& catalog) {
       {"gradients reduced every micro-batch",
        [](const Execution& e) { return std::string(e.grad_reduce_every_micro_batch ? "yes" : "no"); }},
       {"ZeRO-3 gathers copied out on the compute stream",
-       [](const Execution& e) { return std::string(e.zero3_copy_out ? "yes" : "no"); }}};
+       [](const Execution& e) { return std::string(e.zero3_copy_out ? "yes" : "no"); }},
+      {"MoE probabilities scale the experts' activation",
+       [](const Execution& e) { return std::string(e.moe_probs_in_activation ? "yes" : "no"); }},
+      {"the loss's 16-bit logit gradient made beside the fp32 softmax",
+       [](const Execution& e) { return std::string(e.loss_grad_copy ? "yes" : "no"); }}};
   for (const auto& [name, value] : rows) {
     out += fmt::format("| {} |", name);
     for (const auto& f : frameworks) out += fmt::format(" {} |", value(f.execution));

@@ -325,6 +325,10 @@ Result<FrameworkProfile> framework_from_json(const Json& j) {
           f.execution.grad_reduce_every_micro_batch = e.boolean("value", std::nullopt);
         else if (k == "zero3_copy_out")
           f.execution.zero3_copy_out = e.boolean("value", std::nullopt);
+        else if (k == "moe_probs_in_activation")
+          f.execution.moe_probs_in_activation = e.boolean("value", std::nullopt);
+        else if (k == "loss_grad_copy")
+          f.execution.loss_grad_copy = e.boolean("value", std::nullopt);
         else
           e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not an execution setting");
       }))
