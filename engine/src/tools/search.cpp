@@ -444,7 +444,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     const int64_t first = r.stages.empty() ? 0 : r.stages.front().layers;
     return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits,
                            {first, r.stages.size() > 2 ? r.stages[1].layers : first,
-                            r.stages.empty() ? 0 : r.stages.back().layers}};
+                            r.stages.empty() ? 0 : r.stages.back().layers},
+                           /*needs=*/{}};
   };
   for_each_plan(true, [&](const Scenario& s, bool admitted) {
     if (non_finite) return;
