@@ -270,6 +270,23 @@ TEST(Hetero, PublishedMixesCanBeWrittenDown) {
   const double mixed = r.iteration_time_s;
   EXPECT_LT(mixed, time_of(two_groups("g5-48xlarge", "g5-48xlarge", kStages)));
   EXPECT_GT(mixed, time_of(two_groups("pcie-l40s-x8", "pcie-l40s-x8", kStages)));
+  // The A10G's peaks are derived, not a datasheet's (confidence low): the report says so, once
+  // however many of its groups; the L40S (a datasheet, high) adds nothing.
+  auto low_confidence = [](const Report& report) {
+    return std::count_if(report.warnings.begin(), report.warnings.end(),
+                         [](const std::string& w) {
+                           return w.find("the preset's figures are of low confidence") !=
+                                  std::string::npos;
+                         });
+  };
+  EXPECT_EQ(low_confidence(r), 1);
+  EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(),
+                          [](const std::string& w) { return w.rfind("a10g: ", 0) == 0; }));
+  auto of = [](const char* a, const char* b) {
+    return estimate(test::scenario(two_groups(a, b, kStages)));
+  };
+  EXPECT_EQ(low_confidence(of("g5-48xlarge", "g5-48xlarge")), 1);
+  EXPECT_EQ(low_confidence(of("pcie-l40s-x8", "pcie-l40s-x8")), 0);
 }
 
 TEST(Hetero, LayoutErrors) {

@@ -44,6 +44,9 @@ struct GpuSpec {
   // Maximum achievable matmul FLOP/s per precision (gpu.measured.gemm_tflops: the best shape of
   // a measured search); nullopt where not measured.
   std::array<std::optional<double>, kPrecisions> measured_gemm = {};
+  // How sure its source is of the figures (`high`, `medium`, `low`: the preset's word); empty
+  // where not stated (a custom GPU). A `low` GPU's estimates carry a warning.
+  std::string confidence;
 
   std::optional<double> peak_flops(Precision p) const { return peak[static_cast<size_t>(p)]; }
   std::optional<double> measured_gemm_flops(Precision p) const {

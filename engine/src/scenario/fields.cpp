@@ -1158,7 +1158,8 @@ constexpr Field<GpuSpec> kGpu[] = {
     {{.object = "gpu", .name = "source", .type = V::text, .fallback = D::absent(),
       .doc = "datasheet(s) the figures come from"}},
     {{.object = "gpu", .name = "confidence", .type = V::text, .fallback = D::absent(),
-      .doc = "`high`, `medium` or `low`"}},
+      .doc = "`high`, `medium` or `low`: a `low` GPU's estimates say so in a warning"},
+     &read_member<&GpuSpec::confidence>, nullptr},
     {{.object = "gpu", .name = "notes", .type = V::text, .fallback = D::absent(),
       .doc = "caveats"}},
 };
