@@ -275,7 +275,7 @@ TEST(Hetero, PublishedMixesCanBeWrittenDown) {
   auto low_confidence = [](const Report& report) {
     return std::count_if(report.warnings.begin(), report.warnings.end(),
                          [](const std::string& w) {
-                           return w.find("the preset's figures are of low confidence") !=
+                           return w.find("its figures are of low confidence") !=
                                   std::string::npos;
                          });
   };

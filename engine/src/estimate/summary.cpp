@@ -41,15 +41,16 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
   // A GPU whose preset's figures are not a datasheet's (confidence `low`: presets/README.md),
   // once each: the estimate is as uncertain as its peaks.
   std::vector<std::string> unsure;
-  for (const auto& g : sc.cluster.groups)
-    if (g.gpu.confidence == "low" &&
-        std::find(unsure.begin(), unsure.end(), g.gpu.id) == unsure.end()) {
-      unsure.push_back(g.gpu.id);
-      r.warnings.push_back(fmt::format(
-          "{}: the preset's figures are of low confidence (no datasheet gives them; its source and "
-          "notes say what is uncertain): the estimate is no surer than they are",
-          printable(g.gpu.id.empty() ? g.gpu.name : g.gpu.id)));
-    }
+  for (const auto& g : sc.cluster.groups) {
+    const std::string& gpu = g.gpu.id.empty() ? g.gpu.name : g.gpu.id;  // a custom one: its name
+    if (g.gpu.confidence != "low" || std::find(unsure.begin(), unsure.end(), gpu) != unsure.end())
+      continue;
+    unsure.push_back(gpu);
+    r.warnings.push_back(fmt::format(
+        "{}: its figures are of low confidence (confidence: low; no datasheet gives them, its "
+        "source and notes say what is uncertain): the estimate is no surer than they are",
+        printable(gpu, kNameInMessageBytes)));
+  }
   std::vector<std::string> at_peak;  // GPUs whose layer profile beat the peak
   for (const auto& x : runs)
     for (const auto& s : x.stages)
