@@ -131,7 +131,8 @@ struct Execution {
   // the compute stream (FSDP2's foreach_all_gather_copy_out), not gathered in place.
   bool zero3_copy_out = false;
   // MoE: the router's probabilities scale the experts' activation (fc1's output), not their
-  // output, so the combine keeps no expert output for the backward (Megatron-Core from 0.14).
+  // output, so the combine keeps no expert output for the backward (Megatron-Core from
+  // core_v0.13.0).
   bool moe_probs_in_activation = false;
   // The loss (Megatron's, unless Transformer Engine's): at the start of the backward it makes the
   // logits' 16-bit gradient beside the fp32 softmax it computed it over, both held at once.
