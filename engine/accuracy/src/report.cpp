@@ -89,7 +89,10 @@ std::string to_text(const ValidationReport& r) {
   // A memory table alone has no time rows: its report is the memory accuracy.
   const bool time = !r.accuracy.rows.empty() || !r.memory;
   std::string out = time ? to_text(r.accuracy) : "";
-  if (r.memory) out += (time ? "\n" : "") + to_text(*r.memory);
+  if (r.memory) {
+    if (time) out += '\n';
+    out += to_text(*r.memory);
+  }
   return out + skipped_text(r.skipped) + (time ? ranks_text(r.ranks) : "");
 }
 
