@@ -39,6 +39,27 @@ TEST(BackwardSplit, WeightGradientsAreTheForwardGemmsAgain) {
   EXPECT_DOUBLE_EQ(embed.weight_grad_s, embed.backward_s);
 }
 
+// The bias-dropout-add writes a 1-byte mask per element only where dropout drops anything: at
+// plan.hidden_dropout 0 the forward saves its two writes (one per residual add) of the hidden
+// state over the sequence-parallel tokens, and the backward reads none (2x, as every
+// element-wise gradient).
+TEST(ElementWise, NoDropoutWritesNoMask) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 2, "global_batch": 64, "hidden_dropout": 0.1},
+      "seq_len": 4096})");
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  Plan off = s.plan;
+  off.hidden_dropout = 0;
+  const LayerCompute with = layer_compute(s.model, s.plan, d);
+  const LayerCompute without = layer_compute(s.model, off, d);
+  // 4,096 tokens / TP 2 (sequence parallel) x 4,096 hidden x 2 adds x 1 byte.
+  ASSERT_TRUE(s.plan.sequence_parallel);
+  const double mask_bytes = 4096.0 / 2 * 4096 * 2;
+  EXPECT_NEAR(with.forward_s - without.forward_s, elementwise_s(mask_bytes, d), 1e-15);
+  EXPECT_NEAR(with.backward_s - without.backward_s, 2 * elementwise_s(mask_bytes, d), 1e-15);
+  EXPECT_DOUBLE_EQ(with.linear_forward_s, without.linear_forward_s);
+}
+
 // 1F1B's backward block is B followed at once by W: the weight gradients given to the simulation
 // move nothing (its gradient goes back after both, as Megatron's backward_step sends it).
 TEST(BackwardSplit, OneFOneBRunsBAndWAsOneBlock) {

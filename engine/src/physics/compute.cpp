@@ -339,10 +339,14 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   }
 
   // Element-wise traffic per layer forward: two norms (read, write), two bias-dropout-residual
-  // adds (read 2, write 1, 1-byte mask), the activation over the FFN width, RoPE on Q and K.
-  // With sequence parallelism, norms and dropout run on 1/tp of the tokens.
+  // adds (read 2, write 1, and a 1-byte mask where plan.hidden_dropout drops anything: at p = 0
+  // PyTorch's dropout returns its input and writes no mask, aten's _dropout_impl and the
+  // torch._decomp decomposition Megatron's jit_fuser traces; memory.cpp keeps none either), the
+  // activation over the FFN width, RoPE on Q and K. With sequence parallelism, norms and dropout
+  // run on 1/tp of the tokens.
+  const double mask = p.hidden_dropout > 0 ? 1.0 : 0.0;
   const double sp_tokens = p.sequence_parallel ? tokens / t : tokens;
-  double bytes = sp_tokens * h * (norms * 2 * a + norms * (3 * a + 1));
+  double bytes = sp_tokens * h * (norms * 2 * a + norms * (3 * a + mask));
   bytes += mlp_bytes;
   bytes += tokens * att.elementwise_bytes;
   const double elementwise_fwd = elementwise_s(bytes, d) + elementwise_s(softmax_bytes, d);
