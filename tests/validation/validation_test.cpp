@@ -1023,9 +1023,9 @@ struct PeakLimit {
 };
 constexpr PeakLimit kPeakLimits[] = {
     {"MBCARD", 2, 2, 2, 10.4, 11.1, 21.2, 21.7},
-    {"SIMUMAXB200", 19, 19, 19, 1.8, 6.4, 2.3, 9.2},
+    {"SIMUMAXB200", 19, 19, 19, 4.4, 8.4, 4.5, 11.1},
     {"MBSKILLMEM", 4, 4, 0, 13.0, 15.7, 0, 0},
-    {"overall", 25, 25, 21, 3.1, 11.1, 2.7, 10.1},
+    {"overall", 25, 25, 21, 5.3, 11.1, 5.7, 11.4},
 };
 constexpr int kMemoryCases = 25;
 
