@@ -94,7 +94,7 @@ describe('traffic card', () => {
     const memory = () => p.evaluate(() => window.__stepcast.engine.memory());
     assert.ok((await memory()).traffic.tools > 0, 'the matrix ran in a worker of its own, in the tools module');
     await p.evaluate(() => window.scrollTo(0, 0));
-    await p.waitForFunction(() => window.__stepcast.trafficClosed === 1, null, { timeout: 5000 });
+    await p.waitForFunction(() => window.__stepcast.trafficClosed === 1, null, { timeout: 15000 });
     const closed = await memory();
     assert.equal(closed.traffic, null, 'its worker ended');
     const sum = (m) => (m ? m.engine + m.tools : 0);

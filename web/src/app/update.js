@@ -3,7 +3,8 @@
 // the answer: the report into every card, or the engine's problems at their controls. The time
 // from the input event to the rendered result is the performance measure "stepcast:update".
 // After the estimate, the cards with requests of their own ask for theirs: the link (the
-// address), traffic and scaling, then the plan search after a pause.
+// address), then after a pause in the changes traffic and scaling, and after a longer one the plan
+// search.
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { renderReport } from '../cards/index.js';
@@ -145,9 +146,25 @@ async function estimated(r, sent, text, sliceStart) {
   }, sliceStart, () => text === lastSent);
   if (!drawn) return false;
   compare.show(r, sent, stats.linked === text ? stats.link : null);
-  requestScaling(text);
-  requestTraffic(text);
+  afterPause(() => {
+    if (text !== lastSent) return;
+    requestScaling(text);
+    requestTraffic(text);
+  });
   return true;
+}
+
+// The scaling sweep and the traffic matrix of a plan wait for a pause in the changes: each runs
+// the engine 20-150 ms (DeepSeek-V3 on 256 GPUs) in a worker of its own, and on a two-core machine
+// edits typed back to back shared the cores with sweeps and matrices the next edit made stale
+// (issue 39). The plan search waits longer (cards/search.js).
+const PAUSE_MS = 200;
+let pauseTimer = 0;
+
+/** `fn()` once no change has come for PAUSE_MS (a newer call replaces it). */
+function afterPause(fn) {
+  clearTimeout(pauseTimer);
+  pauseTimer = setTimeout(fn, PAUSE_MS);
 }
 
 /**
@@ -262,9 +279,9 @@ const requestTraffic = whileOnScreen('#traffic-card', async (text) => {
 }, CLOSE_AFTER_MS);
 
 /**
- * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it), at
- * once: drawn only once its card scrolled into view, its chart (~800 px) pushed the cards below
- * it, the timeline out of view, as the user reached them.
+ * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it),
+ * whether or not its card is on screen: drawn only once its card scrolled into view, its chart
+ * (~800 px) pushed the cards below it, the timeline out of view, as the user reached them.
  */
 async function requestScaling(text) {
   const data = await engine.scaling(text);
