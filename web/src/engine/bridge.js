@@ -36,6 +36,7 @@ const GIVE_UP_MS = 400;
 function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS, toolsOnly = false }) {
   let worker;
   let readyPromise; // the first start's answer (presets, schema)
+  let stopBoot = () => {}; // rejects the answer of the boot under way (close())
   let up; // resolves once the current worker answers requests
   let nextId = 1;
   // Calls in flight, in the order sent: the worker answers them in turn, so the first is the one
@@ -137,6 +138,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS, to
   /** A new worker loading the module; resolves to its ready answer. */
   function boot() {
     const answer = new Promise((resolve, reject) => {
+      stopBoot = () => reject(new Error('the worker was ended'));
       worker = new Worker(new URL('./worker.js', import.meta.url));
       const first = (event) => {
         const msg = event.data;
@@ -181,6 +183,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS, to
    */
   function close() {
     if (!readyPromise) return false;
+    stopBoot(); // a start() still waiting for the worker's answer rejects, not waits for ever
     worker.terminate();
     readyPromise = undefined;
     for (const call of calls.values()) call.resolve(null);
@@ -309,9 +312,14 @@ export async function search(scenario, top = 10, channel = 'search') {
  * of 13, issue 39); in the search worker, it grew that worker's tools module for good.
  */
 export async function traffic(scenario, options = {}, channel = 'traffic') {
-  trafficker ??= connection({ describe: false, giveUpMs: Infinity, toolsOnly: true });
-  await trafficker.start();
-  const msg = await trafficker.latest(channel, { type: 'traffic', scenario, options });
+  const c = (trafficker ??= connection({ describe: false, giveUpMs: Infinity, toolsOnly: true }));
+  try {
+    await c.start();
+  } catch (err) {
+    if (c.started()) throw err;
+    return null; // closeTraffic() ended it while it started
+  }
+  const msg = await c.latest(channel, { type: 'traffic', scenario, options });
   return msg && msg.result;
 }
 
