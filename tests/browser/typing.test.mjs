@@ -21,7 +21,8 @@ const EDITS = 32; // as the issue measured
 
 /**
  * Types `value` into `selector` as one input event and resolves to the ms from it to the start of
- * the first frame after the page rendered that scenario's numbers (the frame that paints them),
+ * the first frame after the page rendered that scenario in every card (`ms`) and after it drew its
+ * headline numbers (`numbers`: the Estimate card, drawn first; each the frame that paints them),
  * and whether a search was running.
  */
 function typeAndTime(p, selector, value) {
@@ -33,8 +34,10 @@ function typeAndTime(p, selector, value) {
     el.value = v;
     el.dispatchEvent(new Event('input', { bubbles: true }));
     const wanted = s.latest;
+    let numbers = NaN;
     const check = () => {
-      if (s.rendered === wanted && s.latest === wanted) done({ ms: performance.now() - t0, searching, wait: s.lastWaitMs, worker: s.lastWorkerMs, render: s.lastRenderMs, state: s.search.state });
+      if (Number.isNaN(numbers) && s.headline === wanted) numbers = performance.now() - t0;
+      if (s.rendered === wanted && s.latest === wanted) done({ ms: performance.now() - t0, numbers, searching, wait: s.lastWaitMs, worker: s.lastWorkerMs, render: s.lastRenderMs, state: s.search.state });
       else requestAnimationFrame(check);
     };
     requestAnimationFrame(check);
@@ -117,9 +120,15 @@ test('edit -> painted numbers, typed back to back on 256 GPUs with the Traffic c
     await onScreenDrawn(p);
     await p.evaluate(() => { window.__tasks = []; });
     const times = [];
-    // Each edit as soon as the previous one's numbers are painted.
-    for (let i = 1; i <= BACK_TO_BACK; i++) times.push((await typeAndTime(p, '#f-global_batch', String(gbs + dp * i))).ms);
+    const headline = [];
+    // Each edit as soon as the previous one is painted in every card.
+    for (let i = 1; i <= BACK_TO_BACK; i++) {
+      const t = await typeAndTime(p, '#f-global_batch', String(gbs + dp * i));
+      times.push(t.ms);
+      headline.push(t.numbers);
+    }
     const tasks = await p.evaluate(() => window.__tasks);
+    const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(0.9 * xs.length) - 1];
     const sorted = [...times].sort((a, b) => a - b);
     const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
     const cli = cliEstimate(JSON.stringify(await pageScenario(p)), { timeline: false });
@@ -133,8 +142,8 @@ test('edit -> painted numbers, typed back to back on 256 GPUs with the Traffic c
     await p.waitForFunction((n) => window.__stepcast.trafficClosed > n, closes, { timeout: 10000 });
     const closed = await p.evaluate(() => window.__stepcast.engine.memory());
     assert.equal(closed.traffic, null, `${name}: the Traffic card's worker ended`);
-    lines.push(`${name}: ${BACK_TO_BACK} edits, median ${at(0.5).toFixed(1)} ms, p90 ${at(0.9).toFixed(1)} ms, ` +
-      `max ${at(1).toFixed(1)} ms; longest task ${Math.max(0, ...tasks)} ms (long tasks [${tasks}] ms); modules' memory ` +
+    lines.push(`${name}: ${BACK_TO_BACK} edits, every card painted median ${at(0.5).toFixed(1)} ms, p90 ${at(0.9).toFixed(1)} ms, ` +
+      `max ${at(1).toFixed(1)} ms; headline numbers painted p90 ${p90(headline).toFixed(1)} ms; longest task ${Math.max(0, ...tasks)} ms (long tasks [${tasks}] ms); modules' memory ` +
       `${mib(open.total)} MiB with the Traffic card open, ${mib(closed.total)} MiB after it closed ` +
       `(estimate ${mib(closed.estimate.engine)}, search ${mib(closed.search?.engine ?? 0)} + tools ${mib(closed.search?.tools ?? 0)})`);
   }

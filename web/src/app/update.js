@@ -143,7 +143,7 @@ async function estimated(r, sent, text, sliceStart) {
   const drawn = await renderReport(r, {
     groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
     full: () => engine.fullReport(text),
-  }, sliceStart, () => text === lastSent);
+  }, sliceStart, () => text === lastSent, () => { stats.headline = text; });
   if (!drawn) return false;
   compare.show(r, sent, stats.linked === text ? stats.link : null);
   afterPause(() => {
