@@ -4,7 +4,7 @@
 // row per nonzero cell; the link load integrates to the bytes inside and between nodes; the
 // bandwidth chart draws a curve per path and a point per operation; an MoE plan with an
 // imbalance shows its all-to-all as a range; two cluster groups with plan.stages get a matrix,
-// with plan.replicas the card says why there is none.
+// with plan.replicas the card says why there is none. Its worker ends once the card is off screen.
 // Screenshot under build/screenshots/.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -89,6 +89,24 @@ describe('traffic card', () => {
     await settle(p);
     await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
     assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked), 2, 'an edit while it is on screen');
+    // Off screen a second, its worker ends (a WebAssembly memory never shrinks: the worker's end
+    // gives it back); an edit meanwhile is asked for when the card is back, in a fresh worker.
+    const memory = () => p.evaluate(() => window.__stepcast.engine.memory());
+    assert.ok((await memory()).traffic.tools > 0, 'the matrix ran in a worker of its own, in the tools module');
+    await p.evaluate(() => window.scrollTo(0, 0));
+    await p.waitForFunction(() => window.__stepcast.trafficClosed === 1, null, { timeout: 15000 });
+    const closed = await memory();
+    assert.equal(closed.traffic, null, 'its worker ended');
+    const sum = (m) => (m ? m.engine + m.tools : 0);
+    assert.equal(closed.total, sum(closed.estimate) + sum(closed.search));
+    await p.fill('#f-global_batch', '1024');
+    await settle(p);
+    await p.waitForTimeout(300);
+    assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked), 2, 'nothing asked while the card is off screen');
+    await p.$eval('#traffic-card', (el) => el.scrollIntoView());
+    await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
+    assert.equal(await p.evaluate(() => window.__stepcast.trafficAsked), 3, 'the edit made off screen, once the card is back');
+    await checkTotal(p, 'gpu');
     await p.close();
   });
 

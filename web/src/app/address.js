@@ -1,8 +1,8 @@
 // The address: the scenario on show lives in the URL fragment, in the engine's link format
 // (scenario/link.js). The page opens the link it is loaded with (and one pasted into it), and
-// keeps the address up to date, at most every 0.4 s while typing. Each change the user makes after
-// a pause, an applied plan and a chosen example is a history entry, so the back button returns to
-// the previous plan; the writes of one burst of typing replace each other.
+// keeps the address up to date: 0.4 s after the typing pauses, or every 2 s while it goes on. Each
+// change the user makes after a pause, an applied plan and a chosen example is a history entry,
+// so the back button returns to the previous plan; the writes of one burst of typing replace it.
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { tokensToTrain } from '../cards/cost.js';
@@ -14,18 +14,26 @@ import { billions, linkMessage, linkProblem, pageSettings } from '../scenario/li
 import { conditional } from '../scenario/schema.js';
 import { stats } from './stats.js';
 
-// The address is written at most every 0.4 s: browsers limit replaceState (Safari: 100 calls in
-// 30 s; beyond, it throws), and typing fast in a number field is many changes a second.
+// Within a burst of typing the address is written once the changes pause URL_INTERVAL_MS, and at
+// least every URL_MAX_WAIT_MS while they go on: browsers limit replaceState (Safari: 100 calls in
+// 30 s; beyond, it throws), typing fast in a number field is many changes a second, and each write
+// costs the main thread 10-40 ms with a long address (DeepSeek-V3 on 256 GPUs, issue 39): edits
+// typed back to back waited behind one every 0.4 s.
 const URL_INTERVAL_MS = 400;
+const URL_MAX_WAIT_MS = 2000;
 let currentScenario = null; // the last scenario read without a local error
 let urlTimer = 0;
-let urlWritten = 0;
+let urlTimerPushes = false; // whether the write urlTimer waits for starts a history entry
+let urlWaitingSince = -Infinity; // when the first change the address does not show yet came
 // History: `userChanged` marks a write as the user's (an edit, Apply, an example), not the page's
-// own (opening a link, back and forward). A user's write 1.5 s or more after their previous one
-// starts a new history entry; closer ones are the same burst of typing and replace it.
+// own (opening a link, back and forward). A user's change 1.5 s or more after their previous one
+// starts a new history entry (`startsEntry`, until its first write); closer ones are the same
+// burst of typing and replace it. (By the changes' times, not the writes': within a burst the
+// address may wait URL_MAX_WAIT_MS.)
 const EDIT_BURST_MS = 1500;
 let userChanged = false;
-let lastUserWrite = -Infinity;
+let lastUserChange = -Infinity;
+let startsEntry = false;
 
 let presets = null;
 let fallback = ''; // what the page shows when a link does not open: "the default scenario (…)"
@@ -41,8 +49,10 @@ export function initAddress(thePresets, defaultLabel) {
  * however soon after the previous change (an example, an import).
  */
 export function userChange({ newEntry = false } = {}) {
+  const t = performance.now();
   userChanged = true;
-  if (newEntry) lastUserWrite = -Infinity;
+  if (newEntry || t - lastUserChange >= EDIT_BURST_MS) startsEntry = true;
+  lastUserChange = t;
 }
 
 /** The address of the page without its fragment (nor pins, compare.js splitPins). */
@@ -53,25 +63,26 @@ export function pageBase() {
 }
 
 /**
- * Writes the link into the address bar: replaceState, at most every 0.4 s while typing; a new
- * history entry (Apply, an import, an edit after a pause) once, at the first write of the change,
- * in the frame after its estimate is painted (a pushState costs the main thread 30-41 ms with a
- * long address, issue 39), so that Back right after it undoes it rather than skipping past it.
+ * Writes the link into the address bar: replaceState once the changes pause 0.4 s (at least every
+ * 2 s while they go on); a new history entry (Apply, an import, an edit after a pause) once, at
+ * the first write of the change, in the frame after its estimate is painted (a pushState costs the
+ * main thread 30-41 ms with a long address, issue 39), so that Back right after it undoes it
+ * rather than skipping past it.
  */
 export function writeUrl(now = false) {
-  const starts = () => userChanged && performance.now() - lastUserWrite >= EDIT_BURST_MS && location.hash.length > 1;
+  const starts = () => userChanged && startsEntry && location.hash.length > 1;
   const go = () => {
     clearTimeout(urlTimer);
     urlTimer = 0;
+    urlWaitingSince = -Infinity;
     // A scenario no link can carry leaves the address without a fragment (not a stale link).
     const target = stats.address ?? location.href;
     if (target === location.href) {
       userChanged = false; // a change that gave the same link is no step of history
       return;
     }
-    urlWritten = performance.now();
     const push = starts();
-    if (userChanged) lastUserWrite = urlWritten;
+    if (userChanged) startsEntry = false;
     userChanged = false;
     try {
       if (push) history.pushState(null, '', target);
@@ -79,16 +90,22 @@ export function writeUrl(now = false) {
       stats.historyLength = history.length;
     } catch { /* a browser's rate limit (Safari, Firefox): the next change writes it */ }
   };
-  if (now) go();
-  else if (!urlTimer) {
-    // A replaceState costs the main thread 10-40 ms (a long address, measured on DeepSeek-V3 on 256
-    // GPUs; issue 39): never before the estimate it follows is painted. A write cancelled meanwhile
-    // (urlTimer reset by a pasted link) does not happen.
-    const id = setTimeout(() => requestAnimationFrame(() => {
-      if (urlTimer === id) urlTimer = setTimeout(go, 0);
-    }), starts() ? 0 : Math.max(0, URL_INTERVAL_MS - (performance.now() - urlWritten)));
-    urlTimer = id;
+  if (now) {
+    go();
+    return;
   }
+  const push = starts();
+  if (urlTimer && urlTimerPushes) return; // the entry's first write, due at once, writes this too
+  const t = performance.now();
+  if (!urlTimer) urlWaitingSince = t;
+  clearTimeout(urlTimer);
+  urlTimerPushes = push;
+  // Never before the estimate it follows is painted (the frame after it). A write cancelled
+  // meanwhile (urlTimer reset by a pasted link) does not happen.
+  const id = setTimeout(() => requestAnimationFrame(() => {
+    if (urlTimer === id) urlTimer = setTimeout(go, 0);
+  }), push ? 0 : Math.max(0, Math.min(URL_INTERVAL_MS, urlWaitingSince + URL_MAX_WAIT_MS - t)));
+  urlTimer = id;
 }
 
 /** Asks the engine for the link of the scenario on show (and the cost inputs), then writes it. */

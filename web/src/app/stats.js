@@ -1,6 +1,7 @@
 // For people and tests: window.__stepcast, what the page is doing. `state` is 'loading', 'ok',
 // 'oom' or 'error' (the status line's); `latest` is the scenario the form shows (compact JSON,
-// null while a field is not a number), `rendered` the one whose estimate (or error) is on screen,
+// null while a field is not a number), `rendered` the one whose estimate (or error) is on screen
+// in every card, `headline` the one whose headline numbers are (the Estimate card, drawn first),
 // `resolved` the engine's resolve() of it (null while the engine refuses it). `link` is the
 // engine's link of the scenario the form shows (with tokens and price), `linked` the scenario text
 // it is for, `address` the link with the pinned plans (cards/compare.js); `opened` says how the last address was opened ('default', 'link' or what was wrong with

@@ -3,7 +3,8 @@
 // the answer: the report into every card, or the engine's problems at their controls. The time
 // from the input event to the rendered result is the performance measure "stepcast:update".
 // After the estimate, the cards with requests of their own ask for theirs: the link (the
-// address), traffic and scaling, then the plan search after a pause.
+// address), then after a pause in the changes traffic and scaling, and after a longer one the plan
+// search.
 import { $, h } from '../ui/dom.js';
 import * as compare from '../cards/compare.js';
 import { renderReport } from '../cards/index.js';
@@ -142,12 +143,28 @@ async function estimated(r, sent, text, sliceStart) {
   const drawn = await renderReport(r, {
     groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
     full: () => engine.fullReport(text),
-  }, sliceStart, () => text === lastSent);
+  }, sliceStart, () => text === lastSent, () => { stats.headline = text; });
   if (!drawn) return false;
   compare.show(r, sent, stats.linked === text ? stats.link : null);
-  requestScaling(text);
-  requestTraffic(text);
+  afterPause(() => {
+    if (text !== lastSent) return;
+    requestScaling(text);
+    requestTraffic(text);
+  });
   return true;
+}
+
+// The scaling sweep and the traffic matrix of a plan wait for a pause in the changes: each runs
+// the engine 20-150 ms (DeepSeek-V3 on 256 GPUs) in a worker of its own, and on a two-core machine
+// edits typed back to back shared the cores with sweeps and matrices the next edit made stale
+// (issue 39). The plan search waits longer (cards/search.js).
+const PAUSE_MS = 200;
+let pauseTimer = 0;
+
+/** `fn()` once no change has come for PAUSE_MS (a newer call replaces it). */
+function afterPause(fn) {
+  clearTimeout(pauseTimer);
+  pauseTimer = setTimeout(fn, PAUSE_MS);
 }
 
 /**
@@ -200,27 +217,46 @@ async function requestFitFixes(text) {
 // The traffic matrix is asked for only while its card is on screen: DeepSeek-V3 on 256 GPUs takes
 // the engine 150 ms and 4 MB of JSON (a plan of 4,096 nodes' stages 1.2 s), for a card far below
 // the fold (issue 39). Off screen, the latest scenario waits until the card scrolls into view; a
-// newer edit drops one not yet started (in the search worker: the estimate never waits for it).
-// Its code loads with its first matrix: a first visit, which does not scroll that far, never
-// downloads it (vite.config.js).
+// newer edit drops one not yet started (in a worker of its own: the estimate never waits for it).
+// Once the card has been off screen CLOSE_AFTER_MS, its worker is ended: its module's memory (248
+// MiB after a matrix of 1,024 GPUs) goes with it, and the matrix is asked for again when the card
+// is back. Its code loads with its first matrix: a first visit, which does not scroll that far,
+// never downloads it (vite.config.js).
+const CLOSE_AFTER_MS = 1000;
 
-/** `ask(text)` for the latest scenario text given, at once while the card `selector` is on screen, else once it is. */
-function whileOnScreen(selector, ask) {
-  let wanted = null;
+/**
+ * `ask(text)` (a promise of whether it drew `text`) for the latest scenario text given, at once
+ * while the card `selector` is on screen, else once it is; `closed()` once the card has been off
+ * screen `closeAfterMs`. A scenario asked for but not drawn (closed() ended its request) is asked
+ * for again when the card is back.
+ */
+function whileOnScreen(selector, ask, closed, closeAfterMs) {
+  let wanted = null; // the latest scenario text, until it is drawn
   let visible = false;
   let observer = null;
-  const want = (text) => {
-    wanted = text;
-    observer ??= new IntersectionObserver((entries) => {
-      visible = entries[entries.length - 1].isIntersecting;
-      if (visible && wanted) want(wanted);
-    });
-    observer.observe($(selector));
-    if (!visible) return;
-    wanted = null;
-    ask(text);
+  let closing = 0;
+  let asking = null; // the scenario text of the request in flight
+  const go = async () => {
+    const text = wanted;
+    if (!visible || !text || text === asking) return;
+    asking = text;
+    const drawn = await ask(text);
+    if (asking === text) asking = null;
+    if (drawn && wanted === text) wanted = null;
   };
-  return want;
+  return (text) => {
+    wanted = text;
+    if (!observer) {
+      observer = new IntersectionObserver((entries) => {
+        visible = entries[entries.length - 1].isIntersecting;
+        clearTimeout(closing);
+        if (visible) go();
+        else closing = setTimeout(closed, closeAfterMs);
+      });
+      observer.observe($(selector));
+    }
+    go();
+  };
 }
 
 // At the level it is drawn: a heatmap (at most HEATMAP_PX wide, cards/traffic.js) of more GPUs
@@ -231,18 +267,21 @@ const requestTraffic = whileOnScreen('#traffic-card', async (text) => {
   try {
     const { HEATMAP_PX, renderTraffic } = await import('../cards/traffic.js');
     const data = await engine.traffic(text, gpus > HEATMAP_PX * devicePixelRatio ? { level: 'node' } : {});
-    if (!data || text !== lastSent) return;
+    if (!data || text !== lastSent) return false;
     renderTraffic(data, stats);
     stats.traffic.scenario = text;
   } catch (err) {
     stats.traffic = { error: String(err.message), scenario: text };
   }
-});
+  return true;
+}, () => {
+  if (engine.closeTraffic()) stats.trafficClosed = (stats.trafficClosed ?? 0) + 1;
+}, CLOSE_AFTER_MS);
 
 /**
- * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it), at
- * once: drawn only once its card scrolled into view, its chart (~800 px) pushed the cards below
- * it, the timeline out of view, as the user reached them.
+ * The scaling chart of the plan on show, from the search worker (a newer plan supersedes it),
+ * whether or not its card is on screen: drawn only once its card scrolled into view, its chart
+ * (~800 px) pushed the cards below it, the timeline out of view, as the user reached them.
  */
 async function requestScaling(text) {
   const data = await engine.scaling(text);

@@ -42,9 +42,10 @@ const CARDS = [renderMetrics, renderStageMap, renderCost, renderBreakdown, rende
  * was for, given(path): whether its scenario gives the input at a schema path ("model.moe"), and
  * the link presets, and full(): a promise of the report with every stage (engine/trim.js).
  * `sliceStart`: when the task drawing it began; `current()`: whether `r` is still the report to
- * show (a newer one stops this between cards). Resolves to whether every card was drawn.
+ * show (a newer one stops this between cards); `headline()`: called once the Estimate card's
+ * numbers are drawn (the frame after paints them). Resolves to whether every card was drawn.
  */
-export async function renderReport(r, context = {}, sliceStart = performance.now(), current = () => true) {
+export async function renderReport(r, context = {}, sliceStart = performance.now(), current = () => true, headline = () => {}) {
   setReport(r, context);
   for (const draw of CARDS) {
     if (performance.now() - sliceStart > SLICE_MS) {
@@ -54,6 +55,7 @@ export async function renderReport(r, context = {}, sliceStart = performance.now
       sliceStart = performance.now();
     }
     draw(r);
+    if (draw === renderMetrics) headline();
   }
   return true;
 }

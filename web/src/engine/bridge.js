@@ -13,7 +13,8 @@
 // The plan search (search()) runs in a second worker of its own, started on the first search: a
 // search takes 10-200 ms, and in the estimating worker it would hold up the estimate of every
 // change made meanwhile. Two workers, two modules: the estimate never waits for a search (the
-// second one finds the script and the .wasm in the HTTP cache).
+// second one finds the script and the .wasm in the HTTP cache). The Traffic card's matrix runs in
+// a third, with the tools module alone, ended when the card leaves the screen (closeTraffic()).
 import { scriptUrl, toolsScriptUrl, toolsWasmUrl, wasmBytes, wasmUrl } from 'virtual:stepcast-wasm';
 
 // A call the engine has been running this long when a newer request comes is given up: the
@@ -30,11 +31,12 @@ const GIVE_UP_MS = 400;
  * One worker running the module: start() once, then send() / latest() messages to it. `describe`:
  * whether its ready answer carries the presets and the schema; `onProgress({loaded, total})`
  * hears the .wasm's download; `giveUpMs`: how long a call may run before a newer request ends the
- * worker (Infinity: never).
+ * worker (Infinity: never); `toolsOnly`: a worker with the tools module alone (no engine module).
  */
-function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) {
+function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS, toolsOnly = false }) {
   let worker;
   let readyPromise; // the first start's answer (presets, schema)
+  let stopBoot = () => {}; // rejects the answer of the boot under way (close())
   let up; // resolves once the current worker answers requests
   let nextId = 1;
   // Calls in flight, in the order sent: the worker answers them in turn, so the first is the one
@@ -136,6 +138,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
   /** A new worker loading the module; resolves to its ready answer. */
   function boot() {
     const answer = new Promise((resolve, reject) => {
+      stopBoot = () => reject(new Error('the worker was ended'));
       worker = new Worker(new URL('./worker.js', import.meta.url));
       const first = (event) => {
         const msg = event.data;
@@ -154,7 +157,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
       worker.addEventListener('message', first);
       worker.addEventListener('error', (e) => reject(new Error(e.message || 'the engine worker failed')));
       // A restarted worker need not describe the engine again: the page has its presets.
-      worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, toolsScriptUrl, toolsWasmUrl, describe: describe && !readyPromise });
+      worker.postMessage({ type: 'init', scriptUrl, wasmUrl, wasmBytes, toolsScriptUrl, toolsWasmUrl, describe: describe && !readyPromise, toolsOnly });
     });
     up = answer.then(() => {}, () => {});
     return answer;
@@ -173,14 +176,38 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS }) 
     if (ch) ch.pending = null;
   }
 
-  return { start, send, latest, drop };
+  /**
+   * Ends the worker, and with it its modules' memory (a WebAssembly memory never shrinks); the
+   * calls in flight resolve to null, as superseded. The next request starts a fresh worker.
+   * Returns whether one was started.
+   */
+  function close() {
+    if (!readyPromise) return false;
+    stopBoot(); // a start() still waiting for the worker's answer rejects, not waits for ever
+    worker.terminate();
+    readyPromise = undefined;
+    for (const call of calls.values()) call.resolve(null);
+    calls.clear();
+    for (const ch of channels.values()) {
+      ch.pending?.resolve(null);
+      ch.pending = null;
+      ch.busy = false;
+    }
+    return true;
+  }
+
+  /** Whether a worker is started (or starting). */
+  const started = () => !!readyPromise;
+
+  return { start, send, latest, drop, close, started };
 }
 
 /**
  * What the bridge did, for window.__stepcast: `restarts`, workers ended because a call ran past
- * GIVE_UP_MS; `received`, the last report: {ms: copying it into the page, stages, blocks}.
+ * GIVE_UP_MS; `received`, the last report: {ms: copying it into the page, stages, blocks};
+ * memory(), the modules' memory (below).
  */
-export const stats = { restarts: 0, received: null };
+export const stats = { restarts: 0, received: null, memory };
 
 const progressListeners = new Set();
 let progress = { loaded: 0, total: wasmBytes };
@@ -192,8 +219,9 @@ const main = connection({
   },
 });
 let searcher = null;
+let trafficker = null; // the Traffic card's worker (traffic())
 
-/** The second worker (started on first use): the plan search, the scaling sweep, the traffic matrix and the changes that make a plan fit. */
+/** The second worker (started on first use): the plan search, the scaling sweep, the changes that make a plan fit, how many GPUs for a deadline. */
 async function second() {
   searcher ??= connection({ describe: false, giveUpMs: Infinity });
   await searcher.start();
@@ -275,20 +303,50 @@ export async function search(scenario, top = 10, channel = 'search') {
 }
 
 /**
- * The traffic matrix of a scenario (a JSON string), in the search worker: resolves to the engine's
- * traffic() answer ({level, gpus, nodes, total_bytes, bytes_by_kind, bytes_by_tier, groups, cells,
+ * The traffic matrix of a scenario (a JSON string), in a worker of its own that runs the tools
+ * module alone (started on first use, ended by closeTraffic()): resolves to the engine's traffic()
+ * answer ({level, gpus, nodes, total_bytes, bytes_by_kind, bytes_by_tier, groups, cells,
  * bandwidth} or {error}), or null when a newer request on `channel` superseded it before it ran,
- * or dropTraffic() dropped it. DeepSeek-V3 on 256 GPUs takes the engine 150 ms: in the estimate's
- * worker, the next edit's estimate waited for it (213 ms instead of 13, issue 39).
+ * dropTraffic() dropped it or closeTraffic() ended the worker. DeepSeek-V3 on 256 GPUs takes the
+ * engine 150 ms: in the estimate's worker, the next edit's estimate waited for it (213 ms instead
+ * of 13, issue 39); in the search worker, it grew that worker's tools module for good.
  */
 export async function traffic(scenario, options = {}, channel = 'traffic') {
-  const msg = await (await second()).latest(channel, { type: 'traffic', scenario, options });
+  const c = (trafficker ??= connection({ describe: false, giveUpMs: Infinity, toolsOnly: true }));
+  try {
+    await c.start();
+  } catch (err) {
+    if (c.started()) throw err;
+    return null; // closeTraffic() ended it while it started
+  }
+  const msg = await c.latest(channel, { type: 'traffic', scenario, options });
   return msg && msg.result;
 }
 
 /** Drops the traffic request waiting on `channel` (an edit made it stale). */
 export function dropTraffic(channel = 'traffic') {
-  searcher?.drop(channel);
+  trafficker?.drop(channel);
+}
+
+/**
+ * Ends the traffic matrix's worker (its card left the screen): a matrix of 1,024 GPUs grew its
+ * module's memory to 248 MiB (issue 39), which a WebAssembly memory never gives back but with its
+ * worker. The next traffic() starts a fresh one (the module from the HTTP cache). Returns whether
+ * there was one to end.
+ */
+export function closeTraffic() {
+  return trafficker?.close() ?? false;
+}
+
+/**
+ * The bytes of WebAssembly memory each started worker's modules hold: {estimate, search, traffic},
+ * each {engine, tools} (0: not loaded) or null for a worker not started, and `total`.
+ */
+export async function memory() {
+  const ask = async (c) => (c?.started() ? (await c.send({ type: 'memory' }))?.result ?? null : null);
+  const [estimate, search, traffic_] = await Promise.all([ask(main), ask(searcher), ask(trafficker)]);
+  const total = [estimate, search, traffic_].reduce((a, m) => a + (m ? m.engine + m.tools : 0), 0);
+  return { estimate, search, traffic: traffic_, total };
 }
 
 /**

@@ -1,7 +1,7 @@
 // The engine in a Web Worker: loads the WebAssembly module once (the URLs of its script and its
 // .wasm come with the first message; the .wasm compiles while it downloads, and the page hears
 // how many bytes have come), then answers run (resolve and estimate), resolve, link, traffic,
-// scaling, import, export and plan-search requests (the
+// scaling, import, export, plan-search and memory requests (the
 // page runs searches in a second instance of this worker, see bridge.js). The engine module ships
 // with the page; the tools module (wasm/tool_bindings.cpp: traffic, import, export, calibration
 // fits, the changes that make a plan fit) is loaded on the first request for one of them, off the
@@ -19,6 +19,9 @@ let engine;
 let tools; // the tools module's promise, from the first request for one of its bindings
 let toolsUrls; // {scriptUrl, wasmUrl} of the tools module, from the init message
 let kindIndex; // the module's kind number -> the page's (KINDS; KINDS.length for any other)
+// Each module's WebAssembly memory, for memory(): it only grows (a call that needed 200 MiB keeps
+// them), so the page ends a worker whose module grew for a card no longer on screen (bridge.js).
+const memories = { engine: null, tools: null };
 
 /**
  * The timeline's typed columns from estimateColumns' packed events (6 numbers each) and placement
@@ -61,7 +64,7 @@ function columns(packed, placement, keep) {
  * known at build time; Content-Length would be the compressed size). A server that sends the wrong
  * Content-Type gets the non-streaming path. `failed` hears any error (Emscripten does not).
  */
-function instantiate(wasmUrl, total, failed, progress = true) {
+function instantiate(wasmUrl, total, failed, progress = true, name = 'engine') {
   return (imports, receive) => {
     (async () => {
       const response = await fetch(wasmUrl, { credentials: 'same-origin' });
@@ -79,6 +82,7 @@ function instantiate(wasmUrl, total, failed, progress = true) {
       const { instance, module } = streaming ? await WebAssembly.instantiateStreaming(response, imports)
         : await WebAssembly.instantiate(await response.arrayBuffer(), imports);
       await counted;
+      memories[name] = Object.values(instance.exports).find((x) => x instanceof WebAssembly.Memory) ?? null;
       receive(instance, module);
     })().catch(failed);
     return {}; // the exports come later, through receive
@@ -94,7 +98,7 @@ function toolsModule() {
     const failure = new Promise((_, reject) => { failed = reject; });
     return Promise.race([failure, createStepcastTools({
       locateFile: (path) => (path.endsWith('.wasm') ? toolsUrls.wasmUrl : path),
-      instantiateWasm: instantiate(toolsUrls.wasmUrl, 0, failed, false),
+      instantiateWasm: instantiate(toolsUrls.wasmUrl, 0, failed, false, 'tools'),
     })]);
   })();
   // A failed load is tried again on the next request (a network that came back).
@@ -130,6 +134,11 @@ self.onmessage = async (event) => {
   try {
     if (msg.type === 'init') {
       toolsUrls = { scriptUrl: msg.toolsScriptUrl, wasmUrl: msg.toolsWasmUrl };
+      // A worker for the tools alone (the Traffic card's, bridge.js): no engine module.
+      if (msg.toolsOnly) {
+        self.postMessage({ type: 'ready', version: (await toolsModule()).version(), presets: null, schema: null, reportSchema: null });
+        return;
+      }
       importScripts(msg.scriptUrl);
       let failed;
       const failure = new Promise((_, reject) => { failed = reject; });
@@ -165,6 +174,8 @@ self.onmessage = async (event) => {
     else if (msg.type === 'gemmFit') result = JSON.parse((await toolsModule()).gemmFit(msg.request));
     else if (msg.type === 'deadline') result = JSON.parse((await toolsModule()).deadline(msg.scenario, msg.options));
     else if (msg.type === 'fitFixes') result = JSON.parse((await toolsModule()).fitFixes(msg.scenario));
+    else if (msg.type === 'memory')
+      result = { engine: memories.engine?.buffer.byteLength ?? 0, tools: memories.tools?.buffer.byteLength ?? 0 };
     else if (msg.type === 'compactCalibration') result = JSON.parse((await toolsModule()).compactCalibration(msg.scenario));
     else throw new Error(`unknown request ${msg.type}`);
     const workerMs = performance.now() - t0;

@@ -29,9 +29,12 @@ export function modelObject() {
  * "80 layers · hidden 8,192 · 64 heads (8 KV) · FFN 28,672 SwiGLU · vocabulary 128,256 · trained at
  * 8,192 tokens", with "· 128 experts of FFN 768, 8 per token" for a mixture of experts.
  */
+// One formatter: toLocaleString builds one for each number (the card is written at every render).
+const grouped = new Intl.NumberFormat('en-US');
+
 function modelCard(m) {
   if (!m) return '';
-  const n = (x) => x.toLocaleString('en-US');
+  const n = (x) => grouped.format(x);
   const ffn = choiceLabel(m.ffn_type);
   return `${m.layers} layers · hidden ${n(m.hidden)} · ${m.heads} heads` +
     `${m.kv_heads && m.kv_heads !== m.heads ? ` (${m.kv_heads} KV)` : ''} · FFN ${n(m.ffn_hidden)} ${ffn}` +

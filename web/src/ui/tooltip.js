@@ -75,14 +75,27 @@ const ARROWS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
  * once a frame). Forty terms would otherwise be forty Tab stops.
  */
 export function roveTips(root, card = '.card') {
+  // The cards changed since the last frame (null: every card). Each edit re-renders several: going
+  // over every card's "?" and writing every tabindex cost each edit's frame up to 20 ms (issue 39).
+  let changed = null;
   let queued = false;
   const apply = () => {
     queued = false;
-    for (const c of root.querySelectorAll(card)) {
-      c.querySelectorAll('.tip').forEach((b, i) => { b.tabIndex = i === 0 ? 0 : -1; });
+    const cards = changed ? [...changed] : root.querySelectorAll(card);
+    changed = new Set();
+    for (const c of cards) {
+      c.querySelectorAll('.tip').forEach((b, i) => {
+        const index = i === 0 ? 0 : -1;
+        if (b.tabIndex !== index) b.tabIndex = index;
+      });
     }
   };
-  new MutationObserver(() => {
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const c = r.target.closest?.(card);
+      if (c) changed?.add(c);
+      else changed = null; // above the cards (root itself): all of them
+    }
     if (!queued) { queued = true; requestAnimationFrame(apply); }
   }).observe(root, { childList: true, subtree: true });
   apply();
