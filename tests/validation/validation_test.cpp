@@ -1152,7 +1152,8 @@ std::string largest_part(const MemoryBreakdown& m) {
       {"weights", m.weights},         {"gradients", m.gradients},
       {"optimizer", m.optimizer},     {"activations", m.activations},
       {"moe_dispatch", m.moe_dispatch}, {"ep_overlap", m.ep_overlap},
-      {"userbuffers", m.userbuffers}, {"deepep", m.deepep}};
+      {"wgrad_dummies", m.wgrad_dummies}, {"userbuffers", m.userbuffers},
+      {"deepep", m.deepep}};
   return std::max_element(std::begin(parts), std::end(parts),
                           [](auto& a, auto& b) { return a.second < b.second; })
       ->first;
