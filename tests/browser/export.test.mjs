@@ -51,7 +51,7 @@ describe('exports', () => {
     const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
     // Each part, their total, what PyTorch would report at the peak (allocated, reserved), the
     // GPU, and what offloading keeps on the host.
-    const columns = ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other',
+    const columns = ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'wgrad_dummies', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other',
       'total', 'allocated', 'reserved', 'capacity', 'offloaded', 'optimizer_offloaded'];
     assert.deepEqual(cells, report.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
     assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-6).map((th) => th.textContent)),

@@ -189,12 +189,17 @@ TEST_F(MemoryTest, ModelStatesAndDistributedOptimizer) {
   EXPECT_DOUBLE_EQ(m.weights, 2 * P);       // bf16 weights
   EXPECT_DOUBLE_EQ(m.gradients, 4 * P);     // fp32 main grads (Megatron-Core's bf16 default)
   EXPECT_DOUBLE_EQ(m.optimizer, 12 * P / 8);  // master + 2 moments sharded over 8 DP ranks
-  EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations + m.allocator +
-                          m.nccl + m.other, 1);
-  // Allocated: what live tensors hold; reserved: plus the caching allocator's 5 % (calibration
-  // framework_memory_fraction); total: plus the 2 GiB outside the allocator, of which NCCL's
-  // buffers for the one communicator used (DP) are 16 channels x (4 + 0.5 + 4.6875) MiB.
-  EXPECT_DOUBLE_EQ(m.allocated, m.weights + m.gradients + m.optimizer + m.activations);
+  EXPECT_NEAR(m.total, m.weights + m.gradients + m.optimizer + m.activations +
+                          m.wgrad_dummies + m.allocator + m.nccl + m.other, 1);
+  // Allocated: what live tensors hold, Transformer Engine's dummy weight gradients among them
+  // (one of each weight shape: a layer's four linears and the output layer, 16-bit); reserved:
+  // plus the caching allocator's 5 % (calibration framework_memory_fraction); total: plus the
+  // 2 GiB outside the allocator, of which NCCL's buffers for the one communicator used (DP) are
+  // 16 channels x (4 + 0.5 + 4.6875) MiB.
+  EXPECT_DOUBLE_EQ(m.wgrad_dummies, 2 * (6144.0 * 4096 + 4096.0 * 4096 + 28672.0 * 4096 +
+                                         4096.0 * 14336 + 128256.0 * 4096));
+  EXPECT_DOUBLE_EQ(m.allocated,
+                   m.weights + m.gradients + m.optimizer + m.activations + m.wgrad_dummies);
   EXPECT_DOUBLE_EQ(m.allocator, 0.05 * m.allocated);
   EXPECT_DOUBLE_EQ(m.reserved, 1.05 * m.allocated);
   EXPECT_DOUBLE_EQ(m.nccl, 147.0 * (1 << 20));
@@ -226,6 +231,49 @@ TEST(Memory, UserbuffersAndNcclBuffersByHand) {
   EXPECT_DOUBLE_EQ(m.other, 2048 * MiB - 3 * 147 * MiB);
   EXPECT_DOUBLE_EQ(m.total, m.reserved + m.userbuffers + m.nccl + m.other);
   EXPECT_DOUBLE_EQ(m.total - stage("bf16", false).total, 768 * MiB);
+}
+
+// Transformer Engine's cached dummy weight gradients (engine/src/physics/wgrad_dummies.cpp), by
+// hand: Llama 3 70B (h = 8192, 64 query and 8 key/value heads of 128, SwiGLU 28672, vocabulary
+// 128,256) at TP 8 x PP 4 on 64 H100s. Each GPU keeps one tensor of each local weight shape:
+// linear_qkv (8192 + 2 x 1024) / 8 x 8192, linear_proj 8192 x 1024, fc1 2 x 28672 / 8 x 8192, fc2
+// 8192 x 3584, 16-bit; the last stage also the output layer's, 129,024 / 8 x 8192 (the
+// vocabulary padded to a multiple of 128 x 8).
+TEST(Memory, DummyWeightGradientsByHand) {
+  auto report = [](const char* framework, const char* precision) {
+    return estimate(test::scenario(fmt::format(R"({{"model": "llama3-70b", "cluster":
+        {{"node": "dgx-h100", "nodes": 8}}, "plan": {{"framework": "{}", "tp": 8, "pp": 4,
+        "global_batch": 64, "precision": "{}"}}, "seq_len": 4096}})", framework, precision)));
+  };
+  const double layer = 1280.0 * 8192 + 8192.0 * 1024 + 7168.0 * 8192 + 8192.0 * 3584;
+  EXPECT_DOUBLE_EQ(layer, 106954752);
+  const Report r = report("megatron-core", "bf16");
+  ASSERT_EQ(r.stages.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.stages[0].memory.wgrad_dummies, 2 * layer);  // 204 MiB
+  EXPECT_DOUBLE_EQ(r.stages[1].memory.wgrad_dummies, 2 * layer);
+  EXPECT_DOUBLE_EQ(r.stages[3].memory.wgrad_dummies, 2 * (layer + 16128.0 * 8192));  // 456 MiB
+  // Inside the allocator: part of allocated (and so of reserved).
+  const MemoryBreakdown& m = r.stages[3].memory;
+  EXPECT_DOUBLE_EQ(m.allocated, m.weights + m.gradients + m.optimizer + m.activations +
+                                    m.moe_dispatch + m.ep_overlap + m.wgrad_dummies);
+  // fp8 weights report their 16-bit dtype (2 B); fp32 training keeps 4-byte dummies; Megatron-LM
+  // 2021 (before Transformer Engine) none.
+  EXPECT_DOUBLE_EQ(report("megatron-core", "fp8").stages[0].memory.wgrad_dummies, 2 * layer);
+  EXPECT_DOUBLE_EQ(report("megatron-core", "fp32").stages[0].memory.wgrad_dummies, 4 * layer);
+  EXPECT_EQ(report("megatron-lm-2021", "bf16").stages[3].memory.wgrad_dummies, 0);
+}
+
+// One shape, one tensor: Mixtral 8x7B (h = 4096, 32 query and 8 key/value heads of 128, 8
+// experts of SwiGLU 14336, vocabulary 32,000) on EP 8 holds its 32 layers' weights but one dummy
+// of each shape: linear_qkv 6144 x 4096, linear_proj 4096 x 4096, the grouped experts' fc1
+// 28672 x 4096 and fc2 4096 x 14336, and the output layer's 32000 x 4096.
+TEST(Memory, DummyWeightGradientsOncePerShape) {
+  const Report r = estimate(test::scenario(R"({"model": "mixtral-8x7b", "cluster":
+      {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 1, "ep": 8, "global_batch": 64},
+      "seq_len": 4096})"));
+  EXPECT_DOUBLE_EQ(r.stages[0].memory.wgrad_dummies,
+                   2 * (6144.0 * 4096 + 4096.0 * 4096 + 28672.0 * 4096 + 4096.0 * 14336 +
+                        32000.0 * 4096));
 }
 
 // Mixtral 8x7B (h = 4096, top-2 of 8 experts, every layer MoE) at s = 4096, b = 1, EP 8.

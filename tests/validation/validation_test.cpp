@@ -1022,10 +1022,10 @@ struct PeakLimit {
   double allocated_median, allocated_p90, reserved_median, reserved_p90;  // % of |error|
 };
 constexpr PeakLimit kPeakLimits[] = {
-    {"MBCARD", 2, 2, 2, 10.4, 11.1, 21.2, 21.7},
-    {"SIMUMAXB200", 19, 19, 19, 4.4, 8.4, 4.5, 11.1},
-    {"MBSKILLMEM", 4, 4, 0, 13.0, 15.7, 0, 0},
-    {"overall", 25, 25, 21, 5.3, 11.1, 5.7, 11.4},
+    {"MBCARD", 2, 2, 2, 9.7, 10.4, 20.5, 21.1},
+    {"SIMUMAXB200", 19, 19, 19, 0.7, 4.1, 1.5, 6.6},
+    {"MBSKILLMEM", 4, 4, 0, 13.7, 16.4, 0, 0},
+    {"overall", 25, 25, 21, 0.9, 11.1, 1.6, 7.0},
 };
 constexpr int kMemoryCases = 25;
 
@@ -1152,7 +1152,8 @@ std::string largest_part(const MemoryBreakdown& m) {
       {"weights", m.weights},         {"gradients", m.gradients},
       {"optimizer", m.optimizer},     {"activations", m.activations},
       {"moe_dispatch", m.moe_dispatch}, {"ep_overlap", m.ep_overlap},
-      {"userbuffers", m.userbuffers}, {"deepep", m.deepep}};
+      {"wgrad_dummies", m.wgrad_dummies}, {"userbuffers", m.userbuffers},
+      {"deepep", m.deepep}};
   return std::max_element(std::begin(parts), std::end(parts),
                           [](auto& a, auto& b) { return a.second < b.second; })
       ->first;
@@ -1238,7 +1239,9 @@ TEST(Conversion, RecipesStateTheirMemorySettings) {
 }
 
 // The runs called out of memory today, by source (tests/validation/README.md, "The fit verdict").
-constexpr int kRunsCalledOutOfMemory = 10;
+// 11 since Transformer Engine's dummy weight gradients are counted: Llama 3.1 405B in NVFP4 on
+// 256 GB200 (26.02.01) joins the four FP8 runs inside the GPU but within the 3 % headroom.
+constexpr int kRunsCalledOutOfMemory = 11;
 
 TEST(FitVerdict, RunsThatRanCalledOutOfMemory) {
   ASSERT_EQ(static_cast<int>(cases().size()), kCases);

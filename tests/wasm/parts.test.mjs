@@ -34,7 +34,7 @@ test('the memory\'s parts are the keys before their total, each with a tooltip',
   assert.deepEqual(memoryParts().map(([name, label]) => [name, label]), [
     ['weights', 'Weights'], ['gradients', 'Gradients'], ['optimizer', 'Optimizer state'],
     ['activations', 'Activations'], ['moe_dispatch', 'MoE dispatch'], ['ep_overlap', 'EP overlap'],
-    ['allocator', 'Allocator'], ['userbuffers', 'TE userbuffers'], ['deepep', 'DeepEP buffers'],
+    ['wgrad_dummies', 'Dummy weight grads'], ['allocator', 'Allocator'], ['userbuffers', 'TE userbuffers'], ['deepep', 'DeepEP buffers'],
     ['nccl', 'NCCL buffers'], ['other', 'Other'],
   ]);
   for (const [name, , term] of memoryParts()) assert.ok(TERMS[term], `${name}: a term the page explains`);

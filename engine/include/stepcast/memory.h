@@ -24,6 +24,7 @@ struct MemoryBreakdown {
   // The software's own buffers (software_buffers.h), inside the allocator ...
   double moe_dispatch = 0;
   double ep_overlap = 0;
+  double wgrad_dummies = 0;
   // The caching allocator's rounding and fragmentation: reserved - allocated.
   double allocator = 0;
   // ... and outside it.
@@ -42,7 +43,8 @@ struct MemoryBreakdown {
   double optimizer_offloaded = 0;
   double total = 0;  // reserved + the parts outside the allocator: what the GPU must hold
   // What torch.cuda.max_memory_allocated and max_memory_reserved measure at the stage's peak.
-  double allocated = 0;  // weights + gradients + optimizer + activations + moe_dispatch + ep_overlap
+  // weights + gradients + optimizer + activations + moe_dispatch + ep_overlap + wgrad_dummies
+  double allocated = 0;
   double reserved = 0;   // allocated + allocator
   double capacity = 0;
   // Bytes of the GPU the plan must leave free (plan.memory_headroom of the capacity): the fit

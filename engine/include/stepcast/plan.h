@@ -137,6 +137,10 @@ struct Execution {
   // The loss (Megatron's, unless Transformer Engine's): at the start of the backward it makes the
   // logits' 16-bit gradient beside the fp32 softmax it computed it over, both held at once.
   bool loss_grad_copy = false;
+  // Each linear whose weight gradient accumulates into main_grad hands autograd a dummy weight
+  // gradient that Transformer Engine caches, one per weight shape, for the process (from its
+  // release v2.3; its grouped GEMMs' from v2.10): held at every peak (wgrad_dummies.cpp).
+  bool dummy_wgrads = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).

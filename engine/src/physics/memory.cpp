@@ -430,8 +430,9 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   const SoftwareBuffers buffers = software_buffers(m, p, st, one_micro_batch);
   mem.moe_dispatch = buffers.moe_dispatch;
   mem.ep_overlap = buffers.ep_overlap;
+  mem.wgrad_dummies = buffers.wgrad_dummies;
   mem.allocated = mem.weights + mem.gradients + mem.optimizer + mem.activations +
-                  mem.moe_dispatch + mem.ep_overlap;
+                  mem.moe_dispatch + mem.ep_overlap + mem.wgrad_dummies;
   // PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp at pytorch/pytorch
   // 001074d2) rounds every block up to 512 B, packs requests up to 1 MiB into 2 MiB segments and
   // rounds larger ones up to 2 MiB (requests of 1-10 MiB split 20 MiB segments); freed blocks

@@ -108,6 +108,7 @@ SoftwareBuffers software_buffers(const ModelSpec& m, const Plan& p, const StageS
     b.ep_overlap = p.pp > 1 ? layer_activations / p.vpp
                             : layer_activations / std::max<double>(1, static_cast<double>(st.layers));
 
+  b.wgrad_dummies = wgrad_dummy_bytes(m, p, st);
   b.nccl = kNcclChannels * kNcclChannelBytes * nccl_communicators(m, p, st);
   return b;
 }

@@ -92,6 +92,10 @@ constexpr ReportKey<MemoryBreakdown> kMemory[] = {
                                         "the activations plan.moe_overlap holds ahead: one "
                                         "model chunk of the extra micro-batch it schedules "
                                         "(pipelined), one layer's (not)"),
+    value<&MemoryBreakdown::wgrad_dummies>("wgrad_dummies", "bytes", "Dummy weight grads",
+                                           "the dummy weight gradients Transformer Engine "
+                                           "caches, one of each weight shape of the stage, in "
+                                           "the weights' dtype (gradient-accumulation fusion)"),
     value<&MemoryBreakdown::allocator>("allocator", "bytes", "Allocator",
                                        "the caching allocator's rounding and fragmentation "
                                        "(reserved - allocated)"),

@@ -12,7 +12,7 @@ const NEEDS = { ep_comm: 'model.moe', offload: 'plan.cpu_offloading_num_layers' 
 // The tooltip (ui/terms.js) of each memory part.
 const MEMORY_TERMS = {
   weights: 'weights', gradients: 'gradients', optimizer: 'optimizer_mem', activations: 'activations', moe_dispatch: 'moe_dispatch',
-  ep_overlap: 'ep_overlap', allocator: 'allocator_mem', userbuffers: 'userbuffers', deepep: 'deepep', nccl: 'nccl', other: 'other_mem',
+  ep_overlap: 'ep_overlap', wgrad_dummies: 'wgrad_dummies', allocator: 'allocator_mem', userbuffers: 'userbuffers', deepep: 'deepep', nccl: 'nccl', other: 'other_mem',
 };
 
 /**

@@ -87,6 +87,8 @@ export const TERMS = {
     'alltoall: tokens × top_k × h × 2 B; allgather: the TP×EP group\'s tokens × h × 2 B'],
   ep_overlap: ['EP overlap', 'What the expert-communication overlap holds ahead: one model chunk of an extra micro-batch when pipelined, one layer without.',
     'one micro-batch of the stage\'s layers ÷ VPP (pipelined) or ÷ layers'],
+  wgrad_dummies: ['Dummy weight grads', "The weight gradients Transformer Engine hands autograd while it adds the real ones into the gradient buffer: one tensor of each weight shape, cached for the whole run.",
+    'one layer\'s linear weights + the output layer (last stage), 2 B each (4 B in fp32 training)'],
   allocator_mem: ['Allocator', "PyTorch's caching allocator: block rounding and fragmentation, reserved above allocated.",
     '5 % of allocated (measured 2.8-9.3 % on B200)'],
   userbuffers: ['TE userbuffers', "Transformer Engine's buffers for overlapping TP communication with GEMMs, outside PyTorch's allocator.",
