@@ -221,10 +221,11 @@ TEST(Precision, BlockScaledFormatsAreBlackwellOnly) {
   EXPECT_LT(time("mxfp8"), time("bf16"));
   EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::mxfp8), 1 + 1.0 / 32);
   EXPECT_DOUBLE_EQ(gemm_element_bytes(Precision::nvfp4), 0.5 + 1.0 / 16);
-  // Quantizing one element: read bf16 (twice for per-tensor fp8: amax first) and write both
-  // orientations.
+  // Quantizing one element: read bf16 (twice for per-tensor fp8 and for NVFP4's global scale:
+  // amax first) and write both orientations.
   EXPECT_DOUBLE_EQ(quantize_bytes_per_element(Precision::fp8), 4 + 2);
   EXPECT_DOUBLE_EQ(quantize_bytes_per_element(Precision::mxfp8), 2 + 2 * (1 + 1.0 / 32));
+  EXPECT_DOUBLE_EQ(quantize_bytes_per_element(Precision::nvfp4), 4 + 2 * (0.5 + 1.0 / 16));
   EXPECT_DOUBLE_EQ(quantize_bytes_per_element(Precision::bf16), 0);
 }
 

@@ -27,9 +27,15 @@ double quantize_bytes_per_element(Precision p) {
   if (!low_precision(p)) return 0;
   // Read the bf16 tensor, write it quantized twice: row-wise for one GEMM and column-wise
   // (transposed) for the other (Transformer Engine's cast-transpose; MX and NVFP4 scales run
-  // along one axis, so each direction is quantized on its own). Per-tensor fp8 with current
-  // scaling reads the tensor once more to find its amax first.
-  const double reads = p == Precision::fp8 ? 2 * 2.0 : 2.0;
+  // along one axis, so each direction is quantized on its own). A recipe with a per-tensor scale
+  // reads the tensor once more to find its amax first: fp8 with current scaling, and NVFP4,
+  // whose FP32 global scale is amax / (448 x 6) over the whole tensor (NVFP4Quantizer::
+  // quantize_impl in transformer_engine/pytorch/csrc/quantizer.cpp at NVIDIA/TransformerEngine
+  // d0067d0d: nvte_compute_amax, or nvte_hadamard_transform_amax for both amaxes of an operand
+  // the wgrad GEMM takes through the random Hadamard transform, one read; then one fused kernel
+  // writes the row-wise and the RHT'd column-wise data). MXFP8's E8M0 scales are per block of
+  // 32, found in the cast's own read.
+  const double reads = p == Precision::fp8 || p == Precision::nvfp4 ? 2 * 2.0 : 2.0;
   return reads + 2 * gemm_element_bytes(p);
 }
 
