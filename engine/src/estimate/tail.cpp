@@ -115,6 +115,7 @@ std::vector<double> first_forward_gathers_s(const Scenario& sc,
                                             const std::vector<StageCost>& stages) {
   std::vector<double> out;
   if (!gathers_beside_the_fill(sc.plan)) return out;
+  out.reserve(stages.size());
   for (const StageCost& cost : stages) out.push_back(overlapped_gather_s(sc, cost));
   return out;
 }
@@ -178,7 +179,7 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   double tp_grads = 0, embedding_grads = 0, scalars = 0;
   for (const auto& each : runs)
     for (const StageCost& cost : each.stages) {
-      const auto& ops = cost.report.communication;
+      const auto& ops = cost.census(each.stages);
       tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
       embedding_grads =
           std::max(embedding_grads, census_time(ops, CommGroup::embedding, Phase::gradient_sync));
