@@ -27,23 +27,21 @@ Report estimate_dualpipe(const Scenario& sc, const EstimateOptions& options) {
   return r;
 }
 
-// Steps 1-4: the replica sets, their pipelines and the tail, and the iteration's time.
+// Steps 2-4 on the replica sets of step 1 (the caller's: the runs point into their layouts):
+// their pipelines and the tail, and the iteration's time.
 struct Stepped {
-  std::vector<detail::ReplicaSet> sets;
   std::vector<detail::PipelineRun> runs;
   size_t critical = 0;
   detail::Tail end;
   double iteration_time_s = 0;
 };
 // `memory`: as estimate_figures takes it.
-Stepped step_through(const Scenario& sc, const EstimateOptions& options,
+Stepped step_through(const Scenario& sc, const std::vector<detail::ReplicaSet>& sets,
+                     const EstimateOptions& options,
                      std::span<const std::vector<MemoryBreakdown>> memory = {}) {
   using namespace detail;
   const Plan& p = sc.plan;
   Stepped out;
-  // 1. Layout: the replica sets and where their stages run.
-  out.sets = replica_sets(sc);
-  const std::vector<ReplicaSet>& sets = out.sets;
   const bool mixed_stages = [&] {
     for (const auto& s : p.stages)
       if (s.group != p.stages.front().group || s.layers != p.stages.front().layers) return true;
@@ -87,8 +85,9 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
   if (p.effective_schedule() == PipelineSchedule::dualpipe && p.pp > 1)
     return estimate_dualpipe(sc, options);
 
-  Stepped stepped = step_through(sc, options);
-  const std::vector<ReplicaSet>& sets = stepped.sets;
+  // 1. Layout: the replica sets and where their stages run.
+  const std::vector<ReplicaSet> sets = replica_sets(sc);
+  Stepped stepped = step_through(sc, sets, options);
   std::vector<PipelineRun>& runs = stepped.runs;
   const size_t critical = stepped.critical;
   const PipelineRun& run = runs[critical];
@@ -122,14 +121,20 @@ Report estimate(const Scenario& sc, const EstimateOptions& options) {
 namespace detail {
 
 SearchFigures estimate_figures(const Scenario& sc, const EstimateOptions& options,
-                               std::span<const std::vector<MemoryBreakdown>> memory) {
+                               std::span<const std::vector<MemoryBreakdown>> memory,
+                               const std::vector<ReplicaSet>* sets) {
   // DualPipe runs as DualPipeV on half the ranks, as estimate_dualpipe says.
   if (sc.plan.effective_schedule() == PipelineSchedule::dualpipe && sc.plan.pp > 1) {
     Scenario half = sc;
     half.plan = plan_as_run(sc.plan);
-    return estimate_figures(half, options, memory);
+    return estimate_figures(half, options, memory, sets);
   }
-  const Stepped stepped = step_through(sc, options, memory);
+  std::vector<ReplicaSet> own;
+  if (!sets) {
+    own = replica_sets(sc);
+    sets = &own;
+  }
+  const Stepped stepped = step_through(sc, *sets, options, memory);
   SearchFigures f;
   f.iteration_time_s = stepped.iteration_time_s;
   const Throughput rate = throughput(sc, f.iteration_time_s, mean_peak_tflops(sc));

@@ -308,10 +308,12 @@ struct SearchFigures {
   bool fits = true;              // every stage of every set (Report::fits)
   std::array<int64_t, 3> stage_layers{};  // first, second (or first) and last stage's layers
 };
-// `memory`: each replica set's stages' stage_memory, as replica_sets orders them, where the
-// search has checked them already (empty: found here).
+// `memory`: each replica set's stages' stage_memory, as replica_sets orders them, and `sets`
+// the replica sets, where the search has found them already (empty, null: found here; for a
+// DualPipe plan, those of the plan it runs as).
 SearchFigures estimate_figures(const Scenario& sc, const EstimateOptions& options = {},
-                               std::span<const std::vector<MemoryBreakdown>> memory = {});
+                               std::span<const std::vector<MemoryBreakdown>> memory = {},
+                               const std::vector<ReplicaSet>* sets = nullptr);
 
 // 7. summary.cpp
 // The cluster's mean dense peak per GPU at the plan's precision, TFLOP/s (Report::peak_tflops).

@@ -102,6 +102,8 @@ class StageMemory {
   // Each set's stages' memory as the last check found it: every stage's where that check fit,
   // what the plan's estimate finds again (estimate_figures takes them).
   std::span<const std::vector<MemoryBreakdown>> checked() const { return memory_; }
+  // The plan's replica sets (as run), which its estimate finds again (estimate_figures).
+  const std::vector<detail::ReplicaSet>& sets() const { return sets_; }
   // `plan`: the scenario's plan, or it with fixes (the same parallelism).
   MemoryCheck check(const Plan& plan) {
     MemoryCheck out;
@@ -439,13 +441,15 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   const OffloadAll offload_all(m);
   EstimateOptions ranking;
   ranking.closed_form = !options.rank_exactly;
-  // `memory`: the plan's stages' memory where its check has found them (StageMemory::checked).
+  // `checked`: the plan's memory check where it fits: its stages' memory and its replica sets,
+  // which the estimate would find again.
   auto timed = [&](const Scenario& s, const EstimateOptions& how,
-                   std::span<const std::vector<MemoryBreakdown>> memory =
-                       {}) -> std::optional<SearchCandidate> {
+                   const StageMemory* checked = nullptr) -> std::optional<SearchCandidate> {
     // The figures without a report: building one for every plan that fits (its replicas,
     // warnings and stages' reports) was 4 % of a search's instructions.
-    const detail::SearchFigures r = detail::estimate_figures(s, how, memory);
+    const detail::SearchFigures r =
+        checked ? detail::estimate_figures(s, how, checked->checked(), &checked->sets())
+                : detail::estimate_figures(s, how);
     const double peak = r.peak_memory_bytes;
     if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
         !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
@@ -489,8 +493,8 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       return;
     }
     // (The memory the check found: a second stage_memory of every stage and the shapes of the
-    // copied stages were a ninth of an MoE search's instructions.)
-    auto c = timed(s, ranking, stages.checked());
+    // copied stages were a ninth of an MoE search's instructions; its replica sets found again, 4 %.)
+    auto c = timed(s, ranking, &stages);
     if (!c) return;
     if (!c->fits) {  // (never: the same memory as above; kept so the two cannot drift apart)
       ++result.out_of_memory;
