@@ -174,10 +174,6 @@ struct StageCost {
   // filled only where a report is made: estimate.cpp); -1: its own. (Copied with every such
   // stage, the census was a twelfth of a search's instructions.)
   int census_of = -1;
-  const std::vector<CommOp>& census(const std::vector<StageCost>& stages) const {
-    return census_of < 0 ? report.communication
-                         : stages[static_cast<size_t>(census_of)].report.communication;
-  }
 };
 
 // One pipeline (a replica set) run through the schedule.
