@@ -81,7 +81,7 @@ struct MemoryCheck {
 // layouts and the shapes were nearly half of a fix's memory check: Llama 3 70B's search.)
 class StageMemory {
   // (A `dualpipe` plan's stages are those of the plan it runs as: plan_as_run. Only such a plan
-  // copies the scenario: a copy for every plan was 4 of a plan's ~100 allocations.)
+  // copies the scenario, which every plan's check once did.)
   static std::vector<detail::ReplicaSet> sets_as_run(const Scenario& s) {
     if (s.plan.effective_schedule() != PipelineSchedule::dualpipe || s.plan.pp < 2)
       return detail::replica_sets(s);
@@ -493,7 +493,7 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
       return;
     }
     // (The memory the check found: a second stage_memory of every stage and the shapes of the
-    // copied stages were a ninth of an MoE search's instructions; its replica sets found again, 4 %.)
+    // copied stages were a tenth of an MoE search's instructions; its replica sets found again, 4 %.)
     auto c = timed(s, ranking, &stages);
     if (!c) return;
     if (!c->fits) {  // (never: the same memory as above; kept so the two cannot drift apart)
