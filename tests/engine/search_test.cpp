@@ -46,6 +46,53 @@ TEST(Search, ReturnsValidFittingPlansFastestFirst) {
   EXPECT_LE(r.best.front().iteration_time_s, r.baseline_s);
 }
 
+// The search reads each plan's figures without building its report (estimate_figures), and
+// its memory from the check it already made: every plan it ranks, fixed or not, interleaved,
+// DualPipe or MoE, holds exactly the figures its report gives.
+TEST(Search, EveryPlanHoldsItsReportsFigures) {
+  std::string dualpipe = kScenario;
+  dualpipe.replace(dualpipe.find(R"("pp": 4,)"), 8, R"("pp": 4, "schedule": "dualpipe",)");
+  const std::string moe = R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-b200", "nodes": 1},
+      "plan": {"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 256,
+               "recompute": "selective", "distributed_optimizer": true}, "seq_len": 4096})";
+  int fixed = 0, interleaved = 0, dualpiped = 0, experts = 0;
+  for (const std::string& text : {std::string(kScenario), dualpipe, moe}) {
+    const Scenario base = test::scenario(text);
+    SearchOptions options;
+    options.top = 100000;
+    options.rank_exactly = true;  // every plan's figures exact: the report's
+    const auto searched = search_plans(base, options);
+    ASSERT_TRUE(searched.ok()) << text;
+    ASSERT_GT(searched->best.size(), 50u) << text;
+    for (const SearchCandidate& c : searched->best) {
+      Scenario s = base;
+      s.plan = c.plan;
+      const Report r = estimate(s);
+      ASSERT_FALSE(r.stages.empty());
+      double peak = 0;
+      for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+      EXPECT_EQ(c.iteration_time_s, r.iteration_time_s) << to_json(c.plan).dump();
+      EXPECT_EQ(c.mfu, r.mfu);
+      EXPECT_EQ(c.tokens_per_s, r.tokens_per_s);
+      EXPECT_EQ(c.peak_memory_bytes, peak);
+      EXPECT_EQ(c.fits, r.fits);
+      EXPECT_TRUE(c.fits);
+      EXPECT_EQ(c.stage_layers[0], r.stages.front().layers);
+      EXPECT_EQ(c.stage_layers[1], r.stages[r.stages.size() > 2 ? 1 : 0].layers);
+      EXPECT_EQ(c.stage_layers[2], r.stages.back().layers);
+      fixed += !c.needs.empty();
+      interleaved += c.plan.vpp > 1;
+      dualpiped += c.plan.effective_schedule() == PipelineSchedule::dualpipe;
+      experts += c.plan.ep > 1;
+    }
+  }
+  // Each path taken: plans given fixes to fit, interleaved and DualPipe pipelines, EP.
+  EXPECT_GT(fixed, 0);
+  EXPECT_GT(interleaved, 0);
+  EXPECT_GT(dualpiped, 0);
+  EXPECT_GT(experts, 0);
+}
+
 TEST(Search, OffersZbvWhereThePlanStatesIt) {
   // ZB-V likewise where the plan states it, and only on pipelines of two chunks a rank.
   SearchOptions options;

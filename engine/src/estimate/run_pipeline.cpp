@@ -9,7 +9,11 @@
 
 namespace stepcast::detail {
 
-std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay) {
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+                                   std::span<const MemoryBreakdown> memory) {
+  const auto known = [&](int i) {
+    return memory.empty() ? nullptr : &memory[static_cast<size_t>(i)];
+  };
   std::vector<StageCost> out;
   out.reserve(static_cast<size_t>(p.pp));
   const auto middle = [&](int i) { return i > 0 && i + 1 < p.pp; };
@@ -22,15 +26,22 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
                      lay.chunks_of(i).begin(), lay.chunks_of(i).end()))
         same = j;
     if (same < 0) {
-      out.push_back(stage_cost_of(sc, p, lay, i));
+      out.push_back(stage_cost_of(sc, p, lay, i, known(i)));
       continue;
     }
-    StageCost c = out[static_cast<size_t>(same)];
+    // Everything but the census, which the copy shares (StageCost::census_of).
+    StageCost& earlier = out[static_cast<size_t>(same)];
+    std::vector<CommOp> census = std::move(earlier.report.communication);
+    StageCost c = earlier;
+    earlier.report.communication = std::move(census);
+    c.census_of = earlier.census_of < 0 ? same : earlier.census_of;
     LayerMix mix;
     for (const auto& m : lay.chunks_of(i)) mix += m;
     c.report.index = i;
-    c.report.memory = stage_memory(sc.model, p, stage_shape(sc.model, p, i, mix),
-                                   sc.cluster.groups[lay.groups[i]].gpu, sc.calibration);
+    c.report.memory = known(i) ? *known(i)
+                               : stage_memory(sc.model, p, stage_shape(sc.model, p, i, mix),
+                                              sc.cluster.groups[lay.groups[i]].gpu,
+                                              sc.calibration);
     out.push_back(std::move(c));
   }
   return out;
@@ -38,17 +49,19 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
 
 PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
-                         uint64_t& block_budget) {
+                         uint64_t& block_budget, std::span<const MemoryBreakdown> memory) {
   PipelineRun run;
   run.plan = std::move(plan);
   const Plan& p = run.plan;
   run.layout = &lay;
-  run.stages = stage_costs(sc, p, lay);
+  run.stages = stage_costs(sc, p, lay, memory);
   const bool p2p_hidden = p.vpp > 1 && p.overlap_p2p;
   const int64_t mb = p.micro_batches();
   const double mbd = static_cast<double>(mb);
   std::vector<StagePasses> unit;
   std::vector<double> p2p;
+  unit.reserve(static_cast<size_t>(p.pp));  // (grown one stage at a time: a search's allocations)
+  p2p.reserve(static_cast<size_t>(p.pp));
   const Schedule& schedule = schedule_of(p);
   const ScheduleShape shape = schedule_shape(p);
   // Block durations per virtual stage (chunk c of stage i is the schedule's virtual stage): a block
@@ -90,6 +103,7 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   const std::vector<double> gathers = first_forward_gathers_s(sc, run.stages);
   if (!gathers.empty()) {
     std::vector<double> fill_start;
+    fill_start.reserve(static_cast<size_t>(p.pp) * p.vpp);
     double reached = 0;
     for (int k = 0; k < p.pp * p.vpp; ++k) {
       fill_start.push_back(reached);

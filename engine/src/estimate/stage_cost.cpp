@@ -393,16 +393,17 @@ double sum_of(const KindCosts& kinds, Field field) {
 
 }  // namespace
 
-StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i) {
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i,
+                        const MemoryBreakdown* memory) {
   LayerMix mix;
   for (const auto& c : lay.chunks_of(i)) mix += c;
   return stage_cost(sc, p, stage_shape(sc.model, p, i, mix), mix, lay.groups[i],
-                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i));
+                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i), memory);
 }
 
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& mix, int group, const StagePaths& paths,
-                     std::span<const LayerMix> chunk_mix) {
+                     std::span<const LayerMix> chunk_mix, const MemoryBreakdown* memory) {
   const ModelSpec& m = sc.model;
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
@@ -831,7 +832,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
 
   // Activation offloading (offload.h): each offloaded layer's copy to the host hides behind the
   // next layer's forward, its copy back behind the next layer's backward; the excess waits.
-  st.memory = stage_memory(m, p, shape, gpu, sc.calibration);
+  st.memory = memory ? *memory : stage_memory(m, p, shape, gpu, sc.calibration);
   ByPass offload;
   if (const int64_t n = offloaded_layers(p, shape); n > 0) {
     const double layers = static_cast<double>(shape.layers);

@@ -169,6 +169,11 @@ struct StageCost {
     return s;
   }
   StageReport report;
+  // A stage costed as an earlier one of its pipeline (stage_costs) shares that stage's census:
+  // its index there, whose report.communication this one's is (its own is left empty, and
+  // filled only where a report is made: estimate.cpp; the tail reads it once); -1: its own.
+  // (Copied with every such stage, the census was about 5 % of an MoE search's instructions.)
+  int census_of = -1;
 };
 
 // One pipeline (a replica set) run through the schedule.
@@ -216,16 +221,22 @@ std::vector<ReplicaSet> replica_sets(const Scenario& sc);
 StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& layers);
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 // `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
+// `memory`: the stage's stage_memory where the caller has it already (a search's memory check),
+// else null.
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& layers, int group, const StagePaths& paths,
-                     std::span<const LayerMix> chunk_mix = {});
+                     std::span<const LayerMix> chunk_mix = {},
+                     const MemoryBreakdown* memory = nullptr);
 // The stage i of a layout: its shape and its cost.
-StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
+StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i,
+                        const MemoryBreakdown* memory = nullptr);
 // Every stage of a pipeline. A middle stage whose inputs are an earlier middle stage's (its group,
 // the next stage's group, its chunks' layers) costs the same: that cost is copied, with the
 // stage's own index and memory (fewer micro-batches in flight further down the pipeline), so a
 // pipeline of 16 identical stages is costed three times, not sixteen.
-std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay);
+// `memory`: each stage's stage_memory where the caller has them already (empty: found here).
+std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const PipelineLayout& lay,
+                                   std::span<const MemoryBreakdown> memory = {});
 // One layer's TP collectives per micro-batch under sequence parallelism, whole and as Transformer
 // Engine's userbuffers overlap them (stage_cost.cpp).
 ByPass layer_tp_comm_s(const ModelSpec& m, const Plan& p, const CommPath& path);
@@ -251,7 +262,7 @@ double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase)
 inline uint64_t schedule_blocks(const Plan& p) { return schedule_blocks(schedule_shape(p)); }
 PipelineRun run_pipeline(const Scenario& sc, Plan p, const PipelineLayout& lay,
                          bool simulate, bool closed_form, bool want_events,
-                         uint64_t& block_budget);
+                         uint64_t& block_budget, std::span<const MemoryBreakdown> memory = {});
 
 // 4. tail.cpp
 // A set's per-micro-batch data-parallel collectives (its slowest stage's): what each micro-batch
@@ -284,7 +295,31 @@ Breakdown breakdown(const PipelineRun& run, const Tail& tail);
 void add_timeline(Report& r, const std::vector<PipelineRun>& runs, size_t critical,
                   const Tail& tail, const EstimateOptions& options);
 
+// 1-4 and 7's figures, for a search: an estimate's time, throughput and memory without its
+// report (no breakdown, replicas, warnings, timeline, nor the stages' reports moved out): what
+// search_plans ranks plans by, exactly as estimate() finds them.
+struct SearchFigures {
+  double iteration_time_s = 0, mfu = 0, tokens_per_s = 0;
+  double peak_memory_bytes = 0;  // the critical replica set's fullest stage (Report::stages)
+  bool fits = true;              // every stage of every set (Report::fits)
+  std::array<int64_t, 3> stage_layers{};  // first, second (or first) and last stage's layers
+};
+// `memory`: each replica set's stages' stage_memory, as replica_sets orders them, and `sets`
+// the replica sets, where the search has found them already (empty, null: found here; for a
+// DualPipe plan, those of the plan it runs as).
+SearchFigures estimate_figures(const Scenario& sc, const EstimateOptions& options = {},
+                               std::span<const std::vector<MemoryBreakdown>> memory = {},
+                               const std::vector<ReplicaSet>* sets = nullptr);
+
 // 7. summary.cpp
+// The cluster's mean dense peak per GPU at the plan's precision, TFLOP/s (Report::peak_tflops).
+double mean_peak_tflops(const Scenario& sc);
+// Throughput and model FLOP/s of an iteration of `iteration_time_s` (the report's figures).
+struct Throughput {
+  double model_flops = 0;  // per iteration, Megatron-LM's count
+  double tokens_per_s = 0, model_tflops_per_gpu = 0, mfu = 0;
+};
+Throughput throughput(const Scenario& sc, double iteration_time_s, double peak_tflops);
 void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
                const std::vector<PipelineRun>& runs);
 

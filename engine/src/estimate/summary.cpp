@@ -98,15 +98,30 @@ void add_warnings(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& 
 
 }  // namespace
 
+double mean_peak_tflops(const Scenario& sc) {
+  double peak = 0;
+  for (const auto& g : sc.cluster.groups)
+    peak += g.gpu.peak_flops(sc.plan.precision).value_or(0) * g.gpus() / 1e12;
+  return peak / sc.cluster.gpus();  // the cluster's mean dense peak per GPU
+}
+
+Throughput throughput(const Scenario& sc, double iteration_time_s, double peak_tflops) {
+  const double samples = static_cast<double>(sc.plan.global_batch);
+  const double seq = static_cast<double>(sc.model.seq_len);
+  Throughput t;
+  t.model_flops = model_flops_per_sample(sc.model, seq) * samples;
+  t.tokens_per_s = samples * seq / iteration_time_s;
+  t.model_tflops_per_gpu = t.model_flops / iteration_time_s / sc.cluster.gpus() / 1e12;
+  t.mfu = t.model_tflops_per_gpu / peak_tflops;
+  return t;
+}
+
 void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& sets,
                const std::vector<PipelineRun>& runs) {
   const ModelSpec& m = sc.model;
   const Plan& p = sc.plan;
   r.gpus = sc.cluster.gpus();
-  r.peak_tflops = 0;
-  for (const auto& g : sc.cluster.groups)
-    r.peak_tflops += g.gpu.peak_flops(p.precision).value_or(0) * g.gpus() / 1e12;
-  r.peak_tflops /= r.gpus;  // the cluster's mean dense peak per GPU
+  r.peak_tflops = mean_peak_tflops(sc);
   r.parameters = count_parameters(m, m.vocab, m.seq_len).total;
 
   for (size_t i = 0; i < sets.size(); ++i) {
@@ -132,7 +147,7 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
   // Throughput and utilisation.
   const double samples = static_cast<double>(p.global_batch);
   const double seq = static_cast<double>(m.seq_len);
-  const double model_flops = model_flops_per_sample(m, seq) * samples;
+  const Throughput rate = throughput(sc, r.iteration_time_s, r.peak_tflops);
   // Hardware FLOPs count the work the GPUs do, not Megatron-LM's count: the layers as they run
   // (the router's GEMM, a hybrid's Mamba mixer at its own width with its conv, where Megatron's
   // hybrid count takes the mixer 2 x hidden wide: model.cpp), 3 x forward, plus what recompute
@@ -162,9 +177,9 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
     hardware_flops += rerun * samples;
   }
   r.samples_per_s = samples / r.iteration_time_s;
-  r.tokens_per_s = samples * seq / r.iteration_time_s;
-  r.model_tflops_per_gpu = model_flops / r.iteration_time_s / r.gpus / 1e12;
-  r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  r.tokens_per_s = rate.tokens_per_s;
+  r.model_tflops_per_gpu = rate.model_tflops_per_gpu;
+  r.mfu = rate.mfu;
   r.hfu = hardware_flops / r.iteration_time_s / r.gpus / 1e12 / r.peak_tflops;
   add_warnings(r, sc, sets, runs);
   if (r.mfu > 1)  // only a count above the work can pass the peak (invariants suite, seed 9750)
@@ -176,7 +191,7 @@ void summarise(Report& r, const Scenario& sc, const std::vector<ReplicaSet>& set
         : m.chunked_attention_share(seq) < 1
             ? "it counts full causal attention where the layers attend within chunks"
             : "num_floating_point_operations",
-        100 * (model_flops / work_flops - 1),
+        100 * (rate.model_flops / work_flops - 1),
         100 * r.hfu));
 }
 

@@ -115,6 +115,7 @@ std::vector<double> first_forward_gathers_s(const Scenario& sc,
                                             const std::vector<StageCost>& stages) {
   std::vector<double> out;
   if (!gathers_beside_the_fill(sc.plan)) return out;
+  out.reserve(stages.size());
   for (const StageCost& cost : stages) out.push_back(overlapped_gather_s(sc, cost));
   return out;
 }
@@ -178,6 +179,9 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
   double tp_grads = 0, embedding_grads = 0, scalars = 0;
   for (const auto& each : runs)
     for (const StageCost& cost : each.stages) {
+      t.optimizer_s = std::max(t.optimizer_s, cost.report.optimizer_s);
+      // A stage costed as an earlier one has its census (StageCost::census_of), counted there.
+      if (cost.census_of >= 0) continue;
       const auto& ops = cost.report.communication;
       tp_grads = std::max(tp_grads, census_time(ops, CommGroup::tp, Phase::gradient_sync));
       embedding_grads =
@@ -188,7 +192,6 @@ Tail tail(const Scenario& sc, const std::vector<PipelineRun>& runs, size_t criti
             op.kind == CollectiveKind::all_reduce)
           small += op.total_s();
       scalars = std::max(scalars, small);
-      t.optimizer_s = std::max(t.optimizer_s, cost.report.optimizer_s);
     }
   t.other_s = tp_grads + embedding_grads + scalars;
   return t;

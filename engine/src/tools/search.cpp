@@ -80,19 +80,30 @@ struct MemoryCheck {
 // clears, so they do not move with a fix either. (Found again for every fix, the sets, their
 // layouts and the shapes were nearly half of a fix's memory check: Llama 3 70B's search.)
 class StageMemory {
-  static Scenario as_run(const Scenario& s) {
+  // (A `dualpipe` plan's stages are those of the plan it runs as: plan_as_run. Only such a plan
+  // copies the scenario, which every plan's check once did.)
+  static std::vector<detail::ReplicaSet> sets_as_run(const Scenario& s) {
+    if (s.plan.effective_schedule() != PipelineSchedule::dualpipe || s.plan.pp < 2)
+      return detail::replica_sets(s);
     Scenario r = s;
     r.plan = plan_as_run(s.plan);
-    return r;
+    return detail::replica_sets(r);
   }
 
  public:
-  // (A `dualpipe` plan's stages are those of the plan it runs as: plan_as_run.)
-  explicit StageMemory(const Scenario& s) : s_(s), sets_(detail::replica_sets(as_run(s))) {
+  explicit StageMemory(const Scenario& s) : s_(s), sets_(sets_as_run(s)) {
     shapes_.resize(sets_.size());
-    for (size_t k = 0; k < sets_.size(); ++k)
+    memory_.resize(sets_.size());
+    for (size_t k = 0; k < sets_.size(); ++k) {
       shapes_[k].resize(static_cast<size_t>(sets_[k].layout.groups.size()));
+      memory_[k].resize(shapes_[k].size());
+    }
   }
+  // Each set's stages' memory as the last check found it: every stage's where that check fit,
+  // what the plan's estimate finds again (estimate_figures takes them).
+  std::span<const std::vector<MemoryBreakdown>> checked() const { return memory_; }
+  // The plan's replica sets (as run), which its estimate finds again (estimate_figures).
+  const std::vector<detail::ReplicaSet>& sets() const { return sets_; }
   // `plan`: the scenario's plan, or it with fixes (the same parallelism).
   MemoryCheck check(const Plan& plan) {
     MemoryCheck out;
@@ -106,9 +117,9 @@ class StageMemory {
           for (const auto& c : set.layout.chunks_of(i)) mix += c;
           shape = detail::stage_shape(s_.model, p, i, mix);
         }
-        const MemoryBreakdown m = stage_memory(s_.model, p, *shape,
-                                               s_.cluster.groups[set.layout.groups[i]].gpu,
-                                               s_.calibration);
+        const MemoryBreakdown& m = memory_[k][static_cast<size_t>(i)] =
+            stage_memory(s_.model, p, *shape, s_.cluster.groups[set.layout.groups[i]].gpu,
+                         s_.calibration);
         // (std::max would drop a NaN: the caller refuses a non-finite peak)
         out.peak_bytes = std::isfinite(m.total) ? std::max(out.peak_bytes, m.total) : m.total;
         if (!m.fits()) {
@@ -124,6 +135,7 @@ class StageMemory {
   const Scenario& s_;
   std::vector<detail::ReplicaSet> sets_;
   std::vector<std::vector<std::optional<StageShape>>> shapes_;  // [set][stage]
+  std::vector<std::vector<MemoryBreakdown>> memory_;             // [set][stage]
 };
 
 // What makes a plan that does not fit fit without changing its parallelism (issue 35's "search
@@ -148,15 +160,12 @@ struct OffloadAll {
     needs = fmt::format("plan.offload_modules=\"{}\"", modules);
   }
 };
-std::optional<Fixed> fix_to_fit(const Scenario& s, StageMemory& memory, const OffloadAll& all_of) {
+// `t`: the scenario `s` is, but for its plan (the search's one copy, which a fix's plan is written
+// into for the rules).
+std::optional<Fixed> fix_to_fit(const Scenario& s, Scenario& t, StageMemory& memory,
+                                const OffloadAll& all_of) {
   const Plan& p = s.plan;
-  Scenario t;  // the scenario with a fixed plan, for the rules: copied once, when first asked
-  bool copied = false;
   auto admitted = [&](const Plan& plan) {
-    if (!copied) {
-      t = s;
-      copied = true;
-    }
     t.plan = plan;
     return check_scenario(t);
   };
@@ -432,21 +441,28 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
   const OffloadAll offload_all(m);
   EstimateOptions ranking;
   ranking.closed_form = !options.rank_exactly;
-  auto timed = [&](const Scenario& s, const EstimateOptions& how) -> std::optional<SearchCandidate> {
-    const Report r = estimate(s, how);
-    double peak = 0;
-    for (const auto& st : r.stages) peak = std::max(peak, st.memory.total);
+  // `checked`: the plan's memory check where it fits: its stages' memory and its replica sets,
+  // which the estimate would find again.
+  auto timed = [&](const Scenario& s, const EstimateOptions& how,
+                   const StageMemory* checked = nullptr) -> std::optional<SearchCandidate> {
+    // The figures without a report: building one for every plan that fits (its replicas,
+    // warnings and stages' reports) was 4 % of a search's instructions.
+    const detail::SearchFigures r =
+        checked ? detail::estimate_figures(s, how, checked->checked(), &checked->sets())
+                : detail::estimate_figures(s, how);
+    const double peak = r.peak_memory_bytes;
     if (!std::isfinite(r.iteration_time_s) || !std::isfinite(r.mfu) ||
         !std::isfinite(r.tokens_per_s) || !std::isfinite(peak)) {
       non_finite = not_finite("a plan's");
       return std::nullopt;
     }
-    const int64_t first = r.stages.empty() ? 0 : r.stages.front().layers;
     return SearchCandidate{s.plan, r.iteration_time_s, r.mfu, r.tokens_per_s, peak, r.fits,
-                           {first, r.stages.size() > 2 ? r.stages[1].layers : first,
-                            r.stages.empty() ? 0 : r.stages.back().layers},
+                           r.stage_layers,
                            /*needs=*/{}};
   };
+  // The scenario with a fixed plan (fix_to_fit, and the fixed plan's estimate): the plans'
+  // scenario but for the plan, which each use writes (one copy, not one per plan that is fixed).
+  Scenario fixing = base;
   for_each_plan(true, [&](const Scenario& s, bool admitted) {
     if (non_finite) return;
     if (!admitted) {
@@ -463,21 +479,22 @@ Result<SearchResult> search_plans(const Scenario& base, const SearchOptions& opt
     if (!memory.fits) {
       // Plans that fit take no extra work: the fixes run only here.
       std::optional<Fixed> fixed =
-          options.fit_fixes ? fix_to_fit(s, stages, offload_all) : std::nullopt;
+          options.fit_fixes ? fix_to_fit(s, fixing, stages, offload_all) : std::nullopt;
       if (!fixed) {
         ++result.out_of_memory;
         return;
       }
-      Scenario t = s;
-      t.plan = fixed->plan;
-      auto c = timed(t, ranking);
+      fixing.plan = fixed->plan;
+      auto c = timed(fixing, ranking);
       if (!c) return;
       c->needs = fmt::format("{}", fmt::join(fixed->needs, " "));
       ++result.fixed;
       fitting.push_back({std::move(*c), fitting.size()});
       return;
     }
-    auto c = timed(s, ranking);
+    // (The memory the check found: a second stage_memory of every stage and the shapes of the
+    // copied stages were a tenth of an MoE search's instructions; its replica sets found again, 4 %.)
+    auto c = timed(s, ranking, &stages);
     if (!c) return;
     if (!c->fits) {  // (never: the same memory as above; kept so the two cannot drift apart)
       ++result.out_of_memory;
