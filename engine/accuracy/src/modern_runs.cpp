@@ -195,17 +195,30 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
   auto cluster = cluster_of(cell, *gpus, facts, hardware, catalog, c);
   if (!cluster.value) return Skip{cluster.skip};
 
-  const auto tp = leading_integer(cell("tp"));
-  const auto pp = leading_integer(cell("pp"));
+  auto tp = leading_integer(cell("tp"));
+  auto pp = leading_integer(cell("pp"));
   if (!tp || !pp) return Skip{"tensor/pipeline parallel sizes not stated"};
   int64_t cp = 1;
   if (auto v = leading_integer(cell("cp"))) cp = *v;
   else c.assumptions.push_back("cp not stated: 1");
   const auto vp = leading_integer(cell("vp"));
-  const int64_t vpp = vp ? std::max<int64_t>(1, *vp) : 1;
-  const auto micro = leading_integer(cell("micro_batch"));
+  int64_t vpp = vp ? std::max<int64_t>(1, *vp) : 1;
+  auto micro = leading_integer(cell("micro_batch"));
   const auto gbs = leading_integer(cell("global_batch"));
   if (!micro || !gbs) return Skip{"micro_batch or global_batch not stated"};
+  // A row whose table states a plan its own release's recipe does not run (sources.json
+  // recipe_plan, with the evidence): the recipe's plan, the table's said in the assumptions.
+  if (const auto* recipe = detail::recipe_of(cell, facts); recipe && recipe->recipe_plan) {
+    const auto& r = *recipe->recipe_plan;
+    c.assumptions.push_back(fmt::format(
+        "the table's plan (TP {}, PP {}, VP {}, micro-batch {}) is not what its recipe runs: the "
+        "source's {} recipe's (TP {}, PP {}, VP {}, micro-batch {}; sources.json)",
+        *tp, *pp, vpp, *micro, cell("model"), r.tp, r.pp, r.vpp, r.micro_batch));
+    tp = r.tp;
+    pp = r.pp;
+    vpp = r.vpp;
+    micro = r.micro_batch;
+  }
   auto precision = precision_of(cell, c);
   if (!precision.value) return Skip{precision.skip};
   const std::string rc = trim(cell("recompute"));

@@ -115,7 +115,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
                          "recompute_modules", "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
-                         "bf16_moments", "cpu_offloading_num_layers", "pipeline_layouts", "why"});
+                         "bf16_moments", "cpu_offloading_num_layers", "pipeline_layouts",
+                         "recipe_plan", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
   // Optional filters: arrays of strings.
@@ -161,6 +162,22 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
       else
         m.pipeline_layouts.emplace_back(stages, it->get<std::string>());
     }
+  }
+  if (r.ok() && r.has("recipe_plan") && !is_null(r, "recipe_plan") &&
+      !r.raw("recipe_plan")->is_object())
+    r.fail(ErrorCode::type_error, r.field("recipe_plan"),
+           r.field("recipe_plan") + " must be an object of tp, pp, vpp and micro_batch");
+  if (r.ok() && r.has("recipe_plan") && !is_null(r, "recipe_plan")) {
+    // Every key stated, each a degree of at least 1: the whole plan the recipe runs.
+    JsonReader p(*r.raw("recipe_plan"), r.field("recipe_plan"));
+    p.reject_unknown_keys({"tp", "pp", "vpp", "micro_batch"});
+    SourceFacts::ModelRecipe::Plan plan;
+    plan.tp = p.integer("tp", std::nullopt, 1);
+    plan.pp = p.integer("pp", std::nullopt, 1);
+    plan.vpp = p.integer("vpp", std::nullopt, 1);
+    plan.micro_batch = p.integer("micro_batch", std::nullopt, 1);
+    if (p.ok()) m.recipe_plan = plan;
+    else r.fail(p.error());
   }
   m.why = r.string("why", std::nullopt);
   if (!r.ok()) {

@@ -79,6 +79,13 @@ struct SourceFacts {
     std::string moe_dispatcher;  // alltoall / allgather / flex; empty: the engine's default
     std::optional<int64_t> etp;  // expert tensor parallel size; none: the engine's (tp)
     std::vector<std::pair<int64_t, std::string>> pipeline_layouts;  // pp x vp -> layout
+    // The parallel plan the recipe runs, stated only where the row's table contradicts it (a
+    // published row whose plan its own release's recipe, and the same run in the releases
+    // around it, do not have): the row takes these instead of its cells, said in an assumption.
+    struct Plan {
+      int64_t tp = 0, pp = 0, vpp = 0, micro_batch = 0;
+    };
+    std::optional<Plan> recipe_plan;  // none: the row's own plan
     std::string why;
   };
   std::vector<ModelRecipe> model_recipes;
