@@ -753,6 +753,28 @@ TEST(MegatronArgs, ExportStatesWhatFlagsCannotSay) {
   EXPECT_NE(recipe.find("# plan.zero_stage 3"), std::string::npos) << recipe;
 }
 
+// Neither Megatron-LM's arguments nor a Megatron-Bridge recipe say Apex's master copy
+// (plan.master_weights): both exports note it, and the arguments read back to the default.
+TEST(MegatronArgs, MasterWeightsAreSaidNotWritten) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 2, "global_batch": 32, "master_weights": "remainders"}})");
+  const std::string args = export_plan(s, PlanExport::megatron_args);
+  EXPECT_NE(args.find("# plan.master_weights remainders: the master copy as Apex's "
+                      "DistributedFusedAdam keeps it"),
+            std::string::npos)
+      << args;
+  const std::string recipe = export_plan(s, PlanExport::bridge_recipe);
+  EXPECT_NE(recipe.find("# plan.master_weights remainders"), std::string::npos) << recipe;
+  auto back = import_args(args);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->scenario["plan"].contains("master_weights"));
+  const Scenario fp32 = test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 2, "global_batch": 32}})");
+  EXPECT_EQ(export_plan(fp32, PlanExport::megatron_args).find("master_weights"),
+            std::string::npos);
+}
+
 // Megatron-LM has no zero-bubble schedule: a ZB-H1 or ZB-V plan exports the stages it can run
 // (1F1B, or 2 interleaved chunks per rank) and says so in a comment, in both formats.
 TEST(MegatronArgs, ZeroBubbleSchedulesAreSaidNotWritten) {

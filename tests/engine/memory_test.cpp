@@ -395,6 +395,86 @@ TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
               1e-12);
 }
 
+// The master copy's width (plan.master_weights), as Apex's DistributedFusedAdam keeps it under
+// NeMo: Llama 3 8B over DP 8 with the distributed optimizer, bf16 weights. fp32 master and fp32
+// moments: 4 + 4 + 4 = 12 bytes a parameter; remainders (int16 beside the bf16 weight): 2 + 8 =
+// 10; no master: 8; no master and bf16 moments (NeMo's optim.dtype bf16): 0 + 2 + 2 = 4. The
+// Adam step moves 30 bytes a parameter with an fp32 master, 28 with remainders (the 16-bit
+// weight and its remainder are read and written: the copy's write is the weight's), 24 with
+// none (the weight read and written in 2 bytes), 16 with none and bf16 moments. Weights and
+// gradients do not change.
+TEST(Memory, MasterWeightsAsRemaindersOrNone) {
+  auto stage = [](const char* master, bool bf16_moments) {
+    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
+        {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8,
+        "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true,
+        "master_weights": "{}", "bf16_moments": {}}}, "seq_len": 2048}})",
+                                                  master, bf16_moments));
+    return estimate(s).stages[0];
+  };
+  const StageReport fp32 = stage("fp32", false), rem = stage("remainders", false),
+                    none = stage("none", false), none_bf16 = stage("none", true);
+  const double P = fp32.parameters;
+  EXPECT_DOUBLE_EQ(fp32.memory.optimizer, 12 * P / 8);
+  EXPECT_DOUBLE_EQ(rem.memory.optimizer, 10 * P / 8);
+  EXPECT_DOUBLE_EQ(none.memory.optimizer, 8 * P / 8);
+  EXPECT_DOUBLE_EQ(none_bf16.memory.optimizer, 4 * P / 8);
+  EXPECT_DOUBLE_EQ(rem.memory.weights, fp32.memory.weights);
+  EXPECT_DOUBLE_EQ(none.memory.gradients, fp32.memory.gradients);
+  EXPECT_NEAR(rem.optimizer_s / fp32.optimizer_s, 28.0 / 30.0, 1e-12);
+  EXPECT_NEAR(none.optimizer_s / fp32.optimizer_s, 24.0 / 30.0, 1e-12);
+  EXPECT_NEAR(none_bf16.optimizer_s / fp32.optimizer_s, 16.0 / 30.0, 1e-12);
+  // fp8 training with bf16 weights (NeMo 24.07's FP8 runs) keeps remainders the same way.
+  const Scenario fp8 = test::scenario(R"({"model": "llama3-8b", "cluster": {"node": "dgx-h100",
+      "nodes": 1}, "plan": {"tp": 1, "pp": 1, "dp": 8, "global_batch": 64,
+      "distributed_optimizer": true, "precision": "fp8", "fp8_param_gather": false,
+      "master_weights": "remainders"},
+      "seq_len": 2048})");
+  EXPECT_DOUBLE_EQ(estimate(fp8).stages[0].memory.optimizer, 10 * P / 8);
+}
+
+// Where no narrower master can be kept: one line naming plan.master_weights, the setting in the
+// way and the rule; a value that is not a width names the choices.
+TEST(Memory, MasterWeightsWhereTheSoftwareCannot) {
+  auto doc = [](const std::string& plan) {
+    return fmt::format(R"({{"model": "llama3-8b", "cluster": {{"node": "dgx-h100", "nodes": 1}},
+        "plan": {{"global_batch": 64, {}}}}})",
+                       plan);
+  };
+  auto error = [&](const std::string& plan) { return test::error_of(doc(plan)); };
+  Error e = error(R"("master_weights": "remainders", "precision": "fp32")");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.path, "plan.master_weights");
+  EXPECT_EQ(e.values["setting"], "precision");
+  EXPECT_EQ(e.message,
+            "plan.master_weights=remainders with plan.precision=fp32: fp32 training keeps no "
+            "master copy (its weights are the master); use fp32 (rule master_weights)");
+  e = error(R"("master_weights": "none", "optimizer": "sgd", "distributed_optimizer": false)");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.values["setting"], "optimizer");
+  EXPECT_EQ(e.values["value"], "sgd");
+  e = error(R"("master_weights": "remainders", "precision": "fp16")");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.values["value"], "fp16");
+  // fp16 weights may drop the master (the optimizer's dtype the model's): no error.
+  EXPECT_TRUE(parse_scenario(doc(R"("master_weights": "none", "precision": "fp16")"),
+                             test::catalog())
+                  .ok());
+  e = error(R"("master_weights": "none", "precision": "fp8", "fp8_param_gather": true)");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.values["setting"], "fp8_param_gather");
+  e = error(R"("master_weights": "remainders", "bf16_moments": true)");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.values["setting"], "bf16_moments");
+  e = error(R"("master_weights": "none", "optimizer_cpu_offload": true)");
+  EXPECT_EQ(e.rule, Rule::master_weights);
+  EXPECT_EQ(e.values["setting"], "optimizer_cpu_offload");
+  e = error(R"("master_weights": "bf16")");
+  EXPECT_EQ(e.path, "plan.master_weights");
+  EXPECT_NE(e.message.find("plan.master_weights"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("remainders"), std::string::npos) << e.message;
+}
+
 // What one Llama 3 8B layer saves for its backward (no parallelism, 4096 tokens, fused
 // attention), in units of s b h bytes, by precision and hidden dropout. bf16: the two norms'
 // inputs 4, the QKV input 2, Q K V 2 (4096 + 2 x 1024) / 4096 = 3, the attention output 2 (the

@@ -116,8 +116,8 @@ TEST(Schema, PlanDefaultsAreTheKeyTables) {
   // sgd_momentum, memory_headroom, precision, bf16_moments, cpu_offloading_num_layers,
   // offload_modules, optimizer_cpu_offload, optimizer_offload_fraction,
   // overlap_cpu_optimizer_d2h_h2d, embedding_in_split, loss_in_split, rank_order, zero3_prefetch,
-  // moe_rank_capacity_factor, cross_entropy_fusion.
-  EXPECT_EQ(checked, 30);
+  // moe_rank_capacity_factor, cross_entropy_fusion, master_weights.
+  EXPECT_EQ(checked, 31);
 }
 
 TEST(Schema, EveryProblemOfADocumentIsReported) {

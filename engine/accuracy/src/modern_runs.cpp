@@ -293,6 +293,14 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
                                           plan["recompute_modules"].get<std::string>()));
     }
   }
+  // The optimizer's master copy, which no row states: its recipe's.
+  if (const auto* recipe = detail::recipe_of(cell, facts);
+      recipe && !recipe->master_weights.empty()) {
+    plan["master_weights"] = recipe->master_weights;
+    c.assumptions.push_back(fmt::format("master weights {} (the source's {} recipe, "
+                                        "sources.json)",
+                                        recipe->master_weights, cell("model")));
+  }
   // Activation offloading, which no row states: its recipe's, dense or MoE.
   if (const auto* recipe = detail::recipe_of(cell, facts);
       recipe && recipe->cpu_offloading_num_layers) {

@@ -325,6 +325,18 @@ Step<PlanPart> plan_of(const Row& cell, const SourceFacts& facts, int64_t layers
   Json plan = source_plan(facts, *tp, *pp, dp, cp, vpp, *micro, *gbs, recompute,
                           *precision.value);
   for (auto it = layout.begin(); it != layout.end(); ++it) plan[it.key()] = *it;
+  // The optimizer state its model's recipe keeps, where it differs from the source's plan
+  // (sources.json model_recipes: NeMo 24.07's Nemotron-4 340B steps Adam in bf16).
+  if (const auto* recipe =
+          facts.recipe_for(cell("model"), source_of(cell("id")), cell("gpu"), cell("precision"));
+      recipe && (recipe->bf16_moments || !recipe->master_weights.empty())) {
+    if (recipe->bf16_moments) plan["bf16_moments"] = *recipe->bf16_moments;
+    if (!recipe->master_weights.empty()) plan["master_weights"] = recipe->master_weights;
+    c.assumptions.push_back(fmt::format(
+        "optimizer state of the source's {} recipe: moments {}, master {} (sources.json)",
+        recipe->model_contains, plan.value("bf16_moments", false) ? "bf16" : "fp32",
+        plan.value("master_weights", std::string("fp32"))));
+  }
   if (contains(cell("sharding"), "FSDP")) plan["zero_stage"] = 3;
   if (const auto& below = facts.overlap_grad_reduce_below_params_b) {
     // Overlapped only for smaller models (SC21's run_table_1.sh: torch DDP up to 18B, Megatron's

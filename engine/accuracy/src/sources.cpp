@@ -115,8 +115,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
                          "recompute_modules", "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
-                         "bf16_moments", "cpu_offloading_num_layers", "pipeline_layouts",
-                         "recipe_plan", "why"});
+                         "bf16_moments", "master_weights", "cpu_offloading_num_layers",
+                         "pipeline_layouts", "recipe_plan", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
   // Optional filters: arrays of strings.
@@ -142,6 +142,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   if (r.has("cpu_offloading_num_layers") && !is_null(r, "cpu_offloading_num_layers"))
     m.cpu_offloading_num_layers = r.integer("cpu_offloading_num_layers", std::nullopt, 1);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});
+  if (r.has("master_weights"))
+    m.master_weights = optional_choice(r, "master_weights", {"fp32", "remainders", "none"});
   if (r.has("recompute_modules") && !is_null(r, "recompute_modules"))
     m.recompute_modules = r.string("recompute_modules", std::nullopt);
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});

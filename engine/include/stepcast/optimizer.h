@@ -93,6 +93,10 @@ bool sgd_keeps_buffer(const Plan& plan);
 // value: what it keeps on a ZeRO or FSDP shard, which is flat, one-dimensional).
 double state_bytes_per_parameter(const Plan& plan);
 
+// Bytes of the optimizer's master copy a parameter: none when training in fp32 (the weights
+// are the master), else as plan.master_weights says (fp32 4, remainders 2, none 0).
+double master_bytes_per_parameter(const Plan& plan);
+
 // Adafactor on whole tensors (no ZeRO or FSDP sharding: zero_stage 0), as torch.optim.Adafactor
 // keeps it (torch/optim/_adafactor.py, pytorch/pytorch 516f64b7; PyTorch 2.5 and later): no first
 // moment (the paper's beta1 = 0 default; torch's has none), and for each tensor of two or more

@@ -86,6 +86,21 @@ struct EnumNames<CrossEntropyFusion> {
 };
 inline const char* to_string(CrossEntropyFusion v) { return name_of(v).data(); }
 
+// The optimizer's master copy of 16-bit weights. `fp32`: a full fp32 copy (Megatron's, 4 bytes
+// a parameter). `remainders`: the 16 low bits that with the bf16 weight make the fp32 value (2
+// bytes): Apex's DistributedFusedAdam with store_param_remainders, as NeMo sets it for a bf16
+// model when the optimizer's dtype is fp32 (nemo/collections/nlp/models/language_modeling/
+// megatron_base_model.py lines 800-808 at NVIDIA/NeMo 070a0bb1; the int16 shard in
+// apex/contrib/optimizers/distributed_fused_adam.py at NVIDIA/apex 6424da3b). `none`: no copy,
+// the optimizer steps the 16-bit weights (NeMo's store_params=False when the optimizer's dtype
+// is the model's).
+enum class MasterWeights { fp32, remainders, none };
+template <>
+struct EnumNames<MasterWeights> {
+  static constexpr std::array<std::string_view, 3> values = {"fp32", "remainders", "none"};
+};
+inline const char* to_string(MasterWeights v) { return name_of(v).data(); }
+
 // The optimizer (Megatron-LM's --optimizer, megatron/training/arguments.py at NVIDIA/Megatron-LM
 // d98e8a64): Adam, or Muon as Megatron-Core runs it (megatron/core/optimizer/
 // emerging_optimizers.py): the 2-D weights of the layers orthogonalised by Newton-Schulz
@@ -222,6 +237,7 @@ struct Plan {
   // Megatron-Bridge's Moonlight-16B (H100) and DeepSeek-V4-Flash MXFP8 (GB200) recipes run;
   // fp32 moments by default.
   bool bf16_moments = false;
+  MasterWeights master_weights = MasterWeights::fp32;  // the master copy of 16-bit weights
   // Megatron-LM 2.x (2021-22) sent 1/tp of each activation between pipeline stages and
   // all-gathered it over NVLink on arrival (SC21 sec. 4.1, --scatter-gather-tensors-in-pipeline);
   // Megatron-Core sends whole tensors unless sequence parallelism already splits them.

@@ -75,6 +75,7 @@ enum class Rule {
   offload_modules,
   offload_modules_conflict,
   optimizer_offload,
+  master_weights,
   host_link,
   precision_supported,
   // The model's shape and the cluster's links.
@@ -307,6 +308,12 @@ inline constexpr RuleInfo kRules[] = {
      "a setting Megatron-Core refuses with optimizer offloading (`plan.optimizer_cpu_offload`): "
      "an optimizer other than Adam or SGD, bf16 moments, ZeRO-2/3, or fp8 parameter gathers "
      "under mxfp8 or nvfp4; `setting` names it",
+     "`setting`, `value`"},
+    {Rule::master_weights, "master_weights",
+     "a master copy other than fp32 (`plan.master_weights` remainders or none) with a setting "
+     "that keeps an fp32 one or has none to drop: fp32 training, an optimizer other than Adam, "
+     "remainders of fp16 weights, fp8 parameters, remainders beside bf16 moments, or optimizer "
+     "offloading; `setting` names it",
      "`setting`, `value`"},
     {Rule::host_link, "host_link",
      "activation or optimizer offloading needs the node's link to host memory, which a node "

@@ -96,9 +96,11 @@ void offload_module_candidates(const Plan& p, std::vector<Candidate>& out) {
   }
 }
 
-// The optimizer's state: bf16 moments, the distributed optimizer.
+// The optimizer's state: bf16 moments (not beside remainders: rule master_weights), the
+// distributed optimizer.
 void optimizer_candidates(const Plan& p, std::vector<Candidate>& out) {
-  if (p.optimizer == Optimizer::adam && !p.bf16_moments && p.precision != Precision::fp32) {
+  if (p.optimizer == Optimizer::adam && !p.bf16_moments && p.precision != Precision::fp32 &&
+      p.master_weights != MasterWeights::remainders) {
     Plan q = p;
     q.bf16_moments = true;
     out.push_back({"Adam's moments in bf16", "plan.bf16_moments=true", q});

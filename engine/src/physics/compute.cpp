@@ -560,9 +560,15 @@ HeadCompute embedding_compute(const ModelSpec& m, const Plan& p, const Device& d
 double optimizer_step_s(double parameters, const Plan& p, const Device& d) {
   // Adam over fp32 state: read param, grad, m, v (16 B), write param, m, v (12 B), write the
   // 16-bit model copy (2 B). fp32 training has no separate copy. Moments in bf16 read and write
-  // 2 B each instead of 4 (8 B less).
+  // 2 B each instead of 4 (8 B less). A master kept as remainders reads and writes the 16-bit
+  // weight with its 2-byte remainder, which is that copy's write (2 B less); with no master the
+  // optimizer reads and writes the 16-bit weight alone (6 B less).
+  const double master_saving = p.precision == Precision::fp32                     ? 0
+                               : p.master_weights == MasterWeights::remainders ? 2
+                               : p.master_weights == MasterWeights::none       ? 6
+                                                                                : 0;
   const double bytes_per_param =
-      (p.precision == Precision::fp32 ? 28 : 30) - (p.bf16_moments ? 8 : 0);
+      (p.precision == Precision::fp32 ? 28 : 30) - (p.bf16_moments ? 8 : 0) - master_saving;
   return elementwise_s(parameters * bytes_per_param, d);
 }
 

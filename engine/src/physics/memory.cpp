@@ -282,7 +282,7 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // two moments, fp32 or bf16; Muon's one momentum per matrix element, fp32 (zeros_like of the
   // fp32 main gradient: Emerging-Optimizers' orthogonalized_optimizer.py), with Adam's for the
   // parameters Muon leaves to it; SGD's momentum buffer; Adafactor's second moment (optimizer.h).
-  const double master = p.precision == Precision::fp32 ? 0 : 4;
+  const double master = master_bytes_per_parameter(p);
   const double adam_bytes = master + 2 * (p.bf16_moments ? 2 : 4);
   const double muon_bytes = master + 4;
   const MuonParameters muon = p.optimizer == Optimizer::muon

@@ -181,8 +181,18 @@ bool sgd_keeps_buffer(const Plan& p) {
   return p.sgd_momentum > 0 || p.execution.kernels == Kernels::fused;
 }
 
+double master_bytes_per_parameter(const Plan& p) {
+  if (p.precision == Precision::fp32) return 0;
+  switch (p.master_weights) {
+    case MasterWeights::fp32: return 4;
+    case MasterWeights::remainders: return 2;
+    case MasterWeights::none: return 0;
+  }
+  return 4;
+}
+
 double state_bytes_per_parameter(const Plan& p) {
-  const double master = p.precision == Precision::fp32 ? 0 : 4;
+  const double master = master_bytes_per_parameter(p);
   switch (p.optimizer) {
     case Optimizer::sgd: return master + (sgd_keeps_buffer(p) ? 4 : 0);
     case Optimizer::adafactor: return master + 4;

@@ -763,6 +763,16 @@ constexpr Field<Plan> kPlan[] = {
                                         "and --exp-avg-sq-dtype bf16): 8 bytes of optimizer "
                                         "state per parameter instead of 12",
                                  .control = C::advanced}),
+    member<&Plan::master_weights>(
+        {.object = "plan", .name = "master_weights", .link = "mw", .type = V::choice,
+         .fallback = D::of("fp32"), .choices = enum_names<MasterWeights>(),
+         .label = "Master weights",
+         .doc = "the optimizer's master copy of 16-bit weights: `fp32` (4 bytes a parameter), "
+                "`remainders` (the 16 low bits completing each bf16 weight to fp32: 2 bytes; "
+                "Apex's DistributedFusedAdam store_param_remainders, as NeMo sets it for a bf16 "
+                "model with an fp32 optimizer) or `none` (the optimizer steps the 16-bit "
+                "weights: NeMo's optim.dtype equal to the model's); Adam only",
+         .control = C::advanced}),
     member<&Plan::pp_scatter_gather>({.object = "plan", .name = "pp_scatter_gather",
                                       .link = "ppsg", .type = V::boolean,
                                       .fallback = kProfile, .label = "PP scatter/gather",

@@ -813,6 +813,50 @@ bool check_optimizer_offload(Rules& c) {
   return check_host_link(c, key, "true");
 }
 
+// The master copy's width (plan.master_weights) as the software that keeps it allows: Apex's
+// DistributedFusedAdam (apex/contrib/optimizers/distributed_fused_adam.py at NVIDIA/apex
+// 6424da3b) keeps remainders only of bf16 weights with fp32 state (dtype fp32, param_sync_dtype
+// bf16), and NeMo keeps the fp32 master for fp8 parameters (store_params with fp8_params:
+// megatron_base_model.py at NVIDIA/NeMo 070a0bb1); fp32 training has no master to drop, and the
+// hybrid device optimizer offloads an fp32 one.
+bool check_master_weights(Rules& c) {
+  const Plan& p = c.s().plan;
+  if (p.master_weights == MasterWeights::fp32) return c.ok();
+  const bool remainders = p.master_weights == MasterWeights::remainders;
+  std::string setting, because;
+  Json value;
+  if (p.precision == Precision::fp32) {
+    setting = "precision", value = "fp32";
+    because = "fp32 training keeps no master copy (its weights are the master); use fp32";
+  } else if (p.optimizer != Optimizer::adam) {
+    setting = "optimizer", value = std::string(to_string(p.optimizer));
+    because = "only Adam's master copy is modelled narrower (Apex's DistributedFusedAdam)";
+  } else if (remainders && p.precision == Precision::fp16) {
+    setting = "precision", value = "fp16";
+    because = "remainders complete a bf16 weight to fp32; fp16 weights keep an fp32 master";
+  } else if (p.fp8_param_gather) {
+    setting = "fp8_param_gather", value = true;
+    because = "fp8 parameters keep the fp32 master (NeMo's store_params with fp8_params)";
+  } else if (remainders && p.bf16_moments) {
+    setting = "bf16_moments", value = true;
+    because = "DistributedFusedAdam keeps remainders only with fp32 state";
+  } else if (p.optimizer_cpu_offload) {
+    setting = "optimizer_cpu_offload", value = true;
+    because = "the hybrid device optimizer offloads an fp32 master";
+  }
+  if (!setting.empty() && !c.broken([&] {
+        return rule(Rule::master_weights, "plan.master_weights",
+                    fmt::format("plan.master_weights={} with plan.{}={}: {} (rule "
+                                "master_weights)",
+                                to_string(p.master_weights), setting,
+                                value.is_string() ? value.get<std::string>() : value.dump(),
+                                because),
+                    {"plan." + setting}, {{"setting", setting}, {"value", value}});
+      }))
+    return false;
+  return c.ok();
+}
+
 bool check_budget(Rules& c) {
   const Plan& p = c.s().plan;
   const ModelSpec& m = c.s().model;
@@ -1214,6 +1258,7 @@ bool check_scenario(const Scenario& s, std::vector<Error>* errors) {
   if (!check_recompute(c) && !errors) return false;
   if (!check_offload(c) && !errors) return false;
   if (!check_optimizer_offload(c) && !errors) return false;
+  if (!check_master_weights(c) && !errors) return false;
   const bool grid_ok = product == gpus && (int64_t{p.etp} * p.ep) > 0 &&
                        (int64_t{p.tp} * p.cp * p.dp) % (int64_t{p.etp} * p.ep) == 0;
   if (!check_rank_order(c, grid_ok) && !errors) return false;

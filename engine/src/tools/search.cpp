@@ -176,7 +176,7 @@ std::optional<Fixed> fix_to_fit(const Scenario& s, Scenario& t, StageMemory& mem
   std::vector<Fixed> tries;  // cheapest first, each with the fixes before it
   Fixed moments{p, {}};
   if (p.optimizer == Optimizer::adam && !p.bf16_moments && !p.optimizer_cpu_offload &&
-      p.precision != Precision::fp32) {
+      p.precision != Precision::fp32 && p.master_weights != MasterWeights::remainders) {
     moments.plan.bf16_moments = true;
     moments.needs.push_back("plan.bf16_moments=true");
     tries.push_back(moments);

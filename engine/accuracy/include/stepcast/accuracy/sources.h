@@ -69,6 +69,9 @@ struct SourceFacts {
     std::optional<bool> moe_overlap;      // --overlap-moe-expert-parallel-comm; none: the row's
     std::optional<bool> cuda_graphs;      // the recipe's cuda_graph_impl; none: the profile's
     std::optional<bool> bf16_moments;     // Adam's moments in bf16 (exp_avg_dtype); none: fp32
+    // The optimizer's master copy (plan.master_weights: fp32, remainders or none); empty: the
+    // source's plan's, else fp32.
+    std::string master_weights;
     // Layers whose activations the recipe offloads to the host (cpu_offloading_num_layers),
     // dense rows and MoE rows alike; none: no offloading.
     std::optional<int64_t> cpu_offloading_num_layers;
