@@ -319,6 +319,9 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
     cal.moe_host_s = host_s;
     cal.moe_host_expert_s = per_expert_s;
     s.calibration.families = {{s.cluster.groups[0].gpu.arch, cal}};
+    // The layer's counted kernels spend the same CPU: none here, so the per-layer and
+    // per-expert times show alone.
+    s.calibration.host_launch_s = 0;
     return s;
   };
   const Scenario s =
@@ -359,6 +362,7 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
   // sync's 5 fused kernel launches per layer and micro-batch (flex) either.
   auto budget_host = [&](double host_s, double factor) {
     Scenario x = with_host(s, host_s);
+    x.calibration.host_launch_s = 5e-6;  // calibration.json's host_launch_us: the launches
     x.plan.moe_dispatcher = MoeDispatcher::flex;
     x.plan.moe_rank_capacity = factor;
     return estimate(x).breakdown.host;
@@ -383,6 +387,33 @@ TEST(Moe, DispatcherHostTimeShowsOnlyBeyondTheLayersForward) {
   EXPECT_NEAR(estimate(with_host(ep1, 1.5 * fwd1, 1.5 * fwd1 / 8)).breakdown.host -
                   estimate(ep1).breakdown.host,
               4 * 2 * fwd1, 1e-9);
+}
+
+// The MoE layer's kernels, by hand from the sources compute.cpp names: a transformer layer's 11
+// fused kernels (norm, QKV, RoPE, attention, projection, bias-dropout-add, norm, fc1,
+// activation, fc2, bias-dropout-add) lose the MLP's 3 and gain, with the all-to-all
+// dispatcher, the router's 31 (Megatron-LM's DeepSeek-V3 GB200 profile, router fusion on), the
+// preprocess's 9 and the exchange's 8 (permute, two all-to-alls, sort, activation, sort back,
+// combine, unpermute), with flex the router and fused preprocess's 17 and 5 (dispatch, permute,
+// activation, unpermute, combine); plus fc1 and fc2 per local expert (Transformer Engine's
+// GroupedLinear runs one GEMM per expert).
+TEST(Moe, LayerKernelsCountTheRouterTheDispatcherAndEachLocalExpertsGemms) {
+  auto forward = [](const std::string& plan) {
+    const Scenario s = scenario(small(plan));
+    return layer_kernels(s.model, s.plan, {true, false}).forward;
+  };
+  EXPECT_DOUBLE_EQ(forward(R"({"ep": 8, "micro_batch": 1, "global_batch": 8})"),
+                   11 - 3 + 31 + 9 + 8 + 2 * 1);
+  EXPECT_DOUBLE_EQ(forward(R"({"ep": 1, "micro_batch": 1, "global_batch": 8})"),
+                   11 - 3 + 31 + 9 + 8 + 2 * 8);
+  EXPECT_DOUBLE_EQ(
+      forward(R"({"ep": 8, "micro_batch": 1, "global_batch": 8, "moe_dispatcher": "flex"})"),
+      11 - 3 + 17 + 5 + 2 * 1);
+  // The weight-gradient GEMMs: the router's and fc1 and fc2 per local expert, the attention's 2.
+  const Scenario ep1 = scenario(small(R"({"ep": 1, "micro_batch": 1, "global_batch": 8})"));
+  EXPECT_DOUBLE_EQ(layer_kernels(ep1.model, ep1.plan, {true, false}).weight_grad, 2 + 1 + 2 * 8);
+  // A dense layer keeps its 11.
+  EXPECT_DOUBLE_EQ(layer_kernels(ep1.model, ep1.plan, {false, false}).forward, 11);
 }
 
 // Megatron's theoretical_memory_usage.py: with the distributed optimizer and fp32 gradients,

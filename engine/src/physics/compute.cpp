@@ -444,14 +444,28 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   // MLA: four projections and two latent norms where GQA has one QKV GEMM.
   const bool attends = kind.block == Block::transformer || kind.block == Block::attention;
   if (m.mla() && attends) forward += (m.attention.q_lora_rank > 0 ? 5 : 3);
+  const double local_experts = moe ? static_cast<double>(m.moe.experts) / p.ep : 0;
   if (moe) {
-    // The MLP's three kernels become: router GEMM, fused softmax/top-k, the token-count
-    // all-gather, permute, dispatch and probability all-to-alls, two grouped GEMMs and the
-    // activation, the combine all-to-all, unpermute (flex fuses the permutes and the metadata
-    // exchange into its dispatch and combine); the shared experts keep an MLP's three; a latent
-    // MoE adds its two projections.
-    forward += -3 + (p.moe_dispatcher == MoeDispatcher::flex ? 7 : 11) +
-               (m.moe.shared_experts > 0 ? 3 : 0) + (m.moe.latent_size > 0 ? 2 : 0);
+    // The MLP's three kernels become the router and the dispatcher's metadata, the token
+    // exchange, the experts and the combine. The router and what precedes the dispatch are
+    // counted as Megatron-Core's DeepSeek-V3 profile on GB200 counts them (Megatron-LM
+    // docs/discussions/deepseek-v3-gb200-optimization, sec. 2.1.4 and 2.2, at eb0783b6d): the
+    // router with --moe-router-fusion 31 kernels (72 without), the router and DeepEP's fused
+    // preprocess together 17. The all-to-all dispatcher's preprocess
+    // (MoEAlltoAllTokenDispatcher.preprocess, token_dispatcher.py at d98e8a64) adds 9: the
+    // per-expert count, its cast, the per-rank sum, the count all-gather, the local experts'
+    // slice, three sums and the counts' D2H copy; then permute, the token and probability
+    // all-to-alls, the sort by local expert and back (sort_chunks_by_idxs, fused), the
+    // activation, the combine all-to-all and unpermute. Flex: its dispatch, the permute by local
+    // expert after it and the unpermute before the combine (the profile, sec. 2.1.1: the global
+    // permute is fused into the exchange, the local one is not), the activation, its combine. The grouped GEMMs: Transformer Engine's
+    // GroupedLinear issues one cuBLAS GEMM per local expert (general_grouped_gemm's loop over
+    // the m_splits), fc1 and fc2. The shared experts keep an MLP's three; a latent MoE adds its
+    // two projections.
+    const bool flex = p.moe_dispatcher == MoeDispatcher::flex;
+    const double around = flex ? 17 + 5 : 31 + 9 + 8;
+    forward += -3 + around + 2 * local_experts + (m.moe.shared_experts > 0 ? 3 : 0) +
+               (m.moe.latent_size > 0 ? 2 : 0);
   }
   if (!p.flash_attention && attends) forward += 3;  // two batched GEMMs, softmax, dropout
   if (low_precision(p.precision)) forward += hybrid ? 2 : 4;  // quantize each GEMM input
@@ -467,15 +481,16 @@ LayerKernels layer_kernels(const ModelSpec& m, const Plan& p, LayerKind kind) {
   // The weight-gradient GEMMs: one for each forward GEMM with weights (unfused attention's two
   // batched GEMMs have none). An attention block's QKV and output projections (MLA's down and
   // up projections of Q, if it has a Q LoRA, and of K/V in place of the QKV); an MLP's fc1 and
-  // fc2 (an eager gated MLP's gate and up GEMMs apart), or a MoE layer's router and two grouped
-  // GEMMs and its shared experts' MLP; a Mamba or Gated DeltaNet mixer's in and out projections.
+  // fc2 (an eager gated MLP's gate and up GEMMs apart), or a MoE layer's router, fc1 and fc2 per
+  // local expert (GroupedLinear's loop, above) and its shared experts' MLP; a Mamba or Gated
+  // DeltaNet mixer's in and out projections.
   const bool has_mlp = kind.block == Block::transformer || kind.block == Block::mlp;
   double weight_gemms = 0;
   if (attends) weight_gemms += 2 + (m.mla() ? (m.attention.q_lora_rank > 0 ? 3 : 2) : 0);
   if (kind.block == Block::mamba || kind.block == Block::gdn) weight_gemms += 2;
   const double mlp_gemms = !fused && !hybrid && gated ? 3 : 2;
   if (has_mlp)
-    weight_gemms += moe ? 3 + (m.moe.shared_experts > 0 ? mlp_gemms : 0) +
+    weight_gemms += moe ? 1 + 2 * local_experts + (m.moe.shared_experts > 0 ? mlp_gemms : 0) +
                               (m.moe.latent_size > 0 ? 2 : 0)  // the latent projections
                         : mlp_gemms;
   LayerKernels k{forward, backward, 0, weight_gemms};
