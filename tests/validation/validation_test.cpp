@@ -103,27 +103,27 @@ struct Limit {
 };
 
 constexpr Limit kLimits[] = {
-    {"SC21", 10, 4.1, 7.7},
-    {"KORTH", 8, 5.7, 10.7},
-    {"MCORE", 9, 8.8, 16.8},
-    {"NEMO2407", 6, 6.1, 10.5},
-    {"MBRIDGE25.11", 5, 7.7, 8.5},
+    {"SC21", 10, 4.1, 7.8},
+    {"KORTH", 8, 5.7, 10.8},
+    {"MCORE", 9, 8.8, 20.8},
+    {"NEMO2407", 6, 6.2, 10.7},
+    {"MBRIDGE25.11", 5, 4.7, 5.5},
     {"BLOOM", 1, 11.7, 11.7},
     {"MTNLG", 3, 20.5, 20.7},
     {"DTFM", 5, 12.6, 16.0},
-    {"LLMFOUNDRY", 9, 8.9, 9.5},
-    {"MBRIDGE26.04.01", 47, 10.3, 10.9},
-    {"MBRIDGE26.04", 44, 9.9, 10.3},
-    {"MBRIDGE26.02.01", 36, 7.5, 8.4},
+    {"LLMFOUNDRY", 9, 8.6, 9.3},
+    {"MBRIDGE26.04.01", 47, 10.2, 10.7},
+    {"MBRIDGE26.04", 44, 9.8, 10.0},
+    {"MBRIDGE26.02.01", 36, 6.5, 6.8},
     {"MBRIDGE26.02", 33, 7.4, 7.7},
     {"MBRIDGE25.09", 21, 9.8, 16.6},
-    {"MBSKILL", 10, 47.5, 50.3},
+    {"MBSKILL", 10, 47.5, 51.1},
     {"SIMUMAX", 12, 4.8, 4.8},
-    {"AUTOMODEL", 1, 16.7, 16.6},
-    {"SIMUMAXB200", 31, 4.3, 7.6},
+    {"AUTOMODEL", 1, 16.8, 16.7},
+    {"SIMUMAXB200", 31, 4.2, 7.8},
 };
-constexpr double kMegatronMape = 6.1, kMegatronLosoMape = 11.6;
-constexpr double kOverallMape = 9.5, kOverallLosoMape = 11.5, kOverallWorst = 59.2;
+constexpr double kMegatronMape = 6.1, kMegatronLosoMape = 13.0;
+constexpr double kOverallMape = 9.3, kOverallLosoMape = 11.4, kOverallWorst = 59.1;
 // The groups the training-stacks goals name (tests/validation/README.md): rows run by Megatron
 // software, Blackwell rows, models under 3 B parameters; MoE and dense rows apart. LOSO figures,
 // measured, rounded up.
@@ -133,34 +133,34 @@ struct GroupLimit {
   double loso_mape;
 };
 constexpr GroupLimit kGroups[] = {
-    {"Megatron software", 277, 11.4},
+    {"Megatron software", 277, 11.3},
     {"Megatron software, dense rows", 134, 7.7},
-    {"Blackwell GPUs", 197, 9.6},
-    {"models under 3 B", 7, 15.2},
-    {"MoE rows", 144, 14.9},
+    {"Blackwell GPUs", 197, 9.4},
+    {"models under 3 B", 7, 14.4},
+    {"MoE rows", 144, 14.7},
     {"dense rows", 147, 8.1},
     // Per model family (model_family.h) and per precision on Blackwell (issue 34), LOSO.
-    {"model family dense GPT-style", 48, 12.2},
-    {"model family dense Llama-style", 99, 6.2},
-    {"model family fine-grained MoE", 74, 15.2},
-    {"model family MLA", 41, 11.7},
-    {"Blackwell bf16", 59, 6.4},
+    {"model family dense GPT-style", 48, 12.9},
+    {"model family dense Llama-style", 99, 5.8},
+    {"model family fine-grained MoE", 74, 14.6},
+    {"model family MLA", 41, 11.8},
+    {"Blackwell bf16", 59, 6.5},
     {"Blackwell fp8", 27, 9.5},
-    {"Blackwell mxfp8", 87, 11.0},
-    {"Blackwell nvfp4", 24, 12.6},
+    {"Blackwell mxfp8", 87, 10.8},
+    {"Blackwell nvfp4", 24, 11.5},
 };
 
 // Leave one model family out (issue 34): every row of one architecture class left out of the
 // fit, then predicted. Measured, rounded up to the next 0.1 %. Issue 34 asks <= 12 % for every
 // family; fine-grained MoE and MLA are far above it (tests/validation/README.md says why).
 constexpr GroupLimit kFamilies[] = {
-    {"dense GPT-style", 48, 8.8},
-    {"dense Llama-style", 99, 17.6},
-    {"fine-grained MoE", 74, 42.5},
-    {"MLA", 41, 13.1},
-    {"hybrid", 29, 22.8},
+    {"dense GPT-style", 48, 13.0},
+    {"dense Llama-style", 99, 18.1},
+    {"fine-grained MoE", 74, 42.8},
+    {"MLA", 41, 14.4},
+    {"hybrid", 29, 23.3},
 };
-constexpr double kOverallLofoMape = 22.4;
+constexpr double kOverallLofoMape = 23.5;
 
 // The fitted constants that sit at a bound of their interval (calibrate.h, constants_at_bounds):
 // each is physics the engine lacks, recorded with why; the list may only shrink. A constant that
@@ -1327,7 +1327,10 @@ TEST(Tables, BadRecipePlansAreErrorsNamingTheField) {
 // the fp32 master as 16-bit remainders beside the bf16 weights (2 bytes, not 4) with fp32
 // moments, 10 bytes a parameter where Megatron keeps 12; Nemotron-4 340B's optim.dtype bf16
 // keeps no master and bf16 moments, 4 bytes. The optimizer part falls to 10/12 and 4/12 of the
-// fp32 master's, nothing else moves, and both runs fit.
+// fp32 master's, nothing else moves, and the 340B run fits. The 8B run would too (79.95 GiB of
+// 80) but for the dummy weight gradients the megatron-core profile counts: Transformer Engine
+// caches them from v2.3 (2025), while the 24.07 container ran a TE 1.x whose dummy lives only
+// through its layer's backward; no key states a run's TE version yet (81.4 GiB, README).
 TEST(Conversion, NemoDistributedAdamKeepsRemaindersOrNoMaster) {
   for (const auto& [id, master, moments, bytes] :
        {std::tuple{"NEMO2407-LLAMA3-8B-8", "remainders", false, 10.0},
@@ -1340,7 +1343,7 @@ TEST(Conversion, NemoDistributedAdamKeepsRemaindersOrNoMaster) {
     auto s = scenario_from_json(scenario, builtin_catalog());
     ASSERT_TRUE(s.ok()) << s.error().message;
     const Report stated = estimate(*s);
-    EXPECT_TRUE(stated.fits) << id;
+    EXPECT_EQ(stated.fits, master == std::string("none")) << id;
     scenario["plan"]["master_weights"] = "fp32";
     scenario["plan"]["bf16_moments"] = false;
     const Report fp32 = estimate(*scenario_from_json(scenario, builtin_catalog()));
@@ -1353,8 +1356,9 @@ TEST(Conversion, NemoDistributedAdamKeepsRemaindersOrNoMaster) {
 
 // The runs called out of memory today, by source (tests/validation/README.md, "The fit verdict").
 // Transformer Engine's dummy weight gradients (counted since) put Llama 3.1 405B in NVFP4 on
-// 256 GB200 (26.02.01) beside the four FP8 runs: inside the GPU but within the 3 % headroom.
-constexpr int kRunsCalledOutOfMemory = 6;
+// 256 GB200 (26.02.01) beside the four FP8 runs, inside the GPU but within the 3 % headroom,
+// and keep NeMo 24.07's Llama 3 8B over (its TE 1.x cached none: no key says so yet).
+constexpr int kRunsCalledOutOfMemory = 7;
 
 TEST(FitVerdict, RunsThatRanCalledOutOfMemory) {
   ASSERT_EQ(static_cast<int>(cases().size()), kCases);

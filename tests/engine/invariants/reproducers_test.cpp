@@ -219,7 +219,7 @@ TEST(Reproducers, ASlowerGpuInOneReplicaSetIsNeverFaster) {
   };
   const Report at = estimate_of(doc(1.0)), slower = estimate_of(doc(0.856));
   EXPECT_GE(slower.iteration_time_s, at.iteration_time_s);
-  EXPECT_NEAR(at.iteration_time_s, 0.5593, 5e-4);  // stop 51's passes over the logits, refit
+  EXPECT_NEAR(at.iteration_time_s, 0.5626, 5e-4);  // refit of stop 52 (dropout masks, NVFP4 amax, inputs)
 }
 
 // A preset GPU with every dense peak times `peaks`.
@@ -525,8 +525,8 @@ TEST(Reproducers, AutoMicroBatchesAreNoSlowerThanTheNeighbouringSplits) {
   EXPECT_DOUBLE_EQ(automatic.iteration_time_s, given(4, 40));
   for (auto [h20, gh200] : {std::pair{3, 42}, {5, 38}})
     EXPECT_LT(automatic.iteration_time_s, given(h20, gh200)) << h20 << "/" << gh200;
-  EXPECT_NEAR(given(3, 42), 127.17, 0.01);
-  EXPECT_NEAR(automatic.iteration_time_s, 121.27, 0.01);
+  EXPECT_NEAR(given(3, 42), 127.94, 0.01);
+  EXPECT_NEAR(automatic.iteration_time_s, 122.00, 0.01);
   expect_more_compute_scale_never_slower(
       Json::parse(fmt::format(fmt::runtime(doc), "\"auto\"", "\"auto\"")));
 }
