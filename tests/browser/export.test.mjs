@@ -96,8 +96,9 @@ describe('exports', () => {
     const svg = (await download(p, '[data-download="memory.svg"]')).body.toString();
     assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     // One bar per part of the report's memory table (weights, gradients, optimizer state,
-    // activations, the software's buffers, allocator and the rest): eleven per stage.
-    assert.equal((svg.match(/<rect /g) ?? []).length, 11 * report.stages.length, 'eleven parts per stage');
+    // activations, the software's buffers, Transformer Engine's dummy weight gradients, allocator
+    // and the rest): twelve per stage.
+    assert.equal((svg.match(/<rect /g) ?? []).length, 12 * report.stages.length, 'twelve parts per stage');
     assert.doesNotMatch(svg, /var\(--/, 'colours written out, not the page\'s variables');
     const png = (await download(p, '[data-download="timeline.png"]')).body;
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
