@@ -370,18 +370,25 @@ TEST(Memory, MegatronsLossHoldsTheLogitGradientBesideTheSoftmax) {
                    .plan.execution.loss_grad_copy);
 }
 
+// Llama 3 8B over DP 8 with the distributed optimizer, one stage: the optimizer-state tests'
+// plan, with `plan_keys` (JSON members) added.
+StageReport llama8b_dp8_stage(const std::string& plan_keys) {
+  const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
+      {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8,
+      "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true, {}}},
+      "seq_len": 2048}})",
+                                                plan_keys));
+  return estimate(s).stages[0];
+}
+
 // Megatron-Core's precision-aware optimizer with bf16 moments: fp32 master weights and two bf16
 // moments, 4 + 2 + 2 = 8 bytes per parameter (12 with fp32 moments); fp32 training keeps no
 // master copy, 4 bytes. The Adam step reads and writes each moment in 2 bytes instead of 4:
 // 30 - 8 = 22 bytes per parameter at memory bandwidth, 28 - 8 = 20 in fp32 training.
 TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
   auto stage = [](const char* precision, bool bf16_moments) {
-    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
-        {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8,
-        "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true,
-        "precision": "{}", "bf16_moments": {}}}, "seq_len": 2048}})",
-                                                  precision, bf16_moments));
-    return estimate(s).stages[0];
+    return llama8b_dp8_stage(
+        fmt::format(R"("precision": "{}", "bf16_moments": {})", precision, bf16_moments));
   };
   const StageReport fp32_moments = stage("bf16", false), bf16 = stage("bf16", true);
   const double P = bf16.parameters;
@@ -405,12 +412,8 @@ TEST(Memory, Bf16AdamMomentsTakeEightBytesAParameter) {
 // gradients do not change.
 TEST(Memory, MasterWeightsAsRemaindersOrNone) {
   auto stage = [](const char* master, bool bf16_moments) {
-    const Scenario s = test::scenario(fmt::format(R"({{"model": "llama3-8b", "cluster":
-        {{"node": "dgx-h100", "nodes": 1}}, "plan": {{"tp": 1, "pp": 1, "dp": 8,
-        "micro_batch": 1, "global_batch": 64, "distributed_optimizer": true,
-        "master_weights": "{}", "bf16_moments": {}}}, "seq_len": 2048}})",
-                                                  master, bf16_moments));
-    return estimate(s).stages[0];
+    return llama8b_dp8_stage(
+        fmt::format(R"("master_weights": "{}", "bf16_moments": {})", master, bf16_moments));
   };
   const StageReport fp32 = stage("fp32", false), rem = stage("remainders", false),
                     none = stage("none", false), none_bf16 = stage("none", true);
