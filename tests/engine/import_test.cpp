@@ -775,6 +775,38 @@ TEST(MegatronArgs, MasterWeightsAreSaidNotWritten) {
             std::string::npos);
 }
 
+// The allocator's expandable segments live in the launcher's environment, not in Megatron's
+// arguments: torchrun's line sets PYTORCH_CUDA_ALLOC_CONF and the importer reads it back (also
+// as torchtitan's run_train.sh names it, PYTORCH_ALLOC_CONF); megatron-args and bridge-recipe
+// say it in a comment. Without it, nothing is written.
+TEST(MegatronArgs, ExpandableSegmentsTravelInTheEnvironment) {
+  const Scenario s = test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"tp": 2, "global_batch": 32, "expandable_segments": true}})");
+  const std::string launch = export_plan(s, PlanExport::torchrun);
+  EXPECT_NE(launch.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True torchrun --nnodes 1"),
+            std::string::npos)
+      << launch;
+  auto back = import_args(launch);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->scenario["plan"]["expandable_segments"], true);
+  auto titan = import_args("PYTORCH_ALLOC_CONF=\"expandable_segments:True\" torchrun "
+                           "--nproc-per-node 8 pretrain_gpt.py " +
+                           launch.substr(launch.find("--num-layers")));
+  ASSERT_TRUE(titan.ok()) << titan.error().message;
+  EXPECT_EQ(titan->scenario["plan"]["expandable_segments"], true);
+  for (PlanExport kind : {PlanExport::megatron_args, PlanExport::bridge_recipe})
+    EXPECT_NE(export_plan(s, kind).find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
+              std::string::npos);
+  const Scenario off = test::scenario(R"({"model": "llama3-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 2, "global_batch": 32}})");
+  const std::string plain = export_plan(off, PlanExport::torchrun);
+  EXPECT_EQ(plain.find("ALLOC_CONF"), std::string::npos);
+  auto plain_back = import_args(plain);
+  ASSERT_TRUE(plain_back.ok());
+  EXPECT_FALSE(plain_back->scenario["plan"].contains("expandable_segments"));
+}
+
 // Megatron-LM has no zero-bubble schedule: a ZB-H1 or ZB-V plan exports the stages it can run
 // (1F1B, or 2 interleaved chunks per rank) and says so in a comment, in both formats.
 TEST(MegatronArgs, ZeroBubbleSchedulesAreSaidNotWritten) {

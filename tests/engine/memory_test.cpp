@@ -261,6 +261,15 @@ TEST(Memory, DummyWeightGradientsByHand) {
   EXPECT_DOUBLE_EQ(report("megatron-core", "fp8").stages[0].memory.wgrad_dummies, 2 * layer);
   EXPECT_DOUBLE_EQ(report("megatron-core", "fp32").stages[0].memory.wgrad_dummies, 4 * layer);
   EXPECT_EQ(report("megatron-lm-2021", "bf16").stages[3].memory.wgrad_dummies, 0);
+  // A run on Transformer Engine 1.x (plan.dummy_wgrads false: each dummy freed after its layer's
+  // backward) holds none, allocated that much less, and runs in the same time.
+  const Report te1 = estimate(test::scenario(R"({"model": "llama3-70b", "cluster":
+      {"node": "dgx-h100", "nodes": 8}, "plan": {"tp": 8, "pp": 4, "global_batch": 64,
+      "dummy_wgrads": false}, "seq_len": 4096})"));
+  EXPECT_EQ(te1.stages[3].memory.wgrad_dummies, 0);
+  EXPECT_DOUBLE_EQ(te1.stages[3].memory.allocated, m.allocated - m.wgrad_dummies);
+  EXPECT_DOUBLE_EQ(te1.iteration_time_s, r.iteration_time_s);
+  EXPECT_TRUE(r.plan.dummy_wgrads);  // the megatron-core profile's
 }
 
 // One shape, one tensor: Mixtral 8x7B (h = 4096, 32 query and 8 key/value heads of 128, 8
@@ -1027,6 +1036,49 @@ TEST(Memory, HeadroomDecidesTheFitAtTheEdge) {
   // Out of range: one line naming the key.
   const Error e = test::error_of(base + "0.6}, \"seq_len\": 4096}");
   EXPECT_EQ(e.path, "plan.memory_headroom");
+}
+
+// plan.expandable_segments: the allocator unmaps its free pages before it runs out, so its cache
+// (5 % of allocated, framework_memory_fraction) takes only what the GPU has left, the headroom
+// kept. Where the cache alone makes a plan not fit, with expandable segments it fits, at the same
+// time; with room to spare nothing moves. The out-of-memory advice offers it first.
+TEST(Memory, ExpandableSegmentsGiveTheCacheBack) {
+  const auto at = [](double headroom, bool expandable) {
+    EstimateOptions advise;
+    advise.fit_fixes = &fit_fixes_of;
+    return estimate(test::scenario(fmt::format(
+        R"({{"model": "llama3-70b", "cluster": {{"node": "dgx-h100", "nodes": 8}},
+            "plan": {{"tp": 8, "pp": 4, "global_batch": 512, "micro_batch": 2,
+            "recompute": "none", "memory_headroom": {}, "expandable_segments": {}}},
+            "seq_len": 4096}})",
+        headroom, expandable)), advise);
+  };
+  const Report roomy = at(0.03, false), roomy_x = at(0.03, true);
+  const MemoryBreakdown& m = roomy.stages[0].memory;
+  const double f = builtin_catalog().calibration.framework_memory_fraction;
+  ASSERT_GT(f, 0);
+  EXPECT_DOUBLE_EQ(m.allocator, f * m.allocated);
+  EXPECT_DOUBLE_EQ(roomy_x.stages[0].memory.allocator, m.allocator);  // room: the whole cache
+  // A headroom that leaves room for what is allocated and outside the allocator, but only half
+  // of the cache: stage 0's need without the cache, and half of it, as shares of the GPU.
+  const double outside = m.total - m.reserved;
+  const double headroom = 1 - (m.allocated + outside + m.allocator / 2) / m.capacity;
+  const Report classic = at(headroom, false), expandable = at(headroom, true);
+  EXPECT_FALSE(classic.stages[0].memory.fits());
+  const MemoryBreakdown& x = expandable.stages[0].memory;
+  EXPECT_TRUE(x.fits());
+  EXPECT_DOUBLE_EQ(x.allocated, m.allocated);
+  EXPECT_NEAR(x.allocator, m.allocator / 2, 1e3);  // what the GPU has left for it
+  EXPECT_NEAR(x.total + x.headroom, x.capacity, 1e3);
+  EXPECT_DOUBLE_EQ(expandable.iteration_time_s, classic.iteration_time_s);
+  // The advice: the setting, at no time.
+  bool offered = false;
+  for (const FitFix& fix : classic.fit_fixes)
+    if (fix.settings == "plan.expandable_segments=true") {
+      offered = true;
+      EXPECT_DOUBLE_EQ(fix.time_change, 0);
+    }
+  EXPECT_TRUE(offered);
 }
 
 TEST(Memory, TheSearchLeavesTheHeadroomFree) {

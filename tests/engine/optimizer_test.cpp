@@ -327,5 +327,20 @@ TEST(Optimizers, FrameworksRefuseWhatTheirSoftwareLacks) {
             "plan.optimizer");
 }
 
+// torch.optim.Adam keeps its moments in its parameters' dtype: under FSDP's mixed precision the
+// sharded parameters are fp32, so bf16 moments need a model built in bf16, whose parameters the
+// optimizer steps without a master (plan.master_weights none: NeMo AutoModel's recipes,
+// engine/accuracy/sources.json); the rule names the pair.
+TEST(Optimizers, FsdpKeepsBf16MomentsOnlyOfBf16Parameters) {
+  const Error e = test::error_of(llama3_8b(on("pytorch-fsdp", R"("bf16_moments": true)")));
+  EXPECT_EQ(e.rule, Rule::framework_cannot);
+  EXPECT_EQ(e.path, "plan.bf16_moments");
+  EXPECT_NE(e.message.find("with plan.master_weights=\"fp32\""), std::string::npos) << e.message;
+  EXPECT_TRUE(parse_scenario(llama3_8b(on("pytorch-fsdp", R"("bf16_moments": true,
+                                                          "master_weights": "none")")),
+                             test::catalog())
+                  .ok());
+}
+
 }  // namespace
 }  // namespace stepcast

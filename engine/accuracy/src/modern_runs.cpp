@@ -310,6 +310,16 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
                                         *recipe->cpu_offloading_num_layers, cell("model")));
   }
 
+  // The allocator, which no row states: its recipe's launcher's environment.
+  if (const auto* recipe = detail::recipe_of(cell, facts);
+      recipe && recipe->expandable_segments) {
+    plan["expandable_segments"] = *recipe->expandable_segments;
+    c.assumptions.push_back(fmt::format("allocator with expandable segments {} (the source's {} "
+                                        "recipe, sources.json)",
+                                        *recipe->expandable_segments ? "on" : "off",
+                                        cell("model")));
+  }
+
   Json scenario = Json::object();
   scenario["name"] = c.id;
   scenario["model"] = *model.value;

@@ -116,7 +116,7 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
                          "recompute_modules", "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
                          "bf16_moments", "master_weights", "cpu_offloading_num_layers",
-                         "pipeline_layouts", "recipe_plan", "why"});
+                         "expandable_segments", "pipeline_layouts", "recipe_plan", "why"});
   SourceFacts::ModelRecipe m;
   m.model_contains = r.string("model_contains", std::nullopt);
   // Optional filters: arrays of strings.
@@ -139,6 +139,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
     m.cuda_graphs = r.boolean("cuda_graphs", std::nullopt);
   if (r.has("bf16_moments") && !is_null(r, "bf16_moments"))
     m.bf16_moments = r.boolean("bf16_moments", std::nullopt);
+  if (r.has("expandable_segments") && !is_null(r, "expandable_segments"))
+    m.expandable_segments = r.boolean("expandable_segments", std::nullopt);
   if (r.has("cpu_offloading_num_layers") && !is_null(r, "cpu_offloading_num_layers"))
     m.cpu_offloading_num_layers = r.integer("cpu_offloading_num_layers", std::nullopt, 1);
   m.recompute = optional_choice(r, "recompute", {"none", "selective", "full"});

@@ -37,10 +37,11 @@ struct FrameworkProfile {
   Execution execution;
   // What it cannot do -> why. An entry is a plan key ("cp": any value but the key's default, a
   // flag on), a key and the one value it refuses ("optimizer=muon"), and either may end in
-  // " with " another key that must be on too ("optimizer=sgd with distributed_optimizer").
+  // " with " another key that must be on too ("optimizer=sgd with distributed_optimizer"), or
+  // hold a value ("bf16_moments with master_weights=fp32").
   std::vector<std::pair<std::string, std::string>> cannot;
   struct Cannot {
-    std::string_view key, value, with;
+    std::string_view key, value, with, with_value;
   };
   static Cannot cannot_of(std::string_view entry) {
     Cannot out;
@@ -48,6 +49,10 @@ struct FrameworkProfile {
     if (with != std::string_view::npos) {
       out.with = entry.substr(with + 6);
       entry = entry.substr(0, with);
+      if (const size_t eq = out.with.find('='); eq != std::string_view::npos) {
+        out.with_value = out.with.substr(eq + 1);
+        out.with = out.with.substr(0, eq);
+      }
     }
     const size_t eq = entry.find('=');
     out.key = entry.substr(0, eq);

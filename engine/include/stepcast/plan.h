@@ -152,10 +152,6 @@ struct Execution {
   // The loss (Megatron's, unless Transformer Engine's): at the start of the backward it makes the
   // logits' 16-bit gradient beside the fp32 softmax it computed it over, both held at once.
   bool loss_grad_copy = false;
-  // Each linear whose weight gradient accumulates into main_grad hands autograd a dummy weight
-  // gradient that Transformer Engine caches, one per weight shape, for the process (from its
-  // release v2.3; its grouped GEMMs' from v2.10): held at every peak (wgrad_dummies.cpp).
-  bool dummy_wgrads = false;
 };
 
 // Where pipeline stage i runs and how many layers it holds (heterogeneous and uneven layouts).
@@ -204,6 +200,15 @@ struct Plan {
   }
   // Share of each GPU's memory a plan must leave free to be called fitting (fields.cpp: why 3 %).
   double memory_headroom = 0.03;
+  // PyTorch's caching allocator with expandable segments (PYTORCH_CUDA_ALLOC_CONF=
+  // expandable_segments:True): it unmaps cached pages before it would run out, so its cache
+  // never makes a plan not fit (memory.cpp).
+  bool expandable_segments = false;
+  // Each linear whose weight gradient accumulates into main_grad hands autograd a dummy weight
+  // gradient that Transformer Engine caches, one per weight shape, for the process (from its
+  // release v2.3; its grouped GEMMs' from v2.10): held at every peak (wgrad_dummies.cpp). The
+  // framework profile's; a run on an older Transformer Engine sets it false.
+  bool dummy_wgrads = false;
   int64_t micro_batch = 1;
   int64_t global_batch = 1;
   // How ranks are numbered, innermost first (Megatron-Core's RankGenerator order, ranks.h).

@@ -96,6 +96,15 @@ void offload_module_candidates(const Plan& p, std::vector<Candidate>& out) {
   }
 }
 
+// The allocator's cache given back before it runs out (plan.expandable_segments): no time.
+void allocator_candidates(const Plan& p, std::vector<Candidate>& out) {
+  if (p.expandable_segments) return;
+  Plan q = p;
+  q.expandable_segments = true;
+  out.push_back({"expandable allocator segments (PYTORCH_CUDA_ALLOC_CONF)",
+                 "plan.expandable_segments=true", q});
+}
+
 // The optimizer's state: bf16 moments (not beside remainders: rule master_weights), the
 // distributed optimizer.
 void optimizer_candidates(const Plan& p, std::vector<Candidate>& out) {
@@ -212,6 +221,7 @@ std::vector<FitFix> fit_fixes(const Scenario& sc, const Report& without) {
   std::vector<Candidate> candidates;
   recompute_candidates(sc.plan, candidates);
   offload_module_candidates(sc.plan, candidates);
+  allocator_candidates(sc.plan, candidates);
   optimizer_candidates(sc.plan, candidates);
   parallel_candidates(sc, candidates);
   std::vector<FitFix> fixes;

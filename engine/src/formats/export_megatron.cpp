@@ -117,8 +117,13 @@ constexpr const char* kMasterWeightsNote =
     "distributed_fused_adam with optim.dtype), not written here";
 
 // What the arguments cannot say, as comment lines.
+// The allocator's setting is the environment's, not an argument (torchrun writes it).
+constexpr std::string_view kExpandable = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+
 void notes(const Scenario& s, const Plan& p, Lines& l) {
   const ModelSpec& m = s.model;
+  if (p.expandable_segments)
+    l.note(fmt::format("plan.expandable_segments: set {} in the environment", kExpandable));
   if (m.ffn_type == FfnType::relu || m.ffn_type == FfnType::geglu)
     l.note(fmt::format("model.ffn_type {}: Megatron-LM has no flag for it (set "
                        "activation_func in the model provider); the arguments say GELU",
@@ -237,9 +242,10 @@ std::string torchrun(const Scenario& s) {
                                    "(NODE_RANK 0 to {}, MASTER_ADDR the rank-0 node)",
                                    nodes, nodes - 1),
                        l.comments) +
-         fmt::format("torchrun --nnodes {} --nproc-per-node {} --node-rank $NODE_RANK "
+         fmt::format("{}torchrun --nnodes {} --nproc-per-node {} --node-rank $NODE_RANK "
                      "--master-addr $MASTER_ADDR --master-port 6000 \\\n  pretrain_gpt.py \\\n",
-                     nodes, g.gpus_per_node) +
+                     s.plan.expandable_segments ? std::string(kExpandable) + " " : "", nodes,
+                     g.gpus_per_node) +
          args_text(l, "  ");
 }
 
@@ -400,6 +406,9 @@ std::string bridge_recipe(const Scenario& s) {
     notes.push_back(fmt::format("plan.moe_imbalance {}: the estimate's expert load, not a "
                                 "setting",
                                 p.moe_imbalance));
+  if (p.expandable_segments)
+    notes.push_back(fmt::format("plan.expandable_segments: the job's environment sets {}",
+                                kExpandable));
   if (p.framework != "megatron-core")
     notes.push_back(fmt::format("plan.framework {}: the recipe runs Megatron-Core", p.framework));
   if (!p.stages.empty() || !p.replicas.empty() || s.cluster.groups.size() > 1)

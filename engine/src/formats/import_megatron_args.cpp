@@ -362,6 +362,14 @@ Result<MegatronImport> scenario_from_megatron_args(std::string_view command_line
               {"plan", {{"framework", "megatron-core"}}}};
   Json& m = doc["model"];
   Json& p = doc["plan"];
+  // The launcher's environment: PyTorch's allocator with expandable segments
+  // (PYTORCH_CUDA_ALLOC_CONF, or PYTORCH_ALLOC_CONF as torchtitan's run_train.sh names it).
+  for (size_t i = 0; i < (script < words.size() ? script : words.size()); ++i) {
+    const std::string& w = words[i];
+    if ((starts_with(w, "PYTORCH_CUDA_ALLOC_CONF=") || starts_with(w, "PYTORCH_ALLOC_CONF=")) &&
+        w.find("expandable_segments:True") != std::string::npos)
+      p["expandable_segments"] = true;
+  }
   // The model's parts the command line has: multi-latent attention, experts.
   if (f.on("multi-latent-attention")) m["attention"] = Json::object();
   if (f.value("num-experts")) m["moe"] = Json::object();

@@ -440,16 +440,30 @@ MemoryBreakdown stage_memory(const ModelSpec& m, const Plan& p, const StageShape
   // (calibration framework_memory_fraction): measured reserved runs 2.8-9.3 % above allocated,
   // median 5.3 %, in SimuMax's 19 B200 runs (tests/validation/memory-runs.csv).
   mem.allocator = cal.framework_memory_fraction * mem.allocated;
-  mem.reserved = mem.allocated + mem.allocator;
   // Outside the allocator: the buffers the software allocates itself, and the allowance for the
   // CUDA context and NCCL (framework_memory_bytes), of which the named NCCL buffers are part.
   mem.userbuffers = buffers.userbuffers;
   mem.deepep = buffers.deepep;
   mem.nccl = buffers.nccl;
   mem.other = std::max(0.0, cal.framework_memory_bytes - mem.nccl);
-  mem.total = mem.reserved + mem.userbuffers + mem.deepep + mem.nccl + mem.other;
   mem.capacity = gpu.memory_bytes;
   mem.headroom = p.memory_headroom * gpu.memory_bytes;
+  const double outside = mem.userbuffers + mem.deepep + mem.nccl + mem.other;
+  // With expandable segments the allocator maps physical memory page by page under one virtual
+  // range per stream and, before it reports out of memory, unmaps the pages its free blocks
+  // hold (ExpandableSegment and release_cached_blocks in c10/cuda/CUDACachingAllocator.cpp at
+  // pytorch/pytorch 001074d2): its cache only takes memory nothing else needs. Megatron-Bridge
+  // sets it where the fixed segments' fragmentation ran out of memory ("expandable_segments lets
+  // the allocator reclaim fragmented physical memory and avoids the OOM",
+  // scripts/performance/perf_plugins.py at NVIDIA-NeMo/Megatron-Bridge 74695a06d). So the cache
+  // is what the GPU has left, the headroom kept, up to its share. (tests/validation/
+  // memory-runs.csv, MBSKILLMEM: Llama 3 70B SFT on 32 H100 ran out of memory from
+  // fragmentation at 58.8 GB allocated of 80; with expandable segments it ran.)
+  if (p.expandable_segments)
+    mem.allocator = std::clamp(mem.capacity - mem.headroom - outside - mem.allocated, 0.0,
+                               mem.allocator);
+  mem.reserved = mem.allocated + mem.allocator;
+  mem.total = mem.reserved + outside;
   return mem;
 }
 

@@ -94,7 +94,7 @@ void add_ffn(Shapes& out, const ModelSpec& m, const Plan& p, bool moe) {
 }  // namespace
 
 double wgrad_dummy_bytes(const ModelSpec& m, const Plan& p, const StageShape& st) {
-  if (!p.execution.dummy_wgrads) return 0;
+  if (!p.dummy_wgrads) return 0;
   Shapes shapes;
   const double h = static_cast<double>(m.hidden), t = p.tp;
   const bool dense_layers = m.hybrid() ? st.mlp_layers > 0 : st.layers > st.moe_layers;

@@ -334,8 +334,8 @@ constexpr ReportKey<Report> kReport[] = {
     {"fit_fixes", "", "Changes that fit",
      "only out of memory (stepcast estimate): the changes, one at a time, that make every stage "
      "fit, each estimated again (recompute of one more module or full, activation offloading, "
-     "bf16 moments, the distributed optimizer, TP, PP or CP up), fastest first; none that the plan "
-     "already has or the rules refuse",
+     "expandable allocator segments, bf16 moments, the distributed optimizer, TP, PP or CP up), "
+     "fastest first; none that the plan already has or the rules refuse",
      &write_children<Report, FitFix, &fit_fix_table,
                      +[](const Report& r) -> const std::vector<FitFix>& { return r.fit_fixes; }>,
      "fit_fixes[]", /*array=*/true, /*full_only=*/false,

@@ -708,6 +708,18 @@ constexpr Field<Plan> kPlan[] = {
                                            "fit (the fit verdict and the search); allocator spikes "
                                            "the model does not count",
                                     .control = C::advanced}),
+    member<&Plan::expandable_segments>(
+        {.object = "plan", .name = "expandable_segments", .link = "xs", .type = V::boolean,
+         .fallback = D::of(false), .label = "Expandable segments",
+         .doc = "PyTorch's allocator gives its cache back before it runs out "
+                "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)",
+         .control = C::advanced}),
+    member<&Plan::dummy_wgrads>(
+        {.object = "plan", .name = "dummy_wgrads", .link = "dwg", .type = V::boolean,
+         .fallback = D::of(false), .label = "Cached dummy wgrads",
+         .doc = "Transformer Engine >= 2.3 caches a dummy weight gradient per weight shape; "
+                "false for TE 1.x",
+         .control = C::none}),
     member<&Plan::precision>({.object = "plan", .name = "precision", .link = "prec",
                               .type = V::choice, .fallback = D::of("bf16"),
                               .choices = enum_names<Precision>(), .label = "Precision",

@@ -353,7 +353,7 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
       const std::string& why = entry.second;
       const FrameworkProfile::Cannot what = FrameworkProfile::cannot_of(entry.first);
       const bool on = holds(what.key, what.value, v) &&
-                      (what.with.empty() || holds(what.with, {}, also));
+                      (what.with.empty() || holds(what.with, what.with_value, also));
       if (on && !c.broken([&] {
             const std::string key(what.key);
             return rule(Rule::framework_cannot, fmt::format("plan.{}", key),

@@ -232,9 +232,7 @@ std::string framework_markdown(const Catalog& catalog) {
       {"MoE probabilities scale the experts' activation",
        [](const Execution& e) { return std::string(e.moe_probs_in_activation ? "yes" : "no"); }},
       {"the loss's 16-bit logit gradient made beside the fp32 softmax",
-       [](const Execution& e) { return std::string(e.loss_grad_copy ? "yes" : "no"); }},
-      {"a dummy weight gradient cached per weight shape",
-       [](const Execution& e) { return std::string(e.dummy_wgrads ? "yes" : "no"); }}};
+       [](const Execution& e) { return std::string(e.loss_grad_copy ? "yes" : "no"); }}};
   for (const auto& [name, value] : rows) {
     out += fmt::format("| {} |", name);
     for (const auto& f : frameworks) out += fmt::format(" {} |", value(f.execution));

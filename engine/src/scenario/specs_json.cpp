@@ -329,8 +329,6 @@ Result<FrameworkProfile> framework_from_json(const Json& j) {
           f.execution.moe_probs_in_activation = e.boolean("value", std::nullopt);
         else if (k == "loss_grad_copy")
           f.execution.loss_grad_copy = e.boolean("value", std::nullopt);
-        else if (k == "dummy_wgrads")
-          f.execution.dummy_wgrads = e.boolean("value", std::nullopt);
         else
           e.fail(ErrorCode::unknown_key, e.path(), e.path() + " is not an execution setting");
       }))

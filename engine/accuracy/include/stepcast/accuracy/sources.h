@@ -75,6 +75,8 @@ struct SourceFacts {
     // Layers whose activations the recipe offloads to the host (cpu_offloading_num_layers),
     // dense rows and MoE rows alike; none: no offloading.
     std::optional<int64_t> cpu_offloading_num_layers;
+    // The recipe's launcher sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
+    std::optional<bool> expandable_segments;
     std::string recompute;       // none / selective / full; empty: the source's default
     // Megatron's --recompute-modules of a selective recipe (plan.recompute_modules); empty:
     // the engine's default (core_attn).
