@@ -12,8 +12,9 @@
 // holds, from its first backward on, one tensor of each distinct local weight shape of its
 // stage, in the weights' dtype: about one layer's weights plus the output layer's.
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <utility>
-#include <vector>
 
 #include "stepcast/compute.h"
 #include "stepcast/software_buffers.h"
@@ -28,21 +29,28 @@ namespace {
 // split their rows over TP, row-parallel ones their columns; MLA's down-projections and a latent
 // MoE's latent projections are whole ("duplicated"). The router is a plain parameter (its
 // gradient is autograd's, freed by the DDP hook) and embeddings are no linears: neither counts.
+// The distinct weight shapes of a stage, in a fixed array: every stage memory call asks for
+// them (a search, dozens of times a plan), and a vector was an allocation each time. At most
+// 19 distinct shapes: attention 5 (MLA), a dense MLP 2, an MoE block 6, Mamba 2, Gated
+// DeltaNet 2, MTP's projection 1, the output layer 1 (MTP's layers repeat those shapes).
 class Shapes {
  public:
   void add(double rows, double cols) {
     if (rows <= 0 || cols <= 0) return;
     const std::pair<double, double> s{rows, cols};
-    if (std::find(shapes_.begin(), shapes_.end(), s) == shapes_.end()) shapes_.push_back(s);
+    const auto end = shapes_.begin() + count_;
+    if (std::find(shapes_.begin(), end, s) == end && count_ < shapes_.size())
+      shapes_[count_++] = s;
   }
   double elements() const {
     double n = 0;
-    for (const auto& [rows, cols] : shapes_) n += rows * cols;
+    for (size_t i = 0; i < count_; ++i) n += shapes_[i].first * shapes_[i].second;
     return n;
   }
 
  private:
-  std::vector<std::pair<double, double>> shapes_;
+  std::array<std::pair<double, double>, 24> shapes_{};
+  size_t count_ = 0;
 };
 
 void add_attention(Shapes& out, const ModelSpec& m, const Plan& p) {
