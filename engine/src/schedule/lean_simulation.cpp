@@ -313,7 +313,8 @@ class LeanPipeline {
       if (k >= s.first_block && k < s.end_block) {
         const int64_t d = k - s.first_block;
         Phase& ph = phase_[static_cast<size_t>(i)];
-        ph = {d % period_, d / period_ * period_micro_batches_};
+        // (no division in the first period, where place() is called for every block)
+        ph = d < period_ ? Phase{d, 0} : Phase{d % period_, d / period_ * period_micro_batches_};
         Cursor& entry = table_[static_cast<size_t>(i) * period_ + static_cast<size_t>(ph.block)];
         if (d < period_) {
           // Both copies from the registers: copying the entry just written ran into a stalled
