@@ -7,6 +7,7 @@
 #include "stepcast/export_megatron.h"
 #include "stepcast/overlap.h"
 #include "stepcast/resolve.h"
+#include "stepcast/rule_ids.h"
 #include "test_util.h"
 
 namespace stepcast {
@@ -165,6 +166,39 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
       "nodes": 1}, "plan": {"global_batch": 8, "framework": "jax"}})");
   EXPECT_EQ(unknown.path, "plan.framework");
   EXPECT_EQ(unknown.code, ErrorCode::out_of_range);
+}
+
+// The framework check reads each `cannot` key's value as the writer gives it: a number away from
+// its default (micro_batch 2, not 1), a choice by its name, and a key written by hand (the
+// derived schedule, which has no streamer) through a tree; the message quotes the value as JSON.
+TEST(Frameworks, CannotReadsNumbersChoicesAndHandWrittenKeys) {
+  Catalog cat = test::catalog();
+  for (FrameworkProfile& f : cat.frameworks)
+    if (f.id == "megatron-core") {
+      f.cannot.push_back({"micro_batch", "test: one sample a micro-batch"});
+      f.cannot.push_back({"schedule=interleaved", "test: no interleaving"});
+    }
+  const auto error = [&](const std::string& plan) {
+    auto s = parse_scenario(fmt::format(R"({{"model": "llama3-8b", "cluster": {{"node":
+        "dgx-h100", "nodes": 1}}, "plan": {{"tp": 2, "pp": 2, "global_batch": 16, {}}}}})",
+                                        plan),
+                            cat);
+    return s.ok() ? Error{} : s.error();
+  };
+  const Error mb = error(R"("micro_batch": 2)");
+  EXPECT_EQ(mb.rule, Rule::framework_cannot);
+  EXPECT_EQ(mb.path, "plan.micro_batch");
+  EXPECT_EQ(mb.message.rfind("plan.micro_batch=2: megatron-core cannot do it (test: one sample", 0),
+            0u)
+      << mb.message;
+  EXPECT_EQ(error(R"("micro_batch": 1)").message, "");  // the default
+  const Error interleaved = error(R"("micro_batch": 1, "vpp": 2)");
+  EXPECT_EQ(interleaved.path, "plan.schedule");
+  EXPECT_EQ(interleaved.message.rfind(
+                "plan.schedule=\"interleaved\": megatron-core cannot do it (test: no", 0),
+            0u)
+      << interleaved.message;
+  EXPECT_EQ(error(R"("micro_batch": 1, "vpp": 1)").message, "");  // 1f1b
 }
 
 // The profile's parameter-gather overlap applies where there is a gather to overlap: with the
