@@ -168,9 +168,9 @@ TEST(Frameworks, WhatASoftwareCannotDoIsAnError) {
   EXPECT_EQ(unknown.code, ErrorCode::out_of_range);
 }
 
-// The framework check reads each `cannot` key's value as the writer gives it: a number away from
-// its default (micro_batch 2, not 1), a choice by its name, and a key written by hand (the
-// derived schedule, which has no streamer) through a tree; the message quotes the value as JSON.
+// The framework check reads each `cannot` key's value as the plan's writer writes it: a number
+// away from its default (micro_batch 2, not 1), a choice by its name, and a key written by hand
+// (the derived schedule, which has no streamer); the message quotes the value as JSON.
 TEST(Frameworks, CannotReadsNumbersChoicesAndHandWrittenKeys) {
   Catalog cat = test::catalog();
   for (FrameworkProfile& f : cat.frameworks)
