@@ -208,7 +208,11 @@ using OffloadedParts = std::array<bool, kPartNames.size()>;
 OffloadedParts offloaded_parts(const Plan& p) {
   OffloadedParts out{};
   for_each_recompute_module(p.offload_modules, [&](std::string_view name) {
-    for (size_t i = 1; i < kPartNames.size(); ++i) out[i] = out[i] || name == kPartNames[i];
+    for (size_t i = 1; i < kPartNames.size(); ++i)
+      if (name == kPartNames[i]) {  // (the names differ: the first match is the only one)
+        out[i] = true;
+        break;
+      }
   });
   return out;
 }
