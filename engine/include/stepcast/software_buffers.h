@@ -23,7 +23,7 @@ struct SoftwareBuffers {
 // connects a communicator's buffers at its first collective, so only these hold any.
 int nccl_communicators(const ModelSpec& model, const Plan& plan, const StageShape& stage);
 
-// Bytes of the dummy weight gradients a GPU of the stage holds (plan.execution.dummy_wgrads):
+// Bytes of the dummy weight gradients a GPU of the stage holds (plan.dummy_wgrads):
 // one of each distinct local linear-weight shape of its layers and output layer, in the
 // weights' dtype (wgrad_dummies.cpp).
 double wgrad_dummy_bytes(const ModelSpec& model, const Plan& plan, const StageShape& stage);

@@ -1,4 +1,4 @@
-// The dummy weight gradients Transformer Engine caches (plan.execution.dummy_wgrads).
+// The dummy weight gradients Transformer Engine caches (plan.dummy_wgrads).
 //
 // Under Megatron-Core's gradient-accumulation fusion a linear's backward adds its weight
 // gradient into the parameter's main_grad itself and returns to autograd a dummy gradient of the
