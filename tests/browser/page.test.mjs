@@ -339,7 +339,7 @@ describe('the page', () => {
     // Every flag of the profile: the engine's value, "from Megatron-Core" unless the plan sets it.
     await page.click('details.advanced summary');
     await expectFlags(scenario, 'megatron-core', 'Megatron-Core');
-    assert.match(await page.textContent('#advanced-note'), /11 flags from Megatron-Core, 2 set in the plan/);
+    assert.match(await page.textContent('#advanced-note'), /12 flags from Megatron-Core, 2 set in the plan/);
     // A flag's tooltip: the profile's value and its source.
     await page.focus('[data-path="plan.tp_comm_overlap"] .tip');
     assert.match(await page.textContent('#tooltip'), new RegExp(`Megatron-Core: on\\. Source: ${FRAMEWORKS['megatron-core'].plan.tp_comm_overlap.source.slice(0, 40).replace(/[().]/g, '.')}`));

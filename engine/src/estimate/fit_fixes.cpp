@@ -101,8 +101,7 @@ void allocator_candidates(const Plan& p, std::vector<Candidate>& out) {
   if (p.expandable_segments) return;
   Plan q = p;
   q.expandable_segments = true;
-  out.push_back({"expandable allocator segments (PYTORCH_CUDA_ALLOC_CONF)",
-                 "plan.expandable_segments=true", q});
+  out.push_back({"expandable allocator segments", "plan.expandable_segments=true", q});
 }
 
 // The optimizer's state: bf16 moments (not beside remainders: rule master_weights), the

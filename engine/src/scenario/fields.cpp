@@ -719,7 +719,7 @@ constexpr Field<Plan> kPlan[] = {
          .fallback = D::of(false), .label = "Cached dummy wgrads",
          .doc = "Transformer Engine >= 2.3 caches a dummy weight gradient per weight shape; "
                 "false for TE 1.x",
-         .control = C::none}),
+         .control = C::advanced}),
     member<&Plan::precision>({.object = "plan", .name = "precision", .link = "prec",
                               .type = V::choice, .fallback = D::of("bf16"),
                               .choices = enum_names<Precision>(), .label = "Precision",
