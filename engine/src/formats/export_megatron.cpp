@@ -116,10 +116,10 @@ constexpr const char* kMasterWeightsNote =
     "the master copy as Apex's DistributedFusedAdam keeps it (NeMo's optim "
     "distributed_fused_adam with optim.dtype), not written here";
 
-// What the arguments cannot say, as comment lines.
 // The allocator's setting is the environment's, not an argument (torchrun writes it).
 constexpr std::string_view kExpandable = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
 
+// What the arguments cannot say, as comment lines.
 void notes(const Scenario& s, const Plan& p, Lines& l) {
   const ModelSpec& m = s.model;
   if (p.expandable_segments)
