@@ -6,8 +6,8 @@
 # first visit), each GPU, link, node and model preset without its `notes` (the reasoning behind
 # its numbers, ~9 KB), each GPU, link and model preset without its `source` (the datasheets and
 # papers its numbers come from, ~8 KB: the page shows neither) and each node preset's (the
-# system's make-up, 6 KB, 1.4 KB of brotli: nor those); the training software's sources stay,
-# which the page shows beside each flag; each model's recipe without what only the native test
+# system's make-up, 6 KB, 1.4 KB of brotli: nor those); the training software's plan flags keep
+# their sources, which the page shows beside each flag, its execution settings not theirs; each model's recipe without what only the native test
 # reads, and every file without the blanks between tokens; presets/, `stepcast presets` and the
 # native build keep them all.
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
@@ -56,6 +56,22 @@ foreach(path IN LISTS files)
       string(REGEX REPLACE ",[ \n]*\"${member}\":[ \n]*${value}" "" text "${text}")
       string(REGEX REPLACE "\"${member}\":[ \n]*${value}[ \n]*,[ \n]*" "" text "${text}")
     endforeach()
+  endif()
+  if(FOR_BROWSER AND path MATCHES "^frameworks/")
+    # A profile's execution settings (kernels, ZeRO-3 fetches, ...) keep their values but not
+    # their sources, emptied (~4.5 KB, about 1 KB of brotli): the engine reads the values, the page
+    # shows only the plan flags' sources. The block runs from "execution" to "cannot" (in that
+    # order in every profile; a string value cannot hold an unescaped quote).
+    string(FIND "${text}" "\"execution\":" exec_at)
+    string(FIND "${text}" "\"cannot\":" cannot_at)
+    if(exec_at GREATER -1 AND cannot_at GREATER exec_at)
+      math(EXPR exec_len "${cannot_at} - ${exec_at}")
+      string(SUBSTRING "${text}" 0 ${exec_at} head)
+      string(SUBSTRING "${text}" ${exec_at} ${exec_len} exec)
+      string(SUBSTRING "${text}" ${cannot_at} -1 tail)
+      string(REGEX REPLACE "\"source\":[ \n]*${string_value}" "\"source\":\"\"" exec "${exec}")
+      set(text "${head}${exec}${tail}")
+    endif()
   endif()
   if(FOR_BROWSER)
     # The layout between tokens (line breaks, indentation, the blank after ':' and ','): each

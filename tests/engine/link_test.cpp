@@ -43,6 +43,20 @@ TEST(Link, RoundTripGivesTheSameEstimate) {
   auto read = scenario_from_link(*with);
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->scenario["plan"]["bf16_moments"], true);
+  // A profile's flag set against the profile travels (dummy_wgrads false on megatron-core:
+  // dwg=0), as does the allocator's setting (xs=1), and reads back to the same memory.
+  Json te1 = Json::parse(kScenario);
+  te1["plan"]["dummy_wgrads"] = false;
+  te1["plan"]["expandable_segments"] = true;
+  auto old = scenario_to_link(LinkDocument{te1, Json::object()}, "https://example.org/");
+  ASSERT_TRUE(old.ok());
+  EXPECT_NE(old->find("&xs=1&dwg=0"), std::string::npos) << *old;
+  auto te1_back = scenario_from_link(*old);
+  ASSERT_TRUE(te1_back.ok()) << te1_back.error().message;
+  const Report c = estimate(test::scenario(te1_back->scenario.dump()));
+  EXPECT_FALSE(c.plan.dummy_wgrads);
+  EXPECT_TRUE(c.plan.expandable_segments);
+  EXPECT_EQ(c.stages[0].memory.wgrad_dummies, 0);
 }
 
 // The page's address holds comparison pins after the plan's link (web/src/app/address.js:

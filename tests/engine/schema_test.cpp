@@ -113,12 +113,12 @@ TEST(Schema, PlanDefaultsAreTheKeyTables) {
   }
   // framework, tp, pp, cp, vpp, ep, moe_dispatcher, moe_overlap, moe_imbalance, micro_batch,
   // recompute, recompute_modules, recompute_method, recompute_num_layers, optimizer,
-  // sgd_momentum, memory_headroom, expandable_segments, dummy_wgrads, precision, bf16_moments,
+  // sgd_momentum, memory_headroom, expandable_segments, precision, bf16_moments,
   // cpu_offloading_num_layers,
   // offload_modules, optimizer_cpu_offload, optimizer_offload_fraction,
   // overlap_cpu_optimizer_d2h_h2d, embedding_in_split, loss_in_split, rank_order, zero3_prefetch,
   // moe_rank_capacity_factor, cross_entropy_fusion, master_weights.
-  EXPECT_EQ(checked, 33);
+  EXPECT_EQ(checked, 32);
 }
 
 TEST(Schema, EveryProblemOfADocumentIsReported) {

@@ -295,7 +295,8 @@ describe('presets and version', () => {
   // neither, the presets/ files and `stepcast presets` both), and of a model's recipe what only
   // the native test reads (its cluster, measured time, source and workload): the WebAssembly
   // build embeds the presets without them (engine/embed_presets.cmake). The training software's
-  // sources stay: the page shows them beside each flag.
+  // flags keep their sources (the page shows them beside each flag); its execution settings'
+  // sources are emptied (the engine reads their values, the page shows neither).
   test('presets() is `stepcast presets --format json` less the presets\' notes and sources', () => {
     const cli = cliRun(['presets', '--format', 'json']);
     assert.equal(cli.status, 0, cli.stderr);
@@ -306,6 +307,9 @@ describe('presets and version', () => {
       for (const item of expected[kind]) if ('notes' in item) { delete item.notes; ++notes; }
     for (const kind of ['gpus', 'links', 'nodes', 'models'])
       for (const item of expected[kind]) if ('source' in item) { delete item.source; ++sources; }
+    let settings = 0;
+    for (const f of expected.frameworks)
+      for (const e of Object.values(f.execution)) if (e.source) { e.source = ''; ++settings; }
     let recipes = 0;
     for (const { recipe } of expected.models) {
       if (!recipe) continue;
@@ -316,6 +320,7 @@ describe('presets and version', () => {
     assert.ok(notes > 50, 'the native presets carry notes');
     assert.ok(sources > 50, 'and sources');
     assert.ok(recipes >= 4, 'and MoE models their recipes');
+    assert.ok(settings > 20, 'and the training software its execution settings\' sources');
     assert.ok(presets.frameworks.every((f) => f.plan.sequence_parallel.source), 'the training software keeps its sources');
     assert.deepEqual(jsonDiff(expected, presets), []);
     for (const kind of ['gpus', 'links', 'nodes', 'models']) {

@@ -716,7 +716,7 @@ constexpr Field<Plan> kPlan[] = {
          .control = C::advanced}),
     member<&Plan::dummy_wgrads>(
         {.object = "plan", .name = "dummy_wgrads", .link = "dwg", .type = V::boolean,
-         .fallback = D::of(false), .label = "Cached dummy wgrads",
+         .fallback = kProfile, .label = "Cached dummy wgrads",
          .doc = "Transformer Engine >= 2.3 caches a dummy weight gradient per weight shape; "
                 "false for TE 1.x",
          .control = C::advanced}),

@@ -209,21 +209,13 @@ std::string framework_markdown(const Catalog& catalog) {
       continue;
     out += fmt::format("| `plan.{}` |", key);
     // A key no profile sets (plan.cp) is a capability: yes, or no where the software lacks it;
-    // a choice some of whose values it lacks (plan.optimizer): yes but those. A flag some
-    // profiles set (plan.dummy_wgrads) is the key's own default in the others.
-    const bool some_set = std::any_of(frameworks.begin(), frameworks.end(),
-                                      [&](const FrameworkProfile& f) {
-                                        return f.plan_defaults.contains(key);
-                                      });
-    const DefaultValue& d = field.info.fallback;
+    // a choice some of whose values it lacks (plan.optimizer): yes but those.
     for (const auto& f : frameworks) {
       const std::string refused = f.refused_values(key);
       out += fmt::format(" {}{} |",
                          f.plan_defaults.contains(key) ? cell(f.plan_defaults[key])
                          : f.cannot_do(key)            ? "no"
-                         : some_set && d.kind == DefaultValue::Kind::boolean
-                             ? cell(Json(d.flag))
-                             : "yes",
+                                                       : "yes",
                          f.cannot_do(key)    ? " (cannot)"
                          : refused.empty() ? ""
                                            : fmt::format(" (not {})", refused));
