@@ -15,12 +15,16 @@
 
 #include "stepcast/catalog.h"
 #include "stepcast/compute.h"
+#include "kernel_tables.h"
 #include "test_util.h"
 
 namespace stepcast {
 namespace {
 
 using test::catalog;
+using test::median;
+using test::num;
+using test::read_csv;
 
 // One tile shape on 132 SMs at 100 TFLOP/s (so 1e12/1.32 FLOP/s per SM), no fill, no latency,
 // memory far faster than compute: the time is the waves' alone.
@@ -148,42 +152,11 @@ TEST(GemmShape, MeasuredRatesAreReadAndCappedAtThePeak) {
 
 // ---- The measured tables ----
 
-std::vector<std::string> csv_cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.emplace_back();
-    else if (c != '\r') out.back() += c;
-  }
-  return out;
-}
-
 struct Kernel {
   std::string gpu_id, gpu_label, kind, precision, shape_class;
   double m = 0, n = 0, k = 0, groups = 1, rows = 0, measured_s = 0;
   bool format_stated = true;  // Azure's GB200 "fp4" (read as NVFP4) is not
 };
-
-std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::vector<std::map<std::string, std::string>> rows;
-  if (!std::getline(in, line)) return rows;
-  const std::vector<std::string> header = csv_cells(line);
-  while (std::getline(in, line)) {
-    const std::vector<std::string> cells = csv_cells(line);
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-double num(const std::map<std::string, std::string>& r, const std::string& key) {
-  const auto it = r.find(key);
-  return it == r.end() || it->second.empty() ? 0 : std::stod(it->second);
-}
 
 // Shape classes: rows per GEMM (or per expert) and the smaller of n and k.
 std::string shape_class(double rows, double n, double k) {
@@ -245,12 +218,6 @@ std::vector<Kernel> kernels() {
   }
   for (Kernel& x : out) x.shape_class = shape_class(x.rows, x.n, x.k);
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Goal (issue 34): median |error| <= 10 % per GPU and kind; no shape class off by more than 25 %

@@ -31,7 +31,7 @@ set(level_top 8)
 # The public headers, room by room.
 set(headers_json json.h result.h rule_ids.h enum_names.h limits.h)
 set(headers_model model.h hardware.h plan.h arch_calibration_keys.h)
-set(headers_physics compute.h gemm_shape.h collectives.h census.h memory.h optimizer.h software_buffers.h offload.h overlap.h sharded_gathers.h ranks.h balance.h)
+set(headers_physics compute.h gemm_shape.h attention_kernel.h collectives.h census.h memory.h optimizer.h software_buffers.h offload.h overlap.h sharded_gathers.h ranks.h balance.h)
 set(headers_schedule schedule.h pipeline.h pipeline_layout.h)
 set(headers_scenario scenario.h catalog.h schema.h share_link.h calibration_fit.h)
 set(headers_estimate estimate.h)

@@ -15,6 +15,7 @@ struct Device {
   Precision precision = Precision::bf16;
   double peak_flops = 0;       // dense peak at the plan's precision (GEMMs)
   double attention_peak = 0;   // peak the attention kernels run at (bf16/fp16 even under fp8)
+  double flops_per_exp = 0;    // tensor FLOPs per exponential (attention_kernel.h), 0: unknown
   double memory_Bps = 0;       // HBM bandwidth
   ArchCalibration cal;
   double gemm_efficiency = 0;  // for the plan's precision
@@ -35,6 +36,13 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
 double elementwise_s(double bytes, const Device& device);
 
 // Time of one GEMM C[m x n] = A[m x k] B[k x n] with `element_bytes` per element.
+// The share of the 16-bit peak a fused attention kernel (FlashAttention, cuDNN) reaches on one
+// layer's shape, forward or backward: the calibration's attention_efficiency (head dimension
+// 128, long sequences) times attention_kernel_share for `keys` keys per query (the window for a
+// sliding window).
+double fused_attention_efficiency(const ModelSpec& m, const Plan& p, const Device& d,
+                                  double keys, bool windowed, bool backward);
+
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
 
 // One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).

@@ -433,9 +433,12 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   st.parameters = shape.parameters;
   st.gemm_efficiency = device.gemm_efficiency;
   st.gemm_tflops = device.peak_flops * device.gemm_efficiency / 1e12;
-  // Unfused attention runs its two batched GEMMs at the GEMM efficiency (compute.cpp).
-  st.attention_efficiency =
-      p.flash_attention ? device.cal.attention_efficiency : device.cal.gemm_efficiency;
+  // Unfused attention runs its two batched GEMMs at the GEMM efficiency (compute.cpp); a fused
+  // kernel at its share on a full-attention layer's forward shape.
+  const double keys = static_cast<double>(m.seq_len) * m.chunked_attention_share(m.seq_len);
+  st.attention_efficiency = p.flash_attention
+                                ? fused_attention_efficiency(m, p, device, keys, false, false)
+                                : device.cal.gemm_efficiency;
   st.communication = stage_census(m, p, shape, paths);
   const auto& ops = st.communication;
   const double L = mix.total();

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "physics/recompute_set.h"
+#include "stepcast/attention_kernel.h"
 
 namespace stepcast {
 
@@ -49,6 +50,7 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
                          ? gpu.peak_flops(Precision::bf16)
                                .value_or(gpu.peak_flops(Precision::fp16).value_or(d.peak_flops))
                          : d.peak_flops;
+  d.flops_per_exp = tensor_flops_per_exp(gpu.arch);
   d.memory_Bps = gpu.memory_bandwidth_Bps;
   d.cal = calibration.for_arch(gpu.arch);
   switch (precision) {
@@ -236,6 +238,22 @@ double full_recompute_share(const ModelSpec& m, const Plan& p) {
   return std::min(1.0, static_cast<double>(p.recompute_num_layers) / std::max(1.0, chunk));
 }
 
+double fused_attention_efficiency(const ModelSpec& m, const Plan& p, const Device& d,
+                                  double keys, bool windowed, bool backward) {
+  // The calibrated share of the peak (head dimension 128, long sequences) times the kernel's
+  // share on this shape (attention_kernel.h): the keys one call walks (a window's band, or under
+  // context parallelism one rank's chunk, its mask mostly off the diagonal), and the matmul
+  // FLOPs each score takes against its exponential (MLA: query-key and value head dims apart).
+  const AttentionSpec& A = m.attention;
+  const double per_score =
+      m.mla() ? 2.0 * static_cast<double>(A.qk_head_dim + A.qk_rope_head_dim + A.v_head_dim)
+              : 4.0 * static_cast<double>(m.head_dim());
+  const bool causal = !windowed && p.cp == 1;
+  return d.cal.attention_efficiency *
+         attention_kernel_share(keys / p.cp, causal, backward ? 2.5 * per_score : per_score,
+                                d.flops_per_exp, backward);
+}
+
 LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, LayerKind kind) {
   const double t = p.tp;
   const double b = static_cast<double>(p.micro_batch);
@@ -331,10 +349,12 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : gdn ? delta_rule_s(m, p, d, tokens) : 0;
     attention_bwd = 2 * attention_fwd;
   } else if (p.flash_attention) {
-    attention_fwd = (kind.windowed ? 1.0 : 0.5) * attention_flops /
-                    (d.attention_peak * d.cal.attention_efficiency);
+    const double flops = (kind.windowed ? 1.0 : 0.5) * attention_flops;
+    attention_fwd = flops / (d.attention_peak * fused_attention_efficiency(m, p, d, keys,
+                                                                           kind.windowed, false));
     // FlashAttention-2's backward does 5 matrix products to the forward's 2 (Dao, 2023, sec. 3).
-    attention_bwd = 2.5 * attention_fwd;
+    attention_bwd = 2.5 * flops / (d.attention_peak * fused_attention_efficiency(
+                                                          m, p, d, keys, kind.windowed, true));
   } else {
     // Two batched GEMMs (one kernel each) over every head of the micro-batch.
     attention_fwd =

@@ -188,7 +188,9 @@ constexpr ReportKey<StageReport> kStage[] = {
                                      "traffic binds"),
     value<&StageReport::attention_efficiency>("attention_efficiency", "1", "Attention efficiency",
                                               "the share of the 16-bit dense peak the attention "
-                                              "core reaches (FlashAttention's constant; unfused "
+                                              "core reaches forward on a full-attention layer "
+                                              "(FlashAttention's constant times the kernel's "
+                                              "share on the sequence and head dimension; unfused "
                                               "attention runs at the 16-bit GEMM efficiency)"),
     {"memory_bytes", "bytes", "Memory", "memory per GPU of the stage, by part",
      &write_child<StageReport, MemoryBreakdown, &memory_table,

@@ -16,7 +16,7 @@ function ratesOf(r) {
   if (!s || !(s.gemm_tflops > 0)) return '';
   return ` Its GEMMs run at ${num(s.gemm_tflops)} TFLOP/s, ${percent(s.gemm_efficiency)} of the ${gpuOf(s.group ?? 0)}'s ` +
     `${r.plan?.precision ?? ''} dense peak where their traffic does not bind, and attention at ` +
-    `${percent(s.attention_efficiency)} of its 16-bit peak (the constants fitted on published runs of its GPU family, ` +
+    `${percent(s.attention_efficiency)} of its 16-bit peak on this sequence and head size (the constants fitted on published runs of its GPU family, ` +
     'or your calibration).';
 }
 const COMPUTE_PARTS = new Set(['forward', 'backward', 'recompute']);
