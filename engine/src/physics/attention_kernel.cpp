@@ -25,8 +25,9 @@ constexpr double kBackwardRatio = 2.5;
 // Tensor-core FLOPs per SM per clock (16-bit inputs, dense) over exponentials per SM per clock.
 // Exponentials: 16 per SM per clock on compute capability 7.0-10.0 (CUDA C++ Programming Guide,
 // "Throughput of Native Arithmetic Instructions": base-2 exponential exp2f), which 3.9 TFLOP/s
-// over H100 SXM's 132 SMs at 1.83 GHz confirms; Blackwell Ultra doubles them for attention
-// (NVIDIA, "Inside NVIDIA Blackwell Ultra", 2025: twice the SFU throughput for MUFU.EX2).
+// over H100 SXM's 132 SMs at 1.83 GHz confirms; Blackwell Ultra doubles them (NVIDIA Technical
+// Blog, "Making Softmax More Efficient with NVIDIA Blackwell Ultra", 2026: twice Blackwell's
+// SFU throughput for MUFU.EX2).
 // Tensor cores per SM per clock, dense 16-bit: Volta and Turing 512 FMA (V100 and Turing
 // whitepapers: 8 tensor cores x 64), Ampere GA100 1,024 (A100 whitepaper: 4 x 256), Ada 512
 // (L40S: 362 TF over 142 SMs at 2.52 GHz), Hopper 2,048 (H100 whitepaper: 4 x 512), Blackwell
