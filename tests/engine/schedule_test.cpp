@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "stepcast/compute.h"
 #include "stepcast/pipeline.h"
@@ -173,6 +175,88 @@ double simulated_s(const Schedule& schedule, int p, int64_t m, double f, double 
   const std::vector<double> F(p, f), B(p, b_whole), W(p, w), link(p, 0.0);
   simulate_virtual_pipeline(F, B, p, m, 1, link, false, &makespan, &schedule, W);
   return makespan;
+}
+
+// Megatron-Core's order of rank `stage` built as schedules.py builds it (megatron/core/
+// pipeline_parallel/schedules.py at NVIDIA/Megatron-LM d98e8a64: the forwards' and backwards'
+// lists of (chunk, micro-batch) in groups of p, get_pp_rank_microbatches' warm-up, then one
+// forward and one backward at a time, then the rest of the backwards): the reference the
+// engine's counters (megatron_order.h) are held to.
+std::vector<ScheduleBlock> megatron_list(int stage, int p, int v, int64_t m) {
+  std::vector<ScheduleBlock> forwards, backwards, out;
+  for (int64_t first = 0; first < m; first += p) {
+    const int64_t last = std::min<int64_t>(m, first + p);
+    for (int c = 0; c < v; ++c)
+      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({BlockKind::forward, c, mb});
+    for (int c = v - 1; c >= 0; --c)
+      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({BlockKind::backward, c, mb});
+  }
+  const auto total = static_cast<int64_t>(forwards.size());
+  const int64_t warmup =
+      v == 1 ? std::min<int64_t>(p - stage - 1, m)
+             : std::min<int64_t>(2 * (p - stage - 1) + (v - 1) * std::min<int64_t>(p, m), m * v);
+  int64_t f = 0, b = 0;
+  for (; f < warmup; ++f) out.push_back(forwards[static_cast<size_t>(f)]);
+  while (f < total) {
+    out.push_back(forwards[static_cast<size_t>(f++)]);
+    out.push_back(backwards[static_cast<size_t>(b++)]);
+  }
+  for (; b < total; ++b) out.push_back(backwards[static_cast<size_t>(b)]);
+  return out;
+}
+
+// Megatron's orders as the engine walks them (by counters, n blocks at a time: Schedule::
+// blocks_from, what the lean simulation reads; and whole: rank_order) are schedules.py's lists,
+// from any block on, for 1F1B and the interleaved schedule: warm-ups of every length (ranks 0 to
+// p - 1, micro-batches fewer than the warm-up), whole and partial groups of p (1F1B's m need
+// not be a multiple of p), and reads across the warm-up, the steady state and the drain. A read
+// that skips a block, repeats one or takes the wrong chunk of a group fails on the first block
+// it gets wrong.
+TEST(MegatronOrder, ReadNBlocksAtATimeIsTheList) {
+  int checked = 0;
+  for (const auto& [schedule, p, v, m] :
+       std::vector<std::tuple<PipelineSchedule, int, int, int64_t>>{
+           {PipelineSchedule::one_f_one_b, 1, 1, 5},
+           {PipelineSchedule::one_f_one_b, 4, 1, 2},
+           {PipelineSchedule::one_f_one_b, 4, 1, 11},
+           {PipelineSchedule::interleaved, 2, 2, 4},
+           {PipelineSchedule::interleaved, 4, 2, 8},
+           {PipelineSchedule::interleaved, 4, 3, 12},
+           {PipelineSchedule::interleaved, 3, 4, 9}}) {
+    const Plan plan = plan_of(schedule, p, m, v);
+    const Schedule& order = schedule_of(plan);
+    const ScheduleShape shape = schedule_shape(plan);
+    EXPECT_EQ(order.name, v > 1 ? "interleaved" : "1f1b");
+    ASSERT_NE(order.blocks_from, nullptr) << order.name;
+    for (int i = 0; i < p; ++i) {
+      const std::vector<ScheduleBlock> list = megatron_list(i, p, v, m);
+      ASSERT_EQ(static_cast<int64_t>(list.size()), 2 * m * v);
+      std::vector<ScheduleBlock> whole{{BlockKind::weight_grad, 9, 9}};  // (appended to)
+      order.rank_order(shape, i, whole);
+      ASSERT_EQ(whole.size(), list.size() + 1);
+      for (size_t j = 0; j < list.size(); ++j)
+        ASSERT_TRUE(whole[j + 1].kind == list[j].kind && whole[j + 1].chunk == list[j].chunk &&
+                    whole[j + 1].micro_batch == list[j].micro_batch)
+            << order.name << " p=" << p << " v=" << v << " m=" << m << " rank " << i
+            << ": block " << j << " of rank_order";
+      for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{7}, 2 * m * v})
+        for (int64_t k = 0; k < 2 * m * v; ++k) {
+          const int64_t count = std::min(n, 2 * m * v - k);
+          std::vector<ScheduleBlock> read(static_cast<size_t>(count));
+          order.blocks_from(shape, i, k, count, read.data());
+          for (int64_t j = 0; j < count; ++j) {
+            const ScheduleBlock& want = list[static_cast<size_t>(k + j)];
+            const ScheduleBlock& got = read[static_cast<size_t>(j)];
+            ASSERT_TRUE(got.kind == want.kind && got.chunk == want.chunk &&
+                        got.micro_batch == want.micro_batch)
+                << order.name << " p=" << p << " v=" << v << " m=" << m << " rank " << i
+                << ": block " << k + j << " read from " << k << ", " << count << " at a time";
+            ++checked;
+          }
+        }
+    }
+  }
+  EXPECT_GT(checked, 10000);
 }
 
 // ZB-H1's bubble (Qi et al., ICLR 2024, sec. 3.1): (p - 1)(F + B - W) on identical stages, against

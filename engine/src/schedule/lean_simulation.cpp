@@ -51,16 +51,23 @@ struct Cut {
 // nothing and a weight-gradient block neither reads nor writes: they read the row that is always
 // ready, zeros (0 + 0 = 0, and max(free, 0) = free: the same times as without the row), and
 // write a scratch row nothing reads. One path for every block: no branch on its kind or on
-// the pipeline's ends.
+// the pipeline's ends. The rows are also kept as pointers to their counts and rings, so that a
+// block finds them without a multiplication.
 struct Edge {
   int in = 0, out = 0, reader = 0;
   double in_message_s = 0, send_s = 0, duration_s = 0;
+  const int64_t* in_count = nullptr;
+  const double* in_done = nullptr;
+  int64_t* out_count = nullptr;
+  double* out_done = nullptr;
+  const int64_t* reader_count = nullptr;
 };
 
-// A rank's next block.
+// A block of a rank's order: its micro-batch (plus the rank's shift, LeanPipeline::shift_) and
+// edge. (No initializers: the buffers of them are written before they are read, not cleared.)
 struct Cursor {
-  int64_t micro_batch = 0;
-  const Edge* edge = nullptr;
+  int64_t micro_batch;
+  const Edge* edge;
 };
 
 class LeanPipeline {
@@ -88,10 +95,6 @@ class LeanPipeline {
     last_end_.assign(static_cast<size_t>(p), 0.0);
     // Where each virtual stage sits and what each edge's message takes, asked of the schedule
     // once here rather than for every block (a tenth of a deep pipeline's estimate otherwise).
-    stage_of_.resize(static_cast<size_t>(virtual_stages_));
-    for (int i = 0; i < p; ++i)
-      for (int c = 0; c < v; ++c)
-        stage_of_[static_cast<size_t>(i) * v + c] = schedule.virtual_stage(shape_, i, c);
     const auto message = [&](int k) { return detail::message_s(schedule, shape_, p2p, k); };
     const int last = virtual_stages_ - 1;
     edge_.resize(static_cast<size_t>(virtual_stages_) * kKinds);
@@ -115,9 +118,22 @@ class LeanPipeline {
           e.reader = vs > 0 ? bwd_row(vs - 1) : ready_row();
           e.send_s = blocking ? message(vs - 1) : 0;
         }
+        e.in_count = &count_[static_cast<size_t>(e.in)];
+        e.in_done = &done_[static_cast<size_t>(e.in) * static_cast<size_t>(window_)];
+        e.out_count = &count_[static_cast<size_t>(e.out)];
+        e.out_done = &done_[static_cast<size_t>(e.out) * static_cast<size_t>(window_)];
+        e.reader_count = &count_[static_cast<size_t>(e.reader)];
+      }
+    rank_edge_.reset(new const Edge*[static_cast<size_t>(p) * static_cast<size_t>(v) * kKinds]);
+    for (int i = 0; i < p; ++i)
+      for (int c = 0; c < v; ++c) {
+        const int vs = schedule.virtual_stage(shape_, i, c);
+        for (int kind = 0; kind < kKinds; ++kind)
+          rank_edge_[(static_cast<size_t>(i) * v + c) * kKinds + kind] =
+              &edge_[static_cast<size_t>(vs) * kKinds + kind];
       }
     // Each rank's steady state, where the schedule has one with the same period on every rank:
-    // what run_steady_state extrapolates over, and where fetch reads the blocks off the table.
+    // what run_steady_state extrapolates over, and where place reads the blocks off the table.
     if (schedule.steady_state) {
       for (int i = 0; i < p; ++i) steady_.push_back(schedule.steady_state(shape_, i));
       period_ = steady_[0].period_blocks;
@@ -127,13 +143,15 @@ class LeanPipeline {
           period_ = 0;
       if (period_ > 0) {
         period_micro_batches_ = steady_[0].period_micro_batches;
-        table_.resize(static_cast<size_t>(p) * static_cast<size_t>(period_));
-        phase_.assign(static_cast<size_t>(p), {});
+        table_.reset(new Cursor[static_cast<size_t>(p) * static_cast<size_t>(period_)]);
       } else {
         steady_.clear();
       }
     }
-    block_.resize(static_cast<size_t>(p));
+    ahead_.reset(new Cursor[static_cast<size_t>(p) * kAhead]);
+    at_.reset(new const Cursor*[static_cast<size_t>(p)]());
+    buffered_.reset(new const Cursor*[static_cast<size_t>(p)]());
+    shift_.assign(static_cast<size_t>(p), 0);
     for (int i = 0; i < p; ++i) {
       length_.push_back(schedule.blocks_of_rank(shape_, i));
       place(i);
@@ -145,7 +163,14 @@ class LeanPipeline {
 
   const std::vector<int64_t>& lengths() const { return length_; }
   const ScheduleShape& shape() const { return shape_; }
-  double makespan_s() const { return makespan_s_; }
+  // The latest free time of any block run: each rank's only grows (a block ends at the later of
+  // it and its input plus a duration, and its send follows, none negative), so it is the ranks'
+  // latest, read here rather than kept as a running maximum in advance's loop.
+  double makespan_s() const {
+    double out = 0;
+    for (const double t : free_at_) out = std::max(out, t);
+    return out;
+  }
   int64_t blocks_run() const { return blocks_run_; }
   // A write would have overwritten an output not yet read (never seen for Megatron's orders):
   // the caller answers with the full simulation instead.
@@ -167,7 +192,7 @@ class LeanPipeline {
   //
   // The loop reads the pipeline's state through locals: through the members, every count it
   // writes (an int64_t) might, for the compiler, have been any int64_t member, which it then
-  // reloads (the window, the budget, the period). 726 k to 719 k instructions for the deep
+  // reloads (the window, the budget). 726 k to 719 k instructions for the deep
   // estimate above, and about 5 % less time (session 51). Running each rank on until it waits,
   // within a pass, ran 702 k instructions and took 1.3x the time: its branches do not predict.
   void advance(const std::vector<int64_t>& limit) {
@@ -175,24 +200,14 @@ class LeanPipeline {
     const int p = p_;
     const int64_t* const lim = limit.data();
     int64_t* const next = next_.data();
-    int64_t* const count = count_.data();
-    double* const done = done_.get();
     double* const free_at = free_at_.data();
     double* const last_end = last_end_.data();
-    Cursor* const block = block_.data();
+    const Cursor** const at = at_.get();
+    const Cursor** const buffered = buffered_.get();
+    const int64_t* const shift = shift_.data();
     const int64_t window = window_, mask = window_ - 1;
     const uint64_t max_blocks = max_blocks_;
     int64_t run = blocks_run_;
-    double makespan = makespan_s_;
-    // The steady state's table (period 0: none).
-    const int64_t period = period_, period_micro_batches = period_micro_batches_;
-    const SteadyState* const steady = steady_.data();
-    Phase* const phase = phase_.data();
-    const Cursor* const table = table_.data();
-    const auto slot = [&](int row, int64_t mb) {
-      return static_cast<size_t>(row) * static_cast<size_t>(window) +
-             static_cast<size_t>(mb & mask);
-    };
     for (bool ran = true; ran;) {
       ran = false;
       for (int i = 0; i < p; ++i) {
@@ -202,46 +217,32 @@ class LeanPipeline {
           ran = false;
           break;
         }
-        const int64_t mb = block[i].micro_batch;
-        const Edge& e = *block[i].edge;
-        if (count[e.in] <= mb) continue;
+        const int64_t mb = at[i]->micro_batch + shift[i];
+        const Edge& e = *at[i]->edge;
+        if (*e.in_count <= mb) continue;
         // The slot this block writes held micro-batch mb - window: its reader must be done.
-        if (mb >= window && count[e.reader] <= mb - window) {
+        if (mb >= window && *e.reader_count <= mb - window) {
           overrun_ = true;
           ran = false;
           break;
         }
-        const double ready = done[slot(e.in, mb)] + e.in_message_s;
+        const int64_t slot = mb & mask;
+        const double ready = e.in_done[slot] + e.in_message_s;
         const double end = std::max(free_at[i], ready) + e.duration_s;
-        done[slot(e.out, mb)] = end;
-        ++count[e.out];
+        e.out_done[slot] = end;
+        ++*e.out_count;
         const double free = end + e.send_s;
         free_at[i] = free;
         last_end[i] = end;
-        makespan = std::max(makespan, free);
         ++run;
         ran = true;
-        // On to the rank's next block: past its steady state's first period, that period's
-        // block `period_micro_batches` further on for each period since, off the table its
-        // first period's blocks were written into (block_at's call and divisions were a quarter
-        // of the deep estimate's instructions); else asked of the schedule (place).
-        const int64_t k = ++next[i];
-        if (period > 0 && k >= steady[i].first_block + period && k < steady[i].end_block) {
-          Phase& ph = phase[i];
-          if (++ph.block == period) {
-            ph.block = 0;
-            ph.micro_batches += period_micro_batches;
-          }
-          const Cursor& c = table[static_cast<size_t>(i) * static_cast<size_t>(period) +
-                                  static_cast<size_t>(ph.block)];
-          block[i] = {c.micro_batch + ph.micro_batches, c.edge};
-        } else {
-          place(i);
-        }
+        // On to the rank's next block, off its buffer of the blocks ahead (refilled out of
+        // this loop: place).
+        ++next[i];
+        if (++at[i] == buffered[i]) place(i);
       }
     }
     blocks_run_ = run;
-    makespan_s_ = makespan;
   }
 
   Cut cut() const {
@@ -269,7 +270,6 @@ class LeanPipeline {
       last_end_[i] += time_on;
       place(i);
     }
-    makespan_s_ += time_on;
   }
 
  private:
@@ -303,37 +303,52 @@ class LeanPipeline {
     }
   }
 
-  // Rank i's block next_[i] from anywhere (the start, a jump): off the table past the steady
-  // state's first period, else asked of the schedule (and written into the table in that period).
-  void place(int i) {
-    const int64_t k = next_[i];
-    if (k >= length_[i]) return;
+  // Rank i's blocks from next_[i] on (from the start, a jump, the end of those it had), up to
+  // the end of the part of its order that holds it. Past its steady state's first period they are
+  // read in place off the table of that period, each period `period_micro_batches` further on
+  // (block_at's call and divisions were a quarter of the deep estimate's instructions); the
+  // first period's are asked of the schedule into the table, the warm-up's and the drain's into
+  // a buffer, kAhead at a time, through blocks_from's counters where the schedule has them
+  // (block_at and its call were a third of the simulation's instructions after the table, on
+  // GPT-3 175B's TP 8 x PP 16 x VPP 2 estimate). Out of advance's loop.
+  [[gnu::noinline]] void place(int i) {
+    const auto r = static_cast<size_t>(i);
+    const int64_t k = next_[r];
+    int64_t end = length_[r];  // the end of the part of the order k is in
+    if (k >= end) return;
+    Cursor* out = &ahead_[r * kAhead];
+    shift_[r] = 0;
     if (period_ > 0) {
-      const SteadyState& s = steady_[static_cast<size_t>(i)];
-      if (k >= s.first_block && k < s.end_block) {
-        const int64_t d = k - s.first_block;
-        Phase& ph = phase_[static_cast<size_t>(i)];
-        // (no division in the first period, where place() is called for every block)
-        ph = d < period_ ? Phase{d, 0} : Phase{d % period_, d / period_ * period_micro_batches_};
-        Cursor& entry = table_[static_cast<size_t>(i) * period_ + static_cast<size_t>(ph.block)];
-        if (d < period_) {
-          // Both copies from the registers: copying the entry just written ran into a stalled
-          // store-to-load forwarding (two 8-byte stores, one 16-byte load), 15 % of the deep
-          // interleaved estimate's time under perf.
-          const Cursor c = resolved(schedule_.block_at(shape_, i, k), i);
-          entry = c;
-          block_[i] = c;
-        } else {
-          block_[i] = {entry.micro_batch + ph.micro_batches, entry.edge};
-        }
+      const SteadyState& s = steady_[r];
+      Cursor* const table = &table_[r * static_cast<size_t>(period_)];
+      const int64_t d = k - s.first_block;
+      if (d >= period_ && k < s.end_block) {  // the table, shifted by the periods since the first
+        at_[r] = table + d % period_;
+        buffered_[r] = table + std::min(period_, d % period_ + (s.end_block - k));
+        shift_[r] = d / period_ * period_micro_batches_;
         return;
       }
+      if (d < 0) {  // the warm-up
+        end = s.first_block;
+      } else if (d < period_) {  // the first period: into the table
+        out = table + d;
+        end = std::min(end, s.first_block + period_);
+      }
     }
-    block_[i] = resolved(schedule_.block_at(shape_, i, k), i);
-  }
-  Cursor resolved(const ScheduleBlock& b, int i) const {
-    const int vs = stage_of_[static_cast<size_t>(i) * shape_.chunks + b.chunk];
-    return {b.micro_batch, &edge_[static_cast<size_t>(vs) * kKinds + static_cast<int>(b.kind)]};
+    const int64_t n = std::min<int64_t>(kAhead, end - k);
+    ScheduleBlock* const blocks = scratch_.data();
+    if (schedule_.blocks_from) {
+      schedule_.blocks_from(shape_, i, k, n, blocks);
+    } else {
+      for (int64_t j = 0; j < n; ++j) blocks[j] = schedule_.block_at(shape_, i, k + j);
+    }
+    // A block's edge by its chunk and kind, off the rank's row of them.
+    const Edge* const* const edges = &rank_edge_[r * static_cast<size_t>(shape_.chunks) * kKinds];
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = {blocks[j].micro_batch,
+                edges[blocks[j].chunk * kKinds + static_cast<int>(blocks[j].kind)]};
+    at_[r] = out;
+    buffered_[r] = out + n;
   }
 
   int p_, virtual_stages_;
@@ -345,20 +360,19 @@ class LeanPipeline {
   std::vector<int64_t> count_;       // [row]: outputs written (micro-batches [0, count) done)
   std::vector<int64_t> next_, length_;
   std::vector<Edge> edge_;           // [vs · kKinds + kind]
-  std::vector<Cursor> block_;  // each rank's next block
-  // Where a rank's next block sits in its steady state: the block of the period, and how many
-  // micro-batches past the first period's.
-  struct Phase {
-    int64_t block = 0, micro_batches = 0;
-  };
+  // Each rank's blocks ahead: its next block at_[rank], the buffer's end buffered_[rank].
+  static constexpr int kAhead = 32;
+  std::unique_ptr<Cursor[]> ahead_;  // [rank · kAhead + j]
+  std::vector<ScheduleBlock> scratch_ = std::vector<ScheduleBlock>(kAhead);  // (cleared once)
+  // (Arrays, not vectors: a vector of pointers was 0.7 KB more of the page's module.)
+  std::unique_ptr<const Cursor*[]> at_, buffered_;
+  std::vector<int64_t> shift_;  // [rank]: micro-batches past its cursors' (the table's periods)
+  std::unique_ptr<const Edge*[]> rank_edge_;  // [(rank · chunks + chunk) · kKinds + kind]
   std::vector<SteadyState> steady_;  // [rank], or empty
   int64_t period_ = 0, period_micro_batches_ = 0;
-  std::vector<Cursor> table_;  // [rank · period + block]: the steady state's first period
-  std::vector<Phase> phase_;   // [rank]
+  std::unique_ptr<Cursor[]> table_;  // [rank · period + block]: the steady state's first period
   std::vector<double> free_at_;
   std::vector<double> last_end_;  // each rank's last block's end, its send aside
-  std::vector<int> stage_of_;   // [rank · chunks + chunk]: its virtual stage
-  double makespan_s_ = 0;
   int64_t blocks_run_ = 0;
   bool overrun_ = false;
   bool exhausted_ = false;

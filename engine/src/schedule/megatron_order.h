@@ -22,45 +22,66 @@ inline int64_t megatron_warmup(int stage, int p, int v, int64_t m) {
                                     m * v);
 }
 
-inline void megatron_order(int stage, int p, int v, int64_t m, std::vector<ScheduleBlock>& out) {
-  std::vector<ScheduleBlock> forwards, backwards;
-  const int64_t groups = (m + p - 1) / p;  // (the interleaved schedule's callers have m % p == 0)
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t first = g * p, last = std::min<int64_t>(m, first + p);
-    for (int c = 0; c < v; ++c)
-      for (int64_t mb = first; mb < last; ++mb) forwards.push_back({BlockKind::forward, c, mb});
-    for (int c = v - 1; c >= 0; --c)
-      for (int64_t mb = first; mb < last; ++mb) backwards.push_back({BlockKind::backward, c, mb});
+// One walk through Megatron's forwards (or backwards) of a rank: the next one's chunk index,
+// micro-batch and place in its group of p micro-batches (every chunk runs the group's p before
+// the next chunk does; 1F1B: one chunk, a group that never ends).
+struct MegatronWalk {
+  int64_t micro_batch;
+  int chunk, in_group;
+  void step(int p, int v, int group) {
+    ++micro_batch;
+    if (++in_group < group) return;
+    in_group = 0;
+    micro_batch -= p;  // the next chunk: the group's micro-batches again
+    if (++chunk == v) {
+      chunk = 0;
+      micro_batch += p;  // the next group
+    }
   }
-  const int64_t total = static_cast<int64_t>(forwards.size());
-  const int64_t warmup = megatron_warmup(stage, p, v, m);
-  out.reserve(out.size() + 2 * static_cast<size_t>(total));
-  int64_t f = 0, b = 0;
-  for (; f < warmup; ++f) out.push_back(forwards[f]);
-  while (f < total) {
-    out.push_back(forwards[f++]);
-    out.push_back(backwards[b++]);
+};
+
+// The same order n blocks at a time from block k (Schedule::blocks_from), without building the
+// list: the forwards and the backwards each walked by a counter, so a block costs a few
+// additions, not a position's divisions. For v > 1, m is a multiple of p. (One copy for both
+// schedules, not inlined into each: code size, the page's module.)
+[[gnu::noinline]] inline void megatron_blocks_from(int stage, int p, int v, int64_t m,
+                                                   int64_t k, int64_t n, ScheduleBlock* out) {
+  const int64_t total = m * v, warmup = megatron_warmup(stage, p, v, m);
+  const int64_t steady_end = warmup + 2 * (total - warmup);
+  // The forwards and backwards before block k, and where each walk stands.
+  const int64_t fwd = k <= warmup ? k : k < steady_end ? warmup + (k - warmup + 1) / 2 : total;
+  const int64_t bwd = k <= warmup ? 0 : k < steady_end ? (k - warmup) / 2 : k - total;
+  const int group = v == 1 ? INT32_MAX : p;
+  const auto at = [&](int64_t nth) {
+    const int64_t r = nth % (int64_t{p} * v);
+    return v == 1 ? MegatronWalk{nth, 0, 0}
+                  : MegatronWalk{(nth - r) / v + r % p, static_cast<int>(r / p),
+                                 static_cast<int>(r % p)};
+  };
+  MegatronWalk f = at(fwd), b = at(bwd);
+  // The warm-up's forwards, the steady state's forward-backward pairs, the drain's backwards.
+  const int64_t end = k + n, steady_stop = std::min(end, steady_end);
+  int64_t j = k;
+  for (; j < std::min(end, warmup); ++j, f.step(p, v, group))
+    *out++ = {BlockKind::forward, f.chunk, f.micro_batch};
+  for (; j < steady_stop; ++j) {
+    if ((j - warmup) % 2 == 0) {
+      *out++ = {BlockKind::forward, f.chunk, f.micro_batch};
+      f.step(p, v, group);
+    } else {
+      *out++ = {BlockKind::backward, v - 1 - b.chunk, b.micro_batch};
+      b.step(p, v, group);
+    }
   }
-  for (; b < total; ++b) out.push_back(backwards[b]);
+  for (; j < end; ++j, b.step(p, v, group))
+    *out++ = {BlockKind::backward, v - 1 - b.chunk, b.micro_batch};
 }
 
-// The same order one block at a time: block `k` of rank `stage`, without building the list
-// (the lean simulation asks for every block in turn). For v > 1, m is a multiple of p.
-
-inline ScheduleBlock megatron_block_at(int stage, int p, int v, int64_t m, int64_t k) {
-  const int64_t total = m * v;  // forwards (and backwards) of the rank
-  const int64_t warmup = megatron_warmup(stage, p, v, m);
-  const auto nth = [&](bool forward, int64_t n) -> ScheduleBlock {
-    const BlockKind kind = forward ? BlockKind::forward : BlockKind::backward;
-    if (v == 1) return {kind, 0, n};
-    const int64_t per_group = int64_t{p} * v, r = n % per_group;
-    const int chunk = static_cast<int>(r / p);
-    return {kind, forward ? chunk : v - 1 - chunk, (n / per_group) * p + r % p};
-  };
-  if (k < warmup) return nth(true, k);
-  const int64_t j = k - warmup, steady = total - warmup;
-  if (j < 2 * steady) return j % 2 == 0 ? nth(true, warmup + j / 2) : nth(false, j / 2);
-  return nth(false, k - total);
+// The whole order of rank `stage`, appended to `out`.
+inline void megatron_order(int stage, int p, int v, int64_t m, std::vector<ScheduleBlock>& out) {
+  const size_t at = out.size(), n = 2 * static_cast<size_t>(m) * static_cast<size_t>(v);
+  out.resize(at + n);
+  megatron_blocks_from(stage, p, v, m, 0, static_cast<int64_t>(n), out.data() + at);
 }
 
 // After the warm-up each step runs forward n and backward n - warmup; forward n's chunk and

@@ -18,10 +18,6 @@ void rank_order(const ScheduleShape& s, int stage, std::vector<ScheduleBlock>& o
   megatron_order(stage, s.stages, 1, s.micro_batches, out);
 }
 
-ScheduleBlock block_at(const ScheduleShape& s, int stage, int64_t k) {
-  return megatron_block_at(stage, s.stages, 1, s.micro_batches, k);
-}
-
 int64_t blocks_of_rank(const ScheduleShape& s, int) { return 2 * s.micro_batches * 1; }
 
 PipelineTime closed_form(const std::vector<StagePasses>& stages, const ScheduleShape& s) {
@@ -37,17 +33,23 @@ SteadyState steady_state(const ScheduleShape& s, int stage) {
   return megatron_steady_state(stage, s.stages, 1, s.micro_batches);
 }
 
+void blocks_from(const ScheduleShape& s, int stage, int64_t k, int64_t n, ScheduleBlock* out) {
+  megatron_blocks_from(stage, s.stages, 1, s.micro_batches, k, n, out);
+}
+
 }  // namespace
 
 const Schedule kOneFOneB{"1f1b",
                   &in_flight,
                   &rank_order,
-                  &block_at,
+                  /*block_at=*/nullptr,  // blocks_from gives them
                   &blocks_of_rank,
                   &closed_form,
                   /*closed_form_exact=*/true,
                   &last_backward_s,
                   &drain_step_s,
-                  &steady_state};
+                  &steady_state,
+                  StagePlacement::loop,
+                  &blocks_from};
 
 }  // namespace stepcast::detail
