@@ -123,7 +123,8 @@ std::vector<FitParameter> fit_parameters(const std::string& arch,
   // Only MoE rows run grouped expert GEMMs: the dense rows keep pinning the constants above.
   if (moe)
     out.push_back({"grouped_gemm_factor", 0.3, 1.0,
-                   "grouped expert GEMMs reach at most the dense GEMM efficiency"});
+                   "grouped expert GEMMs, priced from their shape, reach at most the dense "
+                   "GEMMs' rate"});
   // Only dropless MoE rows wait on the host after the token-count sync (stage_cost.cpp).
   if (synced)
     out.push_back({"moe_host_us", 0, 16000,

@@ -4,6 +4,7 @@
 // dropout, residual adds, softmax) at a fraction of HBM bandwidth.
 #pragma once
 
+#include "stepcast/gemm_shape.h"
 #include "stepcast/hardware.h"
 #include "stepcast/model.h"
 #include "stepcast/plan.h"
@@ -19,6 +20,11 @@ struct Device {
   double memory_Bps = 0;       // HBM bandwidth
   ArchCalibration cal;
   double gemm_efficiency = 0;  // for the plan's precision
+  // The grouped expert GEMMs' shape model at the plan's precision (gemm_shape.h): tiles in
+  // waves over the SMs, HBM, the grouped kernel's latency and fixed cost; its ceiling is the
+  // dense GEMMs' calibrated rate (peak_flops x gemm_efficiency), so a grouped GEMM of large
+  // experts runs as a dense GEMM of its size and only the shape makes small experts slower.
+  GemmShapeDevice grouped;
 
   // The same device running 16-bit GEMMs (the output layer, unfused attention).
   Device sixteen_bit() const {
@@ -85,8 +91,9 @@ LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Devic
 double full_recompute_share(const ModelSpec& model, const Plan& plan);
 
 // Time of `groups` GEMMs of one shape launched as one grouped GEMM (the routed experts of an MoE
-// layer): compute on tiles of 128 rows (an expert's last tile runs partly empty), weights and
-// activations read once each, one launch overhead.
+// layer): the shape model's grouped kernel (shape_grouped_gemm_time_s) on Device::grouped, its
+// tiles over every group's rows (an expert's last tile runs partly empty) in waves over the SMs,
+// each expert's weights streamed from HBM, the kernel's latency and its own fixed cost.
 double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,
                            const Device& device);
 

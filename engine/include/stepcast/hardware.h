@@ -109,9 +109,10 @@ struct ArchCalibration {
   double attention_efficiency = 0.5;  // fused (flash) attention kernels, fraction of peak
   double memory_efficiency = 0.8;     // fraction of HBM bandwidth for element-wise kernels
   double layer_overhead_s = 0;        // framework time per layer per micro-batch (fwd + bwd)
-  // Grouped expert GEMMs (MoE layers) reach this fraction of the dense GEMM efficiency above:
-  // many narrow GEMMs of a few hundred rows each, launched as one kernel, fill the GPU's tiles
-  // and waves less well than one large GEMM. 1 where no MoE run pins it.
+  // Grouped expert GEMMs (MoE layers) run at this fraction of the dense GEMMs' rate, beyond what
+  // their shape costs (tiles, waves, weight traffic: gemm_shape.h prices that). Fitted on whole
+  // MoE iterations it carries MoE time the model does not place elsewhere (Megatron's isolated
+  // MoE layer needs 0.65-1). 1 where no MoE run pins it.
   double grouped_gemm_factor = 1.0;
   // CPU time per MoE layer and micro-batch in the forward that the GPU cannot run ahead of: a
   // dropless layer copies its token counts to the host, so the queue drains, and the CPU then

@@ -59,6 +59,14 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
     case Precision::nvfp4: d.gemm_efficiency = d.cal.fp4_gemm_efficiency; break;
     default: d.gemm_efficiency = d.cal.gemm_efficiency; break;
   }
+  // The routed experts' grouped GEMMs from their shape (gemm_shape.cpp), at the rate the dense
+  // GEMMs run at here rather than the shape model's MAMF ceiling: the dense GEMMs keep their
+  // calibrated efficiency (priced from the MAMF too they refit worse out of sample, stop 49's
+  // measurement in tests/validation/README.md), and a coarse expert must cost what a dense GEMM
+  // of its size costs. What the shape adds is the experts' own: partly empty tiles, waves, the
+  // pipeline fill of short k, every expert's weights streamed, the grouped kernel's setup.
+  d.grouped = gemm_shape_device(gpu, precision);
+  d.grouped.ceiling_flops = d.peak_flops * d.gemm_efficiency * d.cal.grouped_gemm_factor;
   return d;
 }
 
@@ -71,14 +79,7 @@ double gemm_time_s(double m, double n, double k, double element_bytes, const Dev
 
 double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,
                            const Device& d) {
-  if (groups <= 0 || m <= 0) return 0;
-  constexpr double kTileRows = 128;  // CUTLASS/cuBLAS grouped-GEMM tile height
-  const double rows = std::ceil(m / kTileRows) * kTileRows;
-  const double compute = groups * 2 * rows * n * k /
-                         (d.peak_flops * d.gemm_efficiency * d.cal.grouped_gemm_factor);
-  const double traffic = groups * (element_bytes * (m * k + k * n) + 2 * m * n);
-  const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
-  return std::max(compute, memory) + d.cal.gemm_overhead_s;
+  return shape_grouped_gemm_time_s(groups, m, n, k, element_bytes, d.grouped);
 }
 
 double expert_rows(const ModelSpec& m, const Plan& p) {
