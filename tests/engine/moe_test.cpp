@@ -331,11 +331,12 @@ TEST(Moe, GroupedExpertsArePricedFromTheirShape) {
   EXPECT_NEAR(coarse / gemm_time_s(2 * 8192, 28672, 4096, 2, d), 1.0, 0.02);
   // Fine-grained experts (16 local experts of 100 rows, fc1 1,536 wide, k 2,048): each expert's
   // weights streamed from HBM at 0.75 of 3.35 TB/s bound the kernel (a dense GEMM of the same
-  // FLOPs reads one weight matrix, not 16): about twice the dense GEMM's time.
+  // FLOPs reads one weight matrix, not 16, and runs its 78 tiles in one partly empty wave):
+  // 1.78x the dense GEMM's time.
   const double fine = grouped_gemm_time_s(16, 100, 1536, 2048, 2, d);
   const double bytes = 2 * (1600.0 * 2048 + 16 * 2048.0 * 1536) + 2 * 1600.0 * 1536;
   EXPECT_NEAR(fine, bytes / (0.75 * 3350e9) + fixed, 1e-12);
-  EXPECT_GT(fine / gemm_time_s(1600, 1536, 2048, 2, d), 1.8);
+  EXPECT_GT(fine / gemm_time_s(1600, 1536, 2048, 2, d), 1.7);
   // No rows, no kernel.
   EXPECT_EQ(grouped_gemm_time_s(16, 0, 1536, 2048, 2, d), 0);
 }

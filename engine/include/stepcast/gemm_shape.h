@@ -38,6 +38,12 @@ struct GemmShapeDevice {
 // presets' median MAMF/peak share), the architecture's tiles, the kernel constants.
 GemmShapeDevice gemm_shape_device(const GpuSpec& gpu, Precision precision);
 
+// The compute part of one GEMM m x n x k alone: the architecture's tiles in waves over the SMs
+// (split-K where it shortens them), each tile filling its pipeline, at `ceiling_flops` (a
+// roofline at it where the SMs or tiles are not known). No memory bound, no latency.
+double shape_compute_s(double m, double n, double k, double ceiling_flops,
+                       const GemmShapeDevice& device);
+
 // One GEMM C[m x n] = A[m x k] B[k x n], `element_bytes` per input element, 16-bit output.
 double shape_gemm_time_s(double m, double n, double k, double element_bytes,
                          const GemmShapeDevice& device);

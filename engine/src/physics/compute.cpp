@@ -71,7 +71,10 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
 }
 
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& d) {
-  const double compute = 2 * m * n * k / (d.peak_flops * d.gemm_efficiency);
+  // The calibrated rate of large GEMMs in training, on the architecture's tiles in waves over the
+  // SMs (gemm_shape.h): a GEMM of few tiles runs a partly empty last wave, a short k fills each
+  // tile's pipeline for longer. Small models at small micro-batches are made of such GEMMs.
+  const double compute = shape_compute_s(m, n, k, d.peak_flops * d.gemm_efficiency, d.grouped);
   const double traffic = element_bytes * (m * k + k * n) + 2 * m * n;  // output in 16 bits
   const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
   return std::max(compute, memory) + d.cal.gemm_overhead_s;

@@ -100,21 +100,31 @@ GemmShapeDevice gemm_shape_device(const GpuSpec& gpu, Precision precision) {
   return d;
 }
 
+double shape_compute_s(double m, double n, double k, double ceiling_flops,
+                       const GemmShapeDevice& d) {
+  if (m <= 0 || n <= 0 || k <= 0 || !(ceiling_flops > 0)) return 0;
+  if (d.sm_count <= 0 || d.tiles.empty()) return 2 * m * n * k / ceiling_flops;
+  // waves_s over every tile and split, its common factor 2 / (ceiling / SMs) taken out of the
+  // search: the estimate prices every dense GEMM of every plan a search tries through here.
+  double depth[kMaxSplitK];
+  for (int split = 1; split <= kMaxSplitK; ++split) depth[split - 1] = k / split + d.k_fill;
+  double best = 0;
+  for (const GemmTile& t : d.tiles) {
+    const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * t.sms;
+    const double area = t.m * t.n / t.sms;
+    for (int split = 1; split <= kMaxSplitK; ++split) {
+      const double s = std::ceil(tiles * split / d.sm_count) * area * depth[split - 1];
+      if (best == 0 || s < best) best = s;
+    }
+  }
+  return best * 2 * d.sm_count / ceiling_flops;
+}
+
 double shape_gemm_time_s(double m, double n, double k, double element_bytes,
                          const GemmShapeDevice& d) {
   if (m <= 0 || n <= 0 || k <= 0 || !(d.ceiling_flops > 0) || !(d.memory_Bps > 0)) return 0;
   const double memory = traffic_s(m, n, k, 1, element_bytes, d.memory_Bps);
-  if (d.sm_count <= 0 || d.tiles.empty())
-    return std::max(2 * m * n * k / d.ceiling_flops, memory) + d.latency_s;
-  double best = 0;
-  for (const GemmTile& t : d.tiles) {
-    const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n);
-    for (int split = 1; split <= kMaxSplitK; ++split) {
-      const double s = waves_s(tiles * split, t, k / split, d);
-      if (best == 0 || s < best) best = s;
-    }
-  }
-  return std::max(best, memory) + d.latency_s;
+  return std::max(shape_compute_s(m, n, k, d.ceiling_flops, d), memory) + d.latency_s;
 }
 
 double shape_grouped_gemm_time_s(double groups, double rows, double n, double k,
