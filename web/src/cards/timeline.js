@@ -50,7 +50,8 @@ function timelineDom() {
   chart.insertBefore(bandNote, scroller);
   chart.insertBefore(capNote, scroller);
   tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, capNote, width: 0, legendKey: '', setKey: '', visible: false, stale: false };
-  zoom.addEventListener('change', drawTimeline);
+  // A zoom chosen on the card is drawn at once, wherever the chart sits against the viewport.
+  zoom.addEventListener('change', () => drawTimeline({ now: true }));
   colorBy.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
   set.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
   canvas.addEventListener('mousemove', (e) => {
