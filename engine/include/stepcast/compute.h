@@ -20,11 +20,12 @@ struct Device {
   double memory_Bps = 0;       // HBM bandwidth
   ArchCalibration cal;
   double gemm_efficiency = 0;  // for the plan's precision
-  // The grouped expert GEMMs' shape model at the plan's precision (gemm_shape.h): tiles in
-  // waves over the SMs, HBM, the grouped kernel's latency and fixed cost; its ceiling is the
-  // dense GEMMs' calibrated rate (peak_flops x gemm_efficiency), so a grouped GEMM of large
-  // experts runs as a dense GEMM of its size and only the shape makes small experts slower.
-  GemmShapeDevice grouped;
+  // The GEMM shape model at the plan's precision (gemm_shape.h): tiles in waves over the SMs,
+  // HBM, the kernels' latency. Every dense GEMM runs on its tiles at the calibrated rate
+  // (peak_flops x gemm_efficiency, gemm_time_s); its ceiling, that rate x grouped_gemm_factor,
+  // is the routed experts' grouped kernel's, so a grouped GEMM of large experts runs as a dense
+  // GEMM of its size (at factor 1) and only the shape makes small experts slower.
+  GemmShapeDevice shape;
 
   // The same device running 16-bit GEMMs (the output layer, unfused attention).
   Device sixteen_bit() const {
@@ -41,7 +42,6 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
 // Time of a memory-bound kernel moving `bytes` through HBM (the calibrated share of its bandwidth).
 double elementwise_s(double bytes, const Device& device);
 
-// Time of one GEMM C[m x n] = A[m x k] B[k x n] with `element_bytes` per element.
 // The share of the 16-bit peak a fused attention kernel (FlashAttention, cuDNN) reaches on one
 // layer's shape, forward or backward: the calibration's attention_efficiency (head dimension
 // 128, long sequences) times attention_kernel_share for `keys` keys per query (the window for a
@@ -49,6 +49,9 @@ double elementwise_s(double bytes, const Device& device);
 double fused_attention_efficiency(const ModelSpec& m, const Plan& p, const Device& d,
                                   double keys, bool windowed, bool backward);
 
+// Time of one GEMM C[m x n] = A[m x k] B[k x n] with `element_bytes` per element: its tiles in
+// waves at the calibrated rate (Device::shape), or its traffic at HBM bandwidth, plus the
+// calibration's per-GEMM overhead.
 double gemm_time_s(double m, double n, double k, double element_bytes, const Device& device);
 
 // One transformer layer, one micro-batch, one GPU (its 1/tp shard and 1/cp of the sequence).
@@ -91,7 +94,7 @@ LayerCompute layer_compute(const ModelSpec& model, const Plan& plan, const Devic
 double full_recompute_share(const ModelSpec& model, const Plan& plan);
 
 // Time of `groups` GEMMs of one shape launched as one grouped GEMM (the routed experts of an MoE
-// layer): the shape model's grouped kernel (shape_grouped_gemm_time_s) on Device::grouped, its
+// layer): the shape model's grouped kernel (shape_grouped_gemm_time_s) on Device::shape, its
 // tiles over every group's rows (an expert's last tile runs partly empty) in waves over the SMs,
 // each expert's weights streamed from HBM, the kernel's latency and its own fixed cost.
 double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,

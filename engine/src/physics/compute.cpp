@@ -59,14 +59,15 @@ Device make_device(const GpuSpec& gpu, Precision precision, const Calibration& c
     case Precision::nvfp4: d.gemm_efficiency = d.cal.fp4_gemm_efficiency; break;
     default: d.gemm_efficiency = d.cal.gemm_efficiency; break;
   }
-  // The routed experts' grouped GEMMs from their shape (gemm_shape.cpp), at the rate the dense
-  // GEMMs run at here rather than the shape model's MAMF ceiling: the dense GEMMs keep their
-  // calibrated efficiency (priced from the MAMF too they refit worse out of sample, stop 49's
-  // measurement in tests/validation/README.md), and a coarse expert must cost what a dense GEMM
-  // of its size costs. What the shape adds is the experts' own: partly empty tiles, waves, the
-  // pipeline fill of short k, every expert's weights streamed, the grouped kernel's setup.
-  d.grouped = gemm_shape_device(gpu, precision);
-  d.grouped.ceiling_flops = d.peak_flops * d.gemm_efficiency * d.cal.grouped_gemm_factor;
+  // GEMMs from their shape (gemm_shape.cpp) at the rate the dense GEMMs are calibrated to rather
+  // than the shape model's MAMF ceiling (priced from the MAMF they refit worse out of sample:
+  // stop 49's and helper g's measurements in tests/validation/README.md), so that a large GEMM
+  // costs what its calibrated rate says and a coarse expert what a dense GEMM of its size costs.
+  // What the shape adds: partly empty tiles and waves, the pipeline fill of short k, and for the
+  // experts every expert's weights streamed and the grouped kernel's setup. The ceiling kept
+  // here is the grouped kernel's; gemm_time_s passes the dense rate.
+  d.shape = gemm_shape_device(gpu, precision);
+  d.shape.ceiling_flops = d.peak_flops * d.gemm_efficiency * d.cal.grouped_gemm_factor;
   return d;
 }
 
@@ -74,7 +75,7 @@ double gemm_time_s(double m, double n, double k, double element_bytes, const Dev
   // The calibrated rate of large GEMMs in training, on the architecture's tiles in waves over the
   // SMs (gemm_shape.h): a GEMM of few tiles runs a partly empty last wave, a short k fills each
   // tile's pipeline for longer. Small models at small micro-batches are made of such GEMMs.
-  const double compute = shape_compute_s(m, n, k, d.peak_flops * d.gemm_efficiency, d.grouped);
+  const double compute = shape_compute_s(m, n, k, d.peak_flops * d.gemm_efficiency, d.shape);
   const double traffic = element_bytes * (m * k + k * n) + 2 * m * n;  // output in 16 bits
   const double memory = traffic / (d.memory_Bps * d.cal.memory_efficiency);
   return std::max(compute, memory) + d.cal.gemm_overhead_s;
@@ -82,7 +83,7 @@ double gemm_time_s(double m, double n, double k, double element_bytes, const Dev
 
 double grouped_gemm_time_s(double groups, double m, double n, double k, double element_bytes,
                            const Device& d) {
-  return shape_grouped_gemm_time_s(groups, m, n, k, element_bytes, d.grouped);
+  return shape_grouped_gemm_time_s(groups, m, n, k, element_bytes, d.shape);
 }
 
 double expert_rows(const ModelSpec& m, const Plan& p) {
