@@ -16,6 +16,7 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
   };
   std::vector<StageCost> out;
   out.reserve(static_cast<size_t>(p.pp));
+  KnownLayers layers;  // the first stage's layer costs, for the others on its group
   const auto middle = [&](int i) { return i > 0 && i + 1 < p.pp; };
   const auto next = [&](int i) { return lay.groups[static_cast<size_t>((i + 1) % p.pp)]; };
   for (int i = 0; i < p.pp; ++i) {
@@ -26,7 +27,7 @@ std::vector<StageCost> stage_costs(const Scenario& sc, const Plan& p, const Pipe
                      lay.chunks_of(i).begin(), lay.chunks_of(i).end()))
         same = j;
     if (same < 0) {
-      out.push_back(stage_cost_of(sc, p, lay, i, known(i)));
+      out.push_back(stage_cost_of(sc, p, lay, i, known(i), &layers));
       continue;
     }
     // Everything but the census, which the copy shares (StageCost::census_of).

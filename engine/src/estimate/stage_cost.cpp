@@ -327,9 +327,11 @@ struct KindCosts {
 };
 
 // `known`: costs already computed for the kinds of a mix holding this one (a stage's, for its
-// chunks): a layer's cost depends on its kind, not on how many there are.
+// chunks): a layer's cost depends on its kind, not on how many there are. `layers`: those of
+// the plan's other stages on GPU group `group` (found there, else computed and added).
 KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const LayerMix& mix,
-                     const KindCosts* known = nullptr) {
+                     const KindCosts* known = nullptr, KnownLayers* layers = nullptr,
+                     int group = 0) {
   KindCosts out;
   for (const LayerKind& kind : kLayerKinds) {
     const double count = mix.of(kind);
@@ -338,7 +340,14 @@ KindCosts kind_costs(const ModelSpec& m, const Plan& p, const Device& d, const L
     if (known)
       for (const auto& k : *known)
         if (k.kind == kind) same = &k;
-    out.items[out.size++] = {kind, count, same ? same->compute : layer_compute(m, p, d, kind)};
+    if (same) {
+      out.items[out.size++] = {kind, count, same->compute};
+    } else if (const LayerCompute* found = layers ? layers->find(group, kind) : nullptr) {
+      out.items[out.size++] = {kind, count, *found};
+    } else {
+      out.items[out.size++] = {kind, count, layer_compute(m, p, d, kind)};
+      if (layers) layers->add(group, kind, out.items[out.size - 1].compute);
+    }
   }
   return out;
 }
@@ -394,21 +403,22 @@ double sum_of(const KindCosts& kinds, Field field) {
 }  // namespace
 
 StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i,
-                        const MemoryBreakdown* memory) {
+                        const MemoryBreakdown* memory, KnownLayers* known) {
   LayerMix mix;
   for (const auto& c : lay.chunks_of(i)) mix += c;
   return stage_cost(sc, p, stage_shape(sc.model, p, i, mix), mix, lay.groups[i],
-                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i), memory);
+                    paths_for_stage(sc, p, lay, i), lay.chunks_of(i), memory, known);
 }
 
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& mix, int group, const StagePaths& paths,
-                     std::span<const LayerMix> chunk_mix, const MemoryBreakdown* memory) {
+                     std::span<const LayerMix> chunk_mix, const MemoryBreakdown* memory,
+                     KnownLayers* known) {
   const ModelSpec& m = sc.model;
   const GpuSpec& gpu = sc.cluster.groups[group].gpu;
   const Device device = make_device(gpu, p.precision, sc.calibration);
   const double slowdown = sc.calibration.overlap_slowdown;
-  KindCosts kinds = kind_costs(m, p, device, mix);
+  KindCosts kinds = kind_costs(m, p, device, mix, nullptr, known, group);
   bool profile_at_peak = false;
   for (size_t i = 0; i < kinds.size; ++i) {  // measured layers replace the roofline's
     KindCost& k = kinds.items[i];
@@ -418,8 +428,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
       profile_at_peak = use_profile(k.compute, *lp, forward_at_peak_s(m, p, device, k.kind)) ||
                         profile_at_peak;
   }
-  const HeadCompute head = head_compute(m, p, device);
-  const HeadCompute embed = embedding_compute(m, p, device);
+  // The output layer and loss on the last stage (and its MTP modules), the embedding on the first.
+  const HeadCompute head = shape.last || shape.mtp ? head_compute(m, p, device) : HeadCompute{};
+  const HeadCompute embed = shape.first ? embedding_compute(m, p, device) : HeadCompute{};
   const double mbd = static_cast<double>(p.micro_batches());
   const int zero = p.effective_zero_stage();
 

@@ -217,19 +217,45 @@ struct Tail {
 std::vector<ReplicaSet> replica_sets(const Scenario& sc);
 
 // 2. stage_cost.cpp
+// Each kind of layer's compute (layer_compute) as the stages of one plan found it, by GPU group:
+// a layer's cost depends on its kind, the plan and its GPU, not on the stage that holds it, so a
+// plan's later stages on a group take it from here (stage_costs). Held in place (a handful of
+// kinds and groups); one past its capacity is simply computed again.
+class KnownLayers {
+ public:
+  const LayerCompute* find(int group, const LayerKind& kind) const {
+    for (size_t i = 0; i < size_; ++i)
+      if (entries_[i].group == group && entries_[i].kind == kind) return &entries_[i].compute;
+    return nullptr;
+  }
+  void add(int group, const LayerKind& kind, const LayerCompute& compute) {
+    if (size_ < entries_.size()) entries_[size_++] = {group, kind, compute};
+  }
+
+ private:
+  struct Entry {
+    int group = 0;
+    LayerKind kind;
+    LayerCompute compute;
+  };
+  std::array<Entry, 8> entries_;
+  size_t size_ = 0;
+};
+
 // What stage `index` holds: its layers by kind (all chunks).
 StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& layers);
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
 // `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
 // `memory`: the stage's stage_memory where the caller has it already (a search's memory check),
 // else null.
+// `known`: the layer costs of the plan's other stages (read, and added to), or null.
 StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                      const LayerMix& layers, int group, const StagePaths& paths,
                      std::span<const LayerMix> chunk_mix = {},
-                     const MemoryBreakdown* memory = nullptr);
+                     const MemoryBreakdown* memory = nullptr, KnownLayers* known = nullptr);
 // The stage i of a layout: its shape and its cost.
 StageCost stage_cost_of(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i,
-                        const MemoryBreakdown* memory = nullptr);
+                        const MemoryBreakdown* memory = nullptr, KnownLayers* known = nullptr);
 // Every stage of a pipeline. A middle stage whose inputs are an earlier middle stage's (its group,
 // the next stage's group, its chunks' layers) costs the same: that cost is copied, with the
 // stage's own index and memory (fewer micro-batches in flight further down the pipeline), so a
