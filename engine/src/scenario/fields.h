@@ -26,6 +26,10 @@ struct Field {
   void (*write)(const Spec&, const KeyInfo&, Json&) = nullptr;
   // The same value streamed (reports: no tree); nullptr: `write` into a small tree instead.
   void (*stream)(const Spec&, const KeyInfo&, JsonWriter&) = nullptr;
+  // Whether the value `write` writes is `value` (a string's), or with `value` empty is "on": a
+  // flag set, a number or a string away from the key's default (a framework's `cannot`
+  // entries, rules.cpp); nullptr: read back from `write`'s tree instead.
+  bool (*holds)(const Spec&, const KeyInfo&, std::string_view value) = nullptr;
 };
 
 // Reads a member by its type: integers, numbers (times the key's scale), booleans, strings and
@@ -76,13 +80,43 @@ void stream_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k, J
   }
 }
 
+// Field::holds of what write_member writes, without its tree (the rules check every plan a
+// search tries against its framework's entries: through the tree, 13 % of a dense search's
+// instructions). As the tree reads: an enum and a string are strings, a flag a boolean, the
+// other members numbers (an integer's as a double).
+template <auto Member>
+bool holds_member(const typename MemberOf<Member>::spec& s, const KeyInfo& k,
+                  std::string_view value) {
+  using T = typename MemberOf<Member>::type;
+  const DefaultValue& d = k.fallback;
+  if constexpr (std::is_enum_v<T> || std::is_same_v<T, std::string>) {
+    std::string_view text;
+    if constexpr (std::is_enum_v<T>)
+      text = name_of(s.*Member);
+    else
+      text = s.*Member;
+    if (!value.empty()) return text == value;
+    return d.kind == DefaultValue::Kind::text && text != d.text;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value.empty() && s.*Member;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return value.empty() && d.kind == DefaultValue::Kind::number &&
+           static_cast<double>(s.*Member / k.scale) != d.number;
+  } else {
+    return value.empty() && d.kind == DefaultValue::Kind::number &&
+           static_cast<double>(s.*Member) != d.number;
+  }
+}
+
 // A key bound to a member, read and written by its type. Only the plan is streamed (in every
-// report); the other tables' streamers would only add to the WebAssembly's size.
+// report) and checked against frameworks; the other tables' streamers would only add to the
+// WebAssembly's size.
 template <auto Member>
 constexpr Field<typename MemberOf<Member>::spec> member(KeyInfo info) {
   using Spec = typename MemberOf<Member>::spec;
   if constexpr (std::is_same_v<Spec, Plan>)
-    return {info, &read_member<Member>, &write_member<Member>, &stream_member<Member>};
+    return {info, &read_member<Member>, &write_member<Member>, &stream_member<Member>,
+            &holds_member<Member>};
   else
     return {info, &read_member<Member>, &write_member<Member>};
 }

@@ -327,9 +327,17 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
   // The plan's value of key `key` as the writer writes it, and whether it is "on": a flag on, or
   // a size (plan.cp) or a choice (plan.optimizer) away from its default; with `value` ("sgd"),
   // whether the choice is that one.
+  // (Through the field's `holds` where it has one; `v` then holds the value only once
+  // `written` has written it, for a broken rule's message.)
+  const auto written = [&](std::string_view key, Json& v) -> const Json& {
+    for (const auto& f : detail::plan_fields())
+      if (f.info.name == key && f.write) f.write(p, f.info, v);
+    return v[std::string(key)];
+  };
   const auto holds = [&](std::string_view key, std::string_view value, Json& v) {
     for (const auto& f : detail::plan_fields())
       if (f.info.name == key && f.write) {
+        if (f.holds) return f.holds(p, f.info, value);
         f.write(p, f.info, v);
         const Json& x = v[std::string(key)];
         if (!value.empty()) return x.is_string() && x.get<std::string>() == value;
@@ -343,8 +351,10 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
   };
   // The values written: one tree for every entry (each entry writes its keys anew), and a key's
   // name copied only for a broken rule's message (a tree an entry and the name copied every
-  // time were 615,000 of the 3.3 M allocations of an MoE search, which checks every plan).
-  Json v = profile ? Json::object() : Json(), also = profile ? Json::object() : Json();
+  // time were 615,000 of the 3.3 M allocations of an MoE search, which checks every plan). Null
+  // until a key is written into them (operator[] makes an object of a null tree): a field with
+  // `holds` writes none.
+  Json v, also;
   if (profile)
     for (const auto& entry : profile->cannot) {
       // Named references, not structured bindings: clang 14 (Emscripten) cannot capture those.
@@ -357,11 +367,12 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
       if (on && !c.broken([&] {
             const std::string key(what.key);
             return rule(Rule::framework_cannot, fmt::format("plan.{}", key),
-                        fmt::format("plan.{}={}{}: {} cannot do it ({})", key, v[key].dump(),
-                                    what.with.empty() ? ""
-                                                      : fmt::format(" with plan.{}={}", what.with,
-                                                                    also[std::string(what.with)]
-                                                                        .dump()),
+                        fmt::format("plan.{}={}{}: {} cannot do it ({})", key,
+                                    written(key, v).dump(),
+                                    what.with.empty()
+                                        ? ""
+                                        : fmt::format(" with plan.{}={}", what.with,
+                                                      written(what.with, also).dump()),
                                     p.framework, why),
                         {"plan.framework"}, {{"framework", p.framework}, {"reason", why}});
           }))
