@@ -95,6 +95,50 @@ TEST(GemmShape, GroupedExpertsShareTheWaves) {
   EXPECT_EQ(shape_grouped_gemm_time_s(8, 0, 2048, 1024, 2, d), 0);
 }
 
+// shape_compute_s counts each split's waves in integers (one division per tile); the counts are
+// the model's ceil(tiles · split / SMs). Every tile, split and fill of the Hopper and Blackwell
+// devices on a sweep of shapes, exact multiples of the SMs and of the tiles included, against
+// that ceiling taken in doubles, and shapes of more than 2^40 tiles (the doubles' path) too.
+TEST(GemmShape, WaveCountsAreTheCeilingOfTheQuotient) {
+  const auto reference = [](double m, double n, double k, const GemmShapeDevice& d) {
+    double best = 0;
+    for (const GemmTile& t : d.tiles) {
+      const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * t.sms;
+      for (int split = 1; split <= 4; ++split) {
+        const double s = std::ceil(tiles * split / d.sm_count) * (t.m * t.n / t.sms) *
+                         (k / split + d.k_fill);
+        if (best == 0 || s < best) best = s;
+      }
+    }
+    return best * 2 * d.sm_count / d.ceiling_flops;
+  };
+  int checked = 0;
+  for (const char* id : {"h100-sxm5-80gb", "b200", "a100-sxm4-80gb"}) {
+    const GpuSpec* gpu = catalog().find_gpu(id);
+    ASSERT_NE(gpu, nullptr) << id;
+    const GemmShapeDevice d = gemm_shape_device(*gpu, Precision::bf16);
+    ASSERT_FALSE(d.tiles.empty()) << id;
+    for (double m : {1.0, 63.0, 64.0, 65.0, 127.5, 1000.0, 4096.0, 8448.0, 16896.0, 1e5, 3e6})
+      for (double n : {1.0, 128.0, 255.0, 256.0, 1056.0, 2112.0, 8192.0, 28672.0, 151936.0})
+        for (double k : {64.0, 1000.0, 8192.0}) {
+          EXPECT_EQ(shape_compute_s(m, n, k, d.ceiling_flops, d), reference(m, n, k, d))
+              << id << " " << m << " x " << n << " x " << k;
+          ++checked;
+        }
+    // Over 2^40 tiles of 64 x 128: the doubles' path.
+    EXPECT_EQ(shape_compute_s(1e12, 1e8, 64, d.ceiling_flops, d), reference(1e12, 1e8, 64, d));
+  }
+  // One tile shape with a fill, 1 to 600 tiles: every remainder on the 132 SMs, where the
+  // shortest split is each in turn (66 tiles: two slices in one wave; 88: three in two).
+  GemmShapeDevice one = bare();
+  one.k_fill = 64;
+  for (int tiles = 1; tiles <= 600; ++tiles, ++checked)
+    EXPECT_EQ(shape_compute_s(128.0 * tiles, 256, 4096, one.ceiling_flops, one),
+              reference(128.0 * tiles, 256, 4096, one))
+        << tiles << " tiles";
+  EXPECT_EQ(checked, 3 * 11 * 9 * 3 + 600);
+}
+
 TEST(GemmShape, UnknownSmsIsARooflineAtTheCeiling) {
   GemmShapeDevice d = bare();
   d.sm_count = 0;
