@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "estimate/step.h"
 #include "stepcast/compute.h"
@@ -22,6 +23,31 @@ double census_time(const std::vector<CommOp>& ops, CommGroup group, Phase phase)
     if (op.group == group && op.phase == phase) t += op.total_s();
   return t;
 }
+
+namespace {
+
+// census_time of every group and phase at once: one pass over the census, each sum taken in
+// the census's order as census_time takes it (the same doubles). A stage's cost reads a dozen
+// of them; scanned for each, they were 6 % of an MoE search's instructions.
+class CensusTimes {
+ public:
+  explicit CensusTimes(const std::vector<CommOp>& ops) {
+    for (const auto& op : ops) at(op.group, op.phase) += op.total_s();
+  }
+  double operator()(CommGroup group, Phase phase) const {
+    return sums_[index(group, phase)];
+  }
+
+ private:
+  static constexpr size_t kPhases = EnumNames<Phase>::values.size();
+  static size_t index(CommGroup group, Phase phase) {
+    return static_cast<size_t>(group) * kPhases + static_cast<size_t>(phase);
+  }
+  double& at(CommGroup group, Phase phase) { return sums_[index(group, phase)]; }
+  std::array<double, EnumNames<CommGroup>::values.size() * kPhases> sums_{};
+};
+
+}  // namespace
 
 double exposed_after_overlap(double comm, double window, double slowdown) {
   return std::max(0.0, comm - window) + slowdown * std::min(comm, window);
@@ -452,6 +478,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
                                 : device.cal.gemm_efficiency;
   st.communication = stage_census(m, p, shape, paths);
   const auto& ops = st.communication;
+  const CensusTimes census(ops);
   const double L = mix.total();
 
   // Multi-token prediction on the last stage: each module runs a layer like the last one, its
@@ -498,8 +525,16 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     chunks = even;
   }
   const int v = static_cast<int>(chunks.size());
+  // A chunk's layers by kind with their costs (the stage's, as the profiles left them): the
+  // stage's own where one chunk holds the whole mix (the copy kind_costs would make, about 2 KB,
+  // twice per stage).
+  std::optional<KindCosts> chunk_scratch;
+  auto chunk_kinds = [&](int k) -> const KindCosts& {
+    if (v == 1 && chunks[0] == mix) return kinds;
+    return chunk_scratch.emplace(kind_costs(m, p, device, chunks[k], &kinds));
+  };
   for (int k = 0; k < v; ++k) {
-    const KindCosts in_chunk = kind_costs(m, p, device, chunks[k], &kinds);
+    const KindCosts& in_chunk = chunk_kinds(k);
     const bool model_first = shape.first && k == 0, model_last = shape.last && k == v - 1;
     c.chunk_forward_share.push_back(
         (sum_of(in_chunk, [](const LayerCompute& l) { return l.forward_s; }) +
@@ -521,9 +556,9 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
 
   // TP collectives sit between the GEMMs that produce and consume them: exposed, unless
   // Transformer Engine's userbuffers overlap them with those GEMMs.
-  const double tp_fwd = census_time(ops, CommGroup::tp, Phase::forward) / mbd;
-  const double tp_bwd = census_time(ops, CommGroup::tp, Phase::backward) / mbd;
-  const double tp_rc = census_time(ops, CommGroup::tp, Phase::recompute) / mbd;
+  const double tp_fwd = census(CommGroup::tp, Phase::forward) / mbd;
+  const double tp_bwd = census(CommGroup::tp, Phase::backward) / mbd;
+  const double tp_rc = census(CommGroup::tp, Phase::recompute) / mbd;
   ByPass tp{tp_fwd, tp_bwd + tp_rc};
   std::array<TpOverlap, kLayerKinds.size()> tp_layer{};  // each kind's, by its index in `kinds`
   if (p.tp_comm_overlap && p.sequence_parallel && p.tp > 1) {
@@ -540,8 +575,8 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   }
   // CP's K/V ring overlaps the attention blocks it feeds; `cp_busy`, the fraction of each
   // attention core's time it keeps busy (the same in every layer).
-  const double cp_fwd = census_time(ops, CommGroup::cp, Phase::forward) / mbd;
-  const double cp_bwd = census_time(ops, CommGroup::cp, Phase::backward) / mbd;
+  const double cp_fwd = census(CommGroup::cp, Phase::forward) / mbd;
+  const double cp_bwd = census(CommGroup::cp, Phase::backward) / mbd;
   const double attention_fwd =
       sum_of(kinds, [](const LayerCompute& l) { return l.attention_forward_s; });
   const double attention_bwd =
@@ -549,7 +584,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   const ByPass cp{
       exposed_after_overlap(cp_fwd, attention_fwd, slowdown),
       exposed_after_overlap(cp_bwd, attention_bwd, slowdown) +
-          exposed_after_overlap(census_time(ops, CommGroup::cp, Phase::recompute) / mbd,
+          exposed_after_overlap(census(CommGroup::cp, Phase::recompute) / mbd,
                                 sum_of(kinds, [](const LayerCompute& l) { return l.attention_recompute_s; }),
                                 slowdown)};
   const ByPass cp_busy{attention_fwd > 0 ? bulk_hidden_s(cp_fwd, attention_fwd) / attention_fwd : 0,
@@ -564,7 +599,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // the TP and the EP exposure each grow by what a faster GPU saved: a compute scale of 2 over 1
   // made a moe_overlap plan 0.39 % slower, issue 38.)
   auto ep_time = [&](Phase ph) {
-    return (census_time(ops, CommGroup::ep, ph) + census_time(ops, CommGroup::etp, ph)) / mbd;
+    return (census(CommGroup::ep, ph) + census(CommGroup::etp, ph)) / mbd;
   };
   ByPass ep{ep_time(Phase::forward), ep_time(Phase::backward) + ep_time(Phase::recompute)};
   // The exposed exchanges by the pass whose compute they run beside (below): the other pass's
@@ -691,7 +726,7 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   // 12985, a DeepSpeed plan on MI355X 0.026 % slower with a compute scale of 20 than of 5).
   const bool paired = p.moe_overlap && mix.moe_total() > 0;
   for (int k = 0; k < v; ++k) {
-    const Launches n = launches_of(kind_costs(m, p, device, chunks[k], &kinds));
+    const Launches n = launches_of(chunk_kinds(k));
     const double weight_grad = split_w ? t.weight_grad * c.chunk_weight_grad_share[k] : 0.0;
     const double busy_f = c.chunk_forward_s(k, busy_forward);
     const double busy_b = c.chunk_backward_s(k, busy_backward) - weight_grad;
@@ -730,11 +765,11 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
   if (zero >= 3) {
     // The routed experts' gathers run over the expert data-parallel group (census.cpp), on the
     // same stream as the rest, a layer at a time.
-    const double gather_s = (census_time(ops, CommGroup::dp, Phase::forward) +
-                             census_time(ops, CommGroup::edp, Phase::forward)) /
+    const double gather_s = (census(CommGroup::dp, Phase::forward) +
+                             census(CommGroup::edp, Phase::forward)) /
                             mbd;
-    const double reduce_s = (census_time(ops, CommGroup::dp, Phase::backward) +
-                             census_time(ops, CommGroup::edp, Phase::backward)) /
+    const double reduce_s = (census(CommGroup::dp, Phase::backward) +
+                             census(CommGroup::edp, Phase::backward)) /
                             mbd;
     c.dp_per_micro_batch_s = gather_s + reduce_s;
     // Each virtual chunk gathers its own layers' parameters (and reduce-scatters their
@@ -925,8 +960,8 @@ StageCost stage_cost(const Scenario& sc, const Plan& p, const StageShape& shape,
     const MuonStep step = muon_step(matrices, p, device);
     const double adam = (shape.parameters - shape.expert_parameters - muon.dense) / shard +
                         (shape.expert_parameters - muon.expert) / expert_shard;
-    st.newton_schulz_s = step.newton_schulz_s + census_time(ops, CommGroup::tp, Phase::optimizer) +
-                         census_time(ops, CommGroup::etp, Phase::optimizer);
+    st.newton_schulz_s = step.newton_schulz_s + census(CommGroup::tp, Phase::optimizer) +
+                         census(CommGroup::etp, Phase::optimizer);
     st.optimizer_s = optimizer_step_s(adam, p, device) + step.elementwise_s + st.newton_schulz_s;
   }
   // The gradient reduce after the last micro-batch and the distributed optimizer's parameter
