@@ -38,11 +38,14 @@ function censusTotal(report) {
 async function open(fragment = '', url = null) {
   const p = watch(await fx.context.newPage(), fx.problems);
   await p.goto(url ?? `${fx.site.url}${fragment ? `#${fragment}` : ''}`);
-  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  // (Waits for readiness, not timings: 60 s, as delivery.test.mjs waits. A new page's first
+  // matrix loads the tools module too, and under the whole suite's load on CI's 2 cores once
+  // took more than 20 s.)
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 60000 });
   await settle(p);
   // The matrix is computed once its card is on screen.
   await p.$eval('#traffic-card', (el) => el.scrollIntoView());
-  await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 20000 });
+  await p.waitForFunction(() => window.__stepcast.traffic?.scenario === window.__stepcast.rendered, null, { timeout: 60000 });
   return p;
 }
 
