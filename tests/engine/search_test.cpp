@@ -55,8 +55,14 @@ TEST(Search, EveryPlanHoldsItsReportsFigures) {
   const std::string moe = R"({"model": "qwen3-30b-a3b", "cluster": {"node": "dgx-b200", "nodes": 1},
       "plan": {"tp": 1, "pp": 1, "ep": 8, "micro_batch": 1, "global_batch": 256,
                "recompute": "selective", "distributed_optimizer": true}, "seq_len": 4096})";
-  int fixed = 0, interleaved = 0, dualpiped = 0, experts = 0;
-  for (const std::string& text : {std::string(kScenario), dualpipe, moe}) {
+  // Full recompute by Megatron's block method replays 2 layers of each model chunk: its share of
+  // a layer's compute moves with PP and VPP (the search keeps each kind of layer's compute
+  // across plans: estimate/step.h, LayerMemo).
+  std::string block = kScenario;
+  block.replace(block.find(R"("recompute": "selective",)"), 25,
+                R"("recompute": "full", "recompute_method": "block", "recompute_num_layers": 2,)");
+  int fixed = 0, interleaved = 0, dualpiped = 0, experts = 0, blocks = 0;
+  for (const std::string& text : {std::string(kScenario), dualpipe, moe, block}) {
     const Scenario base = test::scenario(text);
     SearchOptions options;
     options.top = 100000;
@@ -84,6 +90,8 @@ TEST(Search, EveryPlanHoldsItsReportsFigures) {
       interleaved += c.plan.vpp > 1;
       dualpiped += c.plan.effective_schedule() == PipelineSchedule::dualpipe;
       experts += c.plan.ep > 1;
+      blocks += c.plan.recompute == Recompute::full &&
+                c.plan.recompute_method == RecomputeMethod::block;
     }
   }
   // Each path taken: plans given fixes to fit, interleaved and DualPipe pipelines, EP.
@@ -91,6 +99,7 @@ TEST(Search, EveryPlanHoldsItsReportsFigures) {
   EXPECT_GT(interleaved, 0);
   EXPECT_GT(dualpiped, 0);
   EXPECT_GT(experts, 0);
+  EXPECT_GT(blocks, 0);
 }
 
 TEST(Search, OffersZbvWhereThePlanStatesIt) {

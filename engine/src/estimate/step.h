@@ -245,7 +245,8 @@ class KnownLayers {
 // What stage `index` holds: its layers by kind (all chunks).
 StageShape stage_shape(const ModelSpec& m, const Plan& p, int index, const LayerMix& layers);
 StagePaths paths_for_stage(const Scenario& sc, const Plan& p, const PipelineLayout& lay, int i);
-// `chunk_mix`: the stage's chunks' layers (empty: vpp equal chunks of the stage's mix).
+// `chunk_mix`: the stage's chunks' layers, which add up to `layers` (empty: vpp equal chunks of
+// the stage's mix).
 // `memory`: the stage's stage_memory where the caller has it already (a search's memory check),
 // else null.
 // `known`: the layer costs of the plan's other stages (read, and added to), or null.
