@@ -329,25 +329,27 @@ bool check_framework(Rules& c, const FrameworkProfile* profile) {
   // whether the choice is that one.
   // (Through the field's `holds` where it has one; `v` then holds the value only once
   // `written` has written it, for a broken rule's message.)
-  const auto written = [&](std::string_view key, Json& v) -> const Json& {
+  const auto field_of = [](std::string_view key) -> const detail::Field<Plan>* {
     for (const auto& f : detail::plan_fields())
-      if (f.info.name == key && f.write) f.write(p, f.info, v);
+      if (f.info.name == key && f.write) return &f;
+    return nullptr;
+  };
+  const auto written = [&](std::string_view key, Json& v) -> const Json& {
+    if (const auto* f = field_of(key)) f->write(p, f->info, v);
     return v[std::string(key)];
   };
   const auto holds = [&](std::string_view key, std::string_view value, Json& v) {
-    for (const auto& f : detail::plan_fields())
-      if (f.info.name == key && f.write) {
-        if (f.holds) return f.holds(p, f.info, value);
-        f.write(p, f.info, v);
-        const Json& x = v[std::string(key)];
-        if (!value.empty()) return x.is_string() && x.get<std::string>() == value;
-        const DefaultValue& d = f.info.fallback;
-        return x.is_boolean()  ? x.get<bool>()
-               : x.is_number() ? d.kind == DefaultValue::Kind::number && x.get<double>() != d.number
-                               : x.is_string() && d.kind == DefaultValue::Kind::text &&
-                                     x.get<std::string>() != d.text;
-      }
-    return false;
+    const auto* f = field_of(key);
+    if (!f) return false;
+    if (f->holds) return f->holds(p, f->info, value);
+    f->write(p, f->info, v);
+    const Json& x = v[std::string(key)];
+    if (!value.empty()) return x.is_string() && x.get<std::string>() == value;
+    const DefaultValue& d = f->info.fallback;
+    return x.is_boolean()  ? x.get<bool>()
+           : x.is_number() ? d.kind == DefaultValue::Kind::number && x.get<double>() != d.number
+                           : x.is_string() && d.kind == DefaultValue::Kind::text &&
+                                 x.get<std::string>() != d.text;
   };
   // The values written: one tree for every entry (each entry writes its keys anew), and a key's
   // name copied only for a broken rule's message (a tree an entry and the name copied every
