@@ -185,8 +185,12 @@ int run_batch(const std::string& path, const Catalog& catalog, const EstimateOpt
     auto scenario = parse_scenario(line, catalog);
     Result<std::string> report = scenario ? report_text(estimate(*scenario, options), -1, kind)
                                           : Result<std::string>(scenario.error());
-    if (!report) any_error = true;
-    out += report ? *report : dump(to_json(report.error()));
+    if (report) {
+      out += *report;  // (not through `?:`, whose one type would copy the report first)
+    } else {
+      any_error = true;
+      out += dump(to_json(report.error()));
+    }
     out += '\n';
     if (out.size() >= kChunk) {
       std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -139,6 +139,24 @@ void BM_BatchLineGpt3(benchmark::State& state) {
 }
 BENCHMARK(BM_BatchLineGpt3)->ArgName("config")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
+// A summary line's two other parts, apart: the line parsed into a scenario, and the summary
+// report written from an estimate (where a batch line's time goes beside the estimate's).
+void BM_ParseGpt3(benchmark::State& state) {
+  const std::string line = gpt3(static_cast<int>(state.range(0)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(stepcast::parse_scenario(line, stepcast::builtin_catalog()));
+}
+BENCHMARK(BM_ParseGpt3)->ArgName("config")->Arg(0)->Unit(benchmark::kMicrosecond);
+
+void BM_SummaryGpt3(benchmark::State& state) {
+  const auto report = stepcast::estimate(parsed(gpt3(static_cast<int>(state.range(0))).c_str()));
+  for (auto _ : state) {
+    const std::string text = delivered(report, stepcast::ReportKind::summary);
+    benchmark::DoNotOptimize(text.data());
+  }
+}
+BENCHMARK(BM_SummaryGpt3)->ArgName("config")->Arg(0)->Unit(benchmark::kMicrosecond);
+
 // The schedule simulation at scale: 64 stages, 512 micro-batches.
 void BM_SimulatePipeline64x512(benchmark::State& state) {
   const std::vector<double> fwd(64, 1.0), bwd(64, 2.0);

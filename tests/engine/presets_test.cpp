@@ -323,13 +323,21 @@ TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
       "memory_bandwidth_GBps": 1, "peak_tflops": {"bf16": 1}})"};
   const PresetFile dangling{"nodes/n.json", R"({"id": "n", "gpu": "nope", "gpus_per_node": 8,
       "intra_node_link": "a", "inter_node_link": "b", "nics_per_node": 1})"};
-  for (const auto& f : {bad_json, wrong_id, dangling}) {
+  // A key given twice: nlohmann would keep the second silently; the presets are read as a
+  // scenario is (parse_json), so the file is refused, named.
+  const PresetFile twice{"links/l.json", R"({"id": "l", "id": "m"})"};
+  for (const auto& f : {bad_json, wrong_id, dangling, twice}) {
     const PresetFile files[] = {cal, f};
     auto r = load_catalog(files);
     ASSERT_FALSE(r.ok()) << f.path;
     EXPECT_NE(r.error().message.find(std::string(f.path.substr(0, 5))), std::string::npos)
         << r.error().message;
   }
+  const PresetFile files[] = {cal, twice};
+  EXPECT_EQ(load_catalog(files).error().message,
+            "links/l.json: the file has the key \"id\" twice in one object: give it once");
+  const PresetFile broken[] = {cal, bad_json};
+  EXPECT_EQ(load_catalog(broken).error().message, "gpus/x.json: the file is not valid JSON");
 }
 
 // The fitted constants' keys are one table (arch_calibration_keys.h): each names its own member

@@ -40,8 +40,12 @@ std::pair<int32_t, size_t> decode_utf8(std::string_view s, size_t i) {
   return {static_cast<int32_t>(cp), n + 1};
 }
 
-// Forwards every event to nlohmann's DOM builder, counting open objects and arrays; one too many
-// stops the parse at once (sax_parse returns false), before anything deeper is built.
+// Builds the tree from the parser's events (as nlohmann's own DOM builder does), counting open
+// objects and arrays: one too many stops the parse at once (sax_parse returns false), before
+// anything deeper is built. A key an object already has stops it too: nlohmann keeps the last
+// value, silently, where a link with a repeated key is refused (share_link.cpp); one rule for
+// both. (Built here rather than behind a filter over nlohmann's builder, which cannot say whether
+// its object holds a key: a second map of each object's keys was a sixth of a scenario's parse.)
 class BoundedDom {
  public:
   using number_integer_t = Json::number_integer_t;
@@ -50,64 +54,73 @@ class BoundedDom {
   using string_t = Json::string_t;
   using binary_t = Json::binary_t;
 
-  explicit BoundedDom(Json& result) : dom_(result, /*allow_exceptions=*/false) {}
+  explicit BoundedDom(Json& root) : root_(root) {}
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool v) { return dom_.boolean(v); }
-  bool number_integer(number_integer_t v) { return dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) { return dom_.number_unsigned(v); }
-  bool number_float(number_float_t v, const string_t& s) { return dom_.number_float(v, s); }
-  bool string(string_t& v) { return dom_.string(v); }
-  bool binary(binary_t& v) { return dom_.binary(v); }
-  // A key an object already has stops the parse: nlohmann keeps the last value, silently, where
-  // a link with a repeated key is refused (share_link.cpp); one rule for both.
+  bool null() { return put(Json(nullptr)); }
+  bool boolean(bool v) { return put(Json(v)); }
+  bool number_integer(number_integer_t v) { return put(Json(v)); }
+  bool number_unsigned(number_unsigned_t v) { return put(Json(v)); }
+  bool number_float(number_float_t v, const string_t&) { return put(Json(v)); }
+  bool string(string_t& v) { return put(Json(std::move(v))); }
+  bool binary(binary_t& v) { return put(Json::binary(std::move(v))); }  // (never from JSON text)
   bool key(string_t& v) {
-    if (!keys_.empty()) {
-      Json::object_t& seen = keys_.back();
-      if (seen.find(v) != seen.end()) {
-        duplicate_ = v;
-        return false;
-      }
-      seen[v];
+    auto [at, added] = open_.back()->get_ref<Json::object_t&>().emplace(std::move(v), nullptr);
+    if (!added) {
+      duplicate_ = at->first;
+      return false;
     }
-    return dom_.key(v);
+    member_ = &at->second;
+    return true;
   }
-  bool start_object(std::size_t n) {
-    if (!open()) return false;
-    keys_.emplace_back();
-    return dom_.start_object(n);
-  }
-  bool end_object() {
-    keys_.pop_back();
-    return close() && dom_.end_object();
-  }
-  bool start_array(std::size_t n) { return open() && dom_.start_array(n); }
-  bool end_array() { return close() && dom_.end_array(); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_array() { return close(); }
   template <class Exception>
-  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
-    return dom_.parse_error(position, token, e);
+  bool parse_error(std::size_t, const std::string&, const Exception&) {
+    return false;
   }
 
   bool too_deep() const { return too_deep_; }
   const std::optional<std::string>& duplicate() const { return duplicate_; }
 
  private:
-  bool open() {
-    if (++depth_ <= kMaxJsonDepth) return true;
-    too_deep_ = true;
-    return false;
+  // A value where the parse is: the document itself, the next element of the open array, or the
+  // member whose key came last.
+  Json* place(Json&& v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    if (Json& top = *open_.back(); top.is_array()) {
+      auto& elements = top.get_ref<Json::array_t&>();
+      elements.push_back(std::move(v));
+      return &elements.back();
+    }
+    *member_ = std::move(v);
+    return member_;
+  }
+  bool put(Json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(Json&& empty) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
+      too_deep_ = true;
+      return false;
+    }
+    open_.push_back(place(std::move(empty)));
+    return true;
   }
   bool close() {
-    --depth_;
+    open_.pop_back();
     return true;
   }
 
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
-  int depth_ = 0;
+  Json& root_;
+  std::vector<Json*> open_;  // the open objects and arrays, innermost last
+  Json* member_ = nullptr;   // the member the last key named
   bool too_deep_ = false;
-  // The keys of each open object, as a JSON object of nulls: the map nlohmann builds objects with
-  // anyway, so no other container's code goes into the WebAssembly module.
-  std::vector<Json::object_t> keys_;
   std::optional<std::string> duplicate_;
 };
 
@@ -128,7 +141,7 @@ Result<Json> parse_json(std::string_view text, std::string_view what, size_t max
     return Error{ErrorCode::duplicate_key, "",
                  fmt::format("{} has the key \"{}\" twice in one object: give it once",
                              what, printable(*dom.duplicate(), 80))};
-  if (!ok || result.is_discarded())
+  if (!ok)
     return Error{ErrorCode::parse_error, "", fmt::format("{} is not valid JSON", what)};
   return result;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "scenario/json_reader.h"
 #include "scenario/specs_json.h"
 
@@ -49,9 +51,10 @@ Result<Catalog> load_catalog(std::span<const PresetFile> files) {
                            {"frameworks", Json::array()}};
   bool have_calibration = false;
   for (const auto& file : files) {
-    Json doc = Json::parse(file.text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded())
-      return Error{ErrorCode::parse_error, "", fmt::format("{}: not valid JSON", file.path)};
+    // (Through the engine's one parse: a key given twice in a preset is an error too.)
+    auto parsed = parse_json(file.text, "the file", SIZE_MAX);
+    if (!parsed) return in_file(file.path, parsed.error());
+    Json doc = std::move(parsed).value();
     const std::string_view folder = file.path.substr(0, file.path.find('/'));
     if (file.path == "calibration.json") {
       auto cal = detail::calibration_from_json(doc);

@@ -273,8 +273,11 @@ class JsonReader {
     std::string_view key;
     const Json* value;
   };
+  // (The first characters compared inline before memcmp: a plan's reader looks up a hundred keys
+  // among a hundred, most of the same length, and the library call was a sixth of a parse.)
   static bool same_text(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
+    return a.size() == b.size() && (a.empty() || a[0] == b[0]) &&
+           std::memcmp(a.data(), b.data(), a.size()) == 0;
   }
   void index(const Json& object) {
     for (auto it = object.begin(); it != object.end(); ++it)
