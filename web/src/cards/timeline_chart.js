@@ -33,23 +33,43 @@ export function toColumns(timeline) {
 export function layout(cols, { stages, replicas = 1, only = -1 }, span) {
   const sets = only >= 0 ? [only] : Array.from({ length: replicas }, (_, r) => r);
   const rows = sets.flatMap((replica) => Array.from({ length: stages }, (_, stage) =>
-    ({ replica, stage, group: -1, events: [], busy: 0, idle: 0 })));
+    ({ replica, stage, group: -1, events: null, busy: 0, idle: 0 })));
+  // Each event's row (-1: none shown), counted, then every row's events as a slice of one array in
+  // the engine's order: no array grown an event at a time (16,896 events for DeepSeek-V3 on 256
+  // GPUs, each edit).
+  const n = cols.length;
+  const rowOf = new Int32Array(n);
+  const counts = new Int32Array(rows.length);
   let end = 0;
-  for (let i = 0; i < cols.length; i++) {
+  for (let i = 0; i < n; i++) {
     const s = cols.stage[i];
     const r = cols.replica[i];
     end = Math.max(end, cols.end[i]);
-    if (s < 0 || s >= stages) continue;
-    let row;
-    if (only >= 0) row = r === only ? rows[s] : undefined;
-    else row = r >= 0 && r < replicas ? rows[r * stages + s] : undefined;
-    if (!row) continue;
-    row.events.push(i);
+    let k = -1;
+    if (s >= 0 && s < stages) {
+      if (only >= 0) k = r === only ? s : -1;
+      else k = r >= 0 && r < replicas ? r * stages + s : -1;
+    }
+    rowOf[i] = k;
+    if (k >= 0) counts[k]++;
+  }
+  const all = new Int32Array(counts.reduce((a, c) => a + c, 0));
+  const filled = new Int32Array(rows.length);
+  for (let k = 0, at = 0; k < rows.length; at += counts[k], k++) {
+    rows[k].events = all.subarray(at, at + counts[k]);
+  }
+  for (let i = 0; i < n; i++) {
+    const k = rowOf[i];
+    if (k < 0) continue;
+    const row = rows[k];
     if (row.group < 0) row.group = cols.group[i];
+    row.events[filled[k]++] = i;
   }
   const total = Math.max(span ?? 0, end);
   for (const row of rows) {
-    row.events.sort((a, b) => cols.start[a] - cols.start[b]);
+    // (The engine lists a stage's events in the order they start: sorted only when they are not,
+    // a pass instead of a sort's 14 comparator calls an event.)
+    if (!inOrder(row.events, cols.start)) row.events.sort((a, b) => cols.start[a] - cols.start[b]);
     let busy = 0;
     let reach = 0;
     for (const i of row.events) {
@@ -62,6 +82,12 @@ export function layout(cols, { stages, replicas = 1, only = -1 }, span) {
     row.idle = Math.max(0, total - busy);
   }
   return { rows, span: total };
+}
+
+/** Whether `events` (indices) start in order: their times in `start` never decrease. */
+function inOrder(events, start) {
+  for (let k = 1; k < events.length; k++) if (start[events[k]] < start[events[k - 1]]) return false;
+  return true;
 }
 
 const FORWARD = KINDS.indexOf('forward');
