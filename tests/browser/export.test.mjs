@@ -65,6 +65,22 @@ describe('exports', () => {
       for (const [j, k] of columns.entries()) assert.equal(Number(rows[i + 1][2 + j]), s.memory_bytes[k] / GIB, `stage ${i} ${k}`);
       assert.equal(rows[i + 1][2 + columns.length], String(s.fits));
     }
+    // Open, the table stays open as the plan changes, and holds the new plan's numbers (its rows
+    // are written only while it is open: issue 39).
+    await p.fill('#f-micro_batch', '2');
+    await settle(p);
+    const two = cliEstimate(JSON.stringify(await pageScenario(p))).report;
+    assert.equal(await p.$eval('.mem-table', (d) => d.open), true);
+    const after = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    assert.deepEqual(after, two.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    assert.notDeepEqual(after, cells, 'micro-batch 2 holds more activations');
+    // Closed, an edit leaves it to be written when it opens: with that plan's numbers.
+    await p.click('.mem-table summary');
+    await p.fill('#f-micro_batch', '1');
+    await settle(p);
+    await p.click('.mem-table summary');
+    assert.deepEqual(await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))), cells);
+    await p.click('.mem-table summary');
   });
 
   test('offloaded activations: the memory card says what the host holds, per GPU and per node', async () => {

@@ -25,11 +25,23 @@ function partsBar(m, scale) {
   });
 }
 
-export function renderMemory(r) {
-  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
-  const legend = h('ul', { class: 'legend' }, memoryParts().map(([k, label, term, doc]) => h('li', null,
+// The legend, the same for every report (the engine's memory parts): built once, not with its
+// thirteen "?" each edit.
+let legend = null;
+let legendParts = null;
+
+function memoryLegend() {
+  if (legend && legendParts === memoryParts()) return legend;
+  legendParts = memoryParts();
+  legend = h('ul', { class: 'legend' }, memoryParts().map(([k, label, term, doc]) => h('li', null,
     h('span', { class: 'swatch', style: { background: `var(--m-${k})` } }), label, tip(term, label, term ? undefined : doc))),
   h('li', null, h('span', { class: 'swatch capacity-swatch' }), 'GPU capacity', tip('capacity')));
+  return legend;
+}
+
+export function renderMemory(r) {
+  const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
+  const legend = memoryLegend();
   const shown = shownStages(r, 'memory');
   const rows = shown.stages.map((s) => {
     const m = s.memory_bytes;
@@ -78,19 +90,42 @@ function memoryRows(stages) {
       ...memorySums().map(([k]) => (s.memory_bytes[k] ?? 0) / GIB), s.fits])];
 }
 
-/** The bars' numbers as a table (what each part of each stage holds, in GiB). */
+/**
+ * The bars' numbers as a table (what each part of each stage holds, in GiB), in a disclosure kept
+ * from one report to the next (open, it stays open as the plan changes). Its rows are written
+ * while it is open, or printed: closed, they were 300 cells a 16-stage plan built each edit for
+ * no one to see (issue 39).
+ */
+let table = null;
+let tableStages = [];
+let tableStale = false;
+
 function memoryTable(stages) {
-  const g = (x) => (x / GIB).toFixed(1);
-  return h('details', { class: 'mem-table' }, h('summary', null, 'Memory per stage as a table (GiB)'),
-    h('div', { class: 'table-scroll' }, h('table', { class: 'memory-table' },
-      h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), memoryParts().map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
-        memorySums().map(([, label, doc]) => h('th', { scope: 'col', class: 'num', title: doc }, label)))),
-      h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
-        memoryParts().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
-        memorySums().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k] ?? 0)))))))));
+  if (!table) {
+    table = h('details', { class: 'mem-table' }, h('summary', null, 'Memory per stage as a table (GiB)'),
+      h('div', { class: 'table-scroll' }));
+    table.addEventListener('toggle', () => { if (table.open) writeTable(); });
+    window.addEventListener('beforeprint', writeTable); // (printing opens every disclosure)
+  }
+  tableStages = stages;
+  tableStale = true;
+  if (table.open) writeTable();
+  return table;
 }
 
+function writeTable() {
+  if (!tableStale) return;
+  tableStale = false;
+  const stages = tableStages;
+  const g = (x) => (x / GIB).toFixed(1);
+  fill(table.lastChild, h('table', { class: 'memory-table' },
+    h('caption', { class: 'sr-only' }, 'Memory per GPU of each pipeline stage, GiB'),
+    h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Stage'), memoryParts().map(([, label]) => h('th', { scope: 'col', class: 'num' }, label)),
+      memorySums().map(([, label, doc]) => h('th', { scope: 'col', class: 'num', title: doc }, label)))),
+    h('tbody', null, stages.map((s) => h('tr', { class: s.fits ? '' : 'oom' }, h('th', { scope: 'row' }, `Stage ${s.index}`),
+      memoryParts().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k]))),
+      memorySums().map(([k]) => h('td', { class: 'num' }, g(s.memory_bytes[k] ?? 0))))))));
+}
 
 /** The memory chart as an SVG document: a stacked bar per stage against its capacity. */
 function memorySvg(stages) {
