@@ -1,5 +1,6 @@
-// Bounded JSON reading: nlohmann's DOM builder behind a SAX filter that stops at the depth limit,
-// so a hostile document never reaches the recursive parts of the library (copy, dump, compare).
+// Bounded JSON reading: nlohmann's lexer and parser driving the engine's own tree builder, which
+// stops at the depth limit (so a hostile document never reaches the recursive parts of the
+// library: copy, dump, compare) and at a repeated key.
 #include "stepcast/json.h"
 
 #include <fmt/format.h>
