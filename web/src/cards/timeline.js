@@ -145,9 +145,8 @@ export function renderTimeline(r) {
       row.idle = Math.max(0, lay.span - row.busy);
     });
   }
-  else {
-    if (keep) lay.rows = lay.rows.filter((row) => keep.has(row.stage));
-    tl.aggregate(cols, lay);
+  else if (keep) {
+    lay.rows = lay.rows.filter((row) => keep.has(row.stage));
   }
   dom.capNote.hidden = !keep;
   if (keep) dom.capNote.textContent = capped.note;
@@ -184,7 +183,9 @@ export function renderTimeline(r) {
   fill(dom.idleBody, lay.rows.map((row, k) => h('tr', { 'data-replica': row.replica, 'data-stage': row.stage, 'data-group': row.group },
     h('th', { scope: 'row' }, many() && row.group >= 0 ? swatch(row.group) : null, labels[k]),
     h('td', null, duration(row.busy)), h('td', null, duration(row.idle)), h('td', null, percent(row.idle / lay.span)))));
-  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets, schematic: !!schematic };
+  // (The steady state's bands, tl.aggregate, are found when the chart is first drawn: off screen
+  // an edit needs only the rows' busy and idle times.)
+  timelineState = { cols, lay, hit: null, colorBy, labels: [labels, names('plain'), names('short')], sets, schematic: !!schematic, aggregated: !!schematic };
   drawTimeline();
 }
 
@@ -198,6 +199,10 @@ export function drawTimeline({ now = false } = {}) {
   const width = Math.max(280, tlDom.width);
   const zoom = Number(tlDom.zoom.value) || 1;
   const cssWidth = Math.min(16000, width * zoom);
+  if (!st.aggregated) {
+    tl.aggregate(st.cols, st.lay);
+    st.aggregated = true;
+  }
   // Blocks narrower than a few pixels: the steady state as a band (zoom in for every block).
   const banded = st.schematic || tl.dense(st.cols, st.lay, cssWidth * 0.6);
   st.hit = tl.draw(tlDom.canvas, st.cols, st.lay, cssWidth, { colorBy: st.colorBy, labels: st.labels, banded });
