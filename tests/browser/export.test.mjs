@@ -35,6 +35,16 @@ async function download(p, selector) {
   return { name: d.suggestedFilename(), body: readFileSync(await d.path()) };
 }
 
+/**
+ * The memory table's cells once they are `want` (or after 5 s, whatever they are then): the table's
+ * rows are written on its disclosure's toggle event, a task that may run after the click returns.
+ */
+async function tableCells(page, want) {
+  const read = () => [...document.querySelectorAll('.memory-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+  await page.waitForFunction(`JSON.stringify((${read})()) === ${JSON.stringify(JSON.stringify(want))}`, null, { timeout: 5000 }).catch(() => {});
+  return page.evaluate(read);
+}
+
 let p;
 let report;
 
@@ -47,13 +57,14 @@ describe('exports', () => {
     const cli = cliEstimate(JSON.stringify(await pageScenario(p)));
     assert.equal(cli.status, 0, cli.stderr);
     report = cli.report;
-    await p.click('.mem-table summary');
-    const cells = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
     // Each part, their total, what PyTorch would report at the peak (allocated, reserved), the
     // GPU, and what offloading keeps on the host.
     const columns = ['weights', 'gradients', 'optimizer', 'activations', 'moe_dispatch', 'ep_overlap', 'wgrad_dummies', 'allocator', 'userbuffers', 'deepep', 'nccl', 'other',
       'total', 'allocated', 'reserved', 'capacity', 'offloaded', 'optimizer_offloaded'];
-    assert.deepEqual(cells, report.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    const expected = (r) => r.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1)));
+    await p.click('.mem-table summary');
+    const cells = await tableCells(p, expected(report));
+    assert.deepEqual(cells, expected(report));
     assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-6).map((th) => th.textContent)),
       ['Total', 'Allocated', 'Reserved', 'Capacity', 'Offloaded', 'Optimizer offloaded']);
     const { name, body } = await download(p, '[data-download="memory.csv"]');
@@ -71,15 +82,15 @@ describe('exports', () => {
     await settle(p);
     const two = cliEstimate(JSON.stringify(await pageScenario(p))).report;
     assert.equal(await p.$eval('.mem-table', (d) => d.open), true);
-    const after = await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    assert.deepEqual(after, two.stages.map((s) => columns.map((k) => (s.memory_bytes[k] / GIB).toFixed(1))));
+    const after = await tableCells(p, expected(two));
+    assert.deepEqual(after, expected(two));
     assert.notDeepEqual(after, cells, 'micro-batch 2 holds more activations');
     // Closed, an edit leaves it to be written when it opens: with that plan's numbers.
     await p.click('.mem-table summary');
     await p.fill('#f-micro_batch', '1');
     await settle(p);
     await p.click('.mem-table summary');
-    assert.deepEqual(await p.$$eval('.memory-table tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))), cells);
+    assert.deepEqual(await tableCells(p, cells), cells);
     await p.click('.mem-table summary');
   });
 
