@@ -103,12 +103,13 @@ struct FitFix;
 struct Report;
 
 struct EstimateOptions {
-  bool timeline = false;            // simulate the schedule and report every block
-  bool simulate = false;            // take the pipeline time from the event simulation even
-                                    // where the closed form applies (identical stages)
+  bool timeline = false;            // simulate the schedule and report every block (the
+                                    // report's numbers are the same with it or without)
+  bool simulate = false;            // take the pipeline time from the simulation even where
+                                    // the closed form applies (identical stages)
   bool closed_form = false;         // take it from the closed form even for interleaved stages
                                     // that differ (the search ranks with it: search.cpp);
-                                    // `simulate` and a timeline take precedence
+                                    // `simulate` takes precedence
   size_t max_timeline_events = 20000;  // larger schedules report `timeline_truncated`
   // Out of memory: the plan estimated again with each change that could make it fit
   // (Report::fit_fixes), by this function (fit_fixes_of below, or none). Off for the search and

@@ -131,35 +131,31 @@ PipelineRun run_pipeline(const Scenario& sc, Plan plan, const PipelineLayout& la
   // The event simulation is the reference. A schedule's closed form is exact for 1F1B and for
   // identical interleaved stages (tests), and costs nothing; where it is not exact for every
   // stage time (interleaved stages that differ: embedding, output layer, uneven or mixed GPUs)
-  // the schedule is simulated, within the estimate's block budget shared by its replica sets
-  // (limits.h): the timeline's event simulation counts every block, the lean simulation the
-  // blocks it runs (its extrapolated steady state costs none). Past the budget the closed form
-  // stands.
-  const uint64_t blocks = schedule_blocks(shape);
+  // the schedule is simulated by the lean simulation (the event simulation's makespan within a
+  // relative 1e-12, lean_simulation.cpp), within the estimate's block budget shared by its
+  // replica sets (limits.h), counting the blocks it runs (its extrapolated steady state costs
+  // none). Past the budget the closed form stands.
   simulate = simulate || (!schedule.closed_form_exact && !closed_form);
   const bool blocking = p.pp > 1 && !p2p_hidden;
   ScheduleTime timed;
   bool timed_ok = false;
-  if (want_events && blocks <= block_budget) {
-    block_budget -= blocks;
-    // The timeline's blocks; the bottleneck stage is busy with its blocks and its blocking
-    // sends, and the rest of the makespan it waits (fill, drain, and messages on the edges).
-    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
-                                           &timed.makespan_s, &schedule, wgt, gathers);
-    for (const auto& e : run.events) {
-      if (e.stage != run.bottleneck) continue;
-      (e.kind == PipelineEvent::Kind::send ? timed.sends_s : timed.busy_s) += e.end_s - e.start_s;
-    }
-    timed_ok = true;
-  } else if (simulate) {
+  if (simulate) {
     timed_ok = simulate_schedule_time_within(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking,
                                              run.bottleneck, &schedule, wgt, gathers,
                                              block_budget, timed);
     block_budget -= std::min(block_budget, static_cast<uint64_t>(timed.blocks_run));
   }
+  // The timeline's blocks, by the event simulation, beside the numbers above and not instead of
+  // them: a plan's report is the same, to the last bit, with its timeline or without (the page
+  // asks for the events only while its Timeline card is on screen; issue 39). Their count is
+  // bounded by EstimateOptions::max_timeline_events, not by the block budget.
+  if (want_events) {
+    double makespan_s = 0;
+    run.events = simulate_virtual_pipeline(fwd, bwd, p.pp, mb, p.vpp, p2p, blocking, &makespan_s,
+                                           &schedule, wgt, gathers);
+  }
   if (simulate && timed_ok) {
-    run.stage_end_s = run.events.empty() ? std::move(timed.rank_end_s)
-                                         : detail::rank_ends(run.events, p.pp);
+    run.stage_end_s = std::move(timed.rank_end_s);
     run.pipe_s = timed.makespan_s;
     run.fill_s = 0;
     run.blocking_p2p_s = timed.sends_s;
