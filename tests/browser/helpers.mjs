@@ -99,6 +99,20 @@ export async function settle(p) {
   }, null, { timeout: 15000 });
 }
 
+/**
+ * Brings the Timeline card on screen and waits until it shows the plan on show (call it settled):
+ * a plan estimated while the card is away from the screen comes without the schedule's events,
+ * which the card asks for as it comes near (cards/timeline.js; #timeline is aria-busy meanwhile).
+ */
+export async function timelineShown(p) {
+  await p.waitForFunction(() => {
+    const el = document.querySelector('#timeline');
+    if (el?.getAttribute('aria-busy') === 'false') return true;
+    el?.scrollIntoView({ block: 'nearest' });
+    return false;
+  }, null, { timeout: 20000, polling: 100 });
+}
+
 /** Does `action` (a click, Back) and waits until the scenario on show is another one, then settles. */
 export async function changes(p, action) {
   const before = await p.textContent('#scenario-json');

@@ -13,7 +13,7 @@ import {
 } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
 import {
-  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, plainMessage, reloads, settle, shootDesktop, watch,
+  DESKTOP, METRICS, PHONE, SHOTS, formState, linked, metrics, pageScenario, plainMessage, reloads, settle, shootDesktop, timelineShown, watch,
 } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -185,6 +185,7 @@ describe('heterogeneous clusters', () => {
       balance.map((s) => s.layers), 'the auto layer fields show the chosen layers');
 
     // The timeline: bars by GPU type, one row per stage, sends listed.
+    await timelineShown(page);
     const canvas = page.locator('#timeline canvas');
     assert.equal(await canvas.isVisible(), true);
     assert.equal(await canvas.getAttribute('data-color-by'), 'group');
@@ -278,6 +279,7 @@ describe('heterogeneous clusters', () => {
     assert.deepEqual(unlabelled, [], 'every control of the builder and the maps has a name');
 
     // The timeline: a row per replica set and stage, or one set.
+    await timelineShown(page);
     const canvas = page.locator('#timeline canvas');
     assert.equal(await canvas.getAttribute('data-rows'), '4');
     assert.equal(await page.isVisible('#timeline-set'), true);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { CLI, ROOT, SCENARIO_DIR, cliEstimate, cliLink, cliResolve, jsonDiff, messageOf, requireBuilt } from '../wasm/common.mjs';
 import { launch, serveSite } from './browser.mjs';
-import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, plainMessage, reloads, shootDesktop as shootPage } from './helpers.mjs';
+import { DESKTOP, FRAMEWORKS, PHONE, SHOTS, goOffline, plainMessage, reloads, shootDesktop as shootPage, timelineShown } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 mkdirSync(SHOTS, { recursive: true });
@@ -311,12 +311,49 @@ describe('the page', () => {
 
   test('says so when a schedule is too large for a timeline, and draws a schematic of it', async () => {
     await setValue('#f-global_batch', 16384);
+    await timelineShown(page);
     const note = page.locator('#timeline [data-timeline="schematic"]');
     assert.equal(await note.isVisible(), true);
     assert.equal(await page.locator('#timeline canvas').isVisible(), true);
     await expectCliNumbers({ ...withPlan(DEFAULT, { dp: undefined, global_batch: 16384 }) });
     await setValue('#f-global_batch', DEFAULT.plan.global_batch);
+    await timelineShown(page);
     assert.equal(await page.locator('#timeline canvas').isVisible(), true);
+    assert.equal(await page.getAttribute('#timeline > .hint', 'data-timeline'), 'events', 'the engine\'s blocks again');
+  });
+
+  test('the timeline\'s events are asked for as its card comes on screen, for the plan on show', async () => {
+    await openDefault();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    // Away from the card, an edit's report comes without the schedule's events (issue 39) and
+    // the card, greyed, says it is busy; printed meanwhile, it says the timeline is not drawn.
+    await setValue('#f-global_batch', 1024);
+    assert.equal(await page.getAttribute('#timeline', 'aria-busy'), 'true');
+    assert.equal(await page.evaluate(() => window.__stepcast.engine.received.blocks), 0, 'no events sent');
+    await page.emulateMedia({ media: 'print' });
+    assert.equal(await page.isVisible('#timeline .timeline-pending'), true, 'printed, it says so');
+    assert.equal(await page.isVisible('#timeline .timeline-chart'), false, 'and prints no other plan\'s chart');
+    await page.emulateMedia({ media: 'screen' });
+    assert.equal(await page.isVisible('#timeline .timeline-pending'), false);
+    // On screen, it asks for them: the CLI's blocks for that plan (twice the micro-batches).
+    await timelineShown(page);
+    const cli = cliEstimate(JSON.stringify(await pageScenario()));
+    assert.equal(cli.status, 0, cli.stderr);
+    const blocks = (label) => Number(label.match(/, ([\d,]+) blocks over/)[1].replace(/,/g, ''));
+    assert.equal(blocks(await page.getAttribute('#timeline canvas', 'aria-label')), cli.report.timeline.events.length);
+    assert.equal(cli.report.timeline.events.filter((e) => e.kind === 'forward').length, 4 * 1024 / 2, 'a forward per stage and micro-batch');
+    // An edit with the card on screen (typed without scrolling to the field) brings its events at once.
+    await page.evaluate((v) => {
+      const el = document.querySelector('#f-global_batch');
+      el.value = v;
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }, String(DEFAULT.plan.global_batch));
+    await settle();
+    assert.equal(await page.getAttribute('#timeline', 'aria-busy'), 'false');
+    assert.ok(await page.evaluate(() => window.__stepcast.engine.received.blocks) > 0, 'events sent with the estimate');
+    const back = cliEstimate(JSON.stringify(await pageScenario()));
+    assert.equal(blocks(await page.getAttribute('#timeline canvas', 'aria-label')), back.report.timeline.events.length);
+    assert.equal(back.report.timeline.events.filter((e) => e.kind === 'forward').length, 4 * 512 / 2);
   });
 
   test('names the training software a newcomer gets, and shows each of its flags with where it comes from', async () => {
@@ -445,6 +482,7 @@ describe('the page', () => {
       plan: { tp: 2, pp: 4, global_batch: 32, schedule: 'zero_bubble' } };
     await openScenario(zb);
     await expectCliNumbers(zb);
+    await timelineShown(page);
     const legend = await page.textContent('#timeline .legend');
     assert.match(legend, /input gradients \(B\)/);
     assert.match(legend, /weight gradients \(W\)/);

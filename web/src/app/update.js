@@ -12,6 +12,7 @@ import { render as renderScaling } from '../cards/scaling.js';
 import { request as requestSearch } from '../cards/search.js';
 import { memoryParts } from '../cards/parts.js';
 import { fullestStage } from '../cards/stages.js';
+import { timelineWanted } from '../cards/timeline.js';
 import { renderSoftware, renderSummaryBar, summaryText } from '../cards/summary.js';
 import * as engine from '../engine/bridge.js';
 import * as form from '../form/index.js';
@@ -75,7 +76,9 @@ export async function update(t0 = performance.now()) {
   const sent = JSON.parse(text); // what was sent, apart from the state (which the next change edits)
   let answer;
   try {
-    const pending = engine.run(text);
+    // The schedule's events only when the Timeline card is near the screen (it asks for them
+    // when it comes on screen: timeline.js).
+    const pending = engine.run(text, 'estimate', { timeline: timelineWanted() });
     syncLink(sent, text);
     answer = await pending;
   } catch (err) {
@@ -143,6 +146,7 @@ async function estimated(r, sent, text, sliceStart) {
   const drawn = await renderReport(r, {
     groups: form.groupInfo(), layout: form.layout(), given: (path) => form.applies({ needs: path }), links: presets.links,
     full: () => engine.fullReport(text),
+    timeline: () => engine.run(text, 'timeline'),
   }, sliceStart, () => text === lastSent, () => { stats.headline = text; });
   if (!drawn) return false;
   compare.show(r, sent, stats.linked === text ? stats.link : null);

@@ -192,7 +192,7 @@ export async function open(url) {
     base.hash = fragment;
     const r = await engine.fromLink(base.href);
     if (r.error) { problems.push(`pinned plan ${i + 1}: ${r.error.message}`); continue; }
-    const answer = await engine.run(JSON.stringify(r.scenario), `compare-${i}`);
+    const answer = await engine.run(JSON.stringify(r.scenario), `compare-${i}`, { timeline: false }); // (the table draws no timeline)
     if (!answer?.report) { problems.push(`pinned plan ${i + 1}: ${answer?.errors?.[0]?.message ?? 'not estimated'}`); continue; }
     opened.push({ fragment, scenario: r.scenario, report: answer.report });
   }

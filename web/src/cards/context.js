@@ -6,11 +6,13 @@
 import { h } from '../ui/dom.js';
 import { groupColor } from '../scenario/groups.js';
 
-export const shown = { report: null, groups: [], layout: 'none', given: () => true, links: [], full: null };
+export const shown = { report: null, groups: [], layout: 'none', given: () => true, links: [], full: null, timeline: null };
 
 /**
- * Takes the report on show and its context ({groups, layout, given, links, full}, each optional;
- * full(): a promise of the report with every stage, engine/trim.js).
+ * Takes the report on show and its context ({groups, layout, given, links, full, timeline}, each
+ * optional; full(): a promise of the report with every stage, engine/trim.js; timeline(): a
+ * promise of the engine's answer with the schedule's events, for a report without them, or null
+ * when a newer one superseded it).
  */
 export function setReport(r, context = {}) {
   shown.report = r;
@@ -19,6 +21,7 @@ export function setReport(r, context = {}) {
   shown.given = context.given ?? (() => true);
   shown.links = context.links ?? [];
   shown.full = context.full ?? (() => Promise.resolve(r));
+  shown.timeline = context.timeline ?? (() => Promise.resolve(null));
 }
 
 export const linkName = (id) => shown.links.find((l) => l.id === id)?.name.replace(/\s*\(.*\)$/, '') ?? id;

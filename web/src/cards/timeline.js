@@ -12,6 +12,15 @@ import * as tl from './timeline_chart.js';
 
 let timelineState = null;
 
+// The schedule's events are asked of the engine only while the card is near the screen (issue
+// 39: DeepSeek-V3 on 256 GPUs lays out 16,000 events, most of the module's time for an edit, and
+// the card's layout of them): a report estimated away from it comes without them ({omitted:
+// true}), the card keeps the last plan's chart greyed (its element `pending`), and asks for this
+// plan's as it comes within a screen's height of the viewport. Printed meanwhile, it says so.
+let drawnFrom = null; // the report (with events) the chart shows
+let pending = null; // the report on show, when it came without events
+let asking = null; // {report, done}: the events of `report` on their way
+
 // The timeline's elements are built once and updated in place: a change re-draws the canvas
 // without re-creating it or forcing a layout (the width comes from a ResizeObserver).
 let tlDom = null;
@@ -34,7 +43,7 @@ function timelineDom() {
     h('div', { class: 'timeline-tools' }, legend,
       h('div', { class: 'timeline-selects' }, setTool, colorTool, h('label', { class: 'inline-check' }, 'Zoom ', zoom))),
     scroller,
-    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', () => { drawTimeline({ now: true }); return canvas; })),
+    h('p', { class: 'buttons' }, 'Download ', pngButton('timeline.png', async () => { await askForEvents(); drawTimeline({ now: true }); return canvas; })),
     h('details', { class: 'idle-details' }, h('summary', null, 'Idle time per stage'),
       h('table', { class: 'idle' },
         h('caption', { class: 'sr-only' }, 'Idle time per stage'),
@@ -46,14 +55,17 @@ function timelineDom() {
   const bandNote = h('p', { class: 'hint band-note', hidden: true },
     'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count: ' +
     'the blocks would be narrower than a pixel. Zoom in to see every block.');
-  fill($('#timeline'), note, chart);
+  const pendingNote = h('p', { class: 'hint timeline-pending' },
+    'This plan\'s timeline was not drawn yet (it is computed as its card comes on screen): print again to include it.');
+  fill($('#timeline'), note, chart, pendingNote);
   chart.insertBefore(bandNote, scroller);
   chart.insertBefore(capNote, scroller);
-  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, capNote, width: 0, legendKey: '', setKey: '', visible: false, stale: false };
+  tlDom = { canvas, hover, zoom, colorBy, set, colorTool, setTool, scroller, legend, idleBody, chart, note, bandNote, capNote, width: 0, legendKey: '', setKey: '', visible: false, stale: false, near: false };
   // A zoom chosen on the card is drawn at once, wherever the chart sits against the viewport.
   zoom.addEventListener('change', () => drawTimeline({ now: true }));
-  colorBy.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
-  set.addEventListener('change', () => { if (shown.report) renderTimeline(shown.report); });
+  // (While this plan's events are on their way, the choice applies when they come.)
+  colorBy.addEventListener('change', () => { if (drawnFrom && !pending) renderTimeline(drawnFrom); });
+  set.addEventListener('change', () => { if (drawnFrom && !pending) renderTimeline(drawnFrom); });
   canvas.addEventListener('mousemove', (e) => {
     const st = timelineState;
     if (!st?.hit) return;
@@ -77,7 +89,14 @@ function timelineDom() {
     tlDom.visible = entries[entries.length - 1].isIntersecting;
     if (tlDom.visible && tlDom.stale) drawTimeline();
   }).observe(scroller);
-  window.addEventListener('beforeprint', () => drawTimeline({ now: true }));
+  // Near the screen: within its height above or below.
+  new IntersectionObserver((entries) => {
+    tlDom.near = entries[entries.length - 1].isIntersecting;
+    if (tlDom.near) askForEvents();
+  }, { rootMargin: '100% 0px' }).observe($('#timeline'));
+  // (Printing cannot wait for the engine: a plan's events not yet asked for are asked for now,
+  // and the print says to print again.)
+  window.addEventListener('beforeprint', () => { askForEvents(); drawTimeline({ now: true }); });
   return tlDom;
 }
 
@@ -91,8 +110,41 @@ function rowName(replica, stage, group, sets, form = 'row') {
   return `${sets ? `set ${replica} · ` : ''}stage ${stage}${gpu}`;
 }
 
+/** Whether an estimate should bring the schedule's events: the card is near the screen (or not built yet). */
+export const timelineWanted = () => !tlDom || tlDom.near;
+
+/**
+ * Asks the engine for this plan's events when the report on show came without them, once; resolves
+ * when they are drawn (or were not needed, or a newer report came meanwhile: it asks for its own).
+ */
+function askForEvents() {
+  const r = pending;
+  if (!r) return Promise.resolve();
+  if (asking?.report === r) return asking.done;
+  const done = shown.timeline().then((answer) => {
+    // (A refusal cannot come for a plan just estimated; an engine that failed says so elsewhere.)
+    if (pending === r && answer?.report?.timeline && !answer.report.timeline.omitted) renderTimeline(answer.report);
+  }, () => {});
+  asking = { report: r, done };
+  return done;
+}
+
+function markPending(on) {
+  $('#timeline').classList.toggle('pending', on);
+  $('#timeline').setAttribute('aria-busy', String(on));
+}
+
 export function renderTimeline(r) {
   const dom = timelineDom();
+  if (r.timeline?.omitted) {
+    pending = r;
+    markPending(true);
+    if (dom.near) askForEvents();
+    return;
+  }
+  pending = null;
+  drawnFrom = r;
+  markPending(false);
   timelineState = null;
   let cols = r.timeline ? tl.toColumns(r.timeline) : null;
   // Too many blocks for the engine to lay out: a schematic of the same pipeline from the stages'

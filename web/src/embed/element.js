@@ -410,7 +410,7 @@ export class StepcastCalculator extends HTMLElement {
     }).catch(() => { /* the estimate below reports a failed engine */ });
     let answer;
     try {
-      answer = await engine.run(text, this.id_);
+      answer = await engine.run(text, this.id_, { timeline: false }); // (the calculator draws no timeline)
     } catch (err) {
       this.status('error', `The engine failed: ${err.message}`);
       return;

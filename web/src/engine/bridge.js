@@ -49,7 +49,7 @@ function connection({ describe, onProgress = () => {}, giveUpMs = GIVE_UP_MS, to
     const t0 = performance.now();
     const msg = event.data; // copied into the page here, on its first read
     const report = msg.result?.report;
-    if (report) stats.received = { ms: performance.now() - t0, stages: report.stages.length, blocks: report.timeline?.columns.length };
+    if (report) stats.received = { ms: performance.now() - t0, stages: report.stages.length, blocks: report.timeline?.columns?.length ?? 0 };
     const call = calls.get(msg.id);
     if (!call) return;
     calls.delete(msg.id);
@@ -252,11 +252,12 @@ export function onLoading(listener) {
  * errors, report, engineMs, workerMs}: `resolved` is resolve()'s answer ({scenario, model, groups,
  * gpus, micro_batches}) and `report` the estimate (of many stages, those the cards draw: trim.js),
  * or both null and `errors` every problem of the scenario ({code, path, message, related?, hint?}). Null when a newer request on the same
- * channel superseded this one before it ran.
+ * channel superseded this one before it ran. `timeline`: false leaves the schedule's events out
+ * (the report's timeline is then {omitted: true}).
  */
-export async function run(scenario, channel = 'estimate') {
+export async function run(scenario, channel = 'estimate', { timeline = true } = {}) {
   await main.start();
-  const msg = await main.latest(channel, { type: 'run', scenario });
+  const msg = await main.latest(channel, { type: 'run', scenario, timeline });
   return msg && { ...msg.result, engineMs: msg.engineMs, workerMs: msg.workerMs };
 }
 

@@ -38,11 +38,11 @@ export function csvButton(name, rows, label = 'CSV') {
   return h('button', { type: 'button', class: 'small', 'data-download': name, onclick: async () => save(name, csv(await rows()), 'text/csv') }, label);
 }
 
-/** A "PNG" button that saves the canvas `canvas()` returns as `name`. */
+/** A "PNG" button that saves the canvas `canvas()` returns (or its promise) as `name`. */
 export function pngButton(name, canvas) {
   return h('button', {
     type: 'button', class: 'small', 'data-download': name,
-    onclick: () => canvas()?.toBlob((blob) => blob && save(name, blob)),
+    onclick: async () => (await canvas())?.toBlob((blob) => blob && save(name, blob)),
   }, 'PNG');
 }
 
