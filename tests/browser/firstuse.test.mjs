@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { CLI, cliEstimate, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, assertNumbers, changes, linked, metrics, pageScenario, reloads, searchShown, settle, openPage, suite } from './helpers.mjs';
+import { PHONE, SHOTS, assertNumbers, changes, linked, metrics, pageScenario, reloads, searchShown, settle, openPage, suite, timelineShown } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -294,6 +294,7 @@ describe('first use', () => {
     await p.locator('#timeline').screenshot({ path: join(SHOTS, 'timeline-banded.png') });
     // 65,536 sequences: 32,768 micro-batches per replica, more blocks than the engine lays out.
     await setValue(p, '#f-global_batch', 65536);
+    await timelineShown(p); // (typed at its field, away from the card: its events asked for as it comes back)
     assert.equal(await p.getAttribute('#timeline > .hint', 'data-timeline'), 'schematic');
     assert.match(await p.textContent('#timeline > .hint'), /a schematic of it from each stage's times/);
     assert.equal(await p.isVisible('.timeline-canvas'), true, 'something is drawn');

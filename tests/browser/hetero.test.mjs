@@ -370,6 +370,7 @@ describe('heterogeneous clusters', () => {
     await page.waitForTimeout(100);
     await page.evaluate(() => document.querySelector('#stagemap-card').scrollIntoView());
     await page.screenshot({ path: join(SHOTS, 'hetero-dark.png') });
+    await timelineShown(page);
     await page.locator('section[aria-labelledby=h-timeline]').screenshot({ path: join(SHOTS, 'hetero-dark-timeline.png') });
     await page.emulateMedia({ colorScheme: 'light' });
   });
