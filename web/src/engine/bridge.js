@@ -264,10 +264,12 @@ export async function run(scenario, channel = 'estimate', { timeline = true } = 
 /**
  * The report of a scenario (a JSON string) with every stage: run()'s report holds the stages the
  * cards draw (engine/trim.js); a download of every stage asks for this one when it is clicked.
+ * Without the timeline's events (the downloads read the stages: a plan of thousands of stages
+ * would lay out its every block for nothing).
  */
 export async function fullReport(scenario) {
   await main.start();
-  return (await main.send({ type: 'run', scenario, full: true })).result.report;
+  return (await main.send({ type: 'run', scenario, full: true, timeline: false })).result.report;
 }
 
 /** resolve() alone, for a scenario the page is about to show (a JSON string): {scenario, ...} or {errors}. */
