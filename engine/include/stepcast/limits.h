@@ -26,7 +26,8 @@ inline constexpr double kMaxParameters = 1e14;
 // balancer's two probes per stage for "auto" layers and one per stage for "auto" micro-batches),
 // the balancer's work for "auto" layers (model.layers x pipeline stages), and blocks of the
 // schedule's lean simulation over all replica sets (past it the closed form of pipeline.h stands
-// in for the simulation; a timeline's events are bounded by EstimateOptions::max_timeline_events). The estimate's cost does not otherwise grow with the global batch.
+// in for the simulation; a timeline's events are bounded by EstimateOptions::max_timeline_events).
+// The estimate's cost does not otherwise grow with the global batch.
 inline constexpr int64_t kMaxStageEvaluations = 4096;
 inline constexpr int64_t kMaxBalanceWork = int64_t{1} << 24;
 // The search for the time-balanced exact split of "auto" micro-batches (balance.cpp): amounts
