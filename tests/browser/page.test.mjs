@@ -324,7 +324,8 @@ describe('the page', () => {
 
   test('the timeline\'s events are asked for as its card comes on screen, for the plan on show', async () => {
     await openDefault();
-    await page.evaluate(() => window.scrollTo(0, 0));
+    // At the top, and two frames for the card's observer to see it leave the screen's reach.
+    await page.evaluate(() => new Promise((done) => { window.scrollTo(0, 0); requestAnimationFrame(() => requestAnimationFrame(done)); }));
     // Away from the card, an edit's report comes without the schedule's events (issue 39) and
     // the card, greyed, says it is busy; printed meanwhile, it says the timeline is not drawn.
     await setValue('#f-global_batch', 1024);
