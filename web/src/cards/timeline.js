@@ -18,7 +18,11 @@ let timelineState = null;
 // true}), the card keeps the last plan's chart greyed (its element `pending`), and asks for this
 // plan's as it comes within a screen's height of the viewport. Printed meanwhile, it says so.
 let drawnFrom = null; // the report (with events) the chart shows
-let pending = null; // the report on show, when it came without events
+// The report on show when it came without events, and how to ask for them: its context's (taken
+// when the card draws it: between the slices of a newer report's cards, shown.timeline is already
+// the newer plan's, whose own draw asks again).
+let pending = null;
+let askPending = null;
 let asking = null; // {report, done}: the events of `report` on their way
 
 // The timeline's elements are built once and updated in place: a change re-draws the canvas
@@ -121,7 +125,7 @@ function askForEvents() {
   const r = pending;
   if (!r) return Promise.resolve();
   if (asking?.report === r) return asking.done;
-  const done = shown.timeline().then((answer) => {
+  const done = askPending().then((answer) => {
     // (A refusal cannot come for a plan just estimated; an engine that failed says so elsewhere.)
     if (pending === r && answer?.report?.timeline && !answer.report.timeline.omitted) renderTimeline(answer.report);
   }, () => {});
@@ -138,6 +142,7 @@ export function renderTimeline(r) {
   const dom = timelineDom();
   if (r.timeline?.omitted) {
     pending = r;
+    askPending = shown.timeline;
     markPending(true);
     if (dom.near) askForEvents();
     return;
