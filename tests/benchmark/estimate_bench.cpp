@@ -194,6 +194,13 @@ void BM_SearchPlansMoe(benchmark::State& state) {
 }
 BENCHMARK(BM_SearchPlansMoe)->Unit(benchmark::kMillisecond);
 
+// The presets compiled in, parsed into the catalog: what the first estimate of a process (and the
+// page's first presets()) pays once.
+void BM_LoadCatalog(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(stepcast::load_catalog(stepcast::builtin_preset_files()));
+}
+BENCHMARK(BM_LoadCatalog)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
