@@ -1,13 +1,14 @@
 // The plan on show is named (issue 37 item 7), in Chromium: the results header and the summary bar
 // say which plan the numbers are for (TP × PP × DP, with CP, VPP and EP where they are not 1),
 // each compare column is headed by its plan, and on a phone the column of the plan on show stays
-// in view while the pinned ones scroll. Screenshots: named-desktop, named-phone.
+// in view while the pinned ones scroll; the summary bar and the skip link go to the results without
+// touching the plan or its link. Screenshots: named-desktop, named-phone.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { CLI, requireBuilt } from '../wasm/common.mjs';
-import { PHONE, SHOTS, openPage, settle, suite } from './helpers.mjs';
+import { PHONE, SHOTS, linked, openPage, settle, suite } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
 
@@ -55,5 +56,48 @@ test('the results, the summary bar and each compare column name their plan', asy
   await p.$eval('#compare .table-scroll', (box) => { box.scrollLeft = 0; });
   await p.$eval('#compare-card', (el) => el.scrollIntoView());
   await p.screenshot({ path: join(SHOTS, 'named-phone.png') });
+  await p.close();
+});
+
+// The summary bar and "Skip to the results" link to #results: they move there and leave the
+// address alone. Followed as a link, the fragment "results" was opened as a plan that is not one:
+// the default plan in place of the user's, with "This link does not open a scenario".
+test('the summary bar and the skip link go to the results and keep the plan and its link', async () => {
+  const plan = 'v=2&model=llama3-8b&node=dgx-h100&nodes=2&tp=2&pp=2&gbs=256&seq=4096';
+  const p = await openPage(fx, `${fx.site.url}#${plan}`, PHONE);
+  const address = await linked(p); // the plan's link, as the page writes it
+  const onShow = () => p.evaluate(() => ({
+    address: location.href, bar: document.querySelector('#summary-bar').textContent,
+    notice: !document.querySelector('#link-status').hidden, focus: document.activeElement?.id,
+    resultsTop: Math.round(document.querySelector('#results').getBoundingClientRect().top),
+  }));
+  const before = await onShow();
+  assert.match(before.bar, /^TP 2 × PP 2 × DP 4: /);
+  assert.ok(before.resultsTop > PHONE.height, 'on a phone the results start below the form');
+  await p.click('#summary-bar');
+  await settle(p);
+  let after = await onShow();
+  assert.deepEqual({ ...after, resultsTop: undefined }, { ...before, focus: 'results', resultsTop: undefined }, 'the summary bar');
+  assert.ok(Math.abs(after.resultsTop) <= 1, `the results at the top of the screen (${after.resultsTop} px)`);
+  assert.equal(after.address, address);
+
+  // From the keyboard: Enter on the skip link (shown when it has the focus).
+  await p.evaluate(() => window.scrollTo(0, 0));
+  await p.focus('a.skip');
+  assert.equal(await p.evaluate(() => document.activeElement.textContent), 'Skip to the results');
+  await p.keyboard.press('Enter');
+  await settle(p);
+  after = await onShow();
+  assert.equal(after.focus, 'results', 'the skip link');
+  assert.equal(after.address, address);
+  assert.equal(after.notice, false);
+
+  // Typed after the address: the browser goes there; the address keeps the plan's link.
+  await p.evaluate(() => { location.hash = 'results'; });
+  await p.waitForFunction((a) => location.href === a, address);
+  await settle(p);
+  after = await onShow();
+  assert.equal(after.bar, before.bar);
+  assert.equal(after.notice, false);
   await p.close();
 });

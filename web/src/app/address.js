@@ -194,6 +194,7 @@ export async function openLink(address = location.href) {
   const url = compare.splitPins(address).link;
   const hash = url.indexOf('#');
   if (hash < 0 || hash === url.length - 1) return false;
+  if (inPage(url.slice(hash))) return false; // a place on the page (#results), not a plan
   let r;
   try {
     r = await engine.fromLink(url);
@@ -235,6 +236,14 @@ export async function openLink(address = location.href) {
   return true;
 }
 
+/** The element a fragment names ("#results"), or null: a fragment of a plan (key=value) names none. */
+function inPage(fragment) {
+  if (!fragment || fragment.length < 2 || fragment.includes('=')) return null;
+  let id;
+  try { id = decodeURIComponent(fragment.slice(1)); } catch { return null; }
+  return document.getElementById(id);
+}
+
 /**
  * Wires what changes the address: Copy link, a link pasted into the address bar of the open page
  * (`openPasted()` opens it), and leaving the page.
@@ -245,10 +254,28 @@ export function wireAddress(openPasted) {
     writeUrl(true);
     await copy($('#copy-link'), stats.address, { label: 'Copy link', done: 'Link copied', refused: 'Copy from the address bar' });
   });
+  // The page's own links to a place on it ("Skip to the results", the phone's summary bar: #results)
+  // move there without touching the address: its fragment is the plan's link, and a fragment
+  // naming an element would be opened as a link that is not one (the default plan in place of the
+  // user's, said as an error).
+  document.addEventListener('click', (e) => {
+    const a = e.target instanceof Element ? e.target.closest('a[href^="#"]') : null;
+    const to = a && inPage(a.getAttribute('href'));
+    if (!to || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    to.scrollIntoView();
+    to.focus({ preventScroll: true });
+  });
   // A link pasted into the address bar of the open page (only the fragment changes).
   // The event's own URL: a throttled replaceState of the previous scenario may already have
   // rewritten location.href, and must not overwrite the pasted link afterwards.
   window.addEventListener('hashchange', (e) => {
+    // A place on the page typed after the address (#results): the browser went there; the
+    // address keeps the plan's link (a write of it still waiting goes on waiting).
+    if (inPage(new URL(e.newURL).hash) && stats.address) {
+      history.replaceState(history.state, '', stats.address);
+      return;
+    }
     clearTimeout(urlTimer);
     urlTimer = 0;
     userChanged = false; // Back, Forward or a pasted link: the page's own writes follow
