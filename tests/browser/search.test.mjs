@@ -238,6 +238,20 @@ describe('the Faster plans card', () => {
     assert.equal(await page.isVisible('#status'), false, 'valid again');
   });
 
+  test('a plan that cannot be searched: the engine\'s reason, in the page\'s words', async () => {
+    await example('gpt3-175b');
+    await searched();
+    await page.fill('#f-nodes', '100000'); // 800,000 GPUs: DP 12,500 does not split the batch of 1,536
+    await searched();
+    const scenario = JSON.stringify(await pageScenario(page));
+    const cli = cliSearch(scenario, 10);
+    assert.equal(cli.status, 2, 'the CLI refuses to search it');
+    const [problem] = cliResolve(scenario).problems;
+    assert.equal(problem.rule, 'batch_split');
+    assert.equal(await page.textContent('#search-summary'), `No search: ${plainMessage(problem).replace(/\.?$/, '.')}`);
+    assert.doesNotMatch(await page.textContent('#search-summary'), /plan\./, 'no JSON paths');
+  });
+
   test('what it varies: CP only where the training software has it', async () => {
     await example('llama3-70b_dgx-h100x8');
     await searched();

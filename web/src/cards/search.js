@@ -235,7 +235,8 @@ function render() {
       `${s.groups.length} groups.`;
   }
   if (r.error) {
-    dom.summary.replaceChildren(h('strong', null, 'No search: '), r.error.message.replace(/\.?$/, '.'));
+    // (In the page's words, as the plan's own error above the cards: plain.js.)
+    dom.summary.replaceChildren(h('strong', null, 'No search: '), plainProblem(r.error).message.replace(/\.?$/, '.'));
     dom.meta.textContent = '';
     dom.table.hidden = true;
     dom.more.hidden = true;
