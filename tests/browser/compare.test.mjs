@@ -83,6 +83,18 @@ describe('compare plans', () => {
     await q.close();
   });
 
+  test('a pinned plan the engine refuses is left out, said in the page\'s words', async () => {
+    // TP 3 for Llama 3 70B: the link reads, the plan breaks a rule (the engine's message names
+    // plan.tp and model.heads).
+    const bad = encodeURIComponent(DEFAULT.replace('tp=8', 'tp=3'));
+    const p = await open(`${fx.site.url}#${DEFAULT}#compare=${bad}`);
+    await p.waitForSelector('#link-status:not([hidden])');
+    const notice = await p.$eval('#link-status', (el) => el.firstChild.textContent + el.childNodes[1].textContent);
+    assert.equal(notice, 'Some pinned plans of this link did not open: pinned plan 1: TP 3 does not divide the 64 attention heads.');
+    assert.equal(await p.isVisible('#compare-card'), false, 'no plan pinned');
+    await p.close();
+  });
+
   test('pins in the fragment: an old ?compare= link still opens; a comparison over 16 KB round-trips', async () => {
     // Four plans of Llama 3 8B, each a scenario link (format 0, JSON) padded with 1,000 spaces
     // of JSON whitespace to ~3.4 KB, as long as the link of a custom cluster of several groups:

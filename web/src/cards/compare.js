@@ -8,7 +8,7 @@
 import { $, fill, h } from '../ui/dom.js';
 import * as engine from '../engine/bridge.js';
 import { duration, gib, integer, percent, rate } from '../ui/format.js';
-import { labelOf } from '../ui/plain.js';
+import { labelOf, plainProblem } from '../ui/plain.js';
 import { planName } from '../scenario/label.js';
 import { parts as reportParts } from './parts.js';
 import { fullestStage } from './stages.js';
@@ -193,7 +193,7 @@ export async function open(url) {
     const r = await engine.fromLink(base.href);
     if (r.error) { problems.push(`pinned plan ${i + 1}: ${r.error.message}`); continue; }
     const answer = await engine.run(JSON.stringify(r.scenario), `compare-${i}`, { timeline: false }); // (the table draws no timeline)
-    if (!answer?.report) { problems.push(`pinned plan ${i + 1}: ${answer?.errors?.[0]?.message ?? 'not estimated'}`); continue; }
+    if (!answer?.report) { problems.push(`pinned plan ${i + 1}: ${answer?.errors?.[0] ? plainProblem(answer.errors[0]).message : 'not estimated'}`); continue; }
     opened.push({ fragment, scenario: r.scenario, report: answer.report });
   }
   pins = opened;
