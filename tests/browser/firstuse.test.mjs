@@ -162,6 +162,29 @@ describe('first use', () => {
     await p.close();
   });
 
+  test('a model of other layers keeps the plan but not the previous model\'s pipeline layout', async () => {
+    const p = await open();
+    // DeepSeek-V3's recipe brings its layout of 61 layers and an MTP module ("Et|(tt|)*30mL").
+    await p.selectOption('#f-model', 'deepseek-v3');
+    await settle(p);
+    assert.equal((await pageScenario(p)).plan.pipeline_layout, 'Et|(tt|)*30mL');
+    await p.selectOption('#f-model', 'gpt3-175b');
+    await settle(p);
+    const plan = (await pageScenario(p)).plan;
+    assert.equal(plan.pipeline_layout, undefined, 'the layout of 61 layers is not GPT-3\'s 96');
+    assert.deepEqual([plan.pp, plan.vpp], [8, 4], 'the rest of the plan is kept');
+    assert.match(await p.textContent('#model-carried-text'),
+      /^Kept from DeepSeek-V3: .*the plan but its pipeline layout \(for DeepSeek-V3's layers\)/);
+    assert.doesNotMatch(await p.textContent('#status'), /Pipeline layout/);
+    // A model of the same layers keeps it: DeepSeek-V3.1 has DeepSeek-V3's.
+    await p.selectOption('#f-model', 'deepseek-v3');
+    await settle(p);
+    await p.selectOption('#f-model', 'deepseek-v3.1');
+    await settle(p);
+    assert.equal((await pageScenario(p)).plan.pipeline_layout, 'Et|(tt|)*30mL');
+    await p.close();
+  });
+
   test('choosing a model from the keyboard: ArrowDown from the search goes to its first match, Enter takes it', async () => {
     const p = await open();
     await p.click('#f-model-search');

@@ -6,6 +6,7 @@
 import { $, $$, fill, h } from '../ui/dom.js';
 import { applies, choiceLabel, key, keysFor, keysOf, plainDefault, required, rule } from '../scenario/schema.js';
 import { field, isNumberBox, keyField, put, radios, readNumber, setText, show, valueOf } from './fields.js';
+import { labelOf } from '../ui/plain.js';
 import { on, onClick } from './bind.js';
 import { edit, getIn, markLocal, setIn, state } from './state.js';
 
@@ -116,7 +117,7 @@ export function build(thePresets) {
     edit('model', el.value);
     const taken = takeRecipe(byId(presets.models, el.value));
     noteRecipe(taken, plan);
-    noteCarried(before, el.value, !taken);
+    noteCarried(before, el.value, !taken, taken ? [] : dropLayerSplit(before, el.value));
     fillModelList($('#f-model-search').value); // the model on show is now this one
   });
   const custom = customKeys().sort((a, b) => rank(a) - rank(b)).map((k) => {
@@ -298,7 +299,25 @@ export function render() {
  */
 let carriedFor = null; // the model the note is about (another model on show hides it)
 
-function noteCarried(before, after, planKept) {
+/**
+ * A plan's split of the layers (a pipeline layout, the first and last stages' layer counts) is
+ * written for its model's layers: a model of other layers keeps the plan but not that split, which
+ * it returns the keys of. (Picked after DeepSeek-V3's recipe, GPT-3 175B's every estimate was an
+ * error about DeepSeek-V3's layout "Et|(tt|)*30mL", a key the user never typed.)
+ */
+const LAYER_SPLIT = ['pipeline_layout', 'first_stage_layers', 'last_stage_layers'];
+function dropLayerSplit(before, after) {
+  const layers = (m) => {
+    const x = typeof m === 'string' ? byId(presets.models, m) : m;
+    return x && typeof x === 'object' ? `${x.layers} ${x.mtp_layers ?? 0}` : null;
+  };
+  if (layers(before) === layers(after)) return [];
+  const dropped = LAYER_SPLIT.filter((k) => state.scenario.plan?.[k] !== undefined);
+  for (const k of dropped) edit(`plan.${k}`, undefined);
+  return dropped;
+}
+
+function noteCarried(before, after, planKept, dropped = []) {
   const from = typeof before === 'string' ? byId(presets.models, before) : null;
   const to = byId(presets.models, after);
   const note = $('#model-carried');
@@ -311,7 +330,7 @@ function noteCarried(before, after, planKept) {
   const seq = state.scenario.seq_len;
   const kept = [seq !== undefined ? `sequence length ${n(seq)}` : null,
     state.scenario.plan?.global_batch !== undefined ? `global batch ${n(state.scenario.plan.global_batch)}` : null,
-    planKept && 'the plan'].filter(Boolean);
+    planKept && `the plan${dropped.length ? ` but its ${dropped.map((k) => labelOf(`plan.${k}`).toLowerCase()).join(' and ')} (for ${from.name}'s layers)` : ''}`].filter(Boolean);
   const last = kept.pop();
   setText($('#model-carried-text'), `Kept from ${from.name}: ${kept.length ? `${kept.join(', ')} and ` : ''}${last}` +
     `${seq !== undefined && seq !== to.seq_len ? ` (${to.name} was trained at ${n(to.seq_len)})` : ''}.`);
