@@ -298,6 +298,36 @@ describe('the page', () => {
     assert.equal(sent.cluster.gpus_per_node, 8);
     await expectCliNumbers(sent);
     assert.deepEqual(jsonDiff(preset, await metrics()), []);
+    // "Custom GPU…": a copy of the H100 with the keys the page has no field for (its SM count,
+    // measured GEMM rates) estimates as the preset; a peak typed over it scales its measured rate.
+    await page.selectOption('#f-gpu', '__custom__');
+    await settle();
+    const copied = (await pageScenario()).cluster.gpu;
+    assert.equal(copied.name, 'NVIDIA H100 SXM5 80GB (custom)');
+    assert.deepEqual([copied.sm_count, copied.measured.gemm_tflops.bf16], [132, 794.5]);
+    assert.equal(copied.source, undefined, 'the preset\'s documentation stays with it');
+    assert.deepEqual(jsonDiff(preset, await metrics()), [], 'the copy estimates as the preset');
+    await setValue('#f-g-peak-bf16', 494.7);
+    const halved = (await pageScenario()).cluster.gpu.measured.gemm_tflops.bf16;
+    assert.ok(Math.abs(halved - 794.5 / 2) < 1e-9, `half the peak, half the measured rate (${halved})`);
+    await expectCliNumbers(await pageScenario());
+    await page.selectOption('#f-gpu', 'h100-sxm5-80gb');
+    await settle();
+    // A plan that offloads the optimizer to the host: the node's host link is copied too (it has
+    // no field; without it the engine refused the copy).
+    await page.check('#f-cluster-mode-preset');
+    await openScenario({ model: 'llama3-70b', cluster: { node: 'dgx-h100', nodes: 8 }, seq_len: 4096,
+      plan: { tp: 8, pp: 4, global_batch: 512, optimizer_cpu_offload: true, optimizer_offload_fraction: 1 } });
+    const offloading = await metrics();
+    await page.check('#f-cluster-mode-custom');
+    await settle();
+    assert.equal((await pageScenario()).cluster.host_link_GBps_per_dir, 63);
+    assert.equal(await page.isVisible('#status'), false, 'no error');
+    assert.deepEqual(jsonDiff(offloading, await metrics()), [], 'the copy estimates as the node');
+    await openDefault();
+    await page.check('#f-model-mode-custom');
+    await page.check('#f-cluster-mode-custom');
+    await settle();
     // An engine rule on a custom field lands next to the field just changed: the rule's path is
     // model.hidden, but it involves the heads, which the user changed.
     await setValue('#f-m-heads', 3);

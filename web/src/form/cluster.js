@@ -86,7 +86,9 @@ function setMode(mode) {
     const n = byId(presets.nodes, g.node) ?? presets.nodes[0];
     state.stash.node = g.node;
     const out = { gpu: n.gpu, gpus_per_node: n.gpus_per_node };
-    for (const k of ['nics_per_node', 'intra_node_link', 'inter_node_link']) if (n[k] !== undefined) out[k] = n[k];
+    // Every key of the node the engine reads: the host link too, which has no field (an
+    // offloading plan was refused on the copy, its link to host memory not stated).
+    for (const k of ['nics_per_node', 'intra_node_link', 'inter_node_link', 'host_link_GBps_per_dir']) if (n[k] !== undefined) out[k] = n[k];
     setGroup(0, { ...out, nodes: g.nodes });
   } else if (mode === 'preset' && g.node === undefined) {
     setGroup(0, { node: state.stash.node ?? presets.nodes[0].id, nodes: g.nodes });
@@ -94,21 +96,44 @@ function setMode(mode) {
   state.lastChanged = groupPath(0, 'node');
 }
 
-/** A custom GPU starting from a preset: the keys the page has fields for, named "… (custom)". */
+/**
+ * A custom GPU starting from a preset, named "… (custom)": every key the engine reads, those the
+ * page has no field for too (the SM count its GEMM tiles run on, the measured GEMM rates): a copy
+ * estimates as the preset does until a field changes (with only the fields' keys, the H100's copy
+ * made the default plan 2.6 % faster). Its documentation (source, notes) stays with the preset.
+ */
 function copyOfGpu(id) {
   const g = byId(presets.gpus, id) ?? presets.gpus[0];
-  const out = {};
-  for (const k of keysOf('gpu')) {
-    if (k.control === 'none' || g[k.name] === undefined) continue;
-    if (k.type === 'object') {
-      const shown = keysOf(`gpu.${k.name}`).filter((s) => s.control !== 'none' && g[k.name][s.name] !== undefined);
-      out[k.name] = Object.fromEntries(shown.map((s) => [s.name, g[k.name][s.name]]));
-    } else {
-      out[k.name] = g[k.name];
-    }
-  }
+  const out = structuredClone(g);
+  for (const k of ['id', 'source', 'confidence', 'notes']) delete out[k];
   out.name = `${g.name} (custom)`;
   return out;
+}
+
+/**
+ * Each precision's measured GEMM rate as a share of its peak, per custom GPU (taken before its
+ * first peak changes, so that typing a number digit by digit keeps it). A peak typed over a
+ * copy's scales its measured rate with it: a derated or faster copy of a chip reaches the share
+ * of its peak the chip does (the engine caps a measured rate at the peak only, and without one
+ * takes the presets' median share).
+ */
+const peakShares = new WeakMap();
+
+function bindPeak(el, precision) {
+  return on(el, () => {
+    const path = groupPath(0, `gpu.peak_tflops.${precision}`);
+    const r = readNumber(el, { optional: true });
+    markLocal(el, path, r.message);
+    if (r.message) return;
+    const gpu = group0().gpu;
+    if (isObject(gpu) && !peakShares.has(gpu)) {
+      peakShares.set(gpu, Object.fromEntries(Object.entries(gpu.measured?.gemm_tflops ?? {})
+        .filter(([p, v]) => v > 0 && gpu.peak_tflops?.[p] > 0).map(([p, v]) => [p, v / gpu.peak_tflops[p]])));
+    }
+    const share = isObject(gpu) ? peakShares.get(gpu)[precision] : undefined;
+    edit(path, r.empty ? undefined : r.value);
+    if (share !== undefined) edit(groupPath(0, `gpu.measured.gemm_tflops.${precision}`), r.empty ? undefined : r.value * share);
+  });
 }
 
 /** A number box bound to a key of group 0 (`name`: "nodes", "gpu.memory_gib", ...). */
@@ -131,7 +156,8 @@ function gpuFields() {
       peaks.forEach((s, i) => {
         const f = keyField(s, `cluster.gpu.${k.name}.${s.name}`, `g-peak-${s.name}`,
           { hint: i === 0 ? 'dense; leave empty if absent' : undefined });
-        bindNumber($('input', f), `gpu.${k.name}.${s.name}`, true);
+        if (k.name === 'peak_tflops') bindPeak($('input', f), s.name);
+        else bindNumber($('input', f), `gpu.${k.name}.${s.name}`, true);
         out.push(f);
       });
       continue;
