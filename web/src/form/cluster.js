@@ -105,7 +105,7 @@ function setMode(mode) {
 function copyOfGpu(id) {
   const g = byId(presets.gpus, id) ?? presets.gpus[0];
   const out = structuredClone(g);
-  for (const k of ['id', 'source', 'confidence', 'notes']) delete out[k];
+  for (const k of ['id', 'source', 'notes']) delete out[k]; // (its confidence stays: a low one warns)
   out.name = `${g.name} (custom)`;
   return out;
 }
