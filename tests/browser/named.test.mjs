@@ -101,3 +101,16 @@ test('the summary bar and the skip link go to the results and keep the plan and 
   assert.equal(after.notice, false);
   await p.close();
 });
+
+// A touch screen without a keyboard (a phone) is not told how to use the keyboard; a desktop is.
+test('the keyboard hint only where there is a keyboard', async () => {
+  const phone = await fx.browser.newContext({ viewport: PHONE, hasTouch: true, isMobile: true, serviceWorkers: 'block' });
+  const p = await phone.newPage();
+  await p.goto(fx.site.url);
+  await p.waitForSelector('#metrics [data-metric="iteration_time_s"]', { timeout: 20000 });
+  assert.equal(await p.isVisible('.kbd-hint'), false, 'a phone');
+  await phone.close();
+  const q = await openPage(fx, fx.site.url);
+  assert.equal(await q.isVisible('.kbd-hint'), true, 'a desktop');
+  await q.close();
+});
