@@ -135,8 +135,10 @@ export interface StepcastToolsModule {
   importHfConfig(config: string): string;
   /** A Megatron-LM command line as {scenario, ignored, notes}. */
   importMegatronArgs(commandLine: string): string;
+  /** A torchtitan job config (TOML) as {scenario, ignored, notes}: options {node?, nodes?}, as `stepcast import torchtitan --node --nodes`. */
+  importTorchtitan(toml: string, options: string): string;
   /** The plan as `stepcast export KIND` writes it: {text}. */
-  exportPlan(scenario: string, kind: 'megatron-args' | 'bridge-recipe' | 'torchrun'): string;
+  exportPlan(scenario: string, kind: 'megatron-args' | 'bridge-recipe' | 'torchrun' | 'torchtitan'): string;
   /** A link fitted to nccl-tests output: request {files: [{name, text}], nics_per_node?, gpu?} (output of another GPU than `gpu` refused); {link, checks}. */
   ncclLink(request: string): string;
   /** GEMM efficiencies fitted to a benchmark table: request {text, scenario}; {gemm, gpu, rows, max_time_error, preset}. */

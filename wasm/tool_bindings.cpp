@@ -22,6 +22,7 @@
 #include "stepcast/nccl_tests.h"
 #include "stepcast/share_link.h"
 #include "stepcast/stepcast.h"
+#include "stepcast/torchtitan_config.h"
 #include "stepcast/traffic.h"
 
 namespace {
@@ -156,16 +157,40 @@ std::string import_megatron_args_json(const std::string& command_line) {
   return text(stepcast::to_json(*imported));
 }
 
+// A torchtitan job config (TOML) -> {"scenario", "ignored", "notes"}, as `stepcast import
+// torchtitan --format json` prints it; options {"node": preset id, "nodes": N}, each optional (the
+// CLI's --node and --nodes: the page passes the cluster on show).
+std::string import_torchtitan_json(const std::string& toml, const std::string& options_json) {
+  auto opts = stepcast::parse_json(options_json.empty() ? "{}" : options_json, "the options");
+  if (!opts) return error_text(opts.error());
+  stepcast::TorchtitanImportOptions options;
+  if (opts->is_object() && opts->contains("node") && (*opts)["node"].is_string())
+    options.node = (*opts)["node"].get<std::string>();
+  if (opts->is_object() && opts->contains("nodes") && (*opts)["nodes"].is_number_integer()) {
+    const int64_t n = (*opts)["nodes"].get<int64_t>();
+    if (n < 1 || n > 1 << 20)
+      return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "nodes",
+                                        "nodes must be a whole number from 1"});
+    options.nodes = static_cast<int>(n);
+  }
+  auto imported =
+      stepcast::scenario_from_torchtitan_toml(toml, stepcast::builtin_catalog(), options);
+  if (!imported) return error_text(imported.error());
+  return text(stepcast::to_json(*imported));
+}
+
 // A scenario's plan as `stepcast export KIND` prints it: {"text": "..."}; kind is
-// "megatron-args", "bridge-recipe" or "torchrun".
+// "megatron-args", "bridge-recipe", "torchrun" or "torchtitan" (a torchtitan job config).
 std::string export_plan_json(const std::string& scenario_json, const std::string& kind) {
   const auto which = stepcast::plan_export_kind(kind);
-  if (!which)
-    return error_text(stepcast::Error{stepcast::ErrorCode::out_of_range, "kind",
-                                      "kind must be megatron-args, bridge-recipe or torchrun"});
+  if (!which && kind != "torchtitan")
+    return error_text(stepcast::Error{
+        stepcast::ErrorCode::out_of_range, "kind",
+        "kind must be megatron-args, bridge-recipe, torchrun or torchtitan"});
   auto scenario = stepcast::parse_scenario(scenario_json, stepcast::builtin_catalog());
   if (!scenario) return error_text(scenario.error());
-  return text(stepcast::Json{{"text", stepcast::export_plan(*scenario, *which)}});
+  return text(stepcast::Json{{"text", which ? stepcast::export_plan(*scenario, *which)
+                                            : stepcast::export_torchtitan_toml(*scenario)}});
 }
 
 // The changes, one at a time, that make an out-of-memory plan fit, fastest first, each estimated
@@ -215,6 +240,7 @@ EMSCRIPTEN_BINDINGS(stepcast_tools) {
   emscripten::function("traffic", &stepcast_wasm::as_js<traffic_json, const std::string&, const std::string&>);
   emscripten::function("importHfConfig", &import_hf_config_json);
   emscripten::function("importMegatronArgs", &import_megatron_args_json);
+  emscripten::function("importTorchtitan", &import_torchtitan_json);
   emscripten::function("exportPlan", &export_plan_json);
   emscripten::function("ncclLink", &nccl_link_json);
   emscripten::function("gemmFit", &gemm_fit_request);

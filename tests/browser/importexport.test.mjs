@@ -1,7 +1,9 @@
 // Import and export on the page, in Chromium: the plan leaves as the CLI's `stepcast export` text
-// (Megatron-LM arguments, Megatron-Bridge recipe, torchrun), copied or downloaded; pasted back in,
-// the Megatron-LM arguments give the same plan and estimate; a published config.json becomes the
-// custom model with the preset's numbers; text the importers cannot read is refused beside the box.
+// (Megatron-LM arguments, Megatron-Bridge recipe, torchrun, torchtitan job config), copied or
+// downloaded; pasted back in, the Megatron-LM arguments give the same plan and estimate; a
+// torchtitan job config opens what `stepcast import torchtitan` gives on the node on show; a
+// published config.json becomes the custom model with the preset's numbers; text the importers
+// cannot read is refused beside the box.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -40,7 +42,7 @@ describe('import and export', () => {
   test('export: the CLI\'s text for each kind; the Megatron-LM arguments imported back give the same plan', async () => {
     const p = await open();
     const scenario = await pageScenario(p);
-    for (const kind of ['megatron-args', 'bridge-recipe', 'torchrun']) {
+    for (const kind of ['megatron-args', 'bridge-recipe', 'torchrun', 'torchtitan']) {
       await p.click(`[data-export="${kind}"]`);
       await p.waitForFunction((k) => document.querySelector('#export-text').dataset.kind === k, kind);
       const want = cli(['export', kind], JSON.stringify(scenario));
@@ -70,6 +72,43 @@ describe('import and export', () => {
     const original = cliEstimate(JSON.stringify(scenario), { timeline: false }).report;
     assert.ok(Math.abs(cli8.report.iteration_time_s / original.iteration_time_s - 1) < 1e-9,
       'the same estimate as the plan exported (the model as a custom object with the preset\'s numbers)');
+    await p.close();
+  });
+
+  test('a torchtitan job config: the CLI\'s scenario on the node on show; bad TOML refused beside the box', async () => {
+    const p = await open();
+    const toml = readFileSync(join(ROOT, 'tests', 'fixtures', 'torchtitan', 'llama3_70b.toml'), 'utf8');
+    // Its shard degree is -1 (the ranks TP 8 leaves): the 8 DGX H100 on show say how many.
+    await importText(p, toml);
+    const want = cli(['import', 'torchtitan', '--node', 'dgx-h100', '--nodes', '8', '--format', 'json'], toml);
+    assert.equal(want.status, 0, want.stderr);
+    const imported = JSON.parse(want.stdout);
+    // (The form leaves a DP the engine derives to the engine: 8 here.)
+    const { dp, ...plan } = imported.scenario.plan;
+    assert.equal(dp, 8);
+    const shown = { ...imported.scenario, plan };
+    assert.deepEqual(await pageScenario(p), shown);
+    const status = await p.textContent('#import-status');
+    assert.match(status, /^Imported the model and the plan of the torchtitan job config, on 8 dgx-h100 nodes\./);
+    assert.ok(status.includes('Not modelled, so not imported: job.description'), status);
+    const est = cliEstimate(JSON.stringify(imported.scenario), { timeline: false });
+    assert.equal(est.status, 0, est.stderr);
+    assertNumbers(est.report, await metrics(p));
+    // Its export is the CLI's, and downloads as torchtitan.toml.
+    await p.click('[data-export="torchtitan"]');
+    await p.waitForFunction(() => document.querySelector('#export-text').dataset.kind === 'torchtitan');
+    const [d] = await Promise.all([p.waitForEvent('download'), p.click('#download-export')]);
+    assert.equal(d.suggestedFilename(), 'torchtitan.toml');
+    assert.equal(readFileSync(await d.path(), 'utf8'), cli(['export', 'torchtitan'], JSON.stringify(imported.scenario)).stdout);
+    // A table left open: the CLI's error, beside the box; the plan on show stays.
+    await p.fill('#import-text', '[parallelism\ntensor_parallel_degree = 8');
+    await p.click('#import-go');
+    await p.waitForSelector('#import-status.error');
+    const refused = cli(['import', 'torchtitan', '--nodes', '8'], '[parallelism\ntensor_parallel_degree = 8');
+    assert.equal(refused.status, 2);
+    assert.equal(await p.textContent('#import-status'),
+      `Not a torchtitan job config this page can read: ${refused.stderr.trim().replace(/^error: /, '')}`);
+    assert.deepEqual(await pageScenario(p), shown);
     await p.close();
   });
 

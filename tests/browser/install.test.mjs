@@ -120,6 +120,17 @@ describe('an installable app', () => {
     await p.close();
   });
 
+  test('a dropped torchtitan job config sets the model and the plan', async () => {
+    const p = await openPage(fx, `${fx.site.url}#${DEFAULT}`);
+    const text = readFileSync(join(ROOT, 'tests', 'fixtures', 'torchtitan', 'llama3_70b.toml'), 'utf8');
+    await drop(p, [{ name: 'llama3_70b.toml', text }]);
+    await p.waitForFunction(() => /^Imported the model and the plan of the torchtitan job config/.test(document.querySelector('#import-status').textContent));
+    await settle(p);
+    const s = await pageScenario(p);
+    assert.deepEqual([s.model, s.plan.framework, s.plan.tp, s.plan.micro_batch, s.seq_len], ['llama3-70b', 'torchtitan', 8, 8, 8192]);
+    await p.close();
+  });
+
   test('dropped nccl-tests output fits the link, as pasted', async () => {
     const p = await openPage(fx, `${fx.site.url}#${DEFAULT}`);
     const text = readFileSync(join(ROOT, 'tests', 'engine', 'fixtures', 'nccl-tests', 'all_reduce_perf-dgx-h100-8gpu.txt'), 'utf8');

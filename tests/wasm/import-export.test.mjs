@@ -1,6 +1,7 @@
-// Import and export: the WebAssembly module's importHfConfig, importMegatronArgs and exportPlan
-// give exactly what `stepcast import hf-config`, `stepcast import megatron-args` and `stepcast
-// export KIND` print, on the published configs of tests/fixtures/hf-config, a launch script and
+// Import and export: the WebAssembly module's importHfConfig, importMegatronArgs,
+// importTorchtitan and exportPlan give exactly what `stepcast import hf-config`, `stepcast import
+// megatron-args`, `stepcast import torchtitan` and `stepcast export KIND` print, on the published
+// configs of tests/fixtures/hf-config, a launch script, torchtitan's Llama 3 70B job config and
 // the example scenarios; and they refuse what the CLI refuses, with the same message.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -65,8 +66,43 @@ describe('import megatron-args: WebAssembly equals the CLI', () => {
   });
 });
 
+describe('import torchtitan: WebAssembly equals the CLI', () => {
+  const text = readFileSync(join(FIXTURES, 'torchtitan', 'llama3_70b.toml'), 'utf8');
+  test('torchtitan\'s Llama 3 70B job config on 8 DGX A100', () => {
+    const r = cli(['import', 'torchtitan', '--node', 'dgx-a100', '--nodes', '8', '--format', 'json'], text);
+    assert.equal(r.status, 0, r.stderr);
+    const mine = JSON.parse(wasm.importTorchtitan(text, JSON.stringify({ node: 'dgx-a100', nodes: 8 })));
+    assert.deepEqual(mine, JSON.parse(r.stdout));
+    // FSDP over the 64 GPUs TP 8 leaves (shard degree -1), 8 samples a rank: 64 a step.
+    assert.deepEqual([mine.scenario.model, mine.scenario.plan.tp, mine.scenario.plan.dp, mine.scenario.plan.global_batch],
+      ['llama3-70b', 8, 8, 64]);
+  });
+  test('refusals carry the CLI message', () => {
+    const cases = [[text, []], ['[model\nname = "llama3"', ['--nodes', '8']],
+      [text.replace('name = "llama3"', 'name = "gpt5"'), ['--nodes', '8']], [text, ['--node', 'dgx-z9', '--nodes', '8']]];
+    for (const [toml, flags] of cases) {
+      const r = cli(['import', 'torchtitan', ...flags], toml);
+      assert.equal(r.status, 2, flags.join(' '));
+      const options = {};
+      for (let i = 0; i < flags.length; i += 2) options[flags[i].slice(2)] = flags[i] === '--nodes' ? Number(flags[i + 1]) : flags[i + 1];
+      const mine = JSON.parse(wasm.importTorchtitan(toml, JSON.stringify(options)));
+      assert.equal(`error: ${mine.error.message}`, r.stderr.trim());
+    }
+  });
+});
+
 describe('exportPlan: WebAssembly equals stepcast export', () => {
   const scenarios = ['llama3-70b_dgx-h100x8', 'qwen3-30b-a3b'];
+  for (const name of scenarios) {
+    test(`torchtitan, ${name}`, () => {
+      const text = exampleText(name);
+      const r = cli(['export', 'torchtitan'], text);
+      assert.equal(r.status, 0, r.stderr);
+      const mine = JSON.parse(wasm.exportPlan(text, 'torchtitan'));
+      assert.equal(mine.text, r.stdout);
+      assert.match(mine.text, /^\[parallelism\]$/m);
+    });
+  }
   for (const kind of ['megatron-args', 'bridge-recipe', 'torchrun']) {
     for (const name of scenarios) {
       test(`${kind}, ${name}`, () => {
@@ -100,7 +136,7 @@ describe('exportPlan: WebAssembly equals stepcast export', () => {
   });
   test('refusals: an unknown kind, an invalid scenario', () => {
     assert.match(JSON.parse(wasm.exportPlan(exampleText('qwen3-30b-a3b'), 'slurm')).error.message,
-      /kind must be megatron-args, bridge-recipe or torchrun/);
+      /kind must be megatron-args, bridge-recipe, torchrun or torchtitan/);
     const bad = '{"model": "llama3-70b", "cluster": {"node": "dgx-h100", "nodes": 1}, "plan": {"tp": 3, "global_batch": 8}}';
     const r = cli(['export', 'megatron-args'], bad);
     assert.equal(r.status, 2);

@@ -1,5 +1,6 @@
-// Files dropped on the page go where a user would paste them: a Hugging Face config.json or a
-// Megatron-LM launch script into Import (the custom model, or the model and plan), nccl-tests
+// Files dropped on the page go where a user would paste them: a Hugging Face config.json, a
+// Megatron-LM launch script or a torchtitan job config into Import (the custom model, or the
+// model and plan), nccl-tests
 // output or a GEMM table into Calibrate to my cluster, then the same button as a paste, so the
 // verdict (or the reason it was refused) shows where it always does. One file at a time, read only
 // up to MAX_FILE_BYTES: a file larger than any of these is refused before it is read (issue 38).

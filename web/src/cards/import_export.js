@@ -16,6 +16,7 @@ const KINDS = {
   'megatron-args': { file: 'megatron-args.sh' },
   'bridge-recipe': { file: 'bridge-recipe.py' },
   torchrun: { file: 'torchrun.sh' },
+  torchtitan: { file: 'torchtitan.toml' },
 };
 
 let exported = null; // {kind, text}
@@ -43,8 +44,29 @@ async function exportAs(kind, current) {
   $('#export-tools').hidden = !exported;
 }
 
-/** Which importer a pasted text is for: a JSON object is a config.json, anything else a command line. */
-export const importKind = (text) => (/^\s*\{/.test(text) ? 'hf-config' : 'megatron-args');
+/**
+ * Which importer a pasted text is for: a JSON object is a config.json; a text with a line that
+ * opens a TOML table ("[parallelism", closed or not: a broken config is still one, and its error
+ * TOML's) or sets a key with blanks around "=" ("seq_len = 8192") a torchtitan job config;
+ * anything else a command line (a shell's tests start "[ " or "[[ ", its variables "NAME=value").
+ */
+export const importKind = (text) => (/^\s*\{/.test(text) ? 'hf-config'
+  : /^[ \t]*(\[\[?[A-Za-z_]|[A-Za-z_][\w.-]*[ \t]+=[ \t])/m.test(text) ? 'torchtitan' : 'megatron-args');
+
+/**
+ * A torchtitan job config, on the node preset on show (DGX H100 for a custom cluster): its
+ * degrees say how many nodes, or, where its shard degree is -1 (the ranks the others leave), the
+ * node count on show does.
+ */
+async function importTorchtitan(text, current) {
+  const cluster = current().cluster ?? {};
+  const node = typeof cluster.node === 'string' ? cluster.node : undefined;
+  let r = await engine.importTorchtitan(text, { node });
+  if (r.error?.path === 'parallelism.data_parallel_shard_degree' && Number.isInteger(cluster.nodes)) {
+    r = await engine.importTorchtitan(text, { node, nodes: cluster.nodes });
+  }
+  return r;
+}
 
 async function importText(current, open) {
   const text = $('#import-text').value;
@@ -74,17 +96,20 @@ async function importText(current, open) {
       ...(long ? [` It trains at the config's context, ${model.seq_len.toLocaleString('en-US')} tokens. `, short] : []));
     return;
   }
-  const r = await engine.importMegatronArgs(text);
+  const toml = importKind(text) === 'torchtitan';
+  const r = toml ? await importTorchtitan(text, current) : await engine.importMegatronArgs(text);
   if (r.error) {
-    say('error', h('strong', null, 'Not a command line this page can read: '), r.error.message);
+    say('error', h('strong', null, toml ? 'Not a torchtitan job config this page can read: ' : 'Not a command line this page can read: '), r.error.message);
     return;
   }
   const scenario = { ...r.scenario, cluster: r.scenario.cluster ?? current().cluster };
   await open(scenario);
   const ignored = r.ignored ?? [];
   const notes = r.notes ?? [];
+  const c = r.scenario.cluster;
   say('ok', h('strong', null, 'Imported the model and the plan'),
-    r.scenario.cluster ? ' and the cluster from the launch line.' : '; the cluster is the one that was on show.',
+    toml ? ` of the torchtitan job config, on ${c.nodes.toLocaleString('en-US')} ${c.node} nodes.`
+      : r.scenario.cluster ? ' and the cluster from the launch line.' : '; the cluster is the one that was on show.',
     notes.length ? h('span', { class: 'import-notes' }, ` ${notes.join(' ')}`) : null,
     ignored.length ? h('span', { class: 'import-ignored' }, ` Not modelled, so not imported: ${ignored.join(', ')}.`) : null);
 }

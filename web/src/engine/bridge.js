@@ -399,6 +399,15 @@ export async function importMegatronArgs(text) {
   return (await main.send({ type: 'importMegatronArgs', text })).result;
 }
 
+/**
+ * A torchtitan job config (TOML, `stepcast import torchtitan`): {scenario, ignored, notes} or
+ * {error}; `options`: {node?, nodes?}, the node preset and count it runs on.
+ */
+export async function importTorchtitan(text, options = {}) {
+  await main.start();
+  return (await main.send({ type: 'importTorchtitan', text, options })).result;
+}
+
 /** The plan of a scenario (JSON text) as `stepcast export KIND` writes it: {text} or {error}. */
 export async function exportPlan(scenario, kind) {
   await main.start();

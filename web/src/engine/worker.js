@@ -174,6 +174,7 @@ self.onmessage = async (event) => {
     else if (msg.type === 'traffic') result = JSON.parse((await toolsModule()).traffic(msg.scenario, JSON.stringify(msg.options ?? {})));
     else if (msg.type === 'importHfConfig') result = JSON.parse((await toolsModule()).importHfConfig(msg.text));
     else if (msg.type === 'importMegatronArgs') result = JSON.parse((await toolsModule()).importMegatronArgs(msg.text));
+    else if (msg.type === 'importTorchtitan') result = JSON.parse((await toolsModule()).importTorchtitan(msg.text, JSON.stringify(msg.options ?? {})));
     else if (msg.type === 'exportPlan') result = JSON.parse((await toolsModule()).exportPlan(msg.scenario, msg.kind));
     else if (msg.type === 'ncclLink') result = JSON.parse((await toolsModule()).ncclLink(msg.request));
     else if (msg.type === 'gemmFit') result = JSON.parse((await toolsModule()).gemmFit(msg.request));
