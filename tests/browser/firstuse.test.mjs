@@ -182,6 +182,16 @@ describe('first use', () => {
     await p.selectOption('#f-model', 'deepseek-v3.1');
     await settle(p);
     assert.equal((await pageScenario(p)).plan.pipeline_layout, 'Et|(tt|)*30mL');
+    // "Keep the previous plan" after another recipe: that plan's layout was DeepSeek-V3's too.
+    await p.selectOption('#f-model', 'deepseek-v3');
+    await settle(p);
+    await p.selectOption('#f-model', 'qwen3-235b-a22b');
+    await settle(p);
+    await p.click('#model-recipe-undo');
+    await settle(p);
+    assert.equal((await pageScenario(p)).plan.pipeline_layout, undefined);
+    assert.equal(await p.textContent('#model-recipe-text'),
+      'The previous plan is back but its pipeline layout (for DeepSeek-V3\'s layers).');
     await p.close();
   });
 

@@ -116,7 +116,7 @@ export function build(thePresets) {
     const plan = structuredClone(state.scenario.plan);
     edit('model', el.value);
     const taken = takeRecipe(byId(presets.models, el.value));
-    noteRecipe(taken, plan);
+    noteRecipe(taken, plan, before);
     noteCarried(before, el.value, !taken, taken ? [] : dropLayerSplit(before, el.value));
     fillModelList($('#f-model-search').value); // the model on show is now this one
   });
@@ -391,8 +391,8 @@ function takeRecipe(model) {
   return { recipe, keys: want };
 }
 
-function noteRecipe(taken, previous) {
-  recipeFor = taken && { model: state.scenario.model, plan: previous };
+function noteRecipe(taken, previous, from) {
+  recipeFor = taken && { model: state.scenario.model, plan: previous, from };
   show($('#model-recipe'), !!taken);
   show($('#model-recipe-undo'), !!taken);
   if (!taken) return;
@@ -405,7 +405,11 @@ function noteRecipe(taken, previous) {
 function keepPreviousPlan() {
   if (!recipeFor) return;
   state.scenario.plan = recipeFor.plan;
+  // (Its split of the layers, if it has one, was the previous model's: dropLayerSplit.)
+  const dropped = dropLayerSplit(recipeFor.from, state.scenario.model);
   state.lastChanged = 'plan';
   show($('#model-recipe-undo'), false);
-  setText($('#model-recipe-text'), 'The previous plan is back.');
+  const from = typeof recipeFor.from === 'string' ? byId(presets.models, recipeFor.from)?.name : null;
+  setText($('#model-recipe-text'), `The previous plan is back${dropped.length
+    ? ` but its ${dropped.map((k) => labelOf(`plan.${k}`).toLowerCase()).join(' and ')} (for ${from ?? 'the previous model'}'s layers)` : ''}.`);
 }
