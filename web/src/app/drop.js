@@ -1,9 +1,9 @@
 // Files dropped on the page go where a user would paste them: a Hugging Face config.json, a
 // Megatron-LM launch script or a torchtitan job config into Import (the custom model, or the
-// model and plan), nccl-tests
-// output or a GEMM table into Calibrate to my cluster, then the same button as a paste, so the
-// verdict (or the reason it was refused) shows where it always does. One file at a time, read only
-// up to MAX_FILE_BYTES: a file larger than any of these is refused before it is read (issue 38).
+// model and plan), nccl-tests output or a GEMM table into Calibrate to my cluster, then the same
+// button as a paste, so the verdict (or the reason it was refused) shows where it always does. One
+// file at a time, read only up to MAX_FILE_BYTES: a file larger than any of these is refused
+// before it is read (issue 38).
 import { $ } from '../ui/dom.js';
 
 /** The largest file the page reads as a config, script, nccl-tests output or GEMM table (also a fetched config.json). */
