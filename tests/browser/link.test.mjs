@@ -254,17 +254,26 @@ describe('share by URL', () => {
     ['a newer format', '#v=7&model=llama3-8b', /format version 7 is not one this Stepcast reads/],
     ['oversized', `#v=2&model=llama3-8b&name=${'A'.repeat(10000)}`, /links over 8192 are refused/],
   ];
-  test('bad links: a message, nothing run or injected, the default scenario, usable', async () => {
+  test('bad links: a message, nothing run or injected, the default scenario (or the plan on show), usable', async () => {
     const p = watch(await context.newPage(), problems);
-    for (const [what, fragment, message] of bad) {
+    for (const [i, [what, fragment, message]] of bad.entries()) {
+      const before = i === 0 ? null : { numbers: await metrics(p), address: await linked(p) };
       await go(p, site.url + fragment);
       const note = p.locator('#link-status');
       assert.equal(await note.isVisible(), true, `${what}: a message`);
       assert.match(await note.textContent(), message, what);
-      assert.match(await note.textContent(), /Showing the default scenario/);
-      assertNumbers(defaultNumbers, await metrics(p), `${what}: the default scenario`);
+      // The first opens the page: the default scenario; the others change only the fragment of
+      // the open page, which keeps the plan it shows, and its link.
+      if (i === 0) {
+        assert.match(await note.textContent(), /Showing the default scenario/, what);
+        assertNumbers(defaultNumbers, await metrics(p), `${what}: the default scenario`);
+        assert.match(await linked(p), /#v=3&model=llama3-70b&/, `${what}: the address now holds what is shown`);
+      } else {
+        assert.match(await note.textContent(), /The plan on show is unchanged/, what);
+        assert.deepEqual(await metrics(p), before.numbers, `${what}: the plan on show`);
+        assert.equal(await linked(p), before.address, `${what}: the address holds what is shown`);
+      }
       await assertNothingInjected(p);
-      assert.match(await linked(p), /#v=3&model=llama3-70b&/, `${what}: the address now holds what is shown`);
       if (what === 'script in a preset name') {
         await p.screenshot({ path: join(SHOTS, 'bad-link.png') });
         await p.fill('#f-tp', '4');
@@ -324,6 +333,25 @@ describe('share by URL', () => {
     await p.close();
   });
 
+  // A link the engine cannot read, pasted into an open page, used to replace the plan on show with
+  // the default scenario (a bad paste cost the user their plan); it now leaves it, as a cut link
+  // does. Opened fresh, the default scenario, as before (hostile.test.mjs).
+  test('a link that does not open a scenario, pasted into an open page, leaves the plan on show', async () => {
+    const other = readFileSync(join(SCENARIO_DIR, 'llama3-8b_dgx-h100x1.json'), 'utf8');
+    const p = await open(cliLink(other, { base: site.url }).link);
+    const shown = await metrics(p);
+    const own = await linked(p);
+    for (const bad of ['#v=3&model=no-such-model&end', '#v=3&tp=notanumber&end']) {
+      await go(p, `${site.url}${bad}`);
+      const note = await p.textContent('#link-status');
+      assert.match(note, /^This link does not open a scenario: .+\. The plan on show is unchanged\./, bad);
+      assert.equal(await p.inputValue('#f-model'), 'llama3-8b', bad);
+      assert.deepEqual(await metrics(p), shown, `${bad}: the previous plan, intact`);
+      assert.equal(await linked(p), own, `${bad}: its own link back in the address`);
+    }
+    await p.close();
+  });
+
   test('a link pasted into the open page opens (hashchange)', async () => {
     const p = await open(site.url);
     await linked(p);
@@ -339,8 +367,8 @@ describe('share by URL', () => {
     await p.evaluate(() => { location.hash = '#v=2&model=nope'; });
     await p.waitForFunction((n) => window.__stepcast.opens > n + 1, opens);
     await settle(p);
-    assert.match(await p.textContent('#link-status'), /model preset “nope”/);
-    assertNumbers(defaultNumbers, await metrics(p), 'a bad pasted link: the default');
+    assert.match(await p.textContent('#link-status'), /model preset “nope”.*The plan on show is unchanged\./);
+    assertNumbers(cliEstimate(text).report, await metrics(p), 'a bad pasted link: the plan on show stays');
     await p.close();
   });
 

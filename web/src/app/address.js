@@ -187,8 +187,10 @@ export function linkNotice(...content) {
 /**
  * Puts the scenario in the address (or `url`) into the form: true when it holds it (the caller
  * estimates it). A link that cannot be read, or names a preset that does not exist, leaves a
- * message and false; a link cut when it was copied (the engine's rule link_incomplete: no end
- * marker) a message of its own and 'incomplete', so that the caller keeps the plan on show.
+ * message and 'refused'; a link cut when it was copied (the engine's rule link_incomplete: no end
+ * marker) a message of its own and 'incomplete': either way, on a page already showing a plan,
+ * the caller keeps it (a bad paste does not cost the user their plan); on a fresh page it shows
+ * the default. False: no link (or a place on the page).
  */
 export async function openLink(address = location.href) {
   const url = compare.splitPins(address).link;
@@ -214,8 +216,8 @@ export async function openLink(address = location.href) {
   if (problem) {
     stats.opened = problem;
     linkNotice(h('strong', null, 'This link does not open a scenario: '), `${problem}. `,
-      `Showing ${fallback} instead.`);
-    return false;
+      stats.opens > 0 ? 'The plan on show is unchanged.' : `Showing ${fallback} instead.`);
+    return 'refused';
   }
   try {
     await form.open(r.scenario);

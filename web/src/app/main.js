@@ -39,7 +39,7 @@ async function openAddress() {
   if (opened === true) {
     clearChoice();
     reload();
-  } else if (opened === 'incomplete' && stats.opens > 0) {
+  } else if ((opened === 'incomplete' || opened === 'refused') && stats.opens > 0) {
     syncLink(); // the plan on show stays, and its own link goes back in the address
   } else {
     if (!location.hash || location.hash === '#') stats.opened = 'default';
