@@ -38,10 +38,14 @@ async function download(p, selector) {
 /**
  * The memory table's cells once they are `want` (or after 5 s, whatever they are then): the table's
  * rows are written on its disclosure's toggle event, a task that may run after the click returns.
+ * The predicate is a function, not a string: Playwright evaluates a string predicate on every poll
+ * with eval, which the page's Content-Security-Policy refuses (an exception on the page, once the
+ * first poll has missed); a function is compiled once, by the DevTools protocol.
  */
 async function tableCells(page, want) {
   const read = () => [...document.querySelectorAll('.memory-table tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
-  await page.waitForFunction(`JSON.stringify((${read})()) === ${JSON.stringify(JSON.stringify(want))}`, null, { timeout: 5000 }).catch(() => {});
+  await page.waitForFunction((json) => JSON.stringify([...document.querySelectorAll('.memory-table tbody tr')]
+    .map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent))) === json, JSON.stringify(want), { timeout: 5000 }).catch(() => {});
   return page.evaluate(read);
 }
 

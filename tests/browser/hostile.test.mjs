@@ -5,11 +5,11 @@
 // policy: every built page carries it, the server sends it, nothing the site does violates it, and
 // an injected inline script does not run.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { CLI, SCENARIO_DIR, SITE, cliEstimate as cliEstimateFull, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
+import { CLI, ROOT, SCENARIO_DIR, SITE, cliEstimate as cliEstimateFull, cliEstimateLink, requireBuilt } from '../wasm/common.mjs';
 import { assertNothingInjected, assertNumbers, metrics, settle, suite, watch } from './helpers.mjs';
 
 requireBuilt(CLI, 'build it with cmake -S . -B build && make -C build stepcast');
@@ -340,5 +340,14 @@ describe('Content-Security-Policy', () => {
       assert.ok(own.length >= 1 && own.every((m) => /^console: Executing inline script violates/.test(m)), `${own}`);
       await p.close();
     }
+  });
+
+  test('the browser tests wait on functions, never on strings: the policy refuses the eval a string needs', () => {
+    // Playwright's waitForFunction evaluates a string predicate with eval on every poll: under this
+    // policy each poll after the first throws on the page (the export suite failed CI so, once).
+    const dir = join(ROOT, 'tests', 'browser');
+    const found = readdirSync(dir).filter((f) => f.endsWith('.mjs')).flatMap((f) => [...readFileSync(join(dir, f), 'utf8')
+      .matchAll(/waitForFunction\(\s*[`'"]/g)].map(() => f));
+    assert.deepEqual(found, []);
   });
 });
