@@ -73,7 +73,8 @@ describe('first use', () => {
     await p.evaluate(() => window.scrollTo(0, 0));
     const y0 = await p.evaluate(() => window.scrollY);
     await p.keyboard.press('Tab');
-    await p.waitForTimeout(300);
+    // (Waits for the scroll, up to 3 s on a loaded machine; the assertions below say what failed.)
+    await p.waitForFunction((y) => window.scrollY > y + 500, y0, { timeout: 3000 }).catch(() => {});
     assert.equal(await last.evaluate((el) => el === document.activeElement), true);
     assert.ok(await p.evaluate(() => window.scrollY) > y0 + 500, 'Tab scrolled the page');
     assert.equal(await p.isVisible('#tooltip'), true, 'the tooltip is still on show');
@@ -87,7 +88,7 @@ describe('first use', () => {
     assert.equal(await p.isVisible('#tooltip'), true);
     await p.mouse.move(5, 5);
     await p.evaluate(() => window.scrollBy(0, -200));
-    await p.waitForTimeout(100);
+    await p.locator('#tooltip').waitFor({ state: 'hidden', timeout: 3000 }).catch(() => {});
     assert.equal(await p.isVisible('#tooltip'), false);
     await p.close();
   });
