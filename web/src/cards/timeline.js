@@ -57,8 +57,9 @@ function timelineDom() {
   const note = h('p', { class: 'hint', hidden: true });
   const capNote = h('p', { class: 'hint', hidden: true, 'data-capped': '' });
   const bandNote = h('p', { class: 'hint band-note', hidden: true },
-    'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count: ' +
-    'the blocks would be narrower than a pixel. Zoom in to see every block.');
+    'Each stage\'s steady state (alternating forward and backward) is drawn as one band with its count, ' +
+    'the time its blocks take solid and the time it waits for slower stages hatched after them: the blocks ' +
+    'would be narrower than a pixel. Zoom in to see every block.');
   const pendingNote = h('p', { class: 'hint timeline-pending' },
     'This plan\'s timeline was not drawn yet (it is computed as its card comes on screen): print again to include it.');
   fill($('#timeline'), note, chart, pendingNote);

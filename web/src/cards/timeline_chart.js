@@ -70,16 +70,8 @@ export function layout(cols, { stages, replicas = 1, only = -1 }, span) {
     // (The engine lists a stage's events in the order they start: sorted only when they are not,
     // a pass instead of a sort's 14 comparator calls an event.)
     if (!inOrder(row.events, cols.start)) row.events.sort((a, b) => cols.start[a] - cols.start[b]);
-    let busy = 0;
-    let reach = 0;
-    for (const i of row.events) {
-      const a = Math.max(cols.start[i], reach);
-      const b = cols.end[i];
-      if (b > a) busy += b - a;
-      reach = Math.max(reach, b);
-    }
-    row.busy = busy;
-    row.idle = Math.max(0, total - busy);
+    row.busy = covered(cols, row.events);
+    row.idle = Math.max(0, total - row.busy);
   }
   return { rows, span: total };
 }
@@ -97,7 +89,8 @@ const BACKWARD = KINDS.indexOf('backward');
  * The steady state of each row as one band: from its first backward to its last forward the
  * schedule alternates forward and backward (1F1B, interleaved or not), and at hundreds of
  * micro-batches those blocks are narrower than a pixel (a solid stripe). Sets row.band = {start,
- * end, count (forwards in it)} and row.shown = the events outside it (warm-up, drain, sends,
+ * end, count (forwards in it), busy (the time its blocks take: the rest of the band the stage
+ * waits, for a slower stage's blocks)} and row.shown = the events outside it (warm-up, drain,
  * gradient sync, optimizer), drawn in full. Rows without both kinds keep every event.
  */
 export function aggregate(cols, lay) {
@@ -110,10 +103,23 @@ export function aggregate(cols, lay) {
     }
     if (!(last > first)) { row.band = null; row.shown = row.events; continue; }
     const inside = (i) => cols.start[i] >= first && cols.end[i] <= last;
-    row.band = { start: first, end: last, count: row.events.filter((i) => inside(i) && cols.kind[i] === FORWARD).length };
+    const within = row.events.filter(inside);
+    row.band = { start: first, end: last, count: within.filter((i) => cols.kind[i] === FORWARD).length, busy: covered(cols, within) };
     row.shown = row.events.filter((i) => !inside(i));
   }
   return lay;
+}
+
+/** The time `events` (indices, in the order they start) cover, overlaps counted once. */
+function covered(cols, events) {
+  let busy = 0;
+  let reach = -Infinity;
+  for (const i of events) {
+    const a = Math.max(cols.start[i], reach);
+    if (cols.end[i] > a) busy += cols.end[i] - a;
+    reach = Math.max(reach, cols.end[i]);
+  }
+  return busy;
 }
 
 /** Average blocks per row: the chart is dense when they are narrower than `px` pixels at `width`. */
@@ -313,18 +319,24 @@ export function draw(canvas, cols, lay, cssWidth, { colorBy = 'kind', labels, ba
     g.fillStyle = fills[k];
     g.fill(paths[k]);
   }
-  // Steady-state bands: forward over backward (half each), the count written in when it fits.
+  // Steady-state bands: forward over backward (half each) for the time the blocks take, then the
+  // time the stage waits in it (the hatched bubble beneath: a stage faster than the slowest waits
+  // for its blocks each round, and drawn solid its whole band looked busy beside its idle share),
+  // the count written in when it fits.
   for (const [s, band] of bands) {
     const y = AXIS + s * ROW + 3;
     const x0 = left + band.start * scale;
-    const w = Math.max(1, (band.end - band.start) * scale);
+    const span = band.end - band.start;
+    const busy = Math.min(span, band.busy ?? span);
+    const w = Math.max(1, busy * scale);
     const group = lay.rows[s].group;
     const shade = byGroup && group >= 0 ? c.groups[group % GROUP_COLORS] : [c.fills[FORWARD], c.fills[BACKWARD]];
     g.fillStyle = shade[0];
     g.fillRect(x0, y, w, h / 2);
     g.fillStyle = shade[1];
     g.fillRect(x0, y + h / 2, w, h / 2);
-    const text = `${band.count.toLocaleString('en-US')} × (forward + backward)`;
+    const waiting = span > 0 ? 1 - busy / span : 0;
+    const text = `${band.count.toLocaleString('en-US')} × (forward + backward)${waiting >= 0.01 ? ` · waits ${percent(waiting)}` : ''}`;
     if (g.measureText(text).width + 12 < w) {
       g.fillStyle = c.bandText;
       g.textAlign = 'center';
