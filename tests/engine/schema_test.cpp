@@ -180,6 +180,13 @@ TEST(Schema, ALayerCountThatDoesNotDivideGetsASplitThatDoes) {
                          "pp·vpp 1 or 61 divides 61 layers; "
                          "plan.pipeline_layout=\"Et|(tt|)*30mL\"");
   EXPECT_EQ(chunks.values.at("pipeline_layout"), "Et|(tt|)*30mL");
+  EXPECT_EQ(chunks.message, "a stage of 6 layers does not split into plan.vpp=4 chunks");
+  // One layer on the first stage (as a PP 16 plan balances the MTP module on the last), then VPP 2.
+  const Error one = test::error_of(plan_doc(
+      "deepseek-v3", R"("tp": 4, "pp": 16, "vpp": 2, "ep": 8, "first_stage_layers": 1,
+      "last_stage_layers": 4)", 32));
+  EXPECT_EQ(one.rule, Rule::stage_chunks);
+  EXPECT_EQ(one.message, "a stage of 1 layer does not split into plan.vpp=2 chunks");
   for (const char* layout : {R"("vpp": 2, "pipeline_layout": "Ettt|(t*4|)*14ttmL")",
                              R"("vpp": 4, "pipeline_layout": "Et|(tt|)*30mL")"}) {
     const Scenario laid = test::scenario(

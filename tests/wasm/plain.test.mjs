@@ -81,6 +81,9 @@ test('layers over the pipeline: the split, and each split Megatron could take in
   const fsl = at(scenario({ tp: 8, pp: 8, vpp: 4, ep: 8, first_stage_layers: 6, last_stage_layers: 7 },
     { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 64 } }), 'plan.first_stage_layers', 'stage_chunks');
   assert.equal(fsl.message, 'A stage of 6 layers does not split into VPP 4 chunks');
+  const one = at(scenario({ tp: 4, pp: 16, vpp: 2, ep: 8, first_stage_layers: 1, last_stage_layers: 4 },
+    { model: 'deepseek-v3', cluster: { node: 'dgx-h100', nodes: 32 } }), 'plan.first_stage_layers', 'stage_chunks');
+  assert.equal(one.message, 'A stage of 1 layer does not split into VPP 2 chunks');
   assert.equal(fsl.hint, 'in place of Layers on the first stage and Layers on the last stage: PP × VPP 1 or 61; ' +
     'Pipeline layout Et|(tt|)*30mL (as NVIDIA\'s recipes split such models)');
   assert.deepEqual(fsl.fixes.map((f) => f.set),

@@ -284,8 +284,8 @@ bool check_split(Rules& c, bool& even_rule) {
       if (n > 0 && n % p.vpp != 0)
         return c.broken([&] {
           Error e = rule(Rule::stage_chunks, path,
-                         fmt::format("a stage of {} layers does not split into plan.vpp={} chunks",
-                                     n, p.vpp),
+                         fmt::format("a stage of {} layer{} does not split into plan.vpp={} chunks",
+                                     n, n == 1 ? "" : "s", p.vpp),
                          {"plan.vpp"},
                          {{"layers", n}, {"counted", 0}, {"vpp", p.vpp}, {"pp", p.pp}});
           // First and last stage layers set for one VPP, then a VPP they do not split into

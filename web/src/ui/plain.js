@@ -69,7 +69,7 @@ const RULES = {
   // First and last stage layers that do not split into the VPP's chunks (set at VPP 1, then VPP
   // raised): the splits at this VPP, each button replacing them (the plan of a stage list, whose
   // values name no PP, keeps the engine's words).
-  stage_chunks: (v) => (v.counted || !v.pp ? null : [`A stage of ${n(v.layers)} layers does not split into VPP ${v.vpp} chunks`,
+  stage_chunks: (v) => (v.counted || !v.pp ? null : [`A stage of ${n(v.layers)} layer${v.layers === 1 ? '' : 's'} does not split into VPP ${v.vpp} chunks`,
     splitHint(v) && `in place of ${labelOf('plan.first_stage_layers')} and ${labelOf('plan.last_stage_layers')}: ${splitHint(v)}`,
     splitFixes(v, true)]),
 };
