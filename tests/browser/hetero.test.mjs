@@ -269,6 +269,11 @@ describe('heterogeneous clusters', () => {
     assert.deepEqual(await replicaMap(), report.replicas.map((r) => ({ group: r.group, count: r.count, micro_batches: r.micro_batches })),
       'the stage map shows each set\'s micro-batches');
     assert.ok(report.replicas[1].micro_batches > report.replicas[0].micro_batches, 'the H100 replica takes more');
+    // The headline counts the slowest set's, and says so beside the other's.
+    const slow = report.replicas.findIndex((x) => x.micro_batches === report.micro_batches);
+    const other = report.replicas[1 - slow].micro_batches;
+    assert.equal(await page.textContent('[data-metric="micro_batches"] .metric-sub'),
+      `per replica of set ${slow}, the slowest; set ${1 - slow}: ${other.toLocaleString('en-US')}`);
     assert.deepEqual(await page.$$eval('#replica-rows input[id$="-mb"]', (is) => is.map((i) => Number(i.value))),
       report.replicas.map((r) => r.micro_batches), 'the auto fields show the chosen micro-batches');
     assert.equal(await page.inputValue('#f-dp'), '2', 'DP: the replica counts added up');

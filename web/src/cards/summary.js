@@ -28,10 +28,29 @@ export function renderMetrics(r) {
     metric('model_tflops_per_gpu', 'Model TFLOP/s per GPU', r.model_tflops_per_gpu,
       `${num(r.model_tflops_per_gpu)} TFLOP/s`, `of ${num(r.peak_tflops_per_gpu)} TFLOP/s dense peak`, undefined,
       `${num((r.model_tflops_per_gpu * r.gpus * r.iteration_time_s) / 1e3)} PFLOP per iteration ÷ ${duration(r.iteration_time_s)} ÷ ${integer(r.gpus)} GPUs`),
-    metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches),
-      `per iteration and replica, on ${integer(r.gpus)} GPUs`, undefined,
-      p.global_batch && p.dp && shown.layout !== 'replicas' ? `${integer(p.global_batch)} ÷ (${p.micro_batch} × ${p.dp}) = ${integer(r.micro_batches)}` : ''),
+    microBatches(r, p),
     metric('parameters', 'Parameters', r.parameters, count(r.parameters), 'in the model'));
+}
+
+/**
+ * The Micro-batches metric: per iteration and replica, or, where replica sets run different
+ * counts (the engine shares the batch out by each group's speed), the slowest set's, whose
+ * pipeline the report describes, beside the others' ("per replica of set 0, the slowest; set 1:
+ * 186"): "per iteration and replica" was untrue of every other set.
+ */
+function microBatches(r, p) {
+  const sets = r.replicas ?? [];
+  const value = (sub, formula) => metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches), sub, undefined, formula);
+  if (new Set(sets.map((x) => x.micro_batches)).size < 2) {
+    return value(`per iteration and replica, on ${integer(r.gpus)} GPUs`,
+      p.global_batch && p.dp && shown.layout !== 'replicas' ? `${integer(p.global_batch)} ÷ (${p.micro_batch} × ${p.dp}) = ${integer(r.micro_batches)}` : '');
+  }
+  const slowest = Math.max(...sets.map((x) => x.pipeline_s));
+  const at = sets.findIndex((x) => x.pipeline_s === slowest && x.micro_batches === r.micro_batches);
+  const others = sets.map((x, k) => [x, k]).filter(([, k]) => k !== at).map(([x, k]) => `set ${k}: ${integer(x.micro_batches)}`);
+  const all = sets.reduce((n, x) => n + x.count * x.micro_batches, 0);
+  return value(`per replica of set ${at}, the slowest; ${others.join(', ')}`,
+    `${sets.map((x) => `${x.count} × ${integer(x.micro_batches)}`).join(' + ')} = ${integer(all)} micro-batches of ${p.micro_batch} per iteration`);
 }
 
 /**
