@@ -71,6 +71,12 @@ describe('exports', () => {
     assert.deepEqual(cells, expected(report));
     assert.deepEqual(await p.$$eval('.memory-table thead th', (ths) => ths.slice(-6).map((th) => th.textContent)),
       ['Total', 'Allocated', 'Reserved', 'Capacity', 'Offloaded', 'Optimizer offloaded']);
+    // The legend names the parts this dense plan has: no MoE dispatch, EP overlap or DeepEP buffers.
+    const legend = await p.$$eval('#memory .legend li:not([hidden])', (lis) => lis.map((li) => li.childNodes[1].textContent));
+    const had = columns.slice(0, 12).filter((k) => report.stages.some((s) => s.memory_bytes[k] > 0));
+    assert.equal(legend.length, had.length + 1, `${legend}: the parts ${had} and the GPU capacity`);
+    for (const absent of ['MoE dispatch', 'EP overlap', 'DeepEP buffers']) assert.ok(!legend.includes(absent), `${absent} in ${legend}`);
+    assert.ok(legend.includes('Weights') && legend.includes('GPU capacity'));
     const { name, body } = await download(p, '[data-download="memory.csv"]');
     assert.equal(name, 'memory.csv');
     const rows = parseCsv(body.toString());

@@ -43,6 +43,10 @@ export function renderMemory(r) {
   const scale = Math.max(...r.stages.map((s) => Math.max(s.memory_bytes.total, s.memory_bytes.capacity)));
   const legend = memoryLegend();
   const shown = shownStages(r, 'memory');
+  // The parts this plan has (a dense model has no MoE dispatch or DeepEP buffers): the legend
+  // and the bars' spoken list name only those, as the breakdown does.
+  const present = new Set(memoryParts().filter(([k]) => shown.stages.some((s) => s.memory_bytes[k] > 0)).map(([k]) => k));
+  memoryParts().forEach(([k], i) => { legend.children[i].hidden = !present.has(k); });
   const rows = shown.stages.map((s) => {
     const m = s.memory_bytes;
     const pct = m.total / m.capacity;
@@ -55,7 +59,7 @@ export function renderMemory(r) {
     h('div', {
       class: 'mem-bar', role: 'img',
       'aria-label': `stage ${s.index}: ${gib(m.total)} of ${gib(m.capacity)}` +
-        memoryParts().map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
+        memoryParts().filter(([k]) => present.has(k)).map(([k, label]) => `, ${label.toLowerCase()} ${gib(m[k])}`).join(''),
     },
     partsBar(m, scale),
     m.headroom > 0 ? h('span', { class: 'headroom', title: `Headroom kept free: ${gib(m.headroom)}`,
