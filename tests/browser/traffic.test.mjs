@@ -160,9 +160,9 @@ describe('traffic card', () => {
     assert.equal(made.status, 0, made.stderr);
     p = await open('', made.link);
     const none = await p.evaluate(() => window.__stepcast.traffic);
-    assert.match(none.error, /plan\.replicas is not covered/);
+    assert.match(none.error, /^traffic: replica sets \(plan\.replicas\) are not covered/);
     const text = await p.$eval('#traffic', (el) => el.textContent);
-    assert.match(text, /^No traffic matrix: traffic: plan\.replicas is not covered/);
+    assert.match(text, /^No traffic matrix: replica sets \(plan\.replicas\) are not covered: .* the matrix covers one-group clusters and stages placed on groups \(plan\.stages\)$/);
     await p.close();
   });
 

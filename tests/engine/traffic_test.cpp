@@ -290,6 +290,27 @@ TEST(Traffic, HeterogeneousStagesArePlacedOnTheirGroups) {
   ASSERT_FALSE(replicas.ok());
   EXPECT_EQ(replicas.error().code, ErrorCode::unsupported);
   EXPECT_EQ(replicas.error().path, "plan.replicas");
+  EXPECT_EQ(replicas.error().message,
+            "traffic: replica sets (plan.replicas) are not covered: each set runs its own census "
+            "(its micro-batches, its group's links) and the estimate reports the slowest set's "
+            "only; the matrix covers one-group clusters and stages placed on groups "
+            "(plan.stages)");
+}
+
+// DualPipe sends both ways between mirrored ranks: refused, saying which schedule is covered.
+TEST(Traffic, DualPipeIsRefusedAndDualPipeVIsNot) {
+  const std::string doc = test::doc(
+      R"({"tp": 8, "pp": 4, "global_batch": 64, "micro_batch": 1, "schedule": "dualpipe"})",
+      R"("llama3-70b")", R"({"node": "dgx-h100", "nodes": 4})", R"(, "seq_len": 4096)");
+  auto dual = traffic(test::scenario(doc));
+  ASSERT_FALSE(dual.ok());
+  EXPECT_EQ(dual.error().code, ErrorCode::unsupported);
+  EXPECT_EQ(dual.error().path, "plan.schedule");
+  EXPECT_TRUE(dual.error().message.ends_with("; the matrix covers dualpipev"))
+      << dual.error().message;
+  std::string v = doc;
+  v.replace(v.find("\"dualpipe\""), 10, "\"dualpipev\", \"vpp\": 2");
+  EXPECT_TRUE(traffic(test::scenario(v)).ok());
 }
 
 TEST(Traffic, LargeClustersStayWithinBudget) {

@@ -433,14 +433,15 @@ Result<Traffic> traffic(const Scenario& sc, const TrafficOptions& options) {
   const Plan& p = sc.plan;
   if (!p.replicas.empty())
     return Error{ErrorCode::unsupported, "plan.replicas",
-                 "traffic: plan.replicas is not covered: each replica set runs its own census "
-                 "(its micro-batches, its group's links) and the estimate reports the slowest "
-                 "set's only; plan.stages and one-group clusters are"};
+                 "traffic: replica sets (plan.replicas) are not covered: each set runs its own "
+                 "census (its micro-batches, its group's links) and the estimate reports the "
+                 "slowest set's only; the matrix covers one-group clusters and stages placed on "
+                 "groups (plan.stages)"};
   if (p.effective_schedule() == PipelineSchedule::dualpipe)
     return Error{ErrorCode::unsupported, "plan.schedule",
                  "traffic: plan.schedule dualpipe is not covered: its pipeline sends both ways "
                  "between mirrored ranks, which the matrix's one send per stage does not draw; "
-                 "dualpipev is"};
+                 "the matrix covers dualpipev"};
   Traffic t;
   t.rank_order = p.rank_order;
   t.gpus = sc.cluster.gpus();

@@ -9,6 +9,7 @@ import { $, fill, h } from '../ui/dom.js';
 import { save } from '../ui/download.js';
 import { bandwidthChart } from './bandwidth_curve.js';
 import { bytes, integer, num } from '../ui/format.js';
+import { plainProblem } from '../ui/plain.js';
 import { loadChart } from './link_load.js';
 
 const DECADES = 6; // the colour scale spans the largest cell down to a millionth of it
@@ -73,7 +74,8 @@ export function renderTraffic(data, stats) {
   if (data.error) {
     current = null;
     stats.traffic = { error: data.error.message };
-    fill(root, h('p', { class: 'hint' }, `No traffic matrix: ${data.error.message}`));
+    // In the page's words (its labels for the paths), without the command's "traffic:" prefix.
+    fill(root, h('p', { class: 'hint' }, `No traffic matrix: ${plainProblem(data.error).message.replace(/^Traffic: /, '')}`));
     return;
   }
   const canvas = h('canvas', { class: 'traffic-heatmap', role: 'img' });
