@@ -116,6 +116,10 @@ test('rules the page does not word keep the engine\'s message, its paths as labe
     'The plan uses 16 GPUs of group 0 but it has 8');
   assert.match(at(scenario({ tp: 8, cp: 2 }, { seq_len: 4097 }), 'plan.cp', 'cp_divides_sequence').message,
     /^Sequence length 4097 must be divisible by 2 × CP = 4 \(/);
+  // A product's value spaced as the page writes products ("8=16" was left as it came).
+  assert.equal(at(scenario({ tp: 1, pp: 2, ep: 8, global_batch: 64 }, { model: 'mixtral-8x7b', cluster: { node: 'dgx-h100', nodes: 1 } }),
+    'plan.ep', 'expert_grid').message,
+  'Expert TP × EP × PP 1 × 8 × 2 = 16 must divide the 8 GPUs (tp × cp × dp × pp): the expert grid folds onto the same GPUs');
   // The interleaved schedule's groups of PP: the engine's hint, in labels.
   const vpp = at(scenario({ tp: 8, pp: 4, vpp: 2, global_batch: 6 }), 'plan.global_batch', 'interleaved_batches');
   assert.equal(vpp.hint, 'Global batch 8');

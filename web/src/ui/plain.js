@@ -42,7 +42,8 @@ function labelled(message) {
     })
     .replace(PATH, (p) => labelOf(p))
     .replace(/(\d)\*(?=\d)/g, '$1 × ')
-    .replace(/\*/g, ' × ');
+    .replace(/\*/g, ' × ')
+    .replace(/(\d)=(?=\d)/g, '$1 = '); // "1 × 16 × 8=128" (a product's value) as "1 × 16 × 8 = 128"
 }
 
 // "1, 2, 4 or 8": values that would do, as the engine lists them.
