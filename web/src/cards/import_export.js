@@ -92,7 +92,9 @@ async function importText(current, open) {
     const short = h('button', { type: 'button', class: 'link' }, 'Train at 4,096 tokens');
     short.addEventListener('click', () => open({ ...current(), seq_len: 4096 }).then(() =>
       say('ok', h('strong', null, `Imported ${name}`), ', trained at 4,096 tokens.')));
+    // What the engine could not model of it ("QK-Norm is not modelled."), said, not dropped.
     say('ok', h('strong', null, `Imported ${name}`), ' as a custom model; the cluster and the plan are as they were.',
+      model.notes ? h('span', { class: 'import-notes' }, ` ${model.notes}`) : null,
       ...(long ? [` It trains at the config's context, ${model.seq_len.toLocaleString('en-US')} tokens. `, short] : []));
     return;
   }
@@ -105,11 +107,15 @@ async function importText(current, open) {
   const scenario = { ...r.scenario, cluster: r.scenario.cluster ?? current().cluster };
   await open(scenario);
   const ignored = r.ignored ?? [];
-  const notes = r.notes ?? [];
+  // The importer's notes on the cluster are the command line's ("--node chooses another", "add
+  // \"cluster\" before estimating"): the page says where the cluster came from in its own words.
+  const notes = (r.notes ?? []).filter((n) => toml || !n.startsWith('cluster:'));
   const c = r.scenario.cluster;
   say('ok', h('strong', null, 'Imported the model and the plan'),
     toml ? ` of the torchtitan job config, on ${c.nodes.toLocaleString('en-US')} ${c.node} nodes.`
-      : r.scenario.cluster ? ' and the cluster from the launch line.' : '; the cluster is the one that was on show.',
+      : c ? ` and the cluster from the launch line: its ${c.nodes.toLocaleString('en-US')} nodes of the GPUs torchrun starts, ` +
+        'on an assumed node (choose the one it runs on under Cluster).'
+        : '; the cluster is the one that was on show.',
     notes.length ? h('span', { class: 'import-notes' }, ` ${notes.join(' ')}`) : null,
     ignored.length ? h('span', { class: 'import-ignored' }, ` Not modelled, so not imported: ${ignored.join(', ')}.`) : null);
 }
