@@ -119,7 +119,7 @@ describe('an installable app', () => {
     assert.equal((await pageScenario(p)).plan.tp, Number(tp[1]));
     // Its torchrun prefix gives the node count; the page says the node is assumed, in its words.
     const said = await p.textContent('#import-status');
-    assert.match(said, /^Imported the model and the plan and the cluster from the launch line: its 2 nodes of the GPUs torchrun starts, on an assumed node \(choose the one it runs on under Cluster\)\./);
+    assert.match(said, /^Imported the model and the plan and the cluster from the launch line: 2 nodes, as torchrun starts them; the node itself is assumed \(choose the one the job runs on under Cluster\)\./);
     assert.doesNotMatch(said, /--node|cluster:/);
     assert.equal((await pageScenario(p)).cluster.nodes, 2);
     await p.close();

@@ -113,8 +113,8 @@ async function importText(current, open) {
   const c = r.scenario.cluster;
   say('ok', h('strong', null, 'Imported the model and the plan'),
     toml ? ` of the torchtitan job config, on ${c.nodes.toLocaleString('en-US')} ${c.node} nodes.`
-      : c ? ` and the cluster from the launch line: its ${c.nodes.toLocaleString('en-US')} nodes of the GPUs torchrun starts, ` +
-        'on an assumed node (choose the one it runs on under Cluster).'
+      : c ? ` and the cluster from the launch line: ${c.nodes.toLocaleString('en-US')} nodes, as torchrun starts them; ` +
+        'the node itself is assumed (choose the one the job runs on under Cluster).'
         : '; the cluster is the one that was on show.',
     notes.length ? h('span', { class: 'import-notes' }, ` ${notes.join(' ')}`) : null,
     ignored.length ? h('span', { class: 'import-ignored' }, ` Not modelled, so not imported: ${ignored.join(', ')}.`) : null);
