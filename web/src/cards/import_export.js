@@ -6,7 +6,7 @@
 // silently; a model's config.json can also come from the Hugging Face hub by its id (hf_fetch.js).
 // Problems show beside the paste box. Loaded on the card's first click (app/main.js):
 // no first paint needs it.
-import { $, h } from '../ui/dom.js';
+import { $, fill, h } from '../ui/dom.js';
 import { copy, save } from '../ui/download.js';
 import * as engine from '../engine/bridge.js';
 import { fetchAndImport } from './hf_fetch.js';
@@ -25,8 +25,9 @@ function say(kind, ...content) {
   const box = $('#import-status');
   box.className = `import-status ${kind}`;
   box.setAttribute('role', kind === 'error' ? 'alert' : 'status');
-  box.replaceChildren(...content);
-  box.hidden = content.length === 0;
+  // (fill skips the parts left out: null, false. replaceChildren wrote them as the text "null".)
+  fill(box, ...content);
+  box.hidden = !box.hasChildNodes();
 }
 
 async function exportAs(kind, current) {
