@@ -41,12 +41,12 @@ export function renderMetrics(r) {
 function microBatches(r, p) {
   const sets = r.replicas ?? [];
   const value = (sub, formula) => metric('micro_batches', 'Micro-batches', r.micro_batches, integer(r.micro_batches), sub, undefined, formula);
-  if (new Set(sets.map((x) => x.micro_batches)).size < 2) {
+  const slowest = Math.max(...sets.map((x) => x.pipeline_s));
+  const at = sets.findIndex((x) => x.pipeline_s === slowest && x.micro_batches === r.micro_batches);
+  if (new Set(sets.map((x) => x.micro_batches)).size < 2 || at < 0) {
     return value(`per iteration and replica, on ${integer(r.gpus)} GPUs`,
       p.global_batch && p.dp && shown.layout !== 'replicas' ? `${integer(p.global_batch)} ÷ (${p.micro_batch} × ${p.dp}) = ${integer(r.micro_batches)}` : '');
   }
-  const slowest = Math.max(...sets.map((x) => x.pipeline_s));
-  const at = sets.findIndex((x) => x.pipeline_s === slowest && x.micro_batches === r.micro_batches);
   const others = sets.map((x, k) => [x, k]).filter(([, k]) => k !== at).map(([x, k]) => `set ${k}: ${integer(x.micro_batches)}`);
   const all = sets.reduce((n, x) => n + x.count * x.micro_batches, 0);
   return value(`per replica of set ${at}, the slowest; ${others.join(', ')}`,
