@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "stepcast/census.h"
+#include "stepcast/compute.h"
 #include "stepcast/estimate.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/memory.h"
@@ -267,6 +268,31 @@ TEST(Hybrid, TpSplitsOneCollectivePairPerLayer) {
   // Stage 0 holds the first 26 layers: 12 M, 2 *, 12 -.
   EXPECT_GT(e.stages[0].memory.activations, 0);
   EXPECT_GT(e.iteration_time_s, 0);
+}
+
+// The SSD scan of a Mamba layer runs at the chunked scan's measured rate, not at the fused
+// attention kernels': mamba_chunk_scan_combined's kernels (vLLM's copy) ran a median 1.18 x 10^7
+// tokens/s on one H100 SXM at head dim 64, 128 heads, state 128 (vllm-project/vllm pull request
+// 27299, cyang49's H100 microbenchmark of 2025-10-25). Nemotron-H 8B's mixer has that shape (128
+// heads of 64, state 128; 8 groups, which the per-token count leaves out): at micro-batch 1 of
+// 8,192 tokens, TP 1, its forward is 8192 / 1.18e7 s, and Megatron's 7·8192·128 FLOPs a token
+// at 0.0875 of the H100's 989.4 TFLOP/s by hand; the backward twice that. The fitted attention
+// efficiency does not move it.
+TEST(Hybrid, SsdScanRunsAtItsMeasuredRate) {
+  const Scenario sc = test::scenario(R"({"model": "nemotron-h-8b",
+      "cluster": {"node": "dgx-h100", "nodes": 1},
+      "plan": {"global_batch": 8, "micro_batch": 1, "tp": 1}})");
+  ASSERT_EQ(sc.model.seq_len, 8192);
+  Device d = make_device(sc.cluster.groups[0].gpu, sc.plan.precision, sc.calibration);
+  const LayerKind mamba{false, false, Block::mamba};
+  const LayerCompute l = layer_compute(sc.model, sc.plan, d, mamba);
+  const double by_hand = 7.0 * 8192 * 8192 * 128 / (989.4e12 * 0.0875);
+  EXPECT_NEAR(l.attention_forward_s, by_hand, 1e-9 * by_hand);
+  EXPECT_NEAR(l.attention_forward_s, 8192 / 1.18e7, 0.01 * 8192 / 1.18e7);
+  EXPECT_DOUBLE_EQ(l.attention_backward_s, 2 * l.attention_forward_s);
+  d.cal.attention_efficiency /= 2;
+  EXPECT_DOUBLE_EQ(layer_compute(sc.model, sc.plan, d, mamba).attention_forward_s,
+                   l.attention_forward_s);
 }
 
 TEST(Hybrid, MambaActivationsByHand) {

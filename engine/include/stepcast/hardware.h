@@ -124,6 +124,11 @@ struct ArchCalibration {
   // quantisation) per expert and walks the experts' weights in Python. Added to moe_host_s per
   // local expert. 0 where no MoE run pins it.
   double moe_host_expert_s = 0;
+  // Fraction of the 16-bit peak the Mamba-2 SSD scan's chunked kernels reach (Megatron's count of
+  // its FLOPs, 7 per inner channel and state element per token). Measured, not fitted: 0.0875 on
+  // H100 SXM (compute.cpp's ssd_scan_s says where); other GPUs take the same share until one is
+  // measured there.
+  double ssd_scan_efficiency = 0.0875;
 };
 
 // One transformer layer as measured on a GPU (calibration.layer_profiles, HATP's input): its

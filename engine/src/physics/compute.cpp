@@ -208,9 +208,9 @@ Projections gdn_projections(const ModelSpec& m, const Plan& p, const Device& d, 
 
 // The gated delta rule of one Gated DeltaNet layer over this GPU's heads, forward: Megatron's
 // count of its FLOPs (4 multiply-adds per state element per token) at the 16-bit peak the fused
-// attention kernels reach (calibration attention_efficiency, as the SSD scan: no measured layer
-// yet), or its traffic (read q, k, v, g and b, write the output) at memory bandwidth, whichever
-// is longer.
+// attention kernels reach (calibration attention_efficiency: no measured kernel yet; the SSD
+// scan's measured rate, below, says chunked scans can run far below it), or its traffic (read q,
+// k, v, g and b, write the output) at memory bandwidth, whichever is longer.
 double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
   const double t = p.tp;
   const double nv = static_cast<double>(m.gdn.value_heads) / t;
@@ -222,16 +222,24 @@ double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double t
 }
 
 // The SSD scan of one Mamba layer over this GPU's heads, forward: Megatron's count of its FLOPs
-// (7 per inner channel and state element per token) at the 16-bit peak the fused attention
-// kernels reach (calibration attention_efficiency: no measured Mamba layer yet), or its traffic
-// (read x, B, C and dt, write y) at memory bandwidth, whichever is longer.
+// (7 per inner channel and state element per token) at the rate the chunked scan's Triton
+// kernels reach (calibration ssd_scan_efficiency), or its traffic (read x, B, C and dt, write y)
+// at memory bandwidth, whichever is longer. The rate is measured, not fitted:
+// mamba_chunk_scan_combined's five kernels (chunk cumsum, B·C, chunk state, state passing, chunk
+// scan; vLLM's copy of them, "Original") ran 1.07-1.29 x 10^7 tokens/s on one H100 SXM at head
+// dim 64, 128 heads, state 128, one group, for 4,096 to 262,144 tokens (vllm-project/vllm pull
+// request 27299, cyang49's H100 microbenchmark of 2025-10-25): the median, 1.18 x 10^7 tokens/s at
+// 7.3 MFLOP a token, is 86.6 TFLOP/s, 0.0875 of the H100's 989.4 TFLOP/s. The intra-chunk
+// matmuls are small (a chunk's tokens by head dim 64 by state 128) and the chunk states
+// round-trip through memory in fp32, so the scan runs far below the fused attention kernels
+// (0.6 of the peak).
 double ssd_scan_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
   const double t = p.tp;
   const double inner = static_cast<double>(m.mamba_inner()) / t;
   const double flops = 7 * tokens * inner * static_cast<double>(m.mamba.state_dim);
   const double bytes = tokens * activation_bytes(p.precision) *
                        (static_cast<double>(m.mamba_conv_dim() + m.mamba_heads()) / t + inner);
-  return std::max(flops / (d.attention_peak * d.cal.attention_efficiency), elementwise_s(bytes, d));
+  return std::max(flops / (d.attention_peak * d.cal.ssd_scan_efficiency), elementwise_s(bytes, d));
 }
 
 }  // namespace
