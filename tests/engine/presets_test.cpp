@@ -342,8 +342,8 @@ TEST(Presets, BadPresetFilesAreRejectedWithTheirPath) {
 
 // The fitted constants' keys are one table (arch_calibration_keys.h): each names its own member
 // once, µs keys are held in seconds, and the preset reader applies each row: a missing fp8 or
-// fp4 efficiency is the one above it, a missing MoE term 0 and grouped factor 1, a grouped
-// factor above 1 out of range.
+// fp4 efficiency is the one above it, a missing MoE term 0 and grouped factor 1, a missing SSD
+// scan efficiency the measured 0.0875, a grouped factor or an SSD share above 1 out of range.
 TEST(Presets, CalibrationKeysAreOneTable) {
   std::set<std::string_view> names;
   std::set<const double*> members;
@@ -383,6 +383,16 @@ TEST(Presets, CalibrationKeysAreOneTable) {
   EXPECT_EQ(c.grouped_gemm_factor, 1);
   EXPECT_EQ(c.moe_host_s, 0);
   EXPECT_EQ(c.moe_host_expert_s, 0);
+  EXPECT_EQ(c.ssd_scan_efficiency, 0.0875);  // measured on H100 (compute.cpp), not fitted
+  auto ssd = load("{" + required + R"(, "ssd_scan_efficiency": 0.05})");
+  ASSERT_TRUE(ssd.ok()) << ssd.error().message;
+  EXPECT_EQ(ssd->calibration.fallback.ssd_scan_efficiency, 0.05);
+  for (const char* bad : {"1.5", "0", "-0.1"}) {
+    auto refused = load("{" + required + R"(, "ssd_scan_efficiency": )" + bad + "}");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.error().message.find("ssd_scan_efficiency"), std::string::npos)
+        << refused.error().message;
+  }
   auto fp8 = load("{" + required + R"(, "fp8_gemm_efficiency": 0.6, "moe_host_us": 300})");
   ASSERT_TRUE(fp8.ok()) << fp8.error().message;
   EXPECT_EQ(fp8->calibration.fallback.fp4_gemm_efficiency, 0.6);

@@ -31,7 +31,7 @@ constexpr ArchCalibrationKey kKeys[] = {
     {.name = "moe_host_expert_us", .member = &ArchCalibration::moe_host_expert_s, .unit = "µs",
      .scale = 1e-6, .absent = 0.0, .zero_allowed = true, .scaled = S::time},
     {.name = "ssd_scan_efficiency", .member = &ArchCalibration::ssd_scan_efficiency, .unit = "1",
-     .absent = 0.0875},
+     .absent = 0.0875, .max = 1, .max_why = "a fraction of the 16-bit peak"},
 };
 
 }  // namespace
