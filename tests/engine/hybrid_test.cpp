@@ -2,6 +2,7 @@
 // Megatron-Core's MambaMixer and the presets' configs, model FLOPs by hand from Megatron-LM's
 // hybrid_flops (megatron/training/training.py at 86df799dc4) and against Megatron-Bridge's
 // published TFLOP/s, and what the pipeline, TP and memory do with a pattern's layers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "stepcast/census.h"
@@ -293,6 +294,18 @@ TEST(Hybrid, SsdScanRunsAtItsMeasuredRate) {
   d.cal.attention_efficiency /= 2;
   EXPECT_DOUBLE_EQ(layer_compute(sc.model, sc.plan, d, mamba).attention_forward_s,
                    l.attention_forward_s);
+  // Above an H100's peak, the H100's rate: a B200 (2,250 TFLOP/s) runs the scan no faster (FLA's
+  // Triton chunked scan measured slower there); an A100 at the same share of its own 312.
+  auto scan_on = [&](const char* node) {
+    const Scenario s = test::scenario(fmt::format(R"({{"model": "nemotron-h-8b",
+        "cluster": {{"node": "{}", "nodes": 1}},
+        "plan": {{"global_batch": 8, "micro_batch": 1, "tp": 1}}}})", node));
+    const Device dev = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+    return layer_compute(s.model, s.plan, dev, mamba).attention_forward_s;
+  };
+  EXPECT_NEAR(scan_on("dgx-b200"), by_hand, 1e-9 * by_hand);
+  const double a100 = 7.0 * 8192 * 8192 * 128 / (312e12 * 0.0875);
+  EXPECT_NEAR(scan_on("dgx-a100"), a100, 1e-9 * a100);
 }
 
 TEST(Hybrid, MambaActivationsByHand) {

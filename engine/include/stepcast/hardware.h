@@ -126,8 +126,8 @@ struct ArchCalibration {
   double moe_host_expert_s = 0;
   // Fraction of the 16-bit peak the Mamba-2 SSD scan's chunked kernels reach (Megatron's count of
   // its FLOPs, 7 per inner channel and state element per token). Measured, not fitted: 0.0875 on
-  // H100 SXM (compute.cpp's ssd_scan_s says where); other GPUs take the same share until one is
-  // measured there.
+  // H100 SXM (compute.cpp's ssd_scan_s says where); other GPUs take the same share of their peak,
+  // up to an H100's (the Triton kernels measured no faster on a B200).
   double ssd_scan_efficiency = 0.0875;
 };
 
