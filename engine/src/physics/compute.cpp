@@ -232,10 +232,10 @@ double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double t
 // 7.3 MFLOP a token, is 86.6 TFLOP/s, 0.0875 of the H100's 989.4 TFLOP/s. The intra-chunk
 // matmuls are small (a chunk's tokens by head dim 64 by state 128) and the chunk states
 // round-trip through memory in fp32, so the scan runs far below the fused attention kernels
-// (0.6 of the peak). Above an H100's peak the share is of the H100's, not the GPU's: Triton's chunked
-// scans measured no faster on a B200 than on an H100 (FLA's chunk_gated_delta_rule, the same
-// kind of kernel, at 8,192 tokens, 8 value heads of 128: 0.338 ms on a B200 in flashinfer pull
-// request 3001 with Triton 3.5.1, 0.259 ms on an H100 in pull request 3866).
+// (0.6 of the peak). Above an H100's peak the share is of the H100's, not the GPU's: Triton's
+// chunked scans measured no faster on a B200 than on an H100 (FLA's chunk_gated_delta_rule, the
+// same kind of kernel, at 8,192 tokens, 8 value heads of 128: 0.338 ms on a B200 in flashinfer
+// pull request 3001 with Triton 3.5.1, 0.259 ms on an H100 in pull request 3866).
 constexpr double kScanPeakCapFlops = 989.4e12;  // H100 SXM's dense 16-bit peak (its preset)
 double ssd_scan_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
   const double t = p.tp;
