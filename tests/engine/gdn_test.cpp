@@ -5,6 +5,7 @@
 // hand, and the rules that refuse what is not modelled.
 #include <gtest/gtest.h>
 
+#include "stepcast/compute.h"
 #include "stepcast/estimate.h"
 #include "stepcast/export_megatron.h"
 #include "stepcast/memory.h"
@@ -104,6 +105,48 @@ TEST(Gdn, EstimatesQwenNextOnItsRecipesLayout) {
   ASSERT_EQ(e.stages.size(), 4u);
   EXPECT_GT(e.iteration_time_s, 0);
   EXPECT_GT(e.stages[0].memory.activations, 0);
+}
+
+// The delta rule at flash-linear-attention's measured rate (compute.cpp's delta_rule_s names the
+// measurements): Megatron's 8 FLOPs per state element per token at 0.065 of the H100's 989.4
+// TFLOP/s where Qwen3-Next's 32 value heads fill the GPU; at 8 value heads, one sequence of
+// 8,192 tokens (the measured row: 0.259 ms) the state pass's 128 chunks of 1.15 us each bind.
+double delta_rule_forward_s(const std::string& model, const std::string& node, int tp) {
+  const Scenario s = test::scenario(fmt::format(R"({{"model": {},
+      "cluster": {{"node": "{}", "nodes": 1}},
+      "plan": {{"global_batch": 8, "micro_batch": 1, "tp": {}}}}})",
+                                                model, node, tp));
+  const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+  return layer_compute(s.model, s.plan, d, LayerKind{false, false, Block::gdn}).attention_forward_s;
+}
+
+TEST(Gdn, DeltaRuleRunsAtItsMeasuredRate) {
+  const double rate = 989.4e12 * 0.065;
+  const std::string next = R"("qwen3-next-80b-a3b")";
+  // TP 1, 32 heads x 2 programs on 132 SMs: 64 chunks x 1.15 us = 74 us, under the rate's 267.
+  const double tp1 = 8.0 * 4096 * 32 * 128 * 128 / rate;
+  EXPECT_NEAR(delta_rule_forward_s(next, "dgx-h100", 1), tp1, 1e-9 * tp1);
+  EXPECT_NEAR(tp1, 4096 * 32 * 2.04e-9, 0.01 * tp1);  // the 64-head rows' 2.04 ns a token-head
+  // The measured shape: 8 value heads of 128, one sequence of 8,192 tokens. 0.7 of the rate
+  // (the state pass's 768 of the chain's 2,560 elements a token and head are its own) plus 128
+  // chunks x 1.15 us: 7 % under the measured 0.259 ms, 1.8 times the rate alone.
+  const std::string eight = R"({"name": "g", "layers": 2, "hidden": 1024, "heads": 8,
+      "ffn_hidden": 4096, "vocab": 1000, "seq_len": 8192, "ffn_type": "swiglu",
+      "position": "rope", "tied_embeddings": false, "norm": "rmsnorm", "bias": false,
+      "layer_pattern": "G-", "gdn": {"key_heads": 2, "value_heads": 8, "key_head_dim": 128,
+      "value_head_dim": 128}})";
+  const double rate8 = 8.0 * 8192 * 8 * 128 * 128 / rate;
+  const double by_hand = (1 - 768.0 / 2560) * rate8 + 128 * 1.15e-6;
+  EXPECT_NEAR(delta_rule_forward_s(eight, "dgx-h100", 1), by_hand, 1e-9 * by_hand);
+  EXPECT_NEAR(by_hand, 0.259e-3, 0.08 * 0.259e-3);
+  EXPECT_GT(by_hand, 1.7 * rate8);
+  // Qwen3-Next at TP 2: 16 heads, still the chunks' 64 x 1.15 us over 0.7 of half the rate.
+  EXPECT_NEAR(delta_rule_forward_s(next, "dgx-h100", 2), 0.7 * tp1 / 2 + 64 * 1.15e-6,
+              1e-9 * tp1);
+  // Above an H100's peak the H100's rate (a B200 runs TP 1 as fast); an A100 at 0.065 of 312.
+  EXPECT_NEAR(delta_rule_forward_s(next, "dgx-b200", 1), tp1, 1e-9 * tp1);
+  const double a100 = 8.0 * 4096 * 32 * 128 * 128 / (312e12 * 0.065);
+  EXPECT_NEAR(delta_rule_forward_s(next, "dgx-a100", 1), a100, 1e-9 * a100);
 }
 
 // pretrain_gpt.py's arguments cannot say the hybrid pattern, its mixers or the output gate: the

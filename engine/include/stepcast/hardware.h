@@ -129,6 +129,12 @@ struct ArchCalibration {
   // H100 SXM (compute.cpp's ssd_scan_s says where); other GPUs take the same share of their peak,
   // up to an H100's (the Triton kernels measured no faster on a B200).
   double ssd_scan_efficiency = 0.0875;
+  // Fraction of the 16-bit peak a Gated DeltaNet's chunked delta rule (flash-linear-attention's
+  // Triton kernels) reaches with enough sequences x heads to fill the GPU (Megatron's count, 8
+  // FLOPs per state element per token). Measured, not fitted: 0.065 on H100 SXM (compute.cpp's
+  // delta_rule_s says where and adds the state pass's chunk steps where few heads run); other
+  // GPUs take the same share of their peak, up to an H100's.
+  double delta_rule_efficiency = 0.065;
 };
 
 // One transformer layer as measured on a GPU (calibration.layer_profiles, HATP's input): its

@@ -32,6 +32,8 @@ constexpr ArchCalibrationKey kKeys[] = {
      .scale = 1e-6, .absent = 0.0, .zero_allowed = true, .scaled = S::time},
     {.name = "ssd_scan_efficiency", .member = &ArchCalibration::ssd_scan_efficiency, .unit = "1",
      .absent = 0.0875, .max = 1, .max_why = "a fraction of the 16-bit peak"},
+    {.name = "delta_rule_efficiency", .member = &ArchCalibration::delta_rule_efficiency,
+     .unit = "1", .absent = 0.065, .max = 1, .max_why = "a fraction of the 16-bit peak"},
 };
 
 }  // namespace

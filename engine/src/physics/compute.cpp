@@ -206,19 +206,52 @@ Projections gdn_projections(const ModelSpec& m, const Plan& p, const Device& d, 
   return mixer_projections(m, p, d, tokens, conv + v + 2 * heads, v, conv, heads);
 }
 
-// The gated delta rule of one Gated DeltaNet layer over this GPU's heads, forward: Megatron's
-// count of its FLOPs (4 multiply-adds per state element per token) at the 16-bit peak the fused
-// attention kernels reach (calibration attention_efficiency: no measured kernel yet; the SSD
-// scan's measured rate, below, says chunked scans can run far below it), or its traffic (read q,
-// k, v, g and b, write the output) at memory bandwidth, whichever is longer.
-double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
-  const double t = p.tp;
-  const double nv = static_cast<double>(m.gdn.value_heads) / t;
-  const double flops =
-      8 * tokens * nv * static_cast<double>(m.gdn.key_head_dim * m.gdn.value_head_dim);
-  const double bytes = tokens * activation_bytes(p.precision) *
-                       (static_cast<double>(m.gdn_conv_dim() + m.gdn_value_dim()) / t + 2 * nv);
-  return std::max(flops / (d.attention_peak * d.cal.attention_efficiency), elementwise_s(bytes, d));
+// The gated delta rule of one Gated DeltaNet layer over this GPU's heads, forward, as
+// flash-linear-attention's chunk_gated_delta_rule runs it (Megatron-Core's GatedDeltaNet calls
+// it with q and k repeated to the value heads): Megatron's count of its FLOPs (4 multiply-adds
+// per state element per token) at the rate its Triton kernels reach (calibration
+// delta_rule_efficiency), of at most an H100's peak as the SSD scan below; and where few
+// sequences x heads run, the state pass's chunk steps one after another. Measured, not fitted
+// (flashinfer-ai/flashinfer pull request 3788, "FLA/Triton" column, one H100 80GB HBM3, key and
+// value head dim 128): at 32-64 value heads, 2.04 ns a token and head (the median of 13 rows of
+// 2,048-262,144 tokens in 1-32 sequences, 1.99-2.16), i.e. 64.3 TFLOP/s on 131,072 FLOPs a
+// token and head, 0.065 of 989.4; the chain (K K^T, the triangular solve, w and u, the chunk
+// states, the output) moves ~5 KB a token and head through HBM with small matmuls between, so it
+// runs near memory speed, far below the fused attention kernels' 0.6 of the peak. At 8 value
+// heads (pull request 3866, one sequence of 2,048-65,536 tokens: 0.086-1.954 ms) the time grows
+// by 1.15 us a chunk of 64 tokens over the rate's: chunk_gated_delta_rule_fwd_h walks the chunks
+// in order, one program per sequence, head and 64 value columns, so 16 programs leave most SMs
+// idle. Here that pass costs its chunks x 1.15 us for each wave of programs over the SMs, in
+// place of its share of the chain's traffic (its k, w, u, h and v_new of all the kernels'). A
+// B300 ran the 64-head rows 1.43x faster than the H100 (pull request 4078: 1.43 ns a token and
+// head), faster than the cap gives and slower than the same share of its peak would: no
+// Blackwell training rate is measured, and the SSD scan's Blackwell rows want the cap.
+constexpr double kDeltaRuleChunkTokens = 64;     // FLA's chunk size (BT)
+constexpr double kDeltaRuleValueColumns = 64;    // chunk_gated_delta_rule_fwd_h's BV
+constexpr double kDeltaRuleChunkStepS = 1.15e-6; // one chunk of the state pass, H100 (above)
+constexpr double kScanPeakCapFlops = 989.4e12;   // H100 SXM's dense 16-bit peak (its preset)
+double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d) {
+  const double dk = static_cast<double>(m.gdn.key_head_dim);
+  const double dv = static_cast<double>(m.gdn.value_head_dim);
+  const double seq = static_cast<double>(m.seq_len);
+  const double sequences = static_cast<double>(p.micro_batch);
+  const double heads = static_cast<double>(m.gdn.value_heads) / p.tp;
+  const double token_heads = sequences * seq * heads;
+  const double flops = 8 * token_heads * dk * dv;
+  const double peak = std::min(d.attention_peak, kScanPeakCapFlops);
+  const double rate_s = flops / (peak * d.cal.delta_rule_efficiency);
+  // The chain's HBM traffic per token and head in elements (bf16; the fp32 K K^T counts twice):
+  // K K^T reads k, writes A (C fp32); the solve reads A, writes its inverse (C); w and u read k,
+  // v and the inverse, write w and u; the state pass reads k, w, u, writes the chunk's state
+  // (dk x dv per C tokens) and v_new; the output reads q, k, v_new and the state, writes o.
+  const double C = kDeltaRuleChunkTokens;
+  const double state_pass = 2 * dk + 2 * dv + dk * dv / C;
+  const double chain = 7 * dk + 6 * dv + 6 * C + 2 * dk * dv / C;
+  const double programs = std::ceil(sequences * heads) * std::ceil(dv / kDeltaRuleValueColumns);
+  const double waves = d.shape.sm_count > 0 ? std::ceil(programs / d.shape.sm_count) : 1;
+  const double chunks_s = std::ceil(seq / C) * waves * kDeltaRuleChunkStepS;
+  const double bytes = token_heads * activation_bytes(p.precision) * chain;
+  return std::max({rate_s, (1 - state_pass / chain) * rate_s + chunks_s, elementwise_s(bytes, d)});
 }
 
 // The SSD scan of one Mamba layer over this GPU's heads, forward: Megatron's count of its FLOPs
@@ -236,7 +269,6 @@ double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d, double t
 // chunked scans measured no faster on a B200 than on an H100 (FLA's chunk_gated_delta_rule, the
 // same kind of kernel, at 8,192 tokens, 8 value heads of 128: 0.338 ms on a B200 in flashinfer
 // pull request 3001 with Triton 3.5.1, 0.259 ms on an H100 in pull request 3866).
-constexpr double kScanPeakCapFlops = 989.4e12;  // H100 SXM's dense 16-bit peak (its preset)
 double ssd_scan_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
   const double t = p.tp;
   const double inner = static_cast<double>(m.mamba_inner()) / t;
@@ -364,7 +396,7 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
     // A Mamba layer's SSD scan (a Gated DeltaNet layer's delta rule) stands where the attention
     // core would: its backward, the chunked kernels' gradients of the scan's inputs and states,
     // taken as twice the forward as for the layer's GEMMs.
-    attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : gdn ? delta_rule_s(m, p, d, tokens) : 0;
+    attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : gdn ? delta_rule_s(m, p, d) : 0;
     attention_bwd = 2 * attention_fwd;
   } else if (p.flash_attention) {
     const double flops = (kind.windowed ? 1.0 : 0.5) * attention_flops;
