@@ -268,7 +268,10 @@ double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d) {
 // (0.6 of the peak). Above an H100's peak the share is of the H100's, not the GPU's: Triton's
 // chunked scans measured no faster on a B200 than on an H100 (FLA's chunk_gated_delta_rule, the
 // same kind of kernel, at 8,192 tokens, 8 value heads of 128: 0.338 ms on a B200 in flashinfer
-// pull request 3001 with Triton 3.5.1, 0.259 ms on an H100 in pull request 3866).
+// pull request 3001 with Triton 3.5.1, 0.259 ms on an H100 in pull request 3866), and the
+// validation set's hybrid rows on Blackwell want the scan slower still. That row is bound by its
+// state pass's chunk steps (delta_rule_s): at 64 heads a B300 ran FLA's chain 1.43x an H100's
+// rate, so the cap may be slow on Blackwell Ultra; no SSD scan is measured there.
 double ssd_scan_s(const ModelSpec& m, const Plan& p, const Device& d, double tokens) {
   const double t = p.tp;
   const double inner = static_cast<double>(m.mamba_inner()) / t;
@@ -395,7 +398,8 @@ LayerCompute layer_compute(const ModelSpec& m, const Plan& p, const Device& d, L
   if (!attends) {
     // A Mamba layer's SSD scan (a Gated DeltaNet layer's delta rule) stands where the attention
     // core would: its backward, the chunked kernels' gradients of the scan's inputs and states,
-    // taken as twice the forward as for the layer's GEMMs.
+    // taken as twice the forward as for the layer's GEMMs (FLA's delta rule backward recomputes
+    // the forward's w, u and chunk states, then walks the chunks back: its state pass twice).
     attention_fwd = mamba ? ssd_scan_s(m, p, d, tokens) : gdn ? delta_rule_s(m, p, d) : 0;
     attention_bwd = 2 * attention_fwd;
   } else if (p.flash_attention) {
