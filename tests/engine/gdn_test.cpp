@@ -143,6 +143,18 @@ TEST(Gdn, DeltaRuleRunsAtItsMeasuredRate) {
   // Qwen3-Next at TP 2: 16 heads, still the chunks' 64 x 1.15 us over 0.7 of half the rate.
   EXPECT_NEAR(delta_rule_forward_s(next, "dgx-h100", 2), 0.7 * tp1 / 2 + 64 * 1.15e-6,
               1e-9 * tp1);
+  // The chunk step is calibration delta_rule_chunk_us, divided by a compute scale as every
+  // fixed time is: twice it adds the 128 chunks' 1.15 us again.
+  {
+    const Scenario s = test::scenario(R"({"model": )" + eight + R"(,
+        "cluster": {"node": "dgx-h100", "nodes": 1},
+        "plan": {"global_batch": 8, "micro_batch": 1}, "calibration": {"compute_scale": 0.5}})");
+    const Device d = make_device(s.cluster.groups[0].gpu, s.plan.precision, s.calibration);
+    EXPECT_DOUBLE_EQ(d.cal.delta_rule_chunk_s, 2 * 1.15e-6);
+    EXPECT_NEAR(layer_compute(s.model, s.plan, d, LayerKind{false, false, Block::gdn})
+                    .attention_forward_s,
+                2 * by_hand, 1e-9 * by_hand);
+  }
   // Above an H100's peak the H100's rate (a B200 runs TP 1 as fast); an A100 at 0.065 of 312.
   EXPECT_NEAR(delta_rule_forward_s(next, "dgx-b200", 1), tp1, 1e-9 * tp1);
   const double a100 = 8.0 * 4096 * 32 * 128 * 128 / (312e12 * 0.065);

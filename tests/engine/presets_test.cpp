@@ -405,6 +405,16 @@ TEST(Presets, CalibrationKeysAreOneTable) {
           << refused.error().message;
     }
   }
+  // The delta rule's state pass: a measured time in µs (1.15 on H100), 0 allowed, below refused.
+  EXPECT_DOUBLE_EQ(c.delta_rule_chunk_s, 1.15e-6);
+  auto chunk = load("{" + required + R"(, "delta_rule_chunk_us": 2.5})");
+  ASSERT_TRUE(chunk.ok()) << chunk.error().message;
+  EXPECT_DOUBLE_EQ(chunk->calibration.fallback.delta_rule_chunk_s, 2.5e-6);
+  EXPECT_TRUE(load("{" + required + R"(, "delta_rule_chunk_us": 0})").ok());
+  auto negative = load("{" + required + R"(, "delta_rule_chunk_us": -1})");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("delta_rule_chunk_us"), std::string::npos)
+      << negative.error().message;
   auto fp8 = load("{" + required + R"(, "fp8_gemm_efficiency": 0.6, "moe_host_us": 300})");
   ASSERT_TRUE(fp8.ok()) << fp8.error().message;
   EXPECT_EQ(fp8->calibration.fallback.fp4_gemm_efficiency, 0.6);

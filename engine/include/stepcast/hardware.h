@@ -135,6 +135,10 @@ struct ArchCalibration {
   // delta_rule_s says where and adds the state pass's chunk steps where few heads run); other
   // GPUs take the same share of their peak, up to an H100's.
   double delta_rule_efficiency = 0.065;
+  // One chunk of 64 tokens of the delta rule's state pass, per wave of its programs over the SMs:
+  // what binds where few sequences x heads run (compute.cpp's delta_rule_s). Measured, not
+  // fitted: 1.15 us on H100 SXM.
+  double delta_rule_chunk_s = 1.15e-6;
 };
 
 // One transformer layer as measured on a GPU (calibration.layer_profiles, HATP's input): its

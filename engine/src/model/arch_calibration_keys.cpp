@@ -34,6 +34,8 @@ constexpr ArchCalibrationKey kKeys[] = {
      .absent = 0.0875, .max = 1, .max_why = "a fraction of the 16-bit peak"},
     {.name = "delta_rule_efficiency", .member = &ArchCalibration::delta_rule_efficiency,
      .unit = "1", .absent = 0.065, .max = 1, .max_why = "a fraction of the 16-bit peak"},
+    {.name = "delta_rule_chunk_us", .member = &ArchCalibration::delta_rule_chunk_s, .unit = "µs",
+     .scale = 1e-6, .absent = 1.15, .zero_allowed = true, .scaled = S::time},
 };
 
 }  // namespace

@@ -221,14 +221,15 @@ Projections gdn_projections(const ModelSpec& m, const Plan& p, const Device& d, 
 // heads (pull request 3866, one sequence of 2,048-65,536 tokens: 0.086-1.954 ms) the time grows
 // by 1.15 us a chunk of 64 tokens over the rate's: chunk_gated_delta_rule_fwd_h walks the chunks
 // in order, one program per sequence, head and 64 value columns, so 16 programs leave most SMs
-// idle. Here that pass costs its chunks x 1.15 us for each wave of programs over the SMs, in
-// place of its share of the chain's traffic (its k, w, u, h and v_new of all the kernels'). A
-// B300 ran the 64-head rows 1.43x faster than the H100 (pull request 4078: 1.43 ns a token and
-// head), faster than the cap gives and slower than the same share of its peak would: no
-// Blackwell training rate is measured, and the SSD scan's Blackwell rows want the cap.
+// idle. Here that pass costs its chunks x 1.15 us (calibration delta_rule_chunk_us; every GPU
+// the H100's: a B300's 8-head rows grow ~1.5 us a chunk, pull request 4078) for each wave of
+// programs over the SMs, in place of its share of the chain's traffic (its k, w, u, h and v_new
+// of all the kernels'). A B300 ran the 64-head rows 1.43x faster than the H100 (the same pull
+// request: 1.43 ns a token and head), faster than the cap gives and slower than the same share
+// of its peak would: no Blackwell training rate is measured, and the SSD scan's Blackwell rows
+// want the cap.
 constexpr double kDeltaRuleChunkTokens = 64;     // FLA's chunk size (BT)
 constexpr double kDeltaRuleValueColumns = 64;    // chunk_gated_delta_rule_fwd_h's BV
-constexpr double kDeltaRuleChunkStepS = 1.15e-6; // one chunk of the state pass, H100 (above)
 constexpr double kScanPeakCapFlops = 989.4e12;   // H100 SXM's dense 16-bit peak (its preset)
 double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d) {
   const double dk = static_cast<double>(m.gdn.key_head_dim);
@@ -249,7 +250,7 @@ double delta_rule_s(const ModelSpec& m, const Plan& p, const Device& d) {
   const double chain = 7 * dk + 6 * dv + 6 * C + 2 * dk * dv / C;
   const double programs = std::ceil(sequences * heads) * std::ceil(dv / kDeltaRuleValueColumns);
   const double waves = d.shape.sm_count > 0 ? std::ceil(programs / d.shape.sm_count) : 1;
-  const double chunks_s = std::ceil(seq / C) * waves * kDeltaRuleChunkStepS;
+  const double chunks_s = std::ceil(seq / C) * waves * d.cal.delta_rule_chunk_s;
   const double bytes = token_heads * activation_bytes(p.precision) * chain;
   return std::max({rate_s, (1 - state_pass / chain) * rate_s + chunks_s, elementwise_s(bytes, d)});
 }
