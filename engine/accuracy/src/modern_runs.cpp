@@ -177,6 +177,17 @@ Step<Case> convert_modern_row(const CellReader& cell, const SourceTable& sources
   Step<Json> model =
       moe ? detail::moe_model_of(cell, catalog, named, c.assumptions) : model_of(cell);
   if (!model.value) return Skip{model.skip};
+  // The recipe's token drop (a capacity factor with padded experts), where the row's dispatcher
+  // cell states no capacity factor of its own.
+  if (const auto* recipe = detail::recipe_of(cell, facts);
+      moe && recipe && recipe->moe_capacity_factor &&
+      !(*model.value)["moe"].contains("capacity_factor")) {
+    (*model.value)["moe"]["capacity_factor"] = *recipe->moe_capacity_factor;
+    c.assumptions.push_back(fmt::format(
+        "expert capacity factor not stated: {}, experts padded to it (the source's {} recipe's "
+        "token drop, sources.json)",
+        *recipe->moe_capacity_factor, cell("model")));
+  }
 
   const auto gpus = leading_integer(cell("gpu_count"));
   if (!gpus) return Skip{"gpu_count not stated"};

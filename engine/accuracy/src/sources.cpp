@@ -114,7 +114,8 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
                                                      JsonReader& parent) {
   JsonReader r(j, std::move(path));
   r.reject_unknown_keys({"model_contains", "sources", "gpu_prefix", "precision", "recompute",
-                         "recompute_modules", "moe_dispatcher", "etp", "moe_overlap", "cuda_graphs",
+                         "recompute_modules", "moe_dispatcher", "moe_capacity_factor", "etp",
+                         "moe_overlap", "cuda_graphs",
                          "bf16_moments", "master_weights", "cpu_offloading_num_layers",
                          "expandable_segments", "pipeline_layouts", "recipe_plan", "why"});
   SourceFacts::ModelRecipe m;
@@ -149,6 +150,9 @@ std::optional<SourceFacts::ModelRecipe> recipe_entry(const Json& j, std::string 
   if (r.has("recompute_modules") && !is_null(r, "recompute_modules"))
     m.recompute_modules = r.string("recompute_modules", std::nullopt);
   m.moe_dispatcher = optional_choice(r, "moe_dispatcher", {"alltoall", "allgather", "flex"});
+  // (above 0: a factor of 0 is the scenario's "dropless", which a recipe says by leaving it out)
+  if (r.has("moe_capacity_factor") && !is_null(r, "moe_capacity_factor"))
+    m.moe_capacity_factor = r.number("moe_capacity_factor", std::nullopt);
   if (!is_null(r, "etp")) m.etp = r.integer("etp", std::nullopt, 1);
   // {"16": "Et*4|(t*4|)*14tmL", ...}: the layout for each count of pipeline stages.
   if (const Json* layouts = detail::required(r, "pipeline_layouts"); layouts && r.ok()) {

@@ -82,6 +82,10 @@ struct SourceFacts {
     // the engine's default (core_attn).
     std::string recompute_modules;
     std::string moe_dispatcher;  // alltoall / allgather / flex; empty: the engine's default
+    // Megatron's --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity, as the
+    // recipe sets them (Megatron-Bridge's apply_moe_token_drop: 1.0, padded): the row's
+    // model.moe.capacity_factor; none: dropless.
+    std::optional<double> moe_capacity_factor;
     std::optional<int64_t> etp;  // expert tensor parallel size; none: the engine's (tp)
     std::vector<std::pair<int64_t, std::string>> pipeline_layouts;  // pp x vp -> layout
     // The parallel plan the recipe runs, stated only where the row's table contradicts it (a
