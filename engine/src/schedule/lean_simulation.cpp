@@ -302,6 +302,17 @@ class LeanPipeline {
 
   // Outputs written and not yet read: a forward's until the next virtual stage's forward (the
   // last one's: its own backward) reads it, a backward's until the previous virtual stage's.
+  template <class Visit>
+  void for_each_pending(Visit visit) const {
+    for (int vs = 0; vs < virtual_stages_; ++vs) {
+      const int64_t read = vs + 1 < virtual_stages_ ? fwd_count(vs + 1) : bwd_count(vs);
+      for (int64_t mb = read; mb < fwd_count(vs); ++mb) visit(done(true, vs, mb), vs, mb, true);
+      if (vs == 0) continue;
+      for (int64_t mb = bwd_count(vs - 1); mb < bwd_count(vs); ++mb)
+        visit(done(false, vs, mb), vs, mb, false);
+    }
+  }
+
   // How many for_each_pending visits, counted without visiting them (to reserve: grown one
   // output at a time, the vectors of a cut were most of a deep estimate's allocations).
   size_t pending_count() const {
@@ -312,16 +323,6 @@ class LeanPipeline {
       if (vs > 0) n += std::max<int64_t>(0, bwd_count(vs) - bwd_count(vs - 1));
     }
     return static_cast<size_t>(n);
-  }
-  template <class Visit>
-  void for_each_pending(Visit visit) const {
-    for (int vs = 0; vs < virtual_stages_; ++vs) {
-      const int64_t read = vs + 1 < virtual_stages_ ? fwd_count(vs + 1) : bwd_count(vs);
-      for (int64_t mb = read; mb < fwd_count(vs); ++mb) visit(done(true, vs, mb), vs, mb, true);
-      if (vs == 0) continue;
-      for (int64_t mb = bwd_count(vs - 1); mb < bwd_count(vs); ++mb)
-        visit(done(false, vs, mb), vs, mb, false);
-    }
   }
 
   // Rank i's blocks from next_[i] on (from the start, a jump, the end of those it had), up to
