@@ -313,16 +313,13 @@ class LeanPipeline {
     }
   }
 
-  // How many for_each_pending visits, counted without visiting them (to reserve: grown one
-  // output at a time, the vectors of a cut were most of a deep estimate's allocations).
+  // How many for_each_pending visits (to reserve: grown one output at a time, the vectors of a
+  // cut were most of a deep estimate's allocations). Counted by the same walk, so the two
+  // cannot disagree; the walk is a few hundred outputs at most, a cut's twice.
   size_t pending_count() const {
-    int64_t n = 0;
-    for (int vs = 0; vs < virtual_stages_; ++vs) {
-      const int64_t read = vs + 1 < virtual_stages_ ? fwd_count(vs + 1) : bwd_count(vs);
-      n += std::max<int64_t>(0, fwd_count(vs) - read);
-      if (vs > 0) n += std::max<int64_t>(0, bwd_count(vs) - bwd_count(vs - 1));
-    }
-    return static_cast<size_t>(n);
+    size_t n = 0;
+    for_each_pending([&](double, int, int64_t, bool) { ++n; });
+    return n;
   }
 
   // Rank i's blocks from next_[i] on (from the start, a jump, the end of those it had), up to
